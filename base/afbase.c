@@ -1,0 +1,252 @@
+/*
+ * afbase.c: error table, allocation hook, PRNG and text buffer shared by all modules.
+ */
+#include "afbase.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *af_errname(int rc) {
+  switch (rc) {
+#define AF__NAME(name, val, msg)                                                                   \
+  case val:                                                                                        \
+    return "AF_E" #name;
+    AF_ERROR_MAP(AF__NAME)
+#undef AF__NAME
+  }
+  return "AF_E?";
+}
+
+const char *af_strerror(int rc) {
+  switch (rc) {
+#define AF__MSG(name, val, msg)                                                                    \
+  case val:                                                                                        \
+    return msg;
+    AF_ERROR_MAP(AF__MSG)
+#undef AF__MSG
+  }
+  return "unknown error";
+}
+
+int af_err_set(AfErr *err, int rc, const char *fmt, ...) {
+  if (err == NULL || err->rc != 0)
+    return rc;
+  err->rc = rc;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+  va_end(ap);
+  return rc;
+}
+
+void af_err_clear(AfErr *err) {
+  if (err) {
+    err->rc = 0;
+    err->msg[0] = '\0';
+  }
+}
+
+/* ---- allocation ---- */
+
+static void *default_alloc(void *ud, void *p, size_t n) {
+  (void)ud;
+  if (n == 0) {
+    free(p);
+    return NULL;
+  }
+  return realloc(p, n);
+}
+
+static AfAllocFn g_alloc = default_alloc;
+static void *g_alloc_ud;
+
+void af_set_allocator(AfAllocFn fn, void *ud) {
+  g_alloc = fn ? fn : default_alloc;
+  g_alloc_ud = fn ? ud : NULL;
+}
+
+void *af_malloc(size_t n) {
+  return g_alloc(g_alloc_ud, NULL, n ? n : 1);
+}
+
+void *af_calloc(size_t count, size_t size) {
+  if (size && count > SIZE_MAX / size)
+    return NULL;
+  size_t n = count * size;
+  void *p = af_malloc(n);
+  if (p)
+    memset(p, 0, n ? n : 1);
+  return p;
+}
+
+void *af_realloc(void *p, size_t n) {
+  return g_alloc(g_alloc_ud, p, n ? n : 1);
+}
+
+void af_free(void *p) {
+  if (p)
+    g_alloc(g_alloc_ud, p, 0);
+}
+
+char *af_strdup(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = af_malloc(n);
+  if (d)
+    memcpy(d, s, n);
+  return d;
+}
+
+int af_grow(void **arr, int *cap, int need, size_t esz) {
+  if (need <= *cap)
+    return 0;
+  int ncap = *cap ? *cap : 8;
+  while (ncap < need)
+    ncap *= 2;
+  void *p = af_realloc(*arr, (size_t)ncap * esz);
+  if (p == NULL)
+    return AF_ENOMEM;
+  *arr = p;
+  *cap = ncap;
+  return 0;
+}
+
+/* ---- PRNG ---- */
+
+static uint64_t splitmix64(uint64_t *x) {
+  uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+void af_rng_seed(AfRng *r, uint64_t seed) {
+  uint64_t x = seed;
+  for (int i = 0; i < 4; i++)
+    r->s[i] = splitmix64(&x);
+}
+
+static uint64_t rotl(uint64_t x, int k) {
+  return (x << k) | (x >> (64 - k));
+}
+
+uint64_t af_rng_next(AfRng *r) {
+  uint64_t *s = r->s;
+  uint64_t result = rotl(s[1] * 5, 7) * 9;
+  uint64_t t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
+  return result;
+}
+
+uint32_t af_rng_below(AfRng *r, uint32_t n) {
+  /* Lemire's multiply-shift; the tiny bias is irrelevant for fuzzing choices. */
+  return (uint32_t)(((af_rng_next(r) >> 32) * (uint64_t)n) >> 32);
+}
+
+int af_rng_chance(AfRng *r, int pct) {
+  return (int)af_rng_below(r, 100) < pct;
+}
+
+uint64_t af_mix64(uint64_t a, uint64_t b) {
+  uint64_t x = a ^ (b * 0x9E3779B97F4A7C15ull);
+  return splitmix64(&x);
+}
+
+/* ---- text buffer ---- */
+
+void af_buf_init(AfBuf *b) {
+  memset(b, 0, sizeof *b);
+}
+
+void af_buf_free(AfBuf *b) {
+  af_free(b->p);
+  af_buf_init(b);
+}
+
+void af_buf_reset(AfBuf *b) {
+  b->len = 0;
+  if (b->p)
+    b->p[0] = '\0';
+}
+
+static int buf_reserve(AfBuf *b, size_t extra) {
+  if (b->oom)
+    return -1;
+  if (b->len + extra + 1 <= b->cap)
+    return 0;
+  size_t ncap = b->cap ? b->cap : 256;
+  while (ncap < b->len + extra + 1)
+    ncap *= 2;
+  char *p = af_realloc(b->p, ncap);
+  if (p == NULL) {
+    b->oom = 1;
+    return -1;
+  }
+  b->p = p;
+  b->cap = ncap;
+  return 0;
+}
+
+void af_buf_put(AfBuf *b, const char *s, size_t n) {
+  if (buf_reserve(b, n))
+    return;
+  memcpy(b->p + b->len, s, n);
+  b->len += n;
+  b->p[b->len] = '\0';
+}
+
+void af_buf_puts(AfBuf *b, const char *s) {
+  af_buf_put(b, s, strlen(s));
+}
+
+void af_buf_vprintf(AfBuf *b, const char *fmt, va_list ap) {
+  va_list ap2;
+  va_copy(ap2, ap);
+  char small[256];
+  int n = vsnprintf(small, sizeof small, fmt, ap);
+  if (n < 0) {
+    va_end(ap2);
+    return;
+  }
+  if ((size_t)n < sizeof small) {
+    af_buf_put(b, small, (size_t)n);
+  } else if (buf_reserve(b, (size_t)n) == 0) {
+    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap2);
+    b->len += (size_t)n;
+  }
+  va_end(ap2);
+}
+
+void af_buf_printf(AfBuf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  af_buf_vprintf(b, fmt, ap);
+  va_end(ap);
+}
+
+char *af_buf_take(AfBuf *b) {
+  if (b->oom) {
+    af_buf_free(b);
+    return NULL;
+  }
+  if (b->p == NULL)
+    return af_strdup("");
+  char *p = b->p;
+  af_buf_init(b);
+  return p;
+}
+
+uint64_t af_hash64(const void *p, size_t n) {
+  const unsigned char *s = p;
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; i++) {
+    h ^= s[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}

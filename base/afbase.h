@@ -1,0 +1,109 @@
+/*
+ * afbase.h: the few things every asyncfuzz module shares: the error-code table, the one
+ * allocation hook, the seeded PRNG and a growable text buffer. They live in the runtime
+ * library (libasyncfuzz_rt) so that the harness and code compiled by MLIR see one copy.
+ *
+ * Conventions: a fallible function returns int, 0 on success or a negative AF_E* code;
+ * its message goes into a caller-provided AfErr, never to stderr.
+ */
+#ifndef AFBASE_H
+#define AFBASE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* X(NAME, value, message): one table for the enum, its names and its messages. */
+#define AF_ERROR_MAP(X)                                                                            \
+  X(OK, 0, "success")                                                                              \
+  X(NOMEM, -1, "out of memory")                                                                    \
+  X(IO, -2, "input/output error")                                                                  \
+  X(PARSE, -3, "malformed input")                                                                  \
+  X(INVALID, -4, "invalid case")                                                                   \
+  X(UNSUPPORTED, -5, "unsupported")                                                                \
+  X(RUNTIME, -6, "runtime error")                                                                  \
+  X(TOOL, -7, "external tool failed")                                                              \
+  X(USAGE, -8, "bad usage")                                                                        \
+  X(INTERNAL, -9, "internal error")                                                                \
+  X(DEADLOCK, -10, "program cannot make progress")
+
+enum {
+#define AF__ENUM(name, val, msg) AF_E##name = (val),
+  AF_ERROR_MAP(AF__ENUM)
+#undef AF__ENUM
+};
+
+/* Name ("AF_EPARSE") and message of an error code; never NULL. */
+const char *af_errname(int rc);
+const char *af_strerror(int rc);
+
+/* An error context: the code and a human-readable message for the first error. */
+typedef struct AfErr {
+  int rc;
+  char msg[512];
+} AfErr;
+
+/* Sets err (if not already set: the first error wins) and returns rc. err may be NULL. */
+int af_err_set(AfErr *err, int rc, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+void af_err_clear(AfErr *err);
+
+/* ---- Allocation: every allocation in asyncfuzz goes through this hook. ---- */
+
+/* The hook has realloc semantics: (p, 0) frees and returns NULL; (NULL, n) allocates. */
+typedef void *(*AfAllocFn)(void *ud, void *p, size_t n);
+
+/* Installs a hook (NULL restores the default). Not thread-safe: call before any work. */
+void af_set_allocator(AfAllocFn fn, void *ud);
+void *af_malloc(size_t n);
+void *af_calloc(size_t count, size_t size);
+void *af_realloc(void *p, size_t n);
+void af_free(void *p);
+/* Returns a copy of s owned by the caller (af_free), or NULL when out of memory. */
+char *af_strdup(const char *s);
+
+/* Grows *arr (element size esz) so it holds at least need elements. 0 or AF_ENOMEM. */
+int af_grow(void **arr, int *cap, int need, size_t esz);
+
+/* ---- Seeded PRNG (xoshiro256**, seeded by splitmix64): same seed, same stream. ---- */
+typedef struct AfRng {
+  uint64_t s[4];
+} AfRng;
+
+void af_rng_seed(AfRng *r, uint64_t seed);
+uint64_t af_rng_next(AfRng *r);
+/* Uniform in [0, n); n must be > 0. */
+uint32_t af_rng_below(AfRng *r, uint32_t n);
+/* True with probability pct/100. */
+int af_rng_chance(AfRng *r, int pct);
+/* Mixes two 64-bit values into a well-spread seed (used to derive sub-seeds). */
+uint64_t af_mix64(uint64_t a, uint64_t b);
+
+/* ---- Growable text buffer. An allocation failure sets oom and later appends are no-ops. ---- */
+typedef struct AfBuf {
+  char *p;
+  size_t len, cap;
+  int oom;
+} AfBuf;
+
+void af_buf_init(AfBuf *b);
+void af_buf_free(AfBuf *b);
+void af_buf_reset(AfBuf *b);
+void af_buf_put(AfBuf *b, const char *s, size_t n);
+void af_buf_puts(AfBuf *b, const char *s);
+void af_buf_printf(AfBuf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void af_buf_vprintf(AfBuf *b, const char *fmt, va_list ap);
+/* Transfers ownership of the NUL-terminated text to the caller; the buffer becomes empty. */
+char *af_buf_take(AfBuf *b);
+
+/* 64-bit FNV-1a over bytes; used for stable content and signature hashes. */
+uint64_t af_hash64(const void *p, size_t n);
+
+#endif

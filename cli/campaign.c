@@ -1,0 +1,417 @@
+/*
+ * campaign.c: `asyncfuzz campaign`: generate, validate and check cases in a loop, with a
+ * progress line, graceful stop on SIGINT/SIGTERM and every failing case saved with what is
+ * needed to replay it (the case JSON carries its generator seed and knobs; info.txt has the
+ * lowering and its version, the failing schedule and the exact replay command).
+ *
+ * Layout of --out DIR:
+ *   DIR/failures/<signature hash>/first.json     the first failing case of that signature
+ *   DIR/failures/<signature hash>/smallest.json  the smallest failing case seen
+ *   DIR/failures/<signature hash>/info.txt       signature, counts, versions, replay command
+ *   DIR/summary.json                             totals and signatures at the end
+ */
+#include "cli.h"
+#include "pipeline.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig) {
+  (void)sig;
+  g_stop = 1;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+typedef struct Sig {
+  char signature[256];
+  char detail[512];
+  int cls;
+  long count;
+  int smallest_ops;
+  uint64_t smallest_seed, first_seed;
+  Schedule first_sched, smallest_sched;
+  double first_at;
+  int flaky; /* the re-run gave another signature */
+  char dir[64];
+} Sig;
+
+typedef struct Camp {
+  const char *out;
+  LowerSpec spec;
+  GenConfig cfg;
+  Schedule sched[PIPE_MAX_SCHED];
+  int nsched;
+  const char *sched_spec;
+  Sig *sigs;
+  int nsigs, capsigs;
+  long cases, failures;
+  double t0;
+} Camp;
+
+static int mkdir_p(const char *path) {
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s", path);
+  for (char *p = tmp + 1; *p; p++) {
+    if (*p == '/') {
+      *p = '\0';
+      if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+        return -1;
+      *p = '/';
+    }
+  }
+  if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+    return -1;
+  return 0;
+}
+
+static void knobs_cmdline(const GenConfig *g, char *out, size_t n) {
+  snprintf(out, n,
+           "--ops %d --buffers %d --host-bufs %d --elems %d --max-deps %d --extra-deps %d "
+           "--regions %d --nesting %d --spin %d --host-shared %d --sync %d --mix "
+           "%d,%d,%d,%d,%d,%d,%d,%d",
+           g->ops, g->buffers, g->host_bufs, g->elems, g->max_deps, g->extra_dep_pct, g->region_pct,
+           g->max_nesting, g->spin, g->host_shared_pct, g->sync_pct, g->w_launch, g->w_memcpy,
+           g->w_memset, g->w_alloc, g->w_dealloc, g->w_wait_async, g->w_host_wait, g->w_observe);
+}
+
+static int write_info(Camp *k, const Sig *s) {
+  char path[4096], tmp[4200];
+  snprintf(path, sizeof path, "%s/failures/%s/info.txt", k->out, s->dir);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *f = fopen(tmp, "w");
+  if (f == NULL)
+    return -1;
+  char fs[64], ss[64], knobs[512];
+  pipeline_schedule_str(&s->first_sched, fs, sizeof fs);
+  pipeline_schedule_str(&s->smallest_sched, ss, sizeof ss);
+  knobs_cmdline(&k->cfg, knobs, sizeof knobs);
+  fprintf(f, "signature: %s\n", s->signature);
+  fprintf(f, "class: %s\n", oracle_verdict_name(s->cls));
+  fprintf(f, "lowering: %s (version %s)\n", k->spec.name, lower_version(&k->spec));
+  fprintf(f, "asyncfuzz: %s\nbackend: sim\n", ASYNCFUZZ_VERSION);
+  fprintf(f, "occurrences: %ld\n", s->count);
+  fprintf(f, "first: first.json (case seed %llu, schedule %s, after %.1f s)\n",
+          (unsigned long long)s->first_seed, fs, s->first_at);
+  fprintf(f, "smallest: smallest.json (%d ops, case seed %llu, schedule %s)\n", s->smallest_ops,
+          (unsigned long long)s->smallest_seed, ss);
+  if (s->flaky)
+    fprintf(f, "note: a re-run of the first case gave a different signature\n");
+  fprintf(f, "detail: %s\n", s->detail);
+  fprintf(f, "replay: asyncfuzz check %s/failures/%s/smallest.json --lowering %s --schedules %s\n",
+          k->out, s->dir, k->spec.name, ss);
+  fprintf(f,
+          "trace: asyncfuzz run %s/failures/%s/smallest.json --lowering %s --policy %s "
+          "--sched-seed %llu --trace -\n",
+          k->out, s->dir, k->spec.name, asyncfuzz_rt_policy_name(s->smallest_sched.policy),
+          (unsigned long long)s->smallest_sched.seed);
+  fprintf(f, "regenerate: asyncfuzz gen --seed %llu %s\n", (unsigned long long)s->smallest_seed,
+          knobs);
+  int bad = ferror(f);
+  bad |= fclose(f) != 0;
+  if (bad || rename(tmp, path) != 0) {
+    remove(tmp);
+    return -1;
+  }
+  return 0;
+}
+
+static int save_case(Camp *k, const Sig *s, const GenCase *c, const char *name) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/failures/%s/%s", k->out, s->dir, name);
+  AfErr err = {0};
+  if (gen_case_save(c, path, &err)) {
+    fprintf(stderr, "\nasyncfuzz campaign: %s\n", err.msg);
+    return -1;
+  }
+  return 0;
+}
+
+/* Records a failure; returns -1 when output cannot be written. */
+static int record(Camp *k, const GenCase *c, const Schedule *s, const Verdict *v,
+                  const OracleExpected *e) {
+  k->failures++;
+  Sig *sig = NULL;
+  for (int i = 0; i < k->nsigs; i++)
+    if (strcmp(k->sigs[i].signature, v->signature) == 0)
+      sig = &k->sigs[i];
+  if (sig == NULL) {
+    if (af_grow((void **)&k->sigs, &k->capsigs, k->nsigs + 1, sizeof(Sig))) {
+      fprintf(stderr, "\nasyncfuzz campaign: out of memory\n");
+      return -1;
+    }
+    sig = &k->sigs[k->nsigs++];
+    memset(sig, 0, sizeof *sig);
+    snprintf(sig->signature, sizeof sig->signature, "%s", v->signature);
+    snprintf(sig->detail, sizeof sig->detail, "%s", v->detail);
+    sig->cls = v->cls;
+    sig->first_seed = sig->smallest_seed = c->seed;
+    sig->first_sched = sig->smallest_sched = *s;
+    sig->smallest_ops = c->nops;
+    sig->first_at = now_s() - k->t0;
+    snprintf(sig->dir, sizeof sig->dir, "%016llx",
+             (unsigned long long)af_hash64(v->signature, strlen(v->signature)));
+    /* a divergence is re-run and must give the same signature before it is trusted */
+    Verdict again;
+    AfErr err = {0};
+    if (pipeline_run_once(c, &k->spec, s, NULL, e, &again, &err) == 0 &&
+        strcmp(again.signature, v->signature) != 0)
+      sig->flaky = 1;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/failures/%s", k->out, sig->dir);
+    if (mkdir_p(dir) != 0) {
+      fprintf(stderr, "\nasyncfuzz campaign: cannot create %s: %s\n", dir, strerror(errno));
+      return -1;
+    }
+    sig->count = 1;
+    if (save_case(k, sig, c, "first.json") || save_case(k, sig, c, "smallest.json") ||
+        write_info(k, sig)) {
+      fprintf(stderr, "\nasyncfuzz campaign: cannot write the failure to %s\n", dir);
+      return -1;
+    }
+    return 0;
+  }
+  sig->count++;
+  if (c->nops < sig->smallest_ops) {
+    sig->smallest_ops = c->nops;
+    sig->smallest_seed = c->seed;
+    sig->smallest_sched = *s;
+    if (save_case(k, sig, c, "smallest.json") || write_info(k, sig))
+      return -1;
+  }
+  return 0;
+}
+
+static void progress(Camp *k, int final) {
+  double el = now_s() - k->t0;
+  fprintf(stderr, "%s[%6.1fs] cases %ld (%.0f/s)  failures %ld  signatures %d%s",
+          isatty(2) ? "\r" : "", el, k->cases, el > 0 ? (double)k->cases / el : 0.0, k->failures,
+          k->nsigs, final || !isatty(2) ? "\n" : "");
+  fflush(stderr);
+}
+
+static int write_summary(Camp *k, double el) {
+  char path[4096], tmp[4200];
+  snprintf(path, sizeof path, "%s/summary.json", k->out);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *f = fopen(tmp, "w");
+  if (f == NULL)
+    return -1;
+  fprintf(f,
+          "{\"asyncfuzz_version\": \"%s\", \"lowering\": \"%s\", \"lowering_version\": \"%s\", "
+          "\"backend\": \"sim\", \"schedules\": \"%s\", \"cases\": %ld, \"seconds\": %.2f, "
+          "\"failures\": %ld, \"signatures\": [",
+          ASYNCFUZZ_VERSION, k->spec.name, lower_version(&k->spec), k->sched_spec, k->cases, el,
+          k->failures);
+  for (int i = 0; i < k->nsigs; i++) {
+    const Sig *s = &k->sigs[i];
+    fprintf(f, "%s\n  {\"signature\": \"", i ? "," : "");
+    for (const char *p = s->signature; *p; p++)
+      fprintf(f, (*p == '"' || *p == '\\') ? "\\%c" : "%c", *p);
+    fprintf(f,
+            "\", \"class\": \"%s\", \"count\": %ld, \"smallest_ops\": %d, \"dir\": "
+            "\"failures/%s\"}",
+            oracle_verdict_name(s->cls), s->count, s->smallest_ops, s->dir);
+  }
+  fprintf(f, "\n]}\n");
+  int bad = ferror(f);
+  bad |= fclose(f) != 0;
+  if (bad || rename(tmp, path) != 0) {
+    remove(tmp);
+    return -1;
+  }
+  return 0;
+}
+
+static const char campaign_help[] =
+    "usage: asyncfuzz campaign [--seconds N | --cases N] [--seed N] [--lowering SPEC]\n"
+    "                          [--schedules LIST] [--out DIR] [--quiet] [knobs]\n"
+    "Generates cases (seeds SEED, SEED+1, ...), validates each, runs it under every schedule\n"
+    "and saves each failing case by root-cause signature under DIR/failures (default\n"
+    "campaign-out). A progress line goes to stderr; SIGINT/SIGTERM stop after the case in\n"
+    "flight and still print the summary.\n"
+    "  --seconds N     stop after N seconds (default 30)\n"
+    "  --cases N       stop after N cases\n"
+    "  --seed N        first case seed (default: from the clock, printed)\n"
+    "  --lowering SPEC builtin (default) or builtin:fault=NAME[,NAME]\n"
+    "  --schedules L   default lazy,random,pct (see asyncfuzz check --help)\n"
+    "  --memfree-sync  model mgpuMemFree as synchronizing the device (lenient)\n"
+    "Exit 0 when no case failed, 1 when some did, 4 when results could not be written.\n\n";
+
+int cmd_campaign(int argc, char **argv) {
+  Camp k;
+  memset(&k, 0, sizeof k);
+  gen_config_default(&k.cfg);
+  k.out = "campaign-out";
+  k.sched_spec = "lazy,random,pct";
+  const char *lowering = "builtin";
+  long seconds = 30, max_cases = -1;
+  uint64_t seed = (uint64_t)time(NULL);
+  int quiet = 0;
+  PipeOpts o = {0};
+  o.stop_at_first = 1;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(campaign_help, stdout);
+      fputs(cli_gen_knobs_help, stdout);
+      return 0;
+    } else if (strcmp(a, "--seconds") == 0) {
+      if (cli_int(a, val, 0, 100000000, &seconds))
+        return EXIT_USAGE;
+      i++;
+    } else if (strcmp(a, "--cases") == 0) {
+      if (cli_int(a, val, 1, 2000000000, &max_cases))
+        return EXIT_USAGE;
+      i++;
+    } else if (strcmp(a, "--seed") == 0) {
+      if (cli_u64(a, val, &seed))
+        return EXIT_USAGE;
+      i++;
+    } else if (strcmp(a, "--lowering") == 0 && val) {
+      lowering = argv[++i];
+    } else if (strcmp(a, "--schedules") == 0 && val) {
+      k.sched_spec = argv[++i];
+    } else if (strcmp(a, "--out") == 0 && val) {
+      k.out = argv[++i];
+    } else if (strcmp(a, "--quiet") == 0) {
+      quiet = 1;
+    } else if (strcmp(a, "--memfree-sync") == 0) {
+      o.memfree_sync = 1;
+    } else {
+      int r = cli_gen_knob(&k.cfg, a, val);
+      if (r < 0)
+        return EXIT_USAGE;
+      if (r == 0) {
+        fprintf(stderr, "asyncfuzz campaign: unknown or incomplete option %s (see --help)\n", a);
+        return EXIT_USAGE;
+      }
+      i++;
+    }
+  }
+  AfErr err = {0};
+  if (lower_spec_parse(lowering, &k.spec, &err)) {
+    fprintf(stderr, "asyncfuzz campaign: %s\n", err.msg);
+    return EXIT_USAGE;
+  }
+  if (pipeline_parse_schedules(k.sched_spec, 0, k.sched, PIPE_MAX_SCHED, &k.nsched, &err)) {
+    fprintf(stderr, "asyncfuzz campaign: %s\n", err.msg);
+    return EXIT_USAGE;
+  }
+  {
+    GenCase probe;
+    if (gen_generate(&probe, 0, &k.cfg, &err)) {
+      fprintf(stderr, "asyncfuzz campaign: %s\n", err.msg);
+      gen_case_free(&probe);
+      return EXIT_USAGE;
+    }
+    gen_case_free(&probe);
+  }
+  if (mkdir_p(k.out) != 0) {
+    fprintf(stderr, "asyncfuzz campaign: cannot create %s: %s\n", k.out, strerror(errno));
+    return EXIT_INTERNAL;
+  }
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  fprintf(stderr,
+          "asyncfuzz campaign: lowering %s, backend sim, schedules %s, seed %llu, %s%ld %s, "
+          "output %s\n",
+          k.spec.name, k.sched_spec, (unsigned long long)seed, max_cases > 0 ? "" : "",
+          max_cases > 0 ? max_cases : seconds, max_cases > 0 ? "cases" : "seconds", k.out);
+  k.t0 = now_s();
+  double next_report = k.t0 + (isatty(2) ? 1.0 : 5.0);
+  int ex = EXIT_OK;
+  for (uint64_t i = 0; !g_stop; i++) {
+    if (max_cases > 0 && k.cases >= max_cases)
+      break;
+    double t = now_s();
+    if (max_cases <= 0 && t - k.t0 >= (double)seconds)
+      break;
+    if (!quiet && t >= next_report) {
+      progress(&k, 0);
+      next_report = t + (isatty(2) ? 1.0 : 5.0);
+    }
+    GenCase c;
+    uint64_t cseed = seed + i;
+    int rc = gen_generate(&c, cseed, &k.cfg, &err);
+    if (rc == 0)
+      rc = gen_validate(&c, &err);
+    if (rc) {
+      /* a generator bug: keep the evidence and stop */
+      fprintf(stderr, "\nasyncfuzz campaign: case seed %llu: %s\n", (unsigned long long)cseed,
+              err.msg);
+      char path[4096];
+      snprintf(path, sizeof path, "%s/invalid-case-%llu.json", k.out, (unsigned long long)cseed);
+      AfErr e2 = {0};
+      if (c.nops)
+        gen_case_save(&c, path, &e2);
+      gen_case_free(&c);
+      ex = EXIT_INTERNAL;
+      break;
+    }
+    Schedule s[PIPE_MAX_SCHED];
+    for (int j = 0; j < k.nsched; j++) {
+      s[j] = k.sched[j];
+      s[j].seed = af_mix64(cseed, (uint64_t)j + 1);
+    }
+    OracleExpected *e = NULL;
+    CheckResult res;
+    rc = oracle_expect(&c, &e, &err);
+    if (rc == 0)
+      rc = pipeline_check(&c, &k.spec, s, k.nsched, e, &o, &res, &err);
+    if (rc) {
+      fprintf(stderr, "\nasyncfuzz campaign: case seed %llu: %s\n", (unsigned long long)cseed,
+              err.msg);
+      oracle_expected_free(e);
+      gen_case_free(&c);
+      ex = EXIT_INTERNAL;
+      break;
+    }
+    k.cases++;
+    if (res.first_fail >= 0 &&
+        record(&k, &c, &res.sched[res.first_fail], &res.verdict[res.first_fail], e) != 0) {
+      oracle_expected_free(e);
+      gen_case_free(&c);
+      ex = EXIT_INTERNAL;
+      break;
+    }
+    oracle_expected_free(e);
+    gen_case_free(&c);
+  }
+  double el = now_s() - k.t0;
+  if (!quiet)
+    progress(&k, 1);
+  for (int i = 0; i < k.nsigs; i++)
+    if (write_info(&k, &k.sigs[i]) != 0)
+      ex = EXIT_INTERNAL;
+  if (write_summary(&k, el) != 0) {
+    fprintf(stderr, "asyncfuzz campaign: cannot write %s/summary.json\n", k.out);
+    ex = EXIT_INTERNAL;
+  }
+  printf("campaign %s: %ld cases in %.1f s (%.0f cases/s), %ld failing, %d signature(s)%s\n",
+         g_stop ? "stopped" : "done", k.cases, el, el > 0 ? (double)k.cases / el : 0.0, k.failures,
+         k.nsigs, k.nsigs ? ":" : "");
+  for (int i = 0; i < k.nsigs; i++)
+    printf("  %6ld x %s\n         smallest %d ops: %s/failures/%s/smallest.json\n", k.sigs[i].count,
+           k.sigs[i].signature, k.sigs[i].smallest_ops, k.out, k.sigs[i].dir);
+  af_free(k.sigs);
+  if (ex == EXIT_OK && k.failures > 0)
+    ex = EXIT_FOUND;
+  return ex;
+}

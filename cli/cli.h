@@ -1,0 +1,31 @@
+/*
+ * cli.h: shared pieces of the asyncfuzz command (the only module that prints or exits).
+ *
+ * Exit codes (documented in README.md):
+ *   0  success (check: every schedule passed)
+ *   1  a failure was found (check: some schedule failed; campaign: failures were found)
+ *   2  usage error
+ *   3  bad input: unreadable, malformed or invalid case file
+ *   4  internal or environment error (out of memory, cannot write output)
+ */
+#ifndef CLI_CLI_H
+#define CLI_CLI_H
+
+#include "../gen/gen.h"
+
+enum { EXIT_OK = 0, EXIT_FOUND = 1, EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_INTERNAL = 4 };
+
+/* Parses an integer option value; prints an error and returns -1 when it is not one. */
+int cli_int(const char *opt, const char *val, long lo, long hi, long *out);
+int cli_u64(const char *opt, const char *val, uint64_t *out);
+/* Applies a generator knob (--ops, --buffers, ...) if `opt` is one. Returns 1 when it was
+ * (consuming val), 0 when opt is not a generator knob, -1 on a bad value. */
+int cli_gen_knob(GenConfig *cfg, const char *opt, const char *val);
+/* Help text of the generator knobs. */
+extern const char cli_gen_knobs_help[];
+/* Maps an AF_E* code to an exit code. */
+int cli_exit_for(int rc);
+
+int cmd_campaign(int argc, char **argv);
+
+#endif

@@ -1,0 +1,608 @@
+/*
+ * main.c: the asyncfuzz command: gen, render, validate, lower, run, check, campaign.
+ */
+#include "cli.h"
+#include "pipeline.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char main_help[] =
+    "asyncfuzz " ASYNCFUZZ_VERSION
+    ": differential testing of GPU async lowerings (gpu.async.token DAGs -> mgpu* calls)\n"
+    "\n"
+    "usage: asyncfuzz COMMAND [options]     (asyncfuzz COMMAND --help for details)\n"
+    "\n"
+    "commands:\n"
+    "  gen        generate a random valid case (JSON, or MLIR with --mlir)\n"
+    "  render     print a case as an MLIR gpu-dialect module\n"
+    "  validate   check that a case file is well formed and race-free\n"
+    "  lower      print the builtin lowering of a case (mgpu* call program)\n"
+    "  run        execute a case once and print its observations and trace\n"
+    "  check      run a case under several schedules and judge each run\n"
+    "  campaign   generate and check cases in a loop, saving failures\n"
+    "\n"
+    "exit codes: 0 ok/pass, 1 failure found, 2 usage error, 3 bad input, 4 internal error\n";
+
+const char cli_gen_knobs_help[] =
+    "generator knobs:\n"
+    "  --ops N            target op count (default 32)\n"
+    "  --buffers N        most device buffers alive at once (default 4)\n"
+    "  --host-bufs N      host buffers (default 2)\n"
+    "  --elems N          elements per buffer, 1..1024 (default 16)\n"
+    "  --max-deps N       most dependencies per op, 2..4 (default 3)\n"
+    "  --extra-deps PCT   chance of an extra, unneeded dependency (default 15)\n"
+    "  --regions PCT      chance per step of opening an async.execute region (default 8)\n"
+    "  --nesting N        region nesting depth (default 2)\n"
+    "  --spin N           kernel spin count (default 64)\n"
+    "  --host-shared PCT  share of host_shared allocations (default 10)\n"
+    "  --sync PCT         share of synchronous allocs/deallocs (default 20)\n"
+    "  --mix L,C,S,A,D,W,H,O  op weights: launch, memcpy, memset, alloc, dealloc,\n"
+    "                     wait_async, host_wait, observe (default 30,20,8,8,5,8,6,6)\n";
+
+int cli_int(const char *opt, const char *val, long lo, long hi, long *out) {
+  char *end;
+  errno = 0;
+  long v = val ? strtol(val, &end, 0) : 0;
+  if (val == NULL || *val == '\0' || *end != '\0' || errno || v < lo || v > hi) {
+    fprintf(stderr, "asyncfuzz: %s needs an integer in %ld..%ld (got %s)\n", opt, lo, hi,
+            val ? val : "nothing");
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+int cli_u64(const char *opt, const char *val, uint64_t *out) {
+  char *end;
+  errno = 0;
+  unsigned long long v = val ? strtoull(val, &end, 0) : 0;
+  if (val == NULL || *val == '\0' || *end != '\0' || errno || val[0] == '-') {
+    fprintf(stderr, "asyncfuzz: %s needs a non-negative integer (got %s)\n", opt,
+            val ? val : "nothing");
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+int cli_gen_knob(GenConfig *cfg, const char *opt, const char *val) {
+  struct {
+    const char *name;
+    int *field;
+    long lo, hi;
+  } knobs[] = {
+      {"--ops", &cfg->ops, 1, 100000},
+      {"--buffers", &cfg->buffers, 1, 200},
+      {"--host-bufs", &cfg->host_bufs, 1, 32},
+      {"--elems", &cfg->elems, 1, 1024},
+      {"--max-deps", &cfg->max_deps, 2, GEN_MAX_DEPS},
+      {"--extra-deps", &cfg->extra_dep_pct, 0, 100},
+      {"--regions", &cfg->region_pct, 0, 100},
+      {"--nesting", &cfg->max_nesting, 0, 8},
+      {"--spin", &cfg->spin, 0, 1 << 24},
+      {"--host-shared", &cfg->host_shared_pct, 0, 100},
+      {"--sync", &cfg->sync_pct, 0, 100},
+  };
+  for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++) {
+    if (strcmp(opt, knobs[i].name) == 0) {
+      long v;
+      if (cli_int(opt, val, knobs[i].lo, knobs[i].hi, &v))
+        return -1;
+      *knobs[i].field = (int)v;
+      return 1;
+    }
+  }
+  if (strcmp(opt, "--mix") == 0) {
+    int w[8];
+    if (val == NULL || sscanf(val, "%d,%d,%d,%d,%d,%d,%d,%d", &w[0], &w[1], &w[2], &w[3], &w[4],
+                              &w[5], &w[6], &w[7]) != 8) {
+      fprintf(stderr, "asyncfuzz: --mix needs 8 comma-separated weights\n");
+      return -1;
+    }
+    for (int i = 0; i < 8; i++)
+      if (w[i] < 0 || w[i] > 1000) {
+        fprintf(stderr, "asyncfuzz: --mix weights must be 0..1000\n");
+        return -1;
+      }
+    cfg->w_launch = w[0];
+    cfg->w_memcpy = w[1];
+    cfg->w_memset = w[2];
+    cfg->w_alloc = w[3];
+    cfg->w_dealloc = w[4];
+    cfg->w_wait_async = w[5];
+    cfg->w_host_wait = w[6];
+    cfg->w_observe = w[7];
+    return 1;
+  }
+  return 0;
+}
+
+int cli_exit_for(int rc) {
+  switch (rc) {
+  case 0:
+    return EXIT_OK;
+  case AF_EUSAGE:
+    return EXIT_USAGE;
+  case AF_EPARSE:
+  case AF_EINVALID:
+    return EXIT_INPUT;
+  case AF_EIO:
+    return EXIT_INPUT;
+  default:
+    return EXIT_INTERNAL;
+  }
+}
+
+static int is_help(const char *a) {
+  return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
+}
+
+/* Loads and validates a case; prints the error. Returns an exit code. */
+static int load_case(const char *path, GenCase *c, int validate) {
+  AfErr err = {0};
+  int rc = gen_case_load(c, path, &err);
+  if (rc == 0 && validate)
+    rc = gen_validate(c, &err);
+  if (rc) {
+    fprintf(stderr, "asyncfuzz: %s: %s\n", path, err.msg[0] ? err.msg : af_strerror(rc));
+    return rc == AF_EIO ? EXIT_INPUT : cli_exit_for(rc);
+  }
+  return 0;
+}
+
+static int write_text(const char *path, const char *text) {
+  if (path == NULL || strcmp(path, "-") == 0) {
+    if (fputs(text, stdout) == EOF || fflush(stdout) == EOF) {
+      fprintf(stderr, "asyncfuzz: cannot write output: %s\n", strerror(errno));
+      return EXIT_INTERNAL;
+    }
+    return 0;
+  }
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *f = fopen(tmp, "wb");
+  if (f == NULL) {
+    fprintf(stderr, "asyncfuzz: cannot write %s: %s\n", path, strerror(errno));
+    return EXIT_INTERNAL;
+  }
+  int bad = fputs(text, f) == EOF;
+  bad |= fclose(f) != 0;
+  if (bad || rename(tmp, path) != 0) {
+    fprintf(stderr, "asyncfuzz: cannot write %s: %s\n", path, strerror(errno));
+    remove(tmp);
+    return EXIT_INTERNAL;
+  }
+  return 0;
+}
+
+/* ---- gen ---- */
+
+static int cmd_gen(int argc, char **argv) {
+  GenConfig cfg;
+  gen_config_default(&cfg);
+  uint64_t seed = 1;
+  const char *out = NULL;
+  int mlir = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (is_help(a)) {
+      printf("usage: asyncfuzz gen [--seed N] [-o FILE] [--mlir] [knobs]\n"
+             "Generates a random valid case. The same seed and knobs give byte-identical "
+             "output.\n\n%s",
+             cli_gen_knobs_help);
+      return 0;
+    } else if (strcmp(a, "--seed") == 0) {
+      if (cli_u64(a, i + 1 < argc ? argv[++i] : NULL, &seed))
+        return EXIT_USAGE;
+    } else if (strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "asyncfuzz: %s needs a file name\n", a);
+        return EXIT_USAGE;
+      }
+      out = argv[++i];
+    } else if (strcmp(a, "--mlir") == 0) {
+      mlir = 1;
+    } else {
+      int k = cli_gen_knob(&cfg, a, i + 1 < argc ? argv[i + 1] : NULL);
+      if (k < 0)
+        return EXIT_USAGE;
+      if (k == 0) {
+        fprintf(stderr, "asyncfuzz gen: unknown option %s (see --help)\n", a);
+        return EXIT_USAGE;
+      }
+      i++;
+    }
+  }
+  GenCase c;
+  AfErr err = {0};
+  int rc = gen_generate(&c, seed, &cfg, &err);
+  if (rc) {
+    fprintf(stderr, "asyncfuzz gen: %s\n", err.msg);
+    gen_case_free(&c);
+    return cli_exit_for(rc);
+  }
+  char *text = mlir ? gen_render_mlir(&c) : gen_case_to_json(&c);
+  gen_case_free(&c);
+  if (text == NULL) {
+    fprintf(stderr, "asyncfuzz gen: out of memory\n");
+    return EXIT_INTERNAL;
+  }
+  rc = write_text(out, text);
+  af_free(text);
+  return rc;
+}
+
+/* ---- render / validate ---- */
+
+static int cmd_render(int argc, char **argv) {
+  if (argc != 2 || is_help(argv[1])) {
+    printf("usage: asyncfuzz render CASE.json\n"
+           "Prints the case as an MLIR module (gpu, func, memref, arith, scf, async dialects)\n"
+           "with the sentinel kernels as gpu.func, ready for mlir-opt.\n");
+    return argc == 2 ? 0 : EXIT_USAGE;
+  }
+  GenCase c;
+  int ex = load_case(argv[1], &c, 1);
+  if (ex) {
+    gen_case_free(&c);
+    return ex;
+  }
+  char *text = gen_render_mlir(&c);
+  gen_case_free(&c);
+  if (text == NULL)
+    return EXIT_INTERNAL;
+  ex = write_text(NULL, text);
+  af_free(text);
+  return ex;
+}
+
+static int cmd_validate(int argc, char **argv) {
+  if (argc != 2 || is_help(argv[1])) {
+    printf("usage: asyncfuzz validate CASE.json\n"
+           "Checks the case format and the rules that give a case one meaning: tokens defined\n"
+           "once before use, buffers written before read, no use after dealloc, every\n"
+           "conflicting access pair ordered by the token DAG, every region awaited.\n");
+    return argc == 2 ? 0 : EXIT_USAGE;
+  }
+  GenCase c;
+  int ex = load_case(argv[1], &c, 1);
+  if (ex == 0)
+    printf("%s: valid (%d ops, %d buffers, %d regions)\n", argv[1], c.nops, c.nbufs,
+           c.nregions - 1);
+  gen_case_free(&c);
+  return ex;
+}
+
+/* ---- lower ---- */
+
+static int parse_lowering(const char *s, LowerSpec *spec) {
+  AfErr err = {0};
+  if (lower_spec_parse(s, spec, &err)) {
+    fprintf(stderr, "asyncfuzz: %s\n", err.msg);
+    return EXIT_USAGE;
+  }
+  return 0;
+}
+
+static void print_faults(FILE *f) {
+  fprintf(f, "builtin fault switches (--lowering builtin:fault=NAME[,NAME]):\n");
+  for (int k = 0; k < LOWER_FAULT__COUNT; k++)
+    fprintf(f, "  %-22s %s\n", lower_fault_name(k), lower_fault_desc(k));
+}
+
+static int cmd_lower(int argc, char **argv) {
+  const char *path = NULL, *lowering = "builtin";
+  for (int i = 1; i < argc; i++) {
+    if (is_help(argv[i])) {
+      printf("usage: asyncfuzz lower CASE.json [--lowering SPEC]\n"
+             "Prints the mgpu* call program the builtin lowering makes of the case.\n"
+             "SPEC: builtin (default) or builtin:fault=NAME[,NAME].\n\n");
+      print_faults(stdout);
+      return 0;
+    } else if (strcmp(argv[i], "--list-faults") == 0) {
+      print_faults(stdout);
+      return 0;
+    } else if (strcmp(argv[i], "--lowering") == 0 && i + 1 < argc) {
+      lowering = argv[++i];
+    } else if (argv[i][0] == '-') {
+      fprintf(stderr, "asyncfuzz lower: unknown option %s (see --help)\n", argv[i]);
+      return EXIT_USAGE;
+    } else if (path == NULL) {
+      path = argv[i];
+    } else {
+      fprintf(stderr, "asyncfuzz lower: one case at a time\n");
+      return EXIT_USAGE;
+    }
+  }
+  if (path == NULL) {
+    fprintf(stderr, "asyncfuzz lower: which case? (see --help)\n");
+    return EXIT_USAGE;
+  }
+  LowerSpec spec;
+  if (parse_lowering(lowering, &spec))
+    return EXIT_USAGE;
+  GenCase c;
+  int ex = load_case(path, &c, 1);
+  if (ex) {
+    gen_case_free(&c);
+    return ex;
+  }
+  LowerProgram *p;
+  AfErr err = {0};
+  int rc = lower_builtin(&c, &spec, &p, &err);
+  gen_case_free(&c);
+  if (rc) {
+    fprintf(stderr, "asyncfuzz lower: %s\n", err.msg);
+    return cli_exit_for(rc);
+  }
+  char *text = lower_program_to_text(p);
+  lower_program_free(p);
+  if (text == NULL)
+    return EXIT_INTERNAL;
+  ex = write_text(NULL, text);
+  af_free(text);
+  return ex;
+}
+
+/* ---- run / check ---- */
+
+static void json_str(AfBuf *b, const char *s) {
+  af_buf_puts(b, "\"");
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\')
+      af_buf_printf(b, "\\%c", ch);
+    else if (ch < 0x20)
+      af_buf_printf(b, "\\u%04x", ch);
+    else
+      af_buf_put(b, s, 1);
+  }
+  af_buf_puts(b, "\"");
+}
+
+static int cmd_run(int argc, char **argv) {
+  const char *path = NULL, *lowering = "builtin", *trace_path = NULL, *policy = "eager";
+  uint64_t seed = 0;
+  PipeOpts o = {0};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (is_help(a)) {
+      printf("usage: asyncfuzz run CASE.json [--lowering SPEC] [--policy eager|lazy|random|pct]\n"
+             "                  [--sched-seed N] [--trace FILE|-] [--device-steps] "
+             "[--memfree-sync]\n"
+             "Executes the case once on the simulator and prints the observations, the verdict\n"
+             "and (with --trace) the runtime trace (format: docs/trace-format.md).\n");
+      return 0;
+    } else if (strcmp(a, "--lowering") == 0 && i + 1 < argc) {
+      lowering = argv[++i];
+    } else if (strcmp(a, "--policy") == 0 && i + 1 < argc) {
+      policy = argv[++i];
+    } else if (strcmp(a, "--sched-seed") == 0) {
+      if (cli_u64(a, i + 1 < argc ? argv[++i] : NULL, &seed))
+        return EXIT_USAGE;
+    } else if (strcmp(a, "--trace") == 0 && i + 1 < argc) {
+      trace_path = argv[++i];
+    } else if (strcmp(a, "--device-steps") == 0) {
+      o.record_device = 1;
+    } else if (strcmp(a, "--memfree-sync") == 0) {
+      o.memfree_sync = 1;
+    } else if (a[0] == '-') {
+      fprintf(stderr, "asyncfuzz run: unknown or incomplete option %s (see --help)\n", a);
+      return EXIT_USAGE;
+    } else if (path == NULL) {
+      path = a;
+    } else {
+      fprintf(stderr, "asyncfuzz run: one case at a time\n");
+      return EXIT_USAGE;
+    }
+  }
+  if (path == NULL) {
+    fprintf(stderr, "asyncfuzz run: which case? (see --help)\n");
+    return EXIT_USAGE;
+  }
+  Schedule s;
+  s.policy = asyncfuzz_rt_policy_parse(policy);
+  s.seed = seed;
+  if (s.policy < 0) {
+    fprintf(stderr, "asyncfuzz run: unknown policy %s (eager, lazy, random, pct)\n", policy);
+    return EXIT_USAGE;
+  }
+  LowerSpec spec;
+  if (parse_lowering(lowering, &spec))
+    return EXIT_USAGE;
+  GenCase c;
+  int ex = load_case(path, &c, 1);
+  if (ex) {
+    gen_case_free(&c);
+    return ex;
+  }
+  Verdict v;
+  AfErr err = {0};
+  int rc = pipeline_run_once(&c, &spec, &s, &o, NULL, &v, &err);
+  if (rc) {
+    fprintf(stderr, "asyncfuzz run: %s\n", err.msg);
+    gen_case_free(&c);
+    return cli_exit_for(rc);
+  }
+  int nobs;
+  const RtObs *obs = asyncfuzz_rt_observations(&nobs);
+  for (int k = 0; k < nobs; k++) {
+    printf("observe op #%d (T%d):", obs[k].id, obs[k].tid);
+    for (int64_t i = 0; i < obs[k].n; i++)
+      printf(" %d", obs[k].vals[i]);
+    printf("\n");
+  }
+  printf("verdict: %s\n", oracle_verdict_name(v.cls));
+  if (v.cls != VERDICT_PASS)
+    printf("signature: %s\ndetail: %s\n", v.signature, v.detail);
+  if (trace_path) {
+    AfBuf b;
+    af_buf_init(&b);
+    af_buf_printf(&b, "# asyncfuzz trace v1 lowering=%s policy=%s seed=%llu\n", spec.name, policy,
+                  (unsigned long long)seed);
+    asyncfuzz_rt_format_trace(&b, 0, -1);
+    ex = b.oom ? EXIT_INTERNAL : write_text(trace_path, b.p);
+    af_buf_free(&b);
+  }
+  gen_case_free(&c);
+  if (ex)
+    return ex;
+  return v.cls == VERDICT_PASS ? EXIT_OK : EXIT_FOUND;
+}
+
+static int cmd_check(int argc, char **argv) {
+  const char *path = NULL, *lowering = "builtin", *scheds = "eager,lazy,random:4,pct:4";
+  uint64_t seed = 0;
+  int json = 0;
+  PipeOpts o = {0};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (is_help(a)) {
+      printf("usage: asyncfuzz check CASE.json [--lowering SPEC] [--schedules LIST]\n"
+             "                    [--seed N] [--json] [--memfree-sync]\n"
+             "Runs the case under each schedule and judges every run against the sequential\n"
+             "oracle. LIST is NAME[:COUNT][@SEED],... with NAME eager|lazy|random|pct\n"
+             "(default %s; seeds derive from --seed unless given).\n"
+             "Exit 0 when every run passes, 1 when any fails.\n",
+             "eager,lazy,random:4,pct:4");
+      return 0;
+    } else if (strcmp(a, "--lowering") == 0 && i + 1 < argc) {
+      lowering = argv[++i];
+    } else if (strcmp(a, "--schedules") == 0 && i + 1 < argc) {
+      scheds = argv[++i];
+    } else if (strcmp(a, "--seed") == 0) {
+      if (cli_u64(a, i + 1 < argc ? argv[++i] : NULL, &seed))
+        return EXIT_USAGE;
+    } else if (strcmp(a, "--json") == 0) {
+      json = 1;
+    } else if (strcmp(a, "--memfree-sync") == 0) {
+      o.memfree_sync = 1;
+    } else if (a[0] == '-') {
+      fprintf(stderr, "asyncfuzz check: unknown or incomplete option %s (see --help)\n", a);
+      return EXIT_USAGE;
+    } else if (path == NULL) {
+      path = a;
+    } else {
+      fprintf(stderr, "asyncfuzz check: one case at a time\n");
+      return EXIT_USAGE;
+    }
+  }
+  if (path == NULL) {
+    fprintf(stderr, "asyncfuzz check: which case? (see --help)\n");
+    return EXIT_USAGE;
+  }
+  LowerSpec spec;
+  if (parse_lowering(lowering, &spec))
+    return EXIT_USAGE;
+  Schedule s[PIPE_MAX_SCHED];
+  int ns;
+  AfErr err = {0};
+  if (pipeline_parse_schedules(scheds, seed, s, PIPE_MAX_SCHED, &ns, &err)) {
+    fprintf(stderr, "asyncfuzz check: %s\n", err.msg);
+    return EXIT_USAGE;
+  }
+  GenCase c;
+  int ex = load_case(path, &c, 1);
+  if (ex) {
+    gen_case_free(&c);
+    return ex;
+  }
+  CheckResult res;
+  int rc = pipeline_check(&c, &spec, s, ns, NULL, &o, &res, &err);
+  gen_case_free(&c);
+  if (rc) {
+    fprintf(stderr, "asyncfuzz check: %s\n", err.msg);
+    return cli_exit_for(rc);
+  }
+  AfBuf b;
+  af_buf_init(&b);
+  if (json) {
+    af_buf_puts(&b, "{\"case\": ");
+    json_str(&b, path);
+    af_buf_puts(&b, ", \"lowering\": ");
+    json_str(&b, spec.name);
+    af_buf_printf(&b, ", \"lowering_version\": \"%s\", \"asyncfuzz_version\": \"%s\", ",
+                  lower_version(&spec), ASYNCFUZZ_VERSION);
+    af_buf_printf(&b, "\"verdict\": \"%s\", \"runs\": [",
+                  res.first_fail < 0 ? "pass"
+                                     : oracle_verdict_name(res.verdict[res.first_fail].cls));
+    for (int k = 0; k < res.nsched; k++) {
+      char sch[64];
+      pipeline_schedule_str(&res.sched[k], sch, sizeof sch);
+      const Verdict *v = &res.verdict[k];
+      af_buf_printf(&b, "%s{\"schedule\": \"%s\", \"verdict\": \"%s\", ", k ? ", " : "", sch,
+                    oracle_verdict_name(v->cls));
+      af_buf_printf(&b, "\"observation_failed\": %s, \"runtime_failed\": %s, \"signature\": ",
+                    v->obs_failed ? "true" : "false", v->rt_failed ? "true" : "false");
+      json_str(&b, v->cls == VERDICT_PASS ? "" : v->signature);
+      af_buf_puts(&b, ", \"detail\": ");
+      json_str(&b, v->detail);
+      af_buf_puts(&b, "}");
+    }
+    af_buf_puts(&b, "]}\n");
+  } else {
+    for (int k = 0; k < res.nsched; k++) {
+      char sch[64];
+      pipeline_schedule_str(&res.sched[k], sch, sizeof sch);
+      const Verdict *v = &res.verdict[k];
+      af_buf_printf(&b, "%-24s %s", sch, oracle_verdict_name(v->cls));
+      if (v->cls != VERDICT_PASS)
+        af_buf_printf(&b, "  [%s%s%s]\n    signature: %s\n    detail: %s",
+                      v->obs_failed ? "observation" : "",
+                      v->obs_failed && v->rt_failed ? " + " : "",
+                      v->rt_failed ? "runtime error" : "", v->signature, v->detail);
+      af_buf_puts(&b, "\n");
+    }
+    if (res.first_fail >= 0) {
+      const Schedule *f = &res.sched[res.first_fail];
+      af_buf_printf(&b,
+                    "FAIL: replay with: asyncfuzz run %s --lowering %s --policy %s --sched-seed "
+                    "%llu --trace -\n",
+                    path, spec.name, asyncfuzz_rt_policy_name(f->policy),
+                    (unsigned long long)f->seed);
+    } else {
+      af_buf_printf(&b, "PASS: %d schedule(s)\n", res.nsched);
+    }
+  }
+  ex = b.oom ? EXIT_INTERNAL : write_text(NULL, b.p);
+  af_buf_free(&b);
+  if (ex)
+    return ex;
+  return res.first_fail < 0 ? EXIT_OK : EXIT_FOUND;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2 || is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
+    fputs(main_help, argc < 2 ? stderr : stdout);
+    return argc < 2 ? EXIT_USAGE : EXIT_OK;
+  }
+  if (strcmp(argv[1], "--version") == 0) {
+    printf("asyncfuzz %s\n", ASYNCFUZZ_VERSION);
+    return 0;
+  }
+  const char *cmd = argv[1];
+  int rc;
+  if (strcmp(cmd, "gen") == 0)
+    rc = cmd_gen(argc - 1, argv + 1);
+  else if (strcmp(cmd, "render") == 0)
+    rc = cmd_render(argc - 1, argv + 1);
+  else if (strcmp(cmd, "validate") == 0)
+    rc = cmd_validate(argc - 1, argv + 1);
+  else if (strcmp(cmd, "lower") == 0)
+    rc = cmd_lower(argc - 1, argv + 1);
+  else if (strcmp(cmd, "run") == 0)
+    rc = cmd_run(argc - 1, argv + 1);
+  else if (strcmp(cmd, "check") == 0)
+    rc = cmd_check(argc - 1, argv + 1);
+  else if (strcmp(cmd, "campaign") == 0)
+    rc = cmd_campaign(argc - 1, argv + 1);
+  else {
+    fprintf(stderr, "asyncfuzz: unknown command \"%s\"\n\n%s", cmd, main_help);
+    rc = EXIT_USAGE;
+  }
+  asyncfuzz_rt_shutdown();
+  return rc;
+}

@@ -1,0 +1,141 @@
+/*
+ * pipeline.c: lower, execute under schedules, judge.
+ */
+#include "pipeline.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int pipeline_parse_schedules(const char *spec, uint64_t base_seed, Schedule *out, int max, int *n,
+                             AfErr *err) {
+  *n = 0;
+  char buf[512];
+  if (strlen(spec) >= sizeof buf)
+    return af_err_set(err, AF_EUSAGE, "schedule list too long");
+  snprintf(buf, sizeof buf, "%s", spec);
+  char *save = NULL;
+  for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    char *at = strchr(tok, '@');
+    char *colon = strchr(tok, ':');
+    uint64_t seed = 0;
+    int has_seed = 0;
+    long count = 1;
+    if (at) {
+      *at = '\0';
+      char *end;
+      seed = strtoull(at + 1, &end, 0);
+      if (*end || end == at + 1)
+        return af_err_set(err, AF_EUSAGE, "bad schedule seed in \"%s\"", tok);
+      has_seed = 1;
+    }
+    if (colon) {
+      *colon = '\0';
+      char *end;
+      count = strtol(colon + 1, &end, 10);
+      if (*end || count < 1 || count > PIPE_MAX_SCHED)
+        return af_err_set(err, AF_EUSAGE, "bad schedule count in \"%s\" (1..%d)", tok,
+                          PIPE_MAX_SCHED);
+    }
+    int pol = asyncfuzz_rt_policy_parse(tok);
+    if (pol < 0)
+      return af_err_set(err, AF_EUSAGE,
+                        "unknown schedule policy \"%s\" (eager, lazy, random, pct; e.g. "
+                        "lazy,random:4,pct:2@7)",
+                        tok);
+    for (long k = 0; k < count; k++) {
+      if (*n >= max)
+        return af_err_set(err, AF_EUSAGE, "too many schedules (at most %d)", max);
+      out[*n].policy = pol;
+      out[*n].seed = has_seed ? seed + (uint64_t)k : af_mix64(base_seed, (uint64_t)(*n + 1));
+      (*n)++;
+    }
+  }
+  if (*n == 0)
+    return af_err_set(err, AF_EUSAGE, "no schedules given");
+  return 0;
+}
+
+void pipeline_schedule_str(const Schedule *s, char *out, size_t n) {
+  snprintf(out, n, "%s@%llu", asyncfuzz_rt_policy_name(s->policy), (unsigned long long)s->seed);
+}
+
+static int run_program(const LowerProgram *p, const GenCase *c, const LowerSpec *spec,
+                       const Schedule *s, const PipeOpts *o, const OracleExpected *e, Verdict *v,
+                       AfErr *err) {
+  RtConfig cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.policy = s->policy;
+  cfg.seed = s->seed;
+  cfg.memfree_sync = o ? o->memfree_sync : 0;
+  cfg.record_device = o ? o->record_device : 0;
+  int rc = runner_run_program(p, &cfg, err);
+  if (rc && rc != AF_EDEADLOCK)
+    return rc;
+  int ntrace, nobs;
+  const RtRec *trace = asyncfuzz_rt_trace(&ntrace);
+  const RtObs *obs = asyncfuzz_rt_observations(&nobs);
+  RtSummary sum;
+  asyncfuzz_rt_summary(&sum);
+  oracle_judge(c, e, obs, nobs, trace, ntrace, &sum, spec->name, v);
+  if (rc == AF_EDEADLOCK && v->cls == VERDICT_PASS) {
+    v->cls = VERDICT_RUNTIME_ERROR;
+    snprintf(v->signature, sizeof v->signature, "%s|runtime_error|deadlock", spec->name);
+    snprintf(v->detail, sizeof v->detail, "%s", err ? err->msg : "deadlock");
+    if (err)
+      af_err_clear(err);
+  }
+  return 0;
+}
+
+int pipeline_run_once(const GenCase *c, const LowerSpec *spec, const Schedule *s, const PipeOpts *o,
+                      const OracleExpected *e, Verdict *v, AfErr *err) {
+  LowerProgram *p = NULL;
+  OracleExpected *own = NULL;
+  int rc = 0;
+  if (e == NULL) {
+    rc = oracle_expect(c, &own, err);
+    if (rc)
+      return rc;
+    e = own;
+  }
+  rc = lower_builtin(c, spec, &p, err);
+  if (rc == 0)
+    rc = run_program(p, c, spec, s, o, e, v, err);
+  lower_program_free(p);
+  oracle_expected_free(own);
+  return rc;
+}
+
+int pipeline_check(const GenCase *c, const LowerSpec *spec, const Schedule *s, int ns,
+                   const OracleExpected *e, const PipeOpts *o, CheckResult *out, AfErr *err) {
+  memset(out, 0, sizeof *out);
+  out->first_fail = -1;
+  if (ns > PIPE_MAX_SCHED)
+    ns = PIPE_MAX_SCHED;
+  LowerProgram *p = NULL;
+  OracleExpected *own = NULL;
+  int rc = 0;
+  if (e == NULL) {
+    rc = oracle_expect(c, &own, err);
+    if (rc)
+      return rc;
+    e = own;
+  }
+  rc = lower_builtin(c, spec, &p, err);
+  for (int k = 0; k < ns && rc == 0; k++) {
+    out->sched[k] = s[k];
+    rc = run_program(p, c, spec, &s[k], o, e, &out->verdict[k], err);
+    if (rc)
+      break;
+    out->nsched = k + 1;
+    if (out->verdict[k].cls != VERDICT_PASS && out->first_fail < 0) {
+      out->first_fail = k;
+      if (o && o->stop_at_first)
+        break;
+    }
+  }
+  lower_program_free(p);
+  oracle_expected_free(own);
+  return rc;
+}

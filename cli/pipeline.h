@@ -1,0 +1,51 @@
+/*
+ * pipeline.h: one case through the pipeline: lower it, execute it under several schedules,
+ * judge each execution against the oracle. Shared by the CLI, the tests and the benchmarks;
+ * it never prints.
+ */
+#ifndef CLI_PIPELINE_H
+#define CLI_PIPELINE_H
+
+#include "../gen/gen.h"
+#include "../lower/lower.h"
+#include "../oracle/oracle.h"
+#include "../runner/runner.h"
+
+#define PIPE_MAX_SCHED 64
+
+typedef struct Schedule {
+  int policy; /* RtPolicy */
+  uint64_t seed;
+} Schedule;
+
+/* Parses "eager,lazy,random:3,pct:2@7": NAME[:COUNT][@SEED]. Without @SEED, the seeds of a
+ * policy's COUNT schedules derive from base_seed. Returns 0 or AF_EUSAGE. */
+int pipeline_parse_schedules(const char *spec, uint64_t base_seed, Schedule *out, int max, int *n,
+                             AfErr *err);
+/* "lazy@1234": how a schedule is written in replay commands. */
+void pipeline_schedule_str(const Schedule *s, char *out, size_t n);
+
+typedef struct PipeOpts {
+  int memfree_sync;  /* lenient mgpuMemFree */
+  int record_device; /* DEV lines in traces */
+  int stop_at_first; /* stop at the first failing schedule */
+} PipeOpts;
+
+typedef struct CheckResult {
+  int nsched;
+  Schedule sched[PIPE_MAX_SCHED];
+  Verdict verdict[PIPE_MAX_SCHED];
+  int first_fail; /* index of the first failing schedule, or -1 */
+} CheckResult;
+
+/* Runs a valid case through lowering `spec` under schedules s[0..ns). The expected
+ * observations may be passed in (e) or are computed when e is NULL. Returns 0 (whatever the
+ * verdicts) or a negative error when the pipeline itself could not run. */
+int pipeline_check(const GenCase *c, const LowerSpec *spec, const Schedule *s, int ns,
+                   const OracleExpected *e, const PipeOpts *o, CheckResult *out, AfErr *err);
+
+/* Lowers and runs once; the runtime's trace and observations stay readable afterwards. */
+int pipeline_run_once(const GenCase *c, const LowerSpec *spec, const Schedule *s, const PipeOpts *o,
+                      const OracleExpected *e, Verdict *v, AfErr *err);
+
+#endif

@@ -1,0 +1,169 @@
+/*
+ * gen.h: the Case (a token DAG of GPU operations), its JSON form, its validator, its MLIR
+ * rendering and the seeded random generator. The Case is the exchange type of the pipeline:
+ * lower/ turns it into a Program, oracle/ executes it sequentially, reduce/ shrinks it.
+ *
+ * Layout. All ops of a case live in one array in "inline order": an `execute` op is
+ * followed directly by the ops of its region body (whose ctx is the region's index), then
+ * its parent's ops continue. ctx 0 is the host's main function. A region body is therefore
+ * the contiguous range regions[r].first .. regions[r].last of ops with ctx == r, plus the
+ * bodies of regions nested in it. Tokens, buffers and regions are small integers; the JSON
+ * form names them t<N>, b<N>, r<N> (and r<N>.<K> for the K-th value a region yields).
+ *
+ * Ownership: a GenCase owns all its arrays; gen_case_free() releases them.
+ */
+#ifndef GEN_GEN_H
+#define GEN_GEN_H
+
+#include <stdint.h>
+
+#include "../base/afbase.h"
+
+#define GEN_FORMAT_VERSION 1
+#define GEN_MAX_DEPS 4      /* dependencies of one op */
+#define GEN_MAX_REGION_IO 4 /* inputs and yielded values of one region */
+
+typedef enum GenOpKind {
+  GEN_OP_WAIT_ASYNC, /* %t = gpu.wait async [deps] */
+  GEN_OP_ALLOC,      /* %b[, %t] = gpu.alloc [async [deps]] [host_shared] */
+  GEN_OP_DEALLOC,    /* [%t =] gpu.dealloc [async [deps]] %b */
+  GEN_OP_MEMCPY,     /* %t = gpu.memcpy async [deps] %dst, %src */
+  GEN_OP_MEMSET,     /* %t = gpu.memset async [deps] %dst, %value */
+  GEN_OP_LAUNCH,     /* %t = gpu.launch_func async [deps] kernel(args..., value, spin) */
+  GEN_OP_HOST_WAIT,  /* gpu.wait [deps]: the host blocks until deps complete */
+  GEN_OP_OBSERVE,    /* the host reads buffer %b: what the oracle compares */
+  GEN_OP_EXECUTE,    /* async.execute region: spawns regions[region] */
+  GEN_OP_AWAIT,      /* async.await of a region's value (token) or of its completion */
+  GEN_OP__COUNT
+} GenOpKind;
+
+typedef enum GenAllocMode { GEN_ALLOC_ASYNC, GEN_ALLOC_SYNC, GEN_ALLOC_HOST_SHARED } GenAllocMode;
+typedef enum GenBufKind { GEN_BUF_HOST, GEN_BUF_DEVICE } GenBufKind;
+
+typedef struct GenOp {
+  uint8_t kind;  /* GenOpKind */
+  uint8_t async; /* alloc/dealloc: 1 when async (has deps and a token) */
+  uint8_t mode;  /* alloc: GenAllocMode */
+  uint8_t kernel;
+  int32_t ctx; /* 0: host main; r: body of region r */
+  int32_t tok; /* token defined by this op, or -1 */
+  int32_t ndeps;
+  int32_t deps[GEN_MAX_DEPS];
+  int32_t buf;   /* alloc, dealloc, memset and memcpy destination, observe */
+  int32_t src;   /* memcpy source */
+  int32_t nargs; /* launch: buffers, args[0] is written */
+  int32_t args[3];
+  int32_t value;  /* memset value, launch scalar */
+  int32_t region; /* execute, await */
+  int32_t vidx;   /* await: value index, or -1 to await completion only */
+} GenOp;
+
+typedef struct GenBuf {
+  uint8_t kind; /* GenBufKind */
+  int32_t n;    /* elements (i32) */
+  int32_t init; /* host buffers: initial content kernel_host_init_value(init, i) */
+} GenBuf;
+
+typedef struct GenRegionInput {
+  int32_t region, vidx; /* the value consumed: regions[region] yields[vidx] */
+  int32_t tok;          /* the token it is bound to inside this region */
+} GenRegionInput;
+
+typedef struct GenRegion {
+  int32_t exec_op; /* index of the execute op; its ctx is the parent */
+  int32_t parent;
+  int32_t first, last; /* body ops: [first, last] in inline order (last < first: empty) */
+  int32_t ninputs;
+  GenRegionInput inputs[GEN_MAX_REGION_IO];
+  int32_t nyields;
+  int32_t yields[GEN_MAX_REGION_IO]; /* tokens of this region yielded as values */
+} GenRegion;
+
+/* Generator knobs. Every case stores the config and seed that made it. */
+typedef struct GenConfig {
+  int ops;             /* target number of ops (the generator adds a few to close the case) */
+  int buffers;         /* most device buffers alive at once */
+  int host_bufs;       /* host buffers */
+  int elems;           /* elements per buffer */
+  int max_deps;        /* most dependencies per op (1..GEN_MAX_DEPS) */
+  int extra_dep_pct;   /* chance of adding a not-needed dependency */
+  int region_pct;      /* chance that a step opens an execute region */
+  int max_nesting;     /* region nesting depth */
+  int spin;            /* kernel spin count */
+  int host_shared_pct; /* share of allocations that are host_shared */
+  int sync_pct;        /* share of allocs/deallocs that are synchronous */
+  /* op mix weights */
+  int w_launch, w_memcpy, w_memset, w_alloc, w_dealloc, w_wait_async, w_host_wait, w_observe;
+} GenConfig;
+
+typedef struct GenCase {
+  int version;
+  uint64_t seed;
+  int has_config;
+  GenConfig cfg;
+  int spin;
+  int nbufs, capbufs;
+  GenBuf *bufs;
+  int nops, capops;
+  GenOp *ops;
+  int nregions, capregions; /* regions[0] is unused (ctx 0 is main) */
+  GenRegion *regions;
+  int ntoks; /* token ids are 0..ntoks-1 */
+} GenCase;
+
+/* ---- model ---- */
+
+/* Default generator knobs. */
+void gen_config_default(GenConfig *c);
+/* Name of an op kind ("launch"...). */
+const char *gen_op_name(int kind);
+/* Initializes an empty case (one main context, no ops). */
+void gen_case_init(GenCase *c);
+void gen_case_free(GenCase *c);
+/* Deep copy: dst is initialized by this call. 0 or AF_ENOMEM. */
+int gen_case_copy(GenCase *dst, const GenCase *src);
+/* Appends an op / buffer / region; returns its index or AF_ENOMEM. */
+int gen_case_add_op(GenCase *c, const GenOp *op);
+int gen_case_add_buf(GenCase *c, const GenBuf *b);
+int gen_case_add_region(GenCase *c, const GenRegion *r);
+/* Recomputes ntoks and each region's [first, last] from the ops. 0 or AF_EINVALID. */
+int gen_case_finish(GenCase *c, AfErr *err);
+/* Number of ops that count toward case size (what reduce minimizes). */
+int gen_case_size(const GenCase *c);
+/* Stable 64-bit hash of the case content (its canonical JSON). */
+uint64_t gen_case_hash(const GenCase *c);
+/* Buffer accessed by op i as (buf, write) pairs; returns how many (<= 4). */
+int gen_op_accesses(const GenCase *c, int i, int32_t *bufs, int *writes);
+
+/* ---- JSON (cJSON) ---- */
+
+/* Parses a case from JSON text. On error returns AF_EPARSE or AF_EINVALID with a message
+ * naming the op and the reason; c is then left empty. The case is not validated. */
+int gen_case_from_json(GenCase *c, const char *text, AfErr *err);
+/* Loads a case file. AF_EIO when the file cannot be read. */
+int gen_case_load(GenCase *c, const char *path, AfErr *err);
+/* Canonical JSON (deterministic bytes); the caller frees with af_free. NULL on OOM. */
+char *gen_case_to_json(const GenCase *c);
+/* Writes the JSON to path atomically (temporary file, then rename). */
+int gen_case_save(const GenCase *c, const char *path, AfErr *err);
+
+/* ---- validation ---- */
+
+/* Checks every rule of a valid Case (ARCHITECTURE.md "The Case"): tokens defined once and
+ * before use in their own context, buffers written before read, no use after dealloc, dealloc
+ * ordered after every use, every conflicting pair ordered by the token DAG, every region
+ * awaited. Returns 0, or AF_EINVALID with err naming the first violating op. */
+int gen_validate(const GenCase *c, AfErr *err);
+
+/* ---- MLIR rendering ---- */
+
+/* Renders the case as an MLIR module in the gpu dialect (plus func, memref, arith, scf,
+ * async) with the sentinel kernels as gpu.func. Returns text owned by the caller, or NULL. */
+char *gen_render_mlir(const GenCase *c);
+
+/* ---- generator ---- */
+
+/* Generates a valid case from (seed, config); the same inputs give byte-identical JSON. */
+int gen_generate(GenCase *c, uint64_t seed, const GenConfig *cfg, AfErr *err);
+
+#endif

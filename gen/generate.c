@@ -1,0 +1,919 @@
+/*
+ * generate.c: the seeded random generator of valid cases.
+ *
+ * Cases are race-free by construction. Each buffer is owned by one context (main or a
+ * region body) at a time and only its owner touches it; ownership moves only where the
+ * token DAG carries order across contexts: into a region at spawn (the buffer is first made
+ * quiescent with a host wait) or through a region input, and back out through a yielded
+ * value that the parent awaits. Within a context, each buffer remembers the tokens that
+ * cover its last write and the reads since; a new access depends on the ones it conflicts
+ * with, unless a host wait in that context already completed them (tracked with each
+ * token's ancestor set). Random extra dependencies, joins (gpu.wait async), host waits and
+ * shuffled dependency order give chains, fork/join shapes and multi-dependency ops.
+ */
+#include "gen.h"
+
+#include "../runner/kernels.h"
+
+#include <string.h>
+
+#define MAX_READERS 6
+#define RECENT 8
+
+typedef struct BState {
+  int owner; /* ctx, or -1 while carried by a region value, -2 when dead */
+  int written;
+  int writer; /* token covering the last write (or the async alloc), -1: none */
+  int nreaders;
+  int readers[MAX_READERS];
+  int region_private; /* allocated inside a region: must be freed there */
+  int shared;         /* host_shared allocation */
+} BState;
+
+typedef struct Value {
+  int region, vidx;
+  int nbufs;
+  int *bufs;
+  int claimed;
+} Value;
+
+typedef struct Ctx {
+  int id, depth;
+  int recent[RECENT];
+  int nrecent;
+  int *children; /* regions spawned here, not yet awaited for completion */
+  int nchildren, capchildren;
+} Ctx;
+
+typedef struct G {
+  GenCase *c;
+  GenConfig cfg;
+  AfRng rng;
+  AfErr *err;
+  int rc;
+  /* tokens */
+  int ntok, captok, words;
+  uint64_t *anc;       /* captok rows of `words` */
+  uint64_t *completed; /* per region (capregions rows): tokens a host wait completed */
+  int caprows;
+  int *tok_ctx;
+  /* buffers */
+  BState *bs;
+  int capbs;
+  int live_dev;
+  /* values */
+  Value *vals;
+  int nvals, capvals;
+} G;
+
+static uint64_t *anc_row(G *g, int t) {
+  return g->anc + (size_t)t * (size_t)g->words;
+}
+static uint64_t *done_row(G *g, int ctx) {
+  return g->completed + (size_t)ctx * (size_t)g->words;
+}
+static int bit(const uint64_t *row, int t) {
+  return (int)((row[t >> 6] >> (t & 63)) & 1);
+}
+
+static int oom(G *g) {
+  if (g->rc == 0)
+    g->rc = af_err_set(g->err, AF_ENOMEM, "out of memory generating a case");
+  return g->rc;
+}
+
+/* Re-lays the bitsets out for a larger token capacity. */
+static int grow_tokens(G *g, int need) {
+  if (need <= g->captok && g->c->nregions <= g->caprows)
+    return 0;
+  int ncap = g->captok;
+  while (ncap < need)
+    ncap *= 2;
+  int nrows = g->caprows;
+  while (nrows < g->c->nregions + 1)
+    nrows *= 2;
+  int nwords = (ncap + 63) / 64;
+  uint64_t *na = af_calloc((size_t)ncap * (size_t)nwords, sizeof(uint64_t));
+  uint64_t *nd = af_calloc((size_t)nrows * (size_t)nwords, sizeof(uint64_t));
+  int *nc = af_realloc(g->tok_ctx, sizeof(int) * (size_t)ncap);
+  if (!na || !nd || !nc) {
+    af_free(na);
+    af_free(nd);
+    if (nc)
+      g->tok_ctx = nc;
+    return oom(g);
+  }
+  g->tok_ctx = nc;
+  for (int t = 0; t < g->ntok; t++)
+    memcpy(na + (size_t)t * (size_t)nwords, anc_row(g, t), sizeof(uint64_t) * (size_t)g->words);
+  for (int r = 0; r < g->caprows; r++)
+    memcpy(nd + (size_t)r * (size_t)nwords, done_row(g, r), sizeof(uint64_t) * (size_t)g->words);
+  af_free(g->anc);
+  af_free(g->completed);
+  g->anc = na;
+  g->completed = nd;
+  g->captok = ncap;
+  g->caprows = nrows;
+  g->words = nwords;
+  return 0;
+}
+
+static void remember(Ctx *x, int t) {
+  if (x->nrecent < RECENT) {
+    x->recent[x->nrecent++] = t;
+  } else {
+    memmove(x->recent, x->recent + 1, sizeof(int) * (RECENT - 1));
+    x->recent[RECENT - 1] = t;
+  }
+}
+
+/* A new token of ctx whose ancestors are deps (and their ancestors). */
+static int new_token(G *g, Ctx *x, const int *deps, int ndeps) {
+  if (grow_tokens(g, g->ntok + 1))
+    return -1;
+  int t = g->ntok++;
+  uint64_t *row = anc_row(g, t);
+  memset(row, 0, sizeof(uint64_t) * (size_t)g->words);
+  for (int d = 0; d < ndeps; d++) {
+    const uint64_t *dr = anc_row(g, deps[d]);
+    for (int w = 0; w < g->words; w++)
+      row[w] |= dr[w];
+    row[deps[d] >> 6] |= 1ull << (deps[d] & 63);
+  }
+  g->tok_ctx[t] = x->id;
+  remember(x, t);
+  return t;
+}
+
+static int covered(G *g, int ctx, int t) {
+  return t < 0 || bit(done_row(g, ctx), t);
+}
+
+static GenOp blank(int kind, int ctx) {
+  GenOp o;
+  memset(&o, 0, sizeof o);
+  o.kind = (uint8_t)kind;
+  o.ctx = ctx;
+  o.tok = o.buf = o.src = o.region = o.vidx = -1;
+  return o;
+}
+
+static int emit(G *g, GenOp *o) {
+  if (g->rc)
+    return -1;
+  int i = gen_case_add_op(g->c, o);
+  if (i < 0)
+    return oom(g);
+  return i;
+}
+
+/* A set of tokens to wait for (small). */
+typedef struct TSet {
+  int n;
+  int t[256];
+} TSet;
+
+static void ts_add(TSet *s, int t) {
+  if (t < 0)
+    return;
+  for (int i = 0; i < s->n; i++)
+    if (s->t[i] == t)
+      return;
+  if (s->n < 256)
+    s->t[s->n++] = t;
+}
+
+/* Adds what an access of buffer b needs in ctx. */
+static void need_for(G *g, Ctx *x, TSet *s, int b, int write) {
+  BState *st = &g->bs[b];
+  if (!covered(g, x->id, st->writer))
+    ts_add(s, st->writer);
+  if (write)
+    for (int k = 0; k < st->nreaders; k++)
+      if (!covered(g, x->id, st->readers[k]))
+        ts_add(s, st->readers[k]);
+}
+
+/* Drops tokens implied by another member. */
+static void ts_minimize(G *g, TSet *s) {
+  int n = 0;
+  for (int i = 0; i < s->n; i++) {
+    int implied = 0;
+    for (int j = 0; j < s->n && !implied; j++)
+      if (j != i && bit(anc_row(g, s->t[j]), s->t[i]))
+        implied = 1;
+    if (!implied)
+      s->t[n++] = s->t[i];
+  }
+  s->n = n;
+}
+
+static int join(G *g, Ctx *x, const int *deps, int n);
+
+/* Turns a set into at most max_deps dependencies (joining the rest), shuffled. */
+static int finalize_deps(G *g, Ctx *x, TSet *s, int extra_ok, int *deps) {
+  ts_minimize(g, s);
+  if (extra_ok && x->nrecent > 0 && af_rng_chance(&g->rng, g->cfg.extra_dep_pct)) {
+    ts_add(s, x->recent[af_rng_below(&g->rng, (uint32_t)x->nrecent)]);
+  }
+  int maxd = g->cfg.max_deps;
+  while (s->n > maxd && g->rc == 0) {
+    int k = s->n - maxd + 1;
+    if (k > maxd)
+      k = maxd;
+    int j = join(g, x, s->t, k);
+    if (j < 0)
+      return -1;
+    memmove(s->t, s->t + k, sizeof(int) * (size_t)(s->n - k));
+    s->n -= k;
+    s->t[s->n++] = j;
+  }
+  for (int i = s->n - 1; i > 0; i--) {
+    int j = (int)af_rng_below(&g->rng, (uint32_t)(i + 1));
+    int tmp = s->t[i];
+    s->t[i] = s->t[j];
+    s->t[j] = tmp;
+  }
+  memcpy(deps, s->t, sizeof(int) * (size_t)s->n);
+  return s->n;
+}
+
+/* Emits an async op o with dependencies deps; returns its token. */
+static int emit_async(G *g, Ctx *x, GenOp *o, const int *deps, int ndeps) {
+  o->ndeps = ndeps;
+  memcpy(o->deps, deps, sizeof(int) * (size_t)ndeps);
+  o->tok = new_token(g, x, deps, ndeps);
+  if (o->tok < 0 || emit(g, o) < 0)
+    return -1;
+  return o->tok;
+}
+
+static int join(G *g, Ctx *x, const int *deps, int n) {
+  GenOp o = blank(GEN_OP_WAIT_ASYNC, x->id);
+  return emit_async(g, x, &o, deps, n);
+}
+
+static void host_wait(G *g, Ctx *x, TSet *s) {
+  ts_minimize(g, s);
+  int off = 0;
+  while (off < s->n && g->rc == 0) {
+    int k = s->n - off;
+    if (k > g->cfg.max_deps)
+      k = g->cfg.max_deps;
+    GenOp o = blank(GEN_OP_HOST_WAIT, x->id);
+    o.ndeps = k;
+    memcpy(o.deps, s->t + off, sizeof(int) * (size_t)k);
+    if (emit(g, &o) < 0)
+      return;
+    uint64_t *done = done_row(g, x->id);
+    for (int d = 0; d < k; d++) {
+      const uint64_t *a = anc_row(g, o.deps[d]);
+      for (int w = 0; w < g->words; w++)
+        done[w] |= a[w];
+      done[o.deps[d] >> 6] |= 1ull << (o.deps[d] & 63);
+    }
+    off += k;
+  }
+}
+
+static void note_access(G *g, Ctx *x, int b, int write, int tok) {
+  BState *st = &g->bs[b];
+  if (write) {
+    st->writer = tok;
+    st->nreaders = 0;
+    st->written = 1;
+    return;
+  }
+  if (st->nreaders == MAX_READERS) {
+    int j = join(g, x, st->readers, g->cfg.max_deps < MAX_READERS ? g->cfg.max_deps : MAX_READERS);
+    if (j < 0)
+      return;
+    int k = g->cfg.max_deps < MAX_READERS ? g->cfg.max_deps : MAX_READERS;
+    memmove(st->readers, st->readers + k, sizeof(int) * (size_t)(MAX_READERS - k));
+    st->nreaders -= k;
+    st->readers[st->nreaders++] = j;
+  }
+  st->readers[st->nreaders++] = tok;
+}
+
+/* ---- picking buffers ---- */
+
+static int pick_buf(G *g, Ctx *x, int want_kind, int need_written, int not1, int not2) {
+  int cand[256], n = 0;
+  for (int b = 0; b < g->c->nbufs && n < 256; b++) {
+    BState *st = &g->bs[b];
+    if (st->owner != x->id || b == not1 || b == not2)
+      continue;
+    if (want_kind >= 0 && g->c->bufs[b].kind != want_kind)
+      continue;
+    if (need_written && !st->written)
+      continue;
+    cand[n++] = b;
+  }
+  return n ? cand[af_rng_below(&g->rng, (uint32_t)n)] : -1;
+}
+
+/* ---- op emitters ---- */
+
+static void op_alloc(G *g, Ctx *x) {
+  if (g->live_dev >= g->cfg.buffers)
+    return;
+  GenBuf gb = {GEN_BUF_DEVICE, g->cfg.elems, 0};
+  int b = gen_case_add_buf(g->c, &gb);
+  if (b < 0 || af_grow((void **)&g->bs, &g->capbs, b + 1, sizeof(BState))) {
+    oom(g);
+    return;
+  }
+  BState *st = &g->bs[b];
+  memset(st, 0, sizeof *st);
+  st->owner = x->id;
+  st->writer = -1;
+  st->region_private = x->id != 0;
+  GenOp o = blank(GEN_OP_ALLOC, x->id);
+  o.buf = b;
+  if (af_rng_chance(&g->rng, g->cfg.host_shared_pct)) {
+    o.mode = GEN_ALLOC_HOST_SHARED;
+    st->shared = 1;
+  } else if (af_rng_chance(&g->rng, g->cfg.sync_pct)) {
+    o.mode = GEN_ALLOC_SYNC;
+  } else {
+    o.mode = GEN_ALLOC_ASYNC;
+    o.async = 1;
+  }
+  g->live_dev++;
+  if (o.async) {
+    TSet s = {0};
+    int deps[GEN_MAX_DEPS];
+    if (x->nrecent && af_rng_chance(&g->rng, 60))
+      ts_add(&s, x->recent[af_rng_below(&g->rng, (uint32_t)x->nrecent)]);
+    int nd = finalize_deps(g, x, &s, 1, deps);
+    if (nd < 0)
+      return;
+    st->writer = emit_async(g, x, &o, deps, nd);
+  } else {
+    emit(g, &o);
+  }
+}
+
+static void op_dealloc(G *g, Ctx *x, int b) {
+  BState *st = &g->bs[b];
+  TSet s = {0};
+  need_for(g, x, &s, b, 1);
+  GenOp o = blank(GEN_OP_DEALLOC, x->id);
+  o.buf = b;
+  if (af_rng_chance(&g->rng, g->cfg.sync_pct)) {
+    if (s.n)
+      host_wait(g, x, &s);
+    emit(g, &o);
+  } else {
+    o.async = 1;
+    int deps[GEN_MAX_DEPS];
+    int nd = finalize_deps(g, x, &s, 1, deps);
+    if (nd < 0)
+      return;
+    emit_async(g, x, &o, deps, nd);
+  }
+  st->owner = -2;
+  g->live_dev--;
+}
+
+static void op_launch(G *g, Ctx *x) {
+  int k = (int)af_rng_below(&g->rng, KERNEL__COUNT);
+  int dst = pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1);
+  if (dst < 0)
+    return;
+  int a = -1, b = -1;
+  if (k >= KERNEL_TRANSFORM) {
+    a = pick_buf(g, x, GEN_BUF_DEVICE, 1, dst, -1);
+    if (a < 0)
+      k = KERNEL_FILL;
+  }
+  if (k == KERNEL_COMBINE) {
+    b = pick_buf(g, x, GEN_BUF_DEVICE, 1, dst, a);
+    if (b < 0)
+      k = KERNEL_TRANSFORM;
+  }
+  GenOp o = blank(GEN_OP_LAUNCH, x->id);
+  o.kernel = (uint8_t)k;
+  o.nargs = kernel_info(k)->nbufs;
+  o.args[0] = dst;
+  o.args[1] = a;
+  o.args[2] = b;
+  o.buf = dst;
+  o.value = (int)af_rng_below(&g->rng, 100);
+  TSet s = {0};
+  need_for(g, x, &s, dst, 1);
+  for (int i = 1; i < o.nargs; i++)
+    need_for(g, x, &s, o.args[i], 0);
+  int deps[GEN_MAX_DEPS];
+  int nd = finalize_deps(g, x, &s, 1, deps);
+  if (nd < 0)
+    return;
+  int t = emit_async(g, x, &o, deps, nd);
+  if (t < 0)
+    return;
+  for (int i = 1; i < o.nargs; i++)
+    note_access(g, x, o.args[i], 0, t);
+  note_access(g, x, dst, 1, t);
+}
+
+static void op_memcpy(G *g, Ctx *x) {
+  int dir = (int)af_rng_below(&g->rng, 3); /* 0 H2D, 1 D2H, 2 D2D */
+  int src, dst;
+  if (dir == 0) {
+    src = pick_buf(g, x, GEN_BUF_HOST, 1, -1, -1);
+    dst = pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1);
+  } else if (dir == 1) {
+    src = pick_buf(g, x, GEN_BUF_DEVICE, 1, -1, -1);
+    dst = pick_buf(g, x, GEN_BUF_HOST, 0, -1, -1);
+  } else {
+    src = pick_buf(g, x, GEN_BUF_DEVICE, 1, -1, -1);
+    dst = pick_buf(g, x, GEN_BUF_DEVICE, 0, src, -1);
+  }
+  if (src < 0 || dst < 0)
+    return;
+  GenOp o = blank(GEN_OP_MEMCPY, x->id);
+  o.buf = dst;
+  o.src = src;
+  TSet s = {0};
+  need_for(g, x, &s, dst, 1);
+  need_for(g, x, &s, src, 0);
+  int deps[GEN_MAX_DEPS];
+  int nd = finalize_deps(g, x, &s, 1, deps);
+  if (nd < 0)
+    return;
+  int t = emit_async(g, x, &o, deps, nd);
+  if (t < 0)
+    return;
+  note_access(g, x, src, 0, t);
+  note_access(g, x, dst, 1, t);
+}
+
+static void op_memset(G *g, Ctx *x) {
+  int dst = pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1);
+  if (dst < 0)
+    return;
+  GenOp o = blank(GEN_OP_MEMSET, x->id);
+  o.buf = dst;
+  o.value = (int)af_rng_below(&g->rng, 1000);
+  TSet s = {0};
+  need_for(g, x, &s, dst, 1);
+  int deps[GEN_MAX_DEPS];
+  int nd = finalize_deps(g, x, &s, 1, deps);
+  if (nd < 0)
+    return;
+  int t = emit_async(g, x, &o, deps, nd);
+  if (t >= 0)
+    note_access(g, x, dst, 1, t);
+}
+
+static void op_wait_async(G *g, Ctx *x) {
+  TSet s = {0};
+  int want = 1 + (int)af_rng_below(&g->rng, (uint32_t)g->cfg.max_deps);
+  for (int i = 0; i < want && x->nrecent; i++)
+    ts_add(&s, x->recent[af_rng_below(&g->rng, (uint32_t)x->nrecent)]);
+  if (af_rng_chance(&g->rng, 10))
+    s.n = 0; /* a fresh stream */
+  int deps[GEN_MAX_DEPS];
+  int nd = finalize_deps(g, x, &s, 0, deps);
+  if (nd >= 0)
+    join(g, x, deps, nd);
+}
+
+static void op_host_wait(G *g, Ctx *x) {
+  TSet s = {0};
+  int b = pick_buf(g, x, -1, 0, -1, -1);
+  if (b >= 0 && af_rng_chance(&g->rng, 70))
+    need_for(g, x, &s, b, 1);
+  else if (x->nrecent)
+    ts_add(&s, x->recent[af_rng_below(&g->rng, (uint32_t)x->nrecent)]);
+  if (s.n)
+    host_wait(g, x, &s);
+}
+
+static void observe(G *g, Ctx *x, int b) {
+  TSet s = {0};
+  need_for(g, x, &s, b, 0);
+  if (s.n)
+    host_wait(g, x, &s);
+  GenOp o = blank(GEN_OP_OBSERVE, x->id);
+  o.buf = b;
+  emit(g, &o);
+}
+
+static void op_observe(G *g, Ctx *x) {
+  if (x->id != 0)
+    return;
+  int b = pick_buf(g, x, GEN_BUF_HOST, 1, -1, -1);
+  if (af_rng_chance(&g->rng, 30)) {
+    int sb = pick_buf(g, x, GEN_BUF_DEVICE, 1, -1, -1);
+    if (sb >= 0 && g->bs[sb].shared)
+      b = sb;
+  }
+  if (b >= 0)
+    observe(g, x, b);
+}
+
+/* ---- regions ---- */
+
+static void gen_ctx(G *g, Ctx *x, int budget);
+
+static void claim(G *g, Ctx *x, Value *v, int tok) {
+  if (v->claimed)
+    return;
+  v->claimed = 1;
+  for (int i = 0; i < v->nbufs; i++) {
+    BState *st = &g->bs[v->bufs[i]];
+    st->owner = x->id;
+    st->writer = tok;
+    st->nreaders = 0;
+  }
+}
+
+static Value *find_value(G *g, int region, int vidx) {
+  for (int i = 0; i < g->nvals; i++)
+    if (g->vals[i].region == region && g->vals[i].vidx == vidx)
+      return &g->vals[i];
+  return NULL;
+}
+
+/* Awaits child region r from ctx x: a value (claiming its buffers) or its completion. */
+static void await_region(G *g, Ctx *x, int r, int want_value) {
+  const GenRegion *gr = &g->c->regions[r];
+  GenOp o = blank(GEN_OP_AWAIT, x->id);
+  o.region = r;
+  int vidx = -1;
+  if (want_value && gr->nyields > 0) {
+    /* prefer a value that still carries buffers */
+    for (int k = 0; k < gr->nyields && vidx < 0; k++) {
+      Value *v = find_value(g, r, k);
+      if (v && !v->claimed && v->nbufs)
+        vidx = k;
+    }
+    if (vidx < 0)
+      vidx = (int)af_rng_below(&g->rng, (uint32_t)gr->nyields);
+  }
+  o.vidx = vidx;
+  if (vidx >= 0) {
+    o.tok = new_token(g, x, NULL, 0);
+    if (o.tok < 0 || emit(g, &o) < 0)
+      return;
+    Value *v = find_value(g, r, vidx);
+    if (v)
+      claim(g, x, v, o.tok);
+  } else {
+    emit(g, &o);
+  }
+}
+
+static void drop_child(Ctx *x, int r) {
+  for (int i = 0; i < x->nchildren; i++)
+    if (x->children[i] == r) {
+      x->children[i] = x->children[--x->nchildren];
+      return;
+    }
+}
+
+static void op_await(G *g, Ctx *x) {
+  if (x->nchildren == 0)
+    return;
+  int r = x->children[af_rng_below(&g->rng, (uint32_t)x->nchildren)];
+  await_region(g, x, r, af_rng_chance(&g->rng, 80));
+  drop_child(x, r);
+}
+
+/* Closes region ctx x: awaits its children, frees its private buffers, yields values. */
+static void close_region(G *g, Ctx *x, int region) {
+  while (x->nchildren && g->rc == 0) {
+    int r = x->children[0];
+    await_region(g, x, r, 1);
+    drop_child(x, r);
+  }
+  /* values of awaited children that nobody claimed: claim them by awaiting again */
+  for (int i = 0; i < g->nvals && g->rc == 0; i++) {
+    Value *v = &g->vals[i];
+    if (!v->claimed && v->nbufs && g->c->regions[v->region].parent == x->id) {
+      GenOp o = blank(GEN_OP_AWAIT, x->id);
+      o.region = v->region;
+      o.vidx = v->vidx;
+      o.tok = new_token(g, x, NULL, 0);
+      if (o.tok < 0 || emit(g, &o) < 0)
+        return;
+      claim(g, x, v, o.tok);
+    }
+  }
+  for (int b = 0; b < g->c->nbufs && g->rc == 0; b++)
+    if (g->bs[b].owner == x->id && g->bs[b].region_private)
+      op_dealloc(g, x, b);
+  int owned[256], n = 0;
+  for (int b = 0; b < g->c->nbufs && n < 256; b++)
+    if (g->bs[b].owner == x->id)
+      owned[n++] = b;
+  int nv = n == 0 ? (x->nrecent && af_rng_chance(&g->rng, 50) ? 1 : 0)
+                  : 1 + (int)af_rng_below(&g->rng, n < 2 ? 1 : 2);
+  int group[256];
+  for (int i = 0; i < n; i++)
+    group[i] = (int)af_rng_below(&g->rng, (uint32_t)nv);
+  g->c->regions[region].nyields = 0;
+  for (int k = 0; k < nv && g->rc == 0; k++) {
+    TSet s = {0};
+    int nb = 0;
+    for (int i = 0; i < n; i++)
+      if (group[i] == k) {
+        need_for(g, x, &s, owned[i], 1);
+        nb++;
+      }
+    ts_minimize(g, &s);
+    int t;
+    if (s.n == 0 && nb == 0 && x->nrecent)
+      t = x->recent[x->nrecent - 1];
+    else if (s.n == 1 && af_rng_chance(&g->rng, 85))
+      t = s.t[0];
+    else {
+      int deps[GEN_MAX_DEPS];
+      int nd = finalize_deps(g, x, &s, 0, deps);
+      if (nd < 0)
+        return;
+      t = join(g, x, deps, nd);
+    }
+    if (t < 0)
+      return;
+    GenRegion *out = &g->c->regions[region];
+    out->yields[out->nyields++] = t;
+    if (af_grow((void **)&g->vals, &g->capvals, g->nvals + 1, sizeof(Value))) {
+      oom(g);
+      return;
+    }
+    Value *v = &g->vals[g->nvals++];
+    memset(v, 0, sizeof *v);
+    v->region = region;
+    v->vidx = k;
+    v->bufs = nb ? af_malloc(sizeof(int) * (size_t)nb) : NULL;
+    if (nb && v->bufs == NULL) {
+      oom(g);
+      return;
+    }
+    for (int i = 0; i < n; i++)
+      if (group[i] == k) {
+        v->bufs[v->nbufs++] = owned[i];
+        g->bs[owned[i]].owner = -1;
+      }
+  }
+}
+
+static void op_execute(G *g, Ctx *x, int budget) {
+  if (x->depth >= g->cfg.max_nesting)
+    return;
+  GenRegion gr;
+  memset(&gr, 0, sizeof gr);
+  gr.parent = x->id;
+  /* inputs: unclaimed values of this context's children, to chain regions */
+  for (int i = 0; i < g->nvals && gr.ninputs < 2; i++) {
+    Value *v = &g->vals[i];
+    if (!v->claimed && g->c->regions[v->region].parent == x->id && af_rng_chance(&g->rng, 50)) {
+      gr.inputs[gr.ninputs].region = v->region;
+      gr.inputs[gr.ninputs].vidx = v->vidx;
+      gr.ninputs++;
+    }
+  }
+  /* lent buffers: made quiescent first */
+  int lend[4], nl = 0;
+  int want = 1 + (int)af_rng_below(&g->rng, 3);
+  int hb = pick_buf(g, x, GEN_BUF_HOST, 0, -1, -1);
+  if (hb >= 0 && af_rng_chance(&g->rng, 60))
+    lend[nl++] = hb;
+  while (nl < want) {
+    int b = pick_buf(g, x, -1, 0, nl ? lend[0] : -1, nl > 1 ? lend[1] : -1);
+    if (b < 0 || (nl > 2 && b == lend[2]))
+      break;
+    lend[nl++] = b;
+  }
+  TSet s = {0};
+  for (int i = 0; i < nl; i++)
+    need_for(g, x, &s, lend[i], 1);
+  if (s.n)
+    host_wait(g, x, &s);
+  if (g->rc)
+    return;
+  GenOp o = blank(GEN_OP_EXECUTE, x->id);
+  gr.exec_op = g->c->nops;
+  int r = gen_case_add_region(g->c, &gr);
+  if (r < 0 || grow_tokens(g, g->ntok + 1)) {
+    oom(g);
+    return;
+  }
+  o.region = r;
+  if (emit(g, &o) < 0)
+    return;
+  memset(done_row(g, r), 0, sizeof(uint64_t) * (size_t)g->words);
+  Ctx child;
+  memset(&child, 0, sizeof child);
+  child.id = r;
+  child.depth = x->depth + 1;
+  for (int k = 0; k < gr.ninputs; k++) {
+    int t = new_token(g, &child, NULL, 0);
+    if (t < 0)
+      return;
+    g->c->regions[r].inputs[k].tok = t;
+    Value *v = find_value(g, gr.inputs[k].region, gr.inputs[k].vidx);
+    if (v)
+      claim(g, &child, v, t);
+  }
+  for (int i = 0; i < nl; i++) {
+    BState *st = &g->bs[lend[i]];
+    st->owner = r;
+    st->writer = -1;
+    st->nreaders = 0;
+  }
+  gen_ctx(g, &child, budget);
+  close_region(g, &child, r);
+  af_free(child.children);
+  if (g->rc == 0 &&
+      af_grow((void **)&x->children, &x->capchildren, x->nchildren + 1, sizeof(int)) == 0)
+    x->children[x->nchildren++] = r;
+  else
+    oom(g);
+}
+
+static void gen_ctx(G *g, Ctx *x, int budget) {
+  const GenConfig *c = &g->cfg;
+  int start = g->c->nops;
+  int w[10] = {c->w_launch,
+               c->w_memcpy,
+               c->w_memset,
+               c->w_alloc,
+               c->w_dealloc,
+               c->w_wait_async,
+               c->w_host_wait,
+               x->id == 0 ? c->w_observe : 0,
+               0,
+               x->nchildren ? 6 : 0};
+  int guard = 0;
+  while (g->rc == 0 && g->c->nops - start < budget && g->c->nops < c->ops + 8 &&
+         guard++ < 20 * budget + 100) {
+    if (af_rng_chance(&g->rng, c->region_pct) && x->depth < c->max_nesting) {
+      int remaining = budget - (g->c->nops - start);
+      int sub = 2 + (int)af_rng_below(&g->rng, (uint32_t)(remaining / 2 + 2));
+      op_execute(g, x, sub);
+      continue;
+    }
+    w[9] = x->nchildren ? 6 : 0;
+    int total = 0;
+    for (int i = 0; i < 10; i++)
+      total += w[i];
+    if (total <= 0)
+      break;
+    int pick = (int)af_rng_below(&g->rng, (uint32_t)total);
+    int kind = 0;
+    while (pick >= w[kind])
+      pick -= w[kind++];
+    switch (kind) {
+    case 0:
+      op_launch(g, x);
+      break;
+    case 1:
+      op_memcpy(g, x);
+      break;
+    case 2:
+      op_memset(g, x);
+      break;
+    case 3:
+      op_alloc(g, x);
+      break;
+    case 4: {
+      int b = pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1);
+      if (b >= 0 && (x->id == 0 || g->bs[b].region_private))
+        op_dealloc(g, x, b);
+      break;
+    }
+    case 5:
+      op_wait_async(g, x);
+      break;
+    case 6:
+      op_host_wait(g, x);
+      break;
+    case 7:
+      op_observe(g, x);
+      break;
+    case 9:
+      op_await(g, x);
+      break;
+    }
+  }
+}
+
+static int check_config(const GenConfig *c, AfErr *err) {
+  if (c->ops < 1 || c->ops > 100000)
+    return af_err_set(err, AF_EUSAGE, "ops must be 1..100000 (got %d)", c->ops);
+  if (c->buffers < 1 || c->buffers > 200)
+    return af_err_set(err, AF_EUSAGE, "buffers must be 1..200 (got %d)", c->buffers);
+  if (c->host_bufs < 1 || c->host_bufs > 32)
+    return af_err_set(err, AF_EUSAGE, "host buffers must be 1..32 (got %d)", c->host_bufs);
+  if (c->elems < 1 || c->elems > 1024)
+    return af_err_set(err, AF_EUSAGE, "elems must be 1..1024 (got %d)", c->elems);
+  if (c->max_deps < 1 || c->max_deps > GEN_MAX_DEPS)
+    return af_err_set(err, AF_EUSAGE, "max-deps must be 1..%d (got %d)", GEN_MAX_DEPS, c->max_deps);
+  if (c->max_deps < 2)
+    return af_err_set(err, AF_EUSAGE, "max-deps must be at least 2 (joins need two)");
+  if (c->spin < 0 || c->max_nesting < 0 || c->region_pct < 0 || c->region_pct > 100)
+    return af_err_set(err, AF_EUSAGE, "spin, nesting and region chance must be sane");
+  int *w[] = {(int *)&c->w_launch,    (int *)&c->w_memcpy,  (int *)&c->w_memset,
+              (int *)&c->w_alloc,     (int *)&c->w_dealloc, (int *)&c->w_wait_async,
+              (int *)&c->w_host_wait, (int *)&c->w_observe};
+  int total = 0;
+  for (int i = 0; i < 8; i++) {
+    if (*w[i] < 0)
+      return af_err_set(err, AF_EUSAGE, "op mix weights must not be negative");
+    total += *w[i];
+  }
+  if (total == 0)
+    return af_err_set(err, AF_EUSAGE, "op mix weights are all zero");
+  return 0;
+}
+
+int gen_generate(GenCase *c, uint64_t seed, const GenConfig *cfg, AfErr *err) {
+  gen_case_init(c);
+  int rc = check_config(cfg, err);
+  if (rc)
+    return rc;
+  G g;
+  memset(&g, 0, sizeof g);
+  g.c = c;
+  g.cfg = *cfg;
+  g.err = err;
+  af_rng_seed(&g.rng, seed);
+  c->seed = seed;
+  c->cfg = *cfg;
+  c->has_config = 1;
+  c->spin = cfg->spin;
+  g.captok = 64;
+  g.caprows = 8;
+  g.words = 1;
+  g.anc = af_calloc(64, sizeof(uint64_t));
+  g.completed = af_calloc(8, sizeof(uint64_t));
+  g.tok_ctx = af_malloc(sizeof(int) * 64);
+  if (!g.anc || !g.completed || !g.tok_ctx || c->nregions != 1) {
+    oom(&g);
+    goto out;
+  }
+  Ctx main;
+  memset(&main, 0, sizeof main);
+  for (int i = 0; i < cfg->host_bufs; i++) {
+    GenBuf gb = {GEN_BUF_HOST, cfg->elems, (int)af_rng_below(&g.rng, 1000)};
+    int b = gen_case_add_buf(c, &gb);
+    if (b < 0 || af_grow((void **)&g.bs, &g.capbs, b + 1, sizeof(BState))) {
+      oom(&g);
+      goto out;
+    }
+    memset(&g.bs[b], 0, sizeof(BState));
+    g.bs[b].written = 1;
+    g.bs[b].writer = -1;
+  }
+  int first = 1 + (int)af_rng_below(&g.rng, 2);
+  for (int i = 0; i < first; i++)
+    op_alloc(&g, &main);
+  gen_ctx(&g, &main, cfg->ops);
+  /* close main: await everything, free device buffers, observe every host-visible buffer */
+  while (main.nchildren && g.rc == 0) {
+    await_region(&g, &main, main.children[0], 1);
+    drop_child(&main, main.children[0]);
+  }
+  for (int i = 0; i < g.nvals && g.rc == 0; i++) {
+    Value *v = &g.vals[i];
+    if (!v->claimed && v->nbufs && c->regions[v->region].parent == 0) {
+      GenOp o = blank(GEN_OP_AWAIT, 0);
+      o.region = v->region;
+      o.vidx = v->vidx;
+      o.tok = new_token(&g, &main, NULL, 0);
+      if (o.tok < 0 || emit(&g, &o) < 0)
+        break;
+      claim(&g, &main, v, o.tok);
+    }
+  }
+  for (int b = 0; b < c->nbufs && g.rc == 0; b++)
+    if (g.bs[b].owner == 0 && g.bs[b].shared && g.bs[b].written)
+      observe(&g, &main, b);
+  for (int b = 0; b < c->nbufs && g.rc == 0; b++)
+    if (g.bs[b].owner == 0 && c->bufs[b].kind == GEN_BUF_DEVICE)
+      op_dealloc(&g, &main, b);
+  for (int b = 0; b < c->nbufs && g.rc == 0; b++)
+    if (c->bufs[b].kind == GEN_BUF_HOST)
+      observe(&g, &main, b);
+  af_free(main.children);
+  if (g.rc == 0)
+    g.rc = gen_case_finish(c, err);
+out:
+  rc = g.rc;
+  for (int i = 0; i < g.nvals; i++)
+    af_free(g.vals[i].bufs);
+  af_free(g.vals);
+  af_free(g.bs);
+  af_free(g.tok_ctx);
+  af_free(g.anc);
+  af_free(g.completed);
+  if (rc) {
+    gen_case_free(c);
+    gen_case_init(c);
+  }
+  return rc;
+}

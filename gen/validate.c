@@ -1,0 +1,494 @@
+/*
+ * validate.c: the rules that give a Case exactly one meaning (ARCHITECTURE.md, "The Case").
+ *
+ * The case's happens-before relation is built over nodes: every op, plus a START and an END
+ * node per region. Edges: a token's producer precedes each op that depends on it; in each
+ * context (main or a region body) a synchronous op (host_wait, observe, await, execute,
+ * sync alloc/dealloc) precedes every later op of that context; a region starts after its
+ * execute op and after the regions whose values it consumes have ended; a region ends after
+ * its synchronous ops; an await follows the end of its region. Edges only point forward in
+ * inline order, so one pass computes every node's ancestor set (a bitset).
+ *
+ * Buffer rules are checked in the same pass against each buffer's last write and the reads
+ * since: conflicting accesses must be ordered, reads need an earlier write, nothing may
+ * follow a dealloc and a dealloc must follow every use.
+ */
+#include "gen.h"
+
+#include "../runner/kernels.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct V {
+  const GenCase *c;
+  AfErr *err;
+  int nnodes, words;
+  uint64_t *reach; /* nnodes * words */
+  int *tok_src;    /* node producing each token (-1: not yet defined) */
+  int *tok_ctx;
+  int *tok_defs;
+  int *last_sync; /* per context */
+  int *awaited;   /* per region */
+  /* per buffer */
+  int *alloc_node, *alloc_ctx, *dealloc_node, *last_write;
+  int *nreads, *capreads;
+  int **reads;
+} V;
+
+#define START(v, r) ((v)->c->nops + 2 * (r))
+#define END(v, r) ((v)->c->nops + 2 * (r) + 1)
+
+static uint64_t *row(V *v, int n) {
+  return v->reach + (size_t)n * (size_t)v->words;
+}
+
+static int before(V *v, int a, int b) { /* a happens before b */
+  if (a < 0)
+    return 1; /* program start */
+  return (int)((row(v, b)[a >> 6] >> (a & 63)) & 1);
+}
+
+static void edge(V *v, int from, int to) {
+  if (from < 0)
+    return;
+  uint64_t *dst = row(v, to);
+  const uint64_t *src = row(v, from);
+  for (int w = 0; w < v->words; w++)
+    dst[w] |= src[w];
+  dst[from >> 6] |= 1ull << (from & 63);
+}
+
+static const char *kname(const V *v, int node) {
+  if (node >= v->c->nops)
+    return (node - v->c->nops) & 1 ? "region end" : "region start";
+  return gen_op_name(v->c->ops[node].kind);
+}
+
+static int fail(V *v, int i, const char *fmt, int a, int b) {
+  char msg[300];
+  snprintf(msg, sizeof msg, fmt, a, b);
+  return af_err_set(v->err, AF_EINVALID, "op #%d (%s): %s", i, kname(v, i), msg);
+}
+
+static int in_scope(const GenCase *c, int ctx, int outer) {
+  for (int guard = 0; ctx >= 0 && guard <= c->nregions; guard++) {
+    if (ctx == outer)
+      return 1;
+    ctx = ctx == 0 ? -1 : c->regions[ctx].parent;
+  }
+  return 0;
+}
+
+static int add_read(V *v, int b, int node) {
+  if (af_grow((void **)&v->reads[b], &v->capreads[b], v->nreads[b] + 1, sizeof(int)))
+    return af_err_set(v->err, AF_ENOMEM, "out of memory");
+  v->reads[b][v->nreads[b]++] = node;
+  return 0;
+}
+
+/* Checks one data access of op i to buffer b. */
+static int access(V *v, int i, int b, int write) {
+  const GenCase *c = v->c;
+  const GenBuf *gb = &c->bufs[b];
+  int ctx = c->ops[i].ctx;
+  if (gb->kind == GEN_BUF_DEVICE) {
+    if (v->alloc_node[b] == -2)
+      return fail(v, i, "uses b%d, which is never allocated before it%s", b, 0);
+    if (v->dealloc_node[b] >= 0)
+      return fail(v, i, "uses b%d after its dealloc (op #%d)", b, v->dealloc_node[b]);
+    if (!in_scope(c, ctx, v->alloc_ctx[b]))
+      return fail(v, i, "uses b%d outside the region that allocates it (r%d)", b, v->alloc_ctx[b]);
+    if (!before(v, v->alloc_node[b], i))
+      return fail(v, i, "uses b%d without being ordered after its alloc (op #%d)", b,
+                  v->alloc_node[b]);
+  }
+  int lw = v->last_write[b];
+  if (!write && lw == -2)
+    return fail(v, i, "reads b%d, which is never written before it%s", b, 0);
+  if (lw != -2 && !before(v, lw, i)) {
+    if (write)
+      return fail(v, i,
+                  "writes b%d, which op #%d also writes, with no token-DAG order between them", b,
+                  lw);
+    return fail(v, i, "reads b%d, which op #%d writes, with no token-DAG order between them", b,
+                lw);
+  }
+  if (write) {
+    for (int k = 0; k < v->nreads[b]; k++)
+      if (!before(v, v->reads[b][k], i))
+        return fail(v, i, "writes b%d, which op #%d reads, with no token-DAG order between them", b,
+                    v->reads[b][k]);
+    v->last_write[b] = i;
+    v->nreads[b] = 0;
+    return 0;
+  }
+  return add_read(v, b, i);
+}
+
+static int check_deps(V *v, int i) {
+  const GenCase *c = v->c;
+  const GenOp *o = &c->ops[i];
+  if (o->ndeps < 0 || o->ndeps > GEN_MAX_DEPS)
+    return fail(v, i, "has %d dependencies (at most %d)", o->ndeps, GEN_MAX_DEPS);
+  for (int d = 0; d < o->ndeps; d++) {
+    int t = o->deps[d];
+    if (t < 0 || t >= c->ntoks || v->tok_src[t] == -1)
+      return fail(v, i, "depends on token t%d, which is not defined before it%s", t, 0);
+    if (v->tok_ctx[t] != o->ctx)
+      return fail(v, i,
+                  "depends on token t%d of another context (r%d); pass it through "
+                  "yield/await or region inputs",
+                  t, v->tok_ctx[t]);
+    edge(v, v->tok_src[t], i);
+  }
+  return 0;
+}
+
+static int define_token(V *v, int i, int t, int src, int ctx) {
+  if (t < 0 || t >= v->c->ntoks)
+    return fail(v, i, "defines token t%d outside the token table%s", t, 0);
+  if (v->tok_defs[t]++ > 0)
+    return fail(v, i, "defines token t%d, which is already defined (tokens are never reused)%s", t,
+                0);
+  v->tok_src[t] = src;
+  v->tok_ctx[t] = ctx;
+  return 0;
+}
+
+static int is_sync(const GenOp *o) {
+  switch (o->kind) {
+  case GEN_OP_HOST_WAIT:
+  case GEN_OP_OBSERVE:
+  case GEN_OP_AWAIT:
+  case GEN_OP_EXECUTE:
+    return 1;
+  case GEN_OP_ALLOC:
+  case GEN_OP_DEALLOC:
+    return !o->async;
+  default:
+    return 0;
+  }
+}
+
+static int check_shape(V *v, int i) {
+  const GenCase *c = v->c;
+  const GenOp *o = &c->ops[i];
+  int wants_tok;
+  switch (o->kind) {
+  case GEN_OP_WAIT_ASYNC:
+  case GEN_OP_MEMCPY:
+  case GEN_OP_MEMSET:
+  case GEN_OP_LAUNCH:
+    wants_tok = 1;
+    break;
+  case GEN_OP_ALLOC:
+    if ((o->mode == GEN_ALLOC_ASYNC) != (o->async != 0))
+      return fail(v, i, "alloc mode and async flag disagree%s%s", 0, 0);
+    wants_tok = o->async;
+    break;
+  case GEN_OP_DEALLOC:
+    wants_tok = o->async;
+    break;
+  case GEN_OP_AWAIT:
+    wants_tok = o->vidx >= 0;
+    break;
+  case GEN_OP_HOST_WAIT:
+  case GEN_OP_OBSERVE:
+  case GEN_OP_EXECUTE:
+    wants_tok = 0;
+    break;
+  default:
+    return fail(v, i, "unknown op kind %d%s", o->kind, 0);
+  }
+  if (wants_tok && o->tok < 0)
+    return fail(v, i, "an async op must define a token%s%s", 0, 0);
+  if (!wants_tok && o->tok >= 0)
+    return fail(v, i, "defines token t%d but is synchronous%s", o->tok, 0);
+  int may_dep = o->kind != GEN_OP_OBSERVE && o->kind != GEN_OP_EXECUTE && o->kind != GEN_OP_AWAIT &&
+                !((o->kind == GEN_OP_ALLOC || o->kind == GEN_OP_DEALLOC) && !o->async);
+  if (!may_dep && o->ndeps)
+    return fail(v, i, "a synchronous op takes no dependencies%s%s", 0, 0);
+  int bufs[3] = {-1, -1, -1};
+  int nb = 0;
+  switch (o->kind) {
+  case GEN_OP_ALLOC:
+  case GEN_OP_DEALLOC:
+  case GEN_OP_MEMSET:
+  case GEN_OP_OBSERVE:
+    bufs[nb++] = o->buf;
+    break;
+  case GEN_OP_MEMCPY:
+    bufs[nb++] = o->buf;
+    bufs[nb++] = o->src;
+    break;
+  case GEN_OP_LAUNCH:
+    if (kernel_info(o->kernel) == NULL || o->nargs != kernel_info(o->kernel)->nbufs)
+      return fail(v, i, "unknown kernel or wrong number of buffers%s%s", 0, 0);
+    for (int a = 0; a < o->nargs; a++)
+      bufs[nb++] = o->args[a];
+    break;
+  default:
+    break;
+  }
+  for (int k = 0; k < nb; k++)
+    if (bufs[k] < 0 || bufs[k] >= c->nbufs)
+      return fail(v, i, "names buffer %d, which does not exist%s", bufs[k], 0);
+  const GenBuf *B = c->bufs;
+  switch (o->kind) {
+  case GEN_OP_ALLOC:
+  case GEN_OP_DEALLOC:
+  case GEN_OP_MEMSET:
+    if (B[o->buf].kind != GEN_BUF_DEVICE)
+      return fail(v, i, "b%d is a host buffer; this op needs a device buffer%s", o->buf, 0);
+    break;
+  case GEN_OP_MEMCPY:
+    if (o->buf == o->src)
+      return fail(v, i, "copies b%d onto itself%s", o->buf, 0);
+    if (B[o->buf].kind == GEN_BUF_HOST && B[o->src].kind == GEN_BUF_HOST)
+      return fail(v, i, "copies host to host (b%d to b%d); gpu.memcpy needs a device side", o->src,
+                  o->buf);
+    if (B[o->buf].n != B[o->src].n)
+      return fail(v, i, "copies between buffers of different sizes (%d and %d elements)",
+                  B[o->src].n, B[o->buf].n);
+    break;
+  case GEN_OP_LAUNCH:
+    for (int a = 0; a < o->nargs; a++) {
+      if (B[o->args[a]].kind != GEN_BUF_DEVICE)
+        return fail(v, i, "passes host buffer b%d to a kernel%s", o->args[a], 0);
+      if (B[o->args[a]].n != B[o->args[0]].n)
+        return fail(v, i, "passes buffers of different sizes (b%d, b%d)", o->args[0], o->args[a]);
+      for (int a2 = 0; a2 < a; a2++)
+        if (o->args[a] == o->args[a2])
+          return fail(v, i, "passes b%d twice; kernel arguments must not alias%s", o->args[a], 0);
+    }
+    break;
+  case GEN_OP_OBSERVE:
+    if (o->ctx != 0)
+      return fail(v, i, "observe must be in the host's main function, not in region r%d%s", o->ctx,
+                  0);
+    if (B[o->buf].kind != GEN_BUF_HOST && v->alloc_node[o->buf] >= 0 &&
+        c->ops[v->alloc_node[o->buf]].mode != GEN_ALLOC_HOST_SHARED)
+      return fail(v, i,
+                  "observes device buffer b%d; the host can read only host or "
+                  "host_shared memory%s",
+                  o->buf, 0);
+    break;
+  default:
+    break;
+  }
+  return 0;
+}
+
+static int visit_op(V *v, int i) {
+  const GenCase *c = v->c;
+  const GenOp *o = &c->ops[i];
+  int rc;
+  if (o->ctx < 0 || o->ctx >= c->nregions)
+    return fail(v, i, "is in context %d, which does not exist%s", o->ctx, 0);
+  if ((rc = check_shape(v, i)))
+    return rc;
+  edge(v, v->last_sync[o->ctx], i);
+  if ((rc = check_deps(v, i)))
+    return rc;
+  switch (o->kind) {
+  case GEN_OP_ALLOC:
+    if (v->alloc_node[o->buf] != -2)
+      return fail(v, i, "allocates b%d a second time (first at op #%d)", o->buf,
+                  v->alloc_node[o->buf]);
+    v->alloc_node[o->buf] = i;
+    v->alloc_ctx[o->buf] = o->ctx;
+    break;
+  case GEN_OP_DEALLOC: {
+    int b = o->buf;
+    if (v->alloc_node[b] == -2)
+      return fail(v, i, "deallocates b%d, which is never allocated before it%s", b, 0);
+    if (v->dealloc_node[b] >= 0)
+      return fail(v, i, "deallocates b%d twice (first at op #%d)", b, v->dealloc_node[b]);
+    if (!in_scope(c, o->ctx, v->alloc_ctx[b]))
+      return fail(v, i, "deallocates b%d outside the region that allocates it (r%d)", b,
+                  v->alloc_ctx[b]);
+    if (!before(v, v->alloc_node[b], i))
+      return fail(v, i, "dealloc of b%d is not ordered after its alloc (op #%d)", b,
+                  v->alloc_node[b]);
+    if (v->last_write[b] >= 0 && !before(v, v->last_write[b], i))
+      return fail(v, i, "dealloc of b%d is not ordered after op #%d, which uses it", b,
+                  v->last_write[b]);
+    for (int k = 0; k < v->nreads[b]; k++)
+      if (!before(v, v->reads[b][k], i))
+        return fail(v, i, "dealloc of b%d is not ordered after op #%d, which uses it", b,
+                    v->reads[b][k]);
+    v->dealloc_node[b] = i;
+    break;
+  }
+  case GEN_OP_EXECUTE: {
+    int r = o->region;
+    if (r <= 0 || r >= c->nregions || c->regions[r].exec_op != i)
+      return fail(v, i, "names region %d, which it does not define%s", r, 0);
+    break;
+  }
+  case GEN_OP_AWAIT: {
+    int r = o->region;
+    if (r <= 0 || r >= c->nregions || c->regions[r].exec_op >= i)
+      return fail(v, i, "awaits region r%d before its execute op%s", r, 0);
+    if (c->regions[r].parent != o->ctx)
+      return fail(v, i, "awaits region r%d, which is spawned in another context (r%d)", r,
+                  c->regions[r].parent);
+    if (o->vidx >= c->regions[r].nyields)
+      return fail(v, i, "awaits value %d of r%d, which yields fewer values", o->vidx, r);
+    edge(v, END(v, r), i);
+    v->awaited[r] = 1;
+    break;
+  }
+  default:
+    break;
+  }
+  int32_t bufs[4];
+  int writes[4];
+  int na = gen_op_accesses(c, i, bufs, writes);
+  /* reads first, so a launch reading and writing distinct buffers is checked per buffer */
+  for (int k = 0; k < na; k++)
+    if ((rc = access(v, i, bufs[k], writes[k])))
+      return rc;
+  if (o->tok >= 0) {
+    int src = i;
+    if (o->kind == GEN_OP_AWAIT) {
+      const GenRegion *g = &c->regions[o->region];
+      src = v->tok_src[g->yields[o->vidx]];
+    }
+    if ((rc = define_token(v, i, o->tok, src, o->ctx)))
+      return rc;
+  }
+  if (is_sync(o))
+    v->last_sync[o->ctx] = i;
+  return 0;
+}
+
+static int visit_start(V *v, int r) {
+  const GenCase *c = v->c;
+  const GenRegion *g = &c->regions[r];
+  int node = START(v, r);
+  edge(v, g->exec_op, node);
+  for (int k = 0; k < g->ninputs; k++) {
+    const GenRegionInput *in = &g->inputs[k];
+    if (in->region <= 0 || in->region >= r || c->regions[in->region].exec_op >= g->exec_op)
+      return fail(v, g->exec_op,
+                  "region r%d consumes a value of r%d, which is not spawned "
+                  "before it",
+                  r, in->region);
+    if (c->regions[in->region].parent != g->parent)
+      return fail(v, g->exec_op, "region r%d consumes a value of r%d, spawned in another context",
+                  r, in->region);
+    if (in->vidx < 0 || in->vidx >= c->regions[in->region].nyields)
+      return fail(v, g->exec_op, "region r%d consumes value %d, which its source does not yield", r,
+                  in->vidx);
+    edge(v, END(v, in->region), node);
+    int src = v->tok_src[c->regions[in->region].yields[in->vidx]];
+    int rc = define_token(v, g->exec_op, in->tok, src, r);
+    if (rc)
+      return rc;
+  }
+  v->last_sync[r] = node;
+  return 0;
+}
+
+static int visit_end(V *v, int r) {
+  const GenRegion *g = &v->c->regions[r];
+  for (int k = 0; k < g->nyields; k++) {
+    int t = g->yields[k];
+    if (t < 0 || t >= v->c->ntoks || v->tok_src[t] == -1 || v->tok_ctx[t] != r)
+      return fail(v, g->exec_op, "region r%d yields token t%d, which it does not define", r, t);
+  }
+  edge(v, v->last_sync[r], END(v, r));
+  return 0;
+}
+
+int gen_validate(const GenCase *c, AfErr *err) {
+  V v;
+  memset(&v, 0, sizeof v);
+  v.c = c;
+  v.err = err;
+  int rc = 0;
+  if (c->nregions < 1)
+    return af_err_set(err, AF_EINVALID, "case has no main context");
+  for (int r = 1; r < c->nregions; r++) {
+    const GenRegion *g = &c->regions[r];
+    if (g->exec_op < 0 || g->exec_op >= c->nops || c->ops[g->exec_op].kind != GEN_OP_EXECUTE ||
+        c->ops[g->exec_op].region != r || g->parent < 0 || g->parent >= r ||
+        g->ninputs > GEN_MAX_REGION_IO || g->nyields > GEN_MAX_REGION_IO)
+      return af_err_set(err, AF_EINVALID, "region r%d is malformed", r);
+  }
+  if (c->spin < 0)
+    return af_err_set(err, AF_EINVALID, "spin must not be negative");
+  v.nnodes = c->nops + 2 * c->nregions;
+  v.words = (v.nnodes + 63) / 64;
+  int nb = c->nbufs, nt = c->ntoks, nr = c->nregions;
+  v.reach = af_calloc((size_t)v.nnodes * (size_t)v.words + 1, sizeof(uint64_t));
+  v.tok_src = af_malloc(sizeof(int) * (size_t)(nt + 1));
+  v.tok_ctx = af_malloc(sizeof(int) * (size_t)(nt + 1));
+  v.tok_defs = af_calloc((size_t)nt + 1, sizeof(int));
+  v.last_sync = af_malloc(sizeof(int) * (size_t)nr);
+  v.awaited = af_calloc((size_t)nr, sizeof(int));
+  v.alloc_node = af_malloc(sizeof(int) * (size_t)(nb + 1));
+  v.alloc_ctx = af_malloc(sizeof(int) * (size_t)(nb + 1));
+  v.dealloc_node = af_malloc(sizeof(int) * (size_t)(nb + 1));
+  v.last_write = af_malloc(sizeof(int) * (size_t)(nb + 1));
+  v.nreads = af_calloc((size_t)nb + 1, sizeof(int));
+  v.capreads = af_calloc((size_t)nb + 1, sizeof(int));
+  v.reads = af_calloc((size_t)nb + 1, sizeof(int *));
+  if (!v.reach || !v.tok_src || !v.tok_ctx || !v.tok_defs || !v.last_sync || !v.awaited ||
+      !v.alloc_node || !v.alloc_ctx || !v.dealloc_node || !v.last_write || !v.nreads ||
+      !v.capreads || !v.reads) {
+    rc = af_err_set(err, AF_ENOMEM, "out of memory validating the case");
+    goto out;
+  }
+  for (int t = 0; t < nt; t++)
+    v.tok_src[t] = -1;
+  for (int r = 0; r < nr; r++)
+    v.last_sync[r] = -1;
+  for (int b = 0; b < nb; b++) {
+    const GenBuf *gb = &c->bufs[b];
+    if (gb->n <= 0 || gb->n > 1024) {
+      rc = af_err_set(err, AF_EINVALID, "buffer b%d has %d elements (1..1024)", b, gb->n);
+      goto out;
+    }
+    v.alloc_node[b] = gb->kind == GEN_BUF_HOST ? -1 : -2;
+    v.alloc_ctx[b] = 0;
+    v.dealloc_node[b] = -1;
+    v.last_write[b] = gb->kind == GEN_BUF_HOST ? -1 : -2; /* host buffers: written at start */
+  }
+  for (int i = 0; i < c->nops && rc == 0; i++) {
+    rc = visit_op(&v, i);
+    if (rc == 0 && c->ops[i].kind == GEN_OP_EXECUTE)
+      rc = visit_start(&v, c->ops[i].region);
+    for (int r = nr - 1; r >= 1 && rc == 0; r--) {
+      const GenRegion *g = &c->regions[r];
+      int last = g->last >= g->first ? g->last : g->exec_op;
+      if (last == i)
+        rc = visit_end(&v, r);
+    }
+  }
+  for (int r = 1; r < nr && rc == 0; r++)
+    if (!v.awaited[r])
+      rc = af_err_set(err, AF_EINVALID,
+                      "region r%d (op #%d) is never awaited by the context that spawns it", r,
+                      c->regions[r].exec_op);
+out:
+  if (v.reads)
+    for (int b = 0; b < nb; b++)
+      af_free(v.reads[b]);
+  af_free(v.reads);
+  af_free(v.capreads);
+  af_free(v.nreads);
+  af_free(v.last_write);
+  af_free(v.dealloc_node);
+  af_free(v.alloc_ctx);
+  af_free(v.alloc_node);
+  af_free(v.awaited);
+  af_free(v.last_sync);
+  af_free(v.tok_defs);
+  af_free(v.tok_ctx);
+  af_free(v.tok_src);
+  af_free(v.reach);
+  return rc;
+}

@@ -1,0 +1,782 @@
+/*
+ * builtin.c: the builtin lowering, a C reference of MLIR's gpu-to-llvm with upstream-main
+ * semantics (../shared/reference/mlir-gpu-async.md) and without upstream's leaks.
+ *
+ * - Inside a context a token is a stream; a token that crosses contexts (a region input,
+ *   an awaited value) is an event. Which one is known statically from where it is defined.
+ * - An async op runs on its first stream dependency (or a new stream when it has none). Every
+ *   other stream dependency gets an event created and recorded right after that dependency's
+ *   defining op; the op's stream waits on it. Event dependencies are waited on directly.
+ *   gpu.wait async always creates a new stream that waits on all its dependencies.
+ * - A sync gpu.wait synchronizes each stream or event dependency. Sync alloc/dealloc use a
+ *   null stream. An async dealloc first synchronizes its stream on the host, because
+ *   mgpuMemFree is immediate and not stream-ordered.
+ * - async.yield records one event per consumer of each yielded token (each consumer owns and
+ *   destroys its event, as gpu-async-region's single-use rule intends).
+ * - Every stream and event is destroyed exactly once, right after its last use (a post-pass
+ *   over each function); a yielded event belongs to its consumer.
+ */
+#include "lower.h"
+
+#include "../runner/kernels.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const fault_names[] = {
+#define LOWER__FNAME(id, name, desc) name,
+    LOWER_FAULT_MAP(LOWER__FNAME)
+#undef LOWER__FNAME
+};
+static const char *const fault_descs[] = {
+#define LOWER__FDESC(id, name, desc) desc,
+    LOWER_FAULT_MAP(LOWER__FDESC)
+#undef LOWER__FDESC
+};
+
+const char *lower_fault_name(int f) {
+  return f >= 0 && f < LOWER_FAULT__COUNT ? fault_names[f] : "?";
+}
+const char *lower_fault_desc(int f) {
+  return f >= 0 && f < LOWER_FAULT__COUNT ? fault_descs[f] : "?";
+}
+int lower_fault_lookup(const char *name) {
+  for (int f = 0; f < LOWER_FAULT__COUNT; f++)
+    if (strcmp(name, fault_names[f]) == 0)
+      return f;
+  return -1;
+}
+
+const char *lower_version(const LowerSpec *spec) {
+  (void)spec;
+  return "asyncfuzz-builtin-1";
+}
+
+int lower_spec_parse(const char *s, LowerSpec *out, AfErr *err) {
+  memset(out, 0, sizeof *out);
+  if (strcmp(s, "builtin") == 0) {
+    out->kind = LOWER_BUILTIN;
+    snprintf(out->name, sizeof out->name, "builtin");
+    return 0;
+  }
+  if (strncmp(s, "builtin:fault=", 14) != 0) {
+    AfBuf b;
+    af_buf_init(&b);
+    for (int f = 0; f < LOWER_FAULT__COUNT; f++)
+      af_buf_printf(&b, "%s%s", f ? ", " : "", fault_names[f]);
+    int rc = af_err_set(err, AF_EUSAGE,
+                        "unknown lowering \"%s\": use builtin or builtin:fault=NAME[,NAME] "
+                        "(faults: %s)",
+                        s, b.p ? b.p : "");
+    af_buf_free(&b);
+    return rc;
+  }
+  out->kind = LOWER_BUILTIN;
+  char list[256];
+  snprintf(list, sizeof list, "%s", s + 14);
+  char *save = NULL;
+  for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    int f = lower_fault_lookup(tok);
+    if (f < 0)
+      return af_err_set(err, AF_EUSAGE, "unknown fault \"%s\" (see `asyncfuzz lower --help`)", tok);
+    out->faults |= 1u << f;
+  }
+  AfBuf b;
+  af_buf_init(&b);
+  af_buf_puts(&b, "builtin:fault=");
+  int first = 1;
+  for (int f = 0; f < LOWER_FAULT__COUNT; f++)
+    if (out->faults & (1u << f)) {
+      af_buf_printf(&b, "%s%s", first ? "" : ",", fault_names[f]);
+      first = 0;
+    }
+  snprintf(out->name, sizeof out->name, "%s", b.p ? b.p : "builtin");
+  af_buf_free(&b);
+  return 0;
+}
+
+/* ---- lowering state ---- */
+
+typedef struct L {
+  const GenCase *c;
+  unsigned faults;
+  LowerProgram *p;
+  AfErr *err;
+  int rc;
+  int *tok_slot; /* slot of each token in its function */
+  uint8_t *tok_event;
+  int *await_consumer; /* per op */
+  int *input_consumer; /* per region * 4 */
+  /* event requests: for each op and dep position, the event slot recorded for it */
+  int *req_slot;  /* nops * GEN_MAX_DEPS, -1: none */
+  uint8_t *needs; /* nops * GEN_MAX_DEPS: 1 if that dep needs an event */
+  int *req_head;  /* per token: first request (op*4+d) in a linked list, -1 */
+  int *req_next;
+} L;
+
+static int has(const L *l, int f) {
+  return (l->faults >> f) & 1u;
+}
+
+static LowerInstr *emit(L *l, int fn, int opc, int op) {
+  LowerFunc *f = &l->p->funcs[fn];
+  if (l->rc)
+    return NULL;
+  if (af_grow((void **)&f->instrs, &f->capinstrs, f->ninstrs + 1, sizeof(LowerInstr))) {
+    l->rc = af_err_set(l->err, AF_ENOMEM, "out of memory lowering");
+    return NULL;
+  }
+  LowerInstr *in = &f->instrs[f->ninstrs++];
+  memset(in, 0, sizeof *in);
+  in->opc = (uint8_t)opc;
+  in->a = in->b = in->buf = in->buf2 = -1;
+  in->region = in->vidx = in->consumer = -1;
+  in->op = op;
+  return in;
+}
+
+static int new_slot(L *l, int fn) {
+  return l->p->funcs[fn].nslots++;
+}
+
+static int emit_create(L *l, int fn, int opc, int op) {
+  int s = new_slot(l, fn);
+  LowerInstr *in = emit(l, fn, opc, op);
+  if (in)
+    in->a = s;
+  return s;
+}
+
+static void emit2(L *l, int fn, int opc, int op, int a, int b) {
+  LowerInstr *in = emit(l, fn, opc, op);
+  if (in) {
+    in->a = a;
+    in->b = b;
+  }
+}
+
+static int is_event_tok(const L *l, int t) {
+  return l->tok_event[t];
+}
+
+/* Which deps of op i need an event recorded after their definition; and the primary. */
+static int plan_op(const L *l, int i, uint8_t *need) {
+  const GenOp *o = &l->c->ops[i];
+  memset(need, 0, GEN_MAX_DEPS);
+  int primary = -1;
+  int n = o->ndeps;
+  if (has(l, LOWER_FAULT_DROP_EXTRA_DEPS) && n > 1)
+    n = 1;
+  switch (o->kind) {
+  case GEN_OP_HOST_WAIT:
+  case GEN_OP_OBSERVE:
+  case GEN_OP_EXECUTE:
+  case GEN_OP_AWAIT:
+    return -1;
+  case GEN_OP_MEMCPY:
+    if (has(l, LOWER_FAULT_COPY_WRONG_STREAM))
+      return -1;
+    break;
+  case GEN_OP_ALLOC:
+  case GEN_OP_DEALLOC:
+    if (!o->async)
+      return -1;
+    break;
+  default:
+    break;
+  }
+  if (o->kind != GEN_OP_WAIT_ASYNC)
+    for (int d = 0; d < n && primary < 0; d++)
+      if (!is_event_tok(l, o->deps[d]))
+        primary = d;
+  for (int d = 0; d < n; d++)
+    if (d != primary && !is_event_tok(l, o->deps[d]))
+      need[d] = 1;
+  return primary;
+}
+
+/* Creates and records the events other ops requested on token t (defined on stream s). */
+static void record_requests(L *l, int fn, int t, int s, int op) {
+  for (int r = l->req_head[t]; r >= 0; r = l->req_next[r]) {
+    int e = emit_create(l, fn, LOWER_EVENT_CREATE, op);
+    emit2(l, fn, LOWER_EVENT_RECORD, op, e, s);
+    l->req_slot[r] = e;
+  }
+}
+
+/* The stream an async op runs on, with its other dependencies waited on. */
+static int op_stream(L *l, int fn, int i, int primary, const uint8_t *need, int honor) {
+  const GenOp *o = &l->c->ops[i];
+  int s = primary >= 0 ? l->tok_slot[o->deps[primary]] : emit_create(l, fn, LOWER_STREAM_CREATE, i);
+  if (!honor)
+    return s;
+  int n = o->ndeps;
+  if (has(l, LOWER_FAULT_DROP_EXTRA_DEPS) && n > 1)
+    n = 1;
+  for (int d = 0; d < n; d++) {
+    if (d == primary)
+      continue;
+    int t = o->deps[d];
+    int e = need[d] ? l->req_slot[i * GEN_MAX_DEPS + d] : l->tok_slot[t];
+    if (e >= 0)
+      emit2(l, fn, LOWER_STREAM_WAIT_EVENT, i, s, e);
+  }
+  return s;
+}
+
+static void lower_op(L *l, int i) {
+  const GenCase *c = l->c;
+  const GenOp *o = &c->ops[i];
+  int fn = o->ctx;
+  uint8_t need[GEN_MAX_DEPS];
+  int primary = plan_op(l, i, need);
+  int s = -1;
+  int early = has(l, LOWER_FAULT_RECORD_EARLY);
+  LowerInstr *in;
+  switch (o->kind) {
+  case GEN_OP_WAIT_ASYNC:
+    s = emit_create(l, fn, LOWER_STREAM_CREATE, i);
+    if (early)
+      record_requests(l, fn, o->tok, s, i);
+    {
+      int n = o->ndeps;
+      if (has(l, LOWER_FAULT_DROP_EXTRA_DEPS) && n > 1)
+        n = 1;
+      for (int d = 0; d < n; d++) {
+        int e = need[d] ? l->req_slot[i * GEN_MAX_DEPS + d] : l->tok_slot[o->deps[d]];
+        emit2(l, fn, LOWER_STREAM_WAIT_EVENT, i, s, e);
+      }
+    }
+    break;
+  case GEN_OP_ALLOC:
+    if (o->async) {
+      s = op_stream(l, fn, i, primary, need, 1);
+      if (early)
+        record_requests(l, fn, o->tok, s, i);
+    }
+    in = emit(l, fn, LOWER_MEM_ALLOC, i);
+    if (in) {
+      in->buf = o->buf;
+      in->b = s;
+      in->imm = (int64_t)c->bufs[o->buf].n * 4;
+      in->imm2 = o->mode == GEN_ALLOC_HOST_SHARED;
+    }
+    break;
+  case GEN_OP_DEALLOC:
+    if (o->async) {
+      s = op_stream(l, fn, i, primary, need, 1);
+      if (early)
+        record_requests(l, fn, o->tok, s, i);
+      if (!has(l, LOWER_FAULT_FREE_UNORDERED))
+        emit2(l, fn, LOWER_STREAM_SYNC, i, s, -1);
+    }
+    in = emit(l, fn, LOWER_MEM_FREE, i);
+    if (in) {
+      in->buf = o->buf;
+      in->b = s;
+    }
+    break;
+  case GEN_OP_MEMCPY:
+    if (has(l, LOWER_FAULT_COPY_WRONG_STREAM))
+      s = emit_create(l, fn, LOWER_STREAM_CREATE, i);
+    else
+      s = op_stream(l, fn, i, primary, need, 1);
+    if (early)
+      record_requests(l, fn, o->tok, s, i);
+    in = emit(l, fn, LOWER_MEMCPY, i);
+    if (in) {
+      in->buf = o->buf;
+      in->buf2 = o->src;
+      in->b = s;
+      in->imm = (int64_t)c->bufs[o->buf].n * 4;
+    }
+    break;
+  case GEN_OP_MEMSET:
+    s = op_stream(l, fn, i, primary, need, 1);
+    if (early)
+      record_requests(l, fn, o->tok, s, i);
+    in = emit(l, fn, LOWER_MEMSET32, i);
+    if (in) {
+      in->buf = o->buf;
+      in->b = s;
+      in->imm = o->value;
+      in->imm2 = c->bufs[o->buf].n;
+    }
+    break;
+  case GEN_OP_LAUNCH:
+    s = op_stream(l, fn, i, primary, need, 1);
+    if (early)
+      record_requests(l, fn, o->tok, s, i);
+    in = emit(l, fn, LOWER_LAUNCH, i);
+    if (in) {
+      in->kernel = o->kernel;
+      in->nbufs = (uint8_t)o->nargs;
+      for (int a = 0; a < o->nargs; a++)
+        in->bufs[a] = o->args[a];
+      in->b = s;
+      in->imm = o->value;
+      in->imm2 = c->bufs[o->args[0]].n;
+    }
+    break;
+  case GEN_OP_HOST_WAIT:
+    if (has(l, LOWER_FAULT_DROP_HOST_WAIT))
+      break;
+    for (int d = 0; d < o->ndeps; d++) {
+      int t = o->deps[d];
+      emit2(l, fn, is_event_tok(l, t) ? LOWER_EVENT_SYNC : LOWER_STREAM_SYNC, i, l->tok_slot[t],
+            -1);
+    }
+    break;
+  case GEN_OP_OBSERVE:
+    in = emit(l, fn, LOWER_OBSERVE, i);
+    if (in) {
+      in->buf = o->buf;
+      in->imm = i;
+    }
+    break;
+  case GEN_OP_EXECUTE:
+    in = emit(l, fn, LOWER_SPAWN, i);
+    if (in)
+      in->region = o->region;
+    break;
+  case GEN_OP_AWAIT:
+    in = emit(l, fn, LOWER_AWAIT, i);
+    if (in)
+      in->region = o->region;
+    if (o->vidx >= 0) {
+      int slot = new_slot(l, fn);
+      in = emit(l, fn, LOWER_TAKE, i);
+      if (in) {
+        in->a = slot;
+        in->region = o->region;
+        in->vidx = o->vidx;
+        in->consumer = l->await_consumer[i];
+      }
+      l->tok_slot[o->tok] = slot;
+    }
+    break;
+  }
+  if (o->tok >= 0 && o->kind != GEN_OP_AWAIT) {
+    l->tok_slot[o->tok] = s;
+    if (!early)
+      record_requests(l, fn, o->tok, s, i);
+  }
+}
+
+static void open_region(L *l, int r) {
+  const GenRegion *g = &l->c->regions[r];
+  for (int k = 0; k < g->ninputs; k++) {
+    int slot = new_slot(l, r);
+    LowerInstr *in = emit(l, r, LOWER_TAKE, g->exec_op);
+    if (in) {
+      in->a = slot;
+      in->region = g->inputs[k].region;
+      in->vidx = g->inputs[k].vidx;
+      in->consumer = l->input_consumer[r * GEN_MAX_REGION_IO + k];
+    }
+    l->tok_slot[g->inputs[k].tok] = slot;
+  }
+}
+
+static void close_region(L *l, int r) {
+  const GenRegion *g = &l->c->regions[r];
+  const LowerRegionInfo *ri = &l->p->regions[r];
+  for (int k = 0; k < g->nyields; k++) {
+    int t = g->yields[k];
+    int src = l->tok_slot[t];
+    if (ri->nconsumers[k] == 0)
+      continue;
+    if (has(l, LOWER_FAULT_YIELD_STREAM)) {
+      for (int j = 0; j < ri->nconsumers[k]; j++) {
+        LowerInstr *in = emit(l, r, LOWER_YIELD, -1);
+        if (in) {
+          in->a = src;
+          in->region = r;
+          in->vidx = k;
+          in->consumer = j;
+        }
+      }
+      continue;
+    }
+    int s = src;
+    if (is_event_tok(l, t)) { /* re-yield of an event: one stream waits on it */
+      s = emit_create(l, r, LOWER_STREAM_CREATE, -1);
+      emit2(l, r, LOWER_STREAM_WAIT_EVENT, -1, s, src);
+    }
+    for (int j = 0; j < ri->nconsumers[k]; j++) {
+      int e = emit_create(l, r, LOWER_EVENT_CREATE, -1);
+      emit2(l, r, LOWER_EVENT_RECORD, -1, e, s);
+      LowerInstr *in = emit(l, r, LOWER_YIELD, -1);
+      if (in) {
+        in->a = e;
+        in->region = r;
+        in->vidx = k;
+        in->consumer = j;
+      }
+    }
+  }
+  emit(l, r, LOWER_DONE, -1);
+}
+
+/* Slots an instruction reads (as handles). */
+static int uses(const LowerInstr *in, int *out) {
+  int n = 0;
+  switch (in->opc) {
+  case LOWER_STREAM_CREATE:
+  case LOWER_EVENT_CREATE:
+  case LOWER_TAKE:
+  case LOWER_STREAM_SYNC:
+  case LOWER_EVENT_SYNC:
+    out[n++] = in->a;
+    break;
+  case LOWER_STREAM_WAIT_EVENT:
+  case LOWER_EVENT_RECORD:
+    out[n++] = in->a;
+    out[n++] = in->b;
+    break;
+  case LOWER_MEM_ALLOC:
+  case LOWER_MEM_FREE:
+  case LOWER_MEMCPY:
+  case LOWER_MEMSET32:
+  case LOWER_LAUNCH:
+    if (in->b >= 0)
+      out[n++] = in->b;
+    break;
+  default:
+    break;
+  }
+  return n;
+}
+
+/* Inserts one destroy per stream/event slot right after its last use (or, with the
+ * early_stream_destroy fault, a stream's first use after its creation). */
+static int place_destroys(L *l, LowerFunc *f) {
+  int ns = f->nslots;
+  int *point = af_malloc(sizeof(int) * (size_t)(ns + 1));
+  int *nuse = af_calloc((size_t)ns + 1, sizeof(int));
+  uint8_t *kind = af_calloc((size_t)ns + 1, 1); /* 1 stream, 2 event */
+  uint8_t *given = af_calloc((size_t)ns + 1, 1);
+  LowerInstr *out = NULL;
+  int rc = 0;
+  if (!point || !nuse || !kind || !given) {
+    rc = af_err_set(l->err, AF_ENOMEM, "out of memory lowering");
+    goto done;
+  }
+  for (int s = 0; s < ns; s++)
+    point[s] = -1;
+  int early = has(l, LOWER_FAULT_EARLY_STREAM_DESTROY);
+  for (int i = 0; i < f->ninstrs; i++) {
+    const LowerInstr *in = &f->instrs[i];
+    if (in->opc == LOWER_STREAM_CREATE)
+      kind[in->a] = 1;
+    if (in->opc == LOWER_EVENT_CREATE || in->opc == LOWER_TAKE)
+      kind[in->a] = 2;
+    if (in->opc == LOWER_YIELD) {
+      given[in->a] = 1;
+      continue;
+    }
+    int u[2];
+    int n = uses(in, u);
+    for (int k = 0; k < n; k++) {
+      int s = u[k];
+      if (s < 0)
+        continue;
+      nuse[s]++;
+      if (early && kind[s] == 1 && nuse[s] == 2)
+        point[s] = i; /* frozen: the first use after creation */
+      else if (!(early && kind[s] == 1 && nuse[s] > 2))
+        point[s] = i;
+    }
+  }
+  int cap = f->ninstrs + ns + 1;
+  out = af_malloc(sizeof(LowerInstr) * (size_t)cap);
+  if (out == NULL) {
+    rc = af_err_set(l->err, AF_ENOMEM, "out of memory lowering");
+    goto done;
+  }
+  int n = 0;
+  for (int i = 0; i < f->ninstrs; i++) {
+    out[n++] = f->instrs[i];
+    for (int s = 0; s < ns; s++) {
+      if (point[s] != i || given[s] || kind[s] == 0)
+        continue;
+      LowerInstr d;
+      memset(&d, 0, sizeof d);
+      d.opc = kind[s] == 1 ? LOWER_STREAM_DESTROY : LOWER_EVENT_DESTROY;
+      d.a = s;
+      d.b = d.buf = d.buf2 = d.region = d.vidx = d.consumer = -1;
+      d.op = f->instrs[i].op;
+      out[n++] = d;
+    }
+  }
+  af_free(f->instrs);
+  f->instrs = out;
+  f->ninstrs = n;
+  f->capinstrs = cap;
+  out = NULL;
+done:
+  af_free(out);
+  af_free(given);
+  af_free(kind);
+  af_free(nuse);
+  af_free(point);
+  return rc;
+}
+
+void lower_program_free(LowerProgram *p) {
+  if (p == NULL)
+    return;
+  for (int i = 0; i < p->nfuncs; i++)
+    af_free(p->funcs[i].instrs);
+  af_free(p->funcs);
+  af_free(p->regions);
+  af_free(p->buf_elems);
+  af_free(p->buf_host);
+  af_free(p);
+}
+
+int lower_builtin(const GenCase *c, const LowerSpec *spec, LowerProgram **out, AfErr *err) {
+  *out = NULL;
+  L l;
+  memset(&l, 0, sizeof l);
+  l.c = c;
+  l.faults = spec->faults;
+  l.err = err;
+  int nt = c->ntoks + 1, no = c->nops + 1, nr = c->nregions;
+  LowerProgram *p = af_calloc(1, sizeof *p);
+  l.p = p;
+  if (p == NULL)
+    return af_err_set(err, AF_ENOMEM, "out of memory lowering");
+  p->nfuncs = nr;
+  p->nbufs = c->nbufs;
+  p->spin = c->spin;
+  p->funcs = af_calloc((size_t)nr, sizeof(LowerFunc));
+  p->regions = af_calloc((size_t)nr, sizeof(LowerRegionInfo));
+  p->buf_elems = af_malloc(sizeof(int32_t) * (size_t)(c->nbufs + 1));
+  p->buf_host = af_calloc((size_t)c->nbufs + 1, 1);
+  l.tok_slot = af_malloc(sizeof(int) * (size_t)nt);
+  l.tok_event = af_calloc((size_t)nt, 1);
+  l.await_consumer = af_malloc(sizeof(int) * (size_t)no);
+  l.input_consumer = af_malloc(sizeof(int) * (size_t)nr * GEN_MAX_REGION_IO);
+  l.req_slot = af_malloc(sizeof(int) * (size_t)no * GEN_MAX_DEPS);
+  l.needs = af_calloc((size_t)no * GEN_MAX_DEPS, 1);
+  l.req_head = af_malloc(sizeof(int) * (size_t)nt);
+  l.req_next = af_malloc(sizeof(int) * (size_t)no * GEN_MAX_DEPS);
+  if (!p->funcs || !p->regions || !p->buf_elems || !p->buf_host || !l.tok_slot || !l.tok_event ||
+      !l.await_consumer || !l.input_consumer || !l.req_slot || !l.needs || !l.req_head ||
+      !l.req_next) {
+    l.rc = af_err_set(err, AF_ENOMEM, "out of memory lowering");
+    goto out;
+  }
+  for (int b = 0; b < c->nbufs; b++) {
+    p->buf_elems[b] = c->bufs[b].n;
+    p->buf_host[b] = c->bufs[b].kind == GEN_BUF_HOST;
+  }
+  for (int t = 0; t < nt; t++) {
+    l.tok_slot[t] = -1;
+    l.req_head[t] = -1;
+  }
+  for (int i = 0; i < no * GEN_MAX_DEPS; i++)
+    l.req_slot[i] = -1;
+  /* token kinds and consumers of region values, in inline order */
+  for (int r = 1; r < nr; r++) {
+    const GenRegion *g = &c->regions[r];
+    p->funcs[r].region = r;
+    p->regions[r].parent = g->parent;
+    p->regions[r].ninputs = g->ninputs;
+    p->regions[r].nvalues = g->nyields;
+    for (int k = 0; k < g->ninputs; k++) {
+      p->regions[r].input_region[k] = g->inputs[k].region;
+      p->regions[r].input_vidx[k] = g->inputs[k].vidx;
+      l.tok_event[g->inputs[k].tok] = 1;
+    }
+  }
+  for (int i = 0; i < c->nops; i++) {
+    const GenOp *o = &c->ops[i];
+    if (o->kind == GEN_OP_AWAIT && o->vidx >= 0) {
+      l.tok_event[o->tok] = 1;
+      l.await_consumer[i] = p->regions[o->region].nconsumers[o->vidx]++;
+    }
+    if (o->kind == GEN_OP_EXECUTE) {
+      const GenRegion *g = &c->regions[o->region];
+      for (int k = 0; k < g->ninputs; k++)
+        l.input_consumer[o->region * GEN_MAX_REGION_IO + k] =
+            p->regions[g->inputs[k].region].nconsumers[g->inputs[k].vidx]++;
+    }
+  }
+  /* event requests (built in reverse so each list is in op order) */
+  for (int i = c->nops - 1; i >= 0; i--) {
+    uint8_t need[GEN_MAX_DEPS];
+    plan_op(&l, i, need);
+    for (int d = GEN_MAX_DEPS - 1; d >= 0; d--) {
+      if (!need[d])
+        continue;
+      int t = c->ops[i].deps[d];
+      int r = i * GEN_MAX_DEPS + d;
+      l.req_next[r] = l.req_head[t];
+      l.req_head[t] = r;
+    }
+  }
+  /* main prologue: the kernel module, its functions and the host buffers */
+  emit(&l, 0, LOWER_MODULE_LOAD, -1);
+  for (int k = 0; k < KERNEL__COUNT; k++) {
+    LowerInstr *in = emit(&l, 0, LOWER_GET_FUNCTION, -1);
+    if (in)
+      in->kernel = (uint8_t)k;
+  }
+  for (int b = 0; b < c->nbufs; b++) {
+    if (c->bufs[b].kind != GEN_BUF_HOST)
+      continue;
+    LowerInstr *in = emit(&l, 0, LOWER_HOST_INIT, -1);
+    if (in) {
+      in->buf = b;
+      in->imm = c->bufs[b].init;
+    }
+  }
+  for (int i = 0; i < c->nops && l.rc == 0; i++) {
+    lower_op(&l, i);
+    if (c->ops[i].kind == GEN_OP_EXECUTE)
+      open_region(&l, c->ops[i].region);
+    for (int r = nr - 1; r >= 1; r--) {
+      const GenRegion *g = &c->regions[r];
+      int last = g->last >= g->first ? g->last : g->exec_op;
+      if (last == i)
+        close_region(&l, r);
+    }
+  }
+  emit(&l, 0, LOWER_MODULE_UNLOAD, -1);
+  for (int f = 0; f < nr && l.rc == 0; f++)
+    l.rc = place_destroys(&l, &p->funcs[f]);
+out:
+  af_free(l.req_next);
+  af_free(l.req_head);
+  af_free(l.needs);
+  af_free(l.req_slot);
+  af_free(l.input_consumer);
+  af_free(l.await_consumer);
+  af_free(l.tok_event);
+  af_free(l.tok_slot);
+  if (l.rc) {
+    lower_program_free(p);
+    return l.rc;
+  }
+  *out = p;
+  return 0;
+}
+
+/* ---- listing ---- */
+
+static void put_slot(AfBuf *b, int s) {
+  if (s < 0)
+    af_buf_puts(b, "null");
+  else
+    af_buf_printf(b, "%%%d", s);
+}
+
+char *lower_program_to_text(const LowerProgram *p) {
+  AfBuf b;
+  af_buf_init(&b);
+  for (int fi = 0; fi < p->nfuncs; fi++) {
+    const LowerFunc *f = &p->funcs[fi];
+    if (fi == 0)
+      af_buf_puts(&b, "func @main {\n");
+    else
+      af_buf_printf(&b, "func @region%d {\n", fi);
+    for (int i = 0; i < f->ninstrs; i++) {
+      const LowerInstr *in = &f->instrs[i];
+      af_buf_puts(&b, "  ");
+      switch (in->opc) {
+      case LOWER_MODULE_LOAD:
+        af_buf_puts(&b, "mgpuModuleLoad()");
+        break;
+      case LOWER_GET_FUNCTION:
+        af_buf_printf(&b, "mgpuModuleGetFunction(\"%s\")", kernel_info(in->kernel)->name);
+        break;
+      case LOWER_MODULE_UNLOAD:
+        af_buf_puts(&b, "mgpuModuleUnload()");
+        break;
+      case LOWER_HOST_INIT:
+        af_buf_printf(&b, "asyncfuzz_host_init(b%d, init=%lld)", in->buf, (long long)in->imm);
+        break;
+      case LOWER_STREAM_CREATE:
+        af_buf_printf(&b, "%%%d = mgpuStreamCreate()", in->a);
+        break;
+      case LOWER_STREAM_DESTROY:
+        af_buf_printf(&b, "mgpuStreamDestroy(%%%d)", in->a);
+        break;
+      case LOWER_STREAM_SYNC:
+        af_buf_printf(&b, "mgpuStreamSynchronize(%%%d)", in->a);
+        break;
+      case LOWER_STREAM_WAIT_EVENT:
+        af_buf_printf(&b, "mgpuStreamWaitEvent(%%%d, %%%d)", in->a, in->b);
+        break;
+      case LOWER_EVENT_CREATE:
+        af_buf_printf(&b, "%%%d = mgpuEventCreate()", in->a);
+        break;
+      case LOWER_EVENT_DESTROY:
+        af_buf_printf(&b, "mgpuEventDestroy(%%%d)", in->a);
+        break;
+      case LOWER_EVENT_SYNC:
+        af_buf_printf(&b, "mgpuEventSynchronize(%%%d)", in->a);
+        break;
+      case LOWER_EVENT_RECORD:
+        af_buf_printf(&b, "mgpuEventRecord(%%%d, %%%d)", in->a, in->b);
+        break;
+      case LOWER_MEM_ALLOC:
+        af_buf_printf(&b, "b%d = mgpuMemAlloc(%lld, ", in->buf, (long long)in->imm);
+        put_slot(&b, in->b);
+        af_buf_printf(&b, ", %d)", (int)in->imm2);
+        break;
+      case LOWER_MEM_FREE:
+        af_buf_printf(&b, "mgpuMemFree(b%d, ", in->buf);
+        put_slot(&b, in->b);
+        af_buf_puts(&b, ")");
+        break;
+      case LOWER_MEMCPY:
+        af_buf_printf(&b, "mgpuMemcpy(b%d, b%d, %lld, ", in->buf, in->buf2, (long long)in->imm);
+        put_slot(&b, in->b);
+        af_buf_puts(&b, ")");
+        break;
+      case LOWER_MEMSET32:
+        af_buf_printf(&b, "mgpuMemset32(b%d, %lld, %lld, ", in->buf, (long long)in->imm,
+                      (long long)in->imm2);
+        put_slot(&b, in->b);
+        af_buf_puts(&b, ")");
+        break;
+      case LOWER_LAUNCH:
+        af_buf_printf(&b, "mgpuLaunchKernel(%s, [", kernel_info(in->kernel)->name);
+        for (int a = 0; a < in->nbufs; a++)
+          af_buf_printf(&b, "%sb%d", a ? ", " : "", in->bufs[a]);
+        af_buf_printf(&b, "], v=%lld, n=%lld, ", (long long)in->imm, (long long)in->imm2);
+        put_slot(&b, in->b);
+        af_buf_puts(&b, ")");
+        break;
+      case LOWER_OBSERVE:
+        af_buf_printf(&b, "asyncfuzz_observe(%lld, b%d)", (long long)in->imm, in->buf);
+        break;
+      case LOWER_SPAWN:
+        af_buf_printf(&b, "async.execute @region%d", in->region);
+        break;
+      case LOWER_YIELD:
+        af_buf_printf(&b, "yield r%d.%d to consumer %d: %%%d", in->region, in->vidx, in->consumer,
+                      in->a);
+        break;
+      case LOWER_DONE:
+        af_buf_puts(&b, "region done");
+        break;
+      case LOWER_AWAIT:
+        af_buf_printf(&b, "async.await @region%d", in->region);
+        break;
+      case LOWER_TAKE:
+        af_buf_printf(&b, "%%%d = take r%d.%d as consumer %d", in->a, in->region, in->vidx,
+                      in->consumer);
+        break;
+      }
+      if (in->op >= 0)
+        af_buf_printf(&b, "    // op #%d", in->op);
+      af_buf_puts(&b, "\n");
+    }
+    af_buf_puts(&b, "}\n");
+  }
+  return af_buf_take(&b);
+}

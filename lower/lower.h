@@ -1,0 +1,130 @@
+/*
+ * lower.h: lowerings under test. A lowering turns a Case into something that calls the
+ * mgpu* ABI. The builtin lowering (builtin.c) produces a Program: one function per context
+ * (main and each async.execute region) of mgpu* calls over slots, which runner/interp.c
+ * replays through the runtime library. Its fault switches inject plausible lowering bugs so
+ * that the harness can be shown to catch them.
+ *
+ * A lowering is named by a spec string: "builtin" or "builtin:fault=NAME[,NAME...]".
+ */
+#ifndef LOWER_LOWER_H
+#define LOWER_LOWER_H
+
+#include <stdint.h>
+
+#include "../base/afbase.h"
+#include "../gen/gen.h"
+
+/* X(ID, name, description) */
+#define LOWER_FAULT_MAP(X)                                                                         \
+  X(YIELD_STREAM, "yield_stream",                                                                  \
+    "async.yield passes the stream itself instead of recording an event (upstream #170833)")       \
+  X(DROP_EXTRA_DEPS, "drop_extra_deps", "only the first dependency of an op is synchronized")      \
+  X(EARLY_STREAM_DESTROY, "early_stream_destroy",                                                  \
+    "a stream is destroyed after its first use instead of its last")                               \
+  X(DROP_HOST_WAIT, "drop_host_wait", "a synchronous gpu.wait lowers to nothing")                  \
+  X(COPY_WRONG_STREAM, "copy_wrong_stream",                                                        \
+    "gpu.memcpy is put on a fresh stream that waits for none of its dependencies")                 \
+  X(FREE_UNORDERED, "free_unordered",                                                              \
+    "an async gpu.dealloc frees at once, without waiting for its dependencies")                    \
+  X(RECORD_EARLY, "record_early",                                                                  \
+    "the event for an extra dependency is recorded before the dependency's work is enqueued")
+
+enum {
+#define LOWER__FENUM(id, name, desc) LOWER_FAULT_##id,
+  LOWER_FAULT_MAP(LOWER__FENUM)
+#undef LOWER__FENUM
+      LOWER_FAULT__COUNT
+};
+
+const char *lower_fault_name(int f);
+const char *lower_fault_desc(int f);
+/* The fault with that name, or -1. */
+int lower_fault_lookup(const char *name);
+
+typedef enum LowerKind { LOWER_BUILTIN } LowerKind;
+
+typedef struct LowerSpec {
+  int kind;        /* LowerKind */
+  unsigned faults; /* bit f set: fault f injected */
+  char name[160];  /* canonical spec string, e.g. "builtin:fault=yield_stream" */
+} LowerSpec;
+
+/* Parses a lowering spec. Returns 0, or AF_EUSAGE with a message listing what is valid. */
+int lower_spec_parse(const char *s, LowerSpec *out, AfErr *err);
+/* The version string recorded with results of this lowering. */
+const char *lower_version(const LowerSpec *spec);
+
+/* ---- Program: the builtin lowering's output ---- */
+
+typedef enum LowerOpc {
+  LOWER_MODULE_LOAD,  /* the program-level kernel module */
+  LOWER_GET_FUNCTION, /* kernel */
+  LOWER_MODULE_UNLOAD,
+  LOWER_HOST_INIT,     /* buf, imm = init */
+  LOWER_STREAM_CREATE, /* a = slot */
+  LOWER_STREAM_DESTROY,
+  LOWER_STREAM_SYNC,
+  LOWER_STREAM_WAIT_EVENT, /* a = stream slot, b = event slot */
+  LOWER_EVENT_CREATE,      /* a = slot */
+  LOWER_EVENT_DESTROY,
+  LOWER_EVENT_SYNC,
+  LOWER_EVENT_RECORD, /* a = event slot, b = stream slot */
+  LOWER_MEM_ALLOC,    /* buf, b = stream slot or -1 (null), imm = bytes, imm2 = host_shared */
+  LOWER_MEM_FREE,     /* buf, b = stream slot or -1 */
+  LOWER_MEMCPY,       /* buf = dst, buf2 = src, b = stream, imm = bytes */
+  LOWER_MEMSET32,     /* buf, b = stream, imm = value, imm2 = count */
+  LOWER_LAUNCH,       /* kernel, bufs[nbufs], b = stream, imm = value, imm2 = elements */
+  LOWER_OBSERVE,      /* buf, imm = observe id */
+  LOWER_SPAWN,        /* region */
+  LOWER_YIELD,        /* a = slot handed to consumer `consumer` of value (region, vidx) */
+  LOWER_DONE,         /* the region's completion (its async.token becomes ready) */
+  LOWER_AWAIT,        /* block until region is done */
+  LOWER_TAKE,         /* a = slot <- value (region, vidx) for consumer `consumer` */
+  LOWER__OPC_COUNT
+} LowerOpc;
+
+typedef struct LowerInstr {
+  uint8_t opc;
+  uint8_t kernel, nbufs;
+  int32_t a, b;
+  int32_t buf, buf2;
+  int32_t bufs[3];
+  int32_t region, vidx, consumer;
+  int32_t op; /* the Case op this instruction lowers, or -1 */
+  int64_t imm, imm2;
+} LowerInstr;
+
+typedef struct LowerFunc {
+  int region; /* 0: main */
+  int ninstrs, capinstrs;
+  LowerInstr *instrs;
+  int nslots;
+} LowerFunc;
+
+typedef struct LowerRegionInfo {
+  int parent;
+  int ninputs;
+  int input_region[4], input_vidx[4];
+  int nvalues;
+  int nconsumers[4]; /* consumers of each value */
+} LowerRegionInfo;
+
+typedef struct LowerProgram {
+  int nfuncs; /* funcs[r] lowers region r; funcs[0] is main */
+  LowerFunc *funcs;
+  LowerRegionInfo *regions; /* nfuncs entries */
+  int nbufs;
+  int32_t *buf_elems; /* elements per buffer */
+  uint8_t *buf_host;  /* 1: a host buffer the program allocates */
+  int spin;
+} LowerProgram;
+
+/* Lowers a valid case with the builtin lowering. *out is owned by the caller
+ * (lower_program_free). Returns 0, AF_ENOMEM, or AF_EUNSUPPORTED. */
+int lower_builtin(const GenCase *c, const LowerSpec *spec, LowerProgram **out, AfErr *err);
+void lower_program_free(LowerProgram *p);
+/* A readable listing of the program (used by `asyncfuzz lower` and the golden tests). */
+char *lower_program_to_text(const LowerProgram *p);
+
+#endif

@@ -1,0 +1,262 @@
+/*
+ * oracle.c: sequential reference execution and verdicts.
+ */
+#include "oracle.h"
+
+#include "../runner/kernels.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const verdict_names[] = {
+#define ORACLE__VNAME(id, name) name,
+    VERDICT_MAP(ORACLE__VNAME)
+#undef ORACLE__VNAME
+};
+
+const char *oracle_verdict_name(int cls) {
+  return cls >= 0 && cls < VERDICT__COUNT ? verdict_names[cls] : "?";
+}
+
+void oracle_expected_free(OracleExpected *e) {
+  if (e == NULL)
+    return;
+  af_free(e->obs);
+  af_free(e->data);
+  af_free(e);
+}
+
+int oracle_expect(const GenCase *c, OracleExpected **out, AfErr *err) {
+  *out = NULL;
+  int rc = 0;
+  int32_t **mem = af_calloc((size_t)c->nbufs + 1, sizeof(int32_t *));
+  int *writer = af_malloc(sizeof(int) * (size_t)(c->nbufs + 1));
+  OracleExpected *e = af_calloc(1, sizeof *e);
+  int64_t total = 0;
+  int nobs = 0;
+  if (!mem || !writer || !e)
+    goto oom;
+  for (int i = 0; i < c->nops; i++)
+    if (c->ops[i].kind == GEN_OP_OBSERVE) {
+      nobs++;
+      total += c->bufs[c->ops[i].buf].n;
+    }
+  e->obs = af_calloc((size_t)nobs + 1, sizeof(OracleObs));
+  e->data = af_malloc(sizeof(int32_t) * (size_t)(total + 1));
+  if (!e->obs || !e->data)
+    goto oom;
+  for (int b = 0; b < c->nbufs; b++) {
+    mem[b] = af_malloc(sizeof(int32_t) * (size_t)c->bufs[b].n);
+    if (mem[b] == NULL)
+      goto oom;
+    writer[b] = -1;
+    for (int k = 0; k < c->bufs[b].n; k++)
+      mem[b][k] = c->bufs[b].kind == GEN_BUF_HOST ? kernel_host_init_value(c->bufs[b].init, k)
+                                                  : KERNEL_UNINIT;
+  }
+  int64_t off = 0;
+  for (int i = 0; i < c->nops; i++) {
+    const GenOp *o = &c->ops[i];
+    int n = o->buf >= 0 ? c->bufs[o->buf].n : 0;
+    switch (o->kind) {
+    case GEN_OP_ALLOC:
+      for (int k = 0; k < n; k++)
+        mem[o->buf][k] = KERNEL_UNINIT;
+      break;
+    case GEN_OP_DEALLOC:
+      for (int k = 0; k < n; k++)
+        mem[o->buf][k] = KERNEL_POISON;
+      break;
+    case GEN_OP_MEMCPY:
+      memcpy(mem[o->buf], mem[o->src], sizeof(int32_t) * (size_t)n);
+      writer[o->buf] = i;
+      break;
+    case GEN_OP_MEMSET:
+      for (int k = 0; k < n; k++)
+        mem[o->buf][k] = o->value;
+      writer[o->buf] = i;
+      break;
+    case GEN_OP_LAUNCH: {
+      const int32_t *src[KERNEL_MAX_BUFS];
+      for (int a = 1; a < o->nargs; a++)
+        src[a - 1] = mem[o->args[a]];
+      kernel_ref(o->kernel, mem[o->args[0]], src, c->bufs[o->args[0]].n, o->value);
+      writer[o->args[0]] = i;
+      break;
+    }
+    case GEN_OP_OBSERVE: {
+      OracleObs *ob = &e->obs[e->nobs++];
+      ob->id = i;
+      ob->buf = o->buf;
+      ob->writer = writer[o->buf];
+      ob->n = n;
+      memcpy(e->data + off, mem[o->buf], sizeof(int32_t) * (size_t)n);
+      ob->vals = (const int32_t *)(intptr_t)off;
+      off += n;
+      break;
+    }
+    default:
+      break;
+    }
+  }
+  for (int k = 0; k < e->nobs; k++)
+    e->obs[k].vals = e->data + (intptr_t)e->obs[k].vals;
+  *out = e;
+  e = NULL;
+  goto out;
+oom:
+  rc = af_err_set(err, AF_ENOMEM, "out of memory computing expected observations");
+out:
+  if (mem)
+    for (int b = 0; b < c->nbufs; b++)
+      af_free(mem[b]);
+  af_free(mem);
+  af_free(writer);
+  oracle_expected_free(e);
+  return rc;
+}
+
+static const char *value_kind(int32_t v) {
+  if (v == KERNEL_SENTINEL)
+    return "sentinel";
+  if (v == KERNEL_UNINIT)
+    return "uninitialized";
+  if (v == KERNEL_POISON)
+    return "freed";
+  return "stale";
+}
+
+/* "memcpy.D2H", "launch.af_fill", "memset", "host-init" (+ "@region" when it ran in one). */
+static void writer_desc(const GenCase *c, int w, char *out, size_t n) {
+  if (w < 0) {
+    snprintf(out, n, "host-init");
+    return;
+  }
+  const GenOp *o = &c->ops[w];
+  const char *where = o->ctx ? "@region" : "";
+  if (o->kind == GEN_OP_MEMCPY) {
+    int hd = c->bufs[o->buf].kind == GEN_BUF_HOST, hs = c->bufs[o->src].kind == GEN_BUF_HOST;
+    snprintf(out, n, "memcpy.%s%s", hs ? "H2D" : hd ? "D2H" : "D2D", where);
+  } else if (o->kind == GEN_OP_LAUNCH) {
+    snprintf(out, n, "launch.%s%s", kernel_info(o->kernel)->name, where);
+  } else {
+    snprintf(out, n, "%s%s", gen_op_name(o->kind), where);
+  }
+}
+
+static const char *handle_kind(RtRef r) {
+  switch (RT_REF_KIND(r)) {
+  case RT_REF_STREAM:
+    return "stream";
+  case RT_REF_EVENT:
+    return "event";
+  case RT_REF_NULL:
+    return "null";
+  case RT_REF_BUF:
+    return "device-ptr";
+  case RT_REF_HOST:
+    return "host-ptr";
+  default:
+    return "other";
+  }
+}
+
+void oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, int nobs,
+                  const RtRec *trace, int ntrace, const RtSummary *sum, const char *lowering,
+                  Verdict *v) {
+  memset(v, 0, sizeof *v);
+  v->error_seq = -1;
+  char obs_sig[160] = "", obs_detail[300] = "";
+  /* observations: match by id; each expected one must appear exactly once */
+  for (int k = 0; k < e->nobs && !v->obs_failed; k++) {
+    const OracleObs *x = &e->obs[k];
+    const RtObs *got = NULL;
+    int count = 0;
+    for (int j = 0; j < nobs; j++)
+      if (obs[j].id == x->id) {
+        if (!got)
+          got = &obs[j];
+        count++;
+      }
+    char wdesc[64];
+    writer_desc(c, x->writer, wdesc, sizeof wdesc);
+    if (got == NULL || count != 1) {
+      v->obs_failed = 1;
+      snprintf(obs_sig, sizeof obs_sig, "wrong_result|observe-%s|%s", got ? "repeated" : "missing",
+               wdesc);
+      snprintf(obs_detail, sizeof obs_detail, "observation of op #%d (b%d) was %s", x->id, x->buf,
+               got ? "made more than once" : "never made");
+      break;
+    }
+    if (got->n != x->n) {
+      v->obs_failed = 1;
+      snprintf(obs_sig, sizeof obs_sig, "wrong_result|observe-size|%s", wdesc);
+      snprintf(obs_detail, sizeof obs_detail,
+               "observation of op #%d has %lld values, expected %lld", x->id, (long long)got->n,
+               (long long)x->n);
+      break;
+    }
+    for (int64_t i = 0; i < x->n; i++) {
+      if (got->vals[i] != x->vals[i]) {
+        v->obs_failed = 1;
+        snprintf(obs_sig, sizeof obs_sig, "wrong_result|%s|%s", wdesc, value_kind(got->vals[i]));
+        snprintf(obs_detail, sizeof obs_detail,
+                 "observation of op #%d (b%d, last written by %s op #%d): element %lld expected "
+                 "%d, got %d (%s)",
+                 x->id, x->buf, wdesc, x->writer, (long long)i, x->vals[i], got->vals[i],
+                 value_kind(got->vals[i]));
+        break;
+      }
+    }
+  }
+  if (!v->obs_failed && nobs != e->nobs) {
+    v->obs_failed = 1;
+    snprintf(obs_sig, sizeof obs_sig, "wrong_result|observe-extra");
+    snprintf(obs_detail, sizeof obs_detail, "%d observations made, %d expected", nobs, e->nobs);
+  }
+  /* runtime errors */
+  if (sum->nerrors > 0 && sum->first_error >= 0 && sum->first_error < ntrace) {
+    const RtRec *r = &trace[sum->first_error];
+    v->rt_failed = 1;
+    v->error_seq = (int)r->seq;
+    const char *arg = "";
+    if (r->detail == RT_DETAIL_WRONG_KIND) {
+      /* which handle was of the wrong kind */
+      for (int a = 0; a < r->nargs; a++) {
+        int k = RT_REF_KIND(r->args[a]);
+        int want_event =
+            (r->call == RT_CALL_EVENT_SYNCHRONIZE || r->call == RT_CALL_EVENT_DESTROY ||
+             (r->call == RT_CALL_EVENT_RECORD && a == 0) ||
+             (r->call == RT_CALL_STREAM_WAIT_EVENT && a == 1));
+        if ((want_event && k != RT_REF_EVENT) || (!want_event && k == RT_REF_EVENT)) {
+          arg = handle_kind(r->args[a]);
+          break;
+        }
+      }
+    }
+    const char *call = r->call == RT_CALL_EXEC ? "device-exec" : asyncfuzz_rt_call_name(r->call);
+    if (r->call == RT_CALL_EXEC && r->cause < (uint32_t)ntrace)
+      call = asyncfuzz_rt_call_name(trace[r->cause].call);
+    snprintf(v->signature, sizeof v->signature, "%s|runtime_error|%s|%s|%s%s%s", lowering, call,
+             asyncfuzz_rt_error_name(r->err), asyncfuzz_rt_detail_text(r->detail),
+             *arg ? "|given=" : "", arg);
+    AfBuf b;
+    af_buf_init(&b);
+    af_buf_printf(&b, "%d runtime error(s); first: ", sum->nerrors);
+    asyncfuzz_rt_format_rec(&b, r);
+    if (v->obs_failed)
+      af_buf_printf(&b, "; observations also differ: %s", obs_detail);
+    snprintf(v->detail, sizeof v->detail, "%s", b.p ? b.p : "");
+    af_buf_free(&b);
+    v->cls = VERDICT_RUNTIME_ERROR;
+    return;
+  }
+  if (v->obs_failed) {
+    v->cls = VERDICT_WRONG_RESULT;
+    snprintf(v->signature, sizeof v->signature, "%s|%s", lowering, obs_sig);
+    snprintf(v->detail, sizeof v->detail, "%s", obs_detail);
+    return;
+  }
+  v->cls = VERDICT_PASS;
+  snprintf(v->signature, sizeof v->signature, "%s|pass", lowering);
+}

@@ -1,0 +1,252 @@
+/*
+ * asyncfuzz_rt.h: the runtime library (libasyncfuzz_rt), the one seam of asyncfuzz.
+ *
+ * It implements MLIR's mgpu* runtime ABI (CudaRuntimeWrappers.cpp) with exactly its C
+ * signatures, so code lowered by the real MLIR pipeline and builtin Programs replayed by the
+ * interpreter (runner.h) call the same functions. Like MLIR's wrappers, no mgpu* function
+ * returns a status: an error is recorded in the trace and the call has no effect.
+ *
+ * Backend `sim` (this file's implementation): a deterministic CPU model of CUDA streams and
+ * events. Device work waits in per-stream FIFO queues and advances only inside runtime calls,
+ * as the schedule policy decides. Handles are tagged values, never raw pointers, so an event
+ * call given a stream (or a destroyed handle) is detected, fails with CUDA_ERROR_INVALID_HANDLE
+ * and has no effect, exactly as the driver behaves for an invalid handle.
+ *
+ * Every call appends a record (thread, call, symbolic arguments, result, error) to the
+ * trace; docs/trace-format.md documents the text form. One run at a time per process:
+ * asyncfuzz_rt_begin() resets everything, asyncfuzz_rt_end() drains the device and computes
+ * leak counts. All entry points are serialized by one mutex, so MLIR's async worker threads
+ * may call them concurrently.
+ */
+#ifndef ASYNCFUZZ_RT_H
+#define ASYNCFUZZ_RT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../base/afbase.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- The mgpu* ABI (MLIR CudaRuntimeWrappers.cpp, LLVM 22) ---- */
+void *mgpuModuleLoad(void *data, size_t gpuBlobSize);
+void *mgpuModuleLoadJIT(void *data, int optLevel);
+void mgpuModuleUnload(void *module);
+void *mgpuModuleGetFunction(void *module, const char *name);
+void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t gridZ,
+                      intptr_t blockX, intptr_t blockY, intptr_t blockZ, int32_t smem, void *stream,
+                      void **params, void **extra, size_t paramsCount);
+void *mgpuStreamCreate(void);
+void mgpuStreamDestroy(void *stream);
+void mgpuStreamSynchronize(void *stream);
+void mgpuStreamWaitEvent(void *stream, void *event);
+void *mgpuEventCreate(void);
+void mgpuEventDestroy(void *event);
+void mgpuEventSynchronize(void *event);
+void mgpuEventRecord(void *event, void *stream);
+void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared);
+void mgpuMemFree(void *ptr, void *stream);
+void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream);
+void mgpuMemset32(void *dst, unsigned int value, size_t count, void *stream);
+void mgpuMemset16(void *dst, unsigned short value, size_t count, void *stream);
+void mgpuSetDefaultDevice(int32_t device);
+
+/* ---- Host hooks called by lowered programs (memref<?xi32> passed as expanded fields) ---- */
+
+/* The host reads a buffer: the values are recorded as observation `id`. */
+void asyncfuzz_observe(int32_t id, int32_t *allocated, int32_t *aligned, int64_t offset,
+                       int64_t size, int64_t stride);
+/* The host initializes host buffer `id` with kernel_host_init_value(init, i) and registers it,
+ * so the trace can name it h<id>. */
+void asyncfuzz_host_init(int32_t id, int32_t init, int32_t *allocated, int32_t *aligned,
+                         int64_t offset, int64_t size, int64_t stride);
+
+/* ---- Control API (the harness) ---- */
+
+typedef enum RtPolicy { RT_EAGER, RT_LAZY, RT_RANDOM, RT_PCT, RT__POLICY_COUNT } RtPolicy;
+
+/* Name of a policy ("eager"...), and the policy for a name (-1 when unknown). */
+const char *asyncfuzz_rt_policy_name(int policy);
+int asyncfuzz_rt_policy_parse(const char *name);
+
+typedef struct RtConfig {
+  int policy;        /* RtPolicy */
+  uint64_t seed;     /* schedule seed (random, pct) */
+  int memfree_sync;  /* 1: mgpuMemFree first completes all device work (lenient model) */
+  int pct_depth;     /* pct: number of priority change points (default 3 when 0) */
+  int record_device; /* 1: also record device-side execution steps (DEV lines) */
+} RtConfig;
+
+/* Starts a run: discards all state of the previous run (handles, buffers, trace). Returns 0
+ * or AF_ENOMEM. */
+int asyncfuzz_rt_begin(const RtConfig *cfg);
+/* Ends the run: completes all pending device work (recording any error it meets) and counts
+ * what was never destroyed. The trace and observations stay readable until the next begin. */
+int asyncfuzz_rt_end(void);
+/* Frees everything the runtime holds (for leak-counting tests and clean exits). */
+void asyncfuzz_rt_shutdown(void);
+
+/* Sets the calling thread's trace id (the interpreter's task id: 0 = host main). Threads that
+ * never call it get ids in order of their first call. */
+void asyncfuzz_rt_set_thread(int tid);
+
+/* Region notes recorded by whoever runs async.execute regions (the interpreter). */
+typedef enum RtRegionNote {
+  RT_NOTE_SPAWN,
+  RT_NOTE_START,
+  RT_NOTE_YIELD,
+  RT_NOTE_AWAIT
+} RtRegionNote;
+void asyncfuzz_rt_note(int note, int region, int value);
+
+/* ---- The trace ---- */
+
+#define RT_CALL_MAP(X)                                                                             \
+  X(MODULE_LOAD, "mgpuModuleLoad")                                                                 \
+  X(MODULE_LOAD_JIT, "mgpuModuleLoadJIT")                                                          \
+  X(MODULE_UNLOAD, "mgpuModuleUnload")                                                             \
+  X(MODULE_GET_FUNCTION, "mgpuModuleGetFunction")                                                  \
+  X(LAUNCH_KERNEL, "mgpuLaunchKernel")                                                             \
+  X(STREAM_CREATE, "mgpuStreamCreate")                                                             \
+  X(STREAM_DESTROY, "mgpuStreamDestroy")                                                           \
+  X(STREAM_SYNCHRONIZE, "mgpuStreamSynchronize")                                                   \
+  X(STREAM_WAIT_EVENT, "mgpuStreamWaitEvent")                                                      \
+  X(EVENT_CREATE, "mgpuEventCreate")                                                               \
+  X(EVENT_DESTROY, "mgpuEventDestroy")                                                             \
+  X(EVENT_SYNCHRONIZE, "mgpuEventSynchronize")                                                     \
+  X(EVENT_RECORD, "mgpuEventRecord")                                                               \
+  X(MEM_ALLOC, "mgpuMemAlloc")                                                                     \
+  X(MEM_FREE, "mgpuMemFree")                                                                       \
+  X(MEMCPY, "mgpuMemcpy")                                                                          \
+  X(MEMSET32, "mgpuMemset32")                                                                      \
+  X(MEMSET16, "mgpuMemset16")                                                                      \
+  X(SET_DEFAULT_DEVICE, "mgpuSetDefaultDevice")                                                    \
+  X(HOST_INIT, "asyncfuzz_host_init")                                                              \
+  X(OBSERVE, "asyncfuzz_observe")                                                                  \
+  X(SPAWN, "region.spawn")                                                                         \
+  X(START, "region.start")                                                                         \
+  X(YIELD, "region.yield")                                                                         \
+  X(AWAIT, "region.await")                                                                         \
+  X(EXEC, "exec")                                                                                  \
+  X(LEAK, "leak")
+
+typedef enum RtCall {
+#define RT__CALL_ENUM(id, name) RT_CALL_##id,
+  RT_CALL_MAP(RT__CALL_ENUM)
+#undef RT__CALL_ENUM
+      RT__CALL_COUNT
+} RtCall;
+
+/* CUDA-like error codes a call can fail with. */
+#define RT_ERROR_MAP(X)                                                                            \
+  X(OK, "CUDA_SUCCESS")                                                                            \
+  X(INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE")                                                   \
+  X(INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE")                                                     \
+  X(NOT_FOUND, "CUDA_ERROR_NOT_FOUND")                                                             \
+  X(ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS")                                                 \
+  X(OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY")
+
+typedef enum RtError {
+#define RT__ERR_ENUM(id, name) RT_ERR_##id,
+  RT_ERROR_MAP(RT__ERR_ENUM)
+#undef RT__ERR_ENUM
+      RT__ERR_COUNT
+} RtError;
+
+/* Why a call failed, beyond the code. */
+#define RT_DETAIL_MAP(X)                                                                           \
+  X(NONE, "")                                                                                      \
+  X(WRONG_KIND, "handle of the wrong kind")                                                        \
+  X(DESTROYED, "handle already destroyed")                                                         \
+  X(NOT_A_HANDLE, "not a handle of this run")                                                      \
+  X(NULL_HANDLE, "null handle")                                                                    \
+  X(USE_AFTER_FREE, "device memory used after mgpuMemFree")                                        \
+  X(DOUBLE_FREE, "memory freed twice")                                                             \
+  X(INVALID_FREE, "pointer was never allocated")                                                   \
+  X(BAD_ARGS, "kernel arguments do not match its signature")                                       \
+  X(UNKNOWN_KERNEL, "no kernel of that name")                                                      \
+  X(LEAKED, "never destroyed")
+
+typedef enum RtDetail {
+#define RT__DET_ENUM(id, text) RT_DETAIL_##id,
+  RT_DETAIL_MAP(RT__DET_ENUM)
+#undef RT__DET_ENUM
+      RT__DETAIL_COUNT
+} RtDetail;
+
+/* A symbolic reference: what a trace argument was, never a raw address (traces of the same
+ * run are byte-identical). kind in bits 56..63, id in 32..55, value in 0..31. */
+typedef uint64_t RtRef;
+enum {
+  RT_REF_NONE,
+  RT_REF_INT,    /* value: a 32-bit integer (sizes are stored whole in id:value) */
+  RT_REF_NULL,   /* a null pointer or handle */
+  RT_REF_STREAM, /* id: stream number (0 = legacy default stream) */
+  RT_REF_EVENT,
+  RT_REF_MODULE,
+  RT_REF_FUNC,   /* id: kernel id */
+  RT_REF_BUF,    /* id: device allocation number, value: byte offset */
+  RT_REF_HOST,   /* id: host buffer id, value: byte offset */
+  RT_REF_PTR,    /* an unknown pointer (not a buffer of this run) */
+  RT_REF_BAD,    /* a value that is no handle of this run */
+  RT_REF_REGION, /* id: region, value: value index + 1 (0: completion) */
+  RT_REF_STR     /* id: kernel name index (known) or 0xFFFFFF (unknown) */
+};
+#define RT_REF(kind, id, val)                                                                      \
+  (((uint64_t)(kind) << 56) | (((uint64_t)(id)&0xFFFFFFu) << 32) | (uint32_t)(val))
+#define RT_REF_KIND(r) ((int)((r) >> 56))
+#define RT_REF_ID(r) ((int)(((r) >> 32) & 0xFFFFFFu))
+#define RT_REF_VAL(r) ((uint32_t)(r))
+
+#define RT_REC_ARGS 6
+typedef struct RtRec {
+  uint32_t seq;  /* index in the trace */
+  int32_t tid;   /* calling thread (0 = host); -1 for device-side EXEC records */
+  uint8_t call;  /* RtCall */
+  uint8_t nargs; /* number of args used */
+  uint8_t err;   /* RtError */
+  uint8_t detail;
+  uint32_t cause; /* EXEC: seq of the enqueuing call; errors: seq of the related call */
+  RtRef args[RT_REC_ARGS];
+  RtRef ret;
+} RtRec;
+
+typedef struct RtObs {
+  int32_t id;   /* observe id given by the program */
+  int32_t tid;  /* thread that observed */
+  uint32_t seq; /* trace record */
+  int64_t n;    /* number of values */
+  const int32_t *vals;
+} RtObs;
+
+typedef struct RtSummary {
+  int nerrors;        /* records with err != OK (calls and device steps) */
+  int first_error;    /* seq of the first such record, or -1 */
+  int streams_leaked; /* created streams never destroyed (the legacy stream excluded) */
+  int events_leaked;
+  int buffers_leaked; /* device allocations never freed */
+  int streams_created, events_created;
+} RtSummary;
+
+/* The trace of the current or last run. Valid until the next begin. */
+const RtRec *asyncfuzz_rt_trace(int *n);
+/* Observations of the last run, in the order they were made (valid after end). */
+const RtObs *asyncfuzz_rt_observations(int *n);
+void asyncfuzz_rt_summary(RtSummary *out);
+
+const char *asyncfuzz_rt_call_name(int call);
+const char *asyncfuzz_rt_error_name(int err);
+const char *asyncfuzz_rt_detail_text(int detail);
+
+/* Appends the trace text (docs/trace-format.md) of records [from, to) to b; to = -1: all. */
+void asyncfuzz_rt_format_trace(AfBuf *b, int from, int to);
+/* Appends one record's text (no newline). */
+void asyncfuzz_rt_format_rec(AfBuf *b, const RtRec *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,291 @@
+/*
+ * interp.c: the Program interpreter. It is the builtin lowering's "mlir-runner": host
+ * buffers are plain memory, kernels are reached through mgpuModuleGetFunction and launched
+ * with MLIR's parameter layout (each memref<?xi32> expanded to allocated, aligned, offset,
+ * size, stride; then the i32 value and the i32 spin count).
+ */
+#include "runner.h"
+#include "kernels.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { T_IDLE, T_READY, T_BLOCKED, T_DONE };
+
+typedef struct Task {
+  int state, pc, started;
+  int order; /* spawn order */
+  int await_region;
+  void **slots;
+} Task;
+
+typedef struct I {
+  const LowerProgram *p;
+  const RtConfig *cfg;
+  AfRng rng;
+  Task *tasks;
+  void **bufs;
+  void *module;
+  void *funcs[KERNEL__COUNT];
+  void ***values; /* [region][vidx * maxc + consumer] */
+  int maxc;
+  int spawned;
+} I;
+
+static int inputs_ready(const I *in, int r) {
+  const LowerRegionInfo *ri = &in->p->regions[r];
+  for (int k = 0; k < ri->ninputs; k++)
+    if (in->tasks[ri->input_region[k]].state != T_DONE)
+      return 0;
+  return 1;
+}
+
+static int runnable(const I *in, int t) {
+  const Task *k = &in->tasks[t];
+  if (k->state == T_READY)
+    return t == 0 || k->started || inputs_ready(in, t);
+  if (k->state == T_BLOCKED)
+    return in->tasks[k->await_region].state == T_DONE;
+  return 0;
+}
+
+static int pick_task(I *in, int current) {
+  int n = in->p->nfuncs;
+  int best = -1, count = 0;
+  switch (in->cfg->policy) {
+  case RT_EAGER: /* the most recently spawned runnable task */
+    for (int t = 0; t < n; t++)
+      if (runnable(in, t) && (best < 0 || in->tasks[t].order > in->tasks[best].order))
+        best = t;
+    return best;
+  case RT_LAZY: /* keep running the current task; else the oldest */
+    if (current >= 0 && runnable(in, current))
+      return current;
+    for (int t = 0; t < n; t++)
+      if (runnable(in, t) && (best < 0 || in->tasks[t].order < in->tasks[best].order))
+        best = t;
+    return best;
+  default:
+    for (int t = 0; t < n; t++)
+      count += runnable(in, t);
+    if (count == 0)
+      return -1;
+    count = (int)af_rng_below(&in->rng, (uint32_t)count);
+    for (int t = 0; t < n; t++)
+      if (runnable(in, t) && count-- == 0)
+        return t;
+    return -1;
+  }
+}
+
+static void launch(I *in, const LowerInstr *ins, void *stream) {
+  void *ptrs[2 * KERNEL_MAX_BUFS];
+  int64_t ints[3 * KERNEL_MAX_BUFS];
+  int32_t v = (int32_t)ins->imm, spin = in->p->spin;
+  void *params[5 * KERNEL_MAX_BUFS + 2];
+  int np = 0;
+  for (int a = 0; a < ins->nbufs; a++) {
+    ptrs[2 * a] = ptrs[2 * a + 1] = in->bufs[ins->bufs[a]];
+    ints[3 * a] = 0;
+    ints[3 * a + 1] = in->p->buf_elems[ins->bufs[a]];
+    ints[3 * a + 2] = 1;
+    params[np++] = &ptrs[2 * a];
+    params[np++] = &ptrs[2 * a + 1];
+    params[np++] = &ints[3 * a];
+    params[np++] = &ints[3 * a + 1];
+    params[np++] = &ints[3 * a + 2];
+  }
+  params[np++] = &v;
+  params[np++] = &spin;
+  mgpuLaunchKernel(in->funcs[ins->kernel], 1, 1, 1, ins->imm2, 1, 1, 0, stream, params, NULL,
+                   (size_t)np);
+}
+
+/* Executes one instruction of task t. Returns 1 if the task blocked instead. */
+static int exec(I *in, int t) {
+  Task *k = &in->tasks[t];
+  const LowerFunc *f = &in->p->funcs[t];
+  asyncfuzz_rt_set_thread(t);
+  if (!k->started) {
+    k->started = 1;
+    if (t != 0)
+      asyncfuzz_rt_note(RT_NOTE_START, t, -1);
+  }
+  if (k->state == T_BLOCKED) {
+    k->state = T_READY; /* the awaited region is done */
+    asyncfuzz_rt_note(RT_NOTE_AWAIT, k->await_region, -1);
+    k->pc++;
+    return 0;
+  }
+  if (k->pc >= f->ninstrs) {
+    k->state = T_DONE;
+    return 0;
+  }
+  const LowerInstr *ins = &f->instrs[k->pc];
+  void **S = k->slots;
+#define SLOT(x) ((x) >= 0 ? S[(x)] : NULL)
+  switch (ins->opc) {
+  case LOWER_MODULE_LOAD:
+    in->module = mgpuModuleLoad((void *)"asyncfuzz-kernels", 17);
+    break;
+  case LOWER_GET_FUNCTION:
+    in->funcs[ins->kernel] = mgpuModuleGetFunction(in->module, kernel_info(ins->kernel)->name);
+    break;
+  case LOWER_MODULE_UNLOAD:
+    mgpuModuleUnload(in->module);
+    break;
+  case LOWER_HOST_INIT: {
+    int32_t *h = in->bufs[ins->buf];
+    asyncfuzz_host_init(ins->buf, (int32_t)ins->imm, h, h, 0, in->p->buf_elems[ins->buf], 1);
+    break;
+  }
+  case LOWER_STREAM_CREATE:
+    S[ins->a] = mgpuStreamCreate();
+    break;
+  case LOWER_STREAM_DESTROY:
+    mgpuStreamDestroy(S[ins->a]);
+    break;
+  case LOWER_STREAM_SYNC:
+    mgpuStreamSynchronize(S[ins->a]);
+    break;
+  case LOWER_STREAM_WAIT_EVENT:
+    mgpuStreamWaitEvent(S[ins->a], S[ins->b]);
+    break;
+  case LOWER_EVENT_CREATE:
+    S[ins->a] = mgpuEventCreate();
+    break;
+  case LOWER_EVENT_DESTROY:
+    mgpuEventDestroy(S[ins->a]);
+    break;
+  case LOWER_EVENT_SYNC:
+    mgpuEventSynchronize(S[ins->a]);
+    break;
+  case LOWER_EVENT_RECORD:
+    mgpuEventRecord(S[ins->a], SLOT(ins->b));
+    break;
+  case LOWER_MEM_ALLOC:
+    in->bufs[ins->buf] = mgpuMemAlloc((uint64_t)ins->imm, SLOT(ins->b), ins->imm2 != 0);
+    break;
+  case LOWER_MEM_FREE:
+    mgpuMemFree(in->bufs[ins->buf], SLOT(ins->b));
+    break;
+  case LOWER_MEMCPY:
+    mgpuMemcpy(in->bufs[ins->buf], in->bufs[ins->buf2], (size_t)ins->imm, SLOT(ins->b));
+    break;
+  case LOWER_MEMSET32:
+    mgpuMemset32(in->bufs[ins->buf], (unsigned)ins->imm, (size_t)ins->imm2, SLOT(ins->b));
+    break;
+  case LOWER_LAUNCH:
+    launch(in, ins, SLOT(ins->b));
+    break;
+  case LOWER_OBSERVE: {
+    int32_t *h = in->bufs[ins->buf];
+    asyncfuzz_observe((int32_t)ins->imm, h, h, 0, in->p->buf_elems[ins->buf], 1);
+    break;
+  }
+  case LOWER_SPAWN:
+    asyncfuzz_rt_note(RT_NOTE_SPAWN, ins->region, -1);
+    in->tasks[ins->region].state = T_READY;
+    in->tasks[ins->region].order = ++in->spawned;
+    break;
+  case LOWER_YIELD:
+    in->values[ins->region][ins->vidx * in->maxc + ins->consumer] = S[ins->a];
+    break;
+  case LOWER_DONE:
+    asyncfuzz_rt_note(RT_NOTE_YIELD, t, -1);
+    k->pc = f->ninstrs;
+    k->state = T_DONE;
+    return 0;
+  case LOWER_AWAIT:
+    if (in->tasks[ins->region].state != T_DONE) {
+      k->state = T_BLOCKED;
+      k->await_region = ins->region;
+      return 1;
+    }
+    asyncfuzz_rt_note(RT_NOTE_AWAIT, ins->region, -1);
+    break;
+  case LOWER_TAKE:
+    S[ins->a] = in->values[ins->region][ins->vidx * in->maxc + ins->consumer];
+    break;
+  }
+#undef SLOT
+  k->pc++;
+  if (k->pc >= f->ninstrs && t == 0)
+    k->state = T_DONE;
+  return 0;
+}
+
+int runner_run_program(const LowerProgram *p, const RtConfig *cfg, AfErr *err) {
+  I in;
+  memset(&in, 0, sizeof in);
+  in.p = p;
+  in.cfg = cfg;
+  af_rng_seed(&in.rng, af_mix64(cfg->seed, 0x1A7E87ull));
+  int rc = asyncfuzz_rt_begin(cfg);
+  if (rc)
+    return af_err_set(err, rc, "out of memory starting the runtime");
+  in.maxc = 1;
+  for (int r = 0; r < p->nfuncs; r++)
+    for (int v = 0; v < p->regions[r].nvalues; v++)
+      if (p->regions[r].nconsumers[v] > in.maxc)
+        in.maxc = p->regions[r].nconsumers[v];
+  in.tasks = af_calloc((size_t)p->nfuncs, sizeof(Task));
+  in.bufs = af_calloc((size_t)p->nbufs + 1, sizeof(void *));
+  in.values = af_calloc((size_t)p->nfuncs, sizeof(void **));
+  if (!in.tasks || !in.bufs || !in.values) {
+    rc = af_err_set(err, AF_ENOMEM, "out of memory running the program");
+    goto out;
+  }
+  for (int b = 0; b < p->nbufs; b++)
+    if (p->buf_host[b]) {
+      in.bufs[b] = calloc((size_t)p->buf_elems[b], sizeof(int32_t));
+      if (in.bufs[b] == NULL) {
+        rc = af_err_set(err, AF_ENOMEM, "out of memory allocating host buffers");
+        goto out;
+      }
+    }
+  for (int t = 0; t < p->nfuncs; t++) {
+    in.tasks[t].slots = af_calloc((size_t)p->funcs[t].nslots + 1, sizeof(void *));
+    in.values[t] = af_calloc((size_t)(p->regions[t].nvalues + 1) * (size_t)in.maxc, sizeof(void *));
+    if (!in.tasks[t].slots || !in.values[t]) {
+      rc = af_err_set(err, AF_ENOMEM, "out of memory running the program");
+      goto out;
+    }
+    in.tasks[t].state = T_IDLE;
+  }
+  in.tasks[0].state = T_READY;
+  int current = 0;
+  while (in.tasks[0].state != T_DONE) {
+    int t = pick_task(&in, current);
+    if (t < 0) {
+      rc = af_err_set(err, AF_EDEADLOCK, "no task can run: the program deadlocks");
+      break;
+    }
+    current = t;
+    exec(&in, t);
+  }
+  /* regions never awaited still run to their end, as the async runtime would */
+  for (int guard = 0; rc == 0; guard++) {
+    int t = pick_task(&in, -1);
+    if (t < 0)
+      break;
+    exec(&in, t);
+  }
+out:
+  if (asyncfuzz_rt_end() && rc == 0)
+    rc = af_err_set(err, AF_ENOMEM, "out of memory in the runtime");
+  if (in.bufs)
+    for (int b = 0; b < p->nbufs; b++)
+      if (p->buf_host[b])
+        free(in.bufs[b]);
+  if (in.tasks)
+    for (int t = 0; t < p->nfuncs; t++)
+      af_free(in.tasks[t].slots);
+  if (in.values)
+    for (int t = 0; t < p->nfuncs; t++)
+      af_free(in.values[t]);
+  af_free(in.values);
+  af_free(in.tasks);
+  af_free(in.bufs);
+  return rc;
+}

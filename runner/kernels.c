@@ -1,0 +1,52 @@
+/*
+ * kernels.c: C references of the sentinel kernels. These formulas are the specification the
+ * MLIR (gen/render.c) and CUDA versions must match element for element.
+ */
+#include "kernels.h"
+
+#include <string.h>
+
+static const KernelInfo kinfo[KERNEL__COUNT] = {
+    [KERNEL_FILL] = {"af_fill", 1},
+    [KERNEL_TRANSFORM] = {"af_transform", 2},
+    [KERNEL_COMBINE] = {"af_combine", 3},
+};
+
+const KernelInfo *kernel_info(int id) {
+  if (id < 0 || id >= KERNEL__COUNT)
+    return NULL;
+  return &kinfo[id];
+}
+
+int kernel_lookup(const char *name) {
+  for (int i = 0; i < KERNEL__COUNT; i++)
+    if (strcmp(kinfo[i].name, name) == 0)
+      return i;
+  return -1;
+}
+
+void kernel_ref(int id, int32_t *dst, const int32_t *const *src, int64_t n, int32_t v) {
+  uint32_t uv = (uint32_t)v;
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t r;
+    switch (id) {
+    case KERNEL_FILL: /* dst[i] = v * 7 + i */
+      r = uv * 7u + (uint32_t)i;
+      break;
+    case KERNEL_TRANSFORM: /* dst[i] = src[i] * 3 + v */
+      r = (uint32_t)src[0][i] * 3u + uv;
+      break;
+    case KERNEL_COMBINE: /* dst[i] = a[i] + b[i] * 5 + v */
+      r = (uint32_t)src[0][i] + (uint32_t)src[1][i] * 5u + uv;
+      break;
+    default:
+      r = 0;
+      break;
+    }
+    dst[i] = (int32_t)r;
+  }
+}
+
+int32_t kernel_host_init_value(int32_t init, int64_t i) {
+  return (int32_t)((uint32_t)init * 1000u + (uint32_t)i);
+}

@@ -1,0 +1,40 @@
+/*
+ * kernels.h: the sentinel-writing slow kernels every backend runs. Each kernel has one C
+ * reference (used by the oracle and by the simulator), a declared access signature (which
+ * buffer arguments it reads and writes, used by the checkers) and an MLIR and GPU version
+ * elsewhere. On hardware a kernel first writes KERNEL_SENTINEL over its output `spin` times,
+ * then its result, so a consumer that runs too early reads sentinels, not a lucky result.
+ *
+ * Every kernel takes 1 to 3 buffers of int32 (the first is the output), then an i32 scalar v
+ * and an i32 spin count: kernel(dst, [src...], v, spin). Arithmetic wraps (uint32).
+ */
+#ifndef RUNNER_KERNELS_H
+#define RUNNER_KERNELS_H
+
+#include <stdint.h>
+
+#define KERNEL_SENTINEL ((int32_t)0x5E5E5E5E) /* written during the spin phase */
+#define KERNEL_UNINIT ((int32_t)0xA110CA7E)   /* content of a fresh device allocation */
+#define KERNEL_POISON ((int32_t)0xDEADF4EE)   /* content of freed device memory */
+#define KERNEL_MAX_BUFS 3
+
+typedef enum KernelId { KERNEL_FILL, KERNEL_TRANSFORM, KERNEL_COMBINE, KERNEL__COUNT } KernelId;
+
+typedef struct KernelInfo {
+  const char *name; /* the gpu.func / CUDA symbol name */
+  int nbufs;        /* buffer arguments; buffer 0 is written, the others are read */
+} KernelInfo;
+
+/* Kernel metadata by id; NULL for an out-of-range id. */
+const KernelInfo *kernel_info(int id);
+/* Kernel id for a name, or -1 when no kernel has that name. */
+int kernel_lookup(const char *name);
+
+/* The C reference: computes dst[i] for i < n from the sources (src[0..nbufs-2]) and v. dst
+ * must not alias a source. */
+void kernel_ref(int id, int32_t *dst, const int32_t *const *src, int64_t n, int32_t v);
+
+/* The value a host buffer holds after asyncfuzz_host_init(init): element i. */
+int32_t kernel_host_init_value(int32_t init, int64_t i);
+
+#endif

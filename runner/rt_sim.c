@@ -1,0 +1,1223 @@
+/*
+ * rt_sim.c: the mgpu* ABI over the deterministic `sim` backend, and the trace.
+ *
+ * Model (CUDA Driver API semantics, ../shared/reference/stream-semantics-and-hb.md):
+ * - A stream is a FIFO of work items; stream 0 is the legacy default stream (the NULL
+ *   handle). Streams made by mgpuStreamCreate are non-blocking, as MLIR's wrappers make
+ *   them, so the legacy stream does not synchronize with them.
+ * - mgpuEventRecord(e, s) captures "everything enqueued on s so far" as (s, count).
+ *   mgpuStreamWaitEvent(s, e) enqueues a wait item on s for that capture (none if never
+ *   recorded). Synchronize calls run device steps until the capture completes.
+ * - A kernel runs in two steps: start (writes KERNEL_SENTINEL over its output) and finish
+ *   (writes the result), so a reader between the two sees sentinels, as on a slow GPU.
+ * - mgpuMemAlloc is synchronous (fresh memory reads KERNEL_UNINIT); mgpuMemFree is immediate
+ *   and not stream-ordered, as in MLIR's wrappers (memfree_sync=1 models a driver that
+ *   synchronizes first). Freed memory is poisoned and kept until the run ends, so work that
+ *   touches it later is reported (ILLEGAL_ADDRESS) instead of corrupting the process.
+ * - Device work advances only inside runtime calls: at the start of every call the policy
+ *   may run some steps (eager: all of them, also after each enqueue; lazy: none; random: a
+ *   few random streams; pct: a few steps of the highest-priority stream, priorities lowered
+ *   at random change points). Everything is driven by one seeded PRNG: deterministic.
+ */
+#include "asyncfuzz_rt.h"
+#include "kernels.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Handle encoding: 0xAF in the top byte, kind, the run's epoch and an index. */
+#define H_TAG 0xAFull
+#define H_STREAM 1u
+#define H_EVENT 2u
+#define H_MODULE 3u
+#define H_FUNC 4u
+
+enum { W_KERNEL, W_MEMCPY, W_MEMSET32, W_MEMSET16, W_WAIT };
+
+typedef struct Work {
+  uint8_t kind, phase;
+  uint32_t call; /* trace seq of the enqueuing call */
+  int kernel, nbufs;
+  int32_t *bufs[KERNEL_MAX_BUFS];
+  int64_t n;
+  int32_t v;
+  void *dst;
+  const void *src;
+  size_t bytes, count;
+  uint32_t value;
+  int wait_stream;
+  uint64_t wait_seq;
+} Work;
+
+typedef struct Stream {
+  Work *q;
+  int qhead, qlen, qcap;
+  uint64_t enq, done;
+  int destroyed;
+  uint32_t prio;
+} Stream;
+
+typedef struct Event {
+  int recorded, destroyed, stream;
+  uint64_t seq;
+} Event;
+
+typedef struct Alloc {
+  char *p;
+  size_t bytes;
+  int freed, shared;
+} Alloc;
+
+typedef struct HostBuf {
+  char *p;
+  size_t bytes;
+  int id;
+} HostBuf;
+
+typedef struct Rt {
+  pthread_mutex_t mu;
+  int active;
+  RtConfig cfg;
+  AfRng rng;
+  uint32_t epoch;
+  Stream *streams;
+  int nstreams, capstreams;
+  Event *events;
+  int nevents, capevents;
+  int nmodules, modules_live;
+  Alloc *allocs;
+  int nallocs, capallocs;
+  HostBuf *hosts;
+  int nhosts, caphosts;
+  RtRec *trace;
+  int ntrace, captrace;
+  RtObs *obs;
+  int nobs, capobs;
+  int32_t *obsdata;
+  int nobsdata, capobsdata;
+  uint64_t steps;
+  uint64_t change_points[8];
+  int nchange;
+  int next_tid;
+  int oom;
+  RtSummary sum;
+} Rt;
+
+static Rt g_rt = {.mu = PTHREAD_MUTEX_INITIALIZER};
+static __thread int t_tid = -1;
+
+/* ---- names ---- */
+
+static const char *const call_names[] = {
+#define RT__CALL_NAME(id, name) name,
+    RT_CALL_MAP(RT__CALL_NAME)
+#undef RT__CALL_NAME
+};
+static const char *const err_names[] = {
+#define RT__ERR_NAME(id, name) name,
+    RT_ERROR_MAP(RT__ERR_NAME)
+#undef RT__ERR_NAME
+};
+static const char *const detail_texts[] = {
+#define RT__DET_TEXT(id, text) text,
+    RT_DETAIL_MAP(RT__DET_TEXT)
+#undef RT__DET_TEXT
+};
+static const char *const policy_names[RT__POLICY_COUNT] = {"eager", "lazy", "random", "pct"};
+
+const char *asyncfuzz_rt_call_name(int call) {
+  return call >= 0 && call < RT__CALL_COUNT ? call_names[call] : "?";
+}
+const char *asyncfuzz_rt_error_name(int err) {
+  return err >= 0 && err < RT__ERR_COUNT ? err_names[err] : "?";
+}
+const char *asyncfuzz_rt_detail_text(int detail) {
+  return detail >= 0 && detail < RT__DETAIL_COUNT ? detail_texts[detail] : "?";
+}
+const char *asyncfuzz_rt_policy_name(int policy) {
+  return policy >= 0 && policy < RT__POLICY_COUNT ? policy_names[policy] : "?";
+}
+int asyncfuzz_rt_policy_parse(const char *name) {
+  for (int i = 0; i < RT__POLICY_COUNT; i++)
+    if (strcmp(name, policy_names[i]) == 0)
+      return i;
+  return -1;
+}
+
+/* ---- trace ---- */
+
+static RtRec *rec_new(Rt *rt, int call) {
+  if (af_grow((void **)&rt->trace, &rt->captrace, rt->ntrace + 1, sizeof(RtRec))) {
+    rt->oom = 1;
+    return NULL;
+  }
+  RtRec *r = &rt->trace[rt->ntrace];
+  memset(r, 0, sizeof *r);
+  r->seq = (uint32_t)rt->ntrace++;
+  r->tid = t_tid;
+  r->call = (uint8_t)call;
+  return r;
+}
+
+static void rec_arg(RtRec *r, RtRef a) {
+  if (r && r->nargs < RT_REC_ARGS)
+    r->args[r->nargs++] = a;
+}
+
+static void rec_fail(Rt *rt, RtRec *r, int err, int detail) {
+  if (r == NULL)
+    return;
+  if (r->err == RT_ERR_OK) {
+    rt->sum.nerrors++;
+    if (rt->sum.first_error < 0)
+      rt->sum.first_error = (int)r->seq;
+  }
+  r->err = (uint8_t)err;
+  r->detail = (uint8_t)detail;
+}
+
+/* Symbolic name of a pointer: a device allocation, a registered host buffer or unknown. */
+static RtRef ref_ptr(Rt *rt, const void *p) {
+  if (p == NULL)
+    return RT_REF(RT_REF_NULL, 0, 0);
+  const char *c = p;
+  for (int i = rt->nallocs - 1; i >= 0; i--) {
+    Alloc *a = &rt->allocs[i];
+    if (c >= a->p && c < a->p + (a->bytes ? a->bytes : 1))
+      return RT_REF(RT_REF_BUF, i, (uint32_t)(c - a->p));
+  }
+  for (int i = 0; i < rt->nhosts; i++) {
+    HostBuf *h = &rt->hosts[i];
+    if (c >= h->p && c < h->p + (h->bytes ? h->bytes : 1))
+      return RT_REF(RT_REF_HOST, h->id, (uint32_t)(c - h->p));
+  }
+  return RT_REF(RT_REF_PTR, 0, 0);
+}
+
+static RtRef ref_int(uint64_t v) {
+  return RT_REF(RT_REF_INT, (v >> 32) & 0xFFFFFF, (uint32_t)v);
+}
+
+/* ---- handles ---- */
+
+static void *h_make(Rt *rt, unsigned kind, int idx) {
+  uint64_t v = (H_TAG << 56) | ((uint64_t)kind << 48) | ((uint64_t)(rt->epoch & 0xFFFF) << 32) |
+               (uint32_t)idx;
+  return (void *)(uintptr_t)v;
+}
+
+/* Decodes a handle expected to be of `kind`. Returns the index, or -1 and sets *detail. */
+static int h_decode(Rt *rt, const void *h, unsigned kind, int *detail, RtRef *ref) {
+  uint64_t v = (uint64_t)(uintptr_t)h;
+  *detail = RT_DETAIL_NONE;
+  if (h == NULL) {
+    *ref = RT_REF(RT_REF_NULL, 0, 0);
+    *detail = RT_DETAIL_NULL_HANDLE;
+    return -1;
+  }
+  unsigned hk = (unsigned)((v >> 48) & 0xFF);
+  int idx = (int)(uint32_t)v;
+  if ((v >> 56) != H_TAG || ((v >> 32) & 0xFFFF) != (rt->epoch & 0xFFFF)) {
+    *ref = ref_ptr(rt, h);
+    if (RT_REF_KIND(*ref) == RT_REF_PTR)
+      *ref = RT_REF(RT_REF_BAD, 0, 0);
+    *detail = RT_DETAIL_NOT_A_HANDLE;
+    return -1;
+  }
+  int n = hk == H_STREAM   ? rt->nstreams
+          : hk == H_EVENT  ? rt->nevents
+          : hk == H_MODULE ? rt->nmodules
+          : hk == H_FUNC   ? KERNEL__COUNT
+                           : 0;
+  int rk = hk == H_STREAM   ? RT_REF_STREAM
+           : hk == H_EVENT  ? RT_REF_EVENT
+           : hk == H_MODULE ? RT_REF_MODULE
+           : hk == H_FUNC   ? RT_REF_FUNC
+                            : RT_REF_BAD;
+  if (idx < 0 || idx >= n || rk == RT_REF_BAD) {
+    *ref = RT_REF(RT_REF_BAD, 0, 0);
+    *detail = RT_DETAIL_NOT_A_HANDLE;
+    return -1;
+  }
+  *ref = RT_REF(rk, idx, 0);
+  if (hk != kind) {
+    *detail = RT_DETAIL_WRONG_KIND;
+    return -1;
+  }
+  if ((hk == H_STREAM && rt->streams[idx].destroyed) ||
+      (hk == H_EVENT && rt->events[idx].destroyed)) {
+    *detail = RT_DETAIL_DESTROYED;
+    return -1;
+  }
+  return idx;
+}
+
+/* A stream argument: NULL is the legacy stream (0). Returns -1 on a bad handle. */
+static int stream_arg(Rt *rt, const void *h, int *detail, RtRef *ref) {
+  if (h == NULL) {
+    *detail = RT_DETAIL_NONE;
+    *ref = RT_REF(RT_REF_STREAM, 0, 0);
+    return 0;
+  }
+  return h_decode(rt, h, H_STREAM, detail, ref);
+}
+
+/* ---- device model ---- */
+
+static int event_complete(Rt *rt, int s, uint64_t seq) {
+  return rt->streams[s].done >= seq;
+}
+
+static int stream_runnable(Rt *rt, int s) {
+  Stream *st = &rt->streams[s];
+  if (st->qlen == 0)
+    return 0;
+  Work *w = &st->q[st->qhead];
+  if (w->kind == W_WAIT)
+    return event_complete(rt, w->wait_stream, w->wait_seq);
+  return 1;
+}
+
+/* An allocation containing [p, p+n) that was freed, or -1. */
+static int freed_alloc(Rt *rt, const void *p, size_t n) {
+  const char *c = p;
+  for (int i = 0; i < rt->nallocs; i++) {
+    Alloc *a = &rt->allocs[i];
+    if (a->freed && c < a->p + a->bytes && c + (n ? n : 1) > a->p)
+      return i;
+  }
+  return -1;
+}
+
+static void exec_rec(Rt *rt, int s, Work *w, const char *what, int err, int detail) {
+  if (!rt->cfg.record_device && err == RT_ERR_OK)
+    return;
+  int save = t_tid;
+  t_tid = -1;
+  RtRec *r = rec_new(rt, RT_CALL_EXEC);
+  t_tid = save;
+  if (r == NULL)
+    return;
+  r->cause = w->call;
+  rec_arg(r, RT_REF(RT_REF_STREAM, s, 0));
+  rec_arg(r, ref_int(w->call));
+  rec_arg(r, ref_int(what[0] == 's' ? 1 : 2)); /* 1: kernel start, 2: done */
+  if (err)
+    rec_fail(rt, r, err, detail);
+}
+
+/* Runs one step of the head item of stream s (which must be runnable). */
+static void step(Rt *rt, int s) {
+  Stream *st = &rt->streams[s];
+  Work *w = &st->q[st->qhead];
+  rt->steps++;
+  int bad = -1;
+  switch (w->kind) {
+  case W_KERNEL:
+    for (int b = 0; b < w->nbufs && bad < 0; b++)
+      bad = freed_alloc(rt, w->bufs[b], (size_t)w->n * 4);
+    if (bad >= 0) {
+      exec_rec(rt, s, w, "done", RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
+      break;
+    }
+    if (w->phase == 0) {
+      for (int64_t i = 0; i < w->n; i++)
+        w->bufs[0][i] = KERNEL_SENTINEL;
+      w->phase = 1;
+      exec_rec(rt, s, w, "start", 0, 0);
+      return; /* stays at the head */
+    } else {
+      const int32_t *src[KERNEL_MAX_BUFS];
+      for (int b = 1; b < w->nbufs; b++)
+        src[b - 1] = w->bufs[b];
+      kernel_ref(w->kernel, w->bufs[0], src, w->n, w->v);
+      exec_rec(rt, s, w, "done", 0, 0);
+    }
+    break;
+  case W_MEMCPY:
+    bad = freed_alloc(rt, w->dst, w->bytes);
+    if (bad < 0)
+      bad = freed_alloc(rt, w->src, w->bytes);
+    if (bad >= 0) {
+      exec_rec(rt, s, w, "done", RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
+      break;
+    }
+    memmove(w->dst, w->src, w->bytes);
+    exec_rec(rt, s, w, "done", 0, 0);
+    break;
+  case W_MEMSET32:
+  case W_MEMSET16: {
+    size_t esz = w->kind == W_MEMSET32 ? 4 : 2;
+    if (freed_alloc(rt, w->dst, w->count * esz) >= 0) {
+      exec_rec(rt, s, w, "done", RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
+      break;
+    }
+    for (size_t i = 0; i < w->count; i++) {
+      if (esz == 4)
+        memcpy((char *)w->dst + 4 * i, &w->value, 4);
+      else {
+        uint16_t v16 = (uint16_t)w->value;
+        memcpy((char *)w->dst + 2 * i, &v16, 2);
+      }
+    }
+    exec_rec(rt, s, w, "done", 0, 0);
+    break;
+  }
+  case W_WAIT:
+    exec_rec(rt, s, w, "done", 0, 0);
+    break;
+  }
+  st->qhead++;
+  st->qlen--;
+  st->done++;
+  if (st->qlen == 0)
+    st->qhead = 0;
+}
+
+static int collect_runnable(Rt *rt, int *out) {
+  int n = 0;
+  for (int s = 0; s < rt->nstreams; s++)
+    if (stream_runnable(rt, s))
+      out[n++] = s;
+  return n;
+}
+
+/* Picks a runnable stream as the policy wants; -1 when none. */
+static int pick(Rt *rt) {
+  int stackbuf[64];
+  int *cand = rt->nstreams <= 64 ? stackbuf : malloc(sizeof(int) * (size_t)rt->nstreams);
+  if (cand == NULL)
+    return -1;
+  int n = collect_runnable(rt, cand);
+  int s = -1;
+  if (n > 0) {
+    switch (rt->cfg.policy) {
+    case RT_RANDOM:
+      s = cand[af_rng_below(&rt->rng, (uint32_t)n)];
+      break;
+    case RT_PCT:
+      s = cand[0];
+      for (int i = 1; i < n; i++)
+        if (rt->streams[cand[i]].prio > rt->streams[s].prio)
+          s = cand[i];
+      for (int i = 0; i < rt->nchange; i++)
+        if (rt->change_points[i] == rt->steps)
+          rt->streams[s].prio = (uint32_t)i; /* demote below every initial priority */
+      break;
+    default:
+      s = cand[0];
+      break;
+    }
+  }
+  if (cand != stackbuf)
+    free(cand);
+  return s;
+}
+
+static void drain(Rt *rt) {
+  int s;
+  while ((s = pick(rt)) >= 0)
+    step(rt, s);
+}
+
+/* Runs device steps until stream s has completed `seq` items. */
+static void run_until(Rt *rt, int s, uint64_t seq) {
+  while (!event_complete(rt, s, seq)) {
+    int t;
+    if (rt->cfg.policy == RT_EAGER || rt->cfg.policy == RT_LAZY) {
+      /* Only what the wait needs: follow the chain of waits from s. */
+      t = s;
+      for (int guard = 0; guard <= rt->nstreams; guard++) {
+        Stream *st = &rt->streams[t];
+        Work *w = &st->q[st->qhead];
+        if (w->kind == W_WAIT && !event_complete(rt, w->wait_stream, w->wait_seq))
+          t = w->wait_stream;
+        else
+          break;
+      }
+      if (!stream_runnable(rt, t))
+        t = pick(rt);
+    } else {
+      t = pick(rt);
+    }
+    if (t < 0)
+      return; /* cannot happen: waits only capture work enqueued earlier */
+    step(rt, t);
+  }
+}
+
+/* The policy's chance to advance device work at a runtime call. */
+static void pump(Rt *rt) {
+  switch (rt->cfg.policy) {
+  case RT_EAGER:
+    drain(rt);
+    break;
+  case RT_LAZY:
+    break;
+  case RT_RANDOM:
+  case RT_PCT: {
+    int k = (int)af_rng_below(&rt->rng, 4);
+    for (int i = 0; i < k; i++) {
+      int s = pick(rt);
+      if (s < 0)
+        break;
+      step(rt, s);
+    }
+    break;
+  }
+  }
+}
+
+static Work *enqueue(Rt *rt, int s, int kind, uint32_t call) {
+  Stream *st = &rt->streams[s];
+  if (st->qhead + st->qlen + 1 > st->qcap) {
+    if (st->qhead > 0) {
+      memmove(st->q, st->q + st->qhead, sizeof(Work) * (size_t)st->qlen);
+      st->qhead = 0;
+    }
+    if (af_grow((void **)&st->q, &st->qcap, st->qlen + 1, sizeof(Work))) {
+      rt->oom = 1;
+      return NULL;
+    }
+  }
+  Work *w = &st->q[st->qhead + st->qlen++];
+  memset(w, 0, sizeof *w);
+  w->kind = (uint8_t)kind;
+  w->call = call;
+  st->enq++;
+  return w;
+}
+
+static int new_stream(Rt *rt) {
+  if (af_grow((void **)&rt->streams, &rt->capstreams, rt->nstreams + 1, sizeof(Stream))) {
+    rt->oom = 1;
+    return -1;
+  }
+  Stream *st = &rt->streams[rt->nstreams];
+  memset(st, 0, sizeof *st);
+  st->prio = (uint32_t)(16 + af_rng_below(&rt->rng, 1u << 20));
+  return rt->nstreams++;
+}
+
+/* ---- run control ---- */
+
+static void free_run(Rt *rt) {
+  for (int i = 0; i < rt->nstreams; i++)
+    af_free(rt->streams[i].q);
+  for (int i = 0; i < rt->nallocs; i++)
+    free(rt->allocs[i].p);
+  rt->nstreams = rt->nevents = rt->nallocs = rt->nhosts = 0;
+  rt->ntrace = rt->nobs = rt->nobsdata = 0;
+  rt->nmodules = rt->modules_live = 0;
+}
+
+static void begin_locked(Rt *rt, const RtConfig *cfg) {
+  free_run(rt);
+  memset(&rt->sum, 0, sizeof rt->sum);
+  rt->sum.first_error = -1;
+  rt->cfg = *cfg;
+  if (rt->cfg.pct_depth <= 0)
+    rt->cfg.pct_depth = 3;
+  if (rt->cfg.pct_depth > 8)
+    rt->cfg.pct_depth = 8;
+  af_rng_seed(&rt->rng, af_mix64(cfg->seed, (uint64_t)cfg->policy + 1));
+  rt->epoch++;
+  rt->steps = 0;
+  rt->oom = 0;
+  rt->next_tid = 1;
+  rt->nchange = rt->cfg.policy == RT_PCT ? rt->cfg.pct_depth : 0;
+  for (int i = 0; i < rt->nchange; i++)
+    rt->change_points[i] = 1 + af_rng_below(&rt->rng, 96);
+  new_stream(rt); /* stream 0: the legacy default stream */
+  rt->active = 1;
+}
+
+static RtConfig env_config(void) {
+  RtConfig c;
+  memset(&c, 0, sizeof c);
+  c.policy = RT_EAGER;
+  const char *p = getenv("ASYNCFUZZ_POLICY");
+  if (p && asyncfuzz_rt_policy_parse(p) >= 0)
+    c.policy = asyncfuzz_rt_policy_parse(p);
+  const char *s = getenv("ASYNCFUZZ_SCHED_SEED");
+  if (s)
+    c.seed = strtoull(s, NULL, 0);
+  return c;
+}
+
+/* Every entry point: lock, start a run from the environment if none is active (code compiled
+ * by MLIR calls mgpu* without a harness), name the thread, and pump. */
+static Rt *enter(void) {
+  Rt *rt = &g_rt;
+  pthread_mutex_lock(&rt->mu);
+  if (!rt->active) {
+    RtConfig c = env_config();
+    begin_locked(rt, &c);
+  }
+  if (t_tid < 0)
+    t_tid = rt->next_tid++;
+  return rt;
+}
+
+static void leave(Rt *rt) {
+  pthread_mutex_unlock(&rt->mu);
+}
+
+int asyncfuzz_rt_begin(const RtConfig *cfg) {
+  Rt *rt = &g_rt;
+  pthread_mutex_lock(&rt->mu);
+  begin_locked(rt, cfg);
+  int oom = rt->oom;
+  pthread_mutex_unlock(&rt->mu);
+  return oom ? AF_ENOMEM : 0;
+}
+
+int asyncfuzz_rt_end(void) {
+  Rt *rt = &g_rt;
+  pthread_mutex_lock(&rt->mu);
+  int save = t_tid;
+  drain(rt);
+  t_tid = -1;
+  for (int i = 1; i < rt->nstreams; i++) {
+    if (!rt->streams[i].destroyed) {
+      rt->sum.streams_leaked++;
+      RtRec *r = rec_new(rt, RT_CALL_LEAK);
+      rec_arg(r, RT_REF(RT_REF_STREAM, i, 0));
+    }
+  }
+  for (int i = 0; i < rt->nevents; i++) {
+    if (!rt->events[i].destroyed) {
+      rt->sum.events_leaked++;
+      RtRec *r = rec_new(rt, RT_CALL_LEAK);
+      rec_arg(r, RT_REF(RT_REF_EVENT, i, 0));
+    }
+  }
+  for (int i = 0; i < rt->nallocs; i++) {
+    if (!rt->allocs[i].freed) {
+      rt->sum.buffers_leaked++;
+      RtRec *r = rec_new(rt, RT_CALL_LEAK);
+      rec_arg(r, RT_REF(RT_REF_BUF, i, 0));
+    }
+  }
+  t_tid = save;
+  rt->sum.streams_created = rt->nstreams - 1;
+  rt->sum.events_created = rt->nevents;
+  for (int i = 0; i < rt->nobs; i++)
+    rt->obs[i].vals = rt->obsdata + (intptr_t)rt->obs[i].vals;
+  rt->active = 0;
+  int oom = rt->oom;
+  pthread_mutex_unlock(&rt->mu);
+  return oom ? AF_ENOMEM : 0;
+}
+
+void asyncfuzz_rt_shutdown(void) {
+  Rt *rt = &g_rt;
+  pthread_mutex_lock(&rt->mu);
+  free_run(rt);
+  af_free(rt->streams);
+  af_free(rt->events);
+  af_free(rt->allocs);
+  af_free(rt->hosts);
+  af_free(rt->trace);
+  af_free(rt->obs);
+  af_free(rt->obsdata);
+  rt->streams = NULL;
+  rt->events = NULL;
+  rt->allocs = NULL;
+  rt->hosts = NULL;
+  rt->trace = NULL;
+  rt->obs = NULL;
+  rt->obsdata = NULL;
+  rt->capstreams = rt->capevents = rt->capallocs = rt->caphosts = 0;
+  rt->captrace = rt->capobs = rt->capobsdata = 0;
+  rt->active = 0;
+  pthread_mutex_unlock(&rt->mu);
+}
+
+void asyncfuzz_rt_set_thread(int tid) {
+  t_tid = tid;
+}
+
+void asyncfuzz_rt_note(int note, int region, int value) {
+  static const int calls[] = {RT_CALL_SPAWN, RT_CALL_START, RT_CALL_YIELD, RT_CALL_AWAIT};
+  Rt *rt = enter();
+  if (note >= 0 && note < 4) {
+    RtRec *r = rec_new(rt, calls[note]);
+    rec_arg(r, RT_REF(RT_REF_REGION, region, (uint32_t)(value + 1)));
+  }
+  leave(rt);
+}
+
+const RtRec *asyncfuzz_rt_trace(int *n) {
+  *n = g_rt.ntrace;
+  return g_rt.trace;
+}
+
+const RtObs *asyncfuzz_rt_observations(int *n) {
+  *n = g_rt.nobs;
+  return g_rt.obs;
+}
+
+void asyncfuzz_rt_summary(RtSummary *out) {
+  *out = g_rt.sum;
+}
+
+/* ---- the mgpu* ABI ---- */
+
+void *mgpuModuleLoad(void *data, size_t gpuBlobSize) {
+  (void)data;
+  (void)gpuBlobSize;
+  Rt *rt = enter();
+  pump(rt);
+  RtRec *r = rec_new(rt, RT_CALL_MODULE_LOAD);
+  int idx = rt->nmodules++;
+  rt->modules_live++;
+  void *h = h_make(rt, H_MODULE, idx);
+  if (r)
+    r->ret = RT_REF(RT_REF_MODULE, idx, 0);
+  leave(rt);
+  return h;
+}
+
+void *mgpuModuleLoadJIT(void *data, int optLevel) {
+  (void)optLevel;
+  Rt *rt = enter();
+  pump(rt);
+  RtRec *r = rec_new(rt, RT_CALL_MODULE_LOAD_JIT);
+  (void)data;
+  int idx = rt->nmodules++;
+  rt->modules_live++;
+  void *h = h_make(rt, H_MODULE, idx);
+  if (r)
+    r->ret = RT_REF(RT_REF_MODULE, idx, 0);
+  leave(rt);
+  return h;
+}
+
+void mgpuModuleUnload(void *module) {
+  Rt *rt = enter();
+  pump(rt);
+  RtRec *r = rec_new(rt, RT_CALL_MODULE_UNLOAD);
+  int detail;
+  RtRef ref;
+  int idx = h_decode(rt, module, H_MODULE, &detail, &ref);
+  rec_arg(r, ref);
+  if (idx < 0)
+    rec_fail(rt, r, RT_ERR_INVALID_HANDLE, detail);
+  else
+    rt->modules_live--;
+  leave(rt);
+}
+
+void *mgpuModuleGetFunction(void *module, const char *name) {
+  Rt *rt = enter();
+  pump(rt);
+  RtRec *r = rec_new(rt, RT_CALL_MODULE_GET_FUNCTION);
+  int detail;
+  RtRef ref;
+  void *h = NULL;
+  int idx = h_decode(rt, module, H_MODULE, &detail, &ref);
+  int k = name ? kernel_lookup(name) : -1;
+  rec_arg(r, ref);
+  rec_arg(r, RT_REF(RT_REF_STR, k >= 0 ? k : 0xFFFFFF, 0));
+  if (idx < 0) {
+    rec_fail(rt, r, RT_ERR_INVALID_HANDLE, detail);
+  } else if (k < 0) {
+    rec_fail(rt, r, RT_ERR_NOT_FOUND, RT_DETAIL_UNKNOWN_KERNEL);
+  } else {
+    h = h_make(rt, H_FUNC, k);
+    if (r)
+      r->ret = RT_REF(RT_REF_FUNC, k, 0);
+  }
+  leave(rt);
+  return h;
+}
+
+void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t gridZ,
+                      intptr_t blockX, intptr_t blockY, intptr_t blockZ, int32_t smem, void *stream,
+                      void **params, void **extra, size_t paramsCount) {
+  (void)gridY;
+  (void)gridZ;
+  (void)blockY;
+  (void)blockZ;
+  (void)smem;
+  (void)extra;
+  Rt *rt = enter();
+  pump(rt);
+  RtRec *r = rec_new(rt, RT_CALL_LAUNCH_KERNEL);
+  int fdet, sdet;
+  RtRef fref, sref;
+  int k = h_decode(rt, function, H_FUNC, &fdet, &fref);
+  int s = stream_arg(rt, stream, &sdet, &sref);
+  rec_arg(r, fref);
+  rec_arg(r, sref);
+  if (k < 0 || s < 0) {
+    rec_fail(rt, r, RT_ERR_INVALID_HANDLE, k < 0 ? fdet : sdet);
+    leave(rt);
+    return;
+  }
+  const KernelInfo *ki = kernel_info(k);
+  size_t want = (size_t)ki->nbufs * 5 + 2;
+  if (params == NULL || (paramsCount != 0 && paramsCount != want)) {
+    rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_ARGS);
+    leave(rt);
+    return;
+  }
+  int32_t *bufs[KERNEL_MAX_BUFS];
+  int64_t n = -1;
+  int bad = 0;
+  for (int b = 0; b < ki->nbufs; b++) {
+    int32_t *aligned = *(int32_t **)params[5 * b + 1];
+    int64_t off = *(int64_t *)params[5 * b + 2];
+    int64_t size = *(int64_t *)params[5 * b + 3];
+    bufs[b] = aligned + off;
+    rec_arg(r, ref_ptr(rt, bufs[b]));
+    if (n < 0)
+      n = size;
+    else if (size != n)
+      bad = 1;
+  }
+  int32_t v = *(int32_t *)params[5 * ki->nbufs];
+  rec_arg(r, ref_int((uint32_t)v));
+  if (bad || n < 0 || (intptr_t)n > gridX * blockX) {
+    rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_ARGS);
+    leave(rt);
+    return;
+  }
+  Work *w = enqueue(rt, s, W_KERNEL, r ? r->seq : 0);
+  if (w) {
+    w->kernel = k;
+    w->nbufs = ki->nbufs;
+    memcpy(w->bufs, bufs, sizeof bufs);
+    w->n = n;
+    w->v = v;
+  }
+  if (rt->cfg.policy == RT_EAGER)
+    drain(rt);
+  leave(rt);
+}
+
+void *mgpuStreamCreate(void) {
+  Rt *rt = enter();
+  pump(rt);
+  RtRec *r = rec_new(rt, RT_CALL_STREAM_CREATE);
+  int s = new_stream(rt);
+  void *h = s >= 0 ? h_make(rt, H_STREAM, s) : NULL;
+  if (r)
+    r->ret = s >= 0 ? RT_REF(RT_REF_STREAM, s, 0) : RT_REF(RT_REF_NULL, 0, 0);
+  leave(rt);
+  return h;
+}
+
+void mgpuStreamDestroy(void *stream) {
+  Rt *rt = enter();
+  pump(rt);
+  RtRec *r = rec_new(rt, RT_CALL_STREAM_DESTROY);
+  int det;
+  RtRef ref;
+  int s = h_decode(rt, stream, H_STREAM, &det, &ref);
+  rec_arg(r, ref);
+  if (s < 0)
+    rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det);
+  else
+    rt->streams[s].destroyed = 1; /* pending work still runs */
+  leave(rt);
+}
+
+void mgpuStreamSynchronize(void *stream) {
+  Rt *rt = enter();
+  pump(rt);
+  RtRec *r = rec_new(rt, RT_CALL_STREAM_SYNCHRONIZE);
+  int det;
+  RtRef ref;
+  int s = stream_arg(rt, stream, &det, &ref);
+  rec_arg(r, ref);
+  if (s < 0)
+    rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det);
+  else
+    run_until(rt, s, rt->streams[s].enq);
+  leave(rt);
+}
+
+void mgpuStreamWaitEvent(void *stream, void *event) {
+  Rt *rt = enter();
+  pump(rt);
+  RtRec *r = rec_new(rt, RT_CALL_STREAM_WAIT_EVENT);
+  int sdet, edet;
+  RtRef sref, eref;
+  int s = stream_arg(rt, stream, &sdet, &sref);
+  int e = h_decode(rt, event, H_EVENT, &edet, &eref);
+  rec_arg(r, sref);
+  rec_arg(r, eref);
+  if (s < 0 || e < 0) {
+    rec_fail(rt, r, RT_ERR_INVALID_HANDLE, s < 0 ? sdet : edet);
+  } else if (rt->events[e].recorded) {
+    Work *w = enqueue(rt, s, W_WAIT, r ? r->seq : 0);
+    if (w) {
+      w->wait_stream = rt->events[e].stream;
+      w->wait_seq = rt->events[e].seq;
+    }
+    if (rt->cfg.policy == RT_EAGER)
+      drain(rt);
+  }
+  leave(rt);
+}
+
+void *mgpuEventCreate(void) {
+  Rt *rt = enter();
+  pump(rt);
+  RtRec *r = rec_new(rt, RT_CALL_EVENT_CREATE);
+  void *h = NULL;
+  if (af_grow((void **)&rt->events, &rt->capevents, rt->nevents + 1, sizeof(Event)) == 0) {
+    int e = rt->nevents++;
+    memset(&rt->events[e], 0, sizeof(Event));
+    h = h_make(rt, H_EVENT, e);
+    if (r)
+      r->ret = RT_REF(RT_REF_EVENT, e, 0);
+  } else {
+    rt->oom = 1;
+    rec_fail(rt, r, RT_ERR_OUT_OF_MEMORY, RT_DETAIL_NONE);
+  }
+  leave(rt);
+  return h;
+}
+
+void mgpuEventDestroy(void *event) {
+  Rt *rt = enter();
+  pump(rt);
+  RtRec *r = rec_new(rt, RT_CALL_EVENT_DESTROY);
+  int det;
+  RtRef ref;
+  int e = h_decode(rt, event, H_EVENT, &det, &ref);
+  rec_arg(r, ref);
+  if (e < 0)
+    rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det);
+  else
+    rt->events[e].destroyed = 1;
+  leave(rt);
+}
+
+void mgpuEventSynchronize(void *event) {
+  Rt *rt = enter();
+  pump(rt);
+  RtRec *r = rec_new(rt, RT_CALL_EVENT_SYNCHRONIZE);
+  int det;
+  RtRef ref;
+  int e = h_decode(rt, event, H_EVENT, &det, &ref);
+  rec_arg(r, ref);
+  if (e < 0)
+    rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det); /* the wrapper prints and does not wait */
+  else if (rt->events[e].recorded)
+    run_until(rt, rt->events[e].stream, rt->events[e].seq);
+  leave(rt);
+}
+
+void mgpuEventRecord(void *event, void *stream) {
+  Rt *rt = enter();
+  pump(rt);
+  RtRec *r = rec_new(rt, RT_CALL_EVENT_RECORD);
+  int sdet, edet;
+  RtRef sref, eref;
+  int e = h_decode(rt, event, H_EVENT, &edet, &eref);
+  int s = stream_arg(rt, stream, &sdet, &sref);
+  rec_arg(r, eref);
+  rec_arg(r, sref);
+  if (e < 0 || s < 0) {
+    rec_fail(rt, r, RT_ERR_INVALID_HANDLE, e < 0 ? edet : sdet);
+  } else {
+    rt->events[e].recorded = 1;
+    rt->events[e].stream = s;
+    rt->events[e].seq = rt->streams[s].enq;
+  }
+  leave(rt);
+}
+
+void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared) {
+  Rt *rt = enter();
+  pump(rt);
+  RtRec *r = rec_new(rt, RT_CALL_MEM_ALLOC);
+  int det;
+  RtRef sref;
+  (void)stream_arg(rt, stream, &det, &sref); /* ignored, as in MLIR's wrappers */
+  rec_arg(r, ref_int(sizeBytes));
+  rec_arg(r, sref);
+  rec_arg(r, ref_int(isHostShared ? 1 : 0));
+  void *p = NULL;
+  if (sizeBytes == 0) {
+    if (r)
+      r->ret = RT_REF(RT_REF_NULL, 0, 0);
+    leave(rt);
+    return NULL;
+  }
+  if (af_grow((void **)&rt->allocs, &rt->capallocs, rt->nallocs + 1, sizeof(Alloc)) == 0 &&
+      (p = malloc(sizeBytes)) != NULL) {
+    Alloc *a = &rt->allocs[rt->nallocs];
+    a->p = p;
+    a->bytes = sizeBytes;
+    a->freed = 0;
+    a->shared = isHostShared;
+    int32_t u = KERNEL_UNINIT;
+    for (uint64_t i = 0; i + 4 <= sizeBytes; i += 4)
+      memcpy((char *)p + i, &u, 4);
+    if (r)
+      r->ret = RT_REF(RT_REF_BUF, rt->nallocs, 0);
+    rt->nallocs++;
+  } else {
+    rec_fail(rt, r, RT_ERR_OUT_OF_MEMORY, RT_DETAIL_NONE);
+  }
+  leave(rt);
+  return p;
+}
+
+void mgpuMemFree(void *ptr, void *stream) {
+  Rt *rt = enter();
+  pump(rt);
+  RtRec *r = rec_new(rt, RT_CALL_MEM_FREE);
+  int det;
+  RtRef sref;
+  (void)stream_arg(rt, stream, &det, &sref); /* ignored: the free is not stream-ordered */
+  RtRef pref = ref_ptr(rt, ptr);
+  rec_arg(r, pref);
+  rec_arg(r, sref);
+  if (ptr == NULL) {
+    leave(rt);
+    return;
+  }
+  if (RT_REF_KIND(pref) != RT_REF_BUF || RT_REF_VAL(pref) != 0) {
+    rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_INVALID_FREE);
+  } else {
+    Alloc *a = &rt->allocs[RT_REF_ID(pref)];
+    if (a->freed) {
+      rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_DOUBLE_FREE);
+    } else {
+      if (rt->cfg.memfree_sync)
+        drain(rt);
+      a->freed = 1;
+      int32_t poison = KERNEL_POISON;
+      for (size_t i = 0; i + 4 <= a->bytes; i += 4)
+        memcpy(a->p + i, &poison, 4);
+    }
+  }
+  leave(rt);
+}
+
+void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream) {
+  Rt *rt = enter();
+  pump(rt);
+  RtRec *r = rec_new(rt, RT_CALL_MEMCPY);
+  int det;
+  RtRef sref;
+  int s = stream_arg(rt, stream, &det, &sref);
+  rec_arg(r, ref_ptr(rt, dst));
+  rec_arg(r, ref_ptr(rt, src));
+  rec_arg(r, ref_int(sizeBytes));
+  rec_arg(r, sref);
+  if (s < 0) {
+    rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det);
+  } else if (dst == NULL || src == NULL) {
+    rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_NONE);
+  } else {
+    Work *w = enqueue(rt, s, W_MEMCPY, r ? r->seq : 0);
+    if (w) {
+      w->dst = dst;
+      w->src = src;
+      w->bytes = sizeBytes;
+    }
+    if (rt->cfg.policy == RT_EAGER)
+      drain(rt);
+  }
+  leave(rt);
+}
+
+static void memset_common(int call, int kind, void *dst, unsigned value, size_t count,
+                          void *stream) {
+  Rt *rt = enter();
+  pump(rt);
+  RtRec *r = rec_new(rt, call);
+  int det;
+  RtRef sref;
+  int s = stream_arg(rt, stream, &det, &sref);
+  rec_arg(r, ref_ptr(rt, dst));
+  rec_arg(r, ref_int(value));
+  rec_arg(r, ref_int(count));
+  rec_arg(r, sref);
+  if (s < 0) {
+    rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det);
+  } else if (dst == NULL) {
+    rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_NONE);
+  } else {
+    Work *w = enqueue(rt, s, kind, r ? r->seq : 0);
+    if (w) {
+      w->dst = dst;
+      w->value = value;
+      w->count = count;
+    }
+    if (rt->cfg.policy == RT_EAGER)
+      drain(rt);
+  }
+  leave(rt);
+}
+
+void mgpuMemset32(void *dst, unsigned int value, size_t count, void *stream) {
+  memset_common(RT_CALL_MEMSET32, W_MEMSET32, dst, value, count, stream);
+}
+
+void mgpuMemset16(void *dst, unsigned short value, size_t count, void *stream) {
+  memset_common(RT_CALL_MEMSET16, W_MEMSET16, dst, value, count, stream);
+}
+
+void mgpuSetDefaultDevice(int32_t device) {
+  Rt *rt = enter();
+  pump(rt);
+  RtRec *r = rec_new(rt, RT_CALL_SET_DEFAULT_DEVICE);
+  rec_arg(r, ref_int((uint32_t)device));
+  leave(rt);
+}
+
+/* ---- host hooks ---- */
+
+void asyncfuzz_observe(int32_t id, int32_t *allocated, int32_t *aligned, int64_t offset,
+                       int64_t size, int64_t stride) {
+  (void)allocated;
+  Rt *rt = enter();
+  pump(rt);
+  RtRec *r = rec_new(rt, RT_CALL_OBSERVE);
+  const int32_t *base = aligned + offset;
+  rec_arg(r, ref_int((uint32_t)id));
+  rec_arg(r, ref_ptr(rt, base));
+  rec_arg(r, ref_int((uint64_t)size));
+  if (size < 0 || freed_alloc(rt, base, (size_t)size * 4) >= 0) {
+    rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, size < 0 ? RT_DETAIL_NONE : RT_DETAIL_USE_AFTER_FREE);
+    leave(rt);
+    return;
+  }
+  if (af_grow((void **)&rt->obs, &rt->capobs, rt->nobs + 1, sizeof(RtObs)) ||
+      af_grow((void **)&rt->obsdata, &rt->capobsdata, rt->nobsdata + (int)size + 1,
+              sizeof(int32_t))) {
+    rt->oom = 1;
+    leave(rt);
+    return;
+  }
+  RtObs *o = &rt->obs[rt->nobs++];
+  o->id = id;
+  o->tid = t_tid;
+  o->seq = r ? r->seq : 0;
+  o->n = size;
+  o->vals = (const int32_t *)(intptr_t)rt->nobsdata; /* an offset until end() */
+  for (int64_t i = 0; i < size; i++)
+    rt->obsdata[rt->nobsdata++] = base[i * stride];
+  leave(rt);
+}
+
+void asyncfuzz_host_init(int32_t id, int32_t init, int32_t *allocated, int32_t *aligned,
+                         int64_t offset, int64_t size, int64_t stride) {
+  (void)allocated;
+  Rt *rt = enter();
+  pump(rt);
+  RtRec *r = rec_new(rt, RT_CALL_HOST_INIT);
+  int32_t *base = aligned + offset;
+  for (int64_t i = 0; i < size; i++)
+    base[i * stride] = kernel_host_init_value(init, i);
+  if (af_grow((void **)&rt->hosts, &rt->caphosts, rt->nhosts + 1, sizeof(HostBuf)) == 0) {
+    HostBuf *h = &rt->hosts[rt->nhosts++];
+    h->p = (char *)base;
+    h->bytes = (size_t)(size > 0 ? size : 0) * 4 * (size_t)(stride > 0 ? stride : 1);
+    h->id = id;
+  } else {
+    rt->oom = 1;
+  }
+  rec_arg(r, ref_int((uint32_t)id));
+  rec_arg(r, ref_int((uint32_t)init));
+  rec_arg(r, ref_int((uint64_t)size));
+  leave(rt);
+}
+
+/* ---- trace text ---- */
+
+static void fmt_ref(AfBuf *b, RtRef a) {
+  switch (RT_REF_KIND(a)) {
+  case RT_REF_INT: {
+    uint64_t v = ((uint64_t)RT_REF_ID(a) << 32) | RT_REF_VAL(a);
+    if (v >> 31 && (v >> 32) == 0)
+      af_buf_printf(b, "%d", (int32_t)(uint32_t)v); /* a negative i32 */
+    else
+      af_buf_printf(b, "%llu", (unsigned long long)v);
+    break;
+  }
+  case RT_REF_NULL:
+    af_buf_puts(b, "null");
+    break;
+  case RT_REF_STREAM:
+    af_buf_printf(b, "s%d", RT_REF_ID(a));
+    break;
+  case RT_REF_EVENT:
+    af_buf_printf(b, "e%d", RT_REF_ID(a));
+    break;
+  case RT_REF_MODULE:
+    af_buf_printf(b, "m%d", RT_REF_ID(a));
+    break;
+  case RT_REF_FUNC:
+    af_buf_printf(b, "f:%s", kernel_info(RT_REF_ID(a))->name);
+    break;
+  case RT_REF_BUF:
+    af_buf_printf(b, "b%d+%u", RT_REF_ID(a), RT_REF_VAL(a));
+    break;
+  case RT_REF_HOST:
+    af_buf_printf(b, "h%d+%u", RT_REF_ID(a), RT_REF_VAL(a));
+    break;
+  case RT_REF_PTR:
+    af_buf_puts(b, "ptr?");
+    break;
+  case RT_REF_BAD:
+    af_buf_puts(b, "bad-handle");
+    break;
+  case RT_REF_REGION:
+    if (RT_REF_VAL(a))
+      af_buf_printf(b, "r%d.%u", RT_REF_ID(a), RT_REF_VAL(a) - 1);
+    else
+      af_buf_printf(b, "r%d", RT_REF_ID(a));
+    break;
+  case RT_REF_STR:
+    if (RT_REF_ID(a) == 0xFFFFFF)
+      af_buf_puts(b, "\"?\"");
+    else
+      af_buf_printf(b, "\"%s\"", kernel_info(RT_REF_ID(a))->name);
+    break;
+  default:
+    af_buf_puts(b, "-");
+    break;
+  }
+}
+
+void asyncfuzz_rt_format_rec(AfBuf *b, const RtRec *r) {
+  if (r->tid < 0)
+    af_buf_printf(b, "%u D ", r->seq);
+  else
+    af_buf_printf(b, "%u T%d ", r->seq, r->tid);
+  af_buf_puts(b, asyncfuzz_rt_call_name(r->call));
+  af_buf_puts(b, "(");
+  for (int i = 0; i < r->nargs; i++) {
+    if (i)
+      af_buf_puts(b, ", ");
+    fmt_ref(b, r->args[i]);
+  }
+  af_buf_puts(b, ")");
+  if (RT_REF_KIND(r->ret) != RT_REF_NONE) {
+    af_buf_puts(b, " -> ");
+    fmt_ref(b, r->ret);
+  }
+  if (r->err)
+    af_buf_printf(b, " ! %s (%s)", asyncfuzz_rt_error_name(r->err),
+                  asyncfuzz_rt_detail_text(r->detail));
+}
+
+void asyncfuzz_rt_format_trace(AfBuf *b, int from, int to) {
+  int n = g_rt.ntrace;
+  if (to < 0 || to > n)
+    to = n;
+  for (int i = from < 0 ? 0 : from; i < to; i++) {
+    asyncfuzz_rt_format_rec(b, &g_rt.trace[i]);
+    af_buf_puts(b, "\n");
+  }
+}
