@@ -1195,6 +1195,15 @@ void asyncfuzz_rt_format_rec(AfBuf *b, const RtRec *r) {
     af_buf_printf(b, "%u D ", r->seq);
   else
     af_buf_printf(b, "%u T%d ", r->seq, r->tid);
+  if (r->call == RT_CALL_EXEC) { /* exec(stream, #enqueuing call, phase) */
+    af_buf_puts(b, "exec(");
+    fmt_ref(b, r->args[0]);
+    af_buf_printf(b, ", #%u, %s)", r->cause, RT_REF_VAL(r->args[2]) == 1 ? "start" : "done");
+    if (r->err)
+      af_buf_printf(b, " ! %s (%s)", asyncfuzz_rt_error_name(r->err),
+                    asyncfuzz_rt_detail_text(r->detail));
+    return;
+  }
   af_buf_puts(b, asyncfuzz_rt_call_name(r->call));
   af_buf_puts(b, "(");
   for (int i = 0; i < r->nargs; i++) {

@@ -1,0 +1,266 @@
+/*
+ * test_case.c: the case JSON format and the validator. Round trips of the corpus and of
+ * generated cases are byte-identical; every malformed or ill-formed input is rejected with
+ * a message naming the op and the reason. argv[1]: the source directory.
+ */
+#include "../gen/gen.h"
+#include "test.h"
+
+static char *wrap(const char *buffers, const char *body) {
+  AfBuf b;
+  af_buf_init(&b);
+  af_buf_printf(&b,
+                "{\"format\": \"asyncfuzz-case\", \"version\": 1, \"seed\": \"0\", \"spin\": 4,\n"
+                " \"buffers\": [%s],\n \"body\": [%s]}",
+                buffers, body);
+  return af_buf_take(&b);
+}
+
+#define HOSTDEV                                                                                    \
+  "{\"name\": \"h\", \"kind\": \"host\", \"n\": 4}, {\"name\": \"d\", \"kind\": \"device\", "      \
+  "\"n\": "                                                                                        \
+  "4}, {\"name\": \"e\", \"kind\": \"device\", \"n\": 4}, {\"name\": \"h2\", \"kind\": \"host\", " \
+  "\"n\": 4}"
+
+typedef struct Bad {
+  const char *what;
+  const char *buffers;
+  const char *body;
+  int rc;
+  const char *msg;
+} Bad;
+
+static const Bad bad_cases[] = {
+    {"unknown op", HOSTDEV, "{\"op\": \"frobnicate\"}", AF_EPARSE, "unknown op \"frobnicate\""},
+    {"unknown kernel", HOSTDEV,
+     "{\"op\": \"alloc\", \"buf\": \"d\", \"mode\": \"sync\"},"
+     "{\"op\": \"launch\", \"kernel\": \"nope\", \"args\": [\"d\"], \"deps\": [], \"token\": "
+     "\"t\"}",
+     AF_EINVALID, "unknown kernel \"nope\""},
+    {"undefined token", HOSTDEV, "{\"op\": \"wait_async\", \"deps\": [\"t9\"], \"token\": \"t\"}",
+     AF_EINVALID, "token t9 is used before it is defined"},
+    {"reused token", HOSTDEV,
+     "{\"op\": \"wait_async\", \"deps\": [], \"token\": \"t\"},"
+     "{\"op\": \"wait_async\", \"deps\": [], \"token\": \"t\"}",
+     AF_EINVALID, "token t is defined twice"},
+    {"unknown buffer", HOSTDEV, "{\"op\": \"observe\", \"buf\": \"zz\"}", AF_EINVALID,
+     "unknown buffer zz"},
+    {"sync op with a token", HOSTDEV, "{\"op\": \"host_wait\", \"deps\": [], \"token\": \"t\"}",
+     AF_EINVALID, "defines no token"},
+    {"read before write", HOSTDEV,
+     "{\"op\": \"alloc\", \"buf\": \"d\", \"mode\": \"sync\"},"
+     "{\"op\": \"memcpy\", \"dst\": \"h\", \"src\": \"d\", \"deps\": [], \"token\": \"t\"}",
+     AF_EINVALID, "reads b1, which is never written before it"},
+    {"use before alloc", HOSTDEV,
+     "{\"op\": \"memset\", \"dst\": \"d\", \"value\": 1, \"deps\": [], \"token\": \"t\"}",
+     AF_EINVALID, "never allocated before it"},
+    {"use not ordered after async alloc", HOSTDEV,
+     "{\"op\": \"alloc\", \"buf\": \"d\", \"mode\": \"async\", \"deps\": [], \"token\": \"a\"},"
+     "{\"op\": \"memset\", \"dst\": \"d\", \"value\": 1, \"deps\": [], \"token\": \"t\"}",
+     AF_EINVALID, "without being ordered after its alloc"},
+    {"write-write race", HOSTDEV,
+     "{\"op\": \"alloc\", \"buf\": \"d\", \"mode\": \"sync\"},"
+     "{\"op\": \"memset\", \"dst\": \"d\", \"value\": 1, \"deps\": [], \"token\": \"t1\"},"
+     "{\"op\": \"memset\", \"dst\": \"d\", \"value\": 2, \"deps\": [], \"token\": \"t2\"}",
+     AF_EINVALID, "op #2 (memset): writes b1, which op #1 also writes, with no token-DAG order"},
+    {"read-write race", HOSTDEV,
+     "{\"op\": \"alloc\", \"buf\": \"d\", \"mode\": \"sync\"},"
+     "{\"op\": \"memset\", \"dst\": \"d\", \"value\": 1, \"deps\": [], \"token\": \"t1\"},"
+     "{\"op\": \"memcpy\", \"dst\": \"h\", \"src\": \"d\", \"deps\": [\"t1\"], \"token\": \"t2\"},"
+     "{\"op\": \"memset\", \"dst\": \"d\", \"value\": 2, \"deps\": [\"t1\"], \"token\": \"t3\"}",
+     AF_EINVALID, "op #3 (memset): writes b1, which op #2 reads, with no token-DAG order"},
+    {"host read without a wait", HOSTDEV,
+     "{\"op\": \"alloc\", \"buf\": \"d\", \"mode\": \"sync\"},"
+     "{\"op\": \"memset\", \"dst\": \"d\", \"value\": 1, \"deps\": [], \"token\": \"t1\"},"
+     "{\"op\": \"memcpy\", \"dst\": \"h\", \"src\": \"d\", \"deps\": [\"t1\"], \"token\": \"t2\"},"
+     "{\"op\": \"observe\", \"buf\": \"h\"}",
+     AF_EINVALID, "op #3 (observe): reads b0, which op #2 writes, with no token-DAG order"},
+    {"use after dealloc", HOSTDEV,
+     "{\"op\": \"alloc\", \"buf\": \"d\", \"mode\": \"sync\"},"
+     "{\"op\": \"memset\", \"dst\": \"d\", \"value\": 1, \"deps\": [], \"token\": \"t1\"},"
+     "{\"op\": \"dealloc\", \"buf\": \"d\", \"async\": true, \"deps\": [\"t1\"], \"token\": "
+     "\"t2\"},"
+     "{\"op\": \"memset\", \"dst\": \"d\", \"value\": 1, \"deps\": [\"t2\"], \"token\": \"t3\"}",
+     AF_EINVALID, "op #3 (memset): uses b1 after its dealloc (op #2)"},
+    {"dealloc not after use", HOSTDEV,
+     "{\"op\": \"alloc\", \"buf\": \"d\", \"mode\": \"sync\"},"
+     "{\"op\": \"memset\", \"dst\": \"d\", \"value\": 1, \"deps\": [], \"token\": \"t1\"},"
+     "{\"op\": \"dealloc\", \"buf\": \"d\", \"async\": false}",
+     AF_EINVALID, "op #2 (dealloc): dealloc of b1 is not ordered after op #1"},
+    {"double dealloc", HOSTDEV,
+     "{\"op\": \"alloc\", \"buf\": \"d\", \"mode\": \"sync\"},"
+     "{\"op\": \"dealloc\", \"buf\": \"d\", \"async\": false},"
+     "{\"op\": \"dealloc\", \"buf\": \"d\", \"async\": false}",
+     AF_EINVALID, "deallocates b1 twice"},
+    {"double alloc", HOSTDEV,
+     "{\"op\": \"alloc\", \"buf\": \"d\", \"mode\": \"sync\"},"
+     "{\"op\": \"alloc\", \"buf\": \"d\", \"mode\": \"sync\"}",
+     AF_EINVALID, "allocates b1 a second time"},
+    {"observe device memory", HOSTDEV,
+     "{\"op\": \"alloc\", \"buf\": \"d\", \"mode\": \"sync\"},"
+     "{\"op\": \"memset\", \"dst\": \"d\", \"value\": 1, \"deps\": [], \"token\": \"t1\"},"
+     "{\"op\": \"host_wait\", \"deps\": [\"t1\"]},"
+     "{\"op\": \"observe\", \"buf\": \"d\"}",
+     AF_EINVALID, "the host can read only host or host_shared memory"},
+    {"host to host copy", HOSTDEV,
+     "{\"op\": \"memcpy\", \"dst\": \"h\", \"src\": \"h2\", \"deps\": [], \"token\": \"t\"}",
+     AF_EINVALID, "copies host to host"},
+    {"aliased kernel args", HOSTDEV,
+     "{\"op\": \"alloc\", \"buf\": \"d\", \"mode\": \"sync\"},"
+     "{\"op\": \"memset\", \"dst\": \"d\", \"value\": 1, \"deps\": [], \"token\": \"t1\"},"
+     "{\"op\": \"launch\", \"kernel\": \"af_transform\", \"args\": [\"d\", \"d\"], \"value\": 1, "
+     "\"deps\": [\"t1\"], \"token\": \"t2\"}",
+     AF_EINVALID, "kernel arguments must not alias"},
+    {"memset of a host buffer", HOSTDEV,
+     "{\"op\": \"memset\", \"dst\": \"h\", \"value\": 1, \"deps\": [], \"token\": \"t\"}",
+     AF_EINVALID, "needs a device buffer"},
+    {"region never awaited", HOSTDEV,
+     "{\"op\": \"execute\", \"region\": \"r\", \"inputs\": [], \"body\": [], \"yields\": []}",
+     AF_EINVALID, "region r1 (op #0) is never awaited"},
+    {"token crossing into a region", HOSTDEV,
+     "{\"op\": \"wait_async\", \"deps\": [], \"token\": \"t\"},"
+     "{\"op\": \"execute\", \"region\": \"r\", \"inputs\": [], \"body\": ["
+     "  {\"op\": \"wait_async\", \"deps\": [\"t\"], \"token\": \"u\"}], \"yields\": []},"
+     "{\"op\": \"await\", \"region\": \"r\"}",
+     AF_EINVALID, "depends on token t0 of another context"},
+    {"observe in a region", HOSTDEV,
+     "{\"op\": \"execute\", \"region\": \"r\", \"inputs\": [], \"body\": ["
+     "  {\"op\": \"observe\", \"buf\": \"h\"}], \"yields\": []},"
+     "{\"op\": \"await\", \"region\": \"r\"}",
+     AF_EINVALID, "observe must be in the host's main function"},
+    {"await of a value not yielded", HOSTDEV,
+     "{\"op\": \"execute\", \"region\": \"r\", \"inputs\": [], \"body\": [], \"yields\": []},"
+     "{\"op\": \"await\", \"value\": \"r.0\", \"token\": \"t\"}",
+     AF_EINVALID, "awaits value 0 of r1, which yields fewer values"},
+    {"unknown region", HOSTDEV, "{\"op\": \"await\", \"value\": \"r7.0\", \"token\": \"t\"}",
+     AF_EINVALID, "region r7 is used before its execute op"},
+    {"too many deps", HOSTDEV,
+     "{\"op\": \"wait_async\", \"deps\": [], \"token\": \"a\"},"
+     "{\"op\": \"wait_async\", \"deps\": [\"a\",\"a\",\"a\",\"a\",\"a\"], \"token\": \"b\"}",
+     AF_EINVALID, "too many dependencies"},
+    {"deps not an array", HOSTDEV, "{\"op\": \"wait_async\", \"deps\": 3, \"token\": \"a\"}",
+     AF_EPARSE, "\"deps\" must be an array"},
+};
+
+static void test_bad_inputs(void) {
+  for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
+    const Bad *b = &bad_cases[i];
+    char *json = wrap(b->buffers, b->body);
+    GenCase c;
+    AfErr err = {0};
+    int rc = gen_case_from_json(&c, json, &err);
+    if (rc == 0)
+      rc = gen_validate(&c, &err);
+    if (rc != b->rc || strstr(err.msg, b->msg) == NULL)
+      fprintf(stderr, "case \"%s\": rc %d, message: %s\n", b->what, rc, err.msg);
+    CHECK_EQ(rc, b->rc);
+    CHECK_CONTAINS(err.msg, b->msg);
+    CHECK_CONTAINS(err.msg, "op #");
+    gen_case_free(&c);
+    af_free(json);
+  }
+}
+
+static void test_malformed_files(void) {
+  const char *texts[] = {
+      "",
+      "{",
+      "[1, 2]",
+      "{\"format\": \"asyncfuzz-case\", \"version\": 99, \"spin\": 1, \"buffers\": [], \"body\": "
+      "[]}",
+      "{\"format\": \"other\", \"version\": 1}",
+      "{\"format\": \"asyncfuzz-case\", \"version\": 1, \"spin\": -1, \"buffers\": [], \"body\": "
+      "[]}",
+      "{\"format\": \"asyncfuzz-case\", \"version\": 1, \"spin\": 1, \"buffers\": [{\"name\": "
+      "\"x\", \"kind\": \"host\", \"n\": 0}], \"body\": []}",
+      "{\"format\": \"asyncfuzz-case\", \"version\": 1, \"spin\": 1, \"buffers\": {}, \"body\": "
+      "[]}",
+  };
+  const char *msgs[] = {
+      "malformed JSON",
+      "malformed JSON",
+      "not an asyncfuzz case",
+      "version",
+      "not an asyncfuzz case",
+      "spin",
+      "1..1024",
+      "\"buffers\" must be an array",
+  };
+  for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+    GenCase c;
+    AfErr err = {0};
+    int rc = gen_case_from_json(&c, texts[i], &err);
+    CHECK_EQ(rc, AF_EPARSE);
+    CHECK_CONTAINS(err.msg, msgs[i]);
+    CHECK_EQ(c.nops, 0);
+    gen_case_free(&c);
+  }
+  GenCase c;
+  AfErr err = {0};
+  CHECK_EQ(gen_case_load(&c, "/nonexistent/asyncfuzz-case.json", &err), AF_EIO);
+  CHECK_CONTAINS(err.msg, "cannot open");
+  gen_case_free(&c);
+}
+
+static void roundtrip(const GenCase *c) {
+  char *j1 = gen_case_to_json(c);
+  GenCase d;
+  AfErr err = {0};
+  CHECK_EQ(gen_case_from_json(&d, j1, &err), 0);
+  CHECK_EQ(gen_validate(&d, &err), 0);
+  char *j2 = gen_case_to_json(&d);
+  CHECK_STR(j2, j1);
+  CHECK_EQ(gen_case_hash(&d), gen_case_hash(c));
+  af_free(j1);
+  af_free(j2);
+  gen_case_free(&d);
+}
+
+static void test_roundtrips(const char *srcdir) {
+  const char *corpus[] = {"region-launch-yield", "launch-two-deps", "sync-alloc-dealloc",
+                          "memcpy-two-deps-dealloc", "region-chain"};
+  for (size_t i = 0; i < sizeof corpus / sizeof corpus[0]; i++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/corpus/%s.json", srcdir, corpus[i]);
+    GenCase c;
+    AfErr err = {0};
+    int rc = gen_case_load(&c, path, &err);
+    if (rc)
+      fprintf(stderr, "%s: %s\n", path, err.msg);
+    CHECK_EQ(rc, 0);
+    CHECK_EQ(gen_validate(&c, &err), 0);
+    roundtrip(&c);
+    gen_case_free(&c);
+  }
+  GenConfig cfg;
+  gen_config_default(&cfg);
+  cfg.region_pct = 20;
+  for (uint64_t s = 0; s < 300; s++) {
+    GenCase c;
+    AfErr err = {0};
+    CHECK_EQ(gen_generate(&c, s, &cfg, &err), 0);
+    roundtrip(&c);
+    gen_case_free(&c);
+  }
+  /* saving is atomic and readable back */
+  GenCase c;
+  AfErr err = {0};
+  CHECK_EQ(gen_generate(&c, 5, &cfg, &err), 0);
+  char path[] = "test_case_save.json";
+  CHECK_EQ(gen_case_save(&c, path, &err), 0);
+  GenCase d;
+  CHECK_EQ(gen_case_load(&d, path, &err), 0);
+  CHECK_EQ(gen_case_hash(&d), gen_case_hash(&c));
+  CHECK_EQ(d.seed, 5);
+  CHECK_EQ(gen_case_save(&c, "/nonexistent-dir/x.json", &err), AF_EIO);
+  remove(path);
+  gen_case_free(&c);
+  gen_case_free(&d);
+}
+
+int main(int argc, char **argv) {
+  test_bad_inputs();
+  test_malformed_files();
+  test_roundtrips(argc > 1 ? argv[1] : "..");
+  return TEST_DONE("test_case");
+}

@@ -1,0 +1,230 @@
+/*
+ * test_gen.c: the generator is deterministic, every case it makes validates under every
+ * knob setting, and it produces the shapes the harness needs: chains, forks and joins,
+ * multi-dependency ops, host observes after host waits, regions awaited by the host,
+ * regions consuming other regions' values, nested regions, every alloc mode and copy kind.
+ */
+#include "../gen/gen.h"
+#include "../runner/kernels.h"
+#include "test.h"
+
+static void test_determinism(void) {
+  GenConfig cfg;
+  gen_config_default(&cfg);
+  cfg.region_pct = 20;
+  for (uint64_t s = 0; s < 200; s++) {
+    GenCase a, b;
+    AfErr err = {0};
+    CHECK_EQ(gen_generate(&a, s, &cfg, &err), 0);
+    CHECK_EQ(gen_generate(&b, s, &cfg, &err), 0);
+    char *ja = gen_case_to_json(&a), *jb = gen_case_to_json(&b);
+    CHECK_STR(ja, jb);
+    CHECK_EQ(a.seed, s);
+    CHECK(a.has_config);
+    CHECK_EQ(a.cfg.region_pct, 20);
+    af_free(ja);
+    af_free(jb);
+    gen_case_free(&a);
+    gen_case_free(&b);
+  }
+  GenCase a, b;
+  AfErr err = {0};
+  gen_generate(&a, 1, &cfg, &err);
+  gen_generate(&b, 2, &cfg, &err);
+  CHECK(gen_case_hash(&a) != gen_case_hash(&b));
+  gen_case_free(&a);
+  gen_case_free(&b);
+}
+
+static long validate_many(const GenConfig *cfg, uint64_t seeds) {
+  long ops = 0;
+  for (uint64_t s = 0; s < seeds; s++) {
+    GenCase c;
+    AfErr err = {0};
+    int rc = gen_generate(&c, s, cfg, &err);
+    if (rc == 0)
+      rc = gen_validate(&c, &err);
+    if (rc) {
+      char *j = gen_case_to_json(&c);
+      fprintf(stderr, "seed %llu (ops %d, deps %d, regions %d, nesting %d): %s\n",
+              (unsigned long long)s, cfg->ops, cfg->max_deps, cfg->region_pct, cfg->max_nesting,
+              err.msg);
+      af_free(j);
+    }
+    CHECK_EQ(rc, 0);
+    ops += c.nops;
+    gen_case_free(&c);
+  }
+  return ops;
+}
+
+static void test_validity_grid(void) {
+  const int opss[] = {1, 5, 16, 64, 256};
+  const int depss[] = {2, 3, 4};
+  const int regions[] = {0, 30, 70};
+  const int nest[] = {0, 1, 3};
+  const int bufs[] = {1, 3, 8};
+  for (size_t a = 0; a < 5; a++)
+    for (size_t b = 0; b < 3; b++)
+      for (size_t r = 0; r < 3; r++)
+        for (size_t n = 0; n < 3; n++)
+          for (size_t k = 0; k < 3; k++) {
+            GenConfig cfg;
+            gen_config_default(&cfg);
+            cfg.ops = opss[a];
+            cfg.max_deps = depss[b];
+            cfg.region_pct = regions[r];
+            cfg.max_nesting = nest[n];
+            cfg.buffers = bufs[k];
+            cfg.host_bufs = 1 + (int)k;
+            cfg.extra_dep_pct = (int)(r * 30);
+            cfg.sync_pct = (int)(n * 30);
+            cfg.host_shared_pct = (int)(b * 20);
+            validate_many(&cfg, opss[a] >= 256 ? 4 : 12);
+          }
+  /* lopsided op mixes */
+  for (int only = 0; only < 8; only++) {
+    GenConfig cfg;
+    gen_config_default(&cfg);
+    int *w[] = {&cfg.w_launch,  &cfg.w_memcpy,     &cfg.w_memset,    &cfg.w_alloc,
+                &cfg.w_dealloc, &cfg.w_wait_async, &cfg.w_host_wait, &cfg.w_observe};
+    for (int i = 0; i < 8; i++)
+      *w[i] = i == only ? 100 : 1;
+    validate_many(&cfg, 50);
+  }
+  /* bad knobs are usage errors, not crashes */
+  GenConfig cfg;
+  gen_config_default(&cfg);
+  cfg.max_deps = 9;
+  GenCase c;
+  AfErr err = {0};
+  CHECK_EQ(gen_generate(&c, 1, &cfg, &err), AF_EUSAGE);
+  CHECK_CONTAINS(err.msg, "max-deps");
+  gen_case_free(&c);
+}
+
+typedef struct Shapes {
+  long multi_dep, join, fork, chain3, wait_then_observe, region_value_awaited, region_input, nested,
+      host_shared, sync_alloc, async_alloc, sync_dealloc, async_dealloc, h2d, d2h, d2d, memset,
+      kernels[KERNEL__COUNT], observe_shared;
+} Shapes;
+
+static void count_shapes(const GenCase *c, Shapes *s) {
+  int *uses = calloc((size_t)c->ntoks + 1, sizeof(int));
+  int *depth = calloc((size_t)c->ntoks + 1, sizeof(int));
+  for (int i = 0; i < c->nops; i++) {
+    const GenOp *o = &c->ops[i];
+    int d = 0;
+    for (int k = 0; k < o->ndeps; k++) {
+      uses[o->deps[k]]++;
+      if (depth[o->deps[k]] + 1 > d)
+        d = depth[o->deps[k]] + 1;
+    }
+    if (o->tok >= 0)
+      depth[o->tok] = d;
+    s->chain3 += d >= 3;
+    s->multi_dep += o->ndeps >= 2 && o->kind != GEN_OP_WAIT_ASYNC && o->kind != GEN_OP_HOST_WAIT;
+    s->join += o->kind == GEN_OP_WAIT_ASYNC && o->ndeps >= 2;
+    if (o->kind == GEN_OP_OBSERVE && i > 0 && c->ops[i - 1].kind == GEN_OP_HOST_WAIT)
+      s->wait_then_observe++;
+    if (o->kind == GEN_OP_OBSERVE && c->bufs[o->buf].kind == GEN_BUF_DEVICE)
+      s->observe_shared++;
+    if (o->kind == GEN_OP_AWAIT && o->ctx == 0 && o->vidx >= 0)
+      s->region_value_awaited++;
+    if (o->kind == GEN_OP_EXECUTE) {
+      s->region_input += c->regions[o->region].ninputs > 0;
+      s->nested += o->ctx != 0;
+    }
+    if (o->kind == GEN_OP_ALLOC) {
+      s->host_shared += o->mode == GEN_ALLOC_HOST_SHARED;
+      s->sync_alloc += o->mode == GEN_ALLOC_SYNC;
+      s->async_alloc += o->mode == GEN_ALLOC_ASYNC;
+    }
+    if (o->kind == GEN_OP_DEALLOC) {
+      s->sync_dealloc += !o->async;
+      s->async_dealloc += o->async;
+    }
+    if (o->kind == GEN_OP_MEMCPY) {
+      int hs = c->bufs[o->src].kind == GEN_BUF_HOST, hd = c->bufs[o->buf].kind == GEN_BUF_HOST;
+      s->h2d += hs;
+      s->d2h += hd;
+      s->d2d += !hs && !hd;
+    }
+    s->memset += o->kind == GEN_OP_MEMSET;
+    if (o->kind == GEN_OP_LAUNCH)
+      s->kernels[o->kernel]++;
+  }
+  for (int t = 0; t < c->ntoks; t++)
+    s->fork += uses[t] >= 2;
+  free(uses);
+  free(depth);
+}
+
+static void test_shapes(void) {
+  GenConfig cfg;
+  gen_config_default(&cfg);
+  Shapes s;
+  memset(&s, 0, sizeof s);
+  for (uint64_t seed = 0; seed < 2000; seed++) {
+    GenCase c;
+    AfErr err = {0};
+    CHECK_EQ(gen_generate(&c, seed, &cfg, &err), 0);
+    count_shapes(&c, &s);
+    gen_case_free(&c);
+  }
+  long *f = &s.multi_dep;
+  const char *names[] = {"multi_dep",
+                         "join",
+                         "fork",
+                         "chain3",
+                         "wait_then_observe",
+                         "region_value_awaited",
+                         "region_input",
+                         "nested",
+                         "host_shared",
+                         "sync_alloc",
+                         "async_alloc",
+                         "sync_dealloc",
+                         "async_dealloc",
+                         "h2d",
+                         "d2h",
+                         "d2d",
+                         "memset",
+                         "fill",
+                         "transform",
+                         "combine",
+                         "observe_shared"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    if (f[i] == 0)
+      fprintf(stderr, "shape never generated: %s\n", names[i]);
+    CHECK(f[i] > 0);
+  }
+  printf("shapes over 2000 default cases: multi-dep %ld, joins %ld, forks %ld, regions awaited "
+         "%ld, region inputs %ld, nested %ld\n",
+         s.multi_dep, s.join, s.fork, s.region_value_awaited, s.region_input, s.nested);
+}
+
+static void test_render_is_deterministic(void) {
+  GenConfig cfg;
+  gen_config_default(&cfg);
+  cfg.region_pct = 30;
+  GenCase c;
+  AfErr err = {0};
+  CHECK_EQ(gen_generate(&c, 9, &cfg, &err), 0);
+  char *a = gen_render_mlir(&c), *b = gen_render_mlir(&c);
+  CHECK_STR(a, b);
+  CHECK_CONTAINS(a, "gpu.container_module");
+  CHECK_CONTAINS(a, "gpu.func @af_fill");
+  CHECK_CONTAINS(a, "func.func private @asyncfuzz_observe(i32, memref<?xi32>)");
+  af_free(a);
+  af_free(b);
+  gen_case_free(&c);
+}
+
+int main(void) {
+  test_determinism();
+  test_validity_grid();
+  test_shapes();
+  test_render_is_deterministic();
+  return TEST_DONE("test_gen");
+}

@@ -1,0 +1,334 @@
+/*
+ * test_sim.c: the sim backend of the runtime library against CUDA's documented semantics:
+ * tagged handles, event capture at record time, stream waits, synchronization, the eager
+ * and lazy policies, two-phase kernels, immediate frees, leaks and determinism.
+ */
+#include "../runner/asyncfuzz_rt.h"
+#include "../runner/kernels.h"
+#include "test.h"
+
+static void begin(int policy, uint64_t seed) {
+  RtConfig c;
+  memset(&c, 0, sizeof c);
+  c.policy = policy;
+  c.seed = seed;
+  c.record_device = 1;
+  CHECK_EQ(asyncfuzz_rt_begin(&c), 0);
+}
+
+static const RtRec *last_rec(int call) {
+  int n;
+  const RtRec *t = asyncfuzz_rt_trace(&n);
+  for (int i = n - 1; i >= 0; i--)
+    if (t[i].call == call)
+      return &t[i];
+  return NULL;
+}
+
+static int count_errors(int err, int detail) {
+  int n, k = 0;
+  const RtRec *t = asyncfuzz_rt_trace(&n);
+  for (int i = 0; i < n; i++)
+    k += t[i].err == err && t[i].detail == detail;
+  return k;
+}
+
+static void *fill_fn(void) {
+  void *m = mgpuModuleLoad("k", 1);
+  return mgpuModuleGetFunction(m, "af_fill");
+}
+
+/* mgpuLaunchKernel(af_fill, dst, v) with MLIR's expanded memref parameters. */
+static void launch_fill(void *f, int32_t *dst, int64_t n, int32_t v, void *stream) {
+  void *alloc = dst, *aligned = dst;
+  int64_t off = 0, size = n, stride = 1;
+  int32_t spin = 8;
+  void *params[] = {&alloc, &aligned, &off, &size, &stride, &v, &spin};
+  mgpuLaunchKernel(f, 1, 1, 1, n, 1, 1, 0, stream, params, NULL, 7);
+}
+
+static int32_t fill_value(int32_t v, int i) {
+  int32_t r;
+  kernel_ref(KERNEL_FILL, &r, NULL, 1, v);
+  return r + i;
+}
+
+static void test_wrong_kind_does_not_wait(void) {
+  begin(RT_LAZY, 1);
+  void *s = mgpuStreamCreate();
+  int32_t *b = mgpuMemAlloc(16, NULL, false);
+  mgpuMemset32(b, 7, 4, s);
+  mgpuEventSynchronize(s); /* the #170833 mistake: a stream where an event belongs */
+  const RtRec *r = last_rec(RT_CALL_EVENT_SYNCHRONIZE);
+  CHECK(r != NULL);
+  CHECK_EQ(r->err, RT_ERR_INVALID_HANDLE);
+  CHECK_EQ(r->detail, RT_DETAIL_WRONG_KIND);
+  CHECK_EQ(b[0], KERNEL_UNINIT); /* nothing waited, nothing ran */
+  mgpuEventDestroy(s);
+  CHECK_EQ(count_errors(RT_ERR_INVALID_HANDLE, RT_DETAIL_WRONG_KIND), 2);
+  mgpuStreamSynchronize(s);
+  CHECK_EQ(b[0], 7);
+  mgpuStreamDestroy(s);
+  mgpuMemFree(b, NULL);
+  asyncfuzz_rt_end();
+  RtSummary sum;
+  asyncfuzz_rt_summary(&sum);
+  CHECK_EQ(sum.nerrors, 2);
+  CHECK_EQ(sum.streams_leaked, 0);
+}
+
+static void test_event_orders_streams(void) {
+  begin(RT_LAZY, 1);
+  void *f = fill_fn();
+  void *s1 = mgpuStreamCreate(), *s2 = mgpuStreamCreate();
+  int32_t *b = mgpuMemAlloc(16, NULL, false);
+  int32_t host[4] = {0};
+  launch_fill(f, b, 4, 3, s1);
+  void *e = mgpuEventCreate();
+  mgpuEventRecord(e, s1);
+  mgpuStreamWaitEvent(s2, e);
+  mgpuMemcpy(host, b, 16, s2);
+  CHECK_EQ(host[0], 0); /* lazy: nothing ran yet */
+  mgpuStreamSynchronize(s2);
+  for (int i = 0; i < 4; i++)
+    CHECK_EQ(host[i], fill_value(3, i));
+  mgpuEventDestroy(e);
+  mgpuStreamDestroy(s1);
+  mgpuStreamDestroy(s2);
+  mgpuMemFree(b, NULL);
+  asyncfuzz_rt_end();
+  RtSummary sum;
+  asyncfuzz_rt_summary(&sum);
+  CHECK_EQ(sum.nerrors, 0);
+  CHECK_EQ(sum.streams_leaked + sum.events_leaked + sum.buffers_leaked, 0);
+}
+
+static void test_record_captures_at_call_time(void) {
+  begin(RT_LAZY, 1);
+  void *s = mgpuStreamCreate();
+  int32_t *b = mgpuMemAlloc(16, NULL, false);
+  mgpuMemset32(b, 1, 4, s);
+  void *e = mgpuEventCreate();
+  mgpuEventRecord(e, s);
+  mgpuMemset32(b, 2, 4, s); /* after the record: not part of e */
+  mgpuEventSynchronize(e);
+  CHECK_EQ(b[0], 1);
+  mgpuStreamSynchronize(s);
+  CHECK_EQ(b[0], 2);
+  mgpuEventDestroy(e);
+  mgpuStreamDestroy(s);
+  mgpuMemFree(b, NULL);
+  asyncfuzz_rt_end();
+}
+
+static void test_unrecorded_event_is_empty(void) {
+  begin(RT_LAZY, 1);
+  void *s = mgpuStreamCreate();
+  void *e = mgpuEventCreate();
+  int32_t *b = mgpuMemAlloc(16, NULL, false);
+  mgpuMemset32(b, 5, 4, s);
+  mgpuEventSynchronize(e); /* never recorded: returns at once, no error */
+  CHECK_EQ(last_rec(RT_CALL_EVENT_SYNCHRONIZE)->err, RT_ERR_OK);
+  CHECK_EQ(b[0], KERNEL_UNINIT);
+  mgpuStreamWaitEvent(s, e);
+  CHECK_EQ(last_rec(RT_CALL_STREAM_WAIT_EVENT)->err, RT_ERR_OK);
+  mgpuStreamSynchronize(s);
+  CHECK_EQ(b[0], 5);
+  mgpuEventDestroy(e);
+  mgpuStreamDestroy(s);
+  mgpuMemFree(b, NULL);
+  asyncfuzz_rt_end();
+}
+
+static void test_destroyed_handles(void) {
+  begin(RT_LAZY, 1);
+  void *s = mgpuStreamCreate();
+  int32_t *b = mgpuMemAlloc(16, NULL, false);
+  mgpuMemset32(b, 9, 4, s);
+  mgpuStreamDestroy(s); /* legal with pending work: the work still runs */
+  CHECK_EQ(last_rec(RT_CALL_STREAM_DESTROY)->err, RT_ERR_OK);
+  mgpuMemset32(b, 10, 4, s); /* use after destroy: reported, no effect */
+  CHECK_EQ(last_rec(RT_CALL_MEMSET32)->err, RT_ERR_INVALID_HANDLE);
+  CHECK_EQ(last_rec(RT_CALL_MEMSET32)->detail, RT_DETAIL_DESTROYED);
+  mgpuStreamDestroy(s);
+  CHECK_EQ(last_rec(RT_CALL_STREAM_DESTROY)->detail, RT_DETAIL_DESTROYED);
+  void *e = mgpuEventCreate();
+  mgpuEventDestroy(e);
+  mgpuEventSynchronize(e);
+  CHECK_EQ(last_rec(RT_CALL_EVENT_SYNCHRONIZE)->detail, RT_DETAIL_DESTROYED);
+  mgpuEventSynchronize((void *)b); /* a buffer pointer is no handle */
+  CHECK_EQ(last_rec(RT_CALL_EVENT_SYNCHRONIZE)->detail, RT_DETAIL_NOT_A_HANDLE);
+  mgpuEventSynchronize(NULL);
+  CHECK_EQ(last_rec(RT_CALL_EVENT_SYNCHRONIZE)->detail, RT_DETAIL_NULL_HANDLE);
+  asyncfuzz_rt_end(); /* drains: the first memset ran, the rejected one did not */
+  CHECK_EQ(b[0], 9);
+  RtSummary sum;
+  asyncfuzz_rt_summary(&sum);
+  CHECK_EQ(sum.buffers_leaked, 1);
+  CHECK_EQ(sum.streams_leaked, 0);
+}
+
+static void test_free_is_immediate(void) {
+  begin(RT_LAZY, 1);
+  void *s = mgpuStreamCreate();
+  int32_t *b = mgpuMemAlloc(16, NULL, false);
+  mgpuMemset32(b, 4, 4, s);
+  mgpuMemFree(b, s); /* not stream-ordered: the pending memset now touches freed memory */
+  CHECK_EQ(last_rec(RT_CALL_MEM_FREE)->err, RT_ERR_OK);
+  mgpuStreamSynchronize(s);
+  CHECK_EQ(count_errors(RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE), 1);
+  mgpuMemFree(b, NULL);
+  CHECK_EQ(last_rec(RT_CALL_MEM_FREE)->detail, RT_DETAIL_DOUBLE_FREE);
+  int32_t local[4];
+  mgpuMemFree(local, NULL);
+  CHECK_EQ(last_rec(RT_CALL_MEM_FREE)->detail, RT_DETAIL_INVALID_FREE);
+  mgpuStreamDestroy(s);
+  asyncfuzz_rt_end();
+
+  /* the lenient model: the free completes pending work first */
+  RtConfig c;
+  memset(&c, 0, sizeof c);
+  c.policy = RT_LAZY;
+  c.memfree_sync = 1;
+  asyncfuzz_rt_begin(&c);
+  s = mgpuStreamCreate();
+  b = mgpuMemAlloc(16, NULL, false);
+  mgpuMemset32(b, 4, 4, s);
+  mgpuMemFree(b, s);
+  mgpuStreamSynchronize(s);
+  mgpuStreamDestroy(s);
+  asyncfuzz_rt_end();
+  RtSummary sum;
+  asyncfuzz_rt_summary(&sum);
+  CHECK_EQ(sum.nerrors, 0);
+}
+
+static void test_eager_completes_at_once(void) {
+  begin(RT_EAGER, 1);
+  void *f = fill_fn();
+  void *s = mgpuStreamCreate();
+  int32_t *b = mgpuMemAlloc(16, NULL, false);
+  launch_fill(f, b, 4, 11, s);
+  CHECK_EQ(b[3], fill_value(11, 3));
+  mgpuStreamDestroy(s);
+  mgpuMemFree(b, NULL);
+  asyncfuzz_rt_end();
+}
+
+static void test_kernel_sentinel_window(void) {
+  /* Under the random policy a kernel's start and finish are separate steps, so some seed
+   * must let the host see the sentinel between them. */
+  int seen_sentinel = 0, seen_result = 0;
+  for (uint64_t seed = 0; seed < 200; seed++) {
+    begin(RT_RANDOM, seed);
+    void *f = fill_fn();
+    void *s = mgpuStreamCreate();
+    int32_t *b = mgpuMemAlloc(16, NULL, false);
+    launch_fill(f, b, 4, 1, s);
+    mgpuSetDefaultDevice(0); /* any call is a chance for device work to advance */
+    seen_sentinel |= b[0] == KERNEL_SENTINEL;
+    seen_result |= b[0] == fill_value(1, 0);
+    mgpuStreamDestroy(s);
+    mgpuMemFree(b, NULL);
+    asyncfuzz_rt_end();
+  }
+  CHECK(seen_sentinel);
+  CHECK(seen_result);
+}
+
+static void test_bad_launches(void) {
+  begin(RT_EAGER, 1);
+  void *m = mgpuModuleLoad("k", 1);
+  CHECK(mgpuModuleGetFunction(m, "no_such_kernel") == NULL);
+  CHECK_EQ(last_rec(RT_CALL_MODULE_GET_FUNCTION)->err, RT_ERR_NOT_FOUND);
+  void *f = mgpuModuleGetFunction(m, "af_fill");
+  int32_t *b = mgpuMemAlloc(16, NULL, false);
+  void *alloc = b, *aligned = b;
+  int64_t off = 0, size = 4, stride = 1;
+  int32_t v = 1, spin = 1;
+  void *params[] = {&alloc, &aligned, &off, &size, &stride, &v, &spin};
+  mgpuLaunchKernel(f, 1, 1, 1, 4, 1, 1, 0, NULL, params, NULL, 5);
+  CHECK_EQ(last_rec(RT_CALL_LAUNCH_KERNEL)->detail, RT_DETAIL_BAD_ARGS);
+  mgpuLaunchKernel(NULL, 1, 1, 1, 4, 1, 1, 0, NULL, params, NULL, 7);
+  CHECK_EQ(last_rec(RT_CALL_LAUNCH_KERNEL)->err, RT_ERR_INVALID_HANDLE);
+  mgpuLaunchKernel(f, 1, 1, 1, 2, 1, 1, 0, NULL, params, NULL, 7); /* too few threads */
+  CHECK_EQ(last_rec(RT_CALL_LAUNCH_KERNEL)->detail, RT_DETAIL_BAD_ARGS);
+  mgpuLaunchKernel(f, 1, 1, 1, 4, 1, 1, 0, NULL, params, NULL, 7); /* legacy stream */
+  CHECK_EQ(last_rec(RT_CALL_LAUNCH_KERNEL)->err, RT_ERR_OK);
+  CHECK_EQ(b[0], fill_value(1, 0));
+  mgpuMemFree(b, NULL);
+  mgpuModuleUnload(m);
+  asyncfuzz_rt_end();
+}
+
+static void test_leaks_counted(void) {
+  begin(RT_EAGER, 1);
+  mgpuStreamCreate();
+  mgpuEventCreate();
+  mgpuMemAlloc(8, NULL, true);
+  CHECK(mgpuMemAlloc(0, NULL, false) == NULL); /* size 0: no allocation */
+  asyncfuzz_rt_end();
+  RtSummary sum;
+  asyncfuzz_rt_summary(&sum);
+  CHECK_EQ(sum.streams_leaked, 1);
+  CHECK_EQ(sum.events_leaked, 1);
+  CHECK_EQ(sum.buffers_leaked, 1);
+}
+
+static char *run_trace(int policy, uint64_t seed) {
+  begin(policy, seed);
+  void *f = fill_fn();
+  void *s[3];
+  int32_t *b[3];
+  for (int i = 0; i < 3; i++) {
+    s[i] = mgpuStreamCreate();
+    b[i] = mgpuMemAlloc(16, NULL, false);
+    launch_fill(f, b[i], 4, i, s[i]);
+    mgpuMemset32(b[i], (unsigned)i, 2, s[i]);
+  }
+  for (int i = 0; i < 3; i++) {
+    mgpuStreamSynchronize(s[i]);
+    mgpuStreamDestroy(s[i]);
+    mgpuMemFree(b[i], NULL);
+  }
+  asyncfuzz_rt_end();
+  AfBuf t;
+  af_buf_init(&t);
+  asyncfuzz_rt_format_trace(&t, 0, -1);
+  return af_buf_take(&t);
+}
+
+static void test_determinism(void) {
+  for (int p = 0; p < RT__POLICY_COUNT; p++) {
+    char *a = run_trace(p, 42), *b = run_trace(p, 42);
+    CHECK_STR(a, b);
+    af_free(a);
+    af_free(b);
+  }
+  /* different seeds reorder device work under random */
+  int differ = 0;
+  char *base = run_trace(RT_RANDOM, 0);
+  for (uint64_t s = 1; s < 20 && !differ; s++) {
+    char *o = run_trace(RT_RANDOM, s);
+    differ = strcmp(base, o) != 0;
+    af_free(o);
+  }
+  af_free(base);
+  CHECK(differ);
+}
+
+int main(void) {
+  test_wrong_kind_does_not_wait();
+  test_event_orders_streams();
+  test_record_captures_at_call_time();
+  test_unrecorded_event_is_empty();
+  test_destroyed_handles();
+  test_free_is_immediate();
+  test_eager_completes_at_once();
+  test_kernel_sentinel_window();
+  test_bad_launches();
+  test_leaks_counted();
+  test_determinism();
+  asyncfuzz_rt_shutdown();
+  return TEST_DONE("test_sim");
+}
