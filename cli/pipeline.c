@@ -77,7 +77,8 @@ static int run_program(const LowerProgram *p, const GenCase *c, const LowerSpec 
   const RtObs *obs = asyncfuzz_rt_observations(&nobs);
   RtSummary sum;
   asyncfuzz_rt_summary(&sum);
-  oracle_judge(c, e, obs, nobs, trace, ntrace, &sum, spec->name, v);
+  if (oracle_judge(c, e, obs, nobs, trace, ntrace, &sum, spec->name, v))
+    return af_err_set(err, AF_ENOMEM, "out of memory judging a run");
   if (rc == AF_EDEADLOCK && v->cls == VERDICT_PASS) {
     v->cls = VERDICT_RUNTIME_ERROR;
     snprintf(v->signature, sizeof v->signature, "%s|runtime_error|deadlock", spec->name);

@@ -727,6 +727,8 @@ static int parse_body(Parser *p, const cJSON *body, int ctx) {
 
 int gen_case_from_json(GenCase *c, const char *text, AfErr *err) {
   gen_case_init(c);
+  if (c->nregions != 1)
+    return af_err_set(err, AF_ENOMEM, "out of memory");
   Parser p;
   memset(&p, 0, sizeof p);
   p.c = c;

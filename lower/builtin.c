@@ -90,9 +90,11 @@ int lower_spec_parse(const char *s, LowerSpec *out, AfErr *err) {
       af_buf_printf(&b, "%s%s", first ? "" : ",", fault_names[f]);
       first = 0;
     }
-  snprintf(out->name, sizeof out->name, "%s", b.p ? b.p : "builtin");
+  int oom = b.oom || b.p == NULL;
+  if (!oom)
+    snprintf(out->name, sizeof out->name, "%s", b.p);
   af_buf_free(&b);
-  return 0;
+  return oom ? af_err_set(err, AF_ENOMEM, "out of memory") : 0;
 }
 
 /* ---- lowering state ---- */
@@ -526,7 +528,7 @@ done:
 void lower_program_free(LowerProgram *p) {
   if (p == NULL)
     return;
-  for (int i = 0; i < p->nfuncs; i++)
+  for (int i = 0; p->funcs && i < p->nfuncs; i++)
     af_free(p->funcs[i].instrs);
   af_free(p->funcs);
   af_free(p->regions);

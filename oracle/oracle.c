@@ -161,9 +161,9 @@ static const char *handle_kind(RtRef r) {
   }
 }
 
-void oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, int nobs,
-                  const RtRec *trace, int ntrace, const RtSummary *sum, const char *lowering,
-                  Verdict *v) {
+int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, int nobs,
+                 const RtRec *trace, int ntrace, const RtSummary *sum, const char *lowering,
+                 Verdict *v) {
   memset(v, 0, sizeof *v);
   v->error_seq = -1;
   char obs_sig[160] = "", obs_detail[300] = "";
@@ -246,17 +246,19 @@ void oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, i
     asyncfuzz_rt_format_rec(&b, r);
     if (v->obs_failed)
       af_buf_printf(&b, "; observations also differ: %s", obs_detail);
+    int oom = b.oom;
     snprintf(v->detail, sizeof v->detail, "%s", b.p ? b.p : "");
     af_buf_free(&b);
     v->cls = VERDICT_RUNTIME_ERROR;
-    return;
+    return oom ? AF_ENOMEM : 0;
   }
   if (v->obs_failed) {
     v->cls = VERDICT_WRONG_RESULT;
     snprintf(v->signature, sizeof v->signature, "%s|%s", lowering, obs_sig);
     snprintf(v->detail, sizeof v->detail, "%s", obs_detail);
-    return;
+    return 0;
   }
   v->cls = VERDICT_PASS;
   snprintf(v->signature, sizeof v->signature, "%s|pass", lowering);
+  return 0;
 }

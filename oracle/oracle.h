@@ -64,9 +64,10 @@ typedef struct Verdict {
   int error_seq;    /* trace record of the first runtime error, or -1 */
 } Verdict;
 
-/* Judges one execution of case c lowered by `lowering` (the spec name). */
-void oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, int nobs,
-                  const RtRec *trace, int ntrace, const RtSummary *sum, const char *lowering,
-                  Verdict *v);
+/* Judges one execution of case c lowered by `lowering` (the spec name). Returns 0, or
+ * AF_ENOMEM when the verdict's text could not be built. */
+int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, int nobs,
+                 const RtRec *trace, int ntrace, const RtSummary *sum, const char *lowering,
+                 Verdict *v);
 
 #endif

@@ -168,6 +168,7 @@ typedef enum RtError {
   X(INVALID_FREE, "pointer was never allocated")                                                   \
   X(BAD_ARGS, "kernel arguments do not match its signature")                                       \
   X(UNKNOWN_KERNEL, "no kernel of that name")                                                      \
+  X(BAD_POINTER, "pointer range outside every buffer of this run")                                 \
   X(LEAKED, "never destroyed")
 
 typedef enum RtDetail {

@@ -255,6 +255,11 @@ static int h_decode(Rt *rt, const void *h, unsigned kind, int *detail, RtRef *re
 
 /* A stream argument: NULL is the legacy stream (0). Returns -1 on a bad handle. */
 static int stream_arg(Rt *rt, const void *h, int *detail, RtRef *ref) {
+  if (h == NULL && rt->nstreams == 0) { /* the legacy stream could not be made (no memory) */
+    *detail = RT_DETAIL_NULL_HANDLE;
+    *ref = RT_REF(RT_REF_NULL, 0, 0);
+    return -1;
+  }
   if (h == NULL) {
     *detail = RT_DETAIL_NONE;
     *ref = RT_REF(RT_REF_STREAM, 0, 0);
@@ -288,6 +293,26 @@ static int freed_alloc(Rt *rt, const void *p, size_t n) {
       return i;
   }
   return -1;
+}
+
+/* Where [p, p+n) lies: 1 inside one device allocation or registered host buffer, 0 outside
+ * every one of them (plain host memory), -1 when it is NULL or overruns a buffer it starts
+ * in. Kernels need 1; copies and sets accept plain host memory, as CUDA does with UVA. */
+static int range_kind(Rt *rt, const void *p, size_t n) {
+  const char *c = p;
+  if (c == NULL)
+    return -1;
+  for (int i = 0; i < rt->nallocs; i++) {
+    Alloc *a = &rt->allocs[i];
+    if (c >= a->p && c < a->p + a->bytes)
+      return c + n <= a->p + a->bytes ? 1 : -1;
+  }
+  for (int i = 0; i < rt->nhosts; i++) {
+    HostBuf *h = &rt->hosts[i];
+    if (c >= h->p && c < h->p + h->bytes)
+      return c + n <= h->p + h->bytes ? 1 : -1;
+  }
+  return 0;
 }
 
 static void exec_rec(Rt *rt, int s, Work *w, const char *what, int err, int detail) {
@@ -785,6 +810,13 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t g
     leave(rt);
     return;
   }
+  for (int b = 0; b < ki->nbufs; b++) {
+    if (range_kind(rt, bufs[b], (size_t)n * 4) != 1) {
+      rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_BAD_POINTER);
+      leave(rt);
+      return;
+    }
+  }
   Work *w = enqueue(rt, s, W_KERNEL, r ? r->seq : 0);
   if (w) {
     w->kernel = k;
@@ -964,6 +996,8 @@ void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared) {
       r->ret = RT_REF(RT_REF_BUF, rt->nallocs, 0);
     rt->nallocs++;
   } else {
+    /* host memory ran out: an environment failure of the harness, not a finding */
+    rt->oom = 1;
     rec_fail(rt, r, RT_ERR_OUT_OF_MEMORY, RT_DETAIL_NONE);
   }
   leave(rt);
@@ -1017,6 +1051,8 @@ void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream) {
     rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det);
   } else if (dst == NULL || src == NULL) {
     rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_NONE);
+  } else if (range_kind(rt, dst, sizeBytes) < 0 || range_kind(rt, src, sizeBytes) < 0) {
+    rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_BAD_POINTER);
   } else {
     Work *w = enqueue(rt, s, W_MEMCPY, r ? r->seq : 0);
     if (w) {
@@ -1046,6 +1082,8 @@ static void memset_common(int call, int kind, void *dst, unsigned value, size_t 
     rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det);
   } else if (dst == NULL) {
     rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_NONE);
+  } else if (range_kind(rt, dst, count * (kind == W_MEMSET32 ? 4 : 2)) < 0) {
+    rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_BAD_POINTER);
   } else {
     Work *w = enqueue(rt, s, kind, r ? r->seq : 0);
     if (w) {
@@ -1087,8 +1125,9 @@ void asyncfuzz_observe(int32_t id, int32_t *allocated, int32_t *aligned, int64_t
   rec_arg(r, ref_int((uint32_t)id));
   rec_arg(r, ref_ptr(rt, base));
   rec_arg(r, ref_int((uint64_t)size));
-  if (size < 0 || freed_alloc(rt, base, (size_t)size * 4) >= 0) {
-    rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, size < 0 ? RT_DETAIL_NONE : RT_DETAIL_USE_AFTER_FREE);
+  if (aligned == NULL || size < 0 || freed_alloc(rt, base, (size_t)size * 4) >= 0) {
+    rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS,
+             aligned && size >= 0 ? RT_DETAIL_USE_AFTER_FREE : RT_DETAIL_BAD_POINTER);
     leave(rt);
     return;
   }
@@ -1116,6 +1155,11 @@ void asyncfuzz_host_init(int32_t id, int32_t init, int32_t *allocated, int32_t *
   Rt *rt = enter();
   pump(rt);
   RtRec *r = rec_new(rt, RT_CALL_HOST_INIT);
+  if (aligned == NULL || size < 0) {
+    rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_POINTER);
+    leave(rt);
+    return;
+  }
   int32_t *base = aligned + offset;
   for (int64_t i = 0; i < size; i++)
     base[i * stride] = kernel_host_init_value(init, i);

@@ -256,6 +256,18 @@ static void test_bad_launches(void) {
   mgpuLaunchKernel(f, 1, 1, 1, 4, 1, 1, 0, NULL, params, NULL, 7); /* legacy stream */
   CHECK_EQ(last_rec(RT_CALL_LAUNCH_KERNEL)->err, RT_ERR_OK);
   CHECK_EQ(b[0], fill_value(1, 0));
+  int32_t plain[4];
+  void *palloc = plain, *paligned = plain;
+  void *pparams[] = {&palloc, &paligned, &off, &size, &stride, &v, &spin};
+  mgpuLaunchKernel(f, 1, 1, 1, 4, 1, 1, 0, NULL, pparams, NULL, 7); /* host memory: refused */
+  CHECK_EQ(last_rec(RT_CALL_LAUNCH_KERNEL)->err, RT_ERR_ILLEGAL_ADDRESS);
+  CHECK_EQ(last_rec(RT_CALL_LAUNCH_KERNEL)->detail, RT_DETAIL_BAD_POINTER);
+  int32_t big[8];
+  mgpuMemcpy(big, b, 32, NULL); /* overruns the 16-byte device buffer */
+  CHECK_EQ(last_rec(RT_CALL_MEMCPY)->detail, RT_DETAIL_BAD_POINTER);
+  mgpuMemcpy(big, b, 16, NULL); /* plain host memory is a valid copy target */
+  CHECK_EQ(last_rec(RT_CALL_MEMCPY)->err, RT_ERR_OK);
+  CHECK_EQ(big[0], fill_value(1, 0));
   mgpuMemFree(b, NULL);
   mgpuModuleUnload(m);
   asyncfuzz_rt_end();

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The asyncfuzz command as a user meets it: --help everywhere, documented exit codes, clear
+# errors (never a crash) on malformed input, campaigns that save replayable failures.
+# usage: cli_test.sh ASYNCFUZZ SOURCE_DIR
+set -u
+af=$1 src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+expect() { # exit-code, description, command...
+  local want=$1 what=$2; shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
+  if [ "$got" -ne "$want" ]; then
+    echo "FAIL: $what: exit $got, expected $want"; sed 's/^/  | /' "$tmp/err" | head -5; fail=$((fail + 1))
+  fi
+  if [ "$got" -ge 128 ]; then echo "FAIL: $what: crashed (signal $((got - 128)))"; fail=$((fail + 1)); fi
+}
+expect_err() { # substring: the last command's stderr must contain it
+  grep -qF -- "$1" "$tmp/err" || { echo "FAIL: stderr lacks \"$1\":"; sed 's/^/  | /' "$tmp/err" | head -5; fail=$((fail + 1)); }
+}
+expect_out() {
+  grep -qF -- "$1" "$tmp/out" || { echo "FAIL: stdout lacks \"$1\":"; sed 's/^/  | /' "$tmp/out" | head -5; fail=$((fail + 1)); }
+}
+
+# help and usage
+expect 0 "--help" "$af" --help; expect_out "commands:"
+expect 2 "no command" "$af"
+expect 2 "unknown command" "$af" frob; expect_err "unknown command"
+for c in gen render validate lower run check campaign; do
+  expect 0 "$c --help" "$af" "$c" --help; expect_out "usage: asyncfuzz $c"
+done
+expect 0 "--version" "$af" --version; expect_out "asyncfuzz "
+
+# gen: deterministic bytes, knob validation
+expect 0 "gen" "$af" gen --seed 7 -o "$tmp/a.json"
+expect 0 "gen again" "$af" gen --seed 7 -o "$tmp/b.json"
+cmp -s "$tmp/a.json" "$tmp/b.json" || { echo "FAIL: gen is not deterministic"; fail=$((fail + 1)); }
+expect 2 "gen bad knob" "$af" gen --max-deps 9; expect_err "--max-deps needs an integer in 2..4"
+expect 2 "gen bad seed" "$af" gen --seed -3; expect_err "--seed needs a non-negative integer"
+expect 0 "validate generated" "$af" validate "$tmp/a.json"; expect_out "valid"
+
+# bad input: exit 3 with a message naming the problem
+printf '{"format": "asyncfuzz-case", "version": 1, "spin": 1, "buffers": [' > "$tmp/trunc.json"
+expect 3 "malformed JSON" "$af" check "$tmp/trunc.json"; expect_err "malformed JSON near line 1"
+expect 3 "missing file" "$af" check "$tmp/nope.json"; expect_err "cannot open"
+cat > "$tmp/race.json" <<'JSON'
+{"format": "asyncfuzz-case", "version": 1, "seed": "0", "spin": 1,
+ "buffers": [{"name": "d", "kind": "device", "n": 4}],
+ "body": [{"op": "alloc", "buf": "d", "mode": "sync"},
+          {"op": "memset", "dst": "d", "value": 1, "deps": [], "token": "a"},
+          {"op": "memset", "dst": "d", "value": 2, "deps": [], "token": "b"}]}
+JSON
+expect 3 "ill-formed case" "$af" check "$tmp/race.json"; expect_err "op #2 (memset): writes b0, which op #1 also writes"
+sed 's/"memset", "dst": "d", "value": 2, "deps": \[\]/"launch", "kernel": "af_bogus", "args": ["d"], "deps": ["a"]/' "$tmp/race.json" > "$tmp/kern.json"
+expect 3 "unknown kernel" "$af" run "$tmp/kern.json"; expect_err "unknown kernel \"af_bogus\""
+head -c 1000 /dev/urandom > "$tmp/noise.json"
+expect 3 "binary noise" "$af" validate "$tmp/noise.json"
+expect 2 "bad lowering" "$af" check "$src/corpus/sync-alloc-dealloc.json" --lowering builtin:fault=nope; expect_err "unknown fault"
+expect 2 "bad schedule" "$af" check "$src/corpus/sync-alloc-dealloc.json" --schedules warp; expect_err "unknown schedule policy"
+
+# check and run: exit codes and the replay line
+expect 0 "check corpus" "$af" check "$src/corpus/region-launch-yield.json"; expect_out "PASS"
+expect 1 "check fault" "$af" check "$src/corpus/region-launch-yield.json" --lowering builtin:fault=yield_stream --schedules lazy@3
+expect_out "replay with: asyncfuzz run"
+expect 0 "check --json" "$af" check "$src/corpus/launch-two-deps.json" --json --schedules lazy,random:2
+expect_out '"verdict": "pass"'
+expect 1 "run with trace" "$af" run "$src/corpus/region-launch-yield.json" --lowering builtin:fault=yield_stream --policy lazy --trace "$tmp/trace.txt"
+grep -q "mgpuEventSynchronize(s1) ! CUDA_ERROR_INVALID_HANDLE" "$tmp/trace.txt" || { echo "FAIL: trace lacks the failing call"; fail=$((fail + 1)); }
+expect 0 "lower" "$af" lower "$src/corpus/launch-two-deps.json"; expect_out "mgpuStreamWaitEvent"
+expect 0 "render" "$af" render "$src/corpus/region-chain.json"; expect_out "async.execute"
+
+# campaigns: correct lowering finds nothing; a fault is found, saved and replayable
+expect 0 "campaign clean" "$af" campaign --cases 300 --seed 1 --out "$tmp/c0" --quiet
+expect_out "0 failing"
+[ -f "$tmp/c0/summary.json" ] || { echo "FAIL: no summary.json"; fail=$((fail + 1)); }
+expect 1 "campaign fault" "$af" campaign --cases 200 --seed 1 --out "$tmp/c1" --lowering builtin:fault=drop_host_wait
+expect_err "cases"
+info=$(ls "$tmp"/c1/failures/*/info.txt 2>/dev/null | head -1)
+if [ -z "$info" ]; then echo "FAIL: campaign saved no failure"; fail=$((fail + 1)); else
+  grep -q "^signature: builtin:fault=drop_host_wait|" "$info" || { echo "FAIL: info.txt lacks the signature"; fail=$((fail + 1)); }
+  grep -q "^regenerate: asyncfuzz gen --seed" "$info" || { echo "FAIL: info.txt lacks the generator seed"; fail=$((fail + 1)); }
+  replay=$(sed -n 's/^replay: asyncfuzz //p' "$info")
+  sig=$(sed -n 's/^signature: //p' "$info")
+  # shellcheck disable=SC2086
+  expect 1 "replay of a saved failure" "$af" $replay
+  grep -qF "signature: $sig" "$tmp/out" || { echo "FAIL: replay gave another signature"; sed 's/^/  | /' "$tmp/out" | head; fail=$((fail + 1)); }
+fi
+expect 4 "campaign into an unwritable place" "$af" campaign --cases 5 --out /proc/asyncfuzz-x --quiet
+expect_err "cannot create"
+
+# a campaign stopped by SIGINT still writes its summary
+"$af" campaign --seconds 20 --out "$tmp/c2" --quiet >"$tmp/out" 2>"$tmp/err" & pid=$!
+sleep 1; kill -INT $pid; wait $pid; rc=$?
+[ $rc -eq 0 ] || { echo "FAIL: interrupted campaign exit $rc"; fail=$((fail + 1)); }
+grep -q "campaign stopped" "$tmp/out" || { echo "FAIL: no summary after SIGINT"; fail=$((fail + 1)); }
+[ -f "$tmp/c2/summary.json" ] || { echo "FAIL: no summary.json after SIGINT"; fail=$((fail + 1)); }
+
+if [ "$fail" -eq 0 ]; then echo "cli: ok"; else echo "cli: $fail failure(s)"; fi
+[ "$fail" -eq 0 ]
