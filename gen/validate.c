@@ -94,7 +94,7 @@ static int access(V *v, int i, int b, int write) {
   int ctx = c->ops[i].ctx;
   if (gb->kind == GEN_BUF_DEVICE) {
     if (v->alloc_node[b] == -2)
-      return fail(v, i, "uses b%d, which is never allocated before it%s", b, 0);
+      return fail(v, i, "uses b%d, which is never allocated before it", b, 0);
     if (v->dealloc_node[b] >= 0)
       return fail(v, i, "uses b%d after its dealloc (op #%d)", b, v->dealloc_node[b]);
     if (!in_scope(c, ctx, v->alloc_ctx[b]))
@@ -105,7 +105,7 @@ static int access(V *v, int i, int b, int write) {
   }
   int lw = v->last_write[b];
   if (!write && lw == -2)
-    return fail(v, i, "reads b%d, which is never written before it%s", b, 0);
+    return fail(v, i, "reads b%d, which is never written before it", b, 0);
   if (lw != -2 && !before(v, lw, i)) {
     if (write)
       return fail(v, i,
@@ -134,7 +134,7 @@ static int check_deps(V *v, int i) {
   for (int d = 0; d < o->ndeps; d++) {
     int t = o->deps[d];
     if (t < 0 || t >= c->ntoks || v->tok_src[t] == -1)
-      return fail(v, i, "depends on token t%d, which is not defined before it%s", t, 0);
+      return fail(v, i, "depends on token t%d, which is not defined before it", t, 0);
     if (v->tok_ctx[t] != o->ctx)
       return fail(v, i,
                   "depends on token t%d of another context (r%d); pass it through "
@@ -147,9 +147,9 @@ static int check_deps(V *v, int i) {
 
 static int define_token(V *v, int i, int t, int src, int ctx) {
   if (t < 0 || t >= v->c->ntoks)
-    return fail(v, i, "defines token t%d outside the token table%s", t, 0);
+    return fail(v, i, "defines token t%d outside the token table", t, 0);
   if (v->tok_defs[t]++ > 0)
-    return fail(v, i, "defines token t%d, which is already defined (tokens are never reused)%s", t,
+    return fail(v, i, "defines token t%d, which is already defined (tokens are never reused)", t,
                 0);
   v->tok_src[t] = src;
   v->tok_ctx[t] = ctx;
@@ -184,7 +184,7 @@ static int check_shape(V *v, int i) {
     break;
   case GEN_OP_ALLOC:
     if ((o->mode == GEN_ALLOC_ASYNC) != (o->async != 0))
-      return fail(v, i, "alloc mode and async flag disagree%s%s", 0, 0);
+      return fail(v, i, "alloc mode and async flag disagree", 0, 0);
     wants_tok = o->async;
     break;
   case GEN_OP_DEALLOC:
@@ -199,16 +199,16 @@ static int check_shape(V *v, int i) {
     wants_tok = 0;
     break;
   default:
-    return fail(v, i, "unknown op kind %d%s", o->kind, 0);
+    return fail(v, i, "unknown op kind %d", o->kind, 0);
   }
   if (wants_tok && o->tok < 0)
-    return fail(v, i, "an async op must define a token%s%s", 0, 0);
+    return fail(v, i, "an async op must define a token", 0, 0);
   if (!wants_tok && o->tok >= 0)
-    return fail(v, i, "defines token t%d but is synchronous%s", o->tok, 0);
+    return fail(v, i, "defines token t%d but is synchronous", o->tok, 0);
   int may_dep = o->kind != GEN_OP_OBSERVE && o->kind != GEN_OP_EXECUTE && o->kind != GEN_OP_AWAIT &&
                 !((o->kind == GEN_OP_ALLOC || o->kind == GEN_OP_DEALLOC) && !o->async);
   if (!may_dep && o->ndeps)
-    return fail(v, i, "a synchronous op takes no dependencies%s%s", 0, 0);
+    return fail(v, i, "a synchronous op takes no dependencies", 0, 0);
   int bufs[3] = {-1, -1, -1};
   int nb = 0;
   switch (o->kind) {
@@ -224,7 +224,7 @@ static int check_shape(V *v, int i) {
     break;
   case GEN_OP_LAUNCH:
     if (kernel_info(o->kernel) == NULL || o->nargs != kernel_info(o->kernel)->nbufs)
-      return fail(v, i, "unknown kernel or wrong number of buffers%s%s", 0, 0);
+      return fail(v, i, "unknown kernel or wrong number of buffers", 0, 0);
     for (int a = 0; a < o->nargs; a++)
       bufs[nb++] = o->args[a];
     break;
@@ -233,18 +233,18 @@ static int check_shape(V *v, int i) {
   }
   for (int k = 0; k < nb; k++)
     if (bufs[k] < 0 || bufs[k] >= c->nbufs)
-      return fail(v, i, "names buffer %d, which does not exist%s", bufs[k], 0);
+      return fail(v, i, "names buffer %d, which does not exist", bufs[k], 0);
   const GenBuf *B = c->bufs;
   switch (o->kind) {
   case GEN_OP_ALLOC:
   case GEN_OP_DEALLOC:
   case GEN_OP_MEMSET:
     if (B[o->buf].kind != GEN_BUF_DEVICE)
-      return fail(v, i, "b%d is a host buffer; this op needs a device buffer%s", o->buf, 0);
+      return fail(v, i, "b%d is a host buffer; this op needs a device buffer", o->buf, 0);
     break;
   case GEN_OP_MEMCPY:
     if (o->buf == o->src)
-      return fail(v, i, "copies b%d onto itself%s", o->buf, 0);
+      return fail(v, i, "copies b%d onto itself", o->buf, 0);
     if (B[o->buf].kind == GEN_BUF_HOST && B[o->src].kind == GEN_BUF_HOST)
       return fail(v, i, "copies host to host (b%d to b%d); gpu.memcpy needs a device side", o->src,
                   o->buf);
@@ -255,23 +255,23 @@ static int check_shape(V *v, int i) {
   case GEN_OP_LAUNCH:
     for (int a = 0; a < o->nargs; a++) {
       if (B[o->args[a]].kind != GEN_BUF_DEVICE)
-        return fail(v, i, "passes host buffer b%d to a kernel%s", o->args[a], 0);
+        return fail(v, i, "passes host buffer b%d to a kernel", o->args[a], 0);
       if (B[o->args[a]].n != B[o->args[0]].n)
         return fail(v, i, "passes buffers of different sizes (b%d, b%d)", o->args[0], o->args[a]);
       for (int a2 = 0; a2 < a; a2++)
         if (o->args[a] == o->args[a2])
-          return fail(v, i, "passes b%d twice; kernel arguments must not alias%s", o->args[a], 0);
+          return fail(v, i, "passes b%d twice; kernel arguments must not alias", o->args[a], 0);
     }
     break;
   case GEN_OP_OBSERVE:
     if (o->ctx != 0)
-      return fail(v, i, "observe must be in the host's main function, not in region r%d%s", o->ctx,
+      return fail(v, i, "observe must be in the host's main function, not in region r%d", o->ctx,
                   0);
     if (B[o->buf].kind != GEN_BUF_HOST && v->alloc_node[o->buf] >= 0 &&
         c->ops[v->alloc_node[o->buf]].mode != GEN_ALLOC_HOST_SHARED)
       return fail(v, i,
                   "observes device buffer b%d; the host can read only host or "
-                  "host_shared memory%s",
+                  "host_shared memory",
                   o->buf, 0);
     break;
   default:
@@ -285,7 +285,7 @@ static int visit_op(V *v, int i) {
   const GenOp *o = &c->ops[i];
   int rc;
   if (o->ctx < 0 || o->ctx >= c->nregions)
-    return fail(v, i, "is in context %d, which does not exist%s", o->ctx, 0);
+    return fail(v, i, "is in context %d, which does not exist", o->ctx, 0);
   if ((rc = check_shape(v, i)))
     return rc;
   edge(v, v->last_sync[o->ctx], i);
@@ -302,7 +302,7 @@ static int visit_op(V *v, int i) {
   case GEN_OP_DEALLOC: {
     int b = o->buf;
     if (v->alloc_node[b] == -2)
-      return fail(v, i, "deallocates b%d, which is never allocated before it%s", b, 0);
+      return fail(v, i, "deallocates b%d, which is never allocated before it", b, 0);
     if (v->dealloc_node[b] >= 0)
       return fail(v, i, "deallocates b%d twice (first at op #%d)", b, v->dealloc_node[b]);
     if (!in_scope(c, o->ctx, v->alloc_ctx[b]))
@@ -324,13 +324,13 @@ static int visit_op(V *v, int i) {
   case GEN_OP_EXECUTE: {
     int r = o->region;
     if (r <= 0 || r >= c->nregions || c->regions[r].exec_op != i)
-      return fail(v, i, "names region %d, which it does not define%s", r, 0);
+      return fail(v, i, "names region %d, which it does not define", r, 0);
     break;
   }
   case GEN_OP_AWAIT: {
     int r = o->region;
     if (r <= 0 || r >= c->nregions || c->regions[r].exec_op >= i)
-      return fail(v, i, "awaits region r%d before its execute op%s", r, 0);
+      return fail(v, i, "awaits region r%d before its execute op", r, 0);
     if (c->regions[r].parent != o->ctx)
       return fail(v, i, "awaits region r%d, which is spawned in another context (r%d)", r,
                   c->regions[r].parent);

@@ -156,6 +156,7 @@ static void test_bad_inputs(void) {
     CHECK_EQ(rc, b->rc);
     CHECK_CONTAINS(err.msg, b->msg);
     CHECK_CONTAINS(err.msg, "op #");
+    CHECK(strstr(err.msg, "(null)") == NULL);
     gen_case_free(&c);
     af_free(json);
   }
