@@ -342,7 +342,8 @@ static void op_alloc(G *g, Ctx *x) {
   }
   g->live_dev++;
   if (o.async) {
-    TSet s = {0};
+    TSet s;
+    s.n = 0;
     int deps[GEN_MAX_DEPS];
     if (x->nrecent && af_rng_chance(&g->rng, 60))
       ts_add(&s, x->recent[af_rng_below(&g->rng, (uint32_t)x->nrecent)]);
@@ -357,7 +358,8 @@ static void op_alloc(G *g, Ctx *x) {
 
 static void op_dealloc(G *g, Ctx *x, int b) {
   BState *st = &g->bs[b];
-  TSet s = {0};
+  TSet s;
+  s.n = 0;
   need_for(g, x, &s, b, 1);
   GenOp o = blank(GEN_OP_DEALLOC, x->id);
   o.buf = b;
@@ -401,7 +403,8 @@ static void op_launch(G *g, Ctx *x) {
   o.args[2] = b;
   o.buf = dst;
   o.value = (int)af_rng_below(&g->rng, 100);
-  TSet s = {0};
+  TSet s;
+  s.n = 0;
   need_for(g, x, &s, dst, 1);
   for (int i = 1; i < o.nargs; i++)
     need_for(g, x, &s, o.args[i], 0);
@@ -435,7 +438,8 @@ static void op_memcpy(G *g, Ctx *x) {
   GenOp o = blank(GEN_OP_MEMCPY, x->id);
   o.buf = dst;
   o.src = src;
-  TSet s = {0};
+  TSet s;
+  s.n = 0;
   need_for(g, x, &s, dst, 1);
   need_for(g, x, &s, src, 0);
   int deps[GEN_MAX_DEPS];
@@ -456,7 +460,8 @@ static void op_memset(G *g, Ctx *x) {
   GenOp o = blank(GEN_OP_MEMSET, x->id);
   o.buf = dst;
   o.value = (int)af_rng_below(&g->rng, 1000);
-  TSet s = {0};
+  TSet s;
+  s.n = 0;
   need_for(g, x, &s, dst, 1);
   int deps[GEN_MAX_DEPS];
   int nd = finalize_deps(g, x, &s, 1, deps);
@@ -468,7 +473,8 @@ static void op_memset(G *g, Ctx *x) {
 }
 
 static void op_wait_async(G *g, Ctx *x) {
-  TSet s = {0};
+  TSet s;
+  s.n = 0;
   int want = 1 + (int)af_rng_below(&g->rng, (uint32_t)g->cfg.max_deps);
   for (int i = 0; i < want && x->nrecent; i++)
     ts_add(&s, x->recent[af_rng_below(&g->rng, (uint32_t)x->nrecent)]);
@@ -481,7 +487,8 @@ static void op_wait_async(G *g, Ctx *x) {
 }
 
 static void op_host_wait(G *g, Ctx *x) {
-  TSet s = {0};
+  TSet s;
+  s.n = 0;
   int b = pick_buf(g, x, -1, 0, -1, -1);
   if (b >= 0 && af_rng_chance(&g->rng, 70))
     need_for(g, x, &s, b, 1);
@@ -492,7 +499,8 @@ static void op_host_wait(G *g, Ctx *x) {
 }
 
 static void observe(G *g, Ctx *x, int b) {
-  TSet s = {0};
+  TSet s;
+  s.n = 0;
   need_for(g, x, &s, b, 0);
   if (s.n)
     host_wait(g, x, &s);
@@ -616,7 +624,8 @@ static void close_region(G *g, Ctx *x, int region) {
     group[i] = (int)af_rng_below(&g->rng, (uint32_t)nv);
   g->c->regions[region].nyields = 0;
   for (int k = 0; k < nv && g->rc == 0; k++) {
-    TSet s = {0};
+    TSet s;
+    s.n = 0;
     int nb = 0;
     for (int i = 0; i < n; i++)
       if (group[i] == k) {
@@ -688,7 +697,8 @@ static void op_execute(G *g, Ctx *x, int budget) {
       break;
     lend[nl++] = b;
   }
-  TSet s = {0};
+  TSet s;
+  s.n = 0;
   for (int i = 0; i < nl; i++)
     need_for(g, x, &s, lend[i], 1);
   if (s.n)
