@@ -150,10 +150,12 @@ int gen_op_accesses(const GenCase *c, int i, int32_t *bufs, int *writes) {
   case GEN_OP_MEMSET:
     bufs[n] = o->buf, writes[n++] = 1;
     break;
-  case GEN_OP_LAUNCH:
-    for (int a = 0; a < o->nargs && a < 3; a++)
-      bufs[n] = o->args[a], writes[n++] = a == 0;
+  case GEN_OP_LAUNCH: {
+    const KernelInfo *ki = kernel_info(o->kernel);
+    for (int a = 0; ki && a < o->nargs && a < KERNEL_MAX_BUFS; a++)
+      bufs[n] = o->args[a], writes[n++] = (ki->access[a] & KERNEL_WRITE) != 0;
     break;
+  }
   case GEN_OP_OBSERVE:
     bufs[n] = o->buf, writes[n++] = 0;
     break;

@@ -53,6 +53,12 @@ void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream);
 void mgpuMemset32(void *dst, unsigned int value, size_t count, void *stream);
 void mgpuMemset16(void *dst, unsigned short value, size_t count, void *stream);
 void mgpuSetDefaultDevice(int32_t device);
+/* gpu.host_register / host_unregister. The MemRef forms take a ranked memref descriptor
+ * {allocated, aligned, offset, sizes[rank], strides[rank]} of any element size. */
+void mgpuMemHostRegister(void *ptr, uint64_t sizeBytes);
+void mgpuMemHostUnregister(void *ptr);
+void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor, int64_t elementSizeBytes);
+void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor, int64_t elementSizeBytes);
 
 /* ---- Host hooks called by lowered programs (memref<?xi32> passed as expanded fields) ---- */
 
@@ -124,6 +130,8 @@ void asyncfuzz_rt_note(int note, int region, int value);
   X(MEMSET32, "mgpuMemset32")                                                                      \
   X(MEMSET16, "mgpuMemset16")                                                                      \
   X(SET_DEFAULT_DEVICE, "mgpuSetDefaultDevice")                                                    \
+  X(HOST_REGISTER, "mgpuMemHostRegister")                                                          \
+  X(HOST_UNREGISTER, "mgpuMemHostUnregister")                                                      \
   X(HOST_INIT, "asyncfuzz_host_init")                                                              \
   X(OBSERVE, "asyncfuzz_observe")                                                                  \
   X(SPAWN, "region.spawn")                                                                         \
@@ -190,7 +198,7 @@ enum {
   RT_REF_MODULE,
   RT_REF_FUNC,   /* id: kernel id */
   RT_REF_BUF,    /* id: device allocation number, value: byte offset */
-  RT_REF_HOST,   /* id: host buffer id, value: byte offset */
+  RT_REF_HOST,   /* id: host buffer id (registered ranges: 0x800000 | k), value: offset */
   RT_REF_PTR,    /* an unknown pointer (not a buffer of this run) */
   RT_REF_BAD,    /* a value that is no handle of this run */
   RT_REF_REGION, /* id: region, value: value index + 1 (0: completion) */

@@ -7,9 +7,9 @@
 #include <string.h>
 
 static const KernelInfo kinfo[KERNEL__COUNT] = {
-    [KERNEL_FILL] = {"af_fill", 1},
-    [KERNEL_TRANSFORM] = {"af_transform", 2},
-    [KERNEL_COMBINE] = {"af_combine", 3},
+    [KERNEL_FILL] = {"af_fill", 1, {KERNEL_WRITE}},
+    [KERNEL_TRANSFORM] = {"af_transform", 2, {KERNEL_WRITE, KERNEL_READ}},
+    [KERNEL_COMBINE] = {"af_combine", 3, {KERNEL_WRITE, KERNEL_READ, KERNEL_READ}},
 };
 
 const KernelInfo *kernel_info(int id) {

@@ -20,9 +20,13 @@
 
 typedef enum KernelId { KERNEL_FILL, KERNEL_TRANSFORM, KERNEL_COMBINE, KERNEL__COUNT } KernelId;
 
+/* How a kernel accesses one buffer argument (its declared access signature). */
+enum { KERNEL_READ = 1, KERNEL_WRITE = 2 };
+
 typedef struct KernelInfo {
-  const char *name; /* the gpu.func / CUDA symbol name */
-  int nbufs;        /* buffer arguments; buffer 0 is written, the others are read */
+  const char *name;                /* the gpu.func / CUDA symbol name */
+  int nbufs;                       /* buffer arguments, then (i32 v, i32 spin) */
+  uint8_t access[KERNEL_MAX_BUFS]; /* KERNEL_READ / KERNEL_WRITE per buffer argument */
 } KernelInfo;
 
 /* Kernel metadata by id; NULL for an out-of-range id. */

@@ -1113,6 +1113,77 @@ void mgpuSetDefaultDevice(int32_t device) {
   leave(rt);
 }
 
+/* Registers a host range (gpu.host_register) so device work may use it and the trace can
+ * name it hr<k>. Registration does not copy or wait. */
+static void host_register(int call, void *ptr, uint64_t bytes) {
+  Rt *rt = enter();
+  pump(rt);
+  RtRec *r = rec_new(rt, call);
+  rec_arg(r, ref_ptr(rt, ptr));
+  rec_arg(r, ref_int(bytes));
+  if (ptr == NULL) {
+    rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_POINTER);
+  } else if (af_grow((void **)&rt->hosts, &rt->caphosts, rt->nhosts + 1, sizeof(HostBuf)) == 0) {
+    HostBuf *h = &rt->hosts[rt->nhosts];
+    h->p = ptr;
+    h->bytes = (size_t)bytes;
+    h->id = 0x800000 | rt->nhosts;
+    rt->nhosts++;
+  } else {
+    rt->oom = 1;
+  }
+  leave(rt);
+}
+
+static void host_unregister(void *ptr) {
+  Rt *rt = enter();
+  pump(rt);
+  RtRec *r = rec_new(rt, RT_CALL_HOST_UNREGISTER);
+  rec_arg(r, ref_ptr(rt, ptr));
+  int found = -1;
+  for (int i = 0; i < rt->nhosts && found < 0; i++)
+    if (rt->hosts[i].p == ptr && (rt->hosts[i].id & 0x800000) && rt->hosts[i].bytes > 0)
+      found = i;
+  if (found < 0)
+    rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_POINTER);
+  else
+    rt->hosts[found].bytes = 0; /* keeps its slot (and name) but covers nothing */
+  leave(rt);
+}
+
+/* The bytes and start of a ranked memref descriptor, as MLIR's wrappers compute them. */
+static char *memref_range(int64_t rank, void *desc, int64_t esz, uint64_t *bytes) {
+  struct {
+    char *allocated, *aligned;
+    int64_t offset;
+    int64_t rest[];
+  } *d = desc;
+  uint64_t n = 1;
+  for (int64_t i = 0; i < rank; i++)
+    n *= (uint64_t)d->rest[i];
+  *bytes = n * (uint64_t)esz;
+  return d->aligned + d->offset * esz;
+}
+
+void mgpuMemHostRegister(void *ptr, uint64_t sizeBytes) {
+  host_register(RT_CALL_HOST_REGISTER, ptr, sizeBytes);
+}
+
+void mgpuMemHostUnregister(void *ptr) {
+  host_unregister(ptr);
+}
+
+void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor, int64_t elementSizeBytes) {
+  uint64_t bytes = 0;
+  char *p = descriptor ? memref_range(rank, descriptor, elementSizeBytes, &bytes) : NULL;
+  host_register(RT_CALL_HOST_REGISTER, p, bytes);
+}
+
+void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor, int64_t elementSizeBytes) {
+  uint64_t bytes = 0;
+  host_unregister(descriptor ? memref_range(rank, descriptor, elementSizeBytes, &bytes) : NULL);
+}
+
 /* ---- host hooks ---- */
 
 void asyncfuzz_observe(int32_t id, int32_t *allocated, int32_t *aligned, int64_t offset,
@@ -1208,7 +1279,10 @@ static void fmt_ref(AfBuf *b, RtRef a) {
     af_buf_printf(b, "b%d+%u", RT_REF_ID(a), RT_REF_VAL(a));
     break;
   case RT_REF_HOST:
-    af_buf_printf(b, "h%d+%u", RT_REF_ID(a), RT_REF_VAL(a));
+    if (RT_REF_ID(a) & 0x800000)
+      af_buf_printf(b, "hr%d+%u", RT_REF_ID(a) & 0x7FFFFF, RT_REF_VAL(a));
+    else
+      af_buf_printf(b, "h%d+%u", RT_REF_ID(a), RT_REF_VAL(a));
     break;
   case RT_REF_PTR:
     af_buf_puts(b, "ptr?");

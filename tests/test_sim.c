@@ -273,6 +273,35 @@ static void test_bad_launches(void) {
   asyncfuzz_rt_end();
 }
 
+static void test_host_register(void) {
+  begin(RT_EAGER, 1);
+  void *f = fill_fn();
+  int32_t host[4];
+  /* a kernel may not write plain host memory, but may write registered host memory */
+  struct {
+    void *allocated, *aligned;
+    int64_t offset, size, stride;
+  } desc = {host, host, 0, 4, 1};
+  mgpuMemHostRegisterMemRef(1, &desc, 4);
+  CHECK_EQ(last_rec(RT_CALL_HOST_REGISTER)->err, RT_ERR_OK);
+  launch_fill(f, host, 4, 2, NULL);
+  CHECK_EQ(last_rec(RT_CALL_LAUNCH_KERNEL)->err, RT_ERR_OK);
+  CHECK_EQ(host[3], fill_value(2, 3));
+  mgpuMemHostUnregisterMemRef(1, &desc, 4);
+  CHECK_EQ(last_rec(RT_CALL_HOST_UNREGISTER)->err, RT_ERR_OK);
+  launch_fill(f, host, 4, 2, NULL);
+  CHECK_EQ(last_rec(RT_CALL_LAUNCH_KERNEL)->detail, RT_DETAIL_BAD_POINTER);
+  mgpuMemHostUnregister(host); /* twice */
+  CHECK_EQ(last_rec(RT_CALL_HOST_UNREGISTER)->err, RT_ERR_INVALID_VALUE);
+  asyncfuzz_rt_end();
+  AfBuf t;
+  af_buf_init(&t);
+  asyncfuzz_rt_format_trace(&t, 0, -1);
+  CHECK_CONTAINS(t.p, "mgpuMemHostRegister(ptr?, 16)");
+  CHECK_CONTAINS(t.p, "mgpuLaunchKernel(f:af_fill, s0, hr0+0, 2)");
+  af_buf_free(&t);
+}
+
 static void test_leaks_counted(void) {
   begin(RT_EAGER, 1);
   mgpuStreamCreate();
@@ -339,6 +368,7 @@ int main(void) {
   test_eager_completes_at_once();
   test_kernel_sentinel_window();
   test_bad_launches();
+  test_host_register();
   test_leaks_counted();
   test_determinism();
   asyncfuzz_rt_shutdown();

@@ -1,0 +1,138 @@
+/*
+ * test_oracle.c: verdict classification and root-cause signatures, fed with hand-made
+ * observations and trace records: what was read instead (sentinel, uninitialized, freed,
+ * stale), missing and repeated observations, runtime errors naming the call, the error and
+ * the wrong handle kind, and signatures that do not depend on the case's size or values.
+ */
+#include "../oracle/oracle.h"
+#include "../runner/kernels.h"
+#include "test.h"
+
+static const char *case_json =
+    "{\"format\": \"asyncfuzz-case\", \"version\": 1, \"seed\": \"0\", \"spin\": 4,"
+    " \"buffers\": [{\"name\": \"h\", \"kind\": \"host\", \"n\": %d, \"init\": 1},"
+    "               {\"name\": \"d\", \"kind\": \"device\", \"n\": %d}],"
+    " \"body\": [{\"op\": \"alloc\", \"buf\": \"d\", \"mode\": \"sync\"},"
+    "  {\"op\": \"launch\", \"kernel\": \"af_fill\", \"args\": [\"d\"], \"value\": %d, \"deps\": "
+    "[], "
+    "\"token\": \"a\"},"
+    "  {\"op\": \"memcpy\", \"dst\": \"h\", \"src\": \"d\", \"deps\": [\"a\"], \"token\": \"b\"},"
+    "  {\"op\": \"host_wait\", \"deps\": [\"b\"]},"
+    "  {\"op\": \"observe\", \"buf\": \"h\"},"
+    "  {\"op\": \"dealloc\", \"buf\": \"d\", \"async\": false}]}";
+
+static void make(GenCase *c, OracleExpected **e, int n, int v) {
+  char json[2048];
+  snprintf(json, sizeof json, case_json, n, n, v);
+  AfErr err = {0};
+  CHECK_EQ(gen_case_from_json(c, json, &err), 0);
+  CHECK_EQ(gen_validate(c, &err), 0);
+  CHECK_EQ(oracle_expect(c, e, &err), 0);
+}
+
+static Verdict judge_values(int n, int v, int bad_index, int32_t bad_value, RtSummary *sum,
+                            const RtRec *trace, int ntrace) {
+  GenCase c;
+  OracleExpected *e;
+  make(&c, &e, n, v);
+  int32_t vals[64];
+  for (int i = 0; i < n; i++)
+    vals[i] = e->obs[0].vals[i];
+  if (bad_index >= 0)
+    vals[bad_index] = bad_value;
+  RtObs o = {4, 0, 0, n, vals};
+  RtSummary none;
+  memset(&none, 0, sizeof none);
+  none.first_error = -1;
+  Verdict verdict;
+  CHECK_EQ(oracle_judge(&c, e, &o, 1, trace, ntrace, sum ? sum : &none, "builtin", &verdict), 0);
+  oracle_expected_free(e);
+  gen_case_free(&c);
+  return verdict;
+}
+
+static void test_observations(void) {
+  Verdict v = judge_values(4, 3, -1, 0, NULL, NULL, 0);
+  CHECK_EQ(v.cls, VERDICT_PASS);
+  CHECK_STR(v.signature, "builtin|pass");
+  struct {
+    int32_t got;
+    const char *kind;
+  } kinds[] = {{KERNEL_SENTINEL, "sentinel"},
+               {KERNEL_UNINIT, "uninitialized"},
+               {KERNEL_POISON, "freed"},
+               {1000, "stale"}};
+  for (int k = 0; k < 4; k++) {
+    v = judge_values(4, 3, 2, kinds[k].got, NULL, NULL, 0);
+    CHECK_EQ(v.cls, VERDICT_WRONG_RESULT);
+    CHECK(v.obs_failed && !v.rt_failed);
+    char want[128];
+    snprintf(want, sizeof want, "builtin|wrong_result|memcpy.D2H|%s", kinds[k].kind);
+    CHECK_STR(v.signature, want);
+    CHECK_CONTAINS(v.detail, "observation of op #4 (b0");
+    CHECK_CONTAINS(v.detail, "element 2 expected 23");
+  }
+  /* the signature does not depend on sizes, values or which element differs */
+  Verdict a = judge_values(4, 3, 0, KERNEL_SENTINEL, NULL, NULL, 0);
+  Verdict b = judge_values(40, 77, 31, KERNEL_SENTINEL, NULL, NULL, 0);
+  CHECK_STR(a.signature, b.signature);
+}
+
+static void test_missing_and_repeated(void) {
+  GenCase c;
+  OracleExpected *e;
+  make(&c, &e, 4, 1);
+  RtSummary none;
+  memset(&none, 0, sizeof none);
+  none.first_error = -1;
+  Verdict v;
+  CHECK_EQ(oracle_judge(&c, e, NULL, 0, NULL, 0, &none, "builtin", &v), 0);
+  CHECK_EQ(v.cls, VERDICT_WRONG_RESULT);
+  CHECK_STR(v.signature, "builtin|wrong_result|observe-missing|memcpy.D2H");
+  RtObs twice[2] = {{4, 0, 0, 4, e->obs[0].vals}, {4, 0, 1, 4, e->obs[0].vals}};
+  CHECK_EQ(oracle_judge(&c, e, twice, 2, NULL, 0, &none, "builtin", &v), 0);
+  CHECK_STR(v.signature, "builtin|wrong_result|observe-repeated|memcpy.D2H");
+  oracle_expected_free(e);
+  gen_case_free(&c);
+}
+
+static void test_runtime_errors(void) {
+  RtRec trace[2];
+  memset(trace, 0, sizeof trace);
+  trace[1].seq = 1;
+  trace[1].call = RT_CALL_EVENT_SYNCHRONIZE;
+  trace[1].err = RT_ERR_INVALID_HANDLE;
+  trace[1].detail = RT_DETAIL_WRONG_KIND;
+  trace[1].nargs = 1;
+  trace[1].args[0] = RT_REF(RT_REF_STREAM, 3, 0);
+  RtSummary sum;
+  memset(&sum, 0, sizeof sum);
+  sum.nerrors = 1;
+  sum.first_error = 1;
+  Verdict v = judge_values(4, 3, 1, 999, &sum, trace, 2);
+  CHECK_EQ(v.cls, VERDICT_RUNTIME_ERROR);
+  CHECK(v.rt_failed && v.obs_failed); /* both are reported */
+  CHECK_STR(v.signature, "builtin|runtime_error|mgpuEventSynchronize|CUDA_ERROR_INVALID_HANDLE|"
+                         "handle of the wrong kind|given=stream");
+  CHECK_CONTAINS(v.detail, "observations also differ");
+  CHECK_EQ(v.error_seq, 1);
+  /* a device-side error is attributed to the call that enqueued the work */
+  trace[0].call = RT_CALL_MEMCPY;
+  trace[1].call = RT_CALL_EXEC;
+  trace[1].tid = -1;
+  trace[1].cause = 0;
+  trace[1].err = RT_ERR_ILLEGAL_ADDRESS;
+  trace[1].detail = RT_DETAIL_USE_AFTER_FREE;
+  v = judge_values(4, 3, -1, 0, &sum, trace, 2);
+  CHECK_EQ(v.cls, VERDICT_RUNTIME_ERROR);
+  CHECK(!v.obs_failed);
+  CHECK_STR(v.signature, "builtin|runtime_error|mgpuMemcpy|CUDA_ERROR_ILLEGAL_ADDRESS|device "
+                         "memory used after mgpuMemFree");
+}
+
+int main(void) {
+  test_observations();
+  test_missing_and_repeated();
+  test_runtime_errors();
+  return TEST_DONE("test_oracle");
+}
