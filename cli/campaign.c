@@ -77,6 +77,18 @@ static int mkdir_p(const char *path) {
   return 0;
 }
 
+/* Closes f (written to tmp) and renames it to path, so readers never see a partial file
+ * and a full disk loses nothing that was there before. 0 or -1. */
+static int commit_file(FILE *f, const char *tmp, const char *path) {
+  int bad = ferror(f);
+  bad |= fclose(f) != 0;
+  if (bad || rename(tmp, path) != 0) {
+    remove(tmp);
+    return -1;
+  }
+  return 0;
+}
+
 static void knobs_cmdline(const GenConfig *g, char *out, size_t n) {
   snprintf(out, n,
            "--ops %d --buffers %d --host-bufs %d --elems %d --max-deps %d --extra-deps %d "
@@ -119,13 +131,7 @@ static int write_info(Camp *k, const Sig *s) {
           (unsigned long long)s->smallest_sched.seed);
   fprintf(f, "regenerate: asyncfuzz gen --seed %llu %s\n", (unsigned long long)s->smallest_seed,
           knobs);
-  int bad = ferror(f);
-  bad |= fclose(f) != 0;
-  if (bad || rename(tmp, path) != 0) {
-    remove(tmp);
-    return -1;
-  }
-  return 0;
+  return commit_file(f, tmp, path);
 }
 
 static int save_case(Camp *k, const Sig *s, const GenCase *c, const char *name) {
@@ -226,13 +232,7 @@ static int write_summary(Camp *k, double el) {
             oracle_verdict_name(s->cls), s->count, s->smallest_ops, s->dir);
   }
   fprintf(f, "\n]}\n");
-  int bad = ferror(f);
-  bad |= fclose(f) != 0;
-  if (bad || rename(tmp, path) != 0) {
-    remove(tmp);
-    return -1;
-  }
-  return 0;
+  return commit_file(f, tmp, path);
 }
 
 static const char campaign_help[] =

@@ -91,20 +91,13 @@ static int run_program(const LowerProgram *p, const GenCase *c, const LowerSpec 
 
 int pipeline_run_once(const GenCase *c, const LowerSpec *spec, const Schedule *s, const PipeOpts *o,
                       const OracleExpected *e, Verdict *v, AfErr *err) {
-  LowerProgram *p = NULL;
-  OracleExpected *own = NULL;
-  int rc = 0;
-  if (e == NULL) {
-    rc = oracle_expect(c, &own, err);
-    if (rc)
-      return rc;
-    e = own;
-  }
-  rc = lower_builtin(c, spec, &p, err);
+  CheckResult *r = af_malloc(sizeof *r);
+  if (r == NULL)
+    return af_err_set(err, AF_ENOMEM, "out of memory");
+  int rc = pipeline_check(c, spec, s, 1, e, o, r, err);
   if (rc == 0)
-    rc = run_program(p, c, spec, s, o, e, v, err);
-  lower_program_free(p);
-  oracle_expected_free(own);
+    *v = r->verdict[0];
+  af_free(r);
   return rc;
 }
 

@@ -590,14 +590,9 @@ static void op_await(G *g, Ctx *x) {
   drop_child(x, r);
 }
 
-/* Closes region ctx x: awaits its children, frees its private buffers, yields values. */
-static void close_region(G *g, Ctx *x, int region) {
-  while (x->nchildren && g->rc == 0) {
-    int r = x->children[0];
-    await_region(g, x, r, 1);
-    drop_child(x, r);
-  }
-  /* values of awaited children that nobody claimed: claim them by awaiting again */
+/* Values of x's children that still carry buffers nobody claimed: await them again so the
+ * buffers come back to x. */
+static void claim_leftovers(G *g, Ctx *x) {
   for (int i = 0; i < g->nvals && g->rc == 0; i++) {
     Value *v = &g->vals[i];
     if (!v->claimed && v->nbufs && g->c->regions[v->region].parent == x->id) {
@@ -610,6 +605,16 @@ static void close_region(G *g, Ctx *x, int region) {
       claim(g, x, v, o.tok);
     }
   }
+}
+
+/* Closes region ctx x: awaits its children, frees its private buffers, yields values. */
+static void close_region(G *g, Ctx *x, int region) {
+  while (x->nchildren && g->rc == 0) {
+    int r = x->children[0];
+    await_region(g, x, r, 1);
+    drop_child(x, r);
+  }
+  claim_leftovers(g, x);
   for (int b = 0; b < g->c->nbufs && g->rc == 0; b++)
     if (g->bs[b].owner == x->id && g->bs[b].region_private)
       op_dealloc(g, x, b);
@@ -888,18 +893,7 @@ int gen_generate(GenCase *c, uint64_t seed, const GenConfig *cfg, AfErr *err) {
     await_region(&g, &main, main.children[0], 1);
     drop_child(&main, main.children[0]);
   }
-  for (int i = 0; i < g.nvals && g.rc == 0; i++) {
-    Value *v = &g.vals[i];
-    if (!v->claimed && v->nbufs && c->regions[v->region].parent == 0) {
-      GenOp o = blank(GEN_OP_AWAIT, 0);
-      o.region = v->region;
-      o.vidx = v->vidx;
-      o.tok = new_token(&g, &main, NULL, 0);
-      if (o.tok < 0 || emit(&g, &o) < 0)
-        break;
-      claim(&g, &main, v, o.tok);
-    }
-  }
+  claim_leftovers(&g, &main);
   for (int b = 0; b < c->nbufs && g.rc == 0; b++)
     if (g.bs[b].owner == 0 && g.bs[b].shared && g.bs[b].written)
       observe(&g, &main, b);

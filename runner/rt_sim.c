@@ -105,7 +105,7 @@ typedef struct Rt {
 } Rt;
 
 static Rt g_rt = {.mu = PTHREAD_MUTEX_INITIALIZER};
-static __thread int t_tid = -1;
+static _Thread_local int t_tid = -1;
 
 /* ---- names ---- */
 
@@ -690,12 +690,11 @@ void asyncfuzz_rt_summary(RtSummary *out) {
 
 /* ---- the mgpu* ABI ---- */
 
-void *mgpuModuleLoad(void *data, size_t gpuBlobSize) {
-  (void)data;
-  (void)gpuBlobSize;
+/* The sim's kernels are built in: a module is only a handle, whatever the blob holds. */
+static void *module_load(int call) {
   Rt *rt = enter();
   pump(rt);
-  RtRec *r = rec_new(rt, RT_CALL_MODULE_LOAD);
+  RtRec *r = rec_new(rt, call);
   int idx = rt->nmodules++;
   rt->modules_live++;
   void *h = h_make(rt, H_MODULE, idx);
@@ -705,19 +704,16 @@ void *mgpuModuleLoad(void *data, size_t gpuBlobSize) {
   return h;
 }
 
-void *mgpuModuleLoadJIT(void *data, int optLevel) {
-  (void)optLevel;
-  Rt *rt = enter();
-  pump(rt);
-  RtRec *r = rec_new(rt, RT_CALL_MODULE_LOAD_JIT);
+void *mgpuModuleLoad(void *data, size_t gpuBlobSize) {
   (void)data;
-  int idx = rt->nmodules++;
-  rt->modules_live++;
-  void *h = h_make(rt, H_MODULE, idx);
-  if (r)
-    r->ret = RT_REF(RT_REF_MODULE, idx, 0);
-  leave(rt);
-  return h;
+  (void)gpuBlobSize;
+  return module_load(RT_CALL_MODULE_LOAD);
+}
+
+void *mgpuModuleLoadJIT(void *data, int optLevel) {
+  (void)data;
+  (void)optLevel;
+  return module_load(RT_CALL_MODULE_LOAD_JIT);
 }
 
 void mgpuModuleUnload(void *module) {
