@@ -55,6 +55,7 @@ typedef struct Camp {
   Schedule sched[PIPE_MAX_SCHED];
   int nsched;
   const char *sched_spec;
+  PipeOpts opts;
   Sig *sigs;
   int nsigs, capsigs;
   long cases, failures;
@@ -172,7 +173,7 @@ static int record(Camp *k, const GenCase *c, const Schedule *s, const Verdict *v
     /* a divergence is re-run and must give the same signature before it is trusted */
     Verdict again;
     AfErr err = {0};
-    if (pipeline_run_once(c, &k->spec, s, NULL, e, &again, &err) == 0 &&
+    if (pipeline_run_once(c, &k->spec, s, &k->opts, e, &again, &err) == 0 &&
         strcmp(again.signature, v->signature) != 0)
       sig->flaky = 1;
     char dir[4096];
@@ -248,6 +249,7 @@ static const char campaign_help[] =
     "  --lowering SPEC builtin (default) or builtin:fault=NAME[,NAME]\n"
     "  --schedules L   default lazy,random,pct (see asyncfuzz check --help)\n"
     "  --memfree-sync  model mgpuMemFree as synchronizing the device (lenient)\n"
+    "  --no-checker    judge by observations and runtime errors only\n"
     "Exit 0 when no case failed, 1 when some did, 4 when results could not be written.\n\n";
 
 int cmd_campaign(int argc, char **argv) {
@@ -291,6 +293,8 @@ int cmd_campaign(int argc, char **argv) {
       quiet = 1;
     } else if (strcmp(a, "--memfree-sync") == 0) {
       o.memfree_sync = 1;
+    } else if (strcmp(a, "--no-checker") == 0) {
+      o.no_checker = 1;
     } else {
       int r = cli_gen_knob(&k.cfg, a, val);
       if (r < 0)
@@ -302,6 +306,7 @@ int cmd_campaign(int argc, char **argv) {
       i++;
     }
   }
+  k.opts = o;
   AfErr err = {0};
   if (lower_spec_parse(lowering, &k.spec, &err)) {
     fprintf(stderr, "asyncfuzz campaign: %s\n", err.msg);

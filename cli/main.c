@@ -372,9 +372,11 @@ static int cmd_run(int argc, char **argv) {
     if (is_help(a)) {
       printf("usage: asyncfuzz run CASE.json [--lowering SPEC] [--policy eager|lazy|random|pct]\n"
              "                  [--sched-seed N] [--trace FILE|-] [--device-steps] "
-             "[--memfree-sync]\n"
-             "Executes the case once on the simulator and prints the observations, the verdict\n"
-             "and (with --trace) the runtime trace (format: docs/trace-format.md).\n");
+             "[--memfree-sync] [--no-checker]\n"
+             "Executes the case once on the simulator and prints the observations, the verdict,\n"
+             "the happens-before checker's reports and (with --trace) the runtime trace\n"
+             "(format: docs/trace-format.md). --memfree-sync models mgpuMemFree as synchronizing\n"
+             "the device (lenient); --no-checker judges by observations and errors only.\n");
       return 0;
     } else if (strcmp(a, "--lowering") == 0 && i + 1 < argc) {
       lowering = argv[++i];
@@ -387,6 +389,8 @@ static int cmd_run(int argc, char **argv) {
       trace_path = argv[++i];
     } else if (strcmp(a, "--device-steps") == 0) {
       o.record_device = 1;
+    } else if (strcmp(a, "--no-checker") == 0) {
+      o.no_checker = 1;
     } else if (strcmp(a, "--memfree-sync") == 0) {
       o.memfree_sync = 1;
     } else if (a[0] == '-') {
@@ -438,6 +442,31 @@ static int cmd_run(int argc, char **argv) {
   printf("verdict: %s\n", oracle_verdict_name(v.cls));
   if (v.cls != VERDICT_PASS)
     printf("signature: %s\ndetail: %s\n", v.signature, v.detail);
+  if (!o.no_checker) {
+    int ntrace;
+    const RtRec *trace = asyncfuzz_rt_trace(&ntrace);
+    HbOptions ho = {0};
+    ho.lenient_free = o.memfree_sync;
+    ho.max_reports = 200;
+    HbResult *hb = NULL;
+    if (hb_check(trace, ntrace, &ho, &hb, &err) == 0) {
+      AfBuf b;
+      af_buf_init(&b);
+      af_buf_printf(&b, "checker: %d report(s)%s\n", hb->nreports,
+                    hb->truncated ? " (more not shown)" : "");
+      for (int i = 0; i < hb->nreports; i++) {
+        af_buf_puts(&b, "  ");
+        hb_format_report(&b, &hb->reports[i], trace, ntrace);
+        if (hb_kind_is_error(hb->reports[i].kind) &&
+            !oracle_report_counts(&c, &hb->reports[i], trace, ntrace))
+          af_buf_puts(&b, "\n    (not counted: the case itself never frees this buffer)");
+        af_buf_puts(&b, "\n");
+      }
+      fputs(b.p ? b.p : "", stdout);
+      af_buf_free(&b);
+      hb_result_free(hb);
+    }
+  }
   if (trace_path) {
     AfBuf b;
     af_buf_init(&b);
@@ -462,11 +491,12 @@ static int cmd_check(int argc, char **argv) {
     const char *a = argv[i];
     if (is_help(a)) {
       printf("usage: asyncfuzz check CASE.json [--lowering SPEC] [--schedules LIST]\n"
-             "                    [--seed N] [--json] [--memfree-sync]\n"
-             "Runs the case under each schedule and judges every run against the sequential\n"
-             "oracle. LIST is NAME[:COUNT][@SEED],... with NAME eager|lazy|random|pct\n"
-             "(default %s; seeds derive from --seed unless given).\n"
-             "Exit 0 when every run passes, 1 when any fails.\n",
+             "                    [--seed N] [--json] [--memfree-sync] [--no-checker]\n"
+             "Runs the case under each schedule and judges every run: observations against the\n"
+             "sequential oracle, runtime errors, and the happens-before checker over the trace.\n"
+             "Each failing run says which of them fired. LIST is NAME[:COUNT][@SEED],... with\n"
+             "NAME eager|lazy|random|pct (default %s; seeds derive from --seed\n"
+             "unless given). Exit 0 when every run passes, 1 when any fails.\n",
              "eager,lazy,random:4,pct:4");
       return 0;
     } else if (strcmp(a, "--lowering") == 0 && i + 1 < argc) {
@@ -480,6 +510,8 @@ static int cmd_check(int argc, char **argv) {
       json = 1;
     } else if (strcmp(a, "--memfree-sync") == 0) {
       o.memfree_sync = 1;
+    } else if (strcmp(a, "--no-checker") == 0) {
+      o.no_checker = 1;
     } else if (a[0] == '-') {
       fprintf(stderr, "asyncfuzz check: unknown or incomplete option %s (see --help)\n", a);
       return EXIT_USAGE;
@@ -535,8 +567,11 @@ static int cmd_check(int argc, char **argv) {
       const Verdict *v = &res.verdict[k];
       af_buf_printf(&b, "%s{\"schedule\": \"%s\", \"verdict\": \"%s\", ", k ? ", " : "", sch,
                     oracle_verdict_name(v->cls));
-      af_buf_printf(&b, "\"observation_failed\": %s, \"runtime_failed\": %s, \"signature\": ",
-                    v->obs_failed ? "true" : "false", v->rt_failed ? "true" : "false");
+      af_buf_printf(&b,
+                    "\"observation_failed\": %s, \"runtime_failed\": %s, \"checker_failed\": %s, "
+                    "\"checker_reports\": %d, \"signature\": ",
+                    v->obs_failed ? "true" : "false", v->rt_failed ? "true" : "false",
+                    v->hb_failed ? "true" : "false", v->hb_errors);
       json_str(&b, v->cls == VERDICT_PASS ? "" : v->signature);
       af_buf_puts(&b, ", \"detail\": ");
       json_str(&b, v->detail);
@@ -549,11 +584,16 @@ static int cmd_check(int argc, char **argv) {
       pipeline_schedule_str(&res.sched[k], sch, sizeof sch);
       const Verdict *v = &res.verdict[k];
       af_buf_printf(&b, "%-24s %s", sch, oracle_verdict_name(v->cls));
-      if (v->cls != VERDICT_PASS)
-        af_buf_printf(&b, "  [%s%s%s]\n    signature: %s\n    detail: %s",
-                      v->obs_failed ? "observation" : "",
-                      v->obs_failed && v->rt_failed ? " + " : "",
-                      v->rt_failed ? "runtime error" : "", v->signature, v->detail);
+      if (v->cls != VERDICT_PASS) {
+        af_buf_printf(&b, "  [found by:%s%s%s]\n    signature: %s\n    ",
+                      v->obs_failed ? " observation" : "", v->rt_failed ? " runtime-error" : "",
+                      v->hb_failed ? " checker" : "", v->signature);
+        for (const char *p = v->detail; *p; p++) { /* indent the detail's lines */
+          af_buf_put(&b, p, 1);
+          if (*p == '\n')
+            af_buf_puts(&b, "    ");
+        }
+      }
       af_buf_puts(&b, "\n");
     }
     if (res.first_fail >= 0) {

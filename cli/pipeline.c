@@ -77,7 +77,17 @@ static int run_program(const LowerProgram *p, const GenCase *c, const LowerSpec 
   const RtObs *obs = asyncfuzz_rt_observations(&nobs);
   RtSummary sum;
   asyncfuzz_rt_summary(&sum);
-  if (oracle_judge(c, e, obs, nobs, trace, ntrace, &sum, spec->name, v))
+  HbResult *hb = NULL;
+  if (!(o && o->no_checker)) {
+    HbOptions ho = {0};
+    ho.lenient_free = cfg.memfree_sync;
+    int hrc = hb_check(trace, ntrace, &ho, &hb, err);
+    if (hrc)
+      return hrc;
+  }
+  int jrc = oracle_judge(c, e, obs, nobs, trace, ntrace, &sum, hb, spec->name, v);
+  hb_result_free(hb);
+  if (jrc)
     return af_err_set(err, AF_ENOMEM, "out of memory judging a run");
   if (rc == AF_EDEADLOCK && v->cls == VERDICT_PASS) {
     v->cls = VERDICT_RUNTIME_ERROR;

@@ -26,7 +26,8 @@ int pipeline_parse_schedules(const char *spec, uint64_t base_seed, Schedule *out
 void pipeline_schedule_str(const Schedule *s, char *out, size_t n);
 
 typedef struct PipeOpts {
-  int memfree_sync;  /* lenient mgpuMemFree */
+  int no_checker;    /* judge by observations and runtime errors only */
+  int memfree_sync;  /* lenient mgpuMemFree: the sim synchronizes, the checker credits it */
   int record_device; /* DEV lines in traces */
   int stop_at_first; /* stop at the first failing schedule */
 } PipeOpts;

@@ -161,11 +161,86 @@ static const char *handle_kind(RtRef r) {
   }
 }
 
+int oracle_report_counts(const GenCase *c, const HbReport *r, const RtRec *trace, int ntrace) {
+  if (!hb_kind_is_error(r->kind))
+    return 0;
+  if (r->kind == HB_LEAK_BUFFER) {
+    /* a case may leak a buffer on purpose; the lowering leaks only what the case frees */
+    int op = r->seq2 >= 0 && r->seq2 < ntrace ? trace[r->seq2].op : -1;
+    if (op < 0 || op >= c->nops || c->ops[op].kind != GEN_OP_ALLOC)
+      return 1;
+    for (int i = 0; i < c->nops; i++)
+      if (c->ops[i].kind == GEN_OP_DEALLOC && c->ops[i].buf == c->ops[op].buf)
+        return 1;
+    return 0;
+  }
+  return 1;
+}
+
+/* A Case op as a signature word: "launch.af_fill", "memcpy.D2H@region", "observe", or the
+ * call's name when the lowering made the call on its own (no Case op). */
+static void op_word(const GenCase *c, int op, const RtRec *r, char *out, size_t n) {
+  if (op >= 0 && op < c->nops) {
+    const GenOp *o = &c->ops[op];
+    if (o->kind == GEN_OP_MEMCPY || o->kind == GEN_OP_LAUNCH)
+      writer_desc(c, op, out, n);
+    else
+      snprintf(out, n, "%s%s", gen_op_name(o->kind), o->ctx ? "@region" : "");
+    return;
+  }
+  snprintf(out, n, "%s", r ? asyncfuzz_rt_call_name(r->call) : "-");
+}
+
+/* Class and signature of the checker report the verdict is built from. */
+static void hb_signature(const GenCase *c, const HbReport *r, const RtRec *trace, int ntrace,
+                         const char *lowering, Verdict *v) {
+  const RtRec *r1 = r->seq1 >= 0 && r->seq1 < ntrace ? &trace[r->seq1] : NULL;
+  const RtRec *r2 = r->seq2 >= 0 && r->seq2 < ntrace ? &trace[r->seq2] : NULL;
+  char w1[64], w2[64], kind[64];
+  op_word(c, r->op1, r1, w1, sizeof w1);
+  op_word(c, r->op2, r2, w2, sizeof w2);
+  snprintf(kind, sizeof kind, "%s%s%s", hb_kind_name(r->kind), r->subkind ? "." : "",
+           r->subkind ? hb_subkind_name(r->subkind) : "");
+  if (r->kind == HB_DATA_RACE || r->kind == HB_HOST_READ_BEFORE_COMPLETE ||
+      r->kind == HB_HOST_WRITE_WHILE_IN_USE) {
+    v->cls = VERDICT_RACE;
+    /* both calls implement Case ops the case orders: the execution lacks that edge */
+    int case_ops = r->op1 >= 0 && r->op1 < c->nops && r->op2 >= 0 && r->op2 < c->nops;
+    const char *edge = "unordered";
+    if (case_ops)
+      edge = c->ops[r->op1].ctx != c->ops[r->op2].ctx ? "cross-region"
+             : r->agent2 >= 0                         ? "host-sync"
+                                                      : "dependency";
+    snprintf(v->signature, sizeof v->signature, "%s|race|%s%s|%s->%s|%s->%s|%s", lowering,
+             case_ops ? "missing-edge|" : "", kind, w1, w2, r->agent1 >= 0 ? "host" : "stream",
+             r->agent2 >= 0 ? "host" : "stream", edge);
+  } else if (r->kind == HB_INVALID_HANDLE) {
+    v->cls = VERDICT_RUNTIME_ERROR;
+    snprintf(v->signature, sizeof v->signature, "%s|runtime_error|%s|%s", lowering,
+             r2 ? asyncfuzz_rt_call_name(r2->call) : "-", kind);
+  } else if (r->kind == HB_LEAK_STREAM || r->kind == HB_LEAK_EVENT || r->kind == HB_LEAK_BUFFER) {
+    v->cls = VERDICT_LIFETIME;
+    snprintf(v->signature, sizeof v->signature, "%s|lifetime|%s|made-by:%s", lowering, kind, w2);
+  } else {
+    v->cls = VERDICT_LIFETIME;
+    snprintf(v->signature, sizeof v->signature, "%s|lifetime|%s|%s->%s", lowering, kind, w1, w2);
+  }
+}
+
 int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, int nobs,
-                 const RtRec *trace, int ntrace, const RtSummary *sum, const char *lowering,
-                 Verdict *v) {
+                 const RtRec *trace, int ntrace, const RtSummary *sum, const HbResult *hb,
+                 const char *lowering, Verdict *v) {
   memset(v, 0, sizeof *v);
   v->error_seq = -1;
+  v->hb_first = -1;
+  if (hb)
+    for (int i = 0; i < hb->nreports; i++)
+      if (oracle_report_counts(c, &hb->reports[i], trace, ntrace)) {
+        if (v->hb_first < 0)
+          v->hb_first = i;
+        v->hb_errors++;
+      }
+  v->hb_failed = v->hb_errors > 0;
   char obs_sig[160] = "", obs_detail[300] = "";
   /* observations: match by id; each expected one must appear exactly once */
   for (int k = 0; k < e->nobs && !v->obs_failed; k++) {
@@ -215,8 +290,11 @@ int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, in
     snprintf(obs_detail, sizeof obs_detail, "%d observations made, %d expected", nobs, e->nobs);
   }
   /* runtime errors */
+  char rt_sig[200] = "";
+  int refused_handle = 0;
+  const RtRec *rerr = NULL;
   if (sum->nerrors > 0 && sum->first_error >= 0 && sum->first_error < ntrace) {
-    const RtRec *r = &trace[sum->first_error];
+    const RtRec *r = rerr = &trace[sum->first_error];
     v->rt_failed = 1;
     v->error_seq = (int)r->seq;
     const char *arg = "";
@@ -234,31 +312,44 @@ int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, in
         }
       }
     }
+    refused_handle = r->call != RT_CALL_EXEC &&
+                     (r->detail == RT_DETAIL_WRONG_KIND || r->detail == RT_DETAIL_NOT_A_HANDLE ||
+                      r->detail == RT_DETAIL_NULL_HANDLE);
     const char *call = r->call == RT_CALL_EXEC ? "device-exec" : asyncfuzz_rt_call_name(r->call);
     if (r->call == RT_CALL_EXEC && r->cause < (uint32_t)ntrace)
       call = asyncfuzz_rt_call_name(trace[r->cause].call);
-    snprintf(v->signature, sizeof v->signature, "%s|runtime_error|%s|%s|%s%s%s", lowering, call,
+    snprintf(rt_sig, sizeof rt_sig, "runtime_error|%s|%s|%s%s%s", call,
              asyncfuzz_rt_error_name(r->err), asyncfuzz_rt_detail_text(r->detail),
              *arg ? "|given=" : "", arg);
-    AfBuf b;
-    af_buf_init(&b);
-    af_buf_printf(&b, "%d runtime error(s); first: ", sum->nerrors);
-    asyncfuzz_rt_format_rec(&b, r);
-    if (v->obs_failed)
-      af_buf_printf(&b, "; observations also differ: %s", obs_detail);
-    int oom = b.oom;
-    snprintf(v->detail, sizeof v->detail, "%s", b.p ? b.p : "");
-    af_buf_free(&b);
-    v->cls = VERDICT_RUNTIME_ERROR;
-    return oom ? AF_ENOMEM : 0;
   }
-  if (v->obs_failed) {
+  /* the verdict: a refused handle first, then the checker, then runtime errors, then values */
+  AfBuf b;
+  af_buf_init(&b);
+  if (v->rt_failed && (refused_handle || !v->hb_failed)) {
+    v->cls = VERDICT_RUNTIME_ERROR;
+    snprintf(v->signature, sizeof v->signature, "%s|%s", lowering, rt_sig);
+    af_buf_printf(&b, "runtime: %d error(s); first: ", sum->nerrors);
+    asyncfuzz_rt_format_rec(&b, rerr);
+  } else if (v->hb_failed) {
+    const HbReport *r = &hb->reports[v->hb_first];
+    hb_signature(c, r, trace, ntrace, lowering, v);
+    af_buf_printf(&b, "checker: %d report(s); first ", v->hb_errors);
+    hb_format_report(&b, r, trace, ntrace);
+    if (v->rt_failed)
+      af_buf_printf(&b, "\nruntime: %d error(s)", sum->nerrors);
+  } else if (v->obs_failed) {
     v->cls = VERDICT_WRONG_RESULT;
     snprintf(v->signature, sizeof v->signature, "%s|%s", lowering, obs_sig);
-    snprintf(v->detail, sizeof v->detail, "%s", obs_detail);
-    return 0;
+  } else {
+    v->cls = VERDICT_PASS;
+    snprintf(v->signature, sizeof v->signature, "%s|pass", lowering);
   }
-  v->cls = VERDICT_PASS;
-  snprintf(v->signature, sizeof v->signature, "%s|pass", lowering);
-  return 0;
+  if (v->obs_failed)
+    af_buf_printf(&b, "%sobservation: %s", b.len ? "\n" : "", obs_detail);
+  if (v->cls == VERDICT_RUNTIME_ERROR && v->hb_failed)
+    af_buf_printf(&b, "\nchecker: %d report(s)", v->hb_errors);
+  int oom = b.oom;
+  snprintf(v->detail, sizeof v->detail, "%s", b.p ? b.p : "");
+  af_buf_free(&b);
+  return oom ? AF_ENOMEM : 0;
 }

@@ -16,6 +16,7 @@
 
 #include "../gen/gen.h"
 #include "../runner/asyncfuzz_rt.h"
+#include "hb.h"
 
 #define VERDICT_MAP(X)                                                                             \
   X(PASS, "pass")                                                                                  \
@@ -59,15 +60,25 @@ typedef struct Verdict {
   int cls;        /* VerdictClass */
   int obs_failed; /* observations differ from the expected ones */
   int rt_failed;  /* the runtime recorded an error */
+  int hb_failed;  /* the happens-before checker reported an error that counts */
+  int hb_errors;  /* how many such reports */
+  int hb_first;   /* index of the first such report, or -1 */
   char signature[256];
-  char detail[512]; /* human-readable: which observation/element, expected, got; or the call */
-  int error_seq;    /* trace record of the first runtime error, or -1 */
+  char detail[1024]; /* human-readable: what failed, with the trace calls involved */
+  int error_seq;     /* trace record of the first runtime error, or -1 */
 } Verdict;
 
-/* Judges one execution of case c lowered by `lowering` (the spec name). Returns 0, or
- * AF_ENOMEM when the verdict's text could not be built. */
+/* Judges one execution of case c lowered by `lowering` (the spec name), from its
+ * observations, its runtime errors and the happens-before reports (hb; NULL when the checker
+ * is off). A refused call (invalid handle) is runtime_error; otherwise the first checker error
+ * in trace order decides: an unordered conflicting access is race (a "missing edge" between
+ * two Case ops), a lifetime report is lifetime; observations alone give wrong_result; any
+ * other runtime error is runtime_error. A leaked buffer counts only if the case deallocates
+ * it. Returns 0, or AF_ENOMEM. */
 int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, int nobs,
-                 const RtRec *trace, int ntrace, const RtSummary *sum, const char *lowering,
-                 Verdict *v);
+                 const RtRec *trace, int ntrace, const RtSummary *sum, const HbResult *hb,
+                 const char *lowering, Verdict *v);
+/* Whether checker report r counts against the lowering for case c (see oracle_judge). */
+int oracle_report_counts(const GenCase *c, const HbReport *r, const RtRec *trace, int ntrace);
 
 #endif

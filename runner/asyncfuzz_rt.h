@@ -99,7 +99,13 @@ void asyncfuzz_rt_shutdown(void);
  * never call it get ids in order of their first call. */
 void asyncfuzz_rt_set_thread(int tid);
 
-/* Region notes recorded by whoever runs async.execute regions (the interpreter). */
+/* Tags the calling thread's next records with the Case op they implement (-1: none), so
+ * checkers can map trace calls back to the Case. */
+void asyncfuzz_rt_set_op(int op);
+
+/* Region notes recorded by whoever runs async.execute regions (the interpreter):
+ * spawn(r) by the parent, start(r) by the region's thread, yield(r) when its values are
+ * ready, await(r) when a thread has waited for them (a host await or a region input). */
 typedef enum RtRegionNote {
   RT_NOTE_SPAWN,
   RT_NOTE_START,
@@ -210,10 +216,11 @@ enum {
 #define RT_REF_ID(r) ((int)(((r) >> 32) & 0xFFFFFFu))
 #define RT_REF_VAL(r) ((uint32_t)(r))
 
-#define RT_REC_ARGS 6
+#define RT_REC_ARGS 8
 typedef struct RtRec {
   uint32_t seq;  /* index in the trace */
   int32_t tid;   /* calling thread (0 = host); -1 for device-side EXEC records */
+  int32_t op;    /* the Case op being executed (asyncfuzz_rt_set_op), or -1 */
   uint8_t call;  /* RtCall */
   uint8_t nargs; /* number of args used */
   uint8_t err;   /* RtError */

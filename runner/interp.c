@@ -112,6 +112,7 @@ static int exec(I *in, int t) {
       asyncfuzz_rt_note(RT_NOTE_START, t, -1);
   }
   if (k->state == T_BLOCKED) {
+    asyncfuzz_rt_set_op(f->instrs[k->pc].op);
     k->state = T_READY; /* the awaited region is done */
     asyncfuzz_rt_note(RT_NOTE_AWAIT, k->await_region, -1);
     k->pc++;
@@ -123,6 +124,7 @@ static int exec(I *in, int t) {
   }
   const LowerInstr *ins = &f->instrs[k->pc];
   void **S = k->slots;
+  asyncfuzz_rt_set_op(ins->op);
 #define SLOT(x) ((x) >= 0 ? S[(x)] : NULL)
   switch (ins->opc) {
   case LOWER_MODULE_LOAD:
@@ -206,6 +208,8 @@ static int exec(I *in, int t) {
     break;
   case LOWER_TAKE:
     S[ins->a] = in->values[ins->region][ins->vidx * in->maxc + ins->consumer];
+    if (t != 0 && in->p->regions[t].ninputs > 0 && k->pc < in->p->regions[t].ninputs)
+      asyncfuzz_rt_note(RT_NOTE_AWAIT, ins->region, ins->vidx); /* a region input */
     break;
   }
 #undef SLOT

@@ -106,6 +106,7 @@ typedef struct Rt {
 
 static Rt g_rt = {.mu = PTHREAD_MUTEX_INITIALIZER};
 static _Thread_local int t_tid = -1;
+static _Thread_local int t_op = -1;
 
 /* ---- names ---- */
 
@@ -156,6 +157,7 @@ static RtRec *rec_new(Rt *rt, int call) {
   memset(r, 0, sizeof *r);
   r->seq = (uint32_t)rt->ntrace++;
   r->tid = t_tid;
+  r->op = t_op;
   r->call = (uint8_t)call;
   return r;
 }
@@ -325,6 +327,7 @@ static void exec_rec(Rt *rt, int s, Work *w, const char *what, int err, int deta
   if (r == NULL)
     return;
   r->cause = w->call;
+  r->op = w->call < (uint32_t)rt->ntrace ? rt->trace[w->call].op : -1;
   rec_arg(r, RT_REF(RT_REF_STREAM, s, 0));
   rec_arg(r, ref_int(w->call));
   rec_arg(r, ref_int(what[0] == 's' ? 1 : 2)); /* 1: kernel start, 2: done */
@@ -664,6 +667,10 @@ void asyncfuzz_rt_set_thread(int tid) {
   t_tid = tid;
 }
 
+void asyncfuzz_rt_set_op(int op) {
+  t_op = op;
+}
+
 void asyncfuzz_rt_note(int note, int region, int value) {
   static const int calls[] = {RT_CALL_SPAWN, RT_CALL_START, RT_CALL_YIELD, RT_CALL_AWAIT};
   Rt *rt = enter();
@@ -801,6 +808,7 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t g
   }
   int32_t v = *(int32_t *)params[5 * ki->nbufs];
   rec_arg(r, ref_int((uint32_t)v));
+  rec_arg(r, ref_int((uint64_t)(n > 0 ? n : 0)));
   if (bad || n < 0 || (intptr_t)n > gridX * blockX) {
     rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_ARGS);
     leave(rt);

@@ -1,0 +1,80 @@
+/*
+ * hb.h: the happens-before checker over a runtime trace
+ * (../shared/reference/stream-semantics-and-hb.md, section 5).
+ *
+ * It replays the trace with vector clocks over agents (host threads and streams): an enqueue
+ * on a stream joins the host's clock into the stream's; an event is a snapshot of its stream's
+ * clock when recorded; StreamWaitEvent joins a snapshot into a stream; Event/StreamSynchronize
+ * join into the host; region spawn, yield and await notes carry clocks between threads. Only
+ * orderings the CUDA documentation guarantees create edges: a call that failed creates none
+ * (so an EventSynchronize given a stream orders nothing), and mgpuMemFree synchronizes
+ * nothing unless the lenient option credits it. Shadow state per buffer byte range keeps the
+ * last write and the reads since, so a missing synchronization is reported from the trace
+ * alone, whatever the schedule happened to do.
+ *
+ * It reads only the trace (no Case): oracle.c maps reports to Case ops for signatures.
+ */
+#ifndef ORACLE_HB_H
+#define ORACLE_HB_H
+
+#include "../runner/asyncfuzz_rt.h"
+
+/* X(ID, name, is_error) */
+#define HB_KIND_MAP(X)                                                                             \
+  X(DATA_RACE, "data_race", 1)                                                                     \
+  X(HOST_READ_BEFORE_COMPLETE, "host_read_before_complete", 1)                                     \
+  X(HOST_WRITE_WHILE_IN_USE, "host_write_while_in_use", 1)                                         \
+  X(USE_AFTER_FREE, "use_after_free", 1)                                                           \
+  X(USE_BEFORE_ALLOC, "use_before_alloc", 1)                                                       \
+  X(FREE_WHILE_IN_USE, "free_while_in_use", 1)                                                     \
+  X(DOUBLE_FREE, "double_free", 1)                                                                 \
+  X(INVALID_FREE, "invalid_free", 1)                                                               \
+  X(LEAK_STREAM, "leaked_stream", 1)                                                               \
+  X(LEAK_EVENT, "leaked_event", 1)                                                                 \
+  X(LEAK_BUFFER, "leaked_buffer", 1)                                                               \
+  X(INVALID_HANDLE, "invalid_handle", 1)                                                           \
+  X(USE_OF_DESTROYED_HANDLE, "use_of_destroyed_handle", 1)                                         \
+  X(WAIT_ON_UNRECORDED_EVENT, "wait_on_unrecorded_event", 0)
+
+typedef enum HbKind {
+#define HB__KENUM(id, name, err) HB_##id,
+  HB_KIND_MAP(HB__KENUM)
+#undef HB__KENUM
+      HB__KIND_COUNT
+} HbKind;
+
+enum { HB_SUB_NONE, HB_SUB_RAW, HB_SUB_WAR, HB_SUB_WAW, HB_SUB_WRONG_KIND };
+
+typedef struct HbReport {
+  int kind;               /* HbKind */
+  int subkind;            /* HB_SUB_* */
+  int32_t seq1, seq2;     /* the earlier and the later trace call (seq1 = -1 when there is none) */
+  int32_t op1, op2;       /* their Case op tags (-1: none) */
+  RtRef buf;              /* buffer (RT_REF_BUF / RT_REF_HOST) or handle involved */
+  uint32_t lo, hi;        /* byte range */
+  int32_t agent1, agent2; /* agents: >= 0 host thread T<n>; < 0 stream s<-1-agent> */
+} HbReport;
+
+typedef struct HbOptions {
+  int lenient_free; /* credit mgpuMemFree with synchronizing the whole device */
+  int max_reports;  /* 0: 64 */
+} HbOptions;
+
+typedef struct HbResult {
+  int nreports; /* errors and warnings, sorted by (seq2, seq1), deduplicated */
+  HbReport *reports;
+  int nerrors;   /* reports whose kind is an error */
+  int truncated; /* more were found than max_reports */
+} HbResult;
+
+/* Checks a trace. *out is owned by the caller (hb_result_free). 0 or AF_ENOMEM. */
+int hb_check(const RtRec *trace, int n, const HbOptions *opt, HbResult **out, AfErr *err);
+void hb_result_free(HbResult *r);
+
+const char *hb_kind_name(int kind);
+int hb_kind_is_error(int kind);
+const char *hb_subkind_name(int sub);
+/* One report as text: kind, the two calls (with their trace lines), buffer, range, agents. */
+void hb_format_report(AfBuf *b, const HbReport *r, const RtRec *trace, int n);
+
+#endif
