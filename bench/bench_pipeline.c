@@ -1,8 +1,9 @@
 /*
  * bench_pipeline.c: cases per second of the in-process pipeline on one core: generate a
- * case, lower it with the builtin lowering, simulate it under 3 schedules (lazy, random,
- * pct), compute the oracle's expectations and compare. Also with the validator, which the
- * campaign runs on every case. Prints one line per size with the median of 5 runs.
+ * case, validate it, lower it with the builtin lowering, simulate it under 3 schedules (lazy,
+ * random, pct), compute the oracle's expectations and compare; with the happens-before
+ * checker on every run (what `check` and `campaign` do) and without it. Prints one line per
+ * size and mode with the median of 5 runs, and the checker's cost as a ratio of medians.
  *
  * usage: bench_pipeline [seconds-per-run (default 0.5)] [ops,ops,...]
  */
@@ -25,7 +26,7 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* Runs cases for `secs` seconds; returns cases/s, and the mean op count in *mean_ops. */
-static double run(int ops, int validate, double secs, uint64_t *seed, double *mean_ops) {
+static double run(int ops, int checker, double secs, uint64_t *seed, double *mean_ops) {
   GenConfig cfg;
   gen_config_default(&cfg);
   cfg.ops = ops;
@@ -38,13 +39,15 @@ static double run(int ops, int validate, double secs, uint64_t *seed, double *me
     for (int k = 0; k < 16; k++) {
       GenCase c;
       uint64_t s0 = (*seed)++;
-      if (gen_generate(&c, s0, &cfg, &err) || (validate && gen_validate(&c, &err))) {
+      if (gen_generate(&c, s0, &cfg, &err) || gen_validate(&c, &err)) {
         fprintf(stderr, "bench: %s\n", err.msg);
         exit(1);
       }
       Schedule s[3] = {{RT_LAZY, s0}, {RT_RANDOM, s0}, {RT_PCT, s0}};
       CheckResult r;
-      if (pipeline_check(&c, &spec, s, 3, NULL, NULL, &r, &err) || r.first_fail >= 0) {
+      PipeOpts o = {0};
+      o.no_checker = !checker;
+      if (pipeline_check(&c, &spec, s, 3, NULL, &o, &r, &err) || r.first_fail >= 0) {
         fprintf(stderr, "bench: case %llu: %s\n", (unsigned long long)s0,
                 r.first_fail >= 0 ? r.verdict[r.first_fail].signature : err.msg);
         exit(1);
@@ -64,21 +67,27 @@ int main(int argc, char **argv) {
   const char *sizes = argc > 2 ? argv[2] : "16,32,64,256";
   char buf[256];
   snprintf(buf, sizeof buf, "%s", sizes);
-  printf("# bench_pipeline: generate + lower + simulate x3 (lazy, random, pct) + oracle + "
-         "compare, one core, median of 5 runs of %.2f s\n",
+  printf("# bench_pipeline: generate + validate + lower + simulate x3 (lazy, random, pct) + "
+         "oracle + compare [+ happens-before checker], one core, median of 5 runs of %.2f s\n",
          secs);
   uint64_t seed = 1;
   for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
     int ops = atoi(tok);
-    for (int validate = 0; validate <= 1; validate++) {
+    double med[2];
+    for (int checker = 0; checker <= 1; checker++) {
       double r[5], mean_ops = 0;
+      uint64_t s0 = seed; /* both modes see the same cases */
       for (int i = 0; i < 5; i++)
-        r[i] = run(ops, validate, secs, &seed, &mean_ops);
+        r[i] = run(ops, checker, secs, &seed, &mean_ops);
+      seed = s0 + 1000000;
       qsort(r, 5, sizeof r[0], cmp_double);
-      printf("ops=%d validate=%d mean_case_ops=%.1f cases_per_s_median=%.0f min=%.0f max=%.0f\n",
-             ops, validate, mean_ops, r[2], r[0], r[4]);
+      med[checker] = r[2];
+      printf("ops=%d checker=%d mean_case_ops=%.1f cases_per_s_median=%.0f min=%.0f max=%.0f\n",
+             ops, checker, mean_ops, r[2], r[0], r[4]);
       fflush(stdout);
     }
+    printf("ops=%d checker_cost=%.1f%% (time per case with / without = %.3f)\n", ops,
+           (med[0] / med[1] - 1.0) * 100.0, med[0] / med[1]);
   }
   asyncfuzz_rt_shutdown();
   return 0;

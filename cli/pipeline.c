@@ -81,6 +81,10 @@ static int run_program(const LowerProgram *p, const GenCase *c, const LowerSpec 
   if (!(o && o->no_checker)) {
     HbOptions ho = {0};
     ho.lenient_free = cfg.memfree_sync;
+    ho.nthreads = sum.max_threads;
+    ho.nstreams = sum.max_streams;
+    ho.nevents = sum.max_events;
+    ho.nregions = sum.max_regions;
     int hrc = hb_check(trace, ntrace, &ho, &hb, err);
     if (hrc)
       return hrc;

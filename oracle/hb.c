@@ -40,6 +40,10 @@ typedef struct H {
   HbOptions opt;
   int nthreads, nstreams, A;
   uint32_t *vc; /* A x A */
+  /* ver[a] grows whenever row a changes outside its own component; jver[s * nthreads + t]
+   * is ver[t] when thread t's row was last fully joined into stream s. An enqueue by t on s
+   * then needs a full join only when t learned something since (a sync, an await). */
+  uint32_t *ver, *jver;
   /* handles */
   uint8_t *s_created, *s_destroyed, *e_created, *e_destroyed, *e_recorded;
   int32_t *s_seq, *s_dseq, *e_seq, *e_dseq;
@@ -48,7 +52,7 @@ typedef struct H {
   /* regions */
   int nregions;
   uint32_t *spawn_vc, *yield_vc; /* regions x A */
-  uint8_t *yielded;
+  uint8_t *yielded, *spawned;
   /* buffers */
   Buf *dev, *host, *reg;
   int ndev, nhost, nreg;
@@ -87,6 +91,37 @@ static void join(H *h, uint32_t *dst, const uint32_t *src) {
   for (int i = 0; i < h->A; i++)
     if (src[i] > dst[i])
       dst[i] = src[i];
+}
+
+/* dst row of agent d joins src row of agent a (full join), keeping versions. */
+static void join_rows(H *h, int d, int a) {
+  uint32_t *dst = row(h, d);
+  const uint32_t *src = row(h, a);
+  int changed = 0;
+  for (int i = 0; i < h->A; i++)
+    if (src[i] > dst[i]) {
+      dst[i] = src[i];
+      changed = 1;
+    }
+  if (changed)
+    h->ver[d]++;
+}
+
+/* Host thread t enqueues on stream agent sa: the stream's clock takes in the thread's. */
+static void enqueue(H *h, int t, int sa) {
+  uint32_t *jv = &h->jver[(size_t)(sa - h->nthreads) * (size_t)h->nthreads + (size_t)t];
+  if (*jv == h->ver[t] + 1) { /* nothing new but t's own clock */
+    uint32_t *dst = row(h, sa);
+    uint32_t c = row(h, t)[t];
+    if (c > dst[t]) {
+      dst[t] = c;
+      h->ver[sa]++;
+    }
+  } else {
+    join_rows(h, sa, t);
+    *jv = h->ver[t] + 1; /* + 1: 0 means never joined */
+  }
+  row(h, sa)[sa]++;
 }
 
 static int thread_agent(const H *h, int tid) {
@@ -303,7 +338,7 @@ static void free_buf(H *h, int a, const RtRec *r) {
   uint32_t *v = row(h, a);
   if (h->opt.lenient_free)
     for (int s = 0; s < h->nstreams; s++)
-      join(h, v, row(h, h->nthreads + s));
+      join_rows(h, a, h->nthreads + s);
   RtRef bref = RT_REF(RT_REF_KIND(r->args[0]), RT_REF_ID(r->args[0]), 0);
   for (int i = 0; i < b->nseg; i++) {
     const Seg *s = &b->seg[i];
@@ -388,7 +423,7 @@ static void step(H *h, const RtRec *r) {
       if (s < h->nstreams) {
         h->s_created[s] = 1;
         h->s_seq[s] = seq;
-        join(h, row(h, h->nthreads + s), v);
+        join_rows(h, h->nthreads + s, a);
       }
     }
     break;
@@ -399,17 +434,18 @@ static void step(H *h, const RtRec *r) {
     }
     break;
   case RT_CALL_STREAM_SYNCHRONIZE:
-    join(h, v, row(h, stream_agent(h, r->args[0])));
+    join_rows(h, a, stream_agent(h, r->args[0]));
     break;
   case RT_CALL_STREAM_WAIT_EVENT: {
     int sa = stream_agent(h, r->args[0]);
     int e = RT_REF_ID(r->args[1]);
-    join(h, row(h, sa), v);
-    if (e < h->nevents && h->e_recorded[e])
+    enqueue(h, a, sa);
+    if (e < h->nevents && h->e_recorded[e]) {
       join(h, row(h, sa), h->snap + (size_t)e * (size_t)h->A);
-    else
+      h->ver[sa]++;
+    } else {
       report(h, HB_WAIT_ON_UNRECORDED_EVENT, HB_SUB_NONE, -1, seq, r->args[1], 0, 0, -1, a);
-    row(h, sa)[sa]++;
+    }
     break;
   }
   case RT_CALL_EVENT_CREATE:
@@ -426,16 +462,18 @@ static void step(H *h, const RtRec *r) {
     break;
   case RT_CALL_EVENT_SYNCHRONIZE: {
     int e = RT_REF_ID(r->args[0]);
-    if (e < h->nevents && h->e_recorded[e])
+    if (e < h->nevents && h->e_recorded[e]) {
       join(h, v, h->snap + (size_t)e * (size_t)h->A);
-    else
+      h->ver[a]++;
+    } else {
       report(h, HB_WAIT_ON_UNRECORDED_EVENT, HB_SUB_NONE, -1, seq, r->args[0], 0, 0, -1, a);
+    }
     break;
   }
   case RT_CALL_EVENT_RECORD: {
     int e = RT_REF_ID(r->args[0]);
     int sa = stream_agent(h, r->args[1]);
-    join(h, row(h, sa), v);
+    enqueue(h, a, sa);
     if (e < h->nevents) {
       memcpy(h->snap + (size_t)e * (size_t)h->A, row(h, sa), sizeof(uint32_t) * (size_t)h->A);
       h->e_recorded[e] = 1;
@@ -455,8 +493,7 @@ static void step(H *h, const RtRec *r) {
     break;
   case RT_CALL_MEMCPY: {
     int sa = stream_agent(h, r->args[3]);
-    join(h, row(h, sa), v);
-    row(h, sa)[sa]++;
+    enqueue(h, a, sa);
     uint32_t lo, hi;
     uint64_t bytes = ref_u64(r->args[2]);
     range_of(r->args[1], bytes, &lo, &hi);
@@ -468,8 +505,7 @@ static void step(H *h, const RtRec *r) {
   case RT_CALL_MEMSET32:
   case RT_CALL_MEMSET16: {
     int sa = stream_agent(h, r->args[3]);
-    join(h, row(h, sa), v);
-    row(h, sa)[sa]++;
+    enqueue(h, a, sa);
     uint32_t lo, hi;
     range_of(r->args[0], ref_u64(r->args[2]) * (r->call == RT_CALL_MEMSET32 ? 4 : 2), &lo, &hi);
     access(h, sa, r->args[0], lo, hi, 1, seq);
@@ -480,8 +516,7 @@ static void step(H *h, const RtRec *r) {
     if (ki == NULL || r->nargs < 2 + ki->nbufs + 2)
       break;
     int sa = stream_agent(h, r->args[1]);
-    join(h, row(h, sa), v);
-    row(h, sa)[sa]++;
+    enqueue(h, a, sa);
     uint64_t bytes = ref_u64(r->args[2 + ki->nbufs + 1]) * 4;
     for (int pass = 0; pass < 2; pass++) /* reads first, then writes */
       for (int k = 0; k < ki->nbufs; k++) {
@@ -499,8 +534,9 @@ static void step(H *h, const RtRec *r) {
     Buf *b = buf_of(h, hr, 1);
     Epoch e = {a, v[a], seq, r->op};
     if (b) {
-      buf_reset(h, b, (uint32_t)ref_u64(r->args[2]) * 4, 0, e);
-      access(h, a, hr, 0, b->size, 1, seq);
+      if (!b->known) /* first init: the buffer comes into being */
+        buf_reset(h, b, (uint32_t)ref_u64(r->args[2]) * 4, 0, e);
+      access(h, a, hr, 0, (uint32_t)ref_u64(r->args[2]) * 4, 1, seq);
     }
     break;
   }
@@ -519,10 +555,14 @@ static void step(H *h, const RtRec *r) {
   }
   case RT_CALL_SPAWN:
     region_clock(h, h->spawn_vc, RT_REF_ID(r->args[0]), v);
+    if (RT_REF_ID(r->args[0]) < h->nregions)
+      h->spawned[RT_REF_ID(r->args[0])] = 1;
     break;
   case RT_CALL_START:
-    if (RT_REF_ID(r->args[0]) < h->nregions)
+    if (RT_REF_ID(r->args[0]) < h->nregions && h->spawned[RT_REF_ID(r->args[0])]) {
       join(h, v, h->spawn_vc + (size_t)RT_REF_ID(r->args[0]) * (size_t)h->A);
+      h->ver[a]++;
+    }
     break;
   case RT_CALL_YIELD:
     region_clock(h, h->yield_vc, RT_REF_ID(r->args[0]), v);
@@ -530,8 +570,10 @@ static void step(H *h, const RtRec *r) {
       h->yielded[RT_REF_ID(r->args[0])] = 1;
     break;
   case RT_CALL_AWAIT:
-    if (RT_REF_ID(r->args[0]) < h->nregions && h->yielded[RT_REF_ID(r->args[0])])
+    if (RT_REF_ID(r->args[0]) < h->nregions && h->yielded[RT_REF_ID(r->args[0])]) {
       join(h, v, h->yield_vc + (size_t)RT_REF_ID(r->args[0]) * (size_t)h->A);
+      h->ver[a]++;
+    }
     break;
   default:
     break;
@@ -579,7 +621,14 @@ int hb_check(const RtRec *trace, int n, const HbOptions *opt, HbResult **out, Af
     h.opt = *opt;
   /* size the agent and handle tables from the trace */
   int maxtid = 0, maxs = 0, maxe = -1, maxr = -1;
-  for (int i = 0; i < n; i++) {
+  int hinted = opt && opt->nthreads > 0 && opt->nstreams > 0;
+  if (hinted) {
+    maxtid = opt->nthreads - 1;
+    maxs = opt->nstreams - 1;
+    maxe = opt->nevents - 1;
+    maxr = opt->nregions - 1;
+  }
+  for (int i = 0; i < n && !hinted; i++) {
     const RtRec *r = &trace[i];
     if (r->tid > maxtid)
       maxtid = r->tid;
@@ -603,6 +652,8 @@ int hb_check(const RtRec *trace, int n, const HbOptions *opt, HbResult **out, Af
   int rc = 0;
   h.res = af_calloc(1, sizeof(HbResult));
   h.vc = af_calloc(A * A, sizeof(uint32_t));
+  h.ver = af_calloc(A, sizeof(uint32_t));
+  h.jver = af_calloc((size_t)h.nstreams * (size_t)h.nthreads, sizeof(uint32_t));
   h.s_created = af_calloc((size_t)h.nstreams, 1);
   h.s_destroyed = af_calloc((size_t)h.nstreams, 1);
   h.s_seq = af_calloc((size_t)h.nstreams, sizeof(int32_t));
@@ -612,13 +663,15 @@ int hb_check(const RtRec *trace, int n, const HbOptions *opt, HbResult **out, Af
   h.e_recorded = af_calloc((size_t)h.nevents + 1, 1);
   h.e_seq = af_calloc((size_t)h.nevents + 1, sizeof(int32_t));
   h.e_dseq = af_malloc(sizeof(int32_t) * (size_t)(h.nevents + 1));
-  h.snap = af_calloc(((size_t)h.nevents + 1) * A, sizeof(uint32_t));
-  h.spawn_vc = af_calloc(((size_t)h.nregions + 1) * A, sizeof(uint32_t));
-  h.yield_vc = af_calloc(((size_t)h.nregions + 1) * A, sizeof(uint32_t));
+  /* rows read only after they are written (recorded, spawned, yielded): not zeroed */
+  h.snap = af_malloc(((size_t)h.nevents + 1) * A * sizeof(uint32_t));
+  h.spawn_vc = af_malloc(((size_t)h.nregions + 1) * A * sizeof(uint32_t));
+  h.yield_vc = af_malloc(((size_t)h.nregions + 1) * A * sizeof(uint32_t));
   h.yielded = af_calloc((size_t)h.nregions + 1, 1);
-  if (!h.res || !h.vc || !h.s_created || !h.s_destroyed || !h.s_seq || !h.s_dseq || !h.e_created ||
-      !h.e_destroyed || !h.e_recorded || !h.e_seq || !h.e_dseq || !h.snap || !h.spawn_vc ||
-      !h.yield_vc || !h.yielded) {
+  h.spawned = af_calloc((size_t)h.nregions + 1, 1);
+  if (!h.res || !h.vc || !h.ver || !h.jver || !h.s_created || !h.s_destroyed || !h.s_seq ||
+      !h.s_dseq || !h.e_created || !h.e_destroyed || !h.e_recorded || !h.e_seq || !h.e_dseq ||
+      !h.snap || !h.spawn_vc || !h.yield_vc || !h.yielded || !h.spawned) {
     rc = af_err_set(err, AF_ENOMEM, "out of memory in the happens-before checker");
     goto out;
   }
@@ -653,6 +706,7 @@ out:
   free_bufs(h.dev, h.ndev);
   free_bufs(h.host, h.nhost);
   free_bufs(h.reg, h.nreg);
+  af_free(h.spawned);
   af_free(h.yielded);
   af_free(h.yield_vc);
   af_free(h.spawn_vc);
@@ -666,6 +720,8 @@ out:
   af_free(h.s_seq);
   af_free(h.s_destroyed);
   af_free(h.s_created);
+  af_free(h.jver);
+  af_free(h.ver);
   af_free(h.vc);
   return rc;
 }

@@ -58,6 +58,9 @@ typedef struct HbReport {
 typedef struct HbOptions {
   int lenient_free; /* credit mgpuMemFree with synchronizing the whole device */
   int max_reports;  /* 0: 64 */
+  /* Optional sizes of the trace's id spaces (RtSummary's max_*), which spare the checker a
+   * pass over the trace; all 0: it scans. Ids beyond them count as unknown. */
+  int nthreads, nstreams, nevents, nregions;
 } HbOptions;
 
 typedef struct HbResult {

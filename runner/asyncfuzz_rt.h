@@ -245,6 +245,8 @@ typedef struct RtSummary {
   int events_leaked;
   int buffers_leaked; /* device allocations never freed */
   int streams_created, events_created;
+  /* sizes of the run's id spaces (for checkers: one past the largest id in the trace) */
+  int max_threads, max_streams, max_events, max_regions;
 } RtSummary;
 
 /* The trace of the current or last run. Valid until the next begin. */

@@ -157,6 +157,8 @@ static RtRec *rec_new(Rt *rt, int call) {
   memset(r, 0, sizeof *r);
   r->seq = (uint32_t)rt->ntrace++;
   r->tid = t_tid;
+  if (t_tid >= rt->sum.max_threads)
+    rt->sum.max_threads = t_tid + 1;
   r->op = t_op;
   r->call = (uint8_t)call;
   return r;
@@ -631,6 +633,9 @@ int asyncfuzz_rt_end(void) {
   t_tid = save;
   rt->sum.streams_created = rt->nstreams - 1;
   rt->sum.events_created = rt->nevents;
+  rt->sum.max_streams = rt->nstreams;
+  rt->sum.max_events = rt->nevents;
+  rt->sum.max_threads = rt->next_tid > rt->sum.max_threads ? rt->next_tid : rt->sum.max_threads;
   for (int i = 0; i < rt->nobs; i++)
     rt->obs[i].vals = rt->obsdata + (intptr_t)rt->obs[i].vals;
   rt->active = 0;
@@ -674,6 +679,8 @@ void asyncfuzz_rt_set_op(int op) {
 void asyncfuzz_rt_note(int note, int region, int value) {
   static const int calls[] = {RT_CALL_SPAWN, RT_CALL_START, RT_CALL_YIELD, RT_CALL_AWAIT};
   Rt *rt = enter();
+  if (region >= rt->sum.max_regions)
+    rt->sum.max_regions = region + 1;
   if (note >= 0 && note < 4) {
     RtRec *r = rec_new(rt, calls[note]);
     rec_arg(r, RT_REF(RT_REF_REGION, region, (uint32_t)(value + 1)));

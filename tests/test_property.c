@@ -46,6 +46,20 @@ static void no_false_alarms(const GenConfig *cfg, uint64_t first, int n) {
       }
       CHECK_EQ(v.cls, VERDICT_PASS);
       CHECK_EQ(sum.streams_leaked + sum.events_leaked + sum.buffers_leaked, 0);
+      /* the checker says nothing at all about a correct lowering: no error, no warning */
+      int ntrace;
+      const RtRec *trace = asyncfuzz_rt_trace(&ntrace);
+      HbResult *hb = NULL;
+      CHECK_EQ(hb_check(trace, ntrace, NULL, &hb, &err), 0);
+      if (hb && hb->nreports) {
+        AfBuf b;
+        af_buf_init(&b);
+        hb_format_report(&b, &hb->reports[0], trace, ntrace);
+        fprintf(stderr, "checker false alarm, case seed %llu: %s\n", (unsigned long long)seed, b.p);
+        af_buf_free(&b);
+      }
+      CHECK(hb && hb->nreports == 0);
+      hb_result_free(hb);
     }
     gen_case_free(&c);
   }
@@ -83,6 +97,56 @@ static void faults_caught(void) {
     printf("fault %-22s first caught at case %d, caught in %d of %d cases\n", lower_fault_name(f),
            first, caught, total);
     CHECK(first >= 0 && first < bound);
+  }
+}
+
+/* The first generated case whose faulty lowering differs from the correct one exercises the
+ * faulty rule; the checker must flag it under eager, where the device completes everything
+ * at once and observations alone see nothing. */
+static void faults_caught_by_checker_under_eager(void) {
+  GenConfig cfg;
+  gen_config_default(&cfg);
+  LowerSpec good;
+  AfErr err = {0};
+  lower_spec_parse("builtin", &good, &err);
+  for (int f = 0; f < LOWER_FAULT__COUNT; f++) {
+    char name[160];
+    snprintf(name, sizeof name, "builtin:fault=%s", lower_fault_name(f));
+    LowerSpec bad;
+    CHECK_EQ(lower_spec_parse(name, &bad, &err), 0);
+    int exercised = 0, flagged = 0, first = -1, obs_eager = 0;
+    for (int i = 0; i < 300; i++) {
+      GenCase c;
+      CHECK_EQ(gen_generate(&c, (uint64_t)(5000 + i), &cfg, &err), 0);
+      LowerProgram *pg = NULL, *pb = NULL;
+      CHECK_EQ(lower_builtin(&c, &good, &pg, &err), 0);
+      CHECK_EQ(lower_builtin(&c, &bad, &pb, &err), 0);
+      char *tg = lower_program_to_text(pg), *tb = lower_program_to_text(pb);
+      int differs = strcmp(tg, tb) != 0;
+      af_free(tg);
+      af_free(tb);
+      lower_program_free(pg);
+      lower_program_free(pb);
+      if (differs) {
+        Schedule s = {RT_EAGER, (uint64_t)i};
+        Verdict v;
+        CHECK_EQ(pipeline_run_once(&c, &bad, &s, NULL, NULL, &v, &err), 0);
+        exercised++;
+        flagged += v.hb_failed;
+        obs_eager += v.obs_failed;
+        if (first < 0) {
+          first = i;
+          if (!v.hb_failed)
+            fprintf(stderr, "fault %s: first exercising case (seed %d) not flagged: %s\n", name,
+                    5000 + i, v.signature);
+          CHECK(v.hb_failed);
+        }
+      }
+      gen_case_free(&c);
+    }
+    printf("fault %-22s under eager: checker flags %d of %d exercising cases, observation %d\n",
+           lower_fault_name(f), flagged, exercised, obs_eager);
+    CHECK(first >= 0);
   }
 }
 
@@ -156,6 +220,7 @@ int main(void) {
   cfg.buffers = 8;
   no_false_alarms(&cfg, 200000, 100 * scale);
   faults_caught();
+  faults_caught_by_checker_under_eager();
   determinism();
   asyncfuzz_rt_shutdown();
   return TEST_DONE("test_property");

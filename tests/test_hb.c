@@ -1,0 +1,411 @@
+/*
+ * test_hb.c: the happens-before checker, one report kind at a time, each from the smallest
+ * runtime trace that triggers it, next to the closest correct program that must not.
+ * Traces are made by calling the runtime library directly (sim backend, lazy policy, so the
+ * device does nothing the host does not force and every check is about ordering alone).
+ */
+#include "../oracle/hb.h"
+#include "../runner/kernels.h"
+#include "test.h"
+
+static void begin(void) {
+  RtConfig c;
+  memset(&c, 0, sizeof c);
+  c.policy = RT_LAZY;
+  CHECK_EQ(asyncfuzz_rt_begin(&c), 0);
+  asyncfuzz_rt_set_thread(0);
+}
+
+static HbResult *end_and_check(int lenient) {
+  asyncfuzz_rt_end();
+  int n;
+  const RtRec *t = asyncfuzz_rt_trace(&n);
+  HbOptions o = {0};
+  o.lenient_free = lenient;
+  HbResult *r = NULL;
+  AfErr err = {0};
+  CHECK_EQ(hb_check(t, n, &o, &r, &err), 0);
+  return r;
+}
+
+static int count(const HbResult *r, int kind, int sub) {
+  int k = 0;
+  for (int i = 0; r && i < r->nreports; i++)
+    k += r->reports[i].kind == kind && (sub < 0 || r->reports[i].subkind == sub);
+  return k;
+}
+
+static const HbReport *find(const HbResult *r, int kind) {
+  for (int i = 0; r && i < r->nreports; i++)
+    if (r->reports[i].kind == kind)
+      return &r->reports[i];
+  return NULL;
+}
+
+static void dump(const HbResult *r) {
+  int n;
+  const RtRec *t = asyncfuzz_rt_trace(&n);
+  for (int i = 0; r && i < r->nreports; i++) {
+    AfBuf b;
+    af_buf_init(&b);
+    hb_format_report(&b, &r->reports[i], t, n);
+    fprintf(stderr, "  report: %s\n", b.p);
+    af_buf_free(&b);
+  }
+}
+
+#define EXPECT_ONLY(r, kind, sub)                                                                  \
+  do {                                                                                             \
+    CHECK_EQ(count(r, kind, sub), 1);                                                              \
+    CHECK_EQ((r)->nreports, 1);                                                                    \
+    if ((r)->nreports != 1)                                                                        \
+      dump(r);                                                                                     \
+  } while (0)
+
+#define EXPECT_CLEAN(r)                                                                            \
+  do {                                                                                             \
+    CHECK_EQ((r)->nreports, 0);                                                                    \
+    if ((r)->nreports)                                                                             \
+      dump(r);                                                                                     \
+  } while (0)
+
+/* a device buffer, a stream pair and a registered host buffer */
+typedef struct Env {
+  void *s1, *s2;
+  int32_t *b;
+  int32_t h[8];
+} Env;
+
+static void setup(Env *e) {
+  begin();
+  e->s1 = mgpuStreamCreate();
+  e->s2 = mgpuStreamCreate();
+  e->b = mgpuMemAlloc(32, NULL, false);
+  asyncfuzz_host_init(0, 1, e->h, e->h, 0, 8, 1);
+}
+
+static void teardown(Env *e) {
+  mgpuStreamDestroy(e->s1);
+  mgpuStreamDestroy(e->s2);
+  mgpuMemFree(e->b, NULL);
+}
+
+static void test_data_races(void) {
+  Env e;
+  /* RAW: a copy on s2 reads what a memset on s1 writes, with no event between them */
+  setup(&e);
+  mgpuMemset32(e.b, 1, 8, e.s1);
+  mgpuMemcpy(e.h, e.b, 32, e.s2);
+  mgpuStreamSynchronize(e.s1);
+  mgpuStreamSynchronize(e.s2);
+  teardown(&e);
+  HbResult *r = end_and_check(0);
+  EXPECT_ONLY(r, HB_DATA_RACE, HB_SUB_RAW);
+  const HbReport *x = find(r, HB_DATA_RACE);
+  if (x) {
+    CHECK_EQ(RT_REF_KIND(x->buf), RT_REF_BUF);
+    CHECK_EQ(x->lo, 0);
+    CHECK_EQ(x->hi, 32);
+    CHECK_EQ(x->agent1, -1 - 1); /* s1 */
+    CHECK_EQ(x->agent2, -1 - 2); /* s2 */
+    CHECK(x->seq1 < x->seq2);
+  }
+  hb_result_free(r);
+
+  /* the same with the event that orders them: clean */
+  setup(&e);
+  mgpuMemset32(e.b, 1, 8, e.s1);
+  void *ev = mgpuEventCreate();
+  mgpuEventRecord(ev, e.s1);
+  mgpuStreamWaitEvent(e.s2, ev);
+  mgpuEventDestroy(ev);
+  mgpuMemcpy(e.h, e.b, 32, e.s2);
+  mgpuStreamSynchronize(e.s2);
+  teardown(&e);
+  r = end_and_check(0);
+  EXPECT_CLEAN(r);
+  hb_result_free(r);
+
+  /* an event recorded before the write orders nothing */
+  setup(&e);
+  ev = mgpuEventCreate();
+  mgpuEventRecord(ev, e.s1);
+  mgpuMemset32(e.b, 1, 8, e.s1);
+  mgpuStreamWaitEvent(e.s2, ev);
+  mgpuEventDestroy(ev);
+  mgpuMemcpy(e.h, e.b, 32, e.s2);
+  mgpuStreamSynchronize(e.s1);
+  mgpuStreamSynchronize(e.s2);
+  teardown(&e);
+  r = end_and_check(0);
+  EXPECT_ONLY(r, HB_DATA_RACE, HB_SUB_RAW);
+  hb_result_free(r);
+
+  /* WAR and WAW */
+  setup(&e);
+  mgpuMemset32(e.b, 1, 8, e.s1);
+  mgpuStreamSynchronize(e.s1);
+  mgpuMemcpy(e.h, e.b, 32, e.s1); /* reads b on s1 */
+  mgpuMemset32(e.b, 2, 8, e.s2);  /* writes b on s2: WAR */
+  mgpuStreamSynchronize(e.s1);
+  mgpuStreamSynchronize(e.s2);
+  teardown(&e);
+  r = end_and_check(0);
+  EXPECT_ONLY(r, HB_DATA_RACE, HB_SUB_WAR);
+  hb_result_free(r);
+  setup(&e);
+  mgpuMemset32(e.b, 1, 8, e.s1);
+  mgpuMemset32(e.b, 2, 8, e.s2);
+  mgpuStreamSynchronize(e.s1);
+  mgpuStreamSynchronize(e.s2);
+  teardown(&e);
+  r = end_and_check(0);
+  EXPECT_ONLY(r, HB_DATA_RACE, HB_SUB_WAW);
+  hb_result_free(r);
+
+  /* disjoint byte ranges of one buffer do not conflict */
+  setup(&e);
+  mgpuMemset32(e.b, 1, 4, e.s1);
+  mgpuMemset32(e.b + 4, 2, 4, e.s2);
+  mgpuStreamSynchronize(e.s1);
+  mgpuStreamSynchronize(e.s2);
+  teardown(&e);
+  r = end_and_check(0);
+  EXPECT_CLEAN(r);
+  hb_result_free(r);
+}
+
+static void test_host_accesses(void) {
+  Env e;
+  /* the host reads what a copy writes without waiting for it */
+  setup(&e);
+  mgpuMemset32(e.b, 1, 8, e.s1);
+  mgpuMemcpy(e.h, e.b, 32, e.s1);
+  asyncfuzz_observe(0, e.h, e.h, 0, 8, 1);
+  mgpuStreamSynchronize(e.s1);
+  teardown(&e);
+  HbResult *r = end_and_check(0);
+  EXPECT_ONLY(r, HB_HOST_READ_BEFORE_COMPLETE, -1);
+  hb_result_free(r);
+
+  /* waiting on a recorded event or on the stream first: clean */
+  for (int how = 0; how < 2; how++) {
+    setup(&e);
+    mgpuMemset32(e.b, 1, 8, e.s1);
+    mgpuMemcpy(e.h, e.b, 32, e.s1);
+    void *ev = mgpuEventCreate();
+    mgpuEventRecord(ev, e.s1);
+    if (how == 0)
+      mgpuEventSynchronize(ev);
+    else
+      mgpuStreamSynchronize(e.s1);
+    mgpuEventDestroy(ev);
+    asyncfuzz_observe(0, e.h, e.h, 0, 8, 1);
+    teardown(&e);
+    r = end_and_check(0);
+    EXPECT_CLEAN(r);
+    hb_result_free(r);
+  }
+
+  /* the #170833 shape: EventSynchronize given the stream fails and orders nothing */
+  setup(&e);
+  mgpuMemset32(e.b, 1, 8, e.s1);
+  mgpuMemcpy(e.h, e.b, 32, e.s1);
+  mgpuEventSynchronize(e.s1);
+  asyncfuzz_observe(0, e.h, e.h, 0, 8, 1);
+  mgpuStreamSynchronize(e.s1);
+  teardown(&e);
+  r = end_and_check(0);
+  CHECK_EQ(count(r, HB_INVALID_HANDLE, HB_SUB_WRONG_KIND), 1);
+  CHECK_EQ(count(r, HB_HOST_READ_BEFORE_COMPLETE, -1), 1);
+  CHECK_EQ(r->nreports, 2);
+  hb_result_free(r);
+
+  /* the host overwrites a buffer a pending copy still reads */
+  setup(&e);
+  mgpuMemcpy(e.b, e.h, 32, e.s1);
+  asyncfuzz_host_init(0, 2, e.h, e.h, 0, 8, 1);
+  mgpuStreamSynchronize(e.s1);
+  teardown(&e);
+  r = end_and_check(0);
+  EXPECT_ONLY(r, HB_HOST_WRITE_WHILE_IN_USE, -1);
+  hb_result_free(r);
+}
+
+static void test_lifetime(void) {
+  Env e;
+  /* free while a memset is pending; the lenient model credits the free */
+  for (int lenient = 0; lenient < 2; lenient++) {
+    setup(&e);
+    mgpuMemset32(e.b, 1, 8, e.s1);
+    mgpuMemFree(e.b, e.s1);
+    mgpuStreamDestroy(e.s1);
+    mgpuStreamDestroy(e.s2);
+    HbResult *r = end_and_check(lenient);
+    if (lenient)
+      EXPECT_CLEAN(r);
+    else
+      EXPECT_ONLY(r, HB_FREE_WHILE_IN_USE, -1);
+    hb_result_free(r);
+  }
+  /* use after free, double free, invalid free */
+  setup(&e);
+  mgpuMemset32(e.b, 1, 8, e.s1);
+  mgpuStreamSynchronize(e.s1);
+  mgpuMemFree(e.b, NULL);
+  mgpuMemset32(e.b, 2, 8, e.s1);
+  mgpuMemFree(e.b, NULL);
+  int32_t local[2];
+  mgpuMemFree(local, NULL);
+  mgpuStreamSynchronize(e.s1);
+  mgpuStreamDestroy(e.s1);
+  mgpuStreamDestroy(e.s2);
+  HbResult *r = end_and_check(0);
+  CHECK_EQ(count(r, HB_USE_AFTER_FREE, -1), 1);
+  CHECK_EQ(count(r, HB_DOUBLE_FREE, -1), 1);
+  CHECK_EQ(count(r, HB_INVALID_FREE, -1), 1);
+  CHECK_EQ(r->nreports, 3);
+  const HbReport *uaf = find(r, HB_USE_AFTER_FREE);
+  const HbReport *df = find(r, HB_DOUBLE_FREE);
+  if (uaf && df)
+    CHECK_EQ(uaf->seq1, df->seq1); /* both name the first free */
+  hb_result_free(r);
+
+  /* use before alloc: one host thread allocates, another uses it with no ordering */
+  begin();
+  asyncfuzz_rt_set_thread(1);
+  int32_t *b = mgpuMemAlloc(32, NULL, false);
+  asyncfuzz_rt_set_thread(0);
+  void *s = mgpuStreamCreate();
+  mgpuMemset32(b, 1, 8, s);
+  mgpuStreamSynchronize(s);
+  mgpuStreamDestroy(s);
+  mgpuMemFree(b, NULL);
+  r = end_and_check(0);
+  CHECK_EQ(count(r, HB_USE_BEFORE_ALLOC, -1), 1);
+  hb_result_free(r);
+
+  /* leaks of each kind */
+  begin();
+  mgpuStreamCreate();
+  mgpuEventCreate();
+  mgpuMemAlloc(8, NULL, false);
+  r = end_and_check(0);
+  CHECK_EQ(count(r, HB_LEAK_STREAM, -1), 1);
+  CHECK_EQ(count(r, HB_LEAK_EVENT, -1), 1);
+  CHECK_EQ(count(r, HB_LEAK_BUFFER, -1), 1);
+  CHECK_EQ(r->nreports, 3);
+  hb_result_free(r);
+}
+
+static void test_handles(void) {
+  Env e;
+  /* use of a destroyed stream names the destroy call */
+  setup(&e);
+  mgpuStreamDestroy(e.s2);
+  mgpuMemset32(e.b, 1, 8, e.s2);
+  mgpuStreamDestroy(e.s1);
+  mgpuMemFree(e.b, NULL);
+  HbResult *r = end_and_check(0);
+  EXPECT_ONLY(r, HB_USE_OF_DESTROYED_HANDLE, -1);
+  const HbReport *x = find(r, HB_USE_OF_DESTROYED_HANDLE);
+  int n;
+  const RtRec *t = asyncfuzz_rt_trace(&n);
+  if (x && x->seq1 >= 0)
+    CHECK_EQ(t[x->seq1].call, RT_CALL_STREAM_DESTROY);
+  else
+    CHECK(0);
+  hb_result_free(r);
+
+  /* invalid handles: a null event, a buffer pointer as an event */
+  setup(&e);
+  mgpuEventSynchronize(NULL);
+  mgpuEventSynchronize(e.b);
+  teardown(&e);
+  r = end_and_check(0);
+  CHECK_EQ(count(r, HB_INVALID_HANDLE, HB_SUB_NONE), 2);
+  CHECK_EQ(r->nreports, 2);
+  hb_result_free(r);
+
+  /* waiting on a never-recorded event is legal: a warning, no error, no edge */
+  setup(&e);
+  void *ev = mgpuEventCreate();
+  mgpuMemset32(e.b, 1, 8, e.s1);
+  mgpuStreamWaitEvent(e.s2, ev);
+  mgpuMemcpy(e.h, e.b, 32, e.s2);
+  mgpuEventDestroy(ev);
+  mgpuStreamSynchronize(e.s1);
+  mgpuStreamSynchronize(e.s2);
+  teardown(&e);
+  r = end_and_check(0);
+  CHECK_EQ(count(r, HB_WAIT_ON_UNRECORDED_EVENT, -1), 1);
+  CHECK_EQ(count(r, HB_DATA_RACE, HB_SUB_RAW), 1); /* so the race is still reported */
+  CHECK_EQ(r->nerrors, 1);
+  hb_result_free(r);
+
+  /* destroying a stream and an event with work pending is legal */
+  setup(&e);
+  mgpuMemset32(e.b, 1, 8, e.s1);
+  mgpuMemcpy(e.h, e.b, 32, e.s1);
+  ev = mgpuEventCreate();
+  mgpuEventRecord(ev, e.s1);
+  mgpuStreamDestroy(e.s1);
+  mgpuEventSynchronize(ev);
+  mgpuEventDestroy(ev);
+  asyncfuzz_observe(0, e.h, e.h, 0, 8, 1);
+  mgpuStreamDestroy(e.s2);
+  mgpuMemFree(e.b, NULL);
+  r = end_and_check(0);
+  EXPECT_CLEAN(r);
+  hb_result_free(r);
+}
+
+static void test_region_edges(void) {
+  /* the host initializes a buffer, spawns a region, whose thread copies it: ordered by the
+   * spawn; the host awaits the region and reads what it wrote: ordered by yield/await */
+  for (int notes = 1; notes >= 0; notes--) {
+    begin();
+    int32_t h[8];
+    asyncfuzz_host_init(0, 1, h, h, 0, 8, 1);
+    if (notes)
+      asyncfuzz_rt_note(RT_NOTE_SPAWN, 1, -1);
+    asyncfuzz_rt_set_thread(1);
+    if (notes)
+      asyncfuzz_rt_note(RT_NOTE_START, 1, -1);
+    void *s = mgpuStreamCreate();
+    int32_t *b = mgpuMemAlloc(32, s, false);
+    mgpuMemcpy(b, h, 32, s);
+    mgpuMemset32(b, 3, 8, s);
+    mgpuMemcpy(h, b, 32, s);
+    mgpuStreamSynchronize(s);
+    mgpuStreamDestroy(s);
+    mgpuMemFree(b, NULL);
+    if (notes)
+      asyncfuzz_rt_note(RT_NOTE_YIELD, 1, -1);
+    asyncfuzz_rt_set_thread(0);
+    if (notes)
+      asyncfuzz_rt_note(RT_NOTE_AWAIT, 1, -1);
+    asyncfuzz_observe(0, h, h, 0, 8, 1);
+    HbResult *r = end_and_check(0);
+    if (notes) {
+      EXPECT_CLEAN(r);
+    } else {
+      /* T0's init against s1's copies (read, then write), and T0's read of s1's result */
+      CHECK_EQ(count(r, HB_DATA_RACE, HB_SUB_RAW), 1);
+      CHECK_EQ(count(r, HB_DATA_RACE, HB_SUB_WAW), 1);
+      CHECK_EQ(count(r, HB_HOST_READ_BEFORE_COMPLETE, -1), 1);
+      CHECK_EQ(r->nerrors, 3);
+    }
+    hb_result_free(r);
+  }
+}
+
+int main(void) {
+  test_data_races();
+  test_host_accesses();
+  test_lifetime();
+  test_handles();
+  test_region_edges();
+  asyncfuzz_rt_shutdown();
+  return TEST_DONE("test_hb");
+}
