@@ -37,7 +37,7 @@ static double now_s(void) {
 
 typedef struct Sig {
   char signature[256];
-  char detail[512];
+  char detail[1024];
   int cls;
   long count;
   int smallest_ops;

@@ -23,6 +23,7 @@ static const char main_help[] =
     "  run        execute a case once and print its observations and trace\n"
     "  check      run a case under several schedules and judge each run\n"
     "  campaign   generate and check cases in a loop, saving failures\n"
+    "  check-trace  check a runtime trace file (e.g. of code run by mlir-runner)\n"
     "\n"
     "exit codes: 0 ok/pass, 1 failure found, 2 usage error, 3 bad input, 4 internal error\n";
 
@@ -614,6 +615,98 @@ static int cmd_check(int argc, char **argv) {
   return res.first_fail < 0 ? EXIT_OK : EXIT_FOUND;
 }
 
+/* ---- check-trace ---- */
+
+static int cmd_check_trace(int argc, char **argv) {
+  const char *path = NULL, *case_path = NULL, *lowering = "external";
+  int lenient = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (is_help(a)) {
+      printf("usage: asyncfuzz check-trace TRACE.bin [--case CASE.json] [--lowering NAME]\n"
+             "                          [--memfree-sync]\n"
+             "Runs the happens-before checker over a binary trace written by the runtime\n"
+             "library (ASYNCFUZZ_TRACE_BIN=FILE, e.g. code lowered by mlir-opt and run by\n"
+             "mlir-runner) and prints its reports. With --case, also judges the run against the\n"
+             "case's oracle and prints the verdict and its signature (NAME labels the lowering).\n"
+             "Exit 0 when nothing is wrong, 1 when something is, 3 on a bad file.\n");
+      return 0;
+    } else if (strcmp(a, "--case") == 0 && i + 1 < argc) {
+      case_path = argv[++i];
+    } else if (strcmp(a, "--lowering") == 0 && i + 1 < argc) {
+      lowering = argv[++i];
+    } else if (strcmp(a, "--memfree-sync") == 0) {
+      lenient = 1;
+    } else if (a[0] == '-') {
+      fprintf(stderr, "asyncfuzz check-trace: unknown or incomplete option %s (see --help)\n", a);
+      return EXIT_USAGE;
+    } else if (path == NULL) {
+      path = a;
+    } else {
+      fprintf(stderr, "asyncfuzz check-trace: one trace at a time\n");
+      return EXIT_USAGE;
+    }
+  }
+  if (path == NULL) {
+    fprintf(stderr, "asyncfuzz check-trace: which trace? (see --help)\n");
+    return EXIT_USAGE;
+  }
+  RunnerTrace t;
+  AfErr err = {0};
+  if (runner_trace_load(path, &t, &err)) {
+    fprintf(stderr, "asyncfuzz check-trace: %s\n", err.msg);
+    return err.rc == AF_ENOMEM ? EXIT_INTERNAL : EXIT_INPUT;
+  }
+  GenCase c;
+  gen_case_init(&c);
+  int ex = case_path ? load_case(case_path, &c, 1) : 0;
+  HbOptions ho = {0};
+  ho.lenient_free = lenient;
+  ho.max_reports = 200;
+  HbResult *hb = NULL;
+  if (ex == 0 && hb_check(t.recs, t.nrecs, &ho, &hb, &err)) {
+    fprintf(stderr, "asyncfuzz check-trace: %s\n", err.msg);
+    ex = EXIT_INTERNAL;
+  }
+  int failed = 0;
+  if (ex == 0) {
+    AfBuf b;
+    af_buf_init(&b);
+    af_buf_printf(&b, "%d records, %d observations; checker: %d report(s), %d error(s)%s\n",
+                  t.nrecs, t.nobs, hb->nreports, hb->nerrors,
+                  hb->truncated ? " (more not shown)" : "");
+    for (int i = 0; i < hb->nreports; i++) {
+      af_buf_puts(&b, "  ");
+      hb_format_report(&b, &hb->reports[i], t.recs, t.nrecs);
+      af_buf_puts(&b, "\n");
+    }
+    failed = hb->nerrors > 0 || t.sum.nerrors > 0;
+    if (case_path) {
+      OracleExpected *e = NULL;
+      Verdict v;
+      if (oracle_expect(&c, &e, &err) ||
+          oracle_judge(&c, e, t.obs, t.nobs, t.recs, t.nrecs, &t.sum, hb, lowering, &v)) {
+        ex = EXIT_INTERNAL;
+      } else {
+        af_buf_printf(&b, "verdict: %s\n", oracle_verdict_name(v.cls));
+        if (v.cls != VERDICT_PASS)
+          af_buf_printf(&b, "signature: %s\ndetail: %s\n", v.signature, v.detail);
+        failed = v.cls != VERDICT_PASS;
+      }
+      oracle_expected_free(e);
+    }
+    if (ex == 0)
+      ex = b.oom ? EXIT_INTERNAL : write_text(NULL, b.p);
+    af_buf_free(&b);
+  }
+  hb_result_free(hb);
+  gen_case_free(&c);
+  runner_trace_free(&t);
+  if (ex)
+    return ex;
+  return failed ? EXIT_FOUND : EXIT_OK;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2 || is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
     fputs(main_help, argc < 2 ? stderr : stdout);
@@ -639,6 +732,8 @@ int main(int argc, char **argv) {
     rc = cmd_check(argc - 1, argv + 1);
   else if (strcmp(cmd, "campaign") == 0)
     rc = cmd_campaign(argc - 1, argv + 1);
+  else if (strcmp(cmd, "check-trace") == 0)
+    rc = cmd_check_trace(argc - 1, argv + 1);
   else {
     fprintf(stderr, "asyncfuzz: unknown command \"%s\"\n\n%s", cmd, main_help);
     rc = EXIT_USAGE;

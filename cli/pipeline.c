@@ -85,6 +85,7 @@ static int run_program(const LowerProgram *p, const GenCase *c, const LowerSpec 
     ho.nstreams = sum.max_streams;
     ho.nevents = sum.max_events;
     ho.nregions = sum.max_regions;
+    ho.nasync = sum.max_async;
     int hrc = hb_check(trace, ntrace, &ho, &hb, err);
     if (hrc)
       return hrc;

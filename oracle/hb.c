@@ -53,6 +53,10 @@ typedef struct H {
   int nregions;
   uint32_t *spawn_vc, *yield_vc; /* regions x A */
   uint8_t *yielded, *spawned;
+  /* async runtime objects: a release publishes the thread's clock, an acquire joins it */
+  int nasync;
+  uint32_t *async_vc;
+  uint8_t *released;
   /* buffers */
   Buf *dev, *host, *reg;
   int ndev, nhost, nreg;
@@ -164,8 +168,8 @@ static void report(H *h, int kind, int sub, int32_t seq1, int32_t seq2, RtRef bu
   r->buf = buf;
   r->lo = lo;
   r->hi = hi;
-  r->agent1 = a1 >= 0 ? report_agent(h, a1) : 0;
-  r->agent2 = a2 >= 0 ? report_agent(h, a2) : 0;
+  r->agent1 = a1 >= 0 ? report_agent(h, a1) : HB_NO_AGENT;
+  r->agent2 = a2 >= 0 ? report_agent(h, a2) : HB_NO_AGENT;
   if (kind_err[kind])
     res->nerrors++;
 }
@@ -569,6 +573,25 @@ static void step(H *h, const RtRec *r) {
     if (RT_REF_ID(r->args[0]) < h->nregions)
       h->yielded[RT_REF_ID(r->args[0])] = 1;
     break;
+  case RT_CALL_RELEASE: {
+    int o = RT_REF_ID(r->args[0]);
+    if (o < h->nasync) {
+      uint32_t *ov = h->async_vc + (size_t)o * (size_t)h->A;
+      if (!h->released[o])
+        memset(ov, 0, sizeof(uint32_t) * (size_t)h->A);
+      join(h, ov, v);
+      h->released[o] = 1;
+    }
+    break;
+  }
+  case RT_CALL_ACQUIRE: {
+    int o = RT_REF_ID(r->args[0]);
+    if (o < h->nasync && h->released[o]) {
+      join(h, v, h->async_vc + (size_t)o * (size_t)h->A);
+      h->ver[a]++;
+    }
+    break;
+  }
   case RT_CALL_AWAIT:
     if (RT_REF_ID(r->args[0]) < h->nregions && h->yielded[RT_REF_ID(r->args[0])]) {
       join(h, v, h->yield_vc + (size_t)RT_REF_ID(r->args[0]) * (size_t)h->A);
@@ -620,13 +643,14 @@ int hb_check(const RtRec *trace, int n, const HbOptions *opt, HbResult **out, Af
   if (opt)
     h.opt = *opt;
   /* size the agent and handle tables from the trace */
-  int maxtid = 0, maxs = 0, maxe = -1, maxr = -1;
+  int maxtid = 0, maxs = 0, maxe = -1, maxr = -1, maxa = -1;
   int hinted = opt && opt->nthreads > 0 && opt->nstreams > 0;
   if (hinted) {
     maxtid = opt->nthreads - 1;
     maxs = opt->nstreams - 1;
     maxe = opt->nevents - 1;
     maxr = opt->nregions - 1;
+    maxa = opt->nasync - 1;
   }
   for (int i = 0; i < n && !hinted; i++) {
     const RtRec *r = &trace[i];
@@ -641,12 +665,15 @@ int hb_check(const RtRec *trace, int n, const HbOptions *opt, HbResult **out, Af
         maxe = id;
       if (RT_REF_KIND(x) == RT_REF_REGION && id > maxr)
         maxr = id;
+      if (RT_REF_KIND(x) == RT_REF_ASYNC && id > maxa)
+        maxa = id;
     }
   }
   h.nthreads = maxtid + 1;
   h.nstreams = maxs + 1;
   h.nevents = maxe + 1;
   h.nregions = maxr + 1;
+  h.nasync = maxa + 1;
   h.A = h.nthreads + h.nstreams;
   size_t A = (size_t)h.A;
   int rc = 0;
@@ -669,9 +696,12 @@ int hb_check(const RtRec *trace, int n, const HbOptions *opt, HbResult **out, Af
   h.yield_vc = af_malloc(((size_t)h.nregions + 1) * A * sizeof(uint32_t));
   h.yielded = af_calloc((size_t)h.nregions + 1, 1);
   h.spawned = af_calloc((size_t)h.nregions + 1, 1);
+  h.async_vc = af_malloc(((size_t)h.nasync + 1) * A * sizeof(uint32_t));
+  h.released = af_calloc((size_t)h.nasync + 1, 1);
   if (!h.res || !h.vc || !h.ver || !h.jver || !h.s_created || !h.s_destroyed || !h.s_seq ||
       !h.s_dseq || !h.e_created || !h.e_destroyed || !h.e_recorded || !h.e_seq || !h.e_dseq ||
-      !h.snap || !h.spawn_vc || !h.yield_vc || !h.yielded || !h.spawned) {
+      !h.snap || !h.spawn_vc || !h.yield_vc || !h.yielded || !h.spawned || !h.async_vc ||
+      !h.released) {
     rc = af_err_set(err, AF_ENOMEM, "out of memory in the happens-before checker");
     goto out;
   }
@@ -698,7 +728,8 @@ int hb_check(const RtRec *trace, int n, const HbOptions *opt, HbResult **out, Af
     rc = af_err_set(err, AF_ENOMEM, "out of memory in the happens-before checker");
     goto out;
   }
-  qsort(h.res->reports, (size_t)h.res->nreports, sizeof(HbReport), cmp_report);
+  if (h.res->nreports > 1)
+    qsort(h.res->reports, (size_t)h.res->nreports, sizeof(HbReport), cmp_report);
   *out = h.res;
   h.res = NULL;
 out:
@@ -706,6 +737,8 @@ out:
   free_bufs(h.dev, h.ndev);
   free_bufs(h.host, h.nhost);
   free_bufs(h.reg, h.nreg);
+  af_free(h.released);
+  af_free(h.async_vc);
   af_free(h.spawned);
   af_free(h.yielded);
   af_free(h.yield_vc);
@@ -727,7 +760,9 @@ out:
 }
 
 static void fmt_agent(AfBuf *b, int32_t agent) {
-  if (agent >= 0)
+  if (agent == HB_NO_AGENT)
+    af_buf_puts(b, "-");
+  else if (agent >= 0)
     af_buf_printf(b, "T%d", agent);
   else
     af_buf_printf(b, "s%d", -1 - agent);

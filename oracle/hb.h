@@ -43,6 +43,8 @@ typedef enum HbKind {
       HB__KIND_COUNT
 } HbKind;
 
+#define HB_NO_AGENT INT32_MIN
+
 enum { HB_SUB_NONE, HB_SUB_RAW, HB_SUB_WAR, HB_SUB_WAW, HB_SUB_WRONG_KIND };
 
 typedef struct HbReport {
@@ -52,7 +54,8 @@ typedef struct HbReport {
   int32_t op1, op2;       /* their Case op tags (-1: none) */
   RtRef buf;              /* buffer (RT_REF_BUF / RT_REF_HOST) or handle involved */
   uint32_t lo, hi;        /* byte range */
-  int32_t agent1, agent2; /* agents: >= 0 host thread T<n>; < 0 stream s<-1-agent> */
+  int32_t agent1, agent2; /* agents: >= 0 host thread T<n>; < 0 stream s<-1-agent>;
+                             HB_NO_AGENT when the report has none (leaks) */
 } HbReport;
 
 typedef struct HbOptions {
@@ -60,7 +63,7 @@ typedef struct HbOptions {
   int max_reports;  /* 0: 64 */
   /* Optional sizes of the trace's id spaces (RtSummary's max_*), which spare the checker a
    * pass over the trace; all 0: it scans. Ids beyond them count as unknown. */
-  int nthreads, nstreams, nevents, nregions;
+  int nthreads, nstreams, nevents, nregions, nasync;
 } HbOptions;
 
 typedef struct HbResult {

@@ -110,7 +110,10 @@ typedef enum RtRegionNote {
   RT_NOTE_SPAWN,
   RT_NOTE_START,
   RT_NOTE_YIELD,
-  RT_NOTE_AWAIT
+  RT_NOTE_AWAIT,
+  RT_NOTE_RELEASE, /* async object `region` (an id): the calling thread's work so far is published
+                    */
+  RT_NOTE_ACQUIRE  /* the calling thread has seen what was published on that object */
 } RtRegionNote;
 void asyncfuzz_rt_note(int note, int region, int value);
 
@@ -144,6 +147,8 @@ void asyncfuzz_rt_note(int note, int region, int value);
   X(START, "region.start")                                                                         \
   X(YIELD, "region.yield")                                                                         \
   X(AWAIT, "region.await")                                                                         \
+  X(RELEASE, "async.release")                                                                      \
+  X(ACQUIRE, "async.acquire")                                                                      \
   X(EXEC, "exec")                                                                                  \
   X(LEAK, "leak")
 
@@ -208,7 +213,8 @@ enum {
   RT_REF_PTR,    /* an unknown pointer (not a buffer of this run) */
   RT_REF_BAD,    /* a value that is no handle of this run */
   RT_REF_REGION, /* id: region, value: value index + 1 (0: completion) */
-  RT_REF_STR     /* id: kernel name index (known) or 0xFFFFFF (unknown) */
+  RT_REF_STR,    /* id: kernel name index (known) or 0xFFFFFF (unknown) */
+  RT_REF_ASYNC   /* id: an async runtime object (token, value, group, task) */
 };
 #define RT_REF(kind, id, val)                                                                      \
   (((uint64_t)(kind) << 56) | (((uint64_t)(id)&0xFFFFFFu) << 32) | (uint32_t)(val))
@@ -246,7 +252,7 @@ typedef struct RtSummary {
   int buffers_leaked; /* device allocations never freed */
   int streams_created, events_created;
   /* sizes of the run's id spaces (for checkers: one past the largest id in the trace) */
-  int max_threads, max_streams, max_events, max_regions;
+  int max_threads, max_streams, max_events, max_regions, max_async;
 } RtSummary;
 
 /* The trace of the current or last run. Valid until the next begin. */
@@ -258,6 +264,11 @@ void asyncfuzz_rt_summary(RtSummary *out);
 const char *asyncfuzz_rt_call_name(int call);
 const char *asyncfuzz_rt_error_name(int err);
 const char *asyncfuzz_rt_detail_text(int detail);
+
+/* Writes the last run's trace and observations in the binary trace format (docs/trace-format.md:
+ * a header, the RtRec records, then the observations), which runner_trace_load() reads back.
+ * 0, or AF_EIO. Code compiled by MLIR gets this at exit with ASYNCFUZZ_TRACE_BIN=FILE. */
+int asyncfuzz_rt_write_trace_bin(const char *path);
 
 /* Appends the trace text (docs/trace-format.md) of records [from, to) to b; to = -1: all. */
 void asyncfuzz_rt_format_trace(AfBuf *b, int from, int to);

@@ -23,6 +23,7 @@
 #include "kernels.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,6 +106,7 @@ typedef struct Rt {
 } Rt;
 
 static Rt g_rt = {.mu = PTHREAD_MUTEX_INITIALIZER};
+static int g_env_run; /* the current run was started from the environment (no harness) */
 static _Thread_local int t_tid = -1;
 static _Thread_local int t_op = -1;
 
@@ -584,6 +586,7 @@ static Rt *enter(void) {
   if (!rt->active) {
     RtConfig c = env_config();
     begin_locked(rt, &c);
+    g_env_run = 1;
   }
   if (t_tid < 0)
     t_tid = rt->next_tid++;
@@ -597,6 +600,7 @@ static void leave(Rt *rt) {
 int asyncfuzz_rt_begin(const RtConfig *cfg) {
   Rt *rt = &g_rt;
   pthread_mutex_lock(&rt->mu);
+  g_env_run = 0;
   begin_locked(rt, cfg);
   int oom = rt->oom;
   pthread_mutex_unlock(&rt->mu);
@@ -677,13 +681,17 @@ void asyncfuzz_rt_set_op(int op) {
 }
 
 void asyncfuzz_rt_note(int note, int region, int value) {
-  static const int calls[] = {RT_CALL_SPAWN, RT_CALL_START, RT_CALL_YIELD, RT_CALL_AWAIT};
+  static const int calls[] = {RT_CALL_SPAWN, RT_CALL_START,   RT_CALL_YIELD,
+                              RT_CALL_AWAIT, RT_CALL_RELEASE, RT_CALL_ACQUIRE};
   Rt *rt = enter();
-  if (region >= rt->sum.max_regions)
-    rt->sum.max_regions = region + 1;
-  if (note >= 0 && note < 4) {
+  int async = note == RT_NOTE_RELEASE || note == RT_NOTE_ACQUIRE;
+  int *max = async ? &rt->sum.max_async : &rt->sum.max_regions;
+  if (region >= *max)
+    *max = region + 1;
+  if (note >= 0 && note <= RT_NOTE_ACQUIRE) {
     RtRec *r = rec_new(rt, calls[note]);
-    rec_arg(r, RT_REF(RT_REF_REGION, region, (uint32_t)(value + 1)));
+    rec_arg(r, async ? RT_REF(RT_REF_ASYNC, region, 0)
+                     : RT_REF(RT_REF_REGION, region, (uint32_t)(value + 1)));
   }
   leave(rt);
 }
@@ -1307,6 +1315,9 @@ static void fmt_ref(AfBuf *b, RtRef a) {
     else
       af_buf_printf(b, "r%d", RT_REF_ID(a));
     break;
+  case RT_REF_ASYNC:
+    af_buf_printf(b, "a%d", RT_REF_ID(a));
+    break;
   case RT_REF_STR:
     if (RT_REF_ID(a) == 0xFFFFFF)
       af_buf_puts(b, "\"?\"");
@@ -1358,4 +1369,65 @@ void asyncfuzz_rt_format_trace(AfBuf *b, int from, int to) {
     asyncfuzz_rt_format_rec(b, &g_rt.trace[i]);
     af_buf_puts(b, "\n");
   }
+}
+
+#define TRACE_MAGIC "AFTRACE1"
+
+int asyncfuzz_rt_write_trace_bin(const char *path) {
+  Rt *rt = &g_rt;
+  FILE *f = fopen(path, "wb");
+  if (f == NULL)
+    return AF_EIO;
+  uint32_t hdr[6] = {1,
+                     (uint32_t)sizeof(RtRec),
+                     (uint32_t)rt->ntrace,
+                     (uint32_t)rt->nobs,
+                     (uint32_t)rt->cfg.policy,
+                     0};
+  int bad = fwrite(TRACE_MAGIC, 1, 8, f) != 8;
+  bad |= fwrite(hdr, sizeof hdr, 1, f) != 1;
+  bad |= fwrite(&rt->sum, sizeof rt->sum, 1, f) != 1;
+  if (rt->ntrace)
+    bad |= fwrite(rt->trace, sizeof(RtRec), (size_t)rt->ntrace, f) != (size_t)rt->ntrace;
+  for (int i = 0; i < rt->nobs && !bad; i++) {
+    const RtObs *o = &rt->obs[i];
+    int64_t head[4] = {o->id, o->tid, o->seq, o->n};
+    bad |= fwrite(head, sizeof head, 1, f) != 1;
+    if (o->n > 0)
+      bad |= fwrite(o->vals, sizeof(int32_t), (size_t)o->n, f) != (size_t)o->n;
+  }
+  bad |= fclose(f) != 0;
+  return bad ? AF_EIO : 0;
+}
+
+/* Code compiled by MLIR runs with no harness around it: when the run was started from the
+ * environment and ASYNCFUZZ_TRACE names a file, the run is ended at process exit and its trace
+ * (docs/trace-format.md) and observations ("observe ID V0 V1 ...") are written there. */
+__attribute__((destructor)) static void env_run_exit(void) {
+  const char *path = getenv("ASYNCFUZZ_TRACE");
+  const char *bin = getenv("ASYNCFUZZ_TRACE_BIN");
+  if (!g_env_run || (path == NULL && bin == NULL) || !g_rt.active)
+    return;
+  asyncfuzz_rt_end();
+  if (bin)
+    asyncfuzz_rt_write_trace_bin(bin);
+  if (path == NULL)
+    return;
+  AfBuf b;
+  af_buf_init(&b);
+  af_buf_printf(&b, "# asyncfuzz trace v1 policy=%s seed=%llu\n",
+                asyncfuzz_rt_policy_name(g_rt.cfg.policy), (unsigned long long)g_rt.cfg.seed);
+  asyncfuzz_rt_format_trace(&b, 0, -1);
+  for (int i = 0; i < g_rt.nobs; i++) {
+    af_buf_printf(&b, "observe %d", g_rt.obs[i].id);
+    for (int64_t k = 0; k < g_rt.obs[i].n; k++)
+      af_buf_printf(&b, " %d", g_rt.obs[i].vals[k]);
+    af_buf_puts(&b, "\n");
+  }
+  FILE *f = b.oom ? NULL : fopen(path, "w");
+  if (f) {
+    fputs(b.p ? b.p : "", f);
+    fclose(f);
+  }
+  af_buf_free(&b);
 }

@@ -18,4 +18,18 @@
  * AF_EDEADLOCK / AF_ENOMEM (with err set) when the program could not run to its end. */
 int runner_run_program(const LowerProgram *p, const RtConfig *cfg, AfErr *err);
 
+/* A trace read back from a file (a run of code compiled by MLIR). */
+typedef struct RunnerTrace {
+  RtSummary sum;
+  int nrecs, nobs;
+  RtRec *recs;
+  RtObs *obs;
+  int32_t *vals;
+} RunnerTrace;
+
+/* Loads a binary trace (asyncfuzz_rt_write_trace_bin). AF_EIO, AF_EPARSE (with the reason:
+ * not a trace, another build's format, truncated, corrupt) or AF_ENOMEM on failure. */
+int runner_trace_load(const char *path, RunnerTrace *t, AfErr *err);
+void runner_trace_free(RunnerTrace *t);
+
 #endif

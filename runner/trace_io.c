@@ -1,0 +1,96 @@
+/*
+ * trace_io.c: reads back a binary trace written by asyncfuzz_rt_write_trace_bin (a run of
+ * code compiled by MLIR, under mlir-runner), so the harness checks it exactly as it checks
+ * builtin runs.
+ */
+#include "runner.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+void runner_trace_free(RunnerTrace *t) {
+  if (t == NULL)
+    return;
+  af_free(t->recs);
+  af_free(t->obs);
+  af_free(t->vals);
+  memset(t, 0, sizeof *t);
+}
+
+int runner_trace_load(const char *path, RunnerTrace *t, AfErr *err) {
+  memset(t, 0, sizeof *t);
+  FILE *f = fopen(path, "rb");
+  if (f == NULL)
+    return af_err_set(err, AF_EIO, "cannot open %s: %s", path, strerror(errno));
+  char magic[8];
+  uint32_t hdr[6];
+  int rc = 0;
+  if (fread(magic, 1, 8, f) != 8 || memcmp(magic, "AFTRACE1", 8) != 0 ||
+      fread(hdr, sizeof hdr, 1, f) != 1) {
+    rc = af_err_set(err, AF_EPARSE, "%s is not an asyncfuzz binary trace", path);
+    goto out;
+  }
+  if (hdr[0] != 1 || hdr[1] != sizeof(RtRec)) {
+    rc = af_err_set(err, AF_EPARSE,
+                    "%s was written by another asyncfuzz build (trace version %u, record size %u)",
+                    path, hdr[0], hdr[1]);
+    goto out;
+  }
+  if (fread(&t->sum, sizeof t->sum, 1, f) != 1 || hdr[2] > (1u << 26) || hdr[3] > (1u << 24)) {
+    rc = af_err_set(err, AF_EPARSE, "%s is truncated or corrupt", path);
+    goto out;
+  }
+  t->nrecs = (int)hdr[2];
+  t->nobs = (int)hdr[3];
+  t->recs = af_malloc(sizeof(RtRec) * ((size_t)t->nrecs + 1));
+  t->obs = af_calloc((size_t)t->nobs + 1, sizeof(RtObs));
+  if (!t->recs || !t->obs) {
+    rc = af_err_set(err, AF_ENOMEM, "out of memory reading %s", path);
+    goto out;
+  }
+  if (t->nrecs && fread(t->recs, sizeof(RtRec), (size_t)t->nrecs, f) != (size_t)t->nrecs) {
+    rc = af_err_set(err, AF_EPARSE, "%s is truncated", path);
+    goto out;
+  }
+  for (int i = 0; i < t->nrecs; i++)
+    if (t->recs[i].seq != (uint32_t)i || t->recs[i].nargs > RT_REC_ARGS) {
+      rc = af_err_set(err, AF_EPARSE, "%s: record %d is corrupt", path, i);
+      goto out;
+    }
+  int capvals = 0, nvals = 0;
+  int64_t *offs = af_malloc(sizeof(int64_t) * ((size_t)t->nobs + 1));
+  if (offs == NULL) {
+    rc = af_err_set(err, AF_ENOMEM, "out of memory reading %s", path);
+    goto out;
+  }
+  for (int i = 0; i < t->nobs && rc == 0; i++) {
+    int64_t head[4];
+    if (fread(head, sizeof head, 1, f) != 1 || head[3] < 0 || head[3] > (1 << 24)) {
+      rc = af_err_set(err, AF_EPARSE, "%s: observation %d is truncated or corrupt", path, i);
+      break;
+    }
+    t->obs[i].id = (int32_t)head[0];
+    t->obs[i].tid = (int32_t)head[1];
+    t->obs[i].seq = (uint32_t)head[2];
+    t->obs[i].n = head[3];
+    offs[i] = nvals;
+    if (af_grow((void **)&t->vals, &capvals, nvals + (int)head[3] + 1, sizeof(int32_t))) {
+      rc = af_err_set(err, AF_ENOMEM, "out of memory reading %s", path);
+      break;
+    }
+    if (head[3] && fread(t->vals + nvals, sizeof(int32_t), (size_t)head[3], f) != (size_t)head[3]) {
+      rc = af_err_set(err, AF_EPARSE, "%s: observation %d is truncated", path, i);
+      break;
+    }
+    nvals += (int)head[3];
+  }
+  for (int i = 0; i < t->nobs && rc == 0; i++)
+    t->obs[i].vals = t->vals + offs[i];
+  af_free(offs);
+out:
+  fclose(f);
+  if (rc)
+    runner_trace_free(t);
+  return rc;
+}

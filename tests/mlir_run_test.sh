@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Code lowered by the real MLIR pipeline runs under mlir-runner against libasyncfuzz_rt (the
+# mgpu* ABI on the simulator, and MLIR's async runtime forwarded with its thread edges), and
+# its trace is checked by the happens-before checker:
+# - the #170833 shape, lowered by LLVM 22: the host's mgpuEventSynchronize gets a stream, so
+#   the run is a runtime error and the host reads the region's copy before it completes; the
+#   async runtime's spawn/await edges must leave no false race between the two threads;
+# - a region-free case: upstream frees an async dealloc at once (free_while_in_use in the
+#   strict model), and passes in the lenient model.
+# usage: mlir_run_test.sh ASYNCFUZZ MLIR_OPT MLIR_RUNNER RT_LIB RUNNER_UTILS SOURCE_DIR
+set -u
+af=$1 opt=$2 runner=$3 rt=$4 utils=$5 src=$6 sanitized=${7:-0}
+if [ "$sanitized" = 1 ]; then
+  echo "SKIP: sanitizer build: mlir-runner cannot load an ASan-instrumented runtime library"
+  exit 77
+fi
+for x in "$opt" "$runner" "$utils"; do
+  if [ -z "$x" ] || ! [ -e "$x" ]; then
+    echo "SKIP: mlir-opt, mlir-runner or the runner utils library not found (install mlir-22-tools)"
+    exit 77
+  fi
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+lower_and_run() { # case.json -> $tmp/t.bin
+  "$af" render "$1" > "$tmp/c.mlir" || return 1
+  "$opt" "$tmp/c.mlir" \
+    --pass-pipeline="builtin.module(gpu.module(strip-debuginfo,convert-scf-to-cf,convert-gpu-to-nvvm),nvvm-attach-target)" \
+    -o "$tmp/c1.mlir" || return 1
+  "$opt" "$tmp/c1.mlir" -gpu-to-llvm -reconcile-unrealized-casts -gpu-module-to-binary=format=isa \
+    -async-to-async-runtime -async-runtime-ref-counting -convert-async-to-llvm -convert-scf-to-cf \
+    -convert-func-to-llvm -convert-arith-to-llvm -convert-cf-to-llvm -finalize-memref-to-llvm \
+    -reconcile-unrealized-casts -o "$tmp/c2.mlir" || return 1
+  rm -f "$tmp/t.bin" "$tmp/t.txt"
+  ASYNCFUZZ_TRACE="$tmp/t.txt" ASYNCFUZZ_TRACE_BIN="$tmp/t.bin" ASYNCFUZZ_POLICY="${2:-eager}" timeout 120 "$runner" -O0 -e main \
+    --entry-point-result=void --shared-libs="$rt,$utils" "$tmp/c2.mlir" || return 1
+  [ -f "$tmp/t.bin" ]
+}
+expect() { # description, grep pattern, file
+  grep -qE -- "$2" "$3" || { echo "FAIL: $1: no match for /$2/"; sed 's/^/  | /' "$3" | head -20; fail=$((fail + 1)); }
+}
+reject() {
+  ! grep -qE -- "$2" "$3" || { echo "FAIL: $1: unexpected /$2/"; sed 's/^/  | /' "$3" | head -20; fail=$((fail + 1)); }
+}
+
+for policy in eager lazy; do
+  if lower_and_run "$src/corpus/region-launch-yield.json" $policy; then
+    "$af" check-trace "$tmp/t.bin" --case "$src/corpus/region-launch-yield.json" --lowering mlir-opt > "$tmp/out"
+    [ $? -eq 1 ] || { echo "FAIL: check-trace should report the failure (exit 1)"; fail=$((fail + 1)); }
+    expect "#170833 on LLVM 22 ($policy)" "signature: mlir-opt\|runtime_error\|mgpuEventSynchronize\|CUDA_ERROR_INVALID_HANDLE\|handle of the wrong kind\|given=stream" "$tmp/out"
+    expect "host read before the region's copy completes ($policy)" "host_read_before_complete" "$tmp/out"
+    expect "the spawn edge: the region's thread acquires the task ($policy)" "T[0-9]+ async.acquire\(a[0-9]+\)" "$tmp/t.txt"
+    expect "the await edge: the host acquires the yielded value ($policy)" "T1 async.acquire\(a[0-9]+\)" "$tmp/t.txt"
+    reject "no false race across the async runtime's threads ($policy)" "data_race" "$tmp/out"
+  else
+    echo "FAIL: the #170833 case did not lower or run"; fail=$((fail + 1))
+  fi
+done
+
+if lower_and_run "$src/tests/data/mlir-simple.json"; then
+  "$af" check-trace "$tmp/t.bin" --case "$src/tests/data/mlir-simple.json" --lowering mlir-opt > "$tmp/out"
+  expect "upstream's unordered async free (strict)" "lifetime\|free_while_in_use" "$tmp/out"
+  "$af" check-trace "$tmp/t.bin" --case "$src/tests/data/mlir-simple.json" --lowering mlir-opt --memfree-sync > "$tmp/out"
+  rc=$?
+  expect "the same run in the lenient model" "^verdict: pass" "$tmp/out"
+  [ $rc -eq 0 ] || { echo "FAIL: lenient check-trace exit $rc"; fail=$((fail + 1)); }
+else
+  echo "FAIL: the simple case did not lower or run"; fail=$((fail + 1))
+fi
+
+printf 'not a trace' > "$tmp/bad.bin"
+"$af" check-trace "$tmp/bad.bin" > "$tmp/out" 2>&1
+[ $? -eq 3 ] && grep -q "not an asyncfuzz binary trace" "$tmp/out" || { echo "FAIL: bad trace file"; fail=$((fail + 1)); }
+
+if [ "$fail" -eq 0 ]; then echo "mlir run: ok"; else echo "mlir run: $fail failure(s)"; fi
+[ "$fail" -eq 0 ]
