@@ -149,6 +149,7 @@ void asyncfuzz_rt_note(int note, int region, int value);
   X(AWAIT, "region.await")                                                                         \
   X(RELEASE, "async.release")                                                                      \
   X(ACQUIRE, "async.acquire")                                                                      \
+  X(ASYNC_ERROR, "async.error")                                                                    \
   X(EXEC, "exec")                                                                                  \
   X(LEAK, "leak")
 
@@ -188,7 +189,8 @@ typedef enum RtError {
   X(BAD_ARGS, "kernel arguments do not match its signature")                                       \
   X(UNKNOWN_KERNEL, "no kernel of that name")                                                      \
   X(BAD_POINTER, "pointer range outside every buffer of this run")                                 \
-  X(LEAKED, "never destroyed")
+  X(LEAKED, "never destroyed")                                                                     \
+  X(ASYNC_STUCK, "async.await of an object nothing can complete")
 
 typedef enum RtDetail {
 #define RT__DET_ENUM(id, text) RT_DETAIL_##id,

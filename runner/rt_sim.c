@@ -21,6 +21,7 @@
  */
 #include "asyncfuzz_rt.h"
 #include "kernels.h"
+#include "runner_int.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -546,6 +547,7 @@ static void free_run(Rt *rt) {
 
 static void begin_locked(Rt *rt, const RtConfig *cfg) {
   free_run(rt);
+  runner__async_reset();
   memset(&rt->sum, 0, sizeof rt->sum);
   rt->sum.first_error = -1;
   rt->cfg = *cfg;
@@ -586,6 +588,7 @@ static Rt *enter(void) {
   if (!rt->active) {
     RtConfig c = env_config();
     begin_locked(rt, &c);
+    rt->next_tid = 0; /* no harness: the first thread to call in is the host, T0 */
     g_env_run = 1;
   }
   if (t_tid < 0)
@@ -607,11 +610,14 @@ int asyncfuzz_rt_begin(const RtConfig *cfg) {
   return oom ? AF_ENOMEM : 0;
 }
 
-int asyncfuzz_rt_end(void) {
+/* Ends the run; drain: first complete the pending device work (only while the memory it
+ * touches is surely alive: not at process exit, after the program has freed its buffers). */
+static int end_run(int do_drain) {
   Rt *rt = &g_rt;
   pthread_mutex_lock(&rt->mu);
   int save = t_tid;
-  drain(rt);
+  if (do_drain)
+    drain(rt);
   t_tid = -1;
   for (int i = 1; i < rt->nstreams; i++) {
     if (!rt->streams[i].destroyed) {
@@ -648,6 +654,10 @@ int asyncfuzz_rt_end(void) {
   return oom ? AF_ENOMEM : 0;
 }
 
+int asyncfuzz_rt_end(void) {
+  return end_run(1);
+}
+
 void asyncfuzz_rt_shutdown(void) {
   Rt *rt = &g_rt;
   pthread_mutex_lock(&rt->mu);
@@ -674,6 +684,33 @@ void asyncfuzz_rt_shutdown(void) {
 
 void asyncfuzz_rt_set_thread(int tid) {
   t_tid = tid;
+}
+
+void runner__rt_config(RtConfig *out) {
+  Rt *rt = enter();
+  *out = rt->cfg;
+  leave(rt);
+}
+
+int runner__rt_thread(void) {
+  Rt *rt = enter();
+  int tid = t_tid;
+  leave(rt);
+  return tid;
+}
+
+int runner__rt_new_thread(void) {
+  Rt *rt = enter();
+  int tid = rt->next_tid++;
+  leave(rt);
+  return tid;
+}
+
+void runner__rt_async_error(int detail) {
+  Rt *rt = enter();
+  RtRec *r = rec_new(rt, RT_CALL_ASYNC_ERROR);
+  rec_fail(rt, r, RT_ERR_INVALID_VALUE, detail);
+  leave(rt);
 }
 
 void asyncfuzz_rt_set_op(int op) {
@@ -739,6 +776,9 @@ void *mgpuModuleLoadJIT(void *data, int optLevel) {
 }
 
 void mgpuModuleUnload(void *module) {
+  /* the module unloads when mlir-runner tears the JIT'd code down: coroutines still queued run
+   * now, while their code exists, as MLIR's runtime finishes its tasks before it goes */
+  runner__async_quiesce();
   Rt *rt = enter();
   pump(rt);
   RtRec *r = rec_new(rt, RT_CALL_MODULE_UNLOAD);
@@ -1408,7 +1448,9 @@ __attribute__((destructor)) static void env_run_exit(void) {
   const char *bin = getenv("ASYNCFUZZ_TRACE_BIN");
   if (!g_env_run || (path == NULL && bin == NULL) || !g_rt.active)
     return;
-  asyncfuzz_rt_end();
+  /* no drain: the program has freed its host buffers by now, and work still pending on them
+   * would write into freed memory (the trace shows it never completed) */
+  end_run(0);
   if (bin)
     asyncfuzz_rt_write_trace_bin(bin);
   if (path == NULL)

@@ -1,0 +1,22 @@
+/*
+ * runner_int.h: internals shared by the files of the runtime library (rt_sim.c, async_rt.c).
+ * Not part of the contract; nothing outside runner/ includes it.
+ */
+#ifndef RUNNER_INT_H
+#define RUNNER_INT_H
+
+#include "asyncfuzz_rt.h"
+
+/* The current run's configuration (a run starts from the environment if none is active). */
+void runner__rt_config(RtConfig *out);
+/* The calling thread's trace id, and a fresh one for a new logical thread (a coroutine). */
+int runner__rt_thread(void);
+int runner__rt_new_thread(void);
+/* Records an error of the async runtime (e.g. an await nothing can complete) in the trace. */
+void runner__rt_async_error(int detail);
+/* The simulated async runtime: run every ready coroutine continuation (returns how many ran);
+ * forget all state (a new run). */
+int runner__async_quiesce(void);
+void runner__async_reset(void);
+
+#endif
