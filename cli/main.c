@@ -366,17 +366,19 @@ static void json_str(AfBuf *b, const char *s) {
 
 static int cmd_run(int argc, char **argv) {
   const char *path = NULL, *lowering = "builtin", *trace_path = NULL, *policy = "eager";
+  const char *bin_path = NULL;
   uint64_t seed = 0;
   PipeOpts o = {0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (is_help(a)) {
       printf("usage: asyncfuzz run CASE.json [--lowering SPEC] [--policy eager|lazy|random|pct]\n"
-             "                  [--sched-seed N] [--trace FILE|-] [--device-steps] "
-             "[--memfree-sync] [--no-checker]\n"
+             "                  [--sched-seed N] [--trace FILE|-] [--trace-bin FILE]\n"
+             "                  [--device-steps] [--memfree-sync] [--no-checker]\n"
              "Executes the case once on the simulator and prints the observations, the verdict,\n"
              "the happens-before checker's reports and (with --trace) the runtime trace\n"
-             "(format: docs/trace-format.md). --memfree-sync models mgpuMemFree as synchronizing\n"
+             "(format: docs/trace-format.md; --trace-bin saves it for `asyncfuzz check-trace`).\n"
+             "--memfree-sync models mgpuMemFree as synchronizing\n"
              "the device (lenient); --no-checker judges by observations and errors only.\n");
       return 0;
     } else if (strcmp(a, "--lowering") == 0 && i + 1 < argc) {
@@ -388,6 +390,8 @@ static int cmd_run(int argc, char **argv) {
         return EXIT_USAGE;
     } else if (strcmp(a, "--trace") == 0 && i + 1 < argc) {
       trace_path = argv[++i];
+    } else if (strcmp(a, "--trace-bin") == 0 && i + 1 < argc) {
+      bin_path = argv[++i];
     } else if (strcmp(a, "--device-steps") == 0) {
       o.record_device = 1;
     } else if (strcmp(a, "--no-checker") == 0) {
@@ -468,7 +472,11 @@ static int cmd_run(int argc, char **argv) {
       hb_result_free(hb);
     }
   }
-  if (trace_path) {
+  if (bin_path && asyncfuzz_rt_write_trace_bin(bin_path) != 0) {
+    fprintf(stderr, "asyncfuzz run: cannot write %s\n", bin_path);
+    ex = EXIT_INTERNAL;
+  }
+  if (trace_path && ex == 0) {
     AfBuf b;
     af_buf_init(&b);
     af_buf_printf(&b, "# asyncfuzz trace v1 lowering=%s policy=%s seed=%llu\n", spec.name, policy,

@@ -26,7 +26,7 @@ expect_out() {
 expect 0 "--help" "$af" --help; expect_out "commands:"
 expect 2 "no command" "$af"
 expect 2 "unknown command" "$af" frob; expect_err "unknown command"
-for c in gen render validate lower run check campaign; do
+for c in gen render validate lower run check campaign check-trace; do
   expect 0 "$c --help" "$af" "$c" --help; expect_out "usage: asyncfuzz $c"
 done
 expect 0 "--version" "$af" --version; expect_out "asyncfuzz "
@@ -67,6 +67,16 @@ expect_out '"verdict": "pass"'
 expect 1 "run with trace" "$af" run "$src/corpus/region-launch-yield.json" --lowering builtin:fault=yield_stream --policy lazy --trace "$tmp/trace.txt"
 grep -q "mgpuEventSynchronize(s1) ! CUDA_ERROR_INVALID_HANDLE" "$tmp/trace.txt" || { echo "FAIL: trace lacks the failing call"; fail=$((fail + 1)); }
 expect 0 "lower" "$af" lower "$src/corpus/launch-two-deps.json"; expect_out "mgpuStreamWaitEvent"
+
+# a saved binary trace is checked again, alone or against its case
+expect 1 "run with --trace-bin" "$af" run "$src/corpus/launch-two-deps.json" --lowering builtin:fault=drop_extra_deps --trace-bin "$tmp/t.bin"
+expect 1 "check-trace" "$af" check-trace "$tmp/t.bin"; expect_out "error: data_race (RAW)"
+expect 1 "check-trace --case" "$af" check-trace "$tmp/t.bin" --case "$src/corpus/launch-two-deps.json" --lowering builtin:fault=drop_extra_deps
+expect_out "signature: builtin:fault=drop_extra_deps|race|missing-edge|data_race.RAW|launch.af_fill->launch.af_combine"
+expect 0 "run clean --trace-bin" "$af" run "$src/corpus/launch-two-deps.json" --trace-bin "$tmp/ok.bin"
+expect 0 "check-trace clean" "$af" check-trace "$tmp/ok.bin" --case "$src/corpus/launch-two-deps.json"; expect_out "verdict: pass"
+head -c 200 "$tmp/t.bin" > "$tmp/trunc.bin"
+expect 3 "truncated trace" "$af" check-trace "$tmp/trunc.bin"; expect_err "truncated"
 expect 0 "render" "$af" render "$src/corpus/region-chain.json"; expect_out "async.execute"
 
 # campaigns: correct lowering finds nothing; a fault is found, saved and replayable
