@@ -335,10 +335,10 @@ int cmd_campaign(int argc, char **argv) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   fprintf(stderr,
-          "asyncfuzz campaign: lowering %s, backend sim, schedules %s, seed %llu, %s%ld %s, "
+          "asyncfuzz campaign: lowering %s, backend sim, schedules %s, seed %llu, %ld %s, "
           "output %s\n",
-          k.spec.name, k.sched_spec, (unsigned long long)seed, max_cases > 0 ? "" : "",
-          max_cases > 0 ? max_cases : seconds, max_cases > 0 ? "cases" : "seconds", k.out);
+          k.spec.name, k.sched_spec, (unsigned long long)seed, max_cases > 0 ? max_cases : seconds,
+          max_cases > 0 ? "cases" : "seconds", k.out);
   k.t0 = now_s();
   double next_report = k.t0 + (isatty(2) ? 1.0 : 5.0);
   int ex = EXIT_OK;

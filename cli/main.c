@@ -666,8 +666,11 @@ static int cmd_check_trace(int argc, char **argv) {
     return err.rc == AF_ENOMEM ? EXIT_INTERNAL : EXIT_INPUT;
   }
   GenCase c;
-  gen_case_init(&c);
-  int ex = case_path ? load_case(case_path, &c, 1) : 0;
+  int ex = 0;
+  if (case_path)
+    ex = load_case(case_path, &c, 1); /* initializes c, also on failure */
+  else
+    gen_case_init(&c);
   HbOptions ho = {0};
   ho.lenient_free = lenient;
   ho.max_reports = 200;

@@ -832,9 +832,8 @@ static int check_config(const GenConfig *c, AfErr *err) {
     return af_err_set(err, AF_EUSAGE, "max-deps must be at least 2 (joins need two)");
   if (c->spin < 0 || c->max_nesting < 0 || c->region_pct < 0 || c->region_pct > 100)
     return af_err_set(err, AF_EUSAGE, "spin, nesting and region chance must be sane");
-  int *w[] = {(int *)&c->w_launch,    (int *)&c->w_memcpy,  (int *)&c->w_memset,
-              (int *)&c->w_alloc,     (int *)&c->w_dealloc, (int *)&c->w_wait_async,
-              (int *)&c->w_host_wait, (int *)&c->w_observe};
+  const int *w[] = {&c->w_launch,  &c->w_memcpy,     &c->w_memset,    &c->w_alloc,
+                    &c->w_dealloc, &c->w_wait_async, &c->w_host_wait, &c->w_observe};
   int total = 0;
   for (int i = 0; i < 8; i++) {
     if (*w[i] < 0)

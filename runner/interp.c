@@ -269,7 +269,7 @@ int runner_run_program(const LowerProgram *p, const RtConfig *cfg, AfErr *err) {
     exec(&in, t);
   }
   /* regions never awaited still run to their end, as the async runtime would */
-  for (int guard = 0; rc == 0; guard++) {
+  while (rc == 0) {
     int t = pick_task(&in, -1);
     if (t < 0)
       break;
