@@ -3,7 +3,8 @@
  * case, validate it, lower it with the builtin lowering, simulate it under 3 schedules (lazy,
  * random, pct), compute the oracle's expectations and compare; with the happens-before
  * checker on every run (what `check` and `campaign` do) and without it. Prints one line per
- * size and mode with the median of 5 runs, and the checker's cost as a ratio of medians.
+ * size and mode with the median of 7 runs (checker off and on alternating, on the same cases),
+ * and the checker's cost as a ratio of medians.
  *
  * usage: bench_pipeline [seconds-per-run (default 0.5)] [ops,ops,...]
  */
@@ -68,26 +69,31 @@ int main(int argc, char **argv) {
   char buf[256];
   snprintf(buf, sizeof buf, "%s", sizes);
   printf("# bench_pipeline: generate + validate + lower + simulate x3 (lazy, random, pct) + "
-         "oracle + compare [+ happens-before checker], one core, median of 5 runs of %.2f s\n",
+         "oracle + compare [+ happens-before checker], one core, median of 7 alternating runs "
+         "of %.2f s\n",
          secs);
   uint64_t seed = 1;
   for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
     int ops = atoi(tok);
+    /* off and on alternate, on the same cases, so a change in machine load hits both */
+    enum { REPS = 7 };
+    double r[2][REPS], mean_ops = 0;
+    for (int i = 0; i < REPS; i++)
+      for (int checker = 0; checker <= 1; checker++) {
+        uint64_t s0 = seed + (uint64_t)i * 1000000;
+        r[checker][i] = run(ops, checker, secs, &s0, &mean_ops);
+      }
     double med[2];
     for (int checker = 0; checker <= 1; checker++) {
-      double r[5], mean_ops = 0;
-      uint64_t s0 = seed; /* both modes see the same cases */
-      for (int i = 0; i < 5; i++)
-        r[i] = run(ops, checker, secs, &seed, &mean_ops);
-      seed = s0 + 1000000;
-      qsort(r, 5, sizeof r[0], cmp_double);
-      med[checker] = r[2];
+      qsort(r[checker], REPS, sizeof(double), cmp_double);
+      med[checker] = r[checker][REPS / 2];
       printf("ops=%d checker=%d mean_case_ops=%.1f cases_per_s_median=%.0f min=%.0f max=%.0f\n",
-             ops, checker, mean_ops, r[2], r[0], r[4]);
-      fflush(stdout);
+             ops, checker, mean_ops, med[checker], r[checker][0], r[checker][REPS - 1]);
     }
     printf("ops=%d checker_cost=%.1f%% (time per case with / without = %.3f)\n", ops,
            (med[0] / med[1] - 1.0) * 100.0, med[0] / med[1]);
+    fflush(stdout);
+    seed += (uint64_t)REPS * 1000000;
   }
   asyncfuzz_rt_shutdown();
   return 0;
