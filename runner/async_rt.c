@@ -27,7 +27,7 @@
 
 typedef void (*Resume)(void *);
 
-enum { K_TOKEN, K_VALUE, K_GROUP, K_TASK };
+enum { K_TOKEN, K_VALUE, K_GROUP };
 enum { S_PENDING, S_READY, S_ERROR };
 
 typedef struct Obj Obj;
@@ -322,12 +322,8 @@ void *mlirAsyncRuntimeGetValueStorage(void *v) {
   return ((Obj *)v)->storage;
 }
 void mlirAsyncRuntimeExecute(void *hdl, Resume resume) {
-  Obj *task = obj_new(K_TASK, 1, 0);
-  int id = task ? task->id : -1;
-  if (task) {
-    asyncfuzz_rt_note(RT_NOTE_RELEASE, id, -1); /* spawn */
-    obj_free(task);
-  }
+  int id = A.next_obj++; /* the task: released at spawn, acquired when it first runs */
+  asyncfuzz_rt_note(RT_NOTE_RELEASE, id, -1);
   enqueue(hdl, resume, id, NULL);
 }
 void mlirAsyncRuntimeAwaitTokenAndExecute(void *tok, void *hdl, Resume resume) {

@@ -322,7 +322,10 @@ static int range_kind(Rt *rt, const void *p, size_t n) {
   return 0;
 }
 
-static void exec_rec(Rt *rt, int s, Work *w, const char *what, int err, int detail) {
+/* phase: EXEC_START (a kernel wrote its sentinels) or EXEC_DONE */
+enum { EXEC_START = 1, EXEC_DONE = 2 };
+
+static void exec_rec(Rt *rt, int s, Work *w, int phase, int err, int detail) {
   if (!rt->cfg.record_device && err == RT_ERR_OK)
     return;
   int save = t_tid;
@@ -335,7 +338,7 @@ static void exec_rec(Rt *rt, int s, Work *w, const char *what, int err, int deta
   r->op = w->call < (uint32_t)rt->ntrace ? rt->trace[w->call].op : -1;
   rec_arg(r, RT_REF(RT_REF_STREAM, s, 0));
   rec_arg(r, ref_int(w->call));
-  rec_arg(r, ref_int(what[0] == 's' ? 1 : 2)); /* 1: kernel start, 2: done */
+  rec_arg(r, ref_int((uint64_t)phase));
   if (err)
     rec_fail(rt, r, err, detail);
 }
@@ -351,21 +354,21 @@ static void step(Rt *rt, int s) {
     for (int b = 0; b < w->nbufs && bad < 0; b++)
       bad = freed_alloc(rt, w->bufs[b], (size_t)w->n * 4);
     if (bad >= 0) {
-      exec_rec(rt, s, w, "done", RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
+      exec_rec(rt, s, w, EXEC_DONE, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
       break;
     }
     if (w->phase == 0) {
       for (int64_t i = 0; i < w->n; i++)
         w->bufs[0][i] = KERNEL_SENTINEL;
       w->phase = 1;
-      exec_rec(rt, s, w, "start", 0, 0);
+      exec_rec(rt, s, w, EXEC_START, 0, 0);
       return; /* stays at the head */
     } else {
       const int32_t *src[KERNEL_MAX_BUFS];
       for (int b = 1; b < w->nbufs; b++)
         src[b - 1] = w->bufs[b];
       kernel_ref(w->kernel, w->bufs[0], src, w->n, w->v);
-      exec_rec(rt, s, w, "done", 0, 0);
+      exec_rec(rt, s, w, EXEC_DONE, 0, 0);
     }
     break;
   case W_MEMCPY:
@@ -373,17 +376,17 @@ static void step(Rt *rt, int s) {
     if (bad < 0)
       bad = freed_alloc(rt, w->src, w->bytes);
     if (bad >= 0) {
-      exec_rec(rt, s, w, "done", RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
+      exec_rec(rt, s, w, EXEC_DONE, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
       break;
     }
     memmove(w->dst, w->src, w->bytes);
-    exec_rec(rt, s, w, "done", 0, 0);
+    exec_rec(rt, s, w, EXEC_DONE, 0, 0);
     break;
   case W_MEMSET32:
   case W_MEMSET16: {
     size_t esz = w->kind == W_MEMSET32 ? 4 : 2;
     if (freed_alloc(rt, w->dst, w->count * esz) >= 0) {
-      exec_rec(rt, s, w, "done", RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
+      exec_rec(rt, s, w, EXEC_DONE, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
       break;
     }
     for (size_t i = 0; i < w->count; i++) {
@@ -394,11 +397,11 @@ static void step(Rt *rt, int s) {
         memcpy((char *)w->dst + 2 * i, &v16, 2);
       }
     }
-    exec_rec(rt, s, w, "done", 0, 0);
+    exec_rec(rt, s, w, EXEC_DONE, 0, 0);
     break;
   }
   case W_WAIT:
-    exec_rec(rt, s, w, "done", 0, 0);
+    exec_rec(rt, s, w, EXEC_DONE, 0, 0);
     break;
   }
   st->qhead++;

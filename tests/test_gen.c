@@ -45,11 +45,9 @@ static long validate_many(const GenConfig *cfg, uint64_t seeds) {
     if (rc == 0)
       rc = gen_validate(&c, &err);
     if (rc) {
-      char *j = gen_case_to_json(&c);
       fprintf(stderr, "seed %llu (ops %d, deps %d, regions %d, nesting %d): %s\n",
               (unsigned long long)s, cfg->ops, cfg->max_deps, cfg->region_pct, cfg->max_nesting,
               err.msg);
-      af_free(j);
     }
     CHECK_EQ(rc, 0);
     ops += c.nops;
