@@ -3,6 +3,8 @@
  */
 #include "cli.h"
 #include "pipeline.h"
+#include "../base/proc.h"
+#include "../lower/mlir.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -294,13 +296,55 @@ static void print_faults(FILE *f) {
     fprintf(f, "  %-22s %s\n", lower_fault_name(k), lower_fault_desc(k));
 }
 
+/* The module mlir-opt makes of the case, or its lowering outcome. */
+static int lower_with_mlir(const GenCase *c, const LowerSpec *spec) {
+  AfErr err = {0};
+  char dir[4096];
+  if (mlir_tmpdir(dir, sizeof dir, &err)) {
+    fprintf(stderr, "asyncfuzz lower: %s\n", err.msg);
+    return EXIT_INTERNAL;
+  }
+  int zero = 0;
+  char *chunk = gen_render_mlir_batch(&c, &zero, 1);
+  MlirLowered l;
+  memset(&l, 0, sizeof l);
+  int rc = chunk ? mlir_lower_batch(spec, dir, &chunk, 1, &l, &err)
+                 : af_err_set(&err, AF_ENOMEM, "out of memory");
+  af_free(chunk);
+  af_rm_tree(dir);
+  if (rc) {
+    fprintf(stderr, "asyncfuzz lower: %s\n", err.msg);
+    return cli_exit_for(rc);
+  }
+  int ex;
+  if (l.outcome == MLIR_OK) {
+    ex = write_text(NULL, l.code);
+  } else {
+    static const char *const names[] = {"ok", "lowering_rejected", "lowering_unconverted",
+                                        "lowering_crash", "timeout"};
+    printf("%s\nsignature: %s|%s|%s\ndetail: %s\n", names[l.outcome], spec->name, names[l.outcome],
+           l.cause, l.detail);
+    ex = EXIT_FOUND;
+  }
+  mlir_lowered_free(&l, 1);
+  return ex;
+}
+
 static int cmd_lower(int argc, char **argv) {
-  const char *path = NULL, *lowering = "builtin";
+  const char *path = NULL, *lowering = "builtin", *pipeline = NULL;
   for (int i = 1; i < argc; i++) {
     if (is_help(argv[i])) {
-      printf("usage: asyncfuzz lower CASE.json [--lowering SPEC]\n"
-             "Prints the mgpu* call program the builtin lowering makes of the case.\n"
-             "SPEC: builtin (default) or builtin:fault=NAME[,NAME].\n\n");
+      printf(
+          "usage: asyncfuzz lower CASE.json [--lowering SPEC] [--pipeline P]\n"
+          "Prints the mgpu* call program the builtin lowering makes of the case, or, with\n"
+          "SPEC mlir-opt[@VARIANT][:PATH], the LLVM-dialect module mlir-opt makes of it (or\n"
+          "its outcome class and signature when it does not lower fully; exit 1).\n"
+          "SPEC: builtin (default), builtin:fault=NAME[,NAME] or mlir-opt[@VARIANT][:PATH].\n\n");
+      printf("mlir-opt pipelines (mlir-opt@VARIANT):\n");
+      for (int k = 0; k < mlir_variant_count(); k++)
+        printf("  %-14s %s:\n                 %s\n", mlir_variant_name(k), mlir_variant_desc(k),
+               mlir_variant_pipeline(k));
+      printf("\n");
       print_faults(stdout);
       return 0;
     } else if (strcmp(argv[i], "--list-faults") == 0) {
@@ -308,6 +352,8 @@ static int cmd_lower(int argc, char **argv) {
       return 0;
     } else if (strcmp(argv[i], "--lowering") == 0 && i + 1 < argc) {
       lowering = argv[++i];
+    } else if (strcmp(argv[i], "--pipeline") == 0 && i + 1 < argc) {
+      pipeline = argv[++i];
     } else if (argv[i][0] == '-') {
       fprintf(stderr, "asyncfuzz lower: unknown option %s (see --help)\n", argv[i]);
       return EXIT_USAGE;
@@ -325,14 +371,23 @@ static int cmd_lower(int argc, char **argv) {
   LowerSpec spec;
   if (parse_lowering(lowering, &spec))
     return EXIT_USAGE;
+  AfErr err = {0};
+  if (pipeline && lower_spec_set_pipeline(&spec, pipeline, &err)) {
+    fprintf(stderr, "asyncfuzz lower: %s\n", err.msg);
+    return EXIT_USAGE;
+  }
   GenCase c;
   int ex = load_case(path, &c, 1);
   if (ex) {
     gen_case_free(&c);
     return ex;
   }
+  if (spec.kind == LOWER_MLIR_OPT) {
+    ex = lower_with_mlir(&c, &spec);
+    gen_case_free(&c);
+    return ex;
+  }
   LowerProgram *p;
-  AfErr err = {0};
   int rc = lower_builtin(&c, &spec, &p, &err);
   gen_case_free(&c);
   if (rc) {
@@ -422,6 +477,14 @@ static int cmd_run(int argc, char **argv) {
   LowerSpec spec;
   if (parse_lowering(lowering, &spec))
     return EXIT_USAGE;
+  if (spec.kind == LOWER_MLIR_OPT) {
+    fprintf(stderr,
+            "asyncfuzz run: the mlir-opt lowering runs through `asyncfuzz check CASE "
+            "--lowering %s --schedules POLICY@SEED`; with ASYNCFUZZ_KEEP_TMP=1 it keeps "
+            "the lowered module and the binary traces for `asyncfuzz check-trace`\n",
+            spec.arg);
+    return EXIT_USAGE;
+  }
   GenCase c;
   int ex = load_case(path, &c, 1);
   if (ex) {
@@ -491,25 +554,121 @@ static int cmd_run(int argc, char **argv) {
   return v.cls == VERDICT_PASS ? EXIT_OK : EXIT_FOUND;
 }
 
+static void check_json(AfBuf *b, const char *path, const LowerSpec *spec, const CheckResult *res) {
+  af_buf_puts(b, "{\"case\": ");
+  json_str(b, path);
+  af_buf_puts(b, ", \"lowering\": ");
+  json_str(b, spec->name);
+  af_buf_puts(b, ", \"lowering_version\": ");
+  json_str(b, lower_version(spec));
+  if (spec->kind == LOWER_MLIR_OPT) {
+    af_buf_puts(b, ", \"pipeline\": ");
+    json_str(b, spec->pipeline);
+  }
+  af_buf_printf(b, ", \"asyncfuzz_version\": \"%s\", ", ASYNCFUZZ_VERSION);
+  af_buf_printf(b, "\"verdict\": \"%s\", \"runs\": [",
+                res->first_fail < 0 ? "pass"
+                                    : oracle_verdict_name(res->verdict[res->first_fail].cls));
+  for (int k = 0; k < res->nsched; k++) {
+    char sch[64];
+    pipeline_schedule_str(&res->sched[k], sch, sizeof sch);
+    const Verdict *v = &res->verdict[k];
+    af_buf_printf(b, "%s{\"schedule\": \"%s\", \"verdict\": \"%s\", ", k ? ", " : "", sch,
+                  oracle_verdict_name(v->cls));
+    af_buf_printf(b,
+                  "\"observation_failed\": %s, \"runtime_failed\": %s, \"checker_failed\": %s, "
+                  "\"checker_reports\": %d, \"signature\": ",
+                  v->obs_failed ? "true" : "false", v->rt_failed ? "true" : "false",
+                  v->hb_failed ? "true" : "false", v->hb_errors);
+    json_str(b, v->cls == VERDICT_PASS ? "" : v->signature);
+    af_buf_puts(b, ", \"detail\": ");
+    json_str(b, v->detail);
+    af_buf_puts(b, "}");
+  }
+  af_buf_puts(b, "]}");
+}
+
+static int is_lowering_class(int cls) {
+  return cls == VERDICT_LOWERING_REJECTED || cls == VERDICT_LOWERING_UNCONVERTED ||
+         cls == VERDICT_LOWERING_CRASH || cls == VERDICT_TIMEOUT;
+}
+
+static void check_text(AfBuf *b, const char *path, const LowerSpec *spec, const CheckResult *res,
+                       int header) {
+  if (header)
+    af_buf_printf(b, "== lowering %s (%s)\n", spec->name, lower_version(spec));
+  for (int k = 0; k < res->nsched; k++) {
+    char sch[64];
+    pipeline_schedule_str(&res->sched[k], sch, sizeof sch);
+    const Verdict *v = &res->verdict[k];
+    af_buf_printf(b, "%-24s %s", sch, oracle_verdict_name(v->cls));
+    if (v->cls != VERDICT_PASS) {
+      if (is_lowering_class(v->cls))
+        af_buf_puts(b, "  [found by: mlir-opt]");
+      else
+        af_buf_printf(b, "  [found by:%s%s%s]", v->obs_failed ? " observation" : "",
+                      v->rt_failed ? " runtime-error" : "", v->hb_failed ? " checker" : "");
+      af_buf_printf(b, "\n    signature: %s\n    ", v->signature);
+      for (const char *p = v->detail; *p; p++) { /* indent the detail's lines */
+        af_buf_put(b, p, 1);
+        if (*p == '\n')
+          af_buf_puts(b, "    ");
+      }
+    }
+    af_buf_puts(b, "\n");
+  }
+  if (res->first_fail >= 0) {
+    const Schedule *f = &res->sched[res->first_fail];
+    if (spec->kind == LOWER_MLIR_OPT)
+      af_buf_printf(b, "FAIL: replay with: asyncfuzz check %s --lowering %s --schedules %s@%llu\n",
+                    path, spec->arg, asyncfuzz_rt_policy_name(f->policy),
+                    (unsigned long long)f->seed);
+    else
+      af_buf_printf(b,
+                    "FAIL: replay with: asyncfuzz run %s --lowering %s --policy %s --sched-seed "
+                    "%llu --trace -\n",
+                    path, spec->arg, asyncfuzz_rt_policy_name(f->policy),
+                    (unsigned long long)f->seed);
+  } else {
+    af_buf_printf(b, "PASS: %d schedule(s)\n", res->nsched);
+  }
+}
+
+#define CHECK_MAX_LOWERINGS 8
+
 static int cmd_check(int argc, char **argv) {
-  const char *path = NULL, *lowering = "builtin", *scheds = "eager,lazy,random:4,pct:4";
+  const char *path = NULL, *scheds = "eager,lazy,random:4,pct:4", *pipeline = NULL;
+  const char *lowerings[CHECK_MAX_LOWERINGS];
+  int nlow = 0;
   uint64_t seed = 0;
   int json = 0;
   PipeOpts o = {0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (is_help(a)) {
-      printf("usage: asyncfuzz check CASE.json [--lowering SPEC] [--schedules LIST]\n"
-             "                    [--seed N] [--json] [--memfree-sync] [--no-checker]\n"
+      printf("usage: asyncfuzz check CASE.json [--lowering SPEC]... [--pipeline P]\n"
+             "                    [--schedules LIST] [--seed N] [--json] [--memfree-sync]\n"
+             "                    [--no-checker]\n"
              "Runs the case under each schedule and judges every run: observations against the\n"
              "sequential oracle, runtime errors, and the happens-before checker over the trace.\n"
              "Each failing run says which of them fired. LIST is NAME[:COUNT][@SEED],... with\n"
              "NAME eager|lazy|random|pct (default %s; seeds derive from --seed\n"
-             "unless given). Exit 0 when every run passes, 1 when any fails.\n",
+             "unless given).\n"
+             "SPEC: builtin (default), builtin:fault=NAME[,NAME], or mlir-opt[@VARIANT][:PATH]\n"
+             "(the real lowering: mlir-opt's passes, run by mlir-runner on the simulator;\n"
+             "VARIANT default|async-region; --pipeline replaces the pass pipeline). Several\n"
+             "--lowering options check the case with each and report where verdicts differ.\n"
+             "Exit 0 when every run passes, 1 when any fails.\n",
              "eager,lazy,random:4,pct:4");
       return 0;
     } else if (strcmp(a, "--lowering") == 0 && i + 1 < argc) {
-      lowering = argv[++i];
+      if (nlow == CHECK_MAX_LOWERINGS) {
+        fprintf(stderr, "asyncfuzz check: at most %d lowerings\n", CHECK_MAX_LOWERINGS);
+        return EXIT_USAGE;
+      }
+      lowerings[nlow++] = argv[++i];
+    } else if (strcmp(a, "--pipeline") == 0 && i + 1 < argc) {
+      pipeline = argv[++i];
     } else if (strcmp(a, "--schedules") == 0 && i + 1 < argc) {
       scheds = argv[++i];
     } else if (strcmp(a, "--seed") == 0) {
@@ -535,92 +694,87 @@ static int cmd_check(int argc, char **argv) {
     fprintf(stderr, "asyncfuzz check: which case? (see --help)\n");
     return EXIT_USAGE;
   }
-  LowerSpec spec;
-  if (parse_lowering(lowering, &spec))
-    return EXIT_USAGE;
-  Schedule s[PIPE_MAX_SCHED];
-  int ns;
+  if (nlow == 0)
+    lowerings[nlow++] = "builtin";
+  LowerSpec *specs = af_calloc((size_t)nlow, sizeof *specs);
+  CheckResult *res = af_calloc((size_t)nlow, sizeof *res);
+  if (specs == NULL || res == NULL) {
+    af_free(specs);
+    af_free(res);
+    fprintf(stderr, "asyncfuzz check: out of memory\n");
+    return EXIT_INTERNAL;
+  }
+  int ex = 0;
   AfErr err = {0};
-  if (pipeline_parse_schedules(scheds, seed, s, PIPE_MAX_SCHED, &ns, &err)) {
+  for (int i = 0; i < nlow && ex == 0; i++) {
+    ex = parse_lowering(lowerings[i], &specs[i]);
+    if (ex == 0 && pipeline && specs[i].kind == LOWER_MLIR_OPT &&
+        lower_spec_set_pipeline(&specs[i], pipeline, &err)) {
+      fprintf(stderr, "asyncfuzz check: %s\n", err.msg);
+      ex = EXIT_USAGE;
+    }
+  }
+  Schedule s[PIPE_MAX_SCHED];
+  int ns = 0;
+  if (ex == 0 && pipeline_parse_schedules(scheds, seed, s, PIPE_MAX_SCHED, &ns, &err)) {
     fprintf(stderr, "asyncfuzz check: %s\n", err.msg);
-    return EXIT_USAGE;
+    ex = EXIT_USAGE;
   }
   GenCase c;
-  int ex = load_case(path, &c, 1);
-  if (ex) {
-    gen_case_free(&c);
-    return ex;
+  gen_case_init(&c);
+  if (ex == 0)
+    ex = load_case(path, &c, 1);
+  for (int i = 0; i < nlow && ex == 0; i++) {
+    int rc = pipeline_check(&c, &specs[i], s, ns, NULL, &o, &res[i], &err);
+    if (rc) {
+      fprintf(stderr, "asyncfuzz check: %s: %s\n", specs[i].name, err.msg);
+      ex = cli_exit_for(rc);
+    }
   }
-  CheckResult res;
-  int rc = pipeline_check(&c, &spec, s, ns, NULL, &o, &res, &err);
   gen_case_free(&c);
-  if (rc) {
-    fprintf(stderr, "asyncfuzz check: %s\n", err.msg);
-    return cli_exit_for(rc);
+  int any_fail = 0, differ = 0;
+  for (int i = 0; i < nlow && ex == 0; i++) {
+    int cls = res[i].first_fail < 0 ? VERDICT_PASS : res[i].verdict[res[i].first_fail].cls;
+    int cls0 = res[0].first_fail < 0 ? VERDICT_PASS : res[0].verdict[res[0].first_fail].cls;
+    any_fail |= res[i].first_fail >= 0;
+    differ |= cls != cls0;
   }
-  AfBuf b;
-  af_buf_init(&b);
-  if (json) {
-    af_buf_puts(&b, "{\"case\": ");
-    json_str(&b, path);
-    af_buf_puts(&b, ", \"lowering\": ");
-    json_str(&b, spec.name);
-    af_buf_printf(&b, ", \"lowering_version\": \"%s\", \"asyncfuzz_version\": \"%s\", ",
-                  lower_version(&spec), ASYNCFUZZ_VERSION);
-    af_buf_printf(&b, "\"verdict\": \"%s\", \"runs\": [",
-                  res.first_fail < 0 ? "pass"
-                                     : oracle_verdict_name(res.verdict[res.first_fail].cls));
-    for (int k = 0; k < res.nsched; k++) {
-      char sch[64];
-      pipeline_schedule_str(&res.sched[k], sch, sizeof sch);
-      const Verdict *v = &res.verdict[k];
-      af_buf_printf(&b, "%s{\"schedule\": \"%s\", \"verdict\": \"%s\", ", k ? ", " : "", sch,
-                    oracle_verdict_name(v->cls));
-      af_buf_printf(&b,
-                    "\"observation_failed\": %s, \"runtime_failed\": %s, \"checker_failed\": %s, "
-                    "\"checker_reports\": %d, \"signature\": ",
-                    v->obs_failed ? "true" : "false", v->rt_failed ? "true" : "false",
-                    v->hb_failed ? "true" : "false", v->hb_errors);
-      json_str(&b, v->cls == VERDICT_PASS ? "" : v->signature);
-      af_buf_puts(&b, ", \"detail\": ");
-      json_str(&b, v->detail);
-      af_buf_puts(&b, "}");
-    }
-    af_buf_puts(&b, "]}\n");
-  } else {
-    for (int k = 0; k < res.nsched; k++) {
-      char sch[64];
-      pipeline_schedule_str(&res.sched[k], sch, sizeof sch);
-      const Verdict *v = &res.verdict[k];
-      af_buf_printf(&b, "%-24s %s", sch, oracle_verdict_name(v->cls));
-      if (v->cls != VERDICT_PASS) {
-        af_buf_printf(&b, "  [found by:%s%s%s]\n    signature: %s\n    ",
-                      v->obs_failed ? " observation" : "", v->rt_failed ? " runtime-error" : "",
-                      v->hb_failed ? " checker" : "", v->signature);
-        for (const char *p = v->detail; *p; p++) { /* indent the detail's lines */
-          af_buf_put(&b, p, 1);
-          if (*p == '\n')
-            af_buf_puts(&b, "    ");
-        }
-      }
+  if (ex == 0) {
+    AfBuf b;
+    af_buf_init(&b);
+    if (json && nlow == 1) {
+      check_json(&b, path, &specs[0], &res[0]);
       af_buf_puts(&b, "\n");
-    }
-    if (res.first_fail >= 0) {
-      const Schedule *f = &res.sched[res.first_fail];
-      af_buf_printf(&b,
-                    "FAIL: replay with: asyncfuzz run %s --lowering %s --policy %s --sched-seed "
-                    "%llu --trace -\n",
-                    path, spec.name, asyncfuzz_rt_policy_name(f->policy),
-                    (unsigned long long)f->seed);
+    } else if (json) {
+      af_buf_puts(&b, "{\"case\": ");
+      json_str(&b, path);
+      af_buf_printf(&b, ", \"differ\": %s, \"lowerings\": [", differ ? "true" : "false");
+      for (int i = 0; i < nlow; i++) {
+        af_buf_puts(&b, i ? ",\n  " : "\n  ");
+        check_json(&b, path, &specs[i], &res[i]);
+      }
+      af_buf_puts(&b, "]}\n");
     } else {
-      af_buf_printf(&b, "PASS: %d schedule(s)\n", res.nsched);
+      for (int i = 0; i < nlow; i++)
+        check_text(&b, path, &specs[i], &res[i], nlow > 1);
+      if (nlow > 1) {
+        af_buf_printf(&b, "%s:", differ ? "DIFFER: verdicts differ" : "SAME: verdicts agree");
+        for (int i = 0; i < nlow; i++)
+          af_buf_printf(&b, " %s=%s", specs[i].name,
+                        oracle_verdict_name(res[i].first_fail < 0
+                                                ? VERDICT_PASS
+                                                : res[i].verdict[res[i].first_fail].cls));
+        af_buf_puts(&b, "\n");
+      }
     }
+    ex = b.oom ? EXIT_INTERNAL : write_text(NULL, b.p);
+    af_buf_free(&b);
   }
-  ex = b.oom ? EXIT_INTERNAL : write_text(NULL, b.p);
-  af_buf_free(&b);
+  af_free(specs);
+  af_free(res);
   if (ex)
     return ex;
-  return res.first_fail < 0 ? EXIT_OK : EXIT_FOUND;
+  return any_fail ? EXIT_FOUND : EXIT_OK;
 }
 
 /* ---- check-trace ---- */

@@ -118,6 +118,8 @@ int pipeline_run_once(const GenCase *c, const LowerSpec *spec, const Schedule *s
 
 int pipeline_check(const GenCase *c, const LowerSpec *spec, const Schedule *s, int ns,
                    const OracleExpected *e, const PipeOpts *o, CheckResult *out, AfErr *err) {
+  if (spec->kind == LOWER_MLIR_OPT)
+    return pipeline_check_mlir(&c, 1, spec, s, ns, &e, o, out, err);
   out->nsched = 0; /* verdicts are filled as schedules run: no 50 KB memset per case */
   out->first_fail = -1;
   if (ns > PIPE_MAX_SCHED)
@@ -147,4 +149,17 @@ int pipeline_check(const GenCase *c, const LowerSpec *spec, const Schedule *s, i
   lower_program_free(p);
   oracle_expected_free(own);
   return rc;
+}
+
+int pipeline_check_many(const GenCase *const *cs, int n, const LowerSpec *spec, const Schedule *s,
+                        int ns, const OracleExpected *const *es, const PipeOpts *o,
+                        CheckResult *out, AfErr *err) {
+  if (spec->kind == LOWER_MLIR_OPT)
+    return pipeline_check_mlir(cs, n, spec, s, ns, es, o, out, err);
+  for (int i = 0; i < n; i++) {
+    int rc = pipeline_check(cs[i], spec, s, ns, es ? es[i] : NULL, o, &out[i], err);
+    if (rc)
+      return rc;
+  }
+  return 0;
 }

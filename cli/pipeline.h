@@ -45,6 +45,16 @@ typedef struct CheckResult {
 int pipeline_check(const GenCase *c, const LowerSpec *spec, const Schedule *s, int ns,
                    const OracleExpected *e, const PipeOpts *o, CheckResult *out, AfErr *err);
 
+/* Checks cases cs[0..n) through one lowering, out[i] for case i; es may be NULL (or hold
+ * NULLs). For mlir-opt the cases are lowered and run as batches (pipeline_mlir.c); for the
+ * builtin lowering this is pipeline_check on each. */
+int pipeline_check_many(const GenCase *const *cs, int n, const LowerSpec *spec, const Schedule *s,
+                        int ns, const OracleExpected *const *es, const PipeOpts *o,
+                        CheckResult *out, AfErr *err);
+int pipeline_check_mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Schedule *s,
+                        int ns, const OracleExpected *const *es, const PipeOpts *o,
+                        CheckResult *out, AfErr *err);
+
 /* Lowers and runs once; the runtime's trace and observations stay readable afterwards. */
 int pipeline_run_once(const GenCase *c, const LowerSpec *spec, const Schedule *s, const PipeOpts *o,
                       const OracleExpected *e, Verdict *v, AfErr *err);

@@ -160,9 +160,16 @@ int gen_validate(const GenCase *c, AfErr *err);
 /* Renders the case as an MLIR module in the gpu dialect (plus func, memref, arith, scf,
  * async) with the sentinel kernels as gpu.func. Returns text owned by the caller, or NULL. */
 char *gen_render_mlir(const GenCase *c);
+/* Renders cases cs[0..n) as one module for one mlir-runner process: one kernel module, case
+ * i's host code as func @af_case_<ids[i]>, and @main calling each between
+ * asyncfuzz_case_begin(id) and asyncfuzz_case_end(id). Returns text owned by the caller. */
+char *gen_render_mlir_batch(const GenCase *const *cs, const int *ids, int n);
 
 /* ---- generator ---- */
 
+/* Swarm testing: knobs for the case of `seed`, drawn around base (op count up to base's,
+ * features and op kinds left out at random). Deterministic in (base, seed). */
+void gen_config_swarm(const GenConfig *base, uint64_t seed, GenConfig *out);
 /* Generates a valid case from (seed, config); the same inputs give byte-identical JSON. */
 int gen_generate(GenCase *c, uint64_t seed, const GenConfig *cfg, AfErr *err);
 

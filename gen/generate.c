@@ -920,3 +920,31 @@ out:
   }
   return rc;
 }
+
+/* Swarm testing: each case gets its own knobs, drawn from seed around the base config, so
+ * a campaign also explores cases that leave whole op kinds or features out (a feature that
+ * trips the lowering on most cases would otherwise hide everything behind it). */
+void gen_config_swarm(const GenConfig *base, uint64_t seed, GenConfig *out) {
+  AfRng r;
+  af_rng_seed(&r, af_mix64(seed, 0x5377a2d));
+  *out = *base;
+  int lo = base->ops / 4 > 4 ? base->ops / 4 : 4;
+  if (lo > base->ops)
+    lo = base->ops;
+  out->ops = lo + (int)af_rng_below(&r, (uint32_t)(base->ops - lo + 1));
+  if (base->max_deps > 2)
+    out->max_deps = 2 + (int)af_rng_below(&r, (uint32_t)(base->max_deps - 1));
+  out->extra_dep_pct = af_rng_chance(&r, 50) ? 0 : base->extra_dep_pct;
+  uint32_t k = af_rng_below(&r, 3);
+  out->region_pct = k == 0 ? 0 : k == 1 ? base->region_pct : 2 * base->region_pct;
+  if (out->region_pct > 100)
+    out->region_pct = 100;
+  k = af_rng_below(&r, 3);
+  out->sync_pct = k == 0 ? 0 : k == 1 ? base->sync_pct : 50;
+  out->host_shared_pct = af_rng_chance(&r, 50) ? 0 : base->host_shared_pct;
+  int *w[] = {&out->w_memcpy,  &out->w_memset,     &out->w_alloc,
+              &out->w_dealloc, &out->w_wait_async, &out->w_host_wait};
+  for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
+    if (af_rng_chance(&r, 33))
+      *w[i] = 0;
+}

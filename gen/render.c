@@ -12,6 +12,7 @@
 
 #include "../runner/kernels.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define MT "memref<?xi32>"
@@ -238,43 +239,81 @@ static int render_body(R *r, int from, int to, int ctx, int depth) {
   return 0;
 }
 
-char *gen_render_mlir(const GenCase *c) {
-  AfBuf b;
-  af_buf_init(&b);
-  R r = {c, &b, 0};
-  af_buf_printf(&b, "// asyncfuzz case: seed %llu, %d ops, spin %d\n", (unsigned long long)c->seed,
-                c->nops, c->spin);
-  af_buf_puts(&b, "module attributes {gpu.container_module} {\n"
-                  "  gpu.module @asyncfuzz_kernels [#nvvm.target] {\n");
-  for (int k = 0; k < KERNEL__COUNT; k++)
-    kernel_func(&b, k);
-  af_buf_puts(&b, "  }\n"
-                  "  func.func private @asyncfuzz_observe(i32, " MT ")\n"
-                  "  func.func private @asyncfuzz_host_init(i32, i32, " MT ")\n"
-                  "  func.func @main() {\n"
-                  "    %c1 = arith.constant 1 : index\n");
-  af_buf_printf(&b, "    %%spin = arith.constant %d : i32\n", c->spin);
+/* The case's host code as `func.func @name()`. */
+static void render_func(AfBuf *b, const GenCase *c, const char *name) {
+  R r = {c, b, 0};
+  af_buf_printf(b,
+                "  func.func @%s() {\n"
+                "    %%c1 = arith.constant 1 : index\n",
+                name);
+  af_buf_printf(b, "    %%spin = arith.constant %d : i32\n", c->spin);
   /* one index constant per distinct buffer size */
   for (int i = 0; i < c->nbufs; i++) {
     int seen = 0;
     for (int j = 0; j < i && !seen; j++)
       seen = c->bufs[j].n == c->bufs[i].n;
     if (!seen)
-      af_buf_printf(&b, "    %%n%d = arith.constant %d : index\n", c->bufs[i].n, c->bufs[i].n);
+      af_buf_printf(b, "    %%n%d = arith.constant %d : index\n", c->bufs[i].n, c->bufs[i].n);
   }
   for (int i = 0; i < c->nbufs; i++) {
     if (c->bufs[i].kind != GEN_BUF_HOST)
       continue;
-    af_buf_printf(&b, "    %%b%d = memref.alloc(%%n%d) : " MT "\n", i, c->bufs[i].n);
+    af_buf_printf(b, "    %%b%d = memref.alloc(%%n%d) : " MT "\n", i, c->bufs[i].n);
     int id = i32const(&r, 2, i), init = i32const(&r, 2, c->bufs[i].init);
     af_buf_printf(
-        &b, "    func.call @asyncfuzz_host_init(%%k%d, %%k%d, %%b%d) : (i32, i32, " MT ") -> ()\n",
+        b, "    func.call @asyncfuzz_host_init(%%k%d, %%k%d, %%b%d) : (i32, i32, " MT ") -> ()\n",
         id, init, i);
   }
   render_body(&r, 0, c->nops - 1, 0, 2);
   for (int i = 0; i < c->nbufs; i++)
     if (c->bufs[i].kind == GEN_BUF_HOST)
-      af_buf_printf(&b, "    memref.dealloc %%b%d : " MT "\n", i);
+      af_buf_printf(b, "    memref.dealloc %%b%d : " MT "\n", i);
+  af_buf_puts(b, "    return\n  }\n");
+}
+
+static void render_head(AfBuf *b) {
+  af_buf_puts(b, "module attributes {gpu.container_module} {\n"
+                 "  gpu.module @asyncfuzz_kernels [#nvvm.target] {\n");
+  for (int k = 0; k < KERNEL__COUNT; k++)
+    kernel_func(b, k);
+  af_buf_puts(b, "  }\n"
+                 "  func.func private @asyncfuzz_observe(i32, " MT ")\n"
+                 "  func.func private @asyncfuzz_host_init(i32, i32, " MT ")\n");
+}
+
+char *gen_render_mlir(const GenCase *c) {
+  AfBuf b;
+  af_buf_init(&b);
+  af_buf_printf(&b, "// asyncfuzz case: seed %llu, %d ops, spin %d\n", (unsigned long long)c->seed,
+                c->nops, c->spin);
+  render_head(&b);
+  render_func(&b, c, "main");
+  af_buf_puts(&b, "}\n");
+  return af_buf_take(&b);
+}
+
+char *gen_render_mlir_batch(const GenCase *const *cs, const int *ids, int n) {
+  AfBuf b;
+  af_buf_init(&b);
+  af_buf_printf(&b, "// asyncfuzz batch: %d case(s)\n", n);
+  render_head(&b);
+  af_buf_puts(&b, "  func.func private @asyncfuzz_case_begin(i32)\n"
+                  "  func.func private @asyncfuzz_case_end(i32)\n");
+  char name[32];
+  for (int i = 0; i < n; i++) {
+    af_buf_printf(&b, "  // case %d: seed %llu, %d ops, spin %d\n", ids[i],
+                  (unsigned long long)cs[i]->seed, cs[i]->nops, cs[i]->spin);
+    snprintf(name, sizeof name, "af_case_%d", ids[i]);
+    render_func(&b, cs[i], name);
+  }
+  af_buf_puts(&b, "  func.func @main() {\n");
+  for (int i = 0; i < n; i++)
+    af_buf_printf(&b,
+                  "    %%id%d = arith.constant %d : i32\n"
+                  "    func.call @asyncfuzz_case_begin(%%id%d) : (i32) -> ()\n"
+                  "    func.call @af_case_%d() : () -> ()\n"
+                  "    func.call @asyncfuzz_case_end(%%id%d) : (i32) -> ()\n",
+                  i, ids[i], i, ids[i], i);
   af_buf_puts(&b, "    return\n  }\n}\n");
   return af_buf_take(&b);
 }

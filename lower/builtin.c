@@ -17,6 +17,7 @@
  *   over each function); a yielded event belongs to its consumer.
  */
 #include "lower.h"
+#include "mlir.h"
 
 #include "../runner/kernels.h"
 
@@ -48,15 +49,19 @@ int lower_fault_lookup(const char *name) {
 }
 
 const char *lower_version(const LowerSpec *spec) {
-  (void)spec;
+  if (spec->kind == LOWER_MLIR_OPT)
+    return spec->version;
   return "asyncfuzz-builtin-1";
 }
 
 int lower_spec_parse(const char *s, LowerSpec *out, AfErr *err) {
   memset(out, 0, sizeof *out);
+  if (strncmp(s, "mlir-opt", 8) == 0 && (s[8] == '\0' || s[8] == '@' || s[8] == ':'))
+    return lower_mlir_spec_parse(s, out, err);
   if (strcmp(s, "builtin") == 0) {
     out->kind = LOWER_BUILTIN;
     snprintf(out->name, sizeof out->name, "builtin");
+    snprintf(out->arg, sizeof out->arg, "builtin");
     return 0;
   }
   if (strncmp(s, "builtin:fault=", 14) != 0) {
@@ -65,8 +70,8 @@ int lower_spec_parse(const char *s, LowerSpec *out, AfErr *err) {
     for (int f = 0; f < LOWER_FAULT__COUNT; f++)
       af_buf_printf(&b, "%s%s", f ? ", " : "", fault_names[f]);
     int rc = af_err_set(err, AF_EUSAGE,
-                        "unknown lowering \"%s\": use builtin or builtin:fault=NAME[,NAME] "
-                        "(faults: %s)",
+                        "unknown lowering \"%s\": use builtin, builtin:fault=NAME[,NAME] "
+                        "(faults: %s) or mlir-opt[@VARIANT][:PATH]",
                         s, b.p ? b.p : "");
     af_buf_free(&b);
     return rc;
@@ -91,8 +96,10 @@ int lower_spec_parse(const char *s, LowerSpec *out, AfErr *err) {
       first = 0;
     }
   int oom = b.oom || b.p == NULL;
-  if (!oom)
+  if (!oom) {
     snprintf(out->name, sizeof out->name, "%s", b.p);
+    snprintf(out->arg, sizeof out->arg, "%s", b.p);
+  }
   af_buf_free(&b);
   return oom ? af_err_set(err, AF_ENOMEM, "out of memory") : 0;
 }

@@ -42,16 +42,32 @@ const char *lower_fault_desc(int f);
 /* The fault with that name, or -1. */
 int lower_fault_lookup(const char *name);
 
-typedef enum LowerKind { LOWER_BUILTIN } LowerKind;
+typedef enum LowerKind { LOWER_BUILTIN, LOWER_MLIR_OPT } LowerKind;
 
 typedef struct LowerSpec {
   int kind;        /* LowerKind */
   unsigned faults; /* bit f set: fault f injected */
-  char name[160];  /* canonical spec string, e.g. "builtin:fault=yield_stream" */
+  char name[160];  /* canonical name, never a path: "builtin:fault=yield_stream", "mlir-opt",
+                      "mlir-opt@async-region"; it starts every signature */
+  char arg[1200];  /* what --lowering takes to get this lowering again (name, or name:PATH) */
+  /* mlir-opt (lower/mlir.c) */
+  char variant[32];    /* named pipeline, or "custom" */
+  char opt[1024];      /* the mlir-opt executable */
+  char runner[1024];   /* mlir-runner next to it */
+  char utils[1024];    /* libmlir_runner_utils next to it */
+  char rtlib[1024];    /* libasyncfuzz_rt.so */
+  char version[128];   /* what mlir-opt --version says, e.g. "Debian LLVM version 22.1.8" */
+  char pipeline[2048]; /* the --pass-pipeline string */
+  double timeout;      /* seconds per case for each tool (batches get more) */
 } LowerSpec;
 
-/* Parses a lowering spec. Returns 0, or AF_EUSAGE with a message listing what is valid. */
+/* Parses a lowering spec: "builtin", "builtin:fault=NAME[,NAME...]", or
+ * "mlir-opt[@VARIANT][:PATH]". An mlir-opt spec finds the tools and asks mlir-opt for its
+ * version here, so a missing, unusable or too old mlir-opt is reported at once. Returns 0,
+ * AF_EUSAGE with a message listing what is valid, or AF_EINVALID (the tools). */
 int lower_spec_parse(const char *s, LowerSpec *out, AfErr *err);
+/* Replaces an mlir-opt spec's pipeline with `pipeline` (variant "custom"). */
+int lower_spec_set_pipeline(LowerSpec *spec, const char *pipeline, AfErr *err);
 /* The version string recorded with results of this lowering. */
 const char *lower_version(const LowerSpec *spec);
 

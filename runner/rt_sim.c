@@ -88,6 +88,7 @@ typedef struct Rt {
   Event *events;
   int nevents, capevents;
   int nmodules, modules_live;
+  uint32_t mod_epoch; /* module handles outlive runs in batch mode (asyncfuzz_case_begin) */
   Alloc *allocs;
   int nallocs, capallocs;
   HostBuf *hosts;
@@ -209,8 +210,9 @@ static RtRef ref_int(uint64_t v) {
 /* ---- handles ---- */
 
 static void *h_make(Rt *rt, unsigned kind, int idx) {
-  uint64_t v = (H_TAG << 56) | ((uint64_t)kind << 48) | ((uint64_t)(rt->epoch & 0xFFFF) << 32) |
-               (uint32_t)idx;
+  uint32_t ep = kind == H_MODULE ? rt->mod_epoch : rt->epoch;
+  uint64_t v =
+      (H_TAG << 56) | ((uint64_t)kind << 48) | ((uint64_t)(ep & 0xFFFF) << 32) | (uint32_t)idx;
   return (void *)(uintptr_t)v;
 }
 
@@ -225,7 +227,8 @@ static int h_decode(Rt *rt, const void *h, unsigned kind, int *detail, RtRef *re
   }
   unsigned hk = (unsigned)((v >> 48) & 0xFF);
   int idx = (int)(uint32_t)v;
-  if ((v >> 56) != H_TAG || ((v >> 32) & 0xFFFF) != (rt->epoch & 0xFFFF)) {
+  uint32_t ep = hk == H_MODULE ? rt->mod_epoch : rt->epoch;
+  if ((v >> 56) != H_TAG || ((v >> 32) & 0xFFFF) != (ep & 0xFFFF)) {
     *ref = ref_ptr(rt, h);
     if (RT_REF_KIND(*ref) == RT_REF_PTR)
       *ref = RT_REF(RT_REF_BAD, 0, 0);
@@ -545,11 +548,16 @@ static void free_run(Rt *rt) {
     free(rt->allocs[i].p);
   rt->nstreams = rt->nevents = rt->nallocs = rt->nhosts = 0;
   rt->ntrace = rt->nobs = rt->nobsdata = 0;
-  rt->nmodules = rt->modules_live = 0;
 }
 
-static void begin_locked(Rt *rt, const RtConfig *cfg) {
+/* keep_modules: the modules loaded so far stay valid (a batch loads them once, in a global
+ * constructor, before its first case begins) */
+static void begin_locked(Rt *rt, const RtConfig *cfg, int keep_modules) {
   free_run(rt);
+  if (!keep_modules) {
+    rt->nmodules = rt->modules_live = 0;
+    rt->mod_epoch = rt->epoch + 1;
+  }
   runner__async_reset();
   memset(&rt->sum, 0, sizeof rt->sum);
   rt->sum.first_error = -1;
@@ -580,6 +588,8 @@ static RtConfig env_config(void) {
   const char *s = getenv("ASYNCFUZZ_SCHED_SEED");
   if (s)
     c.seed = strtoull(s, NULL, 0);
+  const char *m = getenv("ASYNCFUZZ_MEMFREE_SYNC");
+  c.memfree_sync = m && strcmp(m, "1") == 0;
   return c;
 }
 
@@ -590,7 +600,7 @@ static Rt *enter(void) {
   pthread_mutex_lock(&rt->mu);
   if (!rt->active) {
     RtConfig c = env_config();
-    begin_locked(rt, &c);
+    begin_locked(rt, &c, 0);
     rt->next_tid = 0; /* no harness: the first thread to call in is the host, T0 */
     g_env_run = 1;
   }
@@ -607,7 +617,7 @@ int asyncfuzz_rt_begin(const RtConfig *cfg) {
   Rt *rt = &g_rt;
   pthread_mutex_lock(&rt->mu);
   g_env_run = 0;
-  begin_locked(rt, cfg);
+  begin_locked(rt, cfg, 0);
   int oom = rt->oom;
   pthread_mutex_unlock(&rt->mu);
   return oom ? AF_ENOMEM : 0;
@@ -1415,6 +1425,46 @@ void asyncfuzz_rt_format_trace(AfBuf *b, int from, int to) {
 }
 
 #define TRACE_MAGIC "AFTRACE1"
+
+/* ---- batches: many cases in one process ---- */
+
+void asyncfuzz_case_begin(int32_t id) {
+  (void)id;
+  Rt *rt = &g_rt;
+  pthread_mutex_lock(&rt->mu);
+  RtConfig c = env_config();
+  /* the modules the batch loaded in its constructor, before the first case, stay valid */
+  begin_locked(rt, &c, rt->active || g_env_run);
+  rt->next_tid = 0;
+  t_tid = rt->next_tid++; /* the caller is the host, T0 */
+  g_env_run = 1;
+  pthread_mutex_unlock(&rt->mu);
+}
+
+/* Ends case `id`: its coroutines still queued run now (as at process exit), the run ends
+ * without draining (its host buffers are freed) and the trace goes to
+ * $ASYNCFUZZ_TRACE_DIR/case-ID.bin, written to a temporary name and renamed, so a case whose
+ * file exists finished. */
+void asyncfuzz_case_end(int32_t id) {
+  runner__async_quiesce();
+  Rt *rt = &g_rt;
+  pthread_mutex_lock(&rt->mu);
+  int active = rt->active;
+  pthread_mutex_unlock(&rt->mu);
+  if (!active)
+    return;
+  end_run(0);
+  const char *dir = getenv("ASYNCFUZZ_TRACE_DIR");
+  if (dir == NULL)
+    return;
+  char path[4096], tmp[4200];
+  snprintf(path, sizeof path, "%s/case-%d.bin", dir, (int)id);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  if (asyncfuzz_rt_write_trace_bin(tmp) == 0)
+    rename(tmp, path);
+  else
+    remove(tmp);
+}
 
 int asyncfuzz_rt_write_trace_bin(const char *path) {
   Rt *rt = &g_rt;

@@ -1,0 +1,773 @@
+/*
+ * mlir.c: finding and driving mlir-opt and mlir-runner (see mlir.h).
+ */
+#define _GNU_SOURCE
+#include "mlir.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <stdarg.h>
+
+/* snprintf where cutting short is intended (long paths, long diagnostics) */
+__attribute__((format(printf, 3, 4))) static void fmt(char *out, size_t n, const char *f, ...) {
+  va_list ap;
+  va_start(ap, f);
+  vsnprintf(out, n, f, ap);
+  va_end(ap);
+}
+
+/* The kernels' pipeline and the host's, as upstream's GPU integration tests run them, in one
+ * --pass-pipeline (gpu-module-to-binary emits PTX text: no CUDA is needed to compile). */
+#define MLIR_KERNELS                                                                               \
+  "gpu.module(strip-debuginfo,convert-scf-to-cf,convert-gpu-to-nvvm),nvvm-attach-target"
+#define MLIR_HOST                                                                                  \
+  "gpu-to-llvm,reconcile-unrealized-casts,gpu-module-to-binary{format=isa},"                       \
+  "async-to-async-runtime,async-runtime-ref-counting,convert-async-to-llvm,convert-scf-to-cf,"     \
+  "convert-func-to-llvm,convert-arith-to-llvm,convert-cf-to-llvm,finalize-memref-to-llvm,"         \
+  "reconcile-unrealized-casts"
+
+static const struct {
+  const char *name, *desc, *pipeline;
+} variants[] = {
+    {"default", "upstream's GPU integration-test pipeline",
+     "builtin.module(" MLIR_KERNELS "," MLIR_HOST ")"},
+    {"async-region", "gpu-async-region on every function first, then the default pipeline",
+     "builtin.module(func.func(gpu-async-region)," MLIR_KERNELS "," MLIR_HOST ")"},
+};
+#define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
+
+int mlir_variant_count(void) {
+  return NVARIANTS;
+}
+const char *mlir_variant_name(int i) {
+  return variants[i].name;
+}
+const char *mlir_variant_desc(int i) {
+  return variants[i].desc;
+}
+const char *mlir_variant_pipeline(int i) {
+  return variants[i].pipeline;
+}
+
+/* ---- finding the tools ---- */
+
+static int dir_of(const char *path, char *out, size_t n) {
+  char real[PATH_MAX];
+  if (realpath(path, real) == NULL)
+    return 0;
+  char *slash = strrchr(real, '/');
+  if (slash == NULL)
+    return 0;
+  *slash = '\0';
+  fmt(out, n, "%s", real);
+  return 1;
+}
+
+static int exists_x(const char *p) {
+  return access(p, X_OK) == 0;
+}
+
+/* The runner utils library of that LLVM: lib/libmlir_runner_utils.so[.MAJOR.MINOR]. */
+static int find_utils(const char *bindir, char *out, size_t n) {
+  const char *env = getenv("ASYNCFUZZ_RUNNER_UTILS");
+  if (env && *env) {
+    fmt(out, n, "%s", env);
+    return access(env, R_OK) == 0;
+  }
+  static const char *const names[] = {"libmlir_runner_utils.so", "libmlir_runner_utils.so.22.1",
+                                      "libmlir_runner_utils.so.21.1",
+                                      "libmlir_runner_utils.so.20.1"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    char p[2048];
+    fmt(p, sizeof p, "%s/../lib/%s", bindir, names[i]);
+    if (access(p, R_OK) == 0) {
+      char real[PATH_MAX];
+      fmt(out, n, "%s", realpath(p, real) ? real : p);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* libasyncfuzz_rt.so: $ASYNCFUZZ_RT_LIB, else next to (or below) the running executable. */
+static int find_rtlib(char *out, size_t n) {
+  const char *env = getenv("ASYNCFUZZ_RT_LIB");
+  if (env && *env) {
+    fmt(out, n, "%s", env);
+    return access(env, R_OK) == 0;
+  }
+  char dir[PATH_MAX];
+  if (!dir_of("/proc/self/exe", dir, sizeof dir))
+    return 0;
+  static const char *const rel[] = {"", "/..", "/../lib", "/../../lib"};
+  for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+    char p[PATH_MAX + 64];
+    fmt(p, sizeof p, "%s%s/libasyncfuzz_rt.so", dir, rel[i]);
+    if (access(p, R_OK) == 0) {
+      char real[PATH_MAX];
+      fmt(out, n, "%s", realpath(p, real) ? real : p);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static int ask_version(LowerSpec *s, AfErr *err) {
+  char tdir[4096];
+  if (mlir_tmpdir(tdir, sizeof tdir, err))
+    return err->rc;
+  char outp[4200];
+  fmt(outp, sizeof outp, "%s/version.txt", tdir);
+  char *argv[] = {s->opt, "--version", NULL};
+  ProcResult r;
+  int rc = af_proc_run(argv, NULL, NULL, outp, outp, 60, &r, err);
+  char *text = NULL;
+  if (rc == 0)
+    rc = af_read_file(outp, &text, NULL, err);
+  af_rm_tree(tdir);
+  if (rc)
+    return rc;
+  if (!r.exited || r.code != 0) {
+    af_free(text);
+    return af_err_set(err, AF_EINVALID,
+                      "%s --version failed (%s %d): is it an mlir-opt? Install mlir-22-tools or "
+                      "name one with --lowering mlir-opt:PATH",
+                      s->opt, r.exited ? "exit" : "signal", r.exited ? r.code : r.sig);
+  }
+  const char *v = strstr(text, "LLVM version ");
+  if (v == NULL) {
+    af_free(text);
+    return af_err_set(err, AF_EINVALID,
+                      "%s --version does not name an LLVM version: is it an mlir-opt?", s->opt);
+  }
+  const char *line = v;
+  while (line > text && line[-1] != '\n')
+    line--;
+  while (*line == ' ')
+    line++;
+  size_t len = strcspn(line, "\n");
+  fmt(s->version, sizeof s->version, "%.*s", (int)len, line);
+  int major = atoi(v + 13);
+  af_free(text);
+  if (major < 20)
+    return af_err_set(err, AF_EINVALID,
+                      "%s is %s; asyncfuzz needs LLVM 20 or newer (gpu-module-to-binary, "
+                      "mlir-runner): install mlir-22-tools or name a newer build with "
+                      "--lowering mlir-opt:PATH",
+                      s->opt, s->version);
+  return 0;
+}
+
+int lower_mlir_spec_parse(const char *str, LowerSpec *s, AfErr *err) {
+  memset(s, 0, sizeof *s);
+  s->kind = LOWER_MLIR_OPT;
+  s->timeout = 60;
+  const char *t = getenv("ASYNCFUZZ_TOOL_TIMEOUT");
+  if (t && atof(t) > 0)
+    s->timeout = atof(t);
+  const char *p = str + 8;
+  char variant[64] = "default";
+  const char *path = NULL;
+  if (*p == '@') {
+    p++;
+    size_t len = strcspn(p, ":");
+    fmt(variant, sizeof variant, "%.*s", (int)len, p);
+    p += len;
+  }
+  if (*p == ':')
+    path = p + 1;
+  int vi = -1;
+  for (int i = 0; i < NVARIANTS; i++)
+    if (strcmp(variants[i].name, variant) == 0)
+      vi = i;
+  if (vi < 0) {
+    AfBuf b;
+    af_buf_init(&b);
+    for (int i = 0; i < NVARIANTS; i++)
+      af_buf_printf(&b, "%s%s", i ? ", " : "", variants[i].name);
+    int rc = af_err_set(err, AF_EUSAGE, "unknown mlir-opt pipeline \"%s\" (named pipelines: %s)",
+                        variant, b.p ? b.p : "");
+    af_buf_free(&b);
+    return rc;
+  }
+  fmt(s->variant, sizeof s->variant, "%s", variant);
+  fmt(s->pipeline, sizeof s->pipeline, "%s", variants[vi].pipeline);
+  if (vi == 0)
+    fmt(s->name, sizeof s->name, "mlir-opt");
+  else
+    fmt(s->name, sizeof s->name, "mlir-opt@%s", variant);
+  if (path && *path) {
+    if (!af_find_exe(path, s->opt, sizeof s->opt))
+      return af_err_set(err, AF_EINVALID, "mlir-opt %s not found or not executable", path);
+    fmt(s->arg, sizeof s->arg, "%s:%s", s->name, path);
+  } else {
+    const char *env = getenv("ASYNCFUZZ_MLIR_OPT");
+    int found = 0;
+    if (env && *env) {
+      found = af_find_exe(env, s->opt, sizeof s->opt);
+      if (!found)
+        return af_err_set(err, AF_EINVALID, "ASYNCFUZZ_MLIR_OPT=%s: not found or not executable",
+                          env);
+    }
+    if (!found)
+      found = af_find_exe("mlir-opt-22", s->opt, sizeof s->opt) ||
+              af_find_exe("/usr/lib/llvm-22/bin/mlir-opt", s->opt, sizeof s->opt) ||
+              af_find_exe("mlir-opt", s->opt, sizeof s->opt);
+    if (!found)
+      return af_err_set(err, AF_EINVALID,
+                        "mlir-opt not found: install Debian's mlir-22-tools (apt-get install "
+                        "mlir-22-tools; scripts/bootstrap.sh does), or name one with --lowering "
+                        "mlir-opt:PATH or ASYNCFUZZ_MLIR_OPT");
+    fmt(s->arg, sizeof s->arg, "%s", s->name);
+  }
+  int rc = ask_version(s, err);
+  if (rc)
+    return rc;
+  char bindir[PATH_MAX];
+  if (!dir_of(s->opt, bindir, sizeof bindir))
+    return af_err_set(err, AF_EINVALID, "cannot resolve %s: %s", s->opt, strerror(errno));
+  const char *renv = getenv("ASYNCFUZZ_MLIR_RUNNER");
+  if (renv && *renv) {
+    if (!af_find_exe(renv, s->runner, sizeof s->runner))
+      return af_err_set(err, AF_EINVALID, "ASYNCFUZZ_MLIR_RUNNER=%s: not found or not executable",
+                        renv);
+  } else {
+    fmt(s->runner, sizeof s->runner, "%s/mlir-runner", bindir);
+    if (!exists_x(s->runner))
+      return af_err_set(err, AF_EINVALID,
+                        "mlir-runner not found next to %s (in %s): install mlir-22-tools, or "
+                        "set ASYNCFUZZ_MLIR_RUNNER",
+                        s->opt, bindir);
+  }
+  if (!find_utils(bindir, s->utils, sizeof s->utils))
+    return af_err_set(err, AF_EINVALID,
+                      "libmlir_runner_utils not found in %s/../lib: install mlir-22-tools, or set "
+                      "ASYNCFUZZ_RUNNER_UTILS",
+                      bindir);
+  if (!find_rtlib(s->rtlib, sizeof s->rtlib))
+    return af_err_set(err, AF_EINVALID,
+                      "libasyncfuzz_rt.so not found next to the asyncfuzz executable: set "
+                      "ASYNCFUZZ_RT_LIB");
+  return 0;
+}
+
+int lower_spec_set_pipeline(LowerSpec *s, const char *pipeline, AfErr *err) {
+  if (s->kind != LOWER_MLIR_OPT)
+    return af_err_set(err, AF_EUSAGE, "--pipeline applies to mlir-opt lowerings only");
+  if (strlen(pipeline) >= sizeof s->pipeline)
+    return af_err_set(err, AF_EUSAGE, "--pipeline: too long");
+  fmt(s->pipeline, sizeof s->pipeline, "%s", pipeline);
+  fmt(s->variant, sizeof s->variant, "custom");
+  fmt(s->name, sizeof s->name, "mlir-opt@custom");
+  const char *colon = strchr(s->arg, ':');
+  char arg[sizeof s->arg];
+  fmt(arg, sizeof arg, "mlir-opt@custom%s", colon ? colon : "");
+  fmt(s->arg, sizeof s->arg, "%s", arg);
+  return 0;
+}
+
+int mlir_tmpdir(char *out, size_t n, AfErr *err) {
+  const char *base = getenv("TMPDIR");
+  if (base == NULL || *base == '\0')
+    base = "/tmp";
+  fmt(out, n, "%s/asyncfuzz-XXXXXX", base);
+  if (mkdtemp(out) == NULL)
+    return af_err_set(err, AF_EIO, "cannot create a temporary directory in %s: %s", base,
+                      strerror(errno));
+  return 0;
+}
+
+/* ---- normalizing what mlir-opt says ---- */
+
+void mlir_normalize(const char *m, char *out, size_t n) {
+  size_t k = 0;
+  while (*m && k + 1 < n) {
+    if (*m == '%' && (isalnum((unsigned char)m[1]) || m[1] == '_')) {
+      out[k++] = '%';
+      m++;
+      while (isalnum((unsigned char)*m) || *m == '_' || *m == '#')
+        m++;
+    } else if (isdigit((unsigned char)*m) &&
+               (k == 0 || !(isalpha((unsigned char)out[k - 1]) || out[k - 1] == '_'))) {
+      out[k++] = 'N';
+      while (isdigit((unsigned char)*m))
+        m++;
+    } else {
+      out[k++] = *m == '|' ? '/' : *m; /* '|' separates a signature's fields */
+      m++;
+    }
+  }
+  while (k > 0 && isspace((unsigned char)out[k - 1]))
+    k--;
+  out[k] = '\0';
+}
+
+/* The op at the start of `line` (after any "%results = "), e.g. "gpu.alloc"; "" if none. */
+static void op_name(const char *line, char *out, size_t n) {
+  const char *p = line;
+  while (*p == ' ' || *p == '\t')
+    p++;
+  if (*p == '%') {
+    const char *eq = strstr(p, " = ");
+    const char *nl = strchr(p, '\n');
+    if (eq == NULL || (nl && eq > nl)) {
+      out[0] = '\0';
+      return;
+    }
+    p = eq + 3;
+  }
+  if (*p == '"')
+    p++;
+  size_t k = 0;
+  int dot = 0;
+  while ((isalnum((unsigned char)*p) || *p == '_' || *p == '.') && k + 1 < n) {
+    dot |= *p == '.';
+    out[k++] = *p++;
+  }
+  out[k] = '\0';
+  if (!dot || !isalpha((unsigned char)out[0]))
+    out[0] = '\0';
+}
+
+/* "gpu.launch_func async deps=2+": the op, whether it is async, its dependency count. */
+static void op_shape(const char *line, const char *op, char *out, size_t n) {
+  size_t len = strcspn(line, "\n");
+  const char *at = strstr(line, op);
+  const char *end = line + len;
+  int async = 0, deps = 0;
+  if (at && at < end) {
+    const char *p = at + strlen(op);
+    while (*p == ' ' && p < end)
+      p++;
+    if (strncmp(p, "async", 5) == 0) {
+      async = 1;
+      p += 5;
+      while (*p == ' ' && p < end)
+        p++;
+    }
+    if (*p == '[') {
+      const char *q = p + 1;
+      while (q < end && *q != ']') {
+        if (*q == '%')
+          deps++;
+        q++;
+      }
+    }
+  }
+  if (strcmp(op, "builtin.unrealized_conversion_cast") == 0) {
+    /* what could not be converted: the cast's types */
+    const char *colon = at ? strstr(at, " : ") : NULL;
+    if (colon && colon < end) {
+      char types[160];
+      fmt(types, sizeof types, "%.*s", (int)(end - colon - 3), colon + 3);
+      char norm[160];
+      mlir_normalize(types, norm, sizeof norm);
+      fmt(out, n, "unrealized_conversion_cast(%s)", norm);
+      return;
+    }
+  }
+  fmt(out, n, "%s%s%s", op, async ? " async" : "",
+      !async && deps == 0 ? ""
+      : deps == 0         ? " deps=0"
+      : deps == 1         ? " deps=1"
+                          : " deps=2+");
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void mlir_unconverted_ops(const char *code, char *root, size_t rn, char *out, size_t n) {
+  enum { MAXS = 16 };
+  char shapes[MAXS][96];
+  int nshapes = 0, ncasts = 0;
+  char casts[MAXS][96];
+  for (const char *line = code; line && *line;) {
+    const char *nl = strchr(line, '\n');
+    char op[96];
+    op_name(line, op, sizeof op);
+    int bad = op[0] && strncmp(op, "llvm.", 5) != 0 && strcmp(op, "gpu.binary") != 0 &&
+              strcmp(op, "builtin.module") != 0 && strcmp(op, "module") != 0;
+    if (bad && strcmp(op, "gpu.launch_func") == 0) {
+      /* the LLVM-level launch that the binary's offloading handler translates */
+      size_t len = nl ? (size_t)(nl - line) : strlen(line);
+      char buf[1024];
+      fmt(buf, sizeof buf, "%.*s", (int)(len < 1000 ? len : 1000), line);
+      bad = strstr(buf, "!llvm.ptr") == NULL || strstr(buf, " async") != NULL;
+    }
+    if (bad) {
+      char shape[96];
+      op_shape(line, op, shape, sizeof shape);
+      int is_cast = strncmp(shape, "unrealized_conversion_cast", 26) == 0;
+      char(*set)[96] = is_cast ? casts : shapes;
+      int *cnt = is_cast ? &ncasts : &nshapes;
+      int seen = 0;
+      for (int i = 0; i < *cnt && !seen; i++)
+        seen = strcmp(set[i], shape) == 0;
+      if (!seen && *cnt < MAXS)
+        fmt(set[(*cnt)++], 96, "%s", shape);
+    }
+    line = nl ? nl + 1 : NULL;
+  }
+  /* casts are what is left around an op that was not converted: they name the cause only
+   * when nothing else remains */
+  char(*set)[96] = nshapes ? shapes : casts;
+  int cnt = nshapes ? nshapes : ncasts;
+  char *ptrs[MAXS];
+  for (int i = 0; i < cnt; i++)
+    ptrs[i] = set[i];
+  qsort(ptrs, (size_t)cnt, sizeof ptrs[0], cmp_str);
+  fmt(root, rn, "%s", cnt ? ptrs[0] : "");
+  size_t k = 0;
+  out[0] = '\0';
+  for (int i = 0; i < cnt && i < 4 && k < n; i++) {
+    int w = snprintf(out + k, n - k, "%s%s", i ? "," : "", ptrs[i]);
+    k += w > 0 ? (size_t)w : 0;
+  }
+  if (cnt > 4 && k < n)
+    fmt(out + k, n - k, ",+%d more", cnt - 4);
+}
+
+void mlir_crash_cause(const char *report, char *out, size_t n) {
+  static const char *const keys[] = {"Assertion", "LLVM ERROR:", "UNREACHABLE", "error:"};
+  char raw[512] = "";
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0] && !raw[0]; i++) {
+    const char *k = strstr(report, keys[i]);
+    if (k) {
+      size_t len = strcspn(k, "\n");
+      fmt(raw, sizeof raw, "%.*s", (int)(len < 400 ? len : 400), k);
+    }
+  }
+  if (!raw[0]) { /* the first stack frame that is not the signal machinery */
+    for (const char *line = report; line && *line;) {
+      const char *nl = strchr(line, '\n');
+      size_t len = nl ? (size_t)(nl - line) : strlen(line);
+      const char *hash = line;
+      while (*hash == ' ')
+        hash++;
+      if (*hash == '#') {
+        const char *sym = strstr(hash, " 0x");
+        if (sym) {
+          sym = strchr(sym + 1, ' ');
+          if (sym) {
+            char f[400];
+            fmt(f, sizeof f, "%.*s",
+                (int)((line + len) - sym - 1 < 399 ? (line + len) - sym - 1 : 399), sym + 1);
+            if (!strstr(f, "llvm::sys::") && !strstr(f, "SignalHandler") &&
+                !strstr(f, "__restore_rt") && !strstr(f, "libc.so") && !strstr(f, "raise") &&
+                !strstr(f, "abort") && !strstr(f, "pthread_kill")) {
+              char *paren = strstr(f, " (/");
+              if (paren)
+                *paren = '\0';
+              fmt(raw, sizeof raw, "in %s", f);
+              break;
+            }
+          }
+        }
+      }
+      line = nl ? nl + 1 : NULL;
+    }
+  }
+  if (!raw[0])
+    fmt(raw, sizeof raw, "no crash report");
+  /* no paths: keep what follows the last slash of each word */
+  char nopath[512];
+  size_t k = 0;
+  for (const char *p = raw; *p && k + 1 < sizeof nopath;) {
+    const char *w = p;
+    while (*p && *p != ' ')
+      p++;
+    const char *slash = NULL;
+    for (const char *q = w; q < p; q++)
+      if (*q == '/')
+        slash = q;
+    const char *from = slash ? slash + 1 : w;
+    while (from < p && k + 1 < sizeof nopath)
+      nopath[k++] = *from++;
+    while (*p == ' ' && k + 1 < sizeof nopath)
+      nopath[k++] = *p++;
+  }
+  nopath[k] = '\0';
+  mlir_normalize(nopath, out, n);
+}
+
+/* ---- running the tools ---- */
+
+int mlir_lower_file(const LowerSpec *spec, const char *in_path, const char *out_path,
+                    const char *err_path, double timeout_s, ProcResult *r, AfErr *err) {
+  char pp[sizeof spec->pipeline + 32];
+  fmt(pp, sizeof pp, "--pass-pipeline=%s", spec->pipeline);
+  char *argv[] = {(char *)spec->opt,
+                  "--mlir-disable-threading",
+                  (char *)in_path,
+                  pp,
+                  "-o",
+                  (char *)out_path,
+                  NULL};
+  return af_proc_run(argv, NULL, NULL, NULL, err_path, timeout_s, r, err);
+}
+
+int mlir_run_file(const LowerSpec *spec, const char *path, char *const env[], const char *out_path,
+                  const char *err_path, double timeout_s, ProcResult *r, AfErr *err) {
+  char libs[2200];
+  fmt(libs, sizeof libs, "--shared-libs=%s,%s", spec->rtlib, spec->utils);
+  char *argv[] = {(char *)spec->runner,        "-O0", "-e",         "main",
+                  "--entry-point-result=void", libs,  (char *)path, NULL};
+  return af_proc_run(argv, env, NULL, out_path, err_path, timeout_s, r, err);
+}
+
+void mlir_lowered_free(MlirLowered *l, int n) {
+  for (int i = 0; l && i < n; i++) {
+    af_free(l[i].code);
+    l[i].code = NULL;
+  }
+}
+
+static void set_outcome(MlirLowered *l, int outcome, const char *cause, const char *detail) {
+  l->outcome = outcome;
+  fmt(l->cause, sizeof l->cause, "%s", cause);
+  fmt(l->detail, sizeof l->detail, "%s", detail);
+}
+
+/* The first line of text that contains key, as a string. */
+static void first_line_with(const char *text, const char *key, char *out, size_t n) {
+  const char *k = strstr(text, key);
+  out[0] = '\0';
+  if (k == NULL)
+    return;
+  const char *s = k;
+  while (s > text && s[-1] != '\n')
+    s--;
+  size_t len = strcspn(s, "\n");
+  fmt(out, n, "%.*s", (int)(len < n - 1 ? len : n - 1), s);
+}
+
+/* Classifies one case lowered alone: in.mlir -> out.mlir in dir/one-<i>. */
+static int lower_one(const LowerSpec *spec, const char *dir, int i, const char *chunk,
+                     MlirLowered *l, AfErr *err) {
+  char in[4200], outp[4200], errp[4200];
+  fmt(in, sizeof in, "%s/one-%d.mlir", dir, i);
+  fmt(outp, sizeof outp, "%s/one-%d.out.mlir", dir, i);
+  fmt(errp, sizeof errp, "%s/one-%d.err", dir, i);
+  int rc = af_write_file(in, chunk, strlen(chunk), err);
+  ProcResult r;
+  if (rc == 0)
+    rc = mlir_lower_file(spec, in, outp, errp, spec->timeout, &r, err);
+  if (rc)
+    return rc;
+  char *report = NULL;
+  if (af_read_file(errp, &report, NULL, err))
+    return err->rc;
+  int out_rc = 0;
+  if (r.timed_out) {
+    char d[128];
+    fmt(d, sizeof d, "mlir-opt ran past %.0f s on this case alone", spec->timeout);
+    set_outcome(l, MLIR_TIMEOUT, "mlir-opt timeout", d);
+  } else if (r.signaled) {
+    char cause[200];
+    mlir_crash_cause(report, cause, sizeof cause);
+    char c2[200];
+    fmt(c2, sizeof c2, "%s|%s", strsignal(r.sig), cause);
+    char d[768];
+    fmt(d, sizeof d, "mlir-opt killed by %s: %.600s", strsignal(r.sig), report);
+    set_outcome(l, MLIR_CRASH, c2, d);
+  } else if (r.code != 0) {
+    /* a located error: classify it as a batch would */
+    char line[600];
+    first_line_with(report, "error:", line, sizeof line);
+    char norm[200];
+    const char *msg = strstr(line, "error:");
+    mlir_normalize(msg ? msg + 7 : report, norm, sizeof norm);
+    char shape[96] = "";
+    long ln = 0;
+    const char *colon = strchr(line, ':');
+    if (colon)
+      ln = strtol(colon + 1, NULL, 10);
+    const char *src = NULL;
+    if (ln > 0) {
+      const char *p = chunk;
+      for (long k = 1; k < ln && p; k++) {
+        p = strchr(p, '\n');
+        if (p)
+          p++;
+      }
+      char op[96];
+      src = p;
+      while (src && (*src == ' ' || *src == '\t'))
+        src++;
+      if (p) {
+        op_name(p, op, sizeof op);
+        if (op[0])
+          op_shape(p, op, shape, sizeof shape);
+      }
+    }
+    char cause[200], detail[768];
+    fmt(cause, sizeof cause, "%s|%s", shape[0] ? shape : "module", norm);
+    fmt(detail, sizeof detail, "%s%s%.*s", msg ? msg : report, src ? "\n  at: " : "",
+        src ? (int)strcspn(src, "\n") : 0, src ? src : "");
+    set_outcome(l, MLIR_REJECTED, cause, detail);
+  } else {
+    out_rc = af_read_file(outp, &l->code, NULL, err);
+    if (out_rc == 0) {
+      char root[200], ops[400], d[600];
+      mlir_unconverted_ops(l->code, root, sizeof root, ops, sizeof ops);
+      if (ops[0]) {
+        fmt(d, sizeof d, "ops remain after the pipeline: %s", ops);
+        set_outcome(l, MLIR_UNCONVERTED, root, d);
+        af_free(l->code);
+        l->code = NULL;
+      } else {
+        set_outcome(l, MLIR_OK, "", "");
+      }
+    }
+  }
+  af_free(report);
+  return out_rc;
+}
+
+int mlir_lower_batch(const LowerSpec *spec, const char *dir, char *const *chunks, int n,
+                     MlirLowered *out, AfErr *err) {
+  memset(out, 0, sizeof *out * (size_t)n);
+  if (n == 1)
+    return lower_one(spec, dir, 0, chunks[0], &out[0], err);
+  /* one input, chunk i starting at line start[i] */
+  AfBuf in;
+  af_buf_init(&in);
+  long *start = af_malloc(sizeof *start * (size_t)(n + 1));
+  if (start == NULL)
+    return af_err_set(err, AF_ENOMEM, "out of memory");
+  long line = 1;
+  for (int i = 0; i < n; i++) {
+    if (i) {
+      af_buf_puts(&in, "// -----\n");
+      line++;
+    }
+    start[i] = line;
+    af_buf_puts(&in, chunks[i]);
+    for (const char *p = chunks[i]; *p; p++)
+      line += *p == '\n';
+  }
+  start[n] = line + 1;
+  char inp[4200], outp[4200], errp[4200];
+  fmt(inp, sizeof inp, "%s/batch.mlir", dir);
+  fmt(outp, sizeof outp, "%s/batch.out.mlir", dir);
+  fmt(errp, sizeof errp, "%s/batch.err", dir);
+  int rc = in.oom ? af_err_set(err, AF_ENOMEM, "out of memory") : 0;
+  if (rc == 0)
+    rc = af_write_file(inp, in.p, in.len, err);
+  af_buf_free(&in);
+  ProcResult r;
+  if (rc == 0) {
+    char pp[sizeof spec->pipeline + 32];
+    fmt(pp, sizeof pp, "--pass-pipeline=%s", spec->pipeline);
+    /* output to stdout: with --split-input-file, mlir-opt streams each chunk's result as it
+     * goes, so the chunks that lowered are there even when others failed */
+    char *argv[] = {
+        (char *)spec->opt, "--mlir-disable-threading", "--split-input-file", inp, pp, NULL};
+    rc = af_proc_run(argv, NULL, NULL, outp, errp, spec->timeout * (1 + n / 4.0), &r, err);
+  }
+  char *text = NULL, *report = NULL;
+  if (rc == 0 && !r.timed_out && !r.signaled)
+    rc = af_read_file(outp, &text, NULL, err);
+  if (rc == 0 && !r.timed_out && !r.signaled)
+    rc = af_read_file(errp, &report, NULL, err);
+  if (rc || r.timed_out || r.signaled || (r.exited && r.code > 1)) {
+    /* the batch as a whole failed: one case per process finds the case responsible */
+    af_free(text);
+    af_free(report);
+    af_free(start);
+    if (rc)
+      return rc;
+    for (int i = 0; i < n && rc == 0; i++)
+      rc = lower_one(spec, dir, i, chunks[i], &out[i], err);
+    return rc;
+  }
+  /* located errors: the first per chunk decides */
+  char base[64];
+  fmt(base, sizeof base, "batch.mlir:");
+  for (const char *p = report; p && *p;) {
+    const char *nl = strchr(p, '\n');
+    const char *b = strstr(p, base);
+    if (b && (nl == NULL || b < nl)) {
+      long ln = strtol(b + strlen(base), NULL, 10);
+      const char *e = strstr(b, ": error: ");
+      if (e && (nl == NULL || e < nl) && ln > 0) {
+        int i = 0;
+        while (i + 1 < n && start[i + 1] <= ln)
+          i++;
+        if (out[i].outcome == MLIR_OK && out[i].cause[0] == '\0') {
+          char msg[512], norm[200], shape[96] = "";
+          size_t len = nl ? (size_t)(nl - e - 9) : strlen(e + 9);
+          fmt(msg, sizeof msg, "%.*s", (int)(len < 500 ? len : 500), e + 9);
+          mlir_normalize(msg, norm, sizeof norm);
+          const char *q = chunks[i];
+          for (long k = start[i]; k < ln && q; k++) {
+            q = strchr(q, '\n');
+            if (q)
+              q++;
+          }
+          char op[96];
+          if (q) {
+            op_name(q, op, sizeof op);
+            if (op[0])
+              op_shape(q, op, shape, sizeof shape);
+          }
+          char cause[200], detail[768];
+          fmt(cause, sizeof cause, "%s|%s", shape[0] ? shape : "module", norm);
+          while (q && (*q == ' ' || *q == '\t'))
+            q++;
+          fmt(detail, sizeof detail, "error: %s%s%.*s", msg, q ? "\n  at: " : "",
+              q ? (int)strcspn(q, "\n") : 0, q ? q : "");
+          set_outcome(&out[i], MLIR_REJECTED, cause, detail);
+        }
+      }
+    }
+    p = nl ? nl + 1 : NULL;
+  }
+  /* the chunks of the output, in input order; failed chunks are empty */
+  const char *p = text;
+  for (int i = 0; i < n && rc == 0; i++) {
+    const char *sep = strstr(p, "// -----\n");
+    while (sep && sep != text && sep[-1] != '\n')
+      sep = strstr(sep + 1, "// -----\n");
+    size_t len = sep ? (size_t)(sep - p) : strlen(p);
+    if (out[i].outcome == MLIR_REJECTED) {
+      /* nothing to take */
+    } else {
+      int empty = 1;
+      for (size_t k = 0; k < len && empty; k++)
+        empty = isspace((unsigned char)p[k]);
+      if (empty) {
+        /* failed without a located diagnostic: ask again alone */
+        rc = lower_one(spec, dir, i, chunks[i], &out[i], err);
+      } else {
+        out[i].code = af_malloc(len + 1);
+        if (out[i].code == NULL) {
+          rc = af_err_set(err, AF_ENOMEM, "out of memory");
+          break;
+        }
+        memcpy(out[i].code, p, len);
+        out[i].code[len] = '\0';
+        char root[200], ops[400], d[600];
+        mlir_unconverted_ops(out[i].code, root, sizeof root, ops, sizeof ops);
+        if (ops[0]) {
+          fmt(d, sizeof d, "ops remain after the pipeline: %s", ops);
+          set_outcome(&out[i], MLIR_UNCONVERTED, root, d);
+          af_free(out[i].code);
+          out[i].code = NULL;
+        }
+      }
+    }
+    p = sep ? sep + 9 : p + len;
+  }
+  af_free(text);
+  af_free(report);
+  af_free(start);
+  return rc;
+}

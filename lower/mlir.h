@@ -1,0 +1,68 @@
+/*
+ * mlir.h: the real lowering, MLIR's own passes run by an mlir-opt binary (Debian's
+ * mlir-22-tools by default, or any build the user names), and mlir-runner to execute what
+ * they produce against libasyncfuzz_rt.
+ *
+ * Lowering is batched: the cases of a batch go to one mlir-opt process as chunks of one
+ * --split-input-file input, so a case that mlir-opt rejects costs only its own chunk. A batch
+ * whose mlir-opt crashes or times out is lowered again one case per process, which isolates
+ * the case responsible. Outcomes per case:
+ *   MLIR_OK           fully converted to the LLVM dialect: runnable
+ *   MLIR_REJECTED     mlir-opt failed with a diagnostic located in the case
+ *   MLIR_UNCONVERTED  mlir-opt succeeded but gpu/async ops or unrealized casts remain
+ *   MLIR_CRASH        mlir-opt died by a signal on this case alone
+ *   MLIR_TIMEOUT      mlir-opt ran past its limit on this case alone
+ * and a root cause made of op shapes (an op's name, `async` and how many dependencies: 0, 1
+ * or 2+) and the normalized message, never SSA names, sizes or seeds.
+ */
+#ifndef LOWER_MLIR_H
+#define LOWER_MLIR_H
+
+#include "../base/proc.h"
+#include "lower.h"
+
+enum { MLIR_OK, MLIR_REJECTED, MLIR_UNCONVERTED, MLIR_CRASH, MLIR_TIMEOUT };
+
+typedef struct MlirLowered {
+  int outcome;      /* MLIR_* */
+  char cause[200];  /* root cause, e.g. "gpu.launch_func async deps=2+|failed to legalize ..." */
+  char detail[768]; /* the diagnostic or crash report's top, as mlir-opt wrote it */
+  char *code;       /* MLIR_OK: the lowered module (runnable on its own), owned */
+} MlirLowered;
+
+/* Named pipelines: "default", "async-region". */
+int mlir_variant_count(void);
+const char *mlir_variant_name(int i);
+const char *mlir_variant_desc(int i);
+const char *mlir_variant_pipeline(int i);
+
+/* Lowers chunks[0..n) (each a whole module, from gen_render_mlir_batch of one case) with the
+ * spec's pipeline, working in directory dir. out[i] is filled for every case. Returns 0, or
+ * an error when mlir-opt could not be run at all. */
+int mlir_lower_batch(const LowerSpec *spec, const char *dir, char *const *chunks, int n,
+                     MlirLowered *out, AfErr *err);
+/* Lowers the module in in_path to out_path (no splitting). *r says how mlir-opt ended. */
+int mlir_lower_file(const LowerSpec *spec, const char *in_path, const char *out_path,
+                    const char *err_path, double timeout_s, ProcResult *r, AfErr *err);
+/* Runs a lowered module under mlir-runner against libasyncfuzz_rt, with env ("NAME=VALUE",
+ * NULL-terminated) for the runtime library. */
+int mlir_run_file(const LowerSpec *spec, const char *path, char *const env[], const char *out_path,
+                  const char *err_path, double timeout_s, ProcResult *r, AfErr *err);
+/* The top of a crash report (an assertion, an LLVM ERROR or the first frame that is not the
+ * signal handler's), normalized: no paths, addresses or numbers. */
+void mlir_crash_cause(const char *report, char *out, size_t n);
+/* A diagnostic normalized: SSA names become %, numbers N. */
+void mlir_normalize(const char *msg, char *out, size_t n);
+/* Ops that must not remain after a full lowering: out, a sorted list of their shapes ("" if
+ * none); root, the first of them, which names the case's root cause (as the first error does
+ * for a rejection; unrealized casts only when nothing else remains). */
+void mlir_unconverted_ops(const char *code, char *root, size_t rn, char *out, size_t n);
+/* Makes a private temporary directory (mode 0700) under $TMPDIR or /tmp. */
+int mlir_tmpdir(char *out, size_t n, AfErr *err);
+
+void mlir_lowered_free(MlirLowered *l, int n);
+
+/* For lower_spec_parse. */
+int lower_mlir_spec_parse(const char *s, LowerSpec *out, AfErr *err);
+
+#endif
