@@ -305,7 +305,7 @@ static int lower_with_mlir(const GenCase *c, const LowerSpec *spec) {
     return EXIT_INTERNAL;
   }
   int zero = 0;
-  char *chunk = gen_render_mlir_batch(&c, &zero, 1);
+  char *chunk = gen_render_mlir_batch(&c, &zero, 1, 1);
   MlirLowered l;
   memset(&l, 0, sizeof l);
   int rc = chunk ? mlir_lower_batch(spec, dir, &chunk, 1, &l, &err)
@@ -637,7 +637,11 @@ static void check_text(AfBuf *b, const char *path, const LowerSpec *spec, const 
 #define CHECK_MAX_LOWERINGS 8
 
 static int cmd_check(int argc, char **argv) {
-  const char *path = NULL, *scheds = "eager,lazy,random:4,pct:4", *pipeline = NULL;
+  const char *scheds = "eager,lazy,random:4,pct:4", *pipeline = NULL;
+  const char **paths = af_calloc((size_t)argc, sizeof *paths);
+  int npaths = 0;
+  if (paths == NULL)
+    return EXIT_INTERNAL;
   const char *lowerings[CHECK_MAX_LOWERINGS];
   int nlow = 0;
   uint64_t seed = 0;
@@ -646,7 +650,7 @@ static int cmd_check(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (is_help(a)) {
-      printf("usage: asyncfuzz check CASE.json [--lowering SPEC]... [--pipeline P]\n"
+      printf("usage: asyncfuzz check CASE.json... [--lowering SPEC]... [--pipeline P]\n"
              "                    [--schedules LIST] [--seed N] [--json] [--memfree-sync]\n"
              "                    [--no-checker]\n"
              "Runs the case under each schedule and judges every run: observations against the\n"
@@ -658,12 +662,16 @@ static int cmd_check(int argc, char **argv) {
              "(the real lowering: mlir-opt's passes, run by mlir-runner on the simulator;\n"
              "VARIANT default|async-region; --pipeline replaces the pass pipeline). Several\n"
              "--lowering options check the case with each and report where verdicts differ.\n"
+             "Several cases are checked in one batch (one mlir-opt and one mlir-runner process\n"
+             "for all of them); --json then prints one JSON object per line.\n"
              "Exit 0 when every run passes, 1 when any fails.\n",
              "eager,lazy,random:4,pct:4");
+      af_free(paths);
       return 0;
     } else if (strcmp(a, "--lowering") == 0 && i + 1 < argc) {
       if (nlow == CHECK_MAX_LOWERINGS) {
         fprintf(stderr, "asyncfuzz check: at most %d lowerings\n", CHECK_MAX_LOWERINGS);
+        af_free(paths);
         return EXIT_USAGE;
       }
       lowerings[nlow++] = argv[++i];
@@ -672,8 +680,10 @@ static int cmd_check(int argc, char **argv) {
     } else if (strcmp(a, "--schedules") == 0 && i + 1 < argc) {
       scheds = argv[++i];
     } else if (strcmp(a, "--seed") == 0) {
-      if (cli_u64(a, i + 1 < argc ? argv[++i] : NULL, &seed))
+      if (cli_u64(a, i + 1 < argc ? argv[++i] : NULL, &seed)) {
+        af_free(paths);
         return EXIT_USAGE;
+      }
     } else if (strcmp(a, "--json") == 0) {
       json = 1;
     } else if (strcmp(a, "--memfree-sync") == 0) {
@@ -682,29 +692,28 @@ static int cmd_check(int argc, char **argv) {
       o.no_checker = 1;
     } else if (a[0] == '-') {
       fprintf(stderr, "asyncfuzz check: unknown or incomplete option %s (see --help)\n", a);
+      af_free(paths);
       return EXIT_USAGE;
-    } else if (path == NULL) {
-      path = a;
     } else {
-      fprintf(stderr, "asyncfuzz check: one case at a time\n");
-      return EXIT_USAGE;
+      paths[npaths++] = a;
     }
   }
-  if (path == NULL) {
+  if (npaths == 0) {
     fprintf(stderr, "asyncfuzz check: which case? (see --help)\n");
+    af_free(paths);
     return EXIT_USAGE;
   }
   if (nlow == 0)
     lowerings[nlow++] = "builtin";
   LowerSpec *specs = af_calloc((size_t)nlow, sizeof *specs);
-  CheckResult *res = af_calloc((size_t)nlow, sizeof *res);
-  if (specs == NULL || res == NULL) {
-    af_free(specs);
-    af_free(res);
-    fprintf(stderr, "asyncfuzz check: out of memory\n");
-    return EXIT_INTERNAL;
-  }
+  CheckResult *res = af_calloc((size_t)nlow * (size_t)npaths, sizeof *res);
+  GenCase *cases = af_calloc((size_t)npaths, sizeof *cases);
+  const GenCase **cp = af_calloc((size_t)npaths, sizeof *cp);
   int ex = 0;
+  if (specs == NULL || res == NULL || cases == NULL || cp == NULL) {
+    fprintf(stderr, "asyncfuzz check: out of memory\n");
+    ex = EXIT_INTERNAL;
+  }
   AfErr err = {0};
   for (int i = 0; i < nlow && ex == 0; i++) {
     ex = parse_lowering(lowerings[i], &specs[i]);
@@ -720,58 +729,71 @@ static int cmd_check(int argc, char **argv) {
     fprintf(stderr, "asyncfuzz check: %s\n", err.msg);
     ex = EXIT_USAGE;
   }
-  GenCase c;
-  gen_case_init(&c);
-  if (ex == 0)
-    ex = load_case(path, &c, 1);
+  int nloaded = 0;
+  for (int j = 0; j < npaths && ex == 0; j++, nloaded++) {
+    ex = load_case(paths[j], &cases[j], 1);
+    cp[j] = &cases[j];
+  }
   for (int i = 0; i < nlow && ex == 0; i++) {
-    int rc = pipeline_check(&c, &specs[i], s, ns, NULL, &o, &res[i], &err);
+    int rc = pipeline_check_many(cp, npaths, &specs[i], s, ns, NULL, &o,
+                                 res + (size_t)i * (size_t)npaths, &err);
     if (rc) {
       fprintf(stderr, "asyncfuzz check: %s: %s\n", specs[i].name, err.msg);
       ex = cli_exit_for(rc);
     }
   }
-  gen_case_free(&c);
-  int any_fail = 0, differ = 0;
-  for (int i = 0; i < nlow && ex == 0; i++) {
-    int cls = res[i].first_fail < 0 ? VERDICT_PASS : res[i].verdict[res[i].first_fail].cls;
-    int cls0 = res[0].first_fail < 0 ? VERDICT_PASS : res[0].verdict[res[0].first_fail].cls;
-    any_fail |= res[i].first_fail >= 0;
-    differ |= cls != cls0;
-  }
-  if (ex == 0) {
-    AfBuf b;
-    af_buf_init(&b);
+  for (int j = 0; j < nloaded; j++)
+    gen_case_free(&cases[j]);
+  int any_fail = 0;
+  AfBuf b;
+  af_buf_init(&b);
+  for (int j = 0; j < npaths && ex == 0; j++) {
+    const CheckResult *r[CHECK_MAX_LOWERINGS];
+    int differ = 0;
+    for (int i = 0; i < nlow; i++) {
+      r[i] = &res[(size_t)i * (size_t)npaths + (size_t)j];
+      any_fail |= r[i]->first_fail >= 0;
+      int cls = r[i]->first_fail < 0 ? VERDICT_PASS : r[i]->verdict[r[i]->first_fail].cls;
+      int cls0 = r[0]->first_fail < 0 ? VERDICT_PASS : r[0]->verdict[r[0]->first_fail].cls;
+      differ |= cls != cls0;
+    }
+    const char *path = paths[j];
     if (json && nlow == 1) {
-      check_json(&b, path, &specs[0], &res[0]);
+      check_json(&b, path, &specs[0], r[0]);
       af_buf_puts(&b, "\n");
     } else if (json) {
       af_buf_puts(&b, "{\"case\": ");
       json_str(&b, path);
       af_buf_printf(&b, ", \"differ\": %s, \"lowerings\": [", differ ? "true" : "false");
       for (int i = 0; i < nlow; i++) {
-        af_buf_puts(&b, i ? ",\n  " : "\n  ");
-        check_json(&b, path, &specs[i], &res[i]);
+        af_buf_puts(&b, i ? ", " : "");
+        check_json(&b, path, &specs[i], r[i]);
       }
       af_buf_puts(&b, "]}\n");
     } else {
+      if (npaths > 1)
+        af_buf_printf(&b, "%s== case %s\n", j ? "\n" : "", path);
       for (int i = 0; i < nlow; i++)
-        check_text(&b, path, &specs[i], &res[i], nlow > 1);
+        check_text(&b, path, &specs[i], r[i], nlow > 1);
       if (nlow > 1) {
         af_buf_printf(&b, "%s:", differ ? "DIFFER: verdicts differ" : "SAME: verdicts agree");
         for (int i = 0; i < nlow; i++)
           af_buf_printf(&b, " %s=%s", specs[i].name,
-                        oracle_verdict_name(res[i].first_fail < 0
+                        oracle_verdict_name(r[i]->first_fail < 0
                                                 ? VERDICT_PASS
-                                                : res[i].verdict[res[i].first_fail].cls));
+                                                : r[i]->verdict[r[i]->first_fail].cls));
         af_buf_puts(&b, "\n");
       }
     }
-    ex = b.oom ? EXIT_INTERNAL : write_text(NULL, b.p);
-    af_buf_free(&b);
   }
+  if (ex == 0)
+    ex = b.oom ? EXIT_INTERNAL : write_text(NULL, b.p);
+  af_buf_free(&b);
   af_free(specs);
   af_free(res);
+  af_free(cases);
+  af_free(cp);
+  af_free(paths);
   if (ex)
     return ex;
   return any_fail ? EXIT_FOUND : EXIT_OK;

@@ -4,11 +4,13 @@
  * A batch: every case rendered alone is one chunk of a --split-input-file input to one
  * mlir-opt (lower/mlir.c classifies each chunk: rejected, unconverted, crash, timeout or
  * runnable). The runnable cases are rendered again as one module (one function per case,
- * gen_render_mlir_batch), lowered by one mlir-opt and run by one mlir-runner per schedule;
- * libasyncfuzz_rt starts a fresh run for each case and writes case-ID.bin. A case without its
- * trace file (the runner crashed or timed out in it or before it) is run again alone, from its
- * own lowered module, so one bad case costs only itself. Every trace is then judged as for the
- * builtin lowering: the happens-before checker and the sequential oracle.
+ * gen_render_mlir_batch), lowered by one mlir-opt and run by one mlir-runner under every
+ * schedule (when most recent cases lowered fully, the whole batch is first tried as that one
+ * module). libasyncfuzz_rt starts a fresh run for each case and schedule and writes
+ * case-ID-SCHED.bin. A case without all its trace files (the runner crashed or timed out in it
+ * or before it) is run again alone, from its own lowered module, so one bad case costs only
+ * itself. Every trace is then judged as for the builtin lowering: the happens-before checker
+ * and the sequential oracle.
  */
 #include "pipeline.h"
 
@@ -84,13 +86,30 @@ static int judge_trace(const char *path, const GenCase *c, const LowerSpec *spec
   return rc;
 }
 
-static void run_env(const Schedule *s, const PipeOpts *o, const char *tdir, char env[6][4200]) {
+/* The runtime library's settings for one mlir-runner process that runs its cases under all
+ * schedules s[0..ns). ASYNCFUZZ_RUNNER_PRELOAD (a sanitizer build: its instrumented runtime
+ * library needs the sanitizer runtimes loaded into mlir-runner first) becomes LD_PRELOAD. */
+static void run_env(const Schedule *s, int ns, const PipeOpts *o, const char *tdir,
+                    char env[9][4200]) {
   fmt(env[0], sizeof env[0], "ASYNCFUZZ_TRACE_DIR=%s", tdir);
-  fmt(env[1], sizeof env[1], "ASYNCFUZZ_POLICY=%s", asyncfuzz_rt_policy_name(s->policy));
-  fmt(env[2], sizeof env[2], "ASYNCFUZZ_SCHED_SEED=%llu", (unsigned long long)s->seed);
+  size_t k = 0;
+  k += (size_t)snprintf(env[1], sizeof env[1], "ASYNCFUZZ_SCHEDULES=");
+  for (int j = 0; j < ns && k < sizeof env[1]; j++) {
+    int w = snprintf(env[1] + k, sizeof env[1] - k, "%s%s@%llu", j ? "," : "",
+                     asyncfuzz_rt_policy_name(s[j].policy), (unsigned long long)s[j].seed);
+    k += w > 0 ? (size_t)w : 0;
+  }
+  fmt(env[2], sizeof env[2], "ASYNCFUZZ_POLICY");
   fmt(env[3], sizeof env[3], "ASYNCFUZZ_MEMFREE_SYNC=%d", o && o->memfree_sync ? 1 : 0);
   fmt(env[4], sizeof env[4], "ASYNCFUZZ_TRACE");
   fmt(env[5], sizeof env[5], "ASYNCFUZZ_TRACE_BIN");
+  const char *pre = getenv("ASYNCFUZZ_RUNNER_PRELOAD");
+  fmt(env[6], sizeof env[6], pre && *pre ? "LD_PRELOAD=%s" : "LD_PRELOAD", pre ? pre : "");
+  /* mlir-runner's own exit-time leaks are not ours to report, and its crashes are signals */
+  fmt(env[7], sizeof env[7], "%s",
+      pre && *pre ? "ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_abort=0"
+                  : "ASYNCFUZZ_UNUSED");
+  fmt(env[8], sizeof env[8], "ASYNCFUZZ_SCHED_SEED");
 }
 
 /* The last non-empty line of a report, for a verdict's detail. */
@@ -108,55 +127,6 @@ static void tail_line(const char *path, char *out, size_t n) {
   af_free(text);
 }
 
-/* Runs case i alone from its own lowered module and judges it. */
-static int run_alone(const LowerSpec *spec, const char *dir, int k, int i, const GenCase *c,
-                     const MlirLowered *l, const Schedule *s, const OracleExpected *e,
-                     const PipeOpts *o, Verdict *v, AfErr *err) {
-  char mod[4200], tdir[4200], errp[4200], tpath[4300];
-  fmt(mod, sizeof mod, "%s/alone-%d.mlir", dir, i);
-  fmt(tdir, sizeof tdir, "%s/s%d-alone-%d", dir, k, i);
-  fmt(errp, sizeof errp, "%s/s%d-alone-%d.err", dir, k, i);
-  struct stat st;
-  int rc = 0;
-  if (stat(mod, &st) != 0)
-    rc = af_write_file(mod, l->code, strlen(l->code), err);
-  if (rc == 0 && mkdir(tdir, 0700) != 0 && errno != EEXIST)
-    rc = af_err_set(err, AF_EIO, "cannot create %s: %s", tdir, strerror(errno));
-  if (rc)
-    return rc;
-  char envs[6][4200];
-  run_env(s, o, tdir, envs);
-  char *env[] = {envs[0], envs[1], envs[2], envs[3], envs[4], envs[5], NULL};
-  ProcResult r;
-  rc = mlir_run_file(spec, mod, env, NULL, errp, spec->timeout, &r, err);
-  if (rc)
-    return rc;
-  fmt(tpath, sizeof tpath, "%s/case-0.bin", tdir);
-  int found;
-  rc = judge_trace(tpath, c, spec, e, o, v, &found, err);
-  if (rc || found)
-    return rc;
-  char last[400], detail[700];
-  tail_line(errp, last, sizeof last);
-  if (r.timed_out) {
-    fmt(detail, sizeof detail, "mlir-runner ran past %.0f s on this case alone", spec->timeout);
-    tool_verdict(spec, VERDICT_TIMEOUT, "mlir-runner", detail, v);
-  } else if (r.signaled) {
-    char cause[200];
-    fmt(cause, sizeof cause, "mlir-runner killed by %s", strsignal(r.sig));
-    fmt(detail, sizeof detail, "%s: %s", cause, last);
-    tool_verdict(spec, VERDICT_RUNTIME_ERROR, cause, detail, v);
-  } else {
-    char cause[200], norm[160];
-    mlir_normalize(last, norm, sizeof norm);
-    fmt(cause, sizeof cause, "mlir-runner exit %d|%s", r.code, norm);
-    fmt(detail, sizeof detail, "mlir-runner exited %d without finishing the case: %s", r.code,
-        last);
-    tool_verdict(spec, VERDICT_RUNTIME_ERROR, cause, detail, v);
-  }
-  return 0;
-}
-
 static void note_verdict(CheckResult *r, int k, const Schedule *s, const Verdict *v,
                          const PipeOpts *o) {
   if (r->first_fail >= 0 && o && o->stop_at_first)
@@ -168,6 +138,86 @@ static void note_verdict(CheckResult *r, int k, const Schedule *s, const Verdict
   if (v->cls != VERDICT_PASS && r->first_fail < 0)
     r->first_fail = k;
 }
+
+static int run_process(const LowerSpec *spec, const char *mod, const char *tdir, const char *errp,
+                       const Schedule *s, int ns, const PipeOpts *o, double limit, ProcResult *r,
+                       AfErr *err) {
+  if (mkdir(tdir, 0700) != 0 && errno != EEXIST)
+    return af_err_set(err, AF_EIO, "cannot create %s: %s", tdir, strerror(errno));
+  char envs[9][4200];
+  run_env(s, ns, o, tdir, envs);
+  char *env[] = {envs[0], envs[1], envs[2], envs[3], envs[4],
+                 envs[5], envs[6], envs[7], envs[8], NULL};
+  return mlir_run_file(spec, mod, env, NULL, errp, limit, r, err);
+}
+
+/* Runs case i alone, from its own lowered module, under every schedule, and judges it. */
+static int run_alone(const LowerSpec *spec, const char *dir, int i, const GenCase *c,
+                     MlirLowered *l, const char *chunk, const Schedule *s, int ns,
+                     const OracleExpected *e, const PipeOpts *o, CheckResult *out, AfErr *err) {
+  char mod[4200], tdir[4200], errp[4200];
+  int rc = 0;
+  if (l->code == NULL) { /* lowered as part of the whole batch only: lower it alone now */
+    MlirLowered one;
+    memset(&one, 0, sizeof one);
+    char *ch = (char *)chunk;
+    rc = mlir_lower_batch(spec, dir, &ch, 1, &one, err);
+    if (rc)
+      return rc;
+    if (one.outcome != MLIR_OK) {
+      Verdict v;
+      lowering_verdict(spec, &one, &v);
+      note_verdict(out, 0, &s[0], &v, o);
+      mlir_lowered_free(&one, 1);
+      return 0;
+    }
+    l->code = one.code;
+  }
+  fmt(mod, sizeof mod, "%s/alone-%d.mlir", dir, i);
+  fmt(tdir, sizeof tdir, "%s/alone-%d", dir, i);
+  fmt(errp, sizeof errp, "%s/alone-%d.err", dir, i);
+  rc = af_write_file(mod, l->code, strlen(l->code), err);
+  ProcResult r;
+  if (rc == 0)
+    rc = run_process(spec, mod, tdir, errp, s, ns, o, spec->timeout * (1 + ns / 4.0), &r, err);
+  for (int k = 0; k < ns && rc == 0; k++) {
+    char tpath[4300];
+    fmt(tpath, sizeof tpath, "%s/case-0-%d.bin", tdir, k);
+    Verdict v;
+    int found;
+    rc = judge_trace(tpath, c, spec, e, o, &v, &found, err);
+    if (rc)
+      break;
+    if (!found) { /* this schedule did not finish: how the runner ended says why */
+      char last[400], detail[700];
+      tail_line(errp, last, sizeof last);
+      if (r.timed_out) {
+        fmt(detail, sizeof detail, "mlir-runner ran past its limit on this case alone");
+        tool_verdict(spec, VERDICT_TIMEOUT, "mlir-runner", detail, &v);
+      } else if (r.signaled) {
+        char cause[200];
+        fmt(cause, sizeof cause, "mlir-runner killed by %s", strsignal(r.sig));
+        fmt(detail, sizeof detail, "%s: %s", cause, last);
+        tool_verdict(spec, VERDICT_RUNTIME_ERROR, cause, detail, &v);
+      } else {
+        char cause[200], norm[160];
+        mlir_normalize(last, norm, sizeof norm);
+        fmt(cause, sizeof cause, "mlir-runner exit %d|%s", r.code, norm);
+        fmt(detail, sizeof detail, "mlir-runner exited %d without finishing the case: %s", r.code,
+            last);
+        tool_verdict(spec, VERDICT_RUNTIME_ERROR, cause, detail, &v);
+      }
+    }
+    note_verdict(out, k, &s[k], &v, o);
+    if (!found)
+      break;
+  }
+  return rc;
+}
+
+/* The share of recent cases that lowered fully: when it is high, a batch is first lowered as
+ * one module (the kernels compiled once), and split only when that fails. */
+static double g_ok_rate = 1.0;
 
 int pipeline_check_mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Schedule *s,
                         int ns, const OracleExpected *const *es, const PipeOpts *o,
@@ -191,76 +241,105 @@ int pipeline_check_mlir(const GenCase *const *cs, int n, const LowerSpec *spec, 
     rc = af_err_set(err, AF_ENOMEM, "out of memory");
   for (int i = 0; i < n && rc == 0; i++) {
     int zero = 0;
-    chunks[i] = gen_render_mlir_batch(&cs[i], &zero, 1);
+    chunks[i] = gen_render_mlir_batch(&cs[i], &zero, 1, ns);
     if (chunks[i] == NULL)
       rc = af_err_set(err, AF_ENOMEM, "out of memory rendering a case");
     if (rc == 0 && (es == NULL || es[i] == NULL))
       rc = oracle_expect(cs[i], &own[i], err);
+    ids[i] = i;
   }
-  if (rc == 0)
-    rc = mlir_lower_batch(spec, dir, chunks, n, low, err);
-  /* lowering verdicts; the runnable cases go on */
-  int nrun = 0;
-  for (int i = 0; i < n && rc == 0; i++) {
-    if (low[i].outcome != MLIR_OK) {
-      Verdict v;
-      lowering_verdict(spec, &low[i], &v);
-      note_verdict(&out[i], 0, &s[0], &v, o);
-      continue;
-    }
-    ids[nrun] = i;
-    run[nrun++] = cs[i];
-  }
-  /* one module for the runnable cases; lowered alone each case is runnable too */
-  char lowered[4200];
+  char lowered[4200], inp[4200], errp[4200];
+  fmt(inp, sizeof inp, "%s/run.mlir", dir);
+  fmt(lowered, sizeof lowered, "%s/run.out.mlir", dir);
+  fmt(errp, sizeof errp, "%s/run.err", dir);
   int batch_ok = 0;
-  if (rc == 0 && nrun > 1) {
-    char *text = gen_render_mlir_batch(run, ids, nrun);
-    char inp[4200], errp[4200];
-    fmt(inp, sizeof inp, "%s/run.mlir", dir);
-    fmt(lowered, sizeof lowered, "%s/run.out.mlir", dir);
-    fmt(errp, sizeof errp, "%s/run.err", dir);
-    if (text == NULL)
-      rc = af_err_set(err, AF_ENOMEM, "out of memory");
-    else
-      rc = af_write_file(inp, text, strlen(text), err);
+  if (rc == 0 && n > 1 && g_ok_rate > 0.9) {
+    /* likely all runnable: lower the whole batch as one module first */
+    char *text = gen_render_mlir_batch(cs, ids, n, ns);
+    rc = text ? af_write_file(inp, text, strlen(text), err)
+              : af_err_set(err, AF_ENOMEM, "out of memory");
     af_free(text);
     ProcResult r;
     if (rc == 0)
-      rc = mlir_lower_file(spec, inp, lowered, errp, spec->timeout * (1 + nrun / 4.0), &r, err);
-    batch_ok = rc == 0 && r.exited && r.code == 0;
+      rc = mlir_lower_file(spec, inp, lowered, errp, spec->timeout * (1 + n / 4.0), &r, err);
+    if (rc == 0 && r.exited && r.code == 0) {
+      char *code = NULL;
+      rc = af_read_file(lowered, &code, NULL, err);
+      char root[200], ops[400];
+      if (rc == 0) {
+        mlir_unconverted_ops(code, root, sizeof root, ops, sizeof ops);
+        batch_ok = ops[0] == '\0';
+      }
+      af_free(code);
+    }
   }
-  for (int k = 0; k < ns && rc == 0; k++) {
-    char tdir[4200];
-    fmt(tdir, sizeof tdir, "%s/s%d", dir, k);
-    if (mkdir(tdir, 0700) != 0 && errno != EEXIST) {
-      rc = af_err_set(err, AF_EIO, "cannot create %s: %s", tdir, strerror(errno));
-      break;
+  int nrun = 0;
+  if (batch_ok) {
+    for (int i = 0; i < n; i++)
+      run[nrun++] = cs[i];
+  } else if (rc == 0) {
+    rc = mlir_lower_batch(spec, dir, chunks, n, low, err);
+    /* lowering verdicts; the runnable cases go on */
+    for (int i = 0; i < n && rc == 0; i++) {
+      if (low[i].outcome != MLIR_OK) {
+        Verdict v;
+        lowering_verdict(spec, &low[i], &v);
+        note_verdict(&out[i], 0, &s[0], &v, o);
+        continue;
+      }
+      ids[nrun] = i;
+      run[nrun++] = cs[i];
     }
-    if (batch_ok) {
-      char envs[6][4200], errp[4200];
-      run_env(&s[k], o, tdir, envs);
-      char *env[] = {envs[0], envs[1], envs[2], envs[3], envs[4], envs[5], NULL};
-      fmt(errp, sizeof errp, "%s/s%d.err", dir, k);
+    /* one module for the runnable cases; lowered alone each case is runnable too */
+    if (rc == 0 && nrun > 1) {
+      char *text = gen_render_mlir_batch(run, ids, nrun, ns);
+      rc = text ? af_write_file(inp, text, strlen(text), err)
+                : af_err_set(err, AF_ENOMEM, "out of memory");
+      af_free(text);
       ProcResult r;
-      rc = mlir_run_file(spec, lowered, env, NULL, errp, spec->timeout * (1 + nrun / 4.0), &r, err);
+      if (rc == 0)
+        rc = mlir_lower_file(spec, inp, lowered, errp, spec->timeout * (1 + nrun / 4.0), &r, err);
+      batch_ok = rc == 0 && r.exited && r.code == 0;
     }
+  }
+  if (n > 0)
+    g_ok_rate = 0.7 * g_ok_rate + 0.3 * ((double)nrun / n);
+  if (rc == 0 && batch_ok) {
+    char tdir[4200], rerr[4200];
+    fmt(tdir, sizeof tdir, "%s/traces", dir);
+    fmt(rerr, sizeof rerr, "%s/runner.err", dir);
+    ProcResult r;
+    rc = run_process(spec, lowered, tdir, rerr, s, ns, o, spec->timeout * (1 + nrun * ns / 4.0), &r,
+                     err);
     for (int j = 0; j < nrun && rc == 0; j++) {
       int i = ids[j];
-      if (out[i].first_fail >= 0 && o && o->stop_at_first)
-        continue;
       const OracleExpected *e = es && es[i] ? es[i] : own[i];
-      Verdict v;
-      int found = 0;
-      if (batch_ok) {
+      int all = 1;
+      for (int k = 0; k < ns && all; k++) {
         char tpath[4300];
-        fmt(tpath, sizeof tpath, "%s/case-%d.bin", tdir, i);
-        rc = judge_trace(tpath, cs[i], spec, e, o, &v, &found, err);
+        struct stat st;
+        fmt(tpath, sizeof tpath, "%s/case-%d-%d.bin", tdir, i, k);
+        all = stat(tpath, &st) == 0;
       }
-      if (rc == 0 && !found)
-        rc = run_alone(spec, dir, k, i, cs[i], &low[i], &s[k], e, o, &v, err);
-      if (rc == 0)
-        note_verdict(&out[i], k, &s[k], &v, o);
+      if (!all) { /* the runner died in or before this case: it runs alone */
+        rc = run_alone(spec, dir, i, cs[i], &low[i], chunks[i], s, ns, e, o, &out[i], err);
+        continue;
+      }
+      for (int k = 0; k < ns && rc == 0; k++) {
+        char tpath[4300];
+        fmt(tpath, sizeof tpath, "%s/case-%d-%d.bin", tdir, i, k);
+        Verdict v;
+        int found;
+        rc = judge_trace(tpath, cs[i], spec, e, o, &v, &found, err);
+        if (rc == 0)
+          note_verdict(&out[i], k, &s[k], &v, o);
+      }
+    }
+  } else {
+    for (int j = 0; j < nrun && rc == 0; j++) {
+      int i = ids[j];
+      const OracleExpected *e = es && es[i] ? es[i] : own[i];
+      rc = run_alone(spec, dir, i, cs[i], &low[i], chunks[i], s, ns, e, o, &out[i], err);
     }
   }
   for (int i = 0; i < n; i++) {
@@ -278,5 +357,7 @@ int pipeline_check_mlir(const GenCase *const *cs, int n, const LowerSpec *spec, 
   af_free(own);
   if (getenv("ASYNCFUZZ_KEEP_TMP") == NULL)
     af_rm_tree(dir);
+  else
+    fprintf(stderr, "asyncfuzz: kept %s (lowered modules, traces: asyncfuzz check-trace)\n", dir);
   return rc;
 }

@@ -161,9 +161,10 @@ int gen_validate(const GenCase *c, AfErr *err);
  * async) with the sentinel kernels as gpu.func. Returns text owned by the caller, or NULL. */
 char *gen_render_mlir(const GenCase *c);
 /* Renders cases cs[0..n) as one module for one mlir-runner process: one kernel module, case
- * i's host code as func @af_case_<ids[i]>, and @main calling each between
- * asyncfuzz_case_begin(id) and asyncfuzz_case_end(id). Returns text owned by the caller. */
-char *gen_render_mlir_batch(const GenCase *const *cs, const int *ids, int n);
+ * i's host code as func @af_case_<ids[i]>, and @main calling each once per schedule j <
+ * nsched between asyncfuzz_case_begin(id, j) and asyncfuzz_case_end(id, j). Returns text
+ * owned by the caller. */
+char *gen_render_mlir_batch(const GenCase *const *cs, const int *ids, int n, int nsched);
 
 /* ---- generator ---- */
 

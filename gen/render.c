@@ -292,13 +292,13 @@ char *gen_render_mlir(const GenCase *c) {
   return af_buf_take(&b);
 }
 
-char *gen_render_mlir_batch(const GenCase *const *cs, const int *ids, int n) {
+char *gen_render_mlir_batch(const GenCase *const *cs, const int *ids, int n, int nsched) {
   AfBuf b;
   af_buf_init(&b);
   af_buf_printf(&b, "// asyncfuzz batch: %d case(s)\n", n);
   render_head(&b);
-  af_buf_puts(&b, "  func.func private @asyncfuzz_case_begin(i32)\n"
-                  "  func.func private @asyncfuzz_case_end(i32)\n");
+  af_buf_puts(&b, "  func.func private @asyncfuzz_case_begin(i32, i32)\n"
+                  "  func.func private @asyncfuzz_case_end(i32, i32)\n");
   char name[32];
   for (int i = 0; i < n; i++) {
     af_buf_printf(&b, "  // case %d: seed %llu, %d ops, spin %d\n", ids[i],
@@ -307,13 +307,17 @@ char *gen_render_mlir_batch(const GenCase *const *cs, const int *ids, int n) {
     render_func(&b, cs[i], name);
   }
   af_buf_puts(&b, "  func.func @main() {\n");
-  for (int i = 0; i < n; i++)
-    af_buf_printf(&b,
-                  "    %%id%d = arith.constant %d : i32\n"
-                  "    func.call @asyncfuzz_case_begin(%%id%d) : (i32) -> ()\n"
-                  "    func.call @af_case_%d() : () -> ()\n"
-                  "    func.call @asyncfuzz_case_end(%%id%d) : (i32) -> ()\n",
-                  i, ids[i], i, ids[i], i);
+  for (int j = 0; j < nsched; j++)
+    af_buf_printf(&b, "    %%s%d = arith.constant %d : i32\n", j, j);
+  for (int i = 0; i < n; i++) {
+    af_buf_printf(&b, "    %%id%d = arith.constant %d : i32\n", i, ids[i]);
+    for (int j = 0; j < nsched; j++)
+      af_buf_printf(&b,
+                    "    func.call @asyncfuzz_case_begin(%%id%d, %%s%d) : (i32, i32) -> ()\n"
+                    "    func.call @af_case_%d() : () -> ()\n"
+                    "    func.call @asyncfuzz_case_end(%%id%d, %%s%d) : (i32, i32) -> ()\n",
+                    i, j, ids[i], i, j);
+  }
   af_buf_puts(&b, "    return\n  }\n}\n");
   return af_buf_take(&b);
 }

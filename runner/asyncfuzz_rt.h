@@ -69,12 +69,13 @@ void asyncfuzz_observe(int32_t id, int32_t *allocated, int32_t *aligned, int64_t
  * so the trace can name it h<id>. */
 void asyncfuzz_host_init(int32_t id, int32_t init, int32_t *allocated, int32_t *aligned,
                          int64_t offset, int64_t size, int64_t stride);
-/* A batch (many cases in one mlir-runner process, gen_render_mlir_batch) brackets each case:
- * begin starts a fresh run from the environment (ASYNCFUZZ_POLICY, ASYNCFUZZ_SCHED_SEED,
- * ASYNCFUZZ_MEMFREE_SYNC), keeping the kernel modules loaded so far; end runs the case's
- * queued coroutines, ends the run and writes $ASYNCFUZZ_TRACE_DIR/case-ID.bin. */
-void asyncfuzz_case_begin(int32_t id);
-void asyncfuzz_case_end(int32_t id);
+/* A batch (many cases in one mlir-runner process, gen_render_mlir_batch) brackets each run of
+ * a case under schedule `sched`: begin starts a fresh run, keeping the kernel modules loaded
+ * so far, under schedule number `sched` of $ASYNCFUZZ_SCHEDULES ("POLICY@SEED,...", else
+ * ASYNCFUZZ_POLICY and ASYNCFUZZ_SCHED_SEED) with ASYNCFUZZ_MEMFREE_SYNC; end runs the case's
+ * queued coroutines, ends the run and writes $ASYNCFUZZ_TRACE_DIR/case-ID-SCHED.bin. */
+void asyncfuzz_case_begin(int32_t id, int32_t sched);
+void asyncfuzz_case_end(int32_t id, int32_t sched);
 
 /* ---- Control API (the harness) ---- */
 

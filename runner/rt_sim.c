@@ -1428,11 +1428,31 @@ void asyncfuzz_rt_format_trace(AfBuf *b, int from, int to) {
 
 /* ---- batches: many cases in one process ---- */
 
-void asyncfuzz_case_begin(int32_t id) {
+/* Schedule number k of $ASYNCFUZZ_SCHEDULES ("POLICY@SEED,..."), over the env defaults. */
+static void env_schedule(RtConfig *c, int k) {
+  const char *p = getenv("ASYNCFUZZ_SCHEDULES");
+  for (int i = 0; p && *p && i < k; i++) {
+    p = strchr(p, ',');
+    p = p ? p + 1 : NULL;
+  }
+  if (p == NULL || *p == '\0')
+    return;
+  char name[16];
+  size_t len = strcspn(p, "@,");
+  snprintf(name, sizeof name, "%.*s", (int)(len < 15 ? len : 15), p);
+  int pol = asyncfuzz_rt_policy_parse(name);
+  if (pol >= 0)
+    c->policy = pol;
+  if (p[len] == '@')
+    c->seed = strtoull(p + len + 1, NULL, 0);
+}
+
+void asyncfuzz_case_begin(int32_t id, int32_t sched) {
   (void)id;
   Rt *rt = &g_rt;
   pthread_mutex_lock(&rt->mu);
   RtConfig c = env_config();
+  env_schedule(&c, sched);
   /* the modules the batch loaded in its constructor, before the first case, stay valid */
   begin_locked(rt, &c, rt->active || g_env_run);
   rt->next_tid = 0;
@@ -1443,9 +1463,9 @@ void asyncfuzz_case_begin(int32_t id) {
 
 /* Ends case `id`: its coroutines still queued run now (as at process exit), the run ends
  * without draining (its host buffers are freed) and the trace goes to
- * $ASYNCFUZZ_TRACE_DIR/case-ID.bin, written to a temporary name and renamed, so a case whose
+ * $ASYNCFUZZ_TRACE_DIR/case-ID-SCHED.bin, written to a temporary name and renamed, so a case whose
  * file exists finished. */
-void asyncfuzz_case_end(int32_t id) {
+void asyncfuzz_case_end(int32_t id, int32_t sched) {
   runner__async_quiesce();
   Rt *rt = &g_rt;
   pthread_mutex_lock(&rt->mu);
@@ -1458,7 +1478,7 @@ void asyncfuzz_case_end(int32_t id) {
   if (dir == NULL)
     return;
   char path[4096], tmp[4200];
-  snprintf(path, sizeof path, "%s/case-%d.bin", dir, (int)id);
+  snprintf(path, sizeof path, "%s/case-%d-%d.bin", dir, (int)id, (int)sched);
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   if (asyncfuzz_rt_write_trace_bin(tmp) == 0)
     rename(tmp, path);

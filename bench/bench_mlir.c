@@ -1,0 +1,165 @@
+/*
+ * bench_mlir.c: cases per second through the real lowering (mlir-opt, then mlir-runner on the
+ * simulator, then the checker and the oracle), pinned to one core, batched (one mlir-opt and
+ * one mlir-runner per schedule for a batch of cases) and one case per process.
+ *
+ * Two workloads, both generated with the campaign's swarm knobs and its schedules (lazy,
+ * random, pct):
+ *   generated  every case as the default campaign meets it (32 ops; most stop at mlir-opt on
+ *              LLVM 22)
+ *   runnable   only cases that lower fully (found among swarm cases around 16 ops without
+ *              synchronous allocations), so every case runs under mlir-runner
+ * Prints, per workload and mode, the median cases/s of the repetitions and the ratio.
+ *
+ * usage: bench_mlir [repetitions (default 3)] [batch size (default 32)] [mlir-opt spec]
+ */
+#define _GNU_SOURCE
+#include "../cli/pipeline.h"
+#include "../lower/mlir.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static LowerSpec spec;
+static Schedule sched[3];
+static CheckResult *res;
+
+/* Checks cases[0..n) in groups of `batch`; returns cases/s. */
+static double measure(const GenCase **cases, int n, int batch) {
+  PipeOpts o = {0};
+  o.stop_at_first = 1;
+  AfErr err = {0};
+  double t0 = now_s();
+  for (int i = 0; i < n; i += batch) {
+    int k = n - i < batch ? n - i : batch;
+    if (pipeline_check_many(cases + i, k, &spec, sched, 3, NULL, &o, res, &err)) {
+      fprintf(stderr, "bench_mlir: %s\n", err.msg);
+      exit(1);
+    }
+  }
+  return n / (now_s() - t0);
+}
+
+/* Generates swarm cases from seed on; runnable_only keeps those that lower fully. */
+static int make_cases(GenCase *out, int n, uint64_t seed, int runnable_only) {
+  GenConfig base;
+  gen_config_default(&base);
+  if (runnable_only) { /* knobs under which LLVM 22 lowers a useful share of cases fully */
+    base.ops = 16;
+    base.sync_pct = 0;
+    base.max_deps = 2;
+    base.extra_dep_pct = 0;
+  }
+  AfErr err = {0};
+  int have = 0;
+  char dir[4096];
+  if (mlir_tmpdir(dir, sizeof dir, &err))
+    return -1;
+  while (have < n) {
+    enum { B = 32 };
+    GenCase c[B];
+    char *chunk[B];
+    MlirLowered low[B];
+    for (int j = 0; j < B; j++) {
+      GenConfig cfg;
+      gen_config_swarm(&base, seed, &cfg);
+      if (gen_generate(&c[j], seed++, &cfg, &err))
+        return -1;
+      int zero = 0;
+      const GenCase *cp = &c[j];
+      chunk[j] = gen_render_mlir_batch(&cp, &zero, 1, 1);
+    }
+    if (runnable_only && mlir_lower_batch(&spec, dir, chunk, B, low, &err))
+      return -1;
+    for (int j = 0; j < B; j++) {
+      int keep = have < n && (!runnable_only || low[j].outcome == MLIR_OK);
+      if (keep)
+        out[have++] = c[j];
+      else
+        gen_case_free(&c[j]);
+      af_free(chunk[j]);
+    }
+    if (runnable_only)
+      mlir_lowered_free(low, B);
+  }
+  af_rm_tree(dir);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  int reps = argc > 1 ? atoi(argv[1]) : 3;
+  int batch = argc > 2 ? atoi(argv[2]) : 32;
+  const char *which = argc > 3 ? argv[3] : "mlir-opt";
+  if (reps < 1 || batch < 1) {
+    fprintf(stderr, "usage: bench_mlir [repetitions] [batch] [mlir-opt spec]\n");
+    return 2;
+  }
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(0, &one);
+  sched_setaffinity(0, sizeof one, &one); /* children (mlir-opt, mlir-runner) inherit it */
+  AfErr err = {0};
+  if (lower_spec_parse(which, &spec, &err)) {
+    fprintf(stderr, "bench_mlir: %s\n", err.msg);
+    return 77;
+  }
+  int ns;
+  if (pipeline_parse_schedules("lazy,random,pct", 1, sched, 3, &ns, &err))
+    return 1;
+  res = af_calloc((size_t)batch, sizeof *res);
+  enum { NBATCHED = 64, NSINGLE = 8 };
+  GenCase *gen = af_calloc(NBATCHED, sizeof *gen), *run = af_calloc(NBATCHED, sizeof *run);
+  const GenCase *gp[NBATCHED], *rp[NBATCHED];
+  if (!res || !gen || !run || make_cases(gen, NBATCHED, 1000, 0) ||
+      make_cases(run, NBATCHED, 5000, 1)) {
+    fprintf(stderr, "bench_mlir: cannot make the cases\n");
+    return 1;
+  }
+  double gops = 0, rops = 0;
+  for (int i = 0; i < NBATCHED; i++) {
+    gp[i] = &gen[i];
+    rp[i] = &run[i];
+    gops += gen[i].nops;
+    rops += run[i].nops;
+  }
+  printf("bench_mlir: %s (%s), one core, schedules lazy,random,pct, batch %d, %d reps\n",
+         spec.name, spec.version, batch, reps);
+  printf("workload   cases  mean-ops  batched-cases/s  per-process-cases/s  ratio\n");
+  const char *names[2] = {"generated", "runnable"};
+  const GenCase **sets[2] = {gp, rp};
+  double mean[2] = {gops / NBATCHED, rops / NBATCHED};
+  for (int w = 0; w < 2; w++) {
+    double b[16], s[16];
+    for (int r = 0; r < reps && r < 16; r++) { /* alternate the modes */
+      b[r] = measure(sets[w], NBATCHED, batch);
+      s[r] = measure(sets[w] + r * NSINGLE % NBATCHED, NSINGLE, 1);
+    }
+    int m = reps < 16 ? reps : 16;
+    qsort(b, (size_t)m, sizeof b[0], cmp_double);
+    qsort(s, (size_t)m, sizeof s[0], cmp_double);
+    printf("%-10s %5d  %8.1f  %15.1f  %19.2f  %5.1fx\n", names[w], NBATCHED, mean[w], b[m / 2],
+           s[m / 2], b[m / 2] / s[m / 2]);
+  }
+  for (int i = 0; i < NBATCHED; i++) {
+    gen_case_free(&gen[i]);
+    gen_case_free(&run[i]);
+  }
+  af_free(gen);
+  af_free(run);
+  af_free(res);
+  return 0;
+}

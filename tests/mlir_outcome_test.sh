@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# The real lowering under test: corpus cases through Debian's mlir-opt 22 (LLVM 22.1.8) and
+# mlir-runner, each with its outcome class asserted; batches agree with one case per process;
+# a crash or a hang of a tool costs only the case responsible; a missing, unusable or too old
+# mlir-opt is a clear error. Skipped (exit 77) where mlir-opt 22 is absent.
+# usage: mlir_outcome_test.sh ASYNCFUZZ SOURCE_DIR
+set -u
+af=$1 src=$2
+opt=$(command -v mlir-opt-22 || true)
+[ -z "$opt" ] && [ -x /usr/lib/llvm-22/bin/mlir-opt ] && opt=/usr/lib/llvm-22/bin/mlir-opt
+if [ -z "$opt" ]; then
+  echo "SKIP: mlir-opt 22 not found (install mlir-22-tools; scripts/bootstrap.sh does)"
+  exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+verdict_of() { # json line -> its verdict
+  sed -n 's/^{"case": "[^"]*", "lowering": "[^"]*", .*"verdict": "\([a-z_]*\)", "runs".*/\1/p'
+}
+expect_class() { # case class [signature substring] [extra args...]
+  local c=$1 want=$2 sig=${3:-}; shift 3 2>/dev/null || shift $#
+  "$af" check "$src/$c" --lowering mlir-opt --schedules eager,lazy --json "$@" > "$tmp/out" 2> "$tmp/err"
+  local got
+  got=$(verdict_of < "$tmp/out")
+  [ "$got" = "$want" ] || { bad "$c: verdict '$got', expected $want"; sed 's/^/  | /' "$tmp/out" "$tmp/err" | head -5; }
+  if [ -n "$sig" ]; then
+    grep -qF -- "$sig" "$tmp/out" || { bad "$c: no signature with '$sig'"; head -c 600 "$tmp/out"; echo; }
+  fi
+  grep -q '"lowering_version": "[^"]*LLVM version 22' "$tmp/out" || bad "$c: no tool version recorded"
+  grep -q '"pipeline": "builtin.module(gpu.module(' "$tmp/out" || bad "$c: no pipeline recorded"
+}
+
+# ---- the outcome class of each corpus case on LLVM 22.1.8 ----
+expect_class corpus/launch-two-deps.json lowering_rejected \
+  "mlir-opt|lowering_rejected|gpu.launch_func async deps=2+|failed to legalize operation 'gpu.launch_func' that was explicitly marked illegal"
+expect_class corpus/sync-alloc-dealloc.json lowering_unconverted "mlir-opt|lowering_unconverted|gpu.alloc"
+expect_class corpus/memcpy-two-deps-dealloc.json lowering_unconverted "gpu.memcpy async deps=2+"
+expect_class corpus/region-chain.json lowering_unconverted "mlir-opt|lowering_unconverted|gpu.alloc"
+# #170833: the region's yielded token reaches the host's mgpuEventSynchronize as a stream
+expect_class corpus/region-launch-yield.json runtime_error \
+  "mlir-opt|runtime_error|mgpuEventSynchronize|CUDA_ERROR_INVALID_HANDLE|handle of the wrong kind|given=stream"
+# upstream frees an async dealloc at once: a lifetime error in the strict model only
+expect_class tests/data/mlir-simple.json lifetime "free_while_in_use|mgpuLaunchKernel->mgpuMemFree"
+expect_class tests/data/mlir-simple.json pass "" --memfree-sync
+# a token used again after a host gpu.wait: upstream has destroyed its stream
+expect_class tests/data/mlir-run-a.json lifetime "use_of_destroyed_handle|mgpuStreamDestroy->mgpuLaunchKernel"
+
+# ---- a signature names no SSA value, size or seed ----
+grep -h '"signature"' "$tmp/out" > /dev/null
+"$af" check "$src"/corpus/*.json "$src"/tests/data/mlir-*.json --lowering mlir-opt --schedules eager --json > "$tmp/all" 2>&1
+if grep -o '"signature": "[^"]*"' "$tmp/all" | grep -E '%[a-z0-9_]|seed|[0-9]{3,}'; then
+  bad "a signature holds an SSA name, a seed or a size"
+fi
+
+# ---- a batch gives each case the verdict it gets alone ----
+cases=("$src"/corpus/*.json "$src"/tests/data/mlir-simple.json "$src"/tests/data/mlir-run-a.json "$src"/tests/data/mlir-run-b.json)
+"$af" check "${cases[@]}" --lowering mlir-opt --schedules eager,lazy --json > "$tmp/batch" 2> "$tmp/err" \
+  || [ $? -eq 1 ] || bad "batched check failed: $(head -3 "$tmp/err")"
+for c in "${cases[@]}"; do
+  "$af" check "$c" --lowering mlir-opt --schedules eager,lazy --json > "$tmp/one" 2>/dev/null
+  a=$(grep -F "\"case\": \"$c\"" "$tmp/batch" | sed 's/"detail": "[^"]*"//g')
+  b=$(sed 's/"detail": "[^"]*"//g' "$tmp/one")
+  [ -n "$a" ] && [ "$a" = "$b" ] || { bad "$(basename "$c"): batched result differs from the case alone"; echo "  batch: ${a:0:300}"; echo "  alone: ${b:0:300}"; }
+done
+
+# ---- differential: builtin and mlir-opt side by side ----
+"$af" check "$src/corpus/region-launch-yield.json" --lowering builtin --lowering mlir-opt --schedules lazy > "$tmp/out" 2>&1
+rc=$?
+[ $rc -eq 1 ] || bad "differential check: exit $rc, expected 1"
+grep -q "DIFFER: verdicts differ: builtin=pass mlir-opt=runtime_error" "$tmp/out" || bad "differential check: no DIFFER line"
+"$af" campaign --lowering mlir-opt --lowering builtin --cases 40 --seed 5 --schedules eager --out "$tmp/camp" --quiet > "$tmp/out" 2> "$tmp/err"
+rc=$?
+[ $rc -eq 1 ] || bad "mlir-opt campaign: exit $rc, expected 1 (findings)"
+grep -qE "differential: verdicts differ on [1-9][0-9]* of 40 cases" "$tmp/out" || { bad "mlir-opt campaign: no differential results"; cat "$tmp/out" | head; }
+grep -q '"pipeline": "builtin.module(gpu.module(' "$tmp/camp/summary.json" || bad "campaign summary lacks the pipeline"
+grep -q '"version": "[^"]*LLVM version 22' "$tmp/camp/summary.json" || bad "campaign summary lacks the tool version"
+info=$(ls "$tmp"/camp/failures/*/info.txt 2>/dev/null | head -1)
+if [ -n "$info" ]; then
+  grep -q "^pipeline: builtin.module(" "$info" || bad "info.txt lacks the pipeline"
+  replay=$(sed -n 's/^replay: asyncfuzz //p' "$info")
+  "$af" $replay > "$tmp/rep" 2>&1
+  [ $? -eq 1 ] || bad "the replay command does not reproduce: $replay"
+  grep -qF "$(sed -n 's/^signature: //p' "$info")" "$tmp/rep" || bad "the replay gives another signature"
+else
+  bad "mlir-opt campaign saved no failure"
+fi
+
+# ---- a crashing or hanging mlir-opt costs only its case ----
+"$af" gen --seed 3 --ops 6 --spin 777 -o "$tmp/crash.json"
+"$af" gen --seed 4 --ops 6 --spin 778 -o "$tmp/hang.json"
+export REAL_MLIR_OPT=$opt REAL_MLIR_RUNNER
+REAL_MLIR_RUNNER=$(dirname "$(readlink -f "$opt")")/mlir-runner
+utils=$(ls "$(dirname "$(readlink -f "$opt")")"/../lib/libmlir_runner_utils.so* | head -1)
+ASYNCFUZZ_MLIR_RUNNER=$REAL_MLIR_RUNNER ASYNCFUZZ_RUNNER_UTILS=$utils ASYNCFUZZ_TOOL_TIMEOUT=4 \
+  "$af" check "$tmp/crash.json" "$src/corpus/launch-two-deps.json" "$tmp/hang.json" "$src/tests/data/mlir-simple.json" \
+  --lowering "mlir-opt:$src/tests/tools/crashing-mlir-opt.sh" --schedules eager --json > "$tmp/out" 2> "$tmp/err"
+v() { grep -F "$1" "$tmp/out" | verdict_of; }
+[ "$(v crash.json)" = lowering_crash ] || bad "crashing mlir-opt: verdict '$(v crash.json)'"
+grep -F crash.json "$tmp/out" | grep -qF "lowering_crash|Segmentation fault|Assertion \`op && \\\"marker N\\\"' failed." \
+  || { bad "crash signature: no normalized assertion"; grep -F crash.json "$tmp/out" | head -c 500; echo; }
+[ "$(v hang.json)" = timeout ] || bad "hanging mlir-opt: verdict '$(v hang.json)'"
+[ "$(v launch-two-deps.json)" = lowering_rejected ] || bad "a batch neighbour of a crash: '$(v launch-two-deps.json)'"
+[ "$(v mlir-simple.json)" = lifetime ] || bad "a batch neighbour of a crash: '$(v mlir-simple.json)'"
+
+# ---- a crashing mlir-runner: the batch falls back to one case per process ----
+ASYNCFUZZ_MLIR_RUNNER=$src/tests/tools/crashing-mlir-runner.sh ASYNCFUZZ_RUNNER_UTILS=$utils \
+  "$af" check "$src/tests/data/mlir-simple.json" "$src/tests/data/mlir-marked-779.json" "$src/tests/data/mlir-run-a.json" \
+  --lowering mlir-opt --schedules eager --json > "$tmp/out" 2> "$tmp/err"
+[ "$(v mlir-marked-779.json)" = runtime_error ] || bad "crashing runner: verdict '$(v mlir-marked-779.json)'"
+grep -F mlir-marked-779.json "$tmp/out" | grep -q "mlir-runner killed by Segmentation fault" || bad "crashing runner: no signature"
+[ "$(v mlir-simple.json)" = lifetime ] || bad "runner fallback: mlir-simple gives '$(v mlir-simple.json)'"
+[ "$(v mlir-run-a.json)" = lifetime ] || bad "runner fallback: mlir-run-a gives '$(v mlir-run-a.json)'"
+
+# ---- a missing, unusable or too old mlir-opt ----
+"$af" check "$src/corpus/launch-two-deps.json" --lowering mlir-opt:/nonexistent/mlir-opt > "$tmp/out" 2>&1
+[ $? -eq 2 ] && grep -q "mlir-opt /nonexistent/mlir-opt not found or not executable" "$tmp/out" || bad "missing mlir-opt: $(cat "$tmp/out")"
+ASYNCFUZZ_MLIR_OPT=/nonexistent "$af" campaign --lowering mlir-opt --cases 1 --out "$tmp/x" > "$tmp/out" 2>&1
+[ $? -eq 2 ] && grep -q "ASYNCFUZZ_MLIR_OPT=/nonexistent: not found" "$tmp/out" || bad "ASYNCFUZZ_MLIR_OPT missing: $(cat "$tmp/out")"
+"$af" check "$src/corpus/launch-two-deps.json" --lowering mlir-opt:/bin/true > "$tmp/out" 2>&1
+[ $? -eq 2 ] && grep -q "does not name an LLVM version" "$tmp/out" || bad "not an mlir-opt: $(cat "$tmp/out")"
+"$af" check "$src/corpus/launch-two-deps.json" --lowering "mlir-opt:$src/tests/tools/old-mlir-opt.sh" > "$tmp/out" 2>&1
+[ $? -eq 2 ] && grep -q "LLVM version 17.0.6; asyncfuzz needs LLVM 20 or newer" "$tmp/out" || bad "too old: $(cat "$tmp/out")"
+"$af" check "$src/corpus/launch-two-deps.json" --lowering mlir-opt@nosuch > "$tmp/out" 2>&1
+[ $? -eq 2 ] && grep -q "unknown mlir-opt pipeline \"nosuch\" (named pipelines: default, async-region)" "$tmp/out" || bad "unknown variant: $(cat "$tmp/out")"
+
+# ---- the async-region variant and a custom pipeline run ----
+"$af" check "$src/corpus/region-launch-yield.json" --lowering mlir-opt@async-region --schedules eager --json > "$tmp/out" 2>&1
+grep -q '"pipeline": "builtin.module(func.func(gpu-async-region),' "$tmp/out" || bad "async-region variant: $(head -c 300 "$tmp/out")"
+"$af" check "$src/corpus/launch-two-deps.json" --lowering mlir-opt --pipeline 'builtin.module(canonicalize)' --schedules eager --json > "$tmp/out" 2>&1
+grep -q '"lowering": "mlir-opt@custom"' "$tmp/out" && [ "$(verdict_of < "$tmp/out")" = lowering_unconverted ] || bad "custom pipeline: $(head -c 300 "$tmp/out")"
+
+# ---- no temporary directory is left behind ----
+left=$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'asyncfuzz-*' -newer "$tmp" 2>/dev/null | wc -l)
+[ "$left" -eq 0 ] || bad "$left temporary directories left behind"
+
+if [ "$fail" -eq 0 ]; then echo "mlir outcomes: ok"; else echo "mlir outcomes: $fail failure(s)"; fi
+[ "$fail" -eq 0 ]
