@@ -8,7 +8,7 @@
  *   generated  every case as the default campaign meets it (32 ops; most stop at mlir-opt on
  *              LLVM 22)
  *   runnable   only cases that lower fully (found among swarm cases around 16 ops without
- *              synchronous allocations), so every case runs under mlir-runner
+ *              synchronous allocations, where every root op waits on a fresh token), so every case runs under mlir-runner
  * Prints, per workload and mode, the median cases/s of the repetitions and the ratio.
  *
  * usage: bench_mlir [repetitions (default 3)] [batch size (default 32)] [mlir-opt spec]
@@ -63,6 +63,7 @@ static int make_cases(GenCase *out, int n, uint64_t seed, int runnable_only) {
     base.sync_pct = 0;
     base.max_deps = 2;
     base.extra_dep_pct = 0;
+    base.root_wait_pct = 100;
   }
   AfErr err = {0};
   int have = 0;

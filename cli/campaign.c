@@ -113,11 +113,12 @@ static int commit_file(FILE *f, const char *tmp, const char *path) {
 static void knobs_cmdline(const GenConfig *g, char *out, size_t n) {
   snprintf(out, n,
            "--ops %d --buffers %d --host-bufs %d --elems %d --max-deps %d --extra-deps %d "
-           "--regions %d --nesting %d --spin %d --host-shared %d --sync %d --mix "
+           "--regions %d --nesting %d --spin %d --host-shared %d --sync %d --root-wait %d --mix "
            "%d,%d,%d,%d,%d,%d,%d,%d",
            g->ops, g->buffers, g->host_bufs, g->elems, g->max_deps, g->extra_dep_pct, g->region_pct,
-           g->max_nesting, g->spin, g->host_shared_pct, g->sync_pct, g->w_launch, g->w_memcpy,
-           g->w_memset, g->w_alloc, g->w_dealloc, g->w_wait_async, g->w_host_wait, g->w_observe);
+           g->max_nesting, g->spin, g->host_shared_pct, g->sync_pct, g->root_wait_pct, g->w_launch,
+           g->w_memcpy, g->w_memset, g->w_alloc, g->w_dealloc, g->w_wait_async, g->w_host_wait,
+           g->w_observe);
 }
 
 static int write_info(Camp *k, const Sig *s) {
@@ -596,9 +597,14 @@ int cmd_campaign(int argc, char **argv) {
   printf("campaign %s: %ld cases in %.1f s (%.1f cases/s), %ld failing, %d signature(s)%s\n",
          g_stop ? "stopped" : "done", k.cases, el, el > 0 ? (double)k.cases / el : 0.0, k.failures,
          k.nsigs, k.nsigs ? ":" : "");
-  for (int i = 0; i < k.nsigs; i++)
-    printf("  %6ld x %s\n         smallest %d ops: %s/failures/%s/smallest.json\n", k.sigs[i].count,
-           k.sigs[i].signature, k.sigs[i].smallest_ops, k.out, k.sigs[i].dir);
+  for (int i = 0; i < k.nsigs; i++) {
+    const Sig *g = &k.sigs[i];
+    char ss[64];
+    pipeline_schedule_str(&g->smallest_sched, ss, sizeof ss);
+    printf("  %6ld x %s\n         smallest %d ops, replay: asyncfuzz check "
+           "%s/failures/%s/smallest.json --lowering %s --schedules %s\n",
+           g->count, g->signature, g->smallest_ops, k.out, g->dir, k.specs[g->low].arg, ss);
+  }
   if (k.nspecs > 1) {
     printf("differential: verdicts differ on %ld of %ld cases%s\n", k.differ_cases, k.cases,
            k.ndiffer ? ":" : "");

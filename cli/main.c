@@ -42,6 +42,8 @@ const char cli_gen_knobs_help[] =
     "  --spin N           kernel spin count (default 64)\n"
     "  --host-shared PCT  share of host_shared allocations (default 10)\n"
     "  --sync PCT         share of synchronous allocs/deallocs (default 20)\n"
+    "  --root-wait PCT    chance that an async op with no dependency waits on a fresh\n"
+    "                     `gpu.wait async` token instead (default 0)\n"
     "  --mix L,C,S,A,D,W,H,O  op weights: launch, memcpy, memset, alloc, dealloc,\n"
     "                     wait_async, host_wait, observe (default 30,20,8,8,5,8,6,6)\n";
 
@@ -88,6 +90,7 @@ int cli_gen_knob(GenConfig *cfg, const char *opt, const char *val) {
       {"--spin", &cfg->spin, 0, 1 << 24},
       {"--host-shared", &cfg->host_shared_pct, 0, 100},
       {"--sync", &cfg->sync_pct, 0, 100},
+      {"--root-wait", &cfg->root_wait_pct, 0, 100},
   };
   for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++) {
     if (strcmp(opt, knobs[i].name) == 0) {

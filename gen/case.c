@@ -278,11 +278,14 @@ char *gen_case_to_json(const GenCase *c) {
                   "  \"config\": {\"ops\": %d, \"buffers\": %d, \"host_bufs\": %d, \"elems\": %d, "
                   "\"max_deps\": %d, \"extra_dep_pct\": %d, \"region_pct\": %d, "
                   "\"max_nesting\": %d, \"spin\": %d, \"host_shared_pct\": %d, \"sync_pct\": %d, "
-                  "\"mix\": [%d, %d, %d, %d, %d, %d, %d, %d]},\n",
+                  "\"mix\": [%d, %d, %d, %d, %d, %d, %d, %d]",
                   g->ops, g->buffers, g->host_bufs, g->elems, g->max_deps, g->extra_dep_pct,
                   g->region_pct, g->max_nesting, g->spin, g->host_shared_pct, g->sync_pct,
                   g->w_launch, g->w_memcpy, g->w_memset, g->w_alloc, g->w_dealloc, g->w_wait_async,
                   g->w_host_wait, g->w_observe);
+    if (g->root_wait_pct) /* written only when set: older case files stay byte-identical */
+      af_buf_printf(&b, ", \"root_wait_pct\": %d", g->root_wait_pct);
+    af_buf_puts(&b, "},\n");
   }
   af_buf_printf(&b, "  \"spin\": %d,\n  \"buffers\": [", c->spin);
   for (int i = 0; i < c->nbufs; i++) {
@@ -775,6 +778,7 @@ int gen_case_from_json(GenCase *c, const char *text, AfErr *err) {
     jint(cfg, "spin", &g->spin);
     jint(cfg, "host_shared_pct", &g->host_shared_pct);
     jint(cfg, "sync_pct", &g->sync_pct);
+    jint(cfg, "root_wait_pct", &g->root_wait_pct);
     const cJSON *mix = cJSON_GetObjectItemCaseSensitive(cfg, "mix");
     int *w[] = {&g->w_launch,  &g->w_memcpy,     &g->w_memset,    &g->w_alloc,
                 &g->w_dealloc, &g->w_wait_async, &g->w_host_wait, &g->w_observe};

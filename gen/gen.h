@@ -92,6 +92,8 @@ typedef struct GenConfig {
   int spin;            /* kernel spin count */
   int host_shared_pct; /* share of allocations that are host_shared */
   int sync_pct;        /* share of allocs/deallocs that are synchronous */
+  int root_wait_pct;   /* chance that an async op with no dependency gets a fresh `gpu.wait
+                          async` token as its one (the form gpu-async-region makes) */
   /* op mix weights */
   int w_launch, w_memcpy, w_memset, w_alloc, w_dealloc, w_wait_async, w_host_wait, w_observe;
 } GenConfig;

@@ -209,10 +209,19 @@ static void ts_minimize(G *g, TSet *s) {
 }
 
 static int join(G *g, Ctx *x, const int *deps, int n);
+static int emit_async(G *g, Ctx *x, GenOp *o, const int *deps, int ndeps);
 
 /* Turns a set into at most max_deps dependencies (joining the rest), shuffled. */
 static int finalize_deps(G *g, Ctx *x, TSet *s, int extra_ok, int *deps) {
   ts_minimize(g, s);
+  if (s->n == 0 && extra_ok && g->cfg.root_wait_pct > 0 &&
+      af_rng_chance(&g->rng, g->cfg.root_wait_pct)) {
+    GenOp o = blank(GEN_OP_WAIT_ASYNC, x->id);
+    int t = emit_async(g, x, &o, NULL, 0);
+    if (t < 0)
+      return -1;
+    ts_add(s, t);
+  }
   if (extra_ok && x->nrecent > 0 && af_rng_chance(&g->rng, g->cfg.extra_dep_pct)) {
     ts_add(s, x->recent[af_rng_below(&g->rng, (uint32_t)x->nrecent)]);
   }
@@ -942,6 +951,8 @@ void gen_config_swarm(const GenConfig *base, uint64_t seed, GenConfig *out) {
   k = af_rng_below(&r, 3);
   out->sync_pct = k == 0 ? 0 : k == 1 ? base->sync_pct : 50;
   out->host_shared_pct = af_rng_chance(&r, 50) ? 0 : base->host_shared_pct;
+  k = af_rng_below(&r, 3);
+  out->root_wait_pct = k == 0 ? base->root_wait_pct : k == 1 ? 50 : 100;
   int *w[] = {&out->w_memcpy,  &out->w_memset,     &out->w_alloc,
               &out->w_dealloc, &out->w_wait_async, &out->w_host_wait};
   for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)

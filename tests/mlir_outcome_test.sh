@@ -15,6 +15,9 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
+# the harness's own temporary directories go here, to be checked at the end
+export TMPDIR=$tmp/harness-tmp
+mkdir -p "$TMPDIR"
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 verdict_of() { # json line -> its verdict
   sed -n 's/^{"case": "[^"]*", "lowering": "[^"]*", .*"verdict": "\([a-z_]*\)", "runs".*/\1/p'
@@ -132,7 +135,7 @@ grep -q '"pipeline": "builtin.module(func.func(gpu-async-region),' "$tmp/out" ||
 grep -q '"lowering": "mlir-opt@custom"' "$tmp/out" && [ "$(verdict_of < "$tmp/out")" = lowering_unconverted ] || bad "custom pipeline: $(head -c 300 "$tmp/out")"
 
 # ---- no temporary directory is left behind ----
-left=$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'asyncfuzz-*' -newer "$tmp" 2>/dev/null | wc -l)
+left=$(find "$TMPDIR" -mindepth 1 -maxdepth 1 -name 'asyncfuzz-*' | wc -l)
 [ "$left" -eq 0 ] || bad "$left temporary directories left behind"
 
 if [ "$fail" -eq 0 ]; then echo "mlir outcomes: ok"; else echo "mlir outcomes: $fail failure(s)"; fi
