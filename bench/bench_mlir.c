@@ -11,7 +11,7 @@
  *              synchronous allocations, where every root op waits on a fresh token), so every case runs under mlir-runner
  * Prints, per workload and mode, the median cases/s of the repetitions and the ratio.
  *
- * usage: bench_mlir [repetitions (default 3)] [batch size (default 32)] [mlir-opt spec]
+ * usage: bench_mlir [repetitions (default 3)] [batch size (default 64, the campaign's)] [mlir-opt spec]
  */
 #define _GNU_SOURCE
 #include "../cli/pipeline.h"
@@ -103,7 +103,7 @@ static int make_cases(GenCase *out, int n, uint64_t seed, int runnable_only) {
 
 int main(int argc, char **argv) {
   int reps = argc > 1 ? atoi(argv[1]) : 3;
-  int batch = argc > 2 ? atoi(argv[2]) : 32;
+  int batch = argc > 2 ? atoi(argv[2]) : 64;
   const char *which = argc > 3 ? argv[3] : "mlir-opt";
   if (reps < 1 || batch < 1) {
     fprintf(stderr, "usage: bench_mlir [repetitions] [batch] [mlir-opt spec]\n");

@@ -322,7 +322,7 @@ static const char campaign_help[] =
     "                  --help); repeat it to compare lowerings\n"
     "  --pipeline P    pass pipeline for the mlir-opt lowerings (replaces the variant's)\n"
     "  --schedules L   default lazy,random,pct (see asyncfuzz check --help)\n"
-    "  --batch N       cases per mlir-opt/mlir-runner process (default 32)\n"
+    "  --batch N       cases per mlir-opt/mlir-runner process (default 64)\n"
     "  --no-swarm      every case with the same knobs (default: swarm testing, each case\n"
     "                  draws its own knobs around them; the case file records them)\n"
     "  --memfree-sync  model mgpuMemFree as synchronizing the device (lenient)\n"
@@ -369,11 +369,11 @@ int cmd_campaign(int argc, char **argv) {
   k.out = "campaign-out";
   k.sched_spec = "lazy,random,pct";
   k.swarm = 1;
-  k.batch = 32;
+  k.batch = 64;
   const char *lowerings[CAMP_MAX_LOWERINGS];
   int nlow = 0;
   const char *pipeline = NULL;
-  long seconds = 30, max_cases = -1, batch = 32;
+  long seconds = 30, max_cases = -1, batch = 64;
   uint64_t seed = (uint64_t)time(NULL);
   int quiet = 0;
   PipeOpts o = {0};

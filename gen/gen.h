@@ -162,7 +162,8 @@ int gen_validate(const GenCase *c, AfErr *err);
 /* Renders the case as an MLIR module in the gpu dialect (plus func, memref, arith, scf,
  * async) with the sentinel kernels as gpu.func. Returns text owned by the caller, or NULL. */
 char *gen_render_mlir(const GenCase *c);
-/* Renders cases cs[0..n) as one module for one mlir-runner process: one kernel module, case
+/* Renders cases cs[0..n) as one module for one mlir-runner process: one kernel module (with
+ * the kernels the cases launch), case
  * i's host code as func @af_case_<ids[i]>, and @main calling each once per schedule j <
  * nsched between asyncfuzz_case_begin(id, j) and asyncfuzz_case_end(id, j). Returns text
  * owned by the caller. */

@@ -271,11 +271,13 @@ static void render_func(AfBuf *b, const GenCase *c, const char *name) {
   af_buf_puts(b, "    return\n  }\n");
 }
 
-static void render_head(AfBuf *b) {
+/* mask: the kernels to define (bit k: kernel k) */
+static void render_head(AfBuf *b, unsigned mask) {
   af_buf_puts(b, "module attributes {gpu.container_module} {\n"
                  "  gpu.module @asyncfuzz_kernels [#nvvm.target] {\n");
   for (int k = 0; k < KERNEL__COUNT; k++)
-    kernel_func(b, k);
+    if (mask & (1u << k))
+      kernel_func(b, k);
   af_buf_puts(b, "  }\n"
                  "  func.func private @asyncfuzz_observe(i32, " MT ")\n"
                  "  func.func private @asyncfuzz_host_init(i32, i32, " MT ")\n");
@@ -286,7 +288,7 @@ char *gen_render_mlir(const GenCase *c) {
   af_buf_init(&b);
   af_buf_printf(&b, "// asyncfuzz case: seed %llu, %d ops, spin %d\n", (unsigned long long)c->seed,
                 c->nops, c->spin);
-  render_head(&b);
+  render_head(&b, ~0u);
   render_func(&b, c, "main");
   af_buf_puts(&b, "}\n");
   return af_buf_take(&b);
@@ -296,7 +298,13 @@ char *gen_render_mlir_batch(const GenCase *const *cs, const int *ids, int n, int
   AfBuf b;
   af_buf_init(&b);
   af_buf_printf(&b, "// asyncfuzz batch: %d case(s)\n", n);
-  render_head(&b);
+  /* only the kernels the cases launch: each compiles in every batch's kernel module */
+  unsigned mask = 0;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < cs[i]->nops; j++)
+      if (cs[i]->ops[j].kind == GEN_OP_LAUNCH)
+        mask |= 1u << cs[i]->ops[j].kernel;
+  render_head(&b, mask ? mask : 1u);
   af_buf_puts(&b, "  func.func private @asyncfuzz_case_begin(i32, i32)\n"
                   "  func.func private @asyncfuzz_case_end(i32, i32)\n");
   char name[32];
