@@ -217,7 +217,8 @@ static int finalize_deps(G *g, Ctx *x, TSet *s, int extra_ok, int *deps) {
   if (s->n == 0 && extra_ok && g->cfg.root_wait_pct > 0 &&
       af_rng_chance(&g->rng, g->cfg.root_wait_pct)) {
     GenOp o = blank(GEN_OP_WAIT_ASYNC, x->id);
-    int t = emit_async(g, x, &o, NULL, 0);
+    int none[1] = {0};
+    int t = emit_async(g, x, &o, none, 0);
     if (t < 0)
       return -1;
     ts_add(s, t);

@@ -15,6 +15,8 @@ static int scale = 1;
 static Schedule scheds[8];
 static int nscheds;
 
+static int g_swarm; /* no_false_alarms: swarm knobs per case */
+
 static void no_false_alarms(const GenConfig *cfg, uint64_t first, int n) {
   LowerSpec spec;
   AfErr err = {0};
@@ -23,7 +25,10 @@ static void no_false_alarms(const GenConfig *cfg, uint64_t first, int n) {
   for (int i = 0; i < n; i++) {
     GenCase c;
     uint64_t seed = first + (uint64_t)i;
-    CHECK_EQ(gen_generate(&c, seed, cfg, &err), 0);
+    GenConfig cc = *cfg;
+    if (g_swarm) /* the campaign's default: every case with its own knobs */
+      gen_config_swarm(cfg, seed, &cc);
+    CHECK_EQ(gen_generate(&c, seed, &cc, &err), 0);
     CHECK_EQ(gen_validate(&c, &err), 0);
     Schedule s[8];
     for (int k = 0; k < nscheds; k++) {
@@ -63,7 +68,8 @@ static void no_false_alarms(const GenConfig *cfg, uint64_t first, int n) {
     }
     gen_case_free(&c);
   }
-  printf("no false alarms: %d cases of %d ops, %ld runs\n", n, cfg->ops, runs);
+  printf("no false alarms: %d cases of %s%d ops, %ld runs\n", n,
+         g_swarm ? "swarm knobs, up to " : "", cfg->ops, runs);
 }
 
 static void faults_caught(void) {
@@ -219,6 +225,10 @@ int main(void) {
   cfg.ops = 256;
   cfg.buffers = 8;
   no_false_alarms(&cfg, 200000, 100 * scale);
+  gen_config_default(&cfg);
+  g_swarm = 1;
+  no_false_alarms(&cfg, 300000, 1000 * scale);
+  g_swarm = 0;
   faults_caught();
   faults_caught_by_checker_under_eager();
   determinism();
