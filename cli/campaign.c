@@ -14,6 +14,8 @@
  *   DIR/failures/<signature hash>/info.txt       signature, counts, versions, replay command
  *   DIR/summary.json                             totals and signatures at the end
  */
+#define _GNU_SOURCE
+#include "../results/store.h"
 #include "cli.h"
 #include "pipeline.h"
 
@@ -22,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,11 +54,18 @@ typedef struct Sig {
   uint64_t smallest_seed, first_seed;
   Schedule first_sched, smallest_sched;
   double first_at;
-  int flaky; /* the re-run gave another signature */
+  int flaky;      /* the re-run gave another signature */
+  int suppressed; /* known or wontfix in the database: counted, not reported */
+  long exact;     /* occurrences recorded one by one in this run */
+  long pending;   /* repeats counted since the last flush_tallies */
+  int repro_runs, repro_hits;
   char dir[64];
 } Sig;
 
 #define CAMP_MAX_LOWERINGS 8
+/* occurrences of a finding recorded one by one per run (with their case seeds); later repeats
+ * are tallied and committed once a second */
+#define DB_EXACT_PER_RUN 16
 
 typedef struct Differ {
   char what[160]; /* "builtin=pass mlir-opt=runtime_error" */
@@ -80,6 +91,12 @@ typedef struct Camp {
   int nsigs, capsigs;
   long cases, failures;
   double t0;
+  Store *db; /* NULL: --no-db */
+  int64_t run_id;
+  int repro;         /* re-runs of a new finding */
+  long new_findings; /* new to the database */
+  long known_hits;   /* occurrences of known or wontfix findings */
+  long corpus;       /* case files saved under failures/ */
 } Camp;
 
 static int mkdir_p(const char *path) {
@@ -176,6 +193,113 @@ static int save_case(Camp *k, const Sig *s, const GenCase *c, const char *name) 
   return 0;
 }
 
+/* The trace of the run just made (builtin lowering: the runtime's), around its first error. */
+static char *trace_excerpt(const Verdict *v) {
+  int n;
+  asyncfuzz_rt_trace(&n);
+  AfBuf b;
+  af_buf_init(&b);
+  int at = v->error_seq >= 0 ? v->error_seq : 0;
+  int from = at > 20 ? at - 20 : 0, to = at + 20 < n ? at + 20 : n;
+  if (n > 0) {
+    if (from > 0)
+      af_buf_printf(&b, "... (%d records before)\n", from);
+    asyncfuzz_rt_format_trace(&b, from, to);
+    if (to < n)
+      af_buf_printf(&b, "... (%d records after)\n", n - to);
+  }
+  return af_buf_take(&b);
+}
+
+/* One occurrence into the database (one transaction); with_case: store the case too (it is
+ * the finding's first or smallest). Returns -1 when the database cannot be written. */
+static int db_record(Camp *k, Sig *sig, const GenCase *c, const Schedule *s, const Verdict *v,
+                     int with_case) {
+  if (k->db == NULL)
+    return 0;
+  const LowerSpec *spec = &k->specs[sig->low];
+  char sched[64], replay[2048], knobs[512];
+  pipeline_schedule_str(s, sched, sizeof sched);
+  knobs_cmdline(&c->cfg, knobs, sizeof knobs);
+  snprintf(replay, sizeof replay,
+           "asyncfuzz gen --seed %llu %s -o case.json && asyncfuzz check case.json --lowering %s "
+           "--schedules %s",
+           (unsigned long long)c->seed, knobs, spec->arg, sched);
+  char *json = NULL, *mlir = NULL, *trace = NULL;
+  AfErr err = {0};
+  if (with_case) {
+    json = gen_case_to_json(c);
+    mlir = gen_render_mlir(c);
+    Verdict again;
+    if (spec->kind != LOWER_MLIR_OPT && sig->count == 1 && /* the failing run once more */
+        pipeline_run_once(c, spec, s, &k->opts, NULL, &again, &err) == 0)
+      trace = trace_excerpt(&again);
+  }
+  StoreOccurrence o = {0};
+  o.signature = v->signature;
+  o.cls = oracle_verdict_name(v->cls);
+  o.lowering = spec->name;
+  o.detail = v->detail;
+  o.lowering_version = lower_version(spec);
+  o.pipeline = spec->kind == LOWER_MLIR_OPT ? spec->pipeline : "";
+  o.backend = "sim";
+  o.schedule = sched;
+  o.case_seed = c->seed;
+  o.case_ops = c->nops;
+  o.case_json = json;
+  o.case_mlir = mlir;
+  o.trace = trace ? trace : (sig->count == 1 ? v->detail : NULL);
+  o.replay = replay;
+  o.repro_runs = sig->repro_runs;
+  o.repro_hits = sig->repro_hits;
+  int is_new, status;
+  int rc = store_record(k->db, k->run_id, &o, &is_new, &status, &err);
+  if (rc == 0 && is_new)
+    k->new_findings++;
+  if (rc == 0)
+    sig->exact++;
+  af_free(json);
+  af_free(mlir);
+  af_free(trace);
+  if (rc) {
+    fprintf(stderr, "\nasyncfuzz campaign: %s\n", err.msg);
+    return -1;
+  }
+  return 0;
+}
+
+/* Commits the repeats counted since the last call, in one transaction. -1 on error. */
+static int flush_tallies(Camp *k) {
+  if (k->db == NULL)
+    return 0;
+  StoreTally *t = af_calloc((size_t)(k->nsigs ? k->nsigs : 1), sizeof *t);
+  if (t == NULL)
+    return -1;
+  int n = 0;
+  for (int i = 0; i < k->nsigs; i++) {
+    Sig *g = &k->sigs[i];
+    if (g->pending == 0)
+      continue;
+    const LowerSpec *spec = &k->specs[g->low];
+    t[n].signature = g->signature;
+    t[n].lowering = spec->name;
+    t[n].lowering_version = lower_version(spec);
+    t[n].pipeline = spec->kind == LOWER_MLIR_OPT ? spec->pipeline : "";
+    t[n].backend = "sim";
+    t[n++].hits = g->pending;
+  }
+  AfErr err = {0};
+  int rc = store_tally(k->db, k->run_id, t, n, &err);
+  af_free(t);
+  if (rc) {
+    fprintf(stderr, "\nasyncfuzz campaign: %s\n", err.msg);
+    return -1;
+  }
+  for (int i = 0; i < k->nsigs; i++)
+    k->sigs[i].pending = 0;
+  return 0;
+}
+
 /* Records a failure; returns -1 when output cannot be written. */
 static int record(Camp *k, int low, const GenCase *c, const Schedule *s, const Verdict *v,
                   const OracleExpected *e) {
@@ -202,12 +326,42 @@ static int record(Camp *k, int low, const GenCase *c, const Schedule *s, const V
     sig->first_at = now_s() - k->t0;
     snprintf(sig->dir, sizeof sig->dir, "%016llx",
              (unsigned long long)af_hash64(v->signature, strlen(v->signature)));
-    /* a divergence is re-run and must give the same signature before it is trusted */
-    Verdict again;
     AfErr err = {0};
-    if (pipeline_run_once(c, &k->specs[low], s, &k->opts, e, &again, &err) == 0 &&
-        strcmp(again.signature, v->signature) != 0)
-      sig->flaky = 1;
+    int st = -1;
+    if (k->db && store_finding_status(k->db, v->signature, &st, &err) != 0) {
+      fprintf(stderr, "\nasyncfuzz campaign: %s\n", err.msg);
+      return -1;
+    }
+    if (st == STORE_KNOWN || st == STORE_WONTFIX) {
+      sig->suppressed = 1; /* triaged already: counted, not reported */
+      sig->count = 1;
+      k->known_hits++;
+      return db_record(k, sig, c, s, v, 0);
+    }
+    /* a divergence is re-run and must give the same signature before it is trusted: the
+     * failing schedule, then other seeds of its policy, give the reproduction rate */
+    int runs = k->repro > 0 ? k->repro : 1;
+    Schedule rs[PIPE_MAX_SCHED];
+    for (int j = 0; j < runs && j < PIPE_MAX_SCHED; j++) {
+      rs[j] = *s;
+      if (j > 0)
+        rs[j].seed = af_mix64(s->seed, (uint64_t)j);
+    }
+    if (runs > PIPE_MAX_SCHED)
+      runs = PIPE_MAX_SCHED;
+    CheckResult *again = af_malloc(sizeof *again);
+    PipeOpts ro = k->opts;
+    ro.stop_at_first = 0;
+    if (again && pipeline_check(c, &k->specs[low], rs, runs, e, &ro, again, &err) == 0) {
+      sig->repro_runs = again->nsched;
+      for (int j = 0; j < again->nsched; j++)
+        sig->repro_hits += strcmp(again->verdict[j].signature, v->signature) == 0;
+      if (again->nsched > 0 && strcmp(again->verdict[0].signature, v->signature) != 0)
+        sig->flaky = 1;
+    }
+    af_free(again);
+    if (st < 0 && k->db == NULL)
+      k->new_findings++; /* with a database, store_record says whether it is new to it */
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/failures/%s", k->out, sig->dir);
     if (mkdir_p(dir) != 0) {
@@ -220,10 +374,23 @@ static int record(Camp *k, int low, const GenCase *c, const Schedule *s, const V
       fprintf(stderr, "\nasyncfuzz campaign: cannot write the failure to %s\n", dir);
       return -1;
     }
-    return 0;
+    k->corpus += 2;
+    return db_record(k, sig, c, s, v, 1);
   }
   sig->count++;
-  if (c->nops < sig->smallest_ops) {
+  if (sig->suppressed) {
+    k->known_hits++;
+    sig->pending++;
+    return 0;
+  }
+  int smaller = c->nops < sig->smallest_ops;
+  if (smaller || sig->exact < DB_EXACT_PER_RUN) {
+    if (db_record(k, sig, c, s, v, smaller))
+      return -1;
+  } else {
+    sig->pending++; /* a repeat: tallied, committed by flush_tallies */
+  }
+  if (smaller) {
     sig->smallest_ops = c->nops;
     sig->smallest_seed = c->seed;
     sig->smallest_sched = *s;
@@ -236,9 +403,11 @@ static int record(Camp *k, int low, const GenCase *c, const Schedule *s, const V
 
 static void progress(Camp *k, int final) {
   double el = now_s() - k->t0;
-  fprintf(stderr, "%s[%6.1fs] cases %ld (%.1f/s)  failures %ld  signatures %d",
+  fprintf(stderr,
+          "%s[%6.1fs] cases %ld (%.1f/s)  failures %ld  signatures %d  findings new %ld, known "
+          "%ld hits  corpus %ld",
           isatty(2) ? "\r" : "", el, k->cases, el > 0 ? (double)k->cases / el : 0.0, k->failures,
-          k->nsigs);
+          k->nsigs, k->new_findings, k->known_hits, k->corpus);
   if (k->nspecs > 1)
     fprintf(stderr, "  differ %ld", k->differ_cases);
   fprintf(stderr, "%s", final || !isatty(2) ? "\n" : "");
@@ -362,6 +531,160 @@ static void note_differ(Camp *k, const CheckResult *const *res, uint64_t seed) {
   }
 }
 
+/* --until: HH:MM (the next such local time) or YYYY-MM-DDTHH:MM. Seconds from now. */
+static int parse_until(const char *v, long *seconds) {
+  time_t now = time(NULL);
+  struct tm tm;
+  localtime_r(&now, &tm);
+  int y, mo, d, h, mi;
+  if (sscanf(v, "%d-%d-%dT%d:%d", &y, &mo, &d, &h, &mi) == 5) {
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+  } else if (sscanf(v, "%d:%d", &h, &mi) != 2) {
+    return -1;
+  }
+  if (h < 0 || h > 23 || mi < 0 || mi > 59)
+    return -1;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = 0;
+  tm.tm_isdst = -1;
+  time_t t = mktime(&tm);
+  if (strchr(v, 'T') == NULL && t <= now)
+    t += 24 * 3600; /* tomorrow's */
+  if (t <= now)
+    return -1;
+  *seconds = (long)(t - now);
+  return 0;
+}
+
+/* Per-worker counters, shared with the parent of --jobs workers (and written to the resume
+ * state). */
+typedef struct Slot {
+  long cases, failures, new_findings, known_hits, corpus, sigs, differ;
+  uint64_t next; /* cases started: the worker's seeds are base + w + jobs * i, i < next */
+  int done, ex;
+} Slot;
+
+static int write_state(const char *out, uint64_t seed, int jobs, const Slot *sl) {
+  uint64_t min = UINT64_MAX;
+  for (int w = 0; w < jobs; w++)
+    if (sl[w].next < min)
+      min = sl[w].next;
+  char path[4096], tmp[4200];
+  snprintf(path, sizeof path, "%s/campaign-state.json", out);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *f = fopen(tmp, "w");
+  if (f == NULL)
+    return -1;
+  /* every seed below next_seed has been checked by some worker */
+  fprintf(f, "{\"next_seed\": %llu}\n", (unsigned long long)(seed + min * (uint64_t)jobs));
+  return commit_file(f, tmp, path);
+}
+
+static int read_state(const char *out, uint64_t *seed) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/campaign-state.json", out);
+  FILE *f = fopen(path, "r");
+  if (f == NULL)
+    return -1;
+  unsigned long long v;
+  int ok = fscanf(f, " {\"next_seed\": %llu}", &v) == 1;
+  fclose(f);
+  if (!ok)
+    return -1;
+  *seed = v;
+  return 0;
+}
+
+static void tools_json(const Camp *k, char *out, size_t n) {
+  size_t len = 0;
+  out[0] = '\0';
+  for (int i = 0; i < k->nspecs && len < n; i++) {
+    const LowerSpec *sp = &k->specs[i];
+    int w = snprintf(
+        out + len, n - len, "%s{\"lowering\": \"%s\", \"version\": \"%s\"%s%s%s}", i ? ", " : "[",
+        sp->name, lower_version(sp), sp->kind == LOWER_MLIR_OPT ? ", \"pipeline\": \"" : "",
+        sp->kind == LOWER_MLIR_OPT ? sp->pipeline : "", sp->kind == LOWER_MLIR_OPT ? "\"" : "");
+    len += w > 0 ? (size_t)w : 0;
+  }
+  if (len < n)
+    snprintf(out + len, n - len, "]");
+}
+
+/* The parent of --jobs workers: the status line from their counters, SIGTERM passed on, the
+ * resume state, and the totals (per-signature details are in the database and failures/). */
+static int campaign_parent(Camp *k, const pid_t *pids, int started, int jobs, Slot *sl,
+                           uint64_t seed, long seconds, int quiet, const char *dbp) {
+  int alive = started, forwarded = 0, ex = started < jobs ? EXIT_INTERNAL : EXIT_OK;
+  int status[256] = {0};
+  int reaped[256] = {0};
+  k->t0 = now_s();
+  (void)seconds;
+  while (alive > 0) {
+    struct timespec ts = {0, 200 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    if (g_stop && !forwarded) { /* SIGINT reached the workers too; SIGTERM may have not */
+      for (int i = 0; i < started; i++)
+        if (!reaped[i])
+          kill(pids[i], SIGTERM);
+      forwarded = 1;
+    }
+    for (int i = 0; i < started; i++) {
+      if (reaped[i])
+        continue;
+      int st;
+      if (waitpid(pids[i], &st, WNOHANG) == pids[i]) {
+        reaped[i] = 1;
+        alive--;
+        status[i] = WIFEXITED(st) ? WEXITSTATUS(st) : EXIT_INTERNAL;
+      }
+    }
+    k->cases = k->failures = k->new_findings = k->known_hits = k->corpus = 0;
+    k->nsigs = 0;
+    for (int i = 0; i < jobs; i++) {
+      k->cases += sl[i].cases;
+      k->failures += sl[i].failures;
+      k->new_findings += sl[i].new_findings;
+      k->known_hits += sl[i].known_hits;
+      k->corpus += sl[i].corpus;
+    }
+    if (!quiet)
+      progress(k, alive == 0);
+    write_state(k->out, seed, jobs, sl);
+  }
+  double el = now_s() - k->t0;
+  for (int i = 0; i < started; i++)
+    if (status[i] != EXIT_OK && status[i] != EXIT_FOUND)
+      ex = EXIT_INTERNAL;
+  long nf = 0, nn = 0;
+  if (dbp) {
+    Store *db;
+    AfErr err = {0};
+    if (store_open(dbp, 0, &db, &err) == 0) {
+      store_run_end(db, k->run_id, k->cases, el, &err);
+      store_run_counts(db, k->run_id, &nf, &nn, &err);
+      store_close(db);
+    } else {
+      fprintf(stderr, "asyncfuzz campaign: %s\n", err.msg);
+      ex = EXIT_INTERNAL;
+    }
+  }
+  printf("campaign %s: %ld cases in %.1f s (%.1f cases/s) by %d workers, %ld failing\n",
+         g_stop ? "stopped" : "done", k->cases, el, el > 0 ? (double)k->cases / el : 0.0, started,
+         k->failures);
+  if (dbp)
+    printf("database %s: %ld finding(s) in this run, %ld new to it, %ld occurrence(s) of known "
+           "or wontfix findings (asyncfuzz db list --db %s)\n",
+           dbp, nf, k->new_findings, k->known_hits, dbp);
+  munmap(sl, sizeof(Slot) * (size_t)jobs);
+  af_free(k->specs);
+  if (ex == EXIT_OK && k->failures > 0)
+    ex = EXIT_FOUND;
+  return ex;
+}
+
 int cmd_campaign(int argc, char **argv) {
   Camp k;
   memset(&k, 0, sizeof k);
@@ -373,7 +696,9 @@ int cmd_campaign(int argc, char **argv) {
   const char *lowerings[CAMP_MAX_LOWERINGS];
   int nlow = 0;
   const char *pipeline = NULL;
-  long seconds = 30, max_cases = -1, batch = 64;
+  long seconds = 30, max_cases = -1, batch = 64, repro = 5, jobs = 1;
+  const char *db_path = NULL;
+  int no_db = 0, resume = 0;
   uint64_t seed = (uint64_t)time(NULL);
   int quiet = 0;
   PipeOpts o = {0};
@@ -417,6 +742,26 @@ int cmd_campaign(int argc, char **argv) {
       quiet = 1;
     } else if (strcmp(a, "--no-swarm") == 0) {
       k.swarm = 0;
+    } else if (strcmp(a, "--db") == 0 && val) {
+      db_path = argv[++i];
+    } else if (strcmp(a, "--no-db") == 0) {
+      no_db = 1;
+    } else if (strcmp(a, "--resume") == 0) {
+      resume = 1;
+    } else if (strcmp(a, "--repro") == 0) {
+      if (cli_int(a, val, 1, PIPE_MAX_SCHED, &repro))
+        return EXIT_USAGE;
+      i++;
+    } else if (strcmp(a, "--jobs") == 0) {
+      if (cli_int(a, val, 1, 256, &jobs))
+        return EXIT_USAGE;
+      i++;
+    } else if (strcmp(a, "--until") == 0 && val) {
+      if (parse_until(argv[++i], &seconds)) {
+        fprintf(stderr, "asyncfuzz campaign: --until needs HH:MM or YYYY-MM-DDTHH:MM (local "
+                        "time, in the future)\n");
+        return EXIT_USAGE;
+      }
     } else if (strcmp(a, "--memfree-sync") == 0) {
       o.memfree_sync = 1;
     } else if (strcmp(a, "--no-checker") == 0) {
@@ -474,17 +819,107 @@ int cmd_campaign(int argc, char **argv) {
     af_free(k.specs);
     return EXIT_INTERNAL;
   }
+  if (resume && read_state(k.out, &seed) != 0) {
+    fprintf(stderr,
+            "asyncfuzz campaign: --resume: no campaign to resume in %s "
+            "(campaign-state.json missing or unreadable)\n",
+            k.out);
+    af_free(k.specs);
+    return EXIT_USAGE;
+  }
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
-  fprintf(stderr, "asyncfuzz campaign: lowering");
+  fprintf(stderr, "asyncfuzz campaign: %s", resume ? "resumed; " : "");
+  fprintf(stderr, "lowering");
   for (int i = 0; i < k.nspecs; i++)
     fprintf(stderr, "%s %s (%s)", i ? "," : "", k.specs[i].name, lower_version(&k.specs[i]));
-  fprintf(stderr, "; backend sim, schedules %s, seed %llu, %ld %s%s, output %s\n", k.sched_spec,
-          (unsigned long long)seed, max_cases > 0 ? max_cases : seconds,
-          max_cases > 0 ? "cases" : "seconds", k.swarm ? ", swarm" : "", k.out);
+  fprintf(stderr, "; backend sim, schedules %s, seed %llu, %ld %s%s, %ld job(s), output %s\n",
+          k.sched_spec, (unsigned long long)seed, max_cases > 0 ? max_cases : seconds,
+          max_cases > 0 ? "cases" : "seconds", k.swarm ? ", swarm" : "", jobs, k.out);
+  /* the database: one run for the whole campaign */
+  char dbp[4096];
+  snprintf(dbp, sizeof dbp, "%s", db_path ? db_path : "");
+  if (!no_db && db_path == NULL)
+    snprintf(dbp, sizeof dbp, "%s/results.db", k.out);
+  k.repro = (int)repro;
+  if (!no_db) {
+    if (store_open(dbp, 1, &k.db, &err)) {
+      fprintf(stderr, "asyncfuzz campaign: %s\n", err.msg);
+      af_free(k.specs);
+      return err.rc == AF_EPARSE ? EXIT_INPUT : EXIT_INTERNAL;
+    }
+    StoreRun run;
+    memset(&run, 0, sizeof run);
+    AfRng ur;
+    af_rng_seed(&ur,
+                af_mix64((uint64_t)time(NULL), (uint64_t)getpid() * 7919u + (uint64_t)clock()));
+    snprintf(run.uuid, sizeof run.uuid, "%016llx%016llx", (unsigned long long)af_rng_next(&ur),
+             (unsigned long long)af_rng_next(&ur));
+    if (gethostname(run.host, sizeof run.host - 1) != 0)
+      snprintf(run.host, sizeof run.host, "unknown");
+    snprintf(run.version, sizeof run.version, "%s", ASYNCFUZZ_VERSION);
+    tools_json(&k, run.tools, sizeof run.tools);
+    snprintf(run.device, sizeof run.device, "sim (deterministic CPU simulator)");
+    snprintf(run.config, sizeof run.config,
+             "{\"seed\": %llu, \"schedules\": \"%s\", \"swarm\": %s, \"jobs\": %ld, "
+             "\"batch\": %d, \"repro\": %ld, \"memfree_sync\": %s, \"checker\": %s}",
+             (unsigned long long)seed, k.sched_spec, k.swarm ? "true" : "false", jobs, k.batch,
+             repro, o.memfree_sync ? "true" : "false", o.no_checker ? "false" : "true");
+    if (store_run_begin(k.db, &run, &k.run_id, &err)) {
+      fprintf(stderr, "asyncfuzz campaign: %s\n", err.msg);
+      store_close(k.db);
+      af_free(k.specs);
+      return EXIT_INTERNAL;
+    }
+  }
+  /* --jobs: worker processes share the seed sequence (worker w: seeds seed + w + jobs * i) */
+  Slot *slots = mmap(NULL, sizeof(Slot) * (size_t)jobs, PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (slots == MAP_FAILED) {
+    fprintf(stderr, "asyncfuzz campaign: out of memory\n");
+    store_close(k.db);
+    af_free(k.specs);
+    return EXIT_INTERNAL;
+  }
+  memset(slots, 0, sizeof(Slot) * (size_t)jobs);
+  int w = 0, worker = 0;
+  if (jobs > 1) {
+    store_close(k.db); /* a connection does not survive fork: each process opens its own */
+    k.db = NULL;
+    pid_t pids[256];
+    int started = 0;
+    for (; started < jobs; started++) {
+      fflush(NULL);
+      pid_t pid = fork();
+      if (pid < 0)
+        break;
+      if (pid == 0) {
+        worker = 1;
+        w = started;
+        break;
+      }
+      pids[started] = pid;
+    }
+    if (!worker)
+      return campaign_parent(&k, pids, started, jobs, slots, seed, seconds, quiet,
+                             no_db ? NULL : dbp);
+    quiet = 1;
+    if (max_cases > 0) { /* the workers share the case count */
+      max_cases = max_cases / jobs + (w < max_cases % jobs ? 1 : 0);
+      if (max_cases == 0) {
+        slots[w].done = 1;
+        _exit(EXIT_OK);
+      }
+    }
+    if (!no_db && store_open(dbp, 0, &k.db, &err)) {
+      fprintf(stderr, "asyncfuzz campaign: worker %d: %s\n", w, err.msg);
+      _exit(EXIT_INTERNAL);
+    }
+  }
+  Slot *me = &slots[w];
   int B = k.batch;
   GenCase *cases = af_calloc((size_t)B, sizeof *cases);
   OracleExpected **es = af_calloc((size_t)B, sizeof *es);
@@ -496,7 +931,7 @@ int cmd_campaign(int argc, char **argv) {
     ex = EXIT_INTERNAL;
   }
   k.t0 = now_s();
-  double next_report = k.t0 + (isatty(2) ? 1.0 : 5.0);
+  double next_report = k.t0 + (isatty(2) ? 1.0 : 5.0), next_flush = k.t0 + 1.0;
   uint64_t next = 0;
   while (ex == EXIT_OK && !g_stop) {
     if (max_cases > 0 && k.cases >= max_cases)
@@ -504,8 +939,18 @@ int cmd_campaign(int argc, char **argv) {
     double t = now_s();
     if (max_cases <= 0 && t - k.t0 >= (double)seconds)
       break;
-    if (!quiet && t >= next_report) {
-      progress(&k, 0);
+    if (t >= next_flush) {
+      if (flush_tallies(&k) != 0) {
+        ex = EXIT_INTERNAL;
+        break;
+      }
+      next_flush = t + 1.0;
+    }
+    if (t >= next_report) {
+      if (!quiet)
+        progress(&k, 0);
+      if (jobs == 1)
+        write_state(k.out, seed, 1, slots);
       next_report = t + (isatty(2) ? 1.0 : 5.0);
     }
     int n = B;
@@ -513,7 +958,7 @@ int cmd_campaign(int argc, char **argv) {
       n = (int)(max_cases - k.cases);
     int ngen = 0;
     for (int j = 0; j < n && ex == EXIT_OK; j++, ngen++) {
-      uint64_t cseed = seed + next++;
+      uint64_t cseed = seed + (uint64_t)w + (uint64_t)jobs * next++;
       GenConfig cfg = k.cfg;
       if (k.swarm)
         gen_config_swarm(&k.cfg, cseed, &cfg);
@@ -583,8 +1028,36 @@ int cmd_campaign(int argc, char **argv) {
       es[j] = NULL;
       gen_case_free(&cases[j]);
     }
+    if (ex == EXIT_OK) {
+      me->next = next;
+      me->cases = k.cases;
+      me->failures = k.failures;
+      me->new_findings = k.new_findings;
+      me->known_hits = k.known_hits;
+      me->corpus = k.corpus;
+      me->sigs = k.nsigs;
+      me->differ = k.differ_cases;
+    }
   }
   double el = now_s() - k.t0;
+  if (flush_tallies(&k) != 0)
+    ex = EXIT_INTERNAL;
+  if (k.db) {
+    if (jobs == 1 && store_run_end(k.db, k.run_id, k.cases, el, &err) != 0) {
+      fprintf(stderr, "asyncfuzz campaign: %s\n", err.msg);
+      ex = EXIT_INTERNAL;
+    }
+  }
+  if (worker) {
+    for (int i = 0; i < k.nsigs; i++)
+      write_info(&k, &k.sigs[i]);
+    store_close(k.db);
+    me->ex = ex == EXIT_OK && k.failures > 0 ? EXIT_FOUND : ex;
+    me->done = 1;
+    fflush(NULL);
+    _exit(me->ex);
+  }
+  write_state(k.out, seed, 1, slots);
   if (!quiet)
     progress(&k, 1);
   for (int i = 0; i < k.nsigs; i++)
@@ -612,6 +1085,16 @@ int cmd_campaign(int argc, char **argv) {
       printf("  %6ld x %s (first: case seed %llu)\n", k.differ[i].count, k.differ[i].what,
              (unsigned long long)k.differ[i].first_seed);
   }
+  if (k.db) {
+    long nf = 0, nn = 0;
+    if (store_run_counts(k.db, k.run_id, &nf, &nn, &err) == 0)
+      printf("database %s: %ld finding(s) in this run, %ld new to it, %ld occurrence(s) of "
+             "known or wontfix findings (asyncfuzz db list --db %s)\n",
+             dbp, nf, k.new_findings, k.known_hits, dbp);
+    (void)nn;
+    store_close(k.db);
+  }
+  munmap(slots, sizeof(Slot) * (size_t)jobs);
   af_free(k.sigs);
   af_free(k.specs);
   af_free(cases);

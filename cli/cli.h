@@ -27,5 +27,7 @@ extern const char cli_gen_knobs_help[];
 int cli_exit_for(int rc);
 
 int cmd_campaign(int argc, char **argv);
+int cmd_db(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

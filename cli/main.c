@@ -21,11 +21,13 @@ static const char main_help[] =
     "  gen        generate a random valid case (JSON, or MLIR with --mlir)\n"
     "  render     print a case as an MLIR gpu-dialect module\n"
     "  validate   check that a case file is well formed and race-free\n"
-    "  lower      print the builtin lowering of a case (mgpu* call program)\n"
+    "  lower      print a lowering of a case (builtin: mgpu* call program; mlir-opt)\n"
     "  run        execute a case once and print its observations and trace\n"
     "  check      run a case under several schedules and judge each run\n"
     "  campaign   generate and check cases in a loop, saving failures\n"
     "  check-trace  check a runtime trace file (e.g. of code run by mlir-runner)\n"
+    "  db         query the regression database (list, show, stats, mark, export, merge)\n"
+    "  report     write an HTML report of the regression database\n"
     "\n"
     "exit codes: 0 ok/pass, 1 failure found, 2 usage error, 3 bad input, 4 internal error\n";
 
@@ -924,6 +926,10 @@ int main(int argc, char **argv) {
     rc = cmd_campaign(argc - 1, argv + 1);
   else if (strcmp(cmd, "check-trace") == 0)
     rc = cmd_check_trace(argc - 1, argv + 1);
+  else if (strcmp(cmd, "db") == 0)
+    rc = cmd_db(argc - 1, argv + 1);
+  else if (strcmp(cmd, "report") == 0)
+    rc = cmd_report(argc - 1, argv + 1);
   else {
     fprintf(stderr, "asyncfuzz: unknown command \"%s\"\n\n%s", cmd, main_help);
     rc = EXIT_USAGE;

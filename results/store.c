@@ -1,0 +1,979 @@
+/*
+ * store.c: the regression database over SQLite (see store.h, docs/db-schema.md).
+ */
+#include "store.h"
+
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* prepared statements of the hot path, keyed by their (static) SQL text's address */
+#define STORE_CACHE 16
+
+struct Store {
+  sqlite3 *db;
+  int version;
+  char path[1024];
+  struct {
+    const char *sql;
+    sqlite3_stmt *st;
+  } cache[STORE_CACHE];
+};
+
+static sqlite3_stmt *cached(Store *s, const char *sql) {
+  for (int i = 0; i < STORE_CACHE; i++) {
+    if (s->cache[i].sql == sql) {
+      sqlite3_reset(s->cache[i].st);
+      sqlite3_clear_bindings(s->cache[i].st);
+      return s->cache[i].st;
+    }
+  }
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+    return NULL;
+  for (int i = 0; i < STORE_CACHE; i++) {
+    if (s->cache[i].sql == NULL) {
+      s->cache[i].sql = sql;
+      s->cache[i].st = st;
+      return st;
+    }
+  }
+  sqlite3_finalize(s->cache[0].st); /* full: reuse the first slot */
+  s->cache[0].sql = sql;
+  s->cache[0].st = st;
+  return st;
+}
+
+static const char *const status_names[STORE__NSTATUS] = {"new", "known", "fixed", "wontfix"};
+
+const char *store_status_name(int st) {
+  return st >= 0 && st < STORE__NSTATUS ? status_names[st] : "?";
+}
+
+int store_status_parse(const char *name) {
+  for (int i = 0; i < STORE__NSTATUS; i++)
+    if (strcmp(name, status_names[i]) == 0)
+      return i;
+  return -1;
+}
+
+static double now_unix(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int db_err(Store *s, AfErr *err, const char *what) {
+  return af_err_set(err, AF_EIO, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+}
+
+static int exec(Store *s, const char *sql, AfErr *err) {
+  char *msg = NULL;
+  if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+    int rc = af_err_set(err, AF_EIO, "%s: %s", s->path, msg ? msg : sqlite3_errmsg(s->db));
+    sqlite3_free(msg);
+    return rc;
+  }
+  return 0;
+}
+
+/* ---- schema ---- */
+
+static const char schema_v1[] =
+    "CREATE TABLE runs(id INTEGER PRIMARY KEY, uuid TEXT NOT NULL UNIQUE, started REAL,"
+    " ended REAL, host TEXT, asyncfuzz_version TEXT, tools TEXT, device TEXT, config TEXT,"
+    " cases INTEGER NOT NULL DEFAULT 0, seconds REAL);"
+    "CREATE TABLE cases(id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, json TEXT NOT NULL,"
+    " mlir TEXT, seed TEXT, ops INTEGER);"
+    "CREATE TABLE findings(id INTEGER PRIMARY KEY, signature TEXT NOT NULL UNIQUE,"
+    " class TEXT NOT NULL, lowering TEXT NOT NULL DEFAULT '', detail TEXT, first_seen REAL,"
+    " last_seen REAL, count INTEGER NOT NULL DEFAULT 0, repro_runs INTEGER NOT NULL DEFAULT 0,"
+    " repro_hits INTEGER NOT NULL DEFAULT 0, status TEXT NOT NULL DEFAULT 'new',"
+    " smallest_case INTEGER REFERENCES cases(id), smallest_ops INTEGER,"
+    " minimized_case INTEGER REFERENCES cases(id));"
+    "CREATE TABLE occurrences(id INTEGER PRIMARY KEY,"
+    " finding INTEGER NOT NULL REFERENCES findings(id), run INTEGER NOT NULL REFERENCES runs(id),"
+    " case_seed TEXT NOT NULL, case_id INTEGER REFERENCES cases(id),"
+    " lowering TEXT NOT NULL DEFAULT '', lowering_version TEXT NOT NULL DEFAULT '',"
+    " pipeline TEXT NOT NULL DEFAULT '', backend TEXT NOT NULL DEFAULT '',"
+    " schedule TEXT NOT NULL DEFAULT '', at REAL,"
+    " UNIQUE(finding, run, case_seed, lowering, schedule));";
+
+/* migrations[v] takes a database from version v to v + 1 */
+static const char *const migrations[] = {
+    schema_v1,
+    "ALTER TABLE findings ADD COLUMN trace TEXT;"
+    "ALTER TABLE findings ADD COLUMN replay TEXT;"
+    "ALTER TABLE occurrences ADD COLUMN hits INTEGER NOT NULL DEFAULT 1;"
+    "CREATE INDEX occurrences_run ON occurrences(run);"
+    "CREATE INDEX findings_status ON findings(status);",
+};
+
+static int get_version(Store *s, int *v, AfErr *err) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK) {
+    int code = sqlite3_errcode(s->db);
+    if (code == SQLITE_NOTADB)
+      return af_err_set(err, AF_EPARSE, "%s is not an asyncfuzz database (not a SQLite file)",
+                        s->path);
+    return db_err(s, err, "cannot read the schema version");
+  }
+  int rc = sqlite3_step(st);
+  if (rc != SQLITE_ROW) {
+    int code = sqlite3_errcode(s->db);
+    sqlite3_finalize(st);
+    if (code == SQLITE_NOTADB)
+      return af_err_set(err, AF_EPARSE, "%s is not an asyncfuzz database (not a SQLite file)",
+                        s->path);
+    return db_err(s, err, "cannot read the schema version");
+  }
+  *v = sqlite3_column_int(st, 0);
+  sqlite3_finalize(st);
+  return 0;
+}
+
+static int count_tables(Store *s, int *n) {
+  sqlite3_stmt *st;
+  *n = 0;
+  if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM sqlite_master WHERE type='table'", -1, &st,
+                         NULL) != SQLITE_OK)
+    return -1;
+  if (sqlite3_step(st) == SQLITE_ROW)
+    *n = sqlite3_column_int(st, 0);
+  sqlite3_finalize(st);
+  return 0;
+}
+
+static int migrate(Store *s, AfErr *err) {
+  int rc = exec(s, "BEGIN IMMEDIATE", err);
+  if (rc)
+    return rc;
+  int v = 0;
+  rc = get_version(s, &v, err);
+  if (rc == 0 && v == 0) {
+    int n;
+    if (count_tables(s, &n) == 0 && n > 0)
+      rc = af_err_set(err, AF_EPARSE,
+                      "%s is a SQLite database but not an asyncfuzz one (it has tables and no "
+                      "asyncfuzz schema version)",
+                      s->path);
+  }
+  if (rc == 0 && v > STORE_SCHEMA_VERSION)
+    rc = af_err_set(err, AF_EPARSE,
+                    "%s has schema version %d, newer than this asyncfuzz knows (%d): use a newer "
+                    "asyncfuzz",
+                    s->path, v, STORE_SCHEMA_VERSION);
+  for (; rc == 0 && v < STORE_SCHEMA_VERSION; v++) {
+    rc = exec(s, migrations[v], err);
+    if (rc == 0) {
+      char sql[64];
+      snprintf(sql, sizeof sql, "PRAGMA user_version=%d", v + 1);
+      rc = exec(s, sql, err);
+    }
+  }
+  if (rc) {
+    exec(s, "ROLLBACK", NULL);
+    return rc;
+  }
+  s->version = v;
+  return exec(s, "COMMIT", err);
+}
+
+static int open_raw(const char *path, int create, Store **out, AfErr *err) {
+  *out = NULL;
+  Store *s = af_calloc(1, sizeof *s);
+  if (s == NULL)
+    return af_err_set(err, AF_ENOMEM, "out of memory");
+  snprintf(s->path, sizeof s->path, "%s", path);
+  int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+  if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
+    int rc = af_err_set(err, AF_EIO, "cannot open %s: %s", path,
+                        s->db ? sqlite3_errmsg(s->db) : "out of memory");
+    sqlite3_close(s->db);
+    af_free(s);
+    return rc;
+  }
+  sqlite3_busy_timeout(s->db, 30000);
+  *out = s;
+  return 0;
+}
+
+int store_open(const char *path, int create, Store **out, AfErr *err) {
+  Store *s;
+  int rc = open_raw(path, create, &s, err);
+  if (rc)
+    return rc;
+  int v;
+  rc = get_version(s, &v, err); /* refuses a file that is not a database before anything else */
+  if (rc == 0)
+    rc = exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON", err);
+  if (rc == 0)
+    rc = migrate(s, err);
+  if (rc) {
+    store_close(s);
+    return rc;
+  }
+  *out = s;
+  return 0;
+}
+
+int store_create_v1(const char *path, AfErr *err) {
+  Store *s;
+  int rc = open_raw(path, 1, &s, err);
+  if (rc)
+    return rc;
+  rc = exec(s, "BEGIN", err);
+  if (rc == 0)
+    rc = exec(s, schema_v1, err);
+  if (rc == 0)
+    rc = exec(s, "PRAGMA user_version=1; COMMIT", err);
+  store_close(s);
+  return rc;
+}
+
+void store_close(Store *s) {
+  if (s == NULL)
+    return;
+  for (int i = 0; i < STORE_CACHE; i++)
+    if (s->cache[i].st)
+      sqlite3_finalize(s->cache[i].st);
+  sqlite3_close(s->db);
+  af_free(s);
+}
+
+int store_version(Store *s) {
+  return s->version;
+}
+
+/* ---- writing ---- */
+
+static void bind_text(sqlite3_stmt *st, int i, const char *t) {
+  if (t)
+    sqlite3_bind_text(st, i, t, -1, SQLITE_TRANSIENT);
+  else
+    sqlite3_bind_null(st, i);
+}
+
+int store_run_begin(Store *s, StoreRun *r, int64_t *id, AfErr *err) {
+  if (r->started == 0)
+    r->started = now_unix();
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(s->db,
+                         "INSERT INTO runs(uuid, started, host, asyncfuzz_version, tools, device,"
+                         " config) VALUES(?,?,?,?,?,?,?)",
+                         -1, &st, NULL) != SQLITE_OK)
+    return db_err(s, err, "cannot record the run");
+  bind_text(st, 1, r->uuid);
+  sqlite3_bind_double(st, 2, r->started);
+  bind_text(st, 3, r->host);
+  bind_text(st, 4, r->version);
+  bind_text(st, 5, r->tools);
+  bind_text(st, 6, r->device);
+  bind_text(st, 7, r->config);
+  int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, err, "cannot record the run");
+  sqlite3_finalize(st);
+  *id = sqlite3_last_insert_rowid(s->db);
+  return rc;
+}
+
+int store_run_end(Store *s, int64_t id, long cases, double seconds, AfErr *err) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(s->db, "UPDATE runs SET ended=?, cases=cases+?, seconds=? WHERE id=?", -1,
+                         &st, NULL) != SQLITE_OK)
+    return db_err(s, err, "cannot end the run");
+  sqlite3_bind_double(st, 1, now_unix());
+  sqlite3_bind_int64(st, 2, cases);
+  sqlite3_bind_double(st, 3, seconds);
+  sqlite3_bind_int64(st, 4, id);
+  int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, err, "cannot end the run");
+  sqlite3_finalize(st);
+  return rc;
+}
+
+int store_finding_status(Store *s, const char *signature, int *status, AfErr *err) {
+  sqlite3_stmt *st;
+  *status = -1;
+  if (sqlite3_prepare_v2(s->db, "SELECT status FROM findings WHERE signature=?", -1, &st, NULL) !=
+      SQLITE_OK)
+    return db_err(s, err, "cannot look a finding up");
+  bind_text(st, 1, signature);
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW)
+    *status = store_status_parse((const char *)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_err(s, err, "cannot look a finding up");
+}
+
+/* Runs one statement with text/int64 parameters given as a format: 't' text, 'i' int64,
+ * 'd' double, 'n' null. Returns the sqlite3_step result. */
+static int run1(Store *s, const char *sql, const char *types, ...) {
+  sqlite3_stmt *st = cached(s, sql);
+  if (st == NULL)
+    return SQLITE_ERROR;
+  va_list ap;
+  va_start(ap, types);
+  for (int i = 0; types[i]; i++) {
+    if (types[i] == 't')
+      bind_text(st, i + 1, va_arg(ap, const char *));
+    else if (types[i] == 'i')
+      sqlite3_bind_int64(st, i + 1, va_arg(ap, int64_t));
+    else if (types[i] == 'd')
+      sqlite3_bind_double(st, i + 1, va_arg(ap, double));
+    else
+      sqlite3_bind_null(st, i + 1);
+  }
+  va_end(ap);
+  int rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  return rc;
+}
+
+int store_record(Store *s, int64_t run, const StoreOccurrence *o, int *is_new, int *status,
+                 AfErr *err) {
+  *is_new = 0;
+  *status = STORE_NEW;
+  int rc;
+  if (run1(s, "BEGIN IMMEDIATE", "") != SQLITE_DONE)
+    return db_err(s, err, "cannot record a finding");
+  double t = now_unix();
+  int64_t fid = -1, smallest = -1;
+  sqlite3_stmt *st = cached(s, "SELECT id, status, coalesce(smallest_ops, -1) FROM findings "
+                               "WHERE signature=?");
+  if (st == NULL)
+    goto fail;
+  bind_text(st, 1, o->signature);
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    fid = sqlite3_column_int64(st, 0);
+    *status = store_status_parse((const char *)sqlite3_column_text(st, 1));
+    smallest = sqlite3_column_int64(st, 2);
+  }
+  sqlite3_reset(st);
+  if (fid < 0) {
+    if (run1(s,
+             "INSERT INTO findings(signature, class, lowering, detail, first_seen, last_seen,"
+             " repro_runs, repro_hits, trace, replay) VALUES(?,?,?,?,?,?,?,?,?,?)",
+             "ttttddiitt", o->signature, o->cls, o->lowering ? o->lowering : "", o->detail, t, t,
+             (int64_t)o->repro_runs, (int64_t)o->repro_hits, o->trace, o->replay) != SQLITE_DONE)
+      goto fail;
+    fid = sqlite3_last_insert_rowid(s->db);
+    *is_new = 1;
+  }
+  int64_t case_id = -1;
+  if (o->case_json && (smallest < 0 || o->case_ops < smallest)) {
+    char hash[32];
+    snprintf(hash, sizeof hash, "%016llx",
+             (unsigned long long)af_hash64(o->case_json, strlen(o->case_json)));
+    char seed[32];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->case_seed);
+    if (run1(s, "INSERT OR IGNORE INTO cases(hash, json, mlir, seed, ops) VALUES(?,?,?,?,?)",
+             "tttti", hash, o->case_json, o->case_mlir, seed, (int64_t)o->case_ops) != SQLITE_DONE)
+      goto fail;
+    if (sqlite3_prepare_v2(s->db, "SELECT id FROM cases WHERE hash=?", -1, &st, NULL) != SQLITE_OK)
+      goto fail;
+    bind_text(st, 1, hash);
+    if (sqlite3_step(st) == SQLITE_ROW)
+      case_id = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    /* the replay command follows the smallest case */
+    if (case_id >= 0 && run1(s,
+                             "UPDATE findings SET smallest_case=?, smallest_ops=?,"
+                             " replay=coalesce(?, replay) WHERE id=?",
+                             "iiti", case_id, (int64_t)o->case_ops, o->replay, fid) != SQLITE_DONE)
+      goto fail;
+  }
+  char seed[32];
+  snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->case_seed);
+  int r = case_id >= 0
+              ? run1(s,
+                     "INSERT OR IGNORE INTO occurrences(finding, run, case_seed, case_id,"
+                     " lowering, lowering_version, pipeline, backend, schedule, at)"
+                     " VALUES(?,?,?,?,?,?,?,?,?,?)",
+                     "iititttttd", fid, run, seed, case_id, o->lowering ? o->lowering : "",
+                     o->lowering_version ? o->lowering_version : "", o->pipeline ? o->pipeline : "",
+                     o->backend ? o->backend : "", o->schedule ? o->schedule : "", t)
+              : run1(s,
+                     "INSERT OR IGNORE INTO occurrences(finding, run, case_seed, lowering,"
+                     " lowering_version, pipeline, backend, schedule, at)"
+                     " VALUES(?,?,?,?,?,?,?,?,?)",
+                     "iittttttd", fid, run, seed, o->lowering ? o->lowering : "",
+                     o->lowering_version ? o->lowering_version : "", o->pipeline ? o->pipeline : "",
+                     o->backend ? o->backend : "", o->schedule ? o->schedule : "", t);
+  if (r != SQLITE_DONE)
+    goto fail;
+  int added = sqlite3_changes(s->db);
+  if (run1(s,
+           "UPDATE findings SET count=count+?, last_seen=max(coalesce(last_seen, 0), ?) "
+           "WHERE id=?",
+           "idi", (int64_t)added, t, fid) != SQLITE_DONE)
+    goto fail;
+  if (run1(s, "COMMIT", "") != SQLITE_DONE)
+    goto fail;
+  return 0;
+fail:
+  rc = db_err(s, err, "cannot record a finding");
+  run1(s, "ROLLBACK", "");
+  return rc;
+}
+
+int store_mark(Store *s, int64_t id, int status, AfErr *err) {
+  if (run1(s, "UPDATE findings SET status=? WHERE id=?", "ti", store_status_name(status), id) !=
+      SQLITE_DONE)
+    return db_err(s, err, "cannot mark the finding");
+  if (sqlite3_changes(s->db) == 0)
+    return af_err_set(err, AF_EINVALID, "%s: no finding %lld (see asyncfuzz db list)", s->path,
+                      (long long)id);
+  return 0;
+}
+
+int store_merge(Store *s, const char *other, AfErr *err) {
+  Store *o;
+  int rc = store_open(other, 0, &o, err); /* refuses a non-database; brings it up to date */
+  if (rc)
+    return rc;
+  store_close(o);
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(s->db, "ATTACH DATABASE ? AS o", -1, &st, NULL) != SQLITE_OK)
+    return db_err(s, err, "cannot attach the other database");
+  bind_text(st, 1, other);
+  rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, err, "cannot attach the other database");
+  sqlite3_finalize(st);
+  if (rc)
+    return rc;
+  static const char merge_sql[] =
+      "BEGIN IMMEDIATE;"
+      "INSERT OR IGNORE INTO runs(uuid, started, ended, host, asyncfuzz_version, tools, device,"
+      " config, cases, seconds) SELECT uuid, started, ended, host, asyncfuzz_version, tools,"
+      " device, config, cases, seconds FROM o.runs;"
+      "INSERT OR IGNORE INTO cases(hash, json, mlir, seed, ops)"
+      " SELECT hash, json, mlir, seed, ops FROM o.cases;"
+      "INSERT OR IGNORE INTO findings(signature, class, lowering, detail, first_seen, last_seen,"
+      " repro_runs, repro_hits, status, trace, replay) SELECT signature, class, lowering, detail,"
+      " first_seen, last_seen, repro_runs, repro_hits, status, trace, replay FROM o.findings;"
+      "UPDATE findings SET"
+      " first_seen = min(first_seen, (SELECT f.first_seen FROM o.findings f"
+      "   WHERE f.signature = findings.signature)),"
+      " last_seen = max(last_seen, (SELECT f.last_seen FROM o.findings f"
+      "   WHERE f.signature = findings.signature))"
+      " WHERE signature IN (SELECT signature FROM o.findings);"
+      /* a triage decision wins over `new` */
+      "UPDATE findings SET status = (SELECT f.status FROM o.findings f"
+      "   WHERE f.signature = findings.signature)"
+      " WHERE status = 'new' AND signature IN (SELECT signature FROM o.findings"
+      "   WHERE status <> 'new');"
+      "UPDATE findings SET repro_runs = (SELECT f.repro_runs FROM o.findings f"
+      "   WHERE f.signature = findings.signature), repro_hits = (SELECT f.repro_hits"
+      "   FROM o.findings f WHERE f.signature = findings.signature)"
+      " WHERE repro_runs = 0 AND signature IN (SELECT signature FROM o.findings"
+      "   WHERE repro_runs > 0);"
+      /* the smaller smallest case */
+      "UPDATE findings SET"
+      " smallest_case = (SELECT c.id FROM o.findings f JOIN o.cases oc ON oc.id = f.smallest_case"
+      "   JOIN cases c ON c.hash = oc.hash WHERE f.signature = findings.signature),"
+      " smallest_ops = (SELECT f.smallest_ops FROM o.findings f"
+      "   WHERE f.signature = findings.signature)"
+      " WHERE signature IN (SELECT f.signature FROM o.findings f WHERE f.smallest_case IS NOT NULL"
+      "   AND (findings.smallest_ops IS NULL OR f.smallest_ops < findings.smallest_ops));"
+      "INSERT INTO occurrences(finding, run, case_seed, case_id, lowering,"
+      " lowering_version, pipeline, backend, schedule, at, hits)"
+      " SELECT lf.id, lr.id, oc.case_seed, lc.id, oc.lowering, oc.lowering_version, oc.pipeline,"
+      "  oc.backend, oc.schedule, oc.at, oc.hits FROM o.occurrences oc"
+      "  JOIN o.findings ofi ON ofi.id = oc.finding"
+      "  JOIN findings lf ON lf.signature = ofi.signature"
+      "  JOIN o.runs orr ON orr.id = oc.run JOIN runs lr ON lr.uuid = orr.uuid"
+      "  LEFT JOIN o.cases occ ON occ.id = oc.case_id LEFT JOIN cases lc ON lc.hash = occ.hash"
+      "  WHERE 1"
+      " ON CONFLICT(finding, run, case_seed, lowering, schedule) DO UPDATE SET"
+      "  hits = max(hits, excluded.hits);"
+      "UPDATE findings SET count = (SELECT coalesce(sum(hits), 0) FROM occurrences"
+      "  WHERE occurrences.finding = findings.id);"
+      "COMMIT;";
+  rc = exec(s, merge_sql, err);
+  if (rc)
+    exec(s, "ROLLBACK", NULL);
+  exec(s, "DETACH DATABASE o", NULL);
+  return rc;
+}
+
+/* ---- queries ---- */
+
+static void where_clause(const StoreFilter *f, AfBuf *w) {
+  af_buf_puts(w, " WHERE 1");
+  if (f && f->status >= 0)
+    af_buf_puts(w, " AND status = ?1");
+  if (f && f->cls)
+    af_buf_puts(w, " AND class = ?2");
+  if (f && f->lowering)
+    af_buf_puts(w, " AND lowering = ?3");
+  if (f && f->since > 0)
+    af_buf_puts(w, " AND last_seen >= ?4");
+}
+
+static int prepare_filtered(Store *s, const char *head, const StoreFilter *f, const char *tail,
+                            sqlite3_stmt **st, AfErr *err) {
+  AfBuf q;
+  af_buf_init(&q);
+  af_buf_puts(&q, head);
+  where_clause(f, &q);
+  af_buf_puts(&q, tail);
+  if (q.oom) {
+    af_buf_free(&q);
+    return af_err_set(err, AF_ENOMEM, "out of memory");
+  }
+  int rc = sqlite3_prepare_v2(s->db, q.p, -1, st, NULL);
+  af_buf_free(&q);
+  if (rc != SQLITE_OK)
+    return db_err(s, err, "query failed");
+  if (f && f->status >= 0)
+    bind_text(*st, 1, store_status_name(f->status));
+  if (f && f->cls)
+    bind_text(*st, 2, f->cls);
+  if (f && f->lowering)
+    bind_text(*st, 3, f->lowering);
+  if (f && f->since > 0)
+    sqlite3_bind_double(*st, 4, f->since);
+  return 0;
+}
+
+static const char *col(sqlite3_stmt *st, int i) {
+  const unsigned char *t = sqlite3_column_text(st, i);
+  return t ? (const char *)t : "";
+}
+
+static void fmt_time(double t, char *out, size_t n) {
+  time_t tt = (time_t)t;
+  struct tm tm;
+  gmtime_r(&tt, &tm);
+  strftime(out, n, "%Y-%m-%d %H:%M", &tm);
+}
+
+#define FINDING_COLS                                                                               \
+  "SELECT id, status, class, count, coalesce(smallest_ops, 0), lowering, signature, first_seen,"   \
+  " last_seen, repro_runs, repro_hits, detail FROM findings"
+#define NEW_FIRST " ORDER BY (status = 'new') DESC, last_seen DESC, id"
+
+int store_list(Store *s, const StoreFilter *f, AfBuf *out, AfErr *err) {
+  sqlite3_stmt *st;
+  int rc = prepare_filtered(s, FINDING_COLS, f, NEW_FIRST, &st, err);
+  if (rc)
+    return rc;
+  af_buf_printf(out, "%5s  %-7s  %-20s %7s %5s  %-8s  %s\n", "id", "status", "class", "count",
+                "ops", "repro", "signature");
+  int n = 0, step;
+  while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+    char repro[16] = "-";
+    if (sqlite3_column_int(st, 9) > 0)
+      snprintf(repro, sizeof repro, "%d/%d", sqlite3_column_int(st, 10), sqlite3_column_int(st, 9));
+    af_buf_printf(out, "%5lld  %-7s  %-20s %7lld %5d  %-8s  %s\n",
+                  (long long)sqlite3_column_int64(st, 0), col(st, 1), col(st, 2),
+                  (long long)sqlite3_column_int64(st, 3), sqlite3_column_int(st, 4), repro,
+                  col(st, 6));
+    n++;
+  }
+  sqlite3_finalize(st);
+  if (step != SQLITE_DONE)
+    return db_err(s, err, "query failed");
+  af_buf_printf(out, "%d finding(s)\n", n);
+  return 0;
+}
+
+int store_show(Store *s, int64_t id, AfBuf *out, AfErr *err) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(s->db,
+                         "SELECT f.id, f.status, f.class, f.count, coalesce(f.smallest_ops, 0),"
+                         " f.lowering, f.signature, f.first_seen, f.last_seen, f.repro_runs,"
+                         " f.repro_hits, f.detail, f.trace, f.replay, c.json, c.mlir, c.seed,"
+                         " m.json FROM findings f LEFT JOIN cases c ON c.id = f.smallest_case"
+                         " LEFT JOIN cases m ON m.id = f.minimized_case WHERE f.id = ?",
+                         -1, &st, NULL) != SQLITE_OK)
+    return db_err(s, err, "query failed");
+  sqlite3_bind_int64(st, 1, id);
+  if (sqlite3_step(st) != SQLITE_ROW) {
+    sqlite3_finalize(st);
+    return af_err_set(err, AF_EINVALID, "%s: no finding %lld (see asyncfuzz db list)", s->path,
+                      (long long)id);
+  }
+  char t1[32], t2[32];
+  fmt_time(sqlite3_column_double(st, 7), t1, sizeof t1);
+  fmt_time(sqlite3_column_double(st, 8), t2, sizeof t2);
+  af_buf_printf(out,
+                "finding %lld: %s\nsignature: %s\nclass: %s\nlowering: %s\noccurrences: %lld "
+                "(first %s UTC, last %s UTC)\n",
+                (long long)sqlite3_column_int64(st, 0), col(st, 1), col(st, 6), col(st, 2),
+                col(st, 5), (long long)sqlite3_column_int64(st, 3), t1, t2);
+  if (sqlite3_column_int(st, 9) > 0)
+    af_buf_printf(out, "reproduction: %d of %d re-runs\n", sqlite3_column_int(st, 10),
+                  sqlite3_column_int(st, 9));
+  af_buf_printf(out, "detail: %s\n", col(st, 11));
+  if (*col(st, 13))
+    af_buf_printf(out, "replay: %s\n", col(st, 13));
+  /* versions: the latest occurrence of each lowering version and pipeline */
+  sqlite3_stmt *v;
+  if (sqlite3_prepare_v2(s->db,
+                         "SELECT o.lowering_version, o.pipeline, o.backend, o.schedule, r.host,"
+                         " r.asyncfuzz_version, count(*) FROM occurrences o JOIN runs r ON"
+                         " r.id = o.run WHERE o.finding = ? GROUP BY o.lowering_version,"
+                         " o.pipeline, o.backend, r.host, r.asyncfuzz_version ORDER BY max(o.at)"
+                         " DESC LIMIT 8",
+                         -1, &v, NULL) == SQLITE_OK) {
+    sqlite3_bind_int64(v, 1, id);
+    while (sqlite3_step(v) == SQLITE_ROW)
+      af_buf_printf(out,
+                    "seen with: lowering version %s, backend %s, host %s, asyncfuzz %s (%d "
+                    "occurrence(s); e.g. schedule %s)%s%s\n",
+                    col(v, 0), col(v, 2), col(v, 4), col(v, 5), sqlite3_column_int(v, 6), col(v, 3),
+                    *col(v, 1) ? "\n  pipeline: " : "", col(v, 1));
+    sqlite3_finalize(v);
+  }
+  if (*col(st, 14))
+    af_buf_printf(out, "smallest case (%d ops, seed %s):\n%s", sqlite3_column_int(st, 4),
+                  col(st, 16), col(st, 14));
+  if (*col(st, 17))
+    af_buf_printf(out, "minimized case:\n%s", col(st, 17));
+  if (*col(st, 12))
+    af_buf_printf(out, "trace excerpt:\n%s", col(st, 12));
+  sqlite3_finalize(st);
+  return 0;
+}
+
+int store_stats(Store *s, AfBuf *out, AfErr *err) {
+  static const char *const q[] = {
+      "SELECT 'runs', count(*), coalesce(sum(cases), 0) FROM runs",
+      "SELECT 'status ' || status, count(*), sum(count) FROM findings GROUP BY status",
+      "SELECT 'class ' || class, count(*), sum(count) FROM findings GROUP BY class",
+      "SELECT 'lowering ' || lowering, count(*), sum(count) FROM findings GROUP BY lowering",
+  };
+  af_buf_printf(out, "%-36s %10s %12s\n", "", "findings", "occurrences");
+  for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, q[i], -1, &st, NULL) != SQLITE_OK)
+      return db_err(s, err, "query failed");
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      if (i == 0)
+        af_buf_printf(out, "%-36s %10lld runs, %lld cases\n", "runs",
+                      (long long)sqlite3_column_int64(st, 1),
+                      (long long)sqlite3_column_int64(st, 2));
+      else
+        af_buf_printf(out, "%-36s %10lld %12lld\n", col(st, 0),
+                      (long long)sqlite3_column_int64(st, 1),
+                      (long long)sqlite3_column_int64(st, 2));
+    }
+    sqlite3_finalize(st);
+  }
+  return 0;
+}
+
+static void json_str(AfBuf *b, const char *s) {
+  af_buf_puts(b, "\"");
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\')
+      af_buf_printf(b, "\\%c", ch);
+    else if (ch < 0x20)
+      af_buf_printf(b, "\\u%04x", ch);
+    else
+      af_buf_put(b, s, 1);
+  }
+  af_buf_puts(b, "\"");
+}
+
+static void xml_esc(AfBuf *b, const char *s) {
+  for (; *s; s++) {
+    switch (*s) {
+    case '<':
+      af_buf_puts(b, "&lt;");
+      break;
+    case '>':
+      af_buf_puts(b, "&gt;");
+      break;
+    case '&':
+      af_buf_puts(b, "&amp;");
+      break;
+    case '"':
+      af_buf_puts(b, "&quot;");
+      break;
+    case '\'':
+      af_buf_puts(b, "&#39;");
+      break;
+    default:
+      if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
+        af_buf_put(b, s, 1);
+    }
+  }
+}
+
+int store_export_json(Store *s, const StoreFilter *f, AfBuf *out, AfErr *err) {
+  sqlite3_stmt *st;
+  int rc = prepare_filtered(s, FINDING_COLS, f, NEW_FIRST, &st, err);
+  if (rc)
+    return rc;
+  af_buf_puts(out, "[");
+  int n = 0;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    af_buf_printf(out, "%s\n  {\"id\": %lld, \"status\": ", n++ ? "," : "",
+                  (long long)sqlite3_column_int64(st, 0));
+    json_str(out, col(st, 1));
+    af_buf_puts(out, ", \"class\": ");
+    json_str(out, col(st, 2));
+    af_buf_puts(out, ", \"lowering\": ");
+    json_str(out, col(st, 5));
+    af_buf_puts(out, ", \"signature\": ");
+    json_str(out, col(st, 6));
+    af_buf_printf(out,
+                  ", \"count\": %lld, \"smallest_ops\": %d, \"first_seen\": %.0f, "
+                  "\"last_seen\": %.0f, \"repro_runs\": %d, \"repro_hits\": %d, \"detail\": ",
+                  (long long)sqlite3_column_int64(st, 3), sqlite3_column_int(st, 4),
+                  sqlite3_column_double(st, 7), sqlite3_column_double(st, 8),
+                  sqlite3_column_int(st, 9), sqlite3_column_int(st, 10));
+    json_str(out, col(st, 11));
+    af_buf_puts(out, "}");
+  }
+  sqlite3_finalize(st);
+  af_buf_puts(out, "\n]\n");
+  return 0;
+}
+
+int store_export_junit(Store *s, const StoreFilter *f, AfBuf *out, AfErr *err) {
+  sqlite3_stmt *st;
+  int rc = prepare_filtered(s, FINDING_COLS, f, NEW_FIRST, &st, err);
+  if (rc)
+    return rc;
+  AfBuf body;
+  af_buf_init(&body);
+  int tests = 0, failures = 0, skipped = 0;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    const char *status = col(st, 1);
+    tests++;
+    af_buf_puts(&body, "    <testcase classname=\"");
+    xml_esc(&body, *col(st, 5) ? col(st, 5) : "asyncfuzz");
+    af_buf_puts(&body, "\" name=\"");
+    xml_esc(&body, col(st, 6));
+    af_buf_puts(&body, "\">");
+    if (strcmp(status, "new") == 0) { /* a new finding fails the dashboard */
+      failures++;
+      af_buf_puts(&body, "\n      <failure type=\"");
+      xml_esc(&body, col(st, 2));
+      af_buf_printf(&body, "\" message=\"new %s finding, %lld occurrence(s)\">", col(st, 2),
+                    (long long)sqlite3_column_int64(st, 3));
+      xml_esc(&body, col(st, 11));
+      af_buf_puts(&body, "</failure>\n    ");
+    } else if (strcmp(status, "wontfix") == 0 || strcmp(status, "known") == 0) {
+      skipped++;
+      af_buf_printf(&body, "<skipped message=\"%s\"/>", status);
+    }
+    af_buf_puts(&body, "</testcase>\n");
+  }
+  sqlite3_finalize(st);
+  af_buf_printf(out,
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite "
+                "name=\"asyncfuzz\" tests=\"%d\" failures=\"%d\" skipped=\"%d\">\n",
+                tests, failures, skipped);
+  if (body.p)
+    af_buf_puts(out, body.p);
+  af_buf_puts(out, "  </testsuite>\n</testsuites>\n");
+  int oom = body.oom;
+  af_buf_free(&body);
+  return oom ? af_err_set(err, AF_ENOMEM, "out of memory") : 0;
+}
+
+int store_run_counts(Store *s, int64_t run, long *findings, long *new_findings, AfErr *err) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(s->db,
+                         "SELECT count(DISTINCT o.finding), count(DISTINCT CASE WHEN"
+                         " f.status = 'new' THEN o.finding END) FROM occurrences o JOIN findings f"
+                         " ON f.id = o.finding WHERE o.run = ?",
+                         -1, &st, NULL) != SQLITE_OK)
+    return db_err(s, err, "query failed");
+  sqlite3_bind_int64(st, 1, run);
+  *findings = *new_findings = 0;
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    *findings = (long)sqlite3_column_int64(st, 0);
+    *new_findings = (long)sqlite3_column_int64(st, 1);
+  }
+  sqlite3_finalize(st);
+  return 0;
+}
+
+/* ---- the HTML report ---- */
+
+static void svg_bars(AfBuf *b, const char *title, const char *const *labels, const double *vals,
+                     int n, const char *unit) {
+  double max = 0;
+  for (int i = 0; i < n; i++)
+    if (vals[i] > max)
+      max = vals[i];
+  int w = 640, h = 40 + 22 * (n ? n : 1);
+  af_buf_printf(b, "<figure><figcaption>");
+  xml_esc(b, title);
+  af_buf_printf(b,
+                "</figcaption><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+                "height=\"%d\" role=\"img\">",
+                w, h);
+  for (int i = 0; i < n; i++) {
+    double bw = max > 0 ? vals[i] / max * 380 : 0;
+    af_buf_printf(b, "<text x=\"0\" y=\"%d\" font-size=\"12\">", 20 + 22 * i + 12);
+    xml_esc(b, labels[i]);
+    af_buf_printf(b,
+                  "</text><rect x=\"220\" y=\"%d\" width=\"%.1f\" height=\"16\" "
+                  "fill=\"#4a7ab7\"/><text x=\"%.1f\" y=\"%d\" font-size=\"12\">%.1f %s</text>",
+                  20 + 22 * i, bw, 226 + bw, 20 + 22 * i + 12, vals[i], unit);
+  }
+  if (n == 0)
+    af_buf_puts(b, "<text x=\"0\" y=\"32\" font-size=\"12\">no data</text>");
+  af_buf_puts(b, "</svg></figure>\n");
+}
+
+int store_report_html(Store *s, AfBuf *out, AfErr *err) {
+  af_buf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                   "<title>asyncfuzz findings</title><style>"
+                   "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+                   "td,th{border:1px solid #bbb;padding:3px 6px;text-align:left;"
+                   "vertical-align:top}td.sig{font-family:monospace;max-width:60em;"
+                   "word-break:break-all}tr.new td{background:#fff3f0}</style></head><body>\n"
+                   "<h1>asyncfuzz findings</h1>\n");
+  AfBuf tmp;
+  af_buf_init(&tmp);
+  store_stats(s, &tmp, err);
+  af_buf_puts(out, "<pre id=\"stats\">");
+  xml_esc(out, tmp.p ? tmp.p : "");
+  af_buf_puts(out, "</pre>\n");
+  af_buf_free(&tmp);
+  /* the findings table, new first */
+  sqlite3_stmt *st;
+  int rc = prepare_filtered(s, FINDING_COLS, NULL, NEW_FIRST, &st, err);
+  if (rc)
+    return rc;
+  af_buf_puts(out, "<h2>Findings</h2>\n<table id=\"findings\"><thead><tr><th>id</th>"
+                   "<th>status</th><th>class</th><th>lowering</th><th>count</th>"
+                   "<th>smallest ops</th><th>reproduction</th><th>last seen (UTC)</th>"
+                   "<th>signature</th><th>detail</th></tr></thead><tbody>\n");
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    char t[32];
+    fmt_time(sqlite3_column_double(st, 8), t, sizeof t);
+    af_buf_printf(out, "<tr class=\"%s\"><td>%lld</td><td>",
+                  strcmp(col(st, 1), "new") == 0 ? "new" : "old",
+                  (long long)sqlite3_column_int64(st, 0));
+    xml_esc(out, col(st, 1));
+    af_buf_puts(out, "</td><td>");
+    xml_esc(out, col(st, 2));
+    af_buf_puts(out, "</td><td>");
+    xml_esc(out, col(st, 5));
+    af_buf_printf(out, "</td><td>%lld</td><td>%d</td><td>", (long long)sqlite3_column_int64(st, 3),
+                  sqlite3_column_int(st, 4));
+    if (sqlite3_column_int(st, 9) > 0)
+      af_buf_printf(out, "%d/%d", sqlite3_column_int(st, 10), sqlite3_column_int(st, 9));
+    af_buf_printf(out, "</td><td>%s</td><td class=\"sig\">", t);
+    xml_esc(out, col(st, 6));
+    af_buf_puts(out, "</td><td class=\"sig\">");
+    xml_esc(out, col(st, 11));
+    af_buf_puts(out, "</td></tr>\n");
+  }
+  sqlite3_finalize(st);
+  af_buf_puts(out, "</tbody></table>\n<h2>Charts</h2>\n");
+  /* counts per class and per lowering */
+  static const char *const groups[2][2] = {
+      {"findings per class", "SELECT class, count(*) FROM findings GROUP BY class ORDER BY 1"},
+      {"findings per lowering",
+       "SELECT lowering, count(*) FROM findings GROUP BY lowering ORDER BY 1"}};
+  for (int g = 0; g < 2; g++) {
+    const char *labels[64];
+    char store_l[64][128];
+    double vals[64];
+    int n = 0;
+    if (sqlite3_prepare_v2(s->db, groups[g][1], -1, &st, NULL) != SQLITE_OK)
+      return db_err(s, err, "query failed");
+    while (sqlite3_step(st) == SQLITE_ROW && n < 64) {
+      snprintf(store_l[n], sizeof store_l[n], "%s", col(st, 0));
+      labels[n] = store_l[n];
+      vals[n++] = sqlite3_column_double(st, 1);
+    }
+    sqlite3_finalize(st);
+    svg_bars(out, groups[g][0], labels, vals, n, "");
+  }
+  /* findings over time: distinct findings first seen by each day */
+  {
+    const char *labels[64];
+    char store_l[64][32];
+    double vals[64];
+    int n = 0;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT date(first_seen, 'unixepoch'), count(*) FROM findings GROUP BY"
+                           " 1 ORDER BY 1 DESC LIMIT 60",
+                           -1, &st, NULL) != SQLITE_OK)
+      return db_err(s, err, "query failed");
+    while (sqlite3_step(st) == SQLITE_ROW && n < 64) {
+      snprintf(store_l[n], sizeof store_l[n], "%s", col(st, 0));
+      labels[n] = store_l[n];
+      vals[n++] = sqlite3_column_double(st, 1);
+    }
+    sqlite3_finalize(st);
+    svg_bars(out, "new findings by the day they were first seen", labels, vals, n, "");
+  }
+  /* throughput per run */
+  {
+    const char *labels[64];
+    char store_l[64][96];
+    double vals[64];
+    int n = 0;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT id, datetime(started, 'unixepoch'), host, cases / seconds FROM"
+                           " runs WHERE seconds > 0 ORDER BY started DESC LIMIT 40",
+                           -1, &st, NULL) != SQLITE_OK)
+      return db_err(s, err, "query failed");
+    while (sqlite3_step(st) == SQLITE_ROW && n < 64) {
+      snprintf(store_l[n], sizeof store_l[n], "run %lld %.16s %.20s",
+               (long long)sqlite3_column_int64(st, 0), col(st, 1), col(st, 2));
+      labels[n] = store_l[n];
+      vals[n++] = sqlite3_column_double(st, 3);
+    }
+    sqlite3_finalize(st);
+    svg_bars(out, "throughput per run", labels, vals, n, "cases/s");
+  }
+  af_buf_puts(out, "</body></html>\n");
+  return out->oom ? af_err_set(err, AF_ENOMEM, "out of memory") : 0;
+}
+
+int store_tally(Store *s, int64_t run, const StoreTally *t, int n, AfErr *err) {
+  if (n == 0)
+    return 0;
+  if (run1(s, "BEGIN IMMEDIATE", "") != SQLITE_DONE)
+    return db_err(s, err, "cannot record occurrences");
+  double now = now_unix();
+  for (int i = 0; i < n; i++) {
+    if (t[i].hits <= 0)
+      continue;
+    int64_t fid = -1;
+    sqlite3_stmt *st = cached(s, "SELECT id FROM findings WHERE signature=?");
+    if (st == NULL)
+      goto fail;
+    bind_text(st, 1, t[i].signature);
+    if (sqlite3_step(st) == SQLITE_ROW)
+      fid = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    if (fid < 0)
+      continue; /* only findings already recorded are tallied */
+    if (run1(s,
+             "INSERT INTO occurrences(finding, run, case_seed, lowering, lowering_version,"
+             " pipeline, backend, schedule, at, hits) VALUES(?,?,'*',?,?,?,?,'*',?,?)"
+             " ON CONFLICT(finding, run, case_seed, lowering, schedule) DO UPDATE SET"
+             " hits = hits + excluded.hits, at = excluded.at",
+             "iittttdi", fid, run, t[i].lowering ? t[i].lowering : "",
+             t[i].lowering_version ? t[i].lowering_version : "", t[i].pipeline ? t[i].pipeline : "",
+             t[i].backend ? t[i].backend : "", now, (int64_t)t[i].hits) != SQLITE_DONE)
+      goto fail;
+    if (run1(s,
+             "UPDATE findings SET count=count+?, last_seen=max(coalesce(last_seen, 0), ?) "
+             "WHERE id=?",
+             "idi", (int64_t)t[i].hits, now, fid) != SQLITE_DONE)
+      goto fail;
+  }
+  if (run1(s, "COMMIT", "") != SQLITE_DONE)
+    goto fail;
+  return 0;
+fail:;
+  int rc = db_err(s, err, "cannot record occurrences");
+  run1(s, "ROLLBACK", "");
+  return rc;
+}

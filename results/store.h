@@ -1,0 +1,103 @@
+/*
+ * store.h: the regression database (SQLite). Schema and migrations are documented in
+ * docs/db-schema.md; every write is one transaction, the journal is WAL and writers wait for
+ * each other (busy timeout), so several campaign workers share one file and a campaign killed
+ * at any point leaves a database that opens cleanly with every committed finding.
+ *
+ * Findings are keyed by root-cause signature. A failing case adds an occurrence (finding,
+ * run, case seed, lowering and its version, pipeline, backend, schedule) in its own
+ * transaction when it is news: a new finding, a smaller case, or one of the first occurrences
+ * of a finding in a run. Later repeats are tallied (store_tally) into one row per finding and
+ * run, committed about once a second. A finding's count is the sum of its occurrences' hits,
+ * so merging databases is idempotent.
+ */
+#ifndef RESULTS_STORE_H
+#define RESULTS_STORE_H
+
+#include <stdint.h>
+
+#include "../base/afbase.h"
+
+#define STORE_SCHEMA_VERSION 2
+
+typedef struct Store Store;
+
+/* Opens (create: or creates) a database and migrates it to STORE_SCHEMA_VERSION. A file that
+ * is not a SQLite database, or one from a newer asyncfuzz, is refused with a clear message. */
+int store_open(const char *path, int create, Store **out, AfErr *err);
+void store_close(Store *s);
+int store_version(Store *s); /* the schema version after opening */
+/* Creates the schema of an older version (tests of the migrations): version 1. */
+int store_create_v1(const char *path, AfErr *err);
+
+typedef struct StoreRun {
+  char uuid[40];
+  double started;
+  char host[128];
+  char version[32];  /* asyncfuzz */
+  char tools[4096];  /* JSON: lowerings with versions and pipelines */
+  char device[128];  /* backend and device */
+  char config[2048]; /* JSON: the campaign's options */
+} StoreRun;
+
+int store_run_begin(Store *s, StoreRun *r, int64_t *id, AfErr *err);
+int store_run_end(Store *s, int64_t id, long cases, double seconds, AfErr *err);
+
+enum { STORE_NEW, STORE_KNOWN, STORE_FIXED, STORE_WONTFIX, STORE__NSTATUS };
+const char *store_status_name(int st);
+int store_status_parse(const char *name); /* -1 if unknown */
+
+typedef struct StoreOccurrence {
+  const char *signature, *cls, *lowering, *detail;
+  const char *lowering_version, *pipeline, *backend, *schedule;
+  uint64_t case_seed;
+  int case_ops;
+  const char *case_json; /* stored when it is the finding's first or smallest case */
+  const char *case_mlir;
+  const char *trace; /* an excerpt, stored with a new finding */
+  const char *replay;
+  int repro_runs, repro_hits; /* measured for a new finding (0: not measured) */
+} StoreOccurrence;
+
+/* Looks a signature up: *status (STORE_*), or -1 when the database has no such finding. */
+int store_finding_status(Store *s, const char *signature, int *status, AfErr *err);
+/* Records one occurrence in one transaction: the finding (created with status new, or updated:
+ * last seen, count, smallest case), the case when it is the smallest, the occurrence.
+ * *is_new: the finding did not exist; *status: its status. */
+int store_record(Store *s, int64_t run, const StoreOccurrence *o, int *is_new, int *status,
+                 AfErr *err);
+/* Repeated occurrences of findings already recorded, counted in memory and committed together
+ * (one transaction): each adds `hits` to the finding's count and to its run's tally row
+ * (an occurrence with case seed and schedule "*"). */
+typedef struct StoreTally {
+  const char *signature, *lowering, *lowering_version, *pipeline, *backend;
+  long hits;
+} StoreTally;
+int store_tally(Store *s, int64_t run, const StoreTally *t, int n, AfErr *err);
+/* Sets a finding's status. AF_EINVALID when there is no such finding. */
+int store_mark(Store *s, int64_t id, int status, AfErr *err);
+/* Merges another database into this one (idempotent: runs by uuid, cases by content hash,
+ * findings by signature, occurrences by their key; counts are recomputed). */
+int store_merge(Store *s, const char *other, AfErr *err);
+
+/* ---- queries: text for the CLI ---- */
+
+typedef struct StoreFilter {
+  int status;      /* -1: any */
+  const char *cls; /* NULL: any */
+  const char *lowering;
+  double since; /* unix time; 0: any */
+} StoreFilter;
+
+int store_list(Store *s, const StoreFilter *f, AfBuf *out, AfErr *err);
+int store_show(Store *s, int64_t id, AfBuf *out, AfErr *err);
+int store_stats(Store *s, AfBuf *out, AfErr *err);
+int store_export_json(Store *s, const StoreFilter *f, AfBuf *out, AfErr *err);
+int store_export_junit(Store *s, const StoreFilter *f, AfBuf *out, AfErr *err);
+/* A self-contained HTML page: the findings table (new first), counts per class and lowering,
+ * findings over time and throughput per run as inline SVG. All text is escaped. */
+int store_report_html(Store *s, AfBuf *out, AfErr *err);
+/* Findings recorded in a run: counts of new and known ones (for a campaign's summary). */
+int store_run_counts(Store *s, int64_t run, long *findings, long *new_findings, AfErr *err);
+
+#endif
