@@ -141,7 +141,7 @@ static void knobs_cmdline(const GenConfig *g, char *out, size_t n) {
 static int write_info(Camp *k, const Sig *s) {
   char path[4096], tmp[4200];
   snprintf(path, sizeof path, "%s/failures/%s/info.txt", k->out, s->dir);
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid()); /* workers share DIR */
   FILE *f = fopen(tmp, "w");
   if (f == NULL)
     return -1;
@@ -403,11 +403,12 @@ static int record(Camp *k, int low, const GenCase *c, const Schedule *s, const V
 
 static void progress(Camp *k, int final) {
   double el = now_s() - k->t0;
-  fprintf(stderr,
-          "%s[%6.1fs] cases %ld (%.1f/s)  failures %ld  signatures %d  findings new %ld, known "
-          "%ld hits  corpus %ld",
-          isatty(2) ? "\r" : "", el, k->cases, el > 0 ? (double)k->cases / el : 0.0, k->failures,
-          k->nsigs, k->new_findings, k->known_hits, k->corpus);
+  fprintf(stderr, "%s[%6.1fs] cases %ld (%.1f/s)  failures %ld", isatty(2) ? "\r" : "", el,
+          k->cases, el > 0 ? (double)k->cases / el : 0.0, k->failures);
+  if (k->nsigs >= 0) /* the parent of --jobs workers does not know their signatures */
+    fprintf(stderr, "  signatures %d", k->nsigs);
+  fprintf(stderr, "  findings new %ld, known %ld hits  corpus %ld", k->new_findings, k->known_hits,
+          k->corpus);
   if (k->nspecs > 1)
     fprintf(stderr, "  differ %ld", k->differ_cases);
   fprintf(stderr, "%s", final || !isatty(2) ? "\n" : "");
@@ -431,7 +432,7 @@ static void json_esc(FILE *f, const char *s) {
 static int write_summary(Camp *k, double el) {
   char path[4096], tmp[4200];
   snprintf(path, sizeof path, "%s/summary.json", k->out);
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid()); /* workers share DIR */
   FILE *f = fopen(tmp, "w");
   if (f == NULL)
     return -1;
@@ -475,9 +476,10 @@ static int write_summary(Camp *k, double el) {
 }
 
 static const char campaign_help[] =
-    "usage: asyncfuzz campaign [--seconds N | --cases N] [--seed N] [--lowering SPEC]...\n"
-    "                          [--pipeline P] [--schedules LIST] [--batch N] [--no-swarm]\n"
-    "                          [--out DIR] [--quiet] [knobs]\n"
+    "usage: asyncfuzz campaign [--seconds N | --until T | --cases N] [--seed N | --resume]\n"
+    "                          [--lowering SPEC]... [--pipeline P] [--schedules LIST]\n"
+    "                          [--jobs N] [--db FILE | --no-db] [--repro N] [--batch N]\n"
+    "                          [--no-swarm] [--out DIR] [--quiet] [knobs]\n"
     "Generates cases (seeds SEED, SEED+1, ...), validates each, runs it under every schedule\n"
     "with each lowering and saves each failing case by root-cause signature under\n"
     "DIR/failures (default campaign-out). With several lowerings, cases on which their\n"
@@ -496,8 +498,16 @@ static const char campaign_help[] =
     "                  draws its own knobs around them; the case file records them)\n"
     "  --memfree-sync  model mgpuMemFree as synchronizing the device (lenient)\n"
     "  --no-checker    judge by observations and runtime errors only\n"
+    "  --backend sim   where lowered code runs (sim: the deterministic simulator)\n"
+    "  --until T       stop at local time T (HH:MM, the next one; or YYYY-MM-DDTHH:MM)\n"
+    "  --jobs N        N worker processes sharing the seeds and the database\n"
+    "  --db FILE       the regression database (default DIR/results.db); --no-db: none\n"
+    "  --repro N       re-run each new finding N times for its reproduction rate (default 5)\n"
+    "  --resume        go on from where the campaign in DIR stopped (its next seed)\n"
+    "Findings go to the database (asyncfuzz db --help); those marked known or wontfix are\n"
+    "counted, not reported again.\n"
     "Exit 0 when no case failed, 1 when some did, 2 on bad usage (a missing mlir-opt),\n"
-    "4 when results could not be written.\n\n";
+    "3 when --db is not an asyncfuzz database, 4 when results could not be written.\n\n";
 
 static int first_cls(const CheckResult *r) {
   return r->first_fail < 0 ? VERDICT_PASS : r->verdict[r->first_fail].cls;
@@ -574,7 +584,7 @@ static int write_state(const char *out, uint64_t seed, int jobs, const Slot *sl)
       min = sl[w].next;
   char path[4096], tmp[4200];
   snprintf(path, sizeof path, "%s/campaign-state.json", out);
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid()); /* workers share DIR */
   FILE *f = fopen(tmp, "w");
   if (f == NULL)
     return -1;
@@ -642,7 +652,7 @@ static int campaign_parent(Camp *k, const pid_t *pids, int started, int jobs, Sl
       }
     }
     k->cases = k->failures = k->new_findings = k->known_hits = k->corpus = 0;
-    k->nsigs = 0;
+    k->nsigs = -1;
     for (int i = 0; i < jobs; i++) {
       k->cases += sl[i].cases;
       k->failures += sl[i].failures;
@@ -742,6 +752,14 @@ int cmd_campaign(int argc, char **argv) {
       quiet = 1;
     } else if (strcmp(a, "--no-swarm") == 0) {
       k.swarm = 0;
+    } else if (strcmp(a, "--backend") == 0 && val) {
+      if (strcmp(argv[++i], "sim") != 0) {
+        fprintf(stderr,
+                "asyncfuzz campaign: backend \"%s\" is not available: this build has the "
+                "sim backend only (cuda and hip are not built yet)\n",
+                argv[i]);
+        return EXIT_USAGE;
+      }
     } else if (strcmp(a, "--db") == 0 && val) {
       db_path = argv[++i];
     } else if (strcmp(a, "--no-db") == 0) {

@@ -1,10 +1,12 @@
 /*
  * store.c: the regression database over SQLite (see store.h, docs/db-schema.md).
  */
+#define _GNU_SOURCE
 #include "store.h"
 
 #include <sqlite3.h>
 #include <stdarg.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -429,6 +431,9 @@ int store_mark(Store *s, int64_t id, int status, AfErr *err) {
 }
 
 int store_merge(Store *s, const char *other, AfErr *err) {
+  char ra[PATH_MAX], rb[PATH_MAX];
+  if (realpath(other, ra) && realpath(s->path, rb) && strcmp(ra, rb) == 0)
+    return 0; /* a database merged into itself: nothing to do */
   Store *o;
   int rc = store_open(other, 0, &o, err); /* refuses a non-database; brings it up to date */
   if (rc)

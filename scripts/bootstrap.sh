@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages asyncfuzz needs, when they are missing (idempotent).
-# Runs apt-get update once, and only if something must be installed.
+# Runs apt-get update once, and only if something must be installed. With --test, also what
+# only the tests need (chromium, to render the HTML report headless).
 set -euo pipefail
 
 need=(cmake gcc make pkg-config libcjson-dev libsqlite3-dev sqlite3 mlir-22-tools)
+if [ "${1:-}" = --test ]; then
+  need+=(chromium)
+fi
 missing=()
 for p in "${need[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -3,7 +3,7 @@
 # AddressSanitizer + UndefinedBehaviorSanitizer (set ASYNCFUZZ_SKIP_ASAN=1 to skip that).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/bootstrap.sh
+scripts/bootstrap.sh --test
 jobs="$(nproc)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DASYNCFUZZ_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"

@@ -26,7 +26,7 @@ expect_out() {
 expect 0 "--help" "$af" --help; expect_out "commands:"
 expect 2 "no command" "$af"
 expect 2 "unknown command" "$af" frob; expect_err "unknown command"
-for c in gen render validate lower run check campaign check-trace; do
+for c in gen render validate lower run check campaign check-trace db report; do
   expect 0 "$c --help" "$af" "$c" --help; expect_out "usage: asyncfuzz $c"
 done
 expect 0 "--version" "$af" --version; expect_out "asyncfuzz "

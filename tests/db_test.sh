@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# The regression database as campaigns and users meet it: two worker processes writing one
+# database; a campaign killed with SIGKILL leaves a database that opens, passes
+# integrity_check and keeps every finding committed before the kill, and resumes; the db
+# commands, their errors, and a report rendered by headless Chromium (its screenshot kept in
+# the build directory).
+# usage: db_test.sh ASYNCFUZZ SOURCE_DIR BUILD_DIR
+set -u
+af=$(readlink -f "$1") src=$2 build=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+q() { sqlite3 "$1" "$2"; }
+command -v sqlite3 > /dev/null || { echo "SKIP: the sqlite3 shell is missing (scripts/bootstrap.sh installs it)"; exit 77; }
+
+# ---- two workers, one database ----
+"$af" campaign --jobs 2 --cases 3000 --seed 11 --lowering builtin:fault=drop_host_wait \
+  --out "$tmp/j" > "$tmp/out" 2> "$tmp/err"
+rc=$?
+[ $rc -eq 1 ] || { bad "two workers: exit $rc"; sed 's/^/  | /' "$tmp/err" | tail -5; }
+grep -qiE "locked|busy|error" "$tmp/err" && bad "two workers: errors: $(grep -iE 'locked|busy|error' "$tmp/err" | head -3)"
+grep -q "by 2 workers" "$tmp/out" || bad "two workers: no summary"
+failing=$(sed -n 's/.* by 2 workers, \([0-9]*\) failing/\1/p' "$tmp/out")
+[ "$(q "$tmp/j/results.db" 'PRAGMA integrity_check')" = ok ] || bad "two workers: integrity_check"
+hits=$(q "$tmp/j/results.db" 'SELECT sum(hits) FROM occurrences')
+counts=$(q "$tmp/j/results.db" 'SELECT sum(count) FROM findings')
+[ -n "$failing" ] && [ "$hits" = "$failing" ] && [ "$counts" = "$failing" ] \
+  || bad "two workers: $failing failing cases, but $hits occurrences and $counts counted"
+[ "$(q "$tmp/j/results.db" 'SELECT count(*) FROM runs')" = 1 ] || bad "two workers: one run expected"
+[ "$(q "$tmp/j/results.db" 'SELECT cases FROM runs')" = 3000 ] || bad "two workers: the run's case count"
+# every finding has its smallest case and a reproduction rate
+[ "$(q "$tmp/j/results.db" 'SELECT count(*) FROM findings WHERE smallest_case IS NULL OR repro_runs = 0')" = 0 ] \
+  || bad "findings without a smallest case or a reproduction rate"
+
+# ---- the db commands ----
+db=$tmp/j/results.db
+"$af" db list --db "$db" > "$tmp/out" || bad "db list"
+grep -q "finding(s)" "$tmp/out" || bad "db list: no total"
+id=$(q "$db" "SELECT id FROM findings ORDER BY id LIMIT 1")
+"$af" db show "$id" --db "$db" > "$tmp/out" || bad "db show"
+for want in "signature: " "reproduction: " "replay: asyncfuzz gen --seed" "seen with: lowering version asyncfuzz-builtin-1, backend sim" "smallest case (" "trace excerpt:"; do
+  grep -qF "$want" "$tmp/out" || bad "db show lacks '$want'"
+done
+# the replay command of a finding reproduces it
+(cd "$tmp" && PATH="$(dirname "$af"):$PATH" bash -c "$(sed -n 's/^replay: //p' "$tmp/out")" > "$tmp/rep" 2>&1)
+grep -qF "$(sed -n 's/^signature: //p' "$tmp/out")" "$tmp/rep" || bad "db show's replay does not reproduce the signature"
+"$af" db mark "$id" --status known --db "$db" > /dev/null || bad "db mark"
+[ "$(q "$db" "SELECT status FROM findings WHERE id = $id")" = known ] || bad "db mark did not stick"
+"$af" db list --status known --db "$db" > "$tmp/out"
+grep -q "^1 finding(s)" "$tmp/out" || bad "db list --status known"
+"$af" db stats --db "$db" > "$tmp/out" && grep -q "status known" "$tmp/out" || bad "db stats"
+"$af" db export --format junit --db "$db" > "$tmp/junit.xml" || bad "db export junit"
+n=$(q "$db" "SELECT count(*) FROM findings WHERE status = 'new'")
+grep -q "failures=\"$n\"" "$tmp/junit.xml" || bad "junit: $n new findings should be $n failures"
+"$af" db export --format json --db "$db" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d) > 0' \
+  || bad "db export json is not JSON"
+# a known finding is counted, not reported again
+"$af" campaign --cases 300 --seed 11 --lowering builtin:fault=drop_host_wait --out "$tmp/j" --quiet > "$tmp/out" 2>&1
+grep -qE "[1-9][0-9]* occurrence\(s\) of known or wontfix" "$tmp/out" || bad "known findings are not counted: $(tail -1 "$tmp/out")"
+[ "$(q "$db" 'SELECT count(*) FROM runs')" = 2 ] || bad "the second campaign is not a second run"
+
+# ---- errors ----
+printf 'hello, not a database at all; just text that is long enough\n' > "$tmp/text.db"
+"$af" db list --db "$tmp/text.db" > "$tmp/out" 2>&1
+[ $? -eq 3 ] && grep -q "is not an asyncfuzz database" "$tmp/out" || bad "not a database: $(cat "$tmp/out")"
+"$af" db list --db "$tmp/none.db" > "$tmp/out" 2>&1
+[ $? -eq 4 ] && grep -q "cannot open" "$tmp/out" || bad "missing database: $(cat "$tmp/out")"
+[ -e "$tmp/none.db" ] && bad "db list created a database"
+"$af" db show 99999 --db "$db" > "$tmp/out" 2>&1
+[ $? -eq 2 ] && grep -q "no finding 99999" "$tmp/out" || bad "db show of a missing finding"
+"$af" db merge "$tmp/text.db" --db "$db" > "$tmp/out" 2>&1
+[ $? -eq 3 ] || bad "merging a non-database: $(cat "$tmp/out")"
+"$af" campaign --cases 5 --db "$tmp/text.db" --out "$tmp/x" > "$tmp/out" 2>&1
+[ $? -eq 3 ] && grep -q "is not an asyncfuzz database" "$tmp/out" || bad "campaign into a non-database: $(cat "$tmp/out")"
+
+# ---- merge: twice is once ----
+"$af" campaign --cases 200 --seed 500 --lowering builtin:fault=yield_stream --out "$tmp/m" --quiet > /dev/null 2>&1
+"$af" db merge "$tmp/m/results.db" --db "$tmp/central.db" > /dev/null || bad "db merge"
+"$af" db merge "$db" --db "$tmp/central.db" > /dev/null || bad "db merge 2"
+q "$tmp/central.db" .dump > "$tmp/d1"
+"$af" db merge "$tmp/m/results.db" --db "$tmp/central.db" > /dev/null
+"$af" db merge "$db" --db "$tmp/central.db" > /dev/null
+q "$tmp/central.db" .dump > "$tmp/d2"
+cmp -s "$tmp/d1" "$tmp/d2" || bad "merging twice changed the database"
+a=$(q "$db" "SELECT count(*) FROM findings"); b=$(q "$tmp/m/results.db" "SELECT count(*) FROM findings")
+c=$(q "$tmp/central.db" "SELECT count(*) FROM findings")
+[ "$c" -eq $((a + b)) ] || bad "central has $c findings, expected $a + $b"
+
+# ---- SIGKILL in the middle of a campaign ----
+"$af" campaign --seconds 60 --seed 77 --lowering builtin:fault=copy_wrong_stream --out "$tmp/k" --quiet > /dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do
+  [ -f "$tmp/k/campaign-state.json" ] && [ "$(q "$tmp/k/results.db" 'SELECT count(*) FROM findings' 2>/dev/null || echo 0)" -gt 3 ] && break
+  sleep 0.1
+done
+sleep 0.5
+before=$(q "$tmp/k/results.db" "SELECT group_concat(signature, char(10)) FROM (SELECT signature FROM findings ORDER BY signature)")
+kill -9 $pid
+wait $pid 2> /dev/null
+[ -n "$before" ] || bad "the killed campaign had committed nothing to compare"
+[ "$(q "$tmp/k/results.db" 'PRAGMA integrity_check')" = ok ] || bad "after SIGKILL: integrity_check"
+after=$(q "$tmp/k/results.db" "SELECT group_concat(signature, char(10)) FROM (SELECT signature FROM findings ORDER BY signature)")
+while IFS= read -r sig; do
+  grep -qxF -- "$sig" <<< "$after" || bad "after SIGKILL: lost finding $sig"
+done <<< "$before"
+"$af" db list --db "$tmp/k/results.db" > /dev/null || bad "after SIGKILL: db list"
+"$af" campaign --cases 100 --resume --lowering builtin:fault=copy_wrong_stream --out "$tmp/k" > "$tmp/out" 2> "$tmp/err"
+[ $? -eq 1 ] && grep -q "resumed" "$tmp/err" || bad "resume after SIGKILL: $(tail -2 "$tmp/err")"
+
+# ---- the report: escaped, and rendered by headless Chromium ----
+# a finding whose text is markup and SQL (inserted as a lowering's message could carry it)
+q "$db" "INSERT INTO findings(signature, class, lowering, detail, first_seen, last_seen, count)
+  VALUES('evil|race|<img src=x onerror=alert(1)>''); DROP TABLE runs; --', 'race', 'builtin',
+  '<script>document.title=\"pwned\"</script> & <b>', 1.0, 2.0, 1)"
+"$af" db list --db "$db" | grep -qF "evil|race|<img src=x onerror=alert(1)>'); DROP TABLE runs; --" \
+  || bad "db list does not show the markup verbatim"
+"$af" report --html "$tmp/report.html" --db "$db" > /dev/null || bad "report"
+grep -qF '&lt;img src=x onerror=alert(1)&gt;&#39;); DROP TABLE runs; --' "$tmp/report.html" || bad "report: markup not escaped"
+grep -qF '<img' "$tmp/report.html" && bad "report: raw markup in the page"
+grep -q '<table id="findings">' "$tmp/report.html" || bad "report: no findings table"
+[ "$(grep -c '<svg' "$tmp/report.html")" -ge 4 ] || bad "report: fewer than 4 charts"
+chromium=$(command -v chromium || command -v chromium-browser || true)
+if [ -n "$chromium" ]; then
+  cp "$tmp/report.html" "$build/report.html"
+  timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
+    --dump-dom "file://$build/report.html" > "$tmp/dom.html" 2> "$tmp/chromium.err"
+  grep -q '<table id="findings">' "$tmp/dom.html" || bad "chromium: the page shows no findings table"
+  grep -q '<img\|<script' "$tmp/dom.html" && bad "chromium: markup from a finding became an element"
+  grep -qF '&lt;img src=x onerror=alert(1)&gt;' "$tmp/dom.html" || bad "chromium: the markup is not shown as text"
+  rows=$(grep -o '<tr class="[a-z]*">' "$tmp/dom.html" | wc -l)
+  [ "$rows" -eq "$(q "$db" 'SELECT count(*) FROM findings')" ] || bad "chromium: $rows rows shown"
+  timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
+    --window-size=1280,1600 --screenshot="$build/report.png" "file://$build/report.html" > /dev/null 2>&1
+  [ -s "$build/report.png" ] || bad "chromium: no screenshot"
+else
+  if [ "${CI:-}" = true ]; then bad "chromium is missing (scripts/bootstrap.sh installs it)"; else
+    echo "note: chromium not installed: the report was not rendered (scripts/bootstrap.sh installs it)"; fi
+fi
+
+if [ "$fail" -eq 0 ]; then echo "db: ok"; else echo "db: $fail failure(s)"; fi
+[ "$fail" -eq 0 ]
