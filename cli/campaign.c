@@ -468,8 +468,9 @@ static int write_summary(Camp *k, double el) {
     json_esc(f, s->signature);
     fprintf(f,
             ", \"class\": \"%s\", \"lowering\": \"%s\", \"count\": %ld, \"smallest_ops\": %d, "
-            "\"dir\": \"failures/%s\"}",
-            oracle_verdict_name(s->cls), k->specs[s->low].name, s->count, s->smallest_ops, s->dir);
+            "\"dir\": \"failures/%s\", \"known\": %s}",
+            oracle_verdict_name(s->cls), k->specs[s->low].name, s->count, s->smallest_ops, s->dir,
+            s->suppressed ? "true" : "false");
   }
   fprintf(f, "\n]}\n");
   return commit_file(f, tmp, path);
@@ -1068,7 +1069,8 @@ int cmd_campaign(int argc, char **argv) {
   }
   if (worker) {
     for (int i = 0; i < k.nsigs; i++)
-      write_info(&k, &k.sigs[i]);
+      if (!k.sigs[i].suppressed)
+        write_info(&k, &k.sigs[i]);
     store_close(k.db);
     me->ex = ex == EXIT_OK && k.failures > 0 ? EXIT_FOUND : ex;
     me->done = 1;
@@ -1079,7 +1081,7 @@ int cmd_campaign(int argc, char **argv) {
   if (!quiet)
     progress(&k, 1);
   for (int i = 0; i < k.nsigs; i++)
-    if (write_info(&k, &k.sigs[i]) != 0)
+    if (!k.sigs[i].suppressed && write_info(&k, &k.sigs[i]) != 0)
       ex = EXIT_INTERNAL;
   if (write_summary(&k, el) != 0) {
     fprintf(stderr, "asyncfuzz campaign: cannot write %s/summary.json\n", k.out);
@@ -1090,6 +1092,10 @@ int cmd_campaign(int argc, char **argv) {
          k.nsigs, k.nsigs ? ":" : "");
   for (int i = 0; i < k.nsigs; i++) {
     const Sig *g = &k.sigs[i];
+    if (g->suppressed) { /* triaged already: counted only */
+      printf("  %6ld x %s (known or wontfix in the database)\n", g->count, g->signature);
+      continue;
+    }
     char ss[64];
     pipeline_schedule_str(&g->smallest_sched, ss, sizeof ss);
     printf("  %6ld x %s\n         smallest %d ops, replay: asyncfuzz check "

@@ -57,6 +57,9 @@ grep -q "failures=\"$n\"" "$tmp/junit.xml" || bad "junit: $n new findings should
   || bad "db export json is not JSON"
 # a known finding is counted, not reported again
 "$af" campaign --cases 300 --seed 11 --lowering builtin:fault=drop_host_wait --out "$tmp/j" --quiet > "$tmp/out" 2>&1
+rc=$?
+[ $rc -eq 1 ] || bad "a campaign with known findings: exit $rc"
+grep -q "(known or wontfix in the database)" "$tmp/out" || bad "the known finding is not marked known in the summary"
 grep -qE "[1-9][0-9]* occurrence\(s\) of known or wontfix" "$tmp/out" || bad "known findings are not counted: $(tail -1 "$tmp/out")"
 [ "$(q "$db" 'SELECT count(*) FROM runs')" = 2 ] || bad "the second campaign is not a second run"
 
