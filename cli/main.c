@@ -5,6 +5,7 @@
 #include "pipeline.h"
 #include "../base/proc.h"
 #include "../lower/mlir.h"
+#include "../reduce/reduce.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@ static const char main_help[] =
     "  check      run a case under several schedules and judge each run\n"
     "  campaign   generate and check cases in a loop, saving failures\n"
     "  check-trace  check a runtime trace file (e.g. of code run by mlir-runner)\n"
+    "  reduce     minimize a failing case to a small reproducer (.json and .mlir)\n"
     "  db         query the regression database (list, show, stats, mark, export, merge)\n"
     "  report     write an HTML report of the regression database\n"
     "\n"
@@ -899,6 +901,218 @@ static int cmd_check_trace(int argc, char **argv) {
   return failed ? EXIT_FOUND : EXIT_OK;
 }
 
+/* ---- reduce ---- */
+
+/* The .mlir reproducer of a reduced case: RUN lines (mlir-opt's pipeline piped into
+ * mlir-runner with the runtime library), the verdict and the trace excerpt as comments. */
+static char *reproducer(const GenCase *c, const LowerSpec *spec, const Schedule *s,
+                        const Verdict *v, const char *case_path) {
+  AfBuf b;
+  af_buf_init(&b);
+  const char *pipeline = spec->kind == LOWER_MLIR_OPT ? spec->pipeline : mlir_variant_pipeline(0);
+  const char *policy = asyncfuzz_rt_policy_name(s->policy);
+  af_buf_printf(&b, "// asyncfuzz reproducer (%d ops), asyncfuzz %s\n", c->nops, ASYNCFUZZ_VERSION);
+  af_buf_printf(&b, "// signature: %s\n", v->signature);
+  af_buf_printf(&b, "// found with lowering %s (%s), schedule %s@%llu, backend sim\n", spec->name,
+                lower_version(spec), policy, (unsigned long long)s->seed);
+  af_buf_printf(&b, "// replay: asyncfuzz check %s --lowering %s --schedules %s@%llu\n",
+                case_path ? case_path : "CASE.json", spec->arg, policy,
+                (unsigned long long)s->seed);
+  if (spec->kind != LOWER_MLIR_OPT)
+    af_buf_puts(&b,
+                "// The RUN lines run the real lowering (mlir-opt's default pipeline) on it.\n");
+  af_buf_printf(&b,
+                "//\n// RUN: mlir-opt %%s --pass-pipeline='%s' \\\n"
+                "// RUN: | env ASYNCFUZZ_POLICY=%s ASYNCFUZZ_SCHED_SEED=%llu "
+                "ASYNCFUZZ_TRACE=/dev/stderr \\\n"
+                "// RUN:   mlir-runner -O0 -e main --entry-point-result=void \\\n"
+                "// RUN:   --shared-libs=%%asyncfuzz_rt,%%mlir_runner_utils\n",
+                pipeline, policy, (unsigned long long)s->seed);
+  af_buf_puts(&b, "// (%asyncfuzz_rt: libasyncfuzz_rt.so from asyncfuzz; %mlir_runner_utils: "
+                  "libmlir_runner_utils.so of the same LLVM.)\n//\n// verdict: ");
+  af_buf_puts(&b, oracle_verdict_name(v->cls));
+  af_buf_puts(&b, "\n// ");
+  for (const char *p = v->detail; *p; p++) {
+    af_buf_put(&b, p, 1);
+    if (*p == '\n')
+      af_buf_puts(&b, "// ");
+  }
+  af_buf_puts(&b, "\n");
+  if (spec->kind != LOWER_MLIR_OPT) { /* the failing run's trace */
+    int n;
+    asyncfuzz_rt_trace(&n);
+    AfBuf t;
+    af_buf_init(&t);
+    asyncfuzz_rt_format_trace(&t, 0, n < 60 ? n : 60);
+    af_buf_puts(&b, "//\n// trace (the failing run):\n// ");
+    for (const char *p = t.p ? t.p : ""; *p; p++) {
+      af_buf_put(&b, p, 1);
+      if (*p == '\n' && p[1])
+        af_buf_puts(&b, "// ");
+    }
+    af_buf_free(&t);
+  }
+  char *mod = gen_render_mlir(c);
+  if (mod)
+    af_buf_puts(&b, mod);
+  af_free(mod);
+  if (mod == NULL)
+    b.oom = 1;
+  return af_buf_take(&b);
+}
+
+static int cmd_reduce(int argc, char **argv) {
+  const char *path = NULL, *lowering = "builtin", *scheds = "eager,lazy,random:4,pct:4";
+  const char *out_json = NULL, *out_mlir = NULL, *want_sig = NULL;
+  uint64_t seed = 0;
+  long repro = 10;
+  PipeOpts o = {0};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+    if (is_help(a)) {
+      printf("usage: asyncfuzz reduce CASE.json [--lowering SPEC] [--schedules LIST]\n"
+             "                     [--signature SIG] [-o OUT.json] [--mlir OUT.mlir]\n"
+             "                     [--repro N] [--memfree-sync] [--no-checker]\n"
+             "Minimizes a failing case: delta debugging over the case (ops with what only they\n"
+             "feed, regions, dependencies, unused values and buffers, buffer sizes, the spin\n"
+             "count). Every candidate is a valid case and must fail with the same root-cause\n"
+             "signature (the first failing schedule's, or SIG) under that schedule, judged on\n"
+             "the simulator with the checker. The result is re-run N times (default 10) for\n"
+             "its reproduction rate. Writes the minimized case (-o, default stdout) and, with\n"
+             "--mlir, a self-contained reproducer with RUN lines, the verdict and the trace.\n"
+             "Exit 0 when reduced, 1 when the case does not fail, 2 usage, 3 bad input.\n");
+      return 0;
+    } else if (strcmp(a, "--lowering") == 0 && val) {
+      lowering = argv[++i];
+    } else if (strcmp(a, "--schedules") == 0 && val) {
+      scheds = argv[++i];
+    } else if (strcmp(a, "--signature") == 0 && val) {
+      want_sig = argv[++i];
+    } else if (strcmp(a, "-o") == 0 && val) {
+      out_json = argv[++i];
+    } else if (strcmp(a, "--mlir") == 0 && val) {
+      out_mlir = argv[++i];
+    } else if (strcmp(a, "--repro") == 0) {
+      if (cli_int(a, val, 1, PIPE_MAX_SCHED, &repro))
+        return EXIT_USAGE;
+      i++;
+    } else if (strcmp(a, "--seed") == 0) {
+      if (cli_u64(a, val, &seed))
+        return EXIT_USAGE;
+      i++;
+    } else if (strcmp(a, "--memfree-sync") == 0) {
+      o.memfree_sync = 1;
+    } else if (strcmp(a, "--no-checker") == 0) {
+      o.no_checker = 1;
+    } else if (a[0] == '-') {
+      fprintf(stderr, "asyncfuzz reduce: unknown or incomplete option %s (see --help)\n", a);
+      return EXIT_USAGE;
+    } else if (path == NULL) {
+      path = a;
+    } else {
+      fprintf(stderr, "asyncfuzz reduce: one case at a time\n");
+      return EXIT_USAGE;
+    }
+  }
+  if (path == NULL) {
+    fprintf(stderr, "asyncfuzz reduce: which case? (see --help)\n");
+    return EXIT_USAGE;
+  }
+  LowerSpec spec;
+  if (parse_lowering(lowering, &spec))
+    return EXIT_USAGE;
+  AfErr err = {0};
+  Schedule s[PIPE_MAX_SCHED];
+  int ns;
+  if (pipeline_parse_schedules(scheds, seed, s, PIPE_MAX_SCHED, &ns, &err)) {
+    fprintf(stderr, "asyncfuzz reduce: %s\n", err.msg);
+    return EXIT_USAGE;
+  }
+  GenCase c;
+  int ex = load_case(path, &c, 1);
+  if (ex) {
+    gen_case_free(&c);
+    return ex;
+  }
+  CheckResult *res = af_malloc(sizeof *res);
+  if (res == NULL) {
+    gen_case_free(&c);
+    return EXIT_INTERNAL;
+  }
+  int rc = pipeline_check(&c, &spec, s, ns, NULL, &o, res, &err);
+  int k = -1;
+  for (int j = 0; rc == 0 && j < res->nsched && k < 0; j++)
+    if (res->verdict[j].cls != VERDICT_PASS &&
+        (want_sig == NULL || strcmp(res->verdict[j].signature, want_sig) == 0))
+      k = j;
+  if (rc || k < 0) {
+    if (rc)
+      fprintf(stderr, "asyncfuzz reduce: %s\n", err.msg);
+    else
+      fprintf(stderr, "asyncfuzz reduce: %s does not fail%s%s under %s: nothing to reduce\n", path,
+              want_sig ? " with " : "", want_sig ? want_sig : "", scheds);
+    af_free(res);
+    gen_case_free(&c);
+    return rc ? cli_exit_for(rc) : EXIT_FOUND;
+  }
+  Schedule fail = res->sched[k];
+  char sig[256];
+  snprintf(sig, sizeof sig, "%s", res->verdict[k].signature);
+  PipeSigTest t = {&spec, &fail, 1, o, sig};
+  GenCase out;
+  ReduceStats st;
+  fprintf(stderr, "asyncfuzz reduce: %s: %d ops, signature %s (schedule ", path, c.nops, sig);
+  char sch[64];
+  pipeline_schedule_str(&fail, sch, sizeof sch);
+  fprintf(stderr, "%s)\n", sch);
+  rc = reduce_case(&c, pipeline_signature_test, &t, &out, &st, &err);
+  gen_case_free(&c);
+  if (rc) {
+    fprintf(stderr, "asyncfuzz reduce: %s\n", err.msg);
+    af_free(res);
+    gen_case_free(&out);
+    return cli_exit_for(rc);
+  }
+  /* confirmation: the failing schedule, then other seeds of its policy */
+  Schedule rs[PIPE_MAX_SCHED];
+  for (int j = 0; j < repro; j++) {
+    rs[j] = fail;
+    if (j > 0)
+      rs[j].seed = af_mix64(fail.seed, (uint64_t)j);
+  }
+  PipeOpts ro = o;
+  ro.stop_at_first = 0;
+  int hits = 0;
+  rc = pipeline_check(&out, &spec, rs, (int)repro, NULL, &ro, res, &err);
+  for (int j = 0; rc == 0 && j < res->nsched; j++)
+    hits += strcmp(res->verdict[j].signature, sig) == 0;
+  /* the failing run once more: its verdict and trace go into the reproducer */
+  Verdict v;
+  if (rc == 0)
+    rc = pipeline_run_once(&out, &spec, &fail, &o, NULL, &v, &err);
+  if (rc) {
+    fprintf(stderr, "asyncfuzz reduce: %s\n", err.msg);
+    af_free(res);
+    gen_case_free(&out);
+    return cli_exit_for(rc);
+  }
+  fprintf(stderr,
+          "asyncfuzz reduce: %d -> %d ops (%d candidates tested, %d kept, %d refused by the "
+          "validator); reproduces in %d of %d runs on sim\n",
+          st.from_ops, st.to_ops, st.tests, st.accepted, st.invalid, hits, res->nsched);
+  char *json = gen_case_to_json(&out);
+  ex = json ? write_text(out_json, json) : EXIT_INTERNAL;
+  af_free(json);
+  if (ex == 0 && out_mlir) {
+    char *m = reproducer(&out, &spec, &fail, &v, out_json);
+    ex = m ? write_text(out_mlir, m) : EXIT_INTERNAL;
+    af_free(m);
+  }
+  af_free(res);
+  gen_case_free(&out);
+  return ex;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2 || is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
     fputs(main_help, argc < 2 ? stderr : stdout);
@@ -926,6 +1140,8 @@ int main(int argc, char **argv) {
     rc = cmd_campaign(argc - 1, argv + 1);
   else if (strcmp(cmd, "check-trace") == 0)
     rc = cmd_check_trace(argc - 1, argv + 1);
+  else if (strcmp(cmd, "reduce") == 0)
+    rc = cmd_reduce(argc - 1, argv + 1);
   else if (strcmp(cmd, "db") == 0)
     rc = cmd_db(argc - 1, argv + 1);
   else if (strcmp(cmd, "report") == 0)

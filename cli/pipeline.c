@@ -163,3 +163,19 @@ int pipeline_check_many(const GenCase *const *cs, int n, const LowerSpec *spec, 
   }
   return 0;
 }
+
+int pipeline_signature_test(const GenCase *c, void *ctx) {
+  PipeSigTest *t = ctx;
+  CheckResult *r = af_malloc(sizeof *r);
+  if (r == NULL)
+    return AF_ENOMEM;
+  AfErr err = {0};
+  PipeOpts o = t->o;
+  o.stop_at_first = 0;
+  int rc = pipeline_check(c, t->spec, t->s, t->ns, NULL, &o, r, &err);
+  int hit = 0;
+  for (int k = 0; rc == 0 && k < r->nsched && !hit; k++)
+    hit = r->verdict[k].cls != VERDICT_PASS && strcmp(r->verdict[k].signature, t->signature) == 0;
+  af_free(r);
+  return rc ? rc : hit;
+}

@@ -55,6 +55,17 @@ int pipeline_check_mlir(const GenCase *const *cs, int n, const LowerSpec *spec, 
                         int ns, const OracleExpected *const *es, const PipeOpts *o,
                         CheckResult *out, AfErr *err);
 
+/* A reduction test (reduce/reduce.h): whether a candidate case still fails with `signature`
+ * under one of the schedules. */
+typedef struct PipeSigTest {
+  const LowerSpec *spec;
+  const Schedule *s;
+  int ns;
+  PipeOpts o;
+  const char *signature;
+} PipeSigTest;
+int pipeline_signature_test(const GenCase *c, void *ctx);
+
 /* Lowers and runs once; the runtime's trace and observations stay readable afterwards. */
 int pipeline_run_once(const GenCase *c, const LowerSpec *spec, const Schedule *s, const PipeOpts *o,
                       const OracleExpected *e, Verdict *v, AfErr *err);

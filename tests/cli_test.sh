@@ -26,7 +26,7 @@ expect_out() {
 expect 0 "--help" "$af" --help; expect_out "commands:"
 expect 2 "no command" "$af"
 expect 2 "unknown command" "$af" frob; expect_err "unknown command"
-for c in gen render validate lower run check campaign check-trace db report; do
+for c in gen render validate lower run check campaign check-trace reduce db report; do
   expect 0 "$c --help" "$af" "$c" --help; expect_out "usage: asyncfuzz $c"
 done
 expect 0 "--version" "$af" --version; expect_out "asyncfuzz "
@@ -78,6 +78,22 @@ expect 0 "check-trace clean" "$af" check-trace "$tmp/ok.bin" --case "$src/corpus
 head -c 200 "$tmp/t.bin" > "$tmp/trunc.bin"
 expect 3 "truncated trace" "$af" check-trace "$tmp/trunc.bin"; expect_err "truncated"
 expect 0 "render" "$af" render "$src/corpus/region-chain.json"; expect_out "async.execute"
+
+# reduce: a 200-op failing case to a few ops with the same signature and a reproducer
+expect 0 "gen big" "$af" gen --seed 3 --ops 200 -o "$tmp/big.json"
+expect 0 "reduce" "$af" reduce "$tmp/big.json" --lowering builtin:fault=yield_stream -o "$tmp/small.json" --mlir "$tmp/small.mlir"
+expect_err "reproduces in 10 of 10 runs on sim"
+expect 0 "reduced case is valid" "$af" validate "$tmp/small.json"
+n=$(grep -c '"op":' "$tmp/small.json")
+[ "$n" -le 8 ] || { echo "FAIL: reduced to $n ops"; fail=$((fail + 1)); }
+expect 1 "reduced case still fails" "$af" check "$tmp/small.json" --lowering builtin:fault=yield_stream --schedules eager
+expect_out "given=stream"
+grep -q "^// RUN: mlir-opt %s --pass-pipeline='builtin.module(" "$tmp/small.mlir" || { echo "FAIL: reproducer has no RUN line"; fail=$((fail + 1)); }
+grep -q "^// verdict: runtime_error" "$tmp/small.mlir" || { echo "FAIL: reproducer has no verdict"; fail=$((fail + 1)); }
+grep -q "^module attributes {gpu.container_module}" "$tmp/small.mlir" || { echo "FAIL: reproducer has no module"; fail=$((fail + 1)); }
+expect 1 "reduce a passing case" "$af" reduce "$tmp/small.json"; expect_err "does not fail"
+printf "{ not json" > "$tmp/malformed.json"
+expect 3 "reduce a malformed case" "$af" reduce "$tmp/malformed.json"
 
 # campaigns: correct lowering finds nothing; a fault is found, saved and replayable
 expect 0 "campaign clean" "$af" campaign --cases 300 --seed 1 --out "$tmp/c0" --quiet

@@ -1,0 +1,570 @@
+/*
+ * reduce.c: delta debugging over a Case (see reduce.h).
+ */
+#include "reduce.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Fwd {
+  int n;
+  int32_t t[GEN_MAX_DEPS];
+} Fwd;
+
+static int in_region(const GenCase *c, int i, int r) {
+  for (int x = c->ops[i].ctx, guard = 0; x > 0 && guard <= c->nregions;
+       x = c->regions[x].parent, guard++)
+    if (x == r)
+      return 1;
+  return 0;
+}
+
+static int add_tok(Fwd *f, int32_t t) {
+  for (int k = 0; k < f->n; k++)
+    if (f->t[k] == t)
+      return 0;
+  if (f->n == GEN_MAX_DEPS)
+    return -1;
+  f->t[f->n++] = t;
+  return 0;
+}
+
+/* The op's buffer references, for renumbering: pointers into o. */
+static int buf_refs(GenOp *o, int32_t **refs) {
+  int n = 0;
+  switch (o->kind) {
+  case GEN_OP_ALLOC:
+  case GEN_OP_DEALLOC:
+  case GEN_OP_MEMSET:
+  case GEN_OP_OBSERVE:
+    refs[n++] = &o->buf;
+    break;
+  case GEN_OP_MEMCPY:
+    refs[n++] = &o->buf;
+    refs[n++] = &o->src;
+    break;
+  case GEN_OP_LAUNCH:
+    for (int k = 0; k < o->nargs && k < 3; k++)
+      refs[n++] = &o->args[k];
+    break;
+  default:
+    break;
+  }
+  return n;
+}
+
+/* c without the ops marked in drop[] (expanded here to what they take with them), with region
+ * `flatten` (0: none) inlined into its parent. Returns 0 and fills *out (initialized), 1 when
+ * no such case can be made (out is then empty), or AF_ENOMEM. */
+static int build(const GenCase *c, uint8_t *drop, int flatten, GenCase *out) {
+  gen_case_init(out);
+  int nr = c->nregions, rc = 1;
+  int *newr = calloc((size_t)(nr > 0 ? nr : 1), sizeof *newr);
+  Fwd *fwd = calloc((size_t)(c->ntoks > 0 ? c->ntoks : 1), sizeof *fwd);
+  uint8_t *alive = calloc((size_t)(c->ntoks > 0 ? c->ntoks : 1), 1);
+  int *newop = calloc((size_t)(c->nops > 0 ? c->nops : 1), sizeof *newop);
+  int *newbuf = calloc((size_t)(c->nbufs > 0 ? c->nbufs : 1), sizeof *newbuf);
+  if (!newr || !fwd || !alive || !newop || !newbuf) {
+    rc = AF_ENOMEM;
+    goto done;
+  }
+  /* what a dropped execute op takes with it: its body, its awaits, its consumers */
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (int r = 1; r < nr; r++) {
+      if (!drop[c->regions[r].exec_op])
+        continue;
+      for (int i = 0; i < c->nops; i++) {
+        const GenOp *o = &c->ops[i];
+        if (!drop[i] && (in_region(c, i, r) || (o->kind == GEN_OP_AWAIT && o->region == r))) {
+          drop[i] = 1;
+          changed = 1;
+        }
+      }
+      for (int q = 1; q < nr; q++)
+        for (int k = 0; k < c->regions[q].ninputs; k++)
+          if (c->regions[q].inputs[k].region == r && !drop[c->regions[q].exec_op]) {
+            drop[c->regions[q].exec_op] = 1;
+            changed = 1;
+          }
+    }
+  }
+  if (flatten > 0 && (drop[c->regions[flatten].exec_op] || c->regions[flatten].ninputs > 0))
+    goto done;
+  if (flatten > 0) /* nothing may consume the flattened region's values as region inputs */
+    for (int q = 1; q < nr; q++)
+      for (int k = 0; k < c->regions[q].ninputs; k++)
+        if (c->regions[q].inputs[k].region == flatten && !drop[c->regions[q].exec_op])
+          goto done;
+  int k = 0;
+  newr[0] = 0;
+  for (int r = 1; r < nr; r++)
+    newr[r] = (drop[c->regions[r].exec_op] || r == flatten) ? -1 : ++k;
+  /* tokens */
+  for (int r = 1; r < nr; r++)
+    if (newr[r] > 0)
+      for (int q = 0; q < c->regions[r].ninputs; q++)
+        alive[c->regions[r].inputs[q].tok] = 1;
+  for (int i = 0; i < c->nops; i++) {
+    const GenOp *o = &c->ops[i];
+    int gone = drop[i] || (flatten > 0 && i == c->regions[flatten].exec_op) ||
+               (flatten > 0 && o->kind == GEN_OP_AWAIT && o->region == flatten);
+    if (gone) {
+      newop[i] = -1;
+      if (o->tok < 0)
+        continue;
+      Fwd *f = &fwd[o->tok];
+      f->n = 0;
+      if (o->kind == GEN_OP_AWAIT) {
+        /* an await of a flattened region's value is its yielded token, now in the parent */
+        if (flatten > 0 && o->region == flatten && o->vidx >= 0 && !drop[i]) {
+          int32_t y = c->regions[flatten].yields[o->vidx];
+          if (alive[y]) {
+            f->t[f->n++] = y;
+          } else {
+            for (int q = 0; q < fwd[y].n; q++)
+              if (add_tok(f, fwd[y].t[q]))
+                goto done;
+          }
+        }
+        continue;
+      }
+      for (int d = 0; d < o->ndeps; d++) {
+        int32_t t = o->deps[d];
+        if (alive[t]) {
+          if (add_tok(f, t))
+            goto done;
+        } else {
+          for (int q = 0; q < fwd[t].n; q++)
+            if (add_tok(f, fwd[t].t[q]))
+              goto done;
+        }
+      }
+      continue;
+    }
+    newop[i] = 1;
+    if (o->tok >= 0)
+      alive[o->tok] = 1;
+  }
+  /* buffers still referenced */
+  for (int b = 0; b < c->nbufs; b++)
+    newbuf[b] = -1;
+  for (int i = 0; i < c->nops; i++) {
+    if (newop[i] < 0)
+      continue;
+    GenOp o = c->ops[i];
+    int32_t *refs[4];
+    int n = buf_refs(&o, refs);
+    for (int q = 0; q < n; q++)
+      if (*refs[q] >= 0 && *refs[q] < c->nbufs)
+        newbuf[*refs[q]] = 1;
+  }
+  int nb = 0;
+  for (int b = 0; b < c->nbufs; b++)
+    if (newbuf[b] > 0) {
+      newbuf[b] = nb++;
+      if (gen_case_add_buf(out, &c->bufs[b]) < 0) {
+        rc = AF_ENOMEM;
+        goto done;
+      }
+    }
+  /* regions (exec_op fixed up below) */
+  for (int r = 1; r < nr; r++) {
+    if (newr[r] <= 0)
+      continue;
+    GenRegion g = c->regions[r];
+    int p = g.parent;
+    while (p > 0 && newr[p] < 0)
+      p = c->regions[p].parent; /* a flattened parent: its own parent */
+    g.parent = p > 0 ? newr[p] : 0;
+    for (int q = 0; q < g.ninputs; q++) {
+      if (newr[g.inputs[q].region] <= 0)
+        goto done;
+      g.inputs[q].region = newr[g.inputs[q].region];
+    }
+    for (int q = 0; q < g.nyields; q++) {
+      int32_t y = g.yields[q];
+      if (!alive[y]) {
+        if (fwd[y].n != 1)
+          goto done;
+        g.yields[q] = fwd[y].t[0];
+      }
+    }
+    while (out->nregions < newr[r])
+      if (gen_case_add_region(out, &(GenRegion){0}) < 0) {
+        rc = AF_ENOMEM;
+        goto done;
+      }
+    if (gen_case_add_region(out, &g) < 0) {
+      rc = AF_ENOMEM;
+      goto done;
+    }
+  }
+  /* ops */
+  for (int i = 0; i < c->nops; i++) {
+    if (newop[i] < 0)
+      continue;
+    GenOp o = c->ops[i];
+    int x = o.ctx;
+    while (x > 0 && newr[x] < 0)
+      x = c->regions[x].parent;
+    o.ctx = x > 0 ? newr[x] : 0;
+    Fwd deps = {0};
+    for (int d = 0; d < o.ndeps; d++) {
+      int32_t t = o.deps[d];
+      if (alive[t]) {
+        if (add_tok(&deps, t))
+          goto done;
+      } else {
+        for (int q = 0; q < fwd[t].n; q++)
+          if (add_tok(&deps, fwd[t].t[q]))
+            goto done;
+      }
+    }
+    o.ndeps = deps.n;
+    memcpy(o.deps, deps.t, sizeof deps.t);
+    int32_t *refs[4];
+    int n = buf_refs(&o, refs);
+    for (int q = 0; q < n; q++)
+      *refs[q] = newbuf[*refs[q]];
+    if (o.kind == GEN_OP_EXECUTE || o.kind == GEN_OP_AWAIT) {
+      if (newr[o.region] <= 0)
+        goto done;
+      o.region = newr[o.region];
+    }
+    int idx = gen_case_add_op(out, &o);
+    if (idx < 0) {
+      rc = AF_ENOMEM;
+      goto done;
+    }
+    if (o.kind == GEN_OP_EXECUTE)
+      out->regions[o.region].exec_op = idx;
+  }
+  out->version = c->version;
+  out->seed = c->seed;
+  out->has_config = c->has_config;
+  out->cfg = c->cfg;
+  out->spin = c->spin;
+  AfErr e = {0};
+  rc = gen_case_finish(out, &e) == 0 ? 0 : 1;
+done:
+  if (rc != 0) {
+    gen_case_free(out);
+    gen_case_init(out);
+  }
+  free(newr);
+  free(fwd);
+  free(alive);
+  free(newop);
+  free(newbuf);
+  return rc;
+}
+
+typedef struct R {
+  GenCase cur;
+  ReduceTest test;
+  void *ctx;
+  ReduceStats *st;
+  int err;
+} R;
+
+/* Tries a candidate: valid and interesting -> it becomes the current case. 1: accepted. */
+static int try_cand(R *r, GenCase *cand) {
+  AfErr e = {0};
+  if (gen_validate(cand, &e) != 0) {
+    r->st->invalid++;
+    gen_case_free(cand);
+    return 0;
+  }
+  r->st->tests++;
+  int t = r->test(cand, r->ctx);
+  if (t < 0) {
+    r->err = t;
+    gen_case_free(cand);
+    return 0;
+  }
+  if (t == 0) {
+    gen_case_free(cand);
+    return 0;
+  }
+  r->st->accepted++;
+  gen_case_free(&r->cur);
+  r->cur = *cand;
+  return 1;
+}
+
+static int try_drop(R *r, int from, int to) {
+  uint8_t *drop = calloc((size_t)(r->cur.nops > 0 ? r->cur.nops : 1), 1);
+  if (drop == NULL) {
+    r->err = AF_ENOMEM;
+    return 0;
+  }
+  for (int i = from; i < to && i < r->cur.nops; i++)
+    drop[i] = 1;
+  GenCase cand;
+  int rc = build(&r->cur, drop, 0, &cand);
+  free(drop);
+  if (rc == AF_ENOMEM)
+    r->err = AF_ENOMEM;
+  if (rc != 0) {
+    r->st->invalid++;
+    return 0;
+  }
+  return try_cand(r, &cand);
+}
+
+/* ddmin over the ops in inline order: remove chunks, halving their size when none goes. */
+static int pass_remove(R *r) {
+  int any = 0;
+  int chunk = r->cur.nops / 2 > 0 ? r->cur.nops / 2 : 1;
+  while (chunk >= 1 && !r->err) {
+    int progress = 0;
+    for (int start = r->cur.nops - chunk; start > -chunk && !r->err;) {
+      int from = start < 0 ? 0 : start;
+      if (try_drop(r, from, start + chunk)) {
+        progress = any = 1;
+        if (start > r->cur.nops - chunk)
+          start = r->cur.nops - chunk;
+      } else {
+        start -= chunk;
+      }
+    }
+    if (!progress)
+      chunk /= 2;
+  }
+  return any;
+}
+
+static int pass_flatten(R *r) {
+  int any = 0;
+  for (int g = r->cur.nregions - 1; g >= 1 && !r->err; g--) {
+    if (g >= r->cur.nregions)
+      continue;
+    uint8_t *drop = calloc((size_t)(r->cur.nops > 0 ? r->cur.nops : 1), 1);
+    if (drop == NULL) {
+      r->err = AF_ENOMEM;
+      break;
+    }
+    GenCase cand;
+    int rc = build(&r->cur, drop, g, &cand);
+    free(drop);
+    if (rc == 0)
+      any |= try_cand(r, &cand);
+    else
+      r->st->invalid++;
+  }
+  return any;
+}
+
+static int pass_deps(R *r) {
+  int any = 0;
+  for (int i = 0; i < r->cur.nops && !r->err; i++) {
+    for (int d = r->cur.ops[i].ndeps - 1; d >= 0 && !r->err; d--) {
+      if (d >= r->cur.ops[i].ndeps)
+        continue;
+      GenCase cand;
+      if (gen_case_copy(&cand, &r->cur)) {
+        r->err = AF_ENOMEM;
+        break;
+      }
+      GenOp *o = &cand.ops[i];
+      memmove(&o->deps[d], &o->deps[d + 1], sizeof(int32_t) * (size_t)(o->ndeps - d - 1));
+      o->ndeps--;
+      any |= try_cand(r, &cand);
+    }
+  }
+  return any;
+}
+
+/* Drops region values nothing awaits or consumes (so what produced them can go too). */
+static int pass_yields(R *r) {
+  int any = 0;
+  for (int g = 1; g < r->cur.nregions && !r->err; g++) {
+    for (int v = r->cur.regions[g].nyields - 1; v >= 0 && !r->err; v--) {
+      int used = 0;
+      for (int i = 0; i < r->cur.nops && !used; i++)
+        used = r->cur.ops[i].kind == GEN_OP_AWAIT && r->cur.ops[i].region == g &&
+               r->cur.ops[i].vidx == v;
+      for (int q = 1; q < r->cur.nregions && !used; q++)
+        for (int k = 0; k < r->cur.regions[q].ninputs; k++)
+          used |= r->cur.regions[q].inputs[k].region == g && r->cur.regions[q].inputs[k].vidx == v;
+      if (used)
+        continue;
+      GenCase cand;
+      if (gen_case_copy(&cand, &r->cur)) {
+        r->err = AF_ENOMEM;
+        break;
+      }
+      GenRegion *rg = &cand.regions[g];
+      memmove(&rg->yields[v], &rg->yields[v + 1], sizeof(int32_t) * (size_t)(rg->nyields - v - 1));
+      rg->nyields--;
+      for (int i = 0; i < cand.nops; i++)
+        if (cand.ops[i].kind == GEN_OP_AWAIT && cand.ops[i].region == g && cand.ops[i].vidx > v)
+          cand.ops[i].vidx--;
+      for (int q = 1; q < cand.nregions; q++)
+        for (int k = 0; k < cand.regions[q].ninputs; k++)
+          if (cand.regions[q].inputs[k].region == g && cand.regions[q].inputs[k].vidx > v)
+            cand.regions[q].inputs[k].vidx--;
+      any |= try_cand(r, &cand);
+    }
+  }
+  return any;
+}
+
+/* Uses of token t become uses of deps[0..n) (ops and region yields). -1: too many deps. */
+static int replace_tok(GenCase *c, int32_t t, const int32_t *deps, int n) {
+  for (int i = 0; i < c->nops; i++) {
+    GenOp *o = &c->ops[i];
+    int at = -1;
+    for (int d = 0; d < o->ndeps; d++)
+      if (o->deps[d] == t)
+        at = d;
+    if (at < 0)
+      continue;
+    Fwd f = {0};
+    for (int d = 0; d < o->ndeps; d++)
+      if (d != at && add_tok(&f, o->deps[d]))
+        return -1;
+    for (int q = 0; q < n; q++)
+      if (add_tok(&f, deps[q]))
+        return -1;
+    o->ndeps = f.n;
+    memcpy(o->deps, f.t, sizeof f.t);
+  }
+  for (int g = 1; g < c->nregions; g++)
+    for (int v = 0; v < c->regions[g].nyields; v++)
+      if (c->regions[g].yields[v] == t)
+        return -1;
+  return 0;
+}
+
+static int tok_used(const GenCase *c, int32_t t) {
+  for (int i = 0; i < c->nops; i++)
+    for (int d = 0; d < c->ops[i].ndeps; d++)
+      if (c->ops[i].deps[d] == t)
+        return 1;
+  for (int g = 1; g < c->nregions; g++)
+    for (int v = 0; v < c->regions[g].nyields; v++)
+      if (c->regions[g].yields[v] == t)
+        return 1;
+  return 0;
+}
+
+/* Simpler ops: a launch becomes a memset of what it writes (it reads nothing then), an async
+ * alloc a synchronous one, an await of an unused value an await of the region's completion. */
+static int pass_simplify(R *r) {
+  int any = 0;
+  for (int i = 0; i < r->cur.nops && !r->err; i++) {
+    const GenOp *o = &r->cur.ops[i];
+    int kind = o->kind;
+    int launch = kind == GEN_OP_LAUNCH && o->nargs > 1;
+    int alloc = kind == GEN_OP_ALLOC && o->async && o->mode == GEN_ALLOC_ASYNC;
+    int await = kind == GEN_OP_AWAIT && o->vidx >= 0 && !tok_used(&r->cur, o->tok);
+    if (!launch && !alloc && !await)
+      continue;
+    GenCase cand;
+    if (gen_case_copy(&cand, &r->cur)) {
+      r->err = AF_ENOMEM;
+      break;
+    }
+    GenOp *m = &cand.ops[i];
+    if (launch) {
+      m->kind = GEN_OP_MEMSET;
+      m->buf = m->args[0];
+      m->nargs = 0;
+    } else if (alloc) {
+      if (replace_tok(&cand, m->tok, m->deps, m->ndeps) != 0) {
+        gen_case_free(&cand);
+        continue;
+      }
+      m->async = 0;
+      m->mode = GEN_ALLOC_SYNC;
+      m->tok = -1;
+      m->ndeps = 0;
+    } else {
+      m->vidx = -1;
+      m->tok = -1;
+    }
+    AfErr e = {0};
+    if (gen_case_finish(&cand, &e) != 0) {
+      gen_case_free(&cand);
+      continue;
+    }
+    any |= try_cand(r, &cand);
+  }
+  return any;
+}
+
+static int pass_shrink(R *r) {
+  int any = 0;
+  /* every buffer to one element at once, then one by one */
+  for (int b = -1; b < r->cur.nbufs && !r->err; b++) {
+    GenCase cand;
+    if (gen_case_copy(&cand, &r->cur)) {
+      r->err = AF_ENOMEM;
+      break;
+    }
+    int changed = 0;
+    for (int q = 0; q < cand.nbufs; q++)
+      if ((b < 0 || q == b) && cand.bufs[q].n > 1) {
+        cand.bufs[q].n = 1;
+        changed = 1;
+      }
+    if (!changed) {
+      gen_case_free(&cand);
+      continue;
+    }
+    int ok = try_cand(r, &cand);
+    any |= ok;
+    if (ok && b < 0)
+      break;
+  }
+  static const int spins[] = {0, 1, 4, 16};
+  for (size_t k = 0; k < sizeof spins / sizeof spins[0] && !r->err; k++) {
+    if (r->cur.spin <= spins[k])
+      break;
+    GenCase cand;
+    if (gen_case_copy(&cand, &r->cur)) {
+      r->err = AF_ENOMEM;
+      break;
+    }
+    cand.spin = spins[k];
+    if (try_cand(r, &cand)) {
+      any = 1;
+      break;
+    }
+  }
+  return any;
+}
+
+int reduce_case(const GenCase *in, ReduceTest test, void *ctx, GenCase *out, ReduceStats *st,
+                AfErr *err) {
+  memset(st, 0, sizeof *st);
+  st->from_ops = in->nops;
+  R r;
+  memset(&r, 0, sizeof r);
+  r.test = test;
+  r.ctx = ctx;
+  r.st = st;
+  if (gen_case_copy(&r.cur, in))
+    return af_err_set(err, AF_ENOMEM, "out of memory");
+  for (int round = 0; round < 8 && !r.err; round++) {
+    int any = pass_remove(&r);
+    any |= pass_flatten(&r);
+    any |= pass_simplify(&r);
+    any |= pass_yields(&r);
+    any |= pass_remove(&r);
+    any |= pass_deps(&r);
+    any |= pass_shrink(&r);
+    if (!any)
+      break;
+  }
+  st->to_ops = r.cur.nops;
+  *out = r.cur;
+  if (r.err) {
+    int rc = r.err == AF_ENOMEM ? AF_ENOMEM : r.err;
+    return af_err_set(err, rc, "reduction stopped: %s",
+                      rc == AF_ENOMEM ? "out of memory" : "the test failed");
+  }
+  return 0;
+}
