@@ -15,6 +15,7 @@
  *   DIR/summary.json                             totals and signatures at the end
  */
 #define _GNU_SOURCE
+#include "../reduce/reduce.h"
 #include "../results/store.h"
 #include "cli.h"
 #include "pipeline.h"
@@ -57,6 +58,7 @@ typedef struct Sig {
   int flaky;      /* the re-run gave another signature */
   int suppressed; /* known or wontfix in the database: counted, not reported */
   long exact;     /* occurrences recorded one by one in this run */
+  int min_ops;    /* the reducer's result (minimized.json), 0: none */
   long pending;   /* repeats counted since the last flush_tallies */
   int repro_runs, repro_hits;
   char dir[64];
@@ -94,6 +96,7 @@ typedef struct Camp {
   Store *db; /* NULL: --no-db */
   int64_t run_id;
   int repro;         /* re-runs of a new finding */
+  int reduce;        /* 1: reduce new findings; -1: only for builtin lowerings (default) */
   long new_findings; /* new to the database */
   long known_hits;   /* occurrences of known or wontfix findings */
   long corpus;       /* case files saved under failures/ */
@@ -161,6 +164,9 @@ static int write_info(Camp *k, const Sig *s) {
           (unsigned long long)s->first_seed, fs, s->first_at);
   fprintf(f, "smallest: smallest.json (%d ops, case seed %llu, schedule %s)\n", s->smallest_ops,
           (unsigned long long)s->smallest_seed, ss);
+  if (s->min_ops > 0)
+    fprintf(f, "minimized: minimized.json (%d ops), reproducer.mlir (RUN lines for mlir-opt)\n",
+            s->min_ops);
   if (s->flaky)
     fprintf(f, "note: a re-run of the first case gave a different signature\n");
   fprintf(f, "detail: %s\n", s->detail);
@@ -300,6 +306,49 @@ static int flush_tallies(Camp *k) {
   return 0;
 }
 
+/* Reduces a new finding's first case; writes minimized.json and reproducer.mlir next to it
+ * and stores both on the finding. A reduction that fails is reported and skipped. */
+static int reduce_finding(Camp *k, Sig *sig, const GenCase *c, const Schedule *s) {
+  const LowerSpec *spec = &k->specs[sig->low];
+  if (k->reduce == 0 || (k->reduce < 0 && spec->kind == LOWER_MLIR_OPT))
+    return 0;
+  PipeSigTest t = {spec, s, 1, k->opts, sig->signature};
+  GenCase out;
+  ReduceStats st;
+  AfErr err = {0};
+  if (reduce_case(c, pipeline_signature_test, &t, &out, &st, &err) != 0) {
+    fprintf(stderr, "\nasyncfuzz campaign: reducing %s: %s\n", sig->signature, err.msg);
+    gen_case_free(&out);
+    return 0;
+  }
+  Verdict v;
+  char path[4096], rel[4200];
+  int rc = pipeline_run_once(&out, spec, s, &k->opts, NULL, &v, &err);
+  snprintf(path, sizeof path, "%s/failures/%s/minimized.json", k->out, sig->dir);
+  snprintf(rel, sizeof rel, "%s", path);
+  char *mlir = rc == 0 ? pipeline_reproducer(&out, spec, s, &v, rel) : NULL;
+  char *json = gen_case_to_json(&out);
+  if (rc == 0 && mlir && json && gen_case_save(&out, path, &err) == 0) {
+    char mp[4096];
+    snprintf(mp, sizeof mp, "%s/failures/%s/reproducer.mlir", k->out, sig->dir);
+    FILE *f = fopen(mp, "w");
+    if (f) {
+      fputs(mlir, f);
+      fclose(f);
+    }
+    sig->min_ops = out.nops;
+    if (k->db &&
+        store_set_minimized(k->db, sig->signature, json, mlir, out.seed, out.nops, &err) != 0) {
+      fprintf(stderr, "\nasyncfuzz campaign: %s\n", err.msg);
+      rc = -1;
+    }
+  }
+  af_free(json);
+  af_free(mlir);
+  gen_case_free(&out);
+  return rc == 0 ? 0 : -1;
+}
+
 /* Records a failure; returns -1 when output cannot be written. */
 static int record(Camp *k, int low, const GenCase *c, const Schedule *s, const Verdict *v,
                   const OracleExpected *e) {
@@ -375,7 +424,11 @@ static int record(Camp *k, int low, const GenCase *c, const Schedule *s, const V
       return -1;
     }
     k->corpus += 2;
-    return db_record(k, sig, c, s, v, 1);
+    if (db_record(k, sig, c, s, v, 1) != 0 || reduce_finding(k, sig, c, s) != 0)
+      return -1;
+    if (sig->min_ops > 0)
+      k->corpus++;
+    return write_info(k, sig);
   }
   sig->count++;
   if (sig->suppressed) {
@@ -505,6 +558,8 @@ static const char campaign_help[] =
     "  --db FILE       the regression database (default DIR/results.db); --no-db: none\n"
     "  --repro N       re-run each new finding N times for its reproduction rate (default 5)\n"
     "  --resume        go on from where the campaign in DIR stopped (its next seed)\n"
+    "  --reduce        reduce every new finding (default: those of builtin lowerings only;\n"
+    "                  a reduction through mlir-opt costs seconds); --no-reduce: none\n"
     "Findings go to the database (asyncfuzz db --help); those marked known or wontfix are\n"
     "counted, not reported again.\n"
     "Exit 0 when no case failed, 1 when some did, 2 on bad usage (a missing mlir-opt),\n"
@@ -704,6 +759,7 @@ int cmd_campaign(int argc, char **argv) {
   k.sched_spec = "lazy,random,pct";
   k.swarm = 1;
   k.batch = 64;
+  k.reduce = -1;
   const char *lowerings[CAMP_MAX_LOWERINGS];
   int nlow = 0;
   const char *pipeline = NULL;
@@ -767,6 +823,10 @@ int cmd_campaign(int argc, char **argv) {
       no_db = 1;
     } else if (strcmp(a, "--resume") == 0) {
       resume = 1;
+    } else if (strcmp(a, "--reduce") == 0) {
+      k.reduce = 1;
+    } else if (strcmp(a, "--no-reduce") == 0) {
+      k.reduce = 0;
     } else if (strcmp(a, "--repro") == 0) {
       if (cli_int(a, val, 1, PIPE_MAX_SCHED, &repro))
         return EXIT_USAGE;

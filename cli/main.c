@@ -903,64 +903,6 @@ static int cmd_check_trace(int argc, char **argv) {
 
 /* ---- reduce ---- */
 
-/* The .mlir reproducer of a reduced case: RUN lines (mlir-opt's pipeline piped into
- * mlir-runner with the runtime library), the verdict and the trace excerpt as comments. */
-static char *reproducer(const GenCase *c, const LowerSpec *spec, const Schedule *s,
-                        const Verdict *v, const char *case_path) {
-  AfBuf b;
-  af_buf_init(&b);
-  const char *pipeline = spec->kind == LOWER_MLIR_OPT ? spec->pipeline : mlir_variant_pipeline(0);
-  const char *policy = asyncfuzz_rt_policy_name(s->policy);
-  af_buf_printf(&b, "// asyncfuzz reproducer (%d ops), asyncfuzz %s\n", c->nops, ASYNCFUZZ_VERSION);
-  af_buf_printf(&b, "// signature: %s\n", v->signature);
-  af_buf_printf(&b, "// found with lowering %s (%s), schedule %s@%llu, backend sim\n", spec->name,
-                lower_version(spec), policy, (unsigned long long)s->seed);
-  af_buf_printf(&b, "// replay: asyncfuzz check %s --lowering %s --schedules %s@%llu\n",
-                case_path ? case_path : "CASE.json", spec->arg, policy,
-                (unsigned long long)s->seed);
-  if (spec->kind != LOWER_MLIR_OPT)
-    af_buf_puts(&b,
-                "// The RUN lines run the real lowering (mlir-opt's default pipeline) on it.\n");
-  af_buf_printf(&b,
-                "//\n// RUN: mlir-opt %%s --pass-pipeline='%s' \\\n"
-                "// RUN: | env ASYNCFUZZ_POLICY=%s ASYNCFUZZ_SCHED_SEED=%llu "
-                "ASYNCFUZZ_TRACE=/dev/stderr \\\n"
-                "// RUN:   mlir-runner -O0 -e main --entry-point-result=void \\\n"
-                "// RUN:   --shared-libs=%%asyncfuzz_rt,%%mlir_runner_utils\n",
-                pipeline, policy, (unsigned long long)s->seed);
-  af_buf_puts(&b, "// (%asyncfuzz_rt: libasyncfuzz_rt.so from asyncfuzz; %mlir_runner_utils: "
-                  "libmlir_runner_utils.so of the same LLVM.)\n//\n// verdict: ");
-  af_buf_puts(&b, oracle_verdict_name(v->cls));
-  af_buf_puts(&b, "\n// ");
-  for (const char *p = v->detail; *p; p++) {
-    af_buf_put(&b, p, 1);
-    if (*p == '\n')
-      af_buf_puts(&b, "// ");
-  }
-  af_buf_puts(&b, "\n");
-  if (spec->kind != LOWER_MLIR_OPT) { /* the failing run's trace */
-    int n;
-    asyncfuzz_rt_trace(&n);
-    AfBuf t;
-    af_buf_init(&t);
-    asyncfuzz_rt_format_trace(&t, 0, n < 60 ? n : 60);
-    af_buf_puts(&b, "//\n// trace (the failing run):\n// ");
-    for (const char *p = t.p ? t.p : ""; *p; p++) {
-      af_buf_put(&b, p, 1);
-      if (*p == '\n' && p[1])
-        af_buf_puts(&b, "// ");
-    }
-    af_buf_free(&t);
-  }
-  char *mod = gen_render_mlir(c);
-  if (mod)
-    af_buf_puts(&b, mod);
-  af_free(mod);
-  if (mod == NULL)
-    b.oom = 1;
-  return af_buf_take(&b);
-}
-
 static int cmd_reduce(int argc, char **argv) {
   const char *path = NULL, *lowering = "builtin", *scheds = "eager,lazy,random:4,pct:4";
   const char *out_json = NULL, *out_mlir = NULL, *want_sig = NULL;
@@ -1104,7 +1046,7 @@ static int cmd_reduce(int argc, char **argv) {
   ex = json ? write_text(out_json, json) : EXIT_INTERNAL;
   af_free(json);
   if (ex == 0 && out_mlir) {
-    char *m = reproducer(&out, &spec, &fail, &v, out_json);
+    char *m = pipeline_reproducer(&out, &spec, &fail, &v, out_json);
     ex = m ? write_text(out_mlir, m) : EXIT_INTERNAL;
     af_free(m);
   }

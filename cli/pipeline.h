@@ -66,6 +66,13 @@ typedef struct PipeSigTest {
 } PipeSigTest;
 int pipeline_signature_test(const GenCase *c, void *ctx);
 
+/* The .mlir reproducer of a (reduced) case: RUN lines (mlir-opt's pipeline piped into
+ * mlir-runner with the runtime library), the verdict v of its failing run under s and, for
+ * the builtin lowering, the runtime's trace of the run just made, as comments; then the
+ * module. Text owned by the caller, or NULL. */
+char *pipeline_reproducer(const GenCase *c, const LowerSpec *spec, const Schedule *s,
+                          const Verdict *v, const char *case_path);
+
 /* Lowers and runs once; the runtime's trace and observations stay readable afterwards. */
 int pipeline_run_once(const GenCase *c, const LowerSpec *spec, const Schedule *s, const PipeOpts *o,
                       const OracleExpected *e, Verdict *v, AfErr *err);

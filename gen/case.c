@@ -79,9 +79,12 @@ int gen_case_copy(GenCase *dst, const GenCase *src) {
     gen_case_free(dst);
     return AF_ENOMEM;
   }
-  memcpy(dst->bufs, src->bufs, sizeof(GenBuf) * (size_t)src->nbufs);
-  memcpy(dst->ops, src->ops, sizeof(GenOp) * (size_t)src->nops);
-  memcpy(dst->regions, src->regions, sizeof(GenRegion) * (size_t)src->nregions);
+  if (src->nbufs) /* a reduced case may have no buffers (and no ops) */
+    memcpy(dst->bufs, src->bufs, sizeof(GenBuf) * (size_t)src->nbufs);
+  if (src->nops)
+    memcpy(dst->ops, src->ops, sizeof(GenOp) * (size_t)src->nops);
+  if (src->nregions)
+    memcpy(dst->regions, src->regions, sizeof(GenRegion) * (size_t)src->nregions);
   return 0;
 }
 

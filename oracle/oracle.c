@@ -57,7 +57,7 @@ int oracle_expect(const GenCase *c, OracleExpected **out, AfErr *err) {
   int64_t off = 0;
   for (int i = 0; i < c->nops; i++) {
     const GenOp *o = &c->ops[i];
-    int n = o->buf >= 0 ? c->bufs[o->buf].n : 0;
+    int n = o->buf >= 0 && o->buf < c->nbufs ? c->bufs[o->buf].n : 0;
     switch (o->kind) {
     case GEN_OP_ALLOC:
       for (int k = 0; k < n; k++)

@@ -55,7 +55,7 @@ static int buf_refs(GenOp *o, int32_t **refs) {
 
 /* c without the ops marked in drop[] (expanded here to what they take with them), with region
  * `flatten` (0: none) inlined into its parent. Returns 0 and fills *out (initialized), 1 when
- * no such case can be made (out is then empty), or AF_ENOMEM. */
+ * no such case can be made, or AF_ENOMEM (then *out holds nothing to free). */
 static int build(const GenCase *c, uint8_t *drop, int flatten, GenCase *out) {
   gen_case_init(out);
   int nr = c->nregions, rc = 1;
@@ -223,6 +223,12 @@ static int build(const GenCase *c, uint8_t *drop, int flatten, GenCase *out) {
     }
     o.ndeps = deps.n;
     memcpy(o.deps, deps.t, sizeof deps.t);
+    /* fields an op kind does not use are -1, as the generator leaves them */
+    if (o.kind != GEN_OP_ALLOC && o.kind != GEN_OP_DEALLOC && o.kind != GEN_OP_MEMSET &&
+        o.kind != GEN_OP_OBSERVE && o.kind != GEN_OP_MEMCPY)
+      o.buf = -1;
+    if (o.kind != GEN_OP_MEMCPY)
+      o.src = -1;
     int32_t *refs[4];
     int n = buf_refs(&o, refs);
     for (int q = 0; q < n; q++)
@@ -248,10 +254,8 @@ static int build(const GenCase *c, uint8_t *drop, int flatten, GenCase *out) {
   AfErr e = {0};
   rc = gen_case_finish(out, &e) == 0 ? 0 : 1;
 done:
-  if (rc != 0) {
-    gen_case_free(out);
-    gen_case_init(out);
-  }
+  if (rc != 0)
+    gen_case_free(out); /* the caller owns nothing then */
   free(newr);
   free(fwd);
   free(alive);
@@ -471,6 +475,7 @@ static int pass_simplify(R *r) {
     if (launch) {
       m->kind = GEN_OP_MEMSET;
       m->buf = m->args[0];
+      m->src = -1;
       m->nargs = 0;
     } else if (alloc) {
       if (replace_tok(&cand, m->tok, m->deps, m->ndeps) != 0) {

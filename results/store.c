@@ -590,7 +590,8 @@ int store_show(Store *s, int64_t id, AfBuf *out, AfErr *err) {
                          "SELECT f.id, f.status, f.class, f.count, coalesce(f.smallest_ops, 0),"
                          " f.lowering, f.signature, f.first_seen, f.last_seen, f.repro_runs,"
                          " f.repro_hits, f.detail, f.trace, f.replay, c.json, c.mlir, c.seed,"
-                         " m.json FROM findings f LEFT JOIN cases c ON c.id = f.smallest_case"
+                         " m.json, m.mlir, m.ops FROM findings f LEFT JOIN cases c"
+                         " ON c.id = f.smallest_case"
                          " LEFT JOIN cases m ON m.id = f.minimized_case WHERE f.id = ?",
                          -1, &st, NULL) != SQLITE_OK)
     return db_err(s, err, "query failed");
@@ -636,7 +637,9 @@ int store_show(Store *s, int64_t id, AfBuf *out, AfErr *err) {
     af_buf_printf(out, "smallest case (%d ops, seed %s):\n%s", sqlite3_column_int(st, 4),
                   col(st, 16), col(st, 14));
   if (*col(st, 17))
-    af_buf_printf(out, "minimized case:\n%s", col(st, 17));
+    af_buf_printf(out, "minimized case (%d ops):\n%s", sqlite3_column_int(st, 19), col(st, 17));
+  if (*col(st, 18))
+    af_buf_printf(out, "reproducer (.mlir):\n%s", col(st, 18));
   if (*col(st, 12))
     af_buf_printf(out, "trace excerpt:\n%s", col(st, 12));
   sqlite3_finalize(st);
@@ -981,4 +984,25 @@ fail:;
   int rc = db_err(s, err, "cannot record occurrences");
   run1(s, "ROLLBACK", "");
   return rc;
+}
+
+int store_set_minimized(Store *s, const char *signature, const char *json, const char *mlir,
+                        uint64_t seed, int ops, AfErr *err) {
+  char hash[32], sd[32];
+  snprintf(hash, sizeof hash, "%016llx", (unsigned long long)af_hash64(json, strlen(json)));
+  snprintf(sd, sizeof sd, "%llu", (unsigned long long)seed);
+  if (run1(s, "BEGIN IMMEDIATE", "") != SQLITE_DONE)
+    return db_err(s, err, "cannot store the minimized case");
+  if (run1(s, "INSERT OR IGNORE INTO cases(hash, json, mlir, seed, ops) VALUES(?,?,?,?,?)",
+           "tttti", hash, json, mlir, sd, (int64_t)ops) != SQLITE_DONE ||
+      run1(s,
+           "UPDATE findings SET minimized_case = (SELECT id FROM cases WHERE hash = ?)"
+           " WHERE signature = ?",
+           "tt", hash, signature) != SQLITE_DONE ||
+      run1(s, "COMMIT", "") != SQLITE_DONE) {
+    int rc = db_err(s, err, "cannot store the minimized case");
+    run1(s, "ROLLBACK", "");
+    return rc;
+  }
+  return 0;
 }

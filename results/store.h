@@ -74,6 +74,9 @@ typedef struct StoreTally {
   long hits;
 } StoreTally;
 int store_tally(Store *s, int64_t run, const StoreTally *t, int n, AfErr *err);
+/* Stores the reducer's result on a finding: the minimized case and its .mlir reproducer. */
+int store_set_minimized(Store *s, const char *signature, const char *json, const char *mlir,
+                        uint64_t seed, int ops, AfErr *err);
 /* Sets a finding's status. AF_EINVALID when there is no such finding. */
 int store_mark(Store *s, int64_t id, int status, AfErr *err);
 /* Merges another database into this one (idempotent: runs by uuid, cases by content hash,

@@ -39,7 +39,7 @@ db=$tmp/j/results.db
 grep -q "finding(s)" "$tmp/out" || bad "db list: no total"
 id=$(q "$db" "SELECT id FROM findings ORDER BY id LIMIT 1")
 "$af" db show "$id" --db "$db" > "$tmp/out" || bad "db show"
-for want in "signature: " "reproduction: " "replay: asyncfuzz gen --seed" "seen with: lowering version asyncfuzz-builtin-1, backend sim" "smallest case (" "trace excerpt:"; do
+for want in "signature: " "reproduction: " "replay: asyncfuzz gen --seed" "seen with: lowering version asyncfuzz-builtin-1, backend sim" "smallest case (" "trace excerpt:" "minimized case (" "reproducer (.mlir):" "// RUN: mlir-opt %s"; do
   grep -qF "$want" "$tmp/out" || bad "db show lacks '$want'"
 done
 # the replay command of a finding reproduces it
