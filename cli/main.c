@@ -905,29 +905,32 @@ static int cmd_check_trace(int argc, char **argv) {
 
 static int cmd_reduce(int argc, char **argv) {
   const char *path = NULL, *lowering = "builtin", *scheds = "eager,lazy,random:4,pct:4";
-  const char *out_json = NULL, *out_mlir = NULL, *want_sig = NULL;
+  const char *out_json = NULL, *out_mlir = NULL, *want_sig = NULL, *pipeline = NULL;
   uint64_t seed = 0;
   long repro = 10;
   PipeOpts o = {0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
     if (is_help(a)) {
-      printf("usage: asyncfuzz reduce CASE.json [--lowering SPEC] [--schedules LIST]\n"
-             "                     [--signature SIG] [-o OUT.json] [--mlir OUT.mlir]\n"
-             "                     [--repro N] [--memfree-sync] [--no-checker]\n"
-             "Minimizes a failing case: delta debugging over the case (ops with what only they\n"
-             "feed, regions, dependencies, unused values and buffers, buffer sizes, the spin\n"
-             "count). Every candidate is a valid case and must fail with the same root-cause\n"
-             "signature (the first failing schedule's, or SIG) under that schedule, judged on\n"
-             "the simulator with the checker. The result is re-run N times (default 10) for\n"
-             "its reproduction rate. Writes the minimized case (-o, default stdout) and, with\n"
-             "--mlir, a self-contained reproducer with RUN lines, the verdict and the trace.\n"
-             "Exit 0 when reduced, 1 when the case does not fail, 2 usage, 3 bad input.\n");
+      printf(
+          "usage: asyncfuzz reduce CASE.json [--lowering SPEC] [--pipeline P] [--schedules LIST]\n"
+          "                     [--signature SIG] [-o OUT.json] [--mlir OUT.mlir]\n"
+          "                     [--repro N] [--memfree-sync] [--no-checker]\n"
+          "Minimizes a failing case: delta debugging over the case (ops with what only they\n"
+          "feed, regions, dependencies, unused values and buffers, buffer sizes, the spin\n"
+          "count). Every candidate is a valid case and must fail with the same root-cause\n"
+          "signature (the first failing schedule's, or SIG) under that schedule, judged on\n"
+          "the simulator with the checker. The result is re-run N times (default 10) for\n"
+          "its reproduction rate. Writes the minimized case (-o, default stdout) and, with\n"
+          "--mlir, a self-contained reproducer with RUN lines, the verdict and the trace.\n"
+          "Exit 0 when reduced, 1 when the case does not fail, 2 usage, 3 bad input.\n");
       return 0;
     } else if (strcmp(a, "--lowering") == 0 && val) {
       lowering = argv[++i];
     } else if (strcmp(a, "--schedules") == 0 && val) {
       scheds = argv[++i];
+    } else if (strcmp(a, "--pipeline") == 0 && val) {
+      pipeline = argv[++i];
     } else if (strcmp(a, "--signature") == 0 && val) {
       want_sig = argv[++i];
     } else if (strcmp(a, "-o") == 0 && val) {
@@ -964,6 +967,10 @@ static int cmd_reduce(int argc, char **argv) {
   if (parse_lowering(lowering, &spec))
     return EXIT_USAGE;
   AfErr err = {0};
+  if (pipeline && lower_spec_set_pipeline(&spec, pipeline, &err)) {
+    fprintf(stderr, "asyncfuzz reduce: %s\n", err.msg);
+    return EXIT_USAGE;
+  }
   Schedule s[PIPE_MAX_SCHED];
   int ns;
   if (pipeline_parse_schedules(scheds, seed, s, PIPE_MAX_SCHED, &ns, &err)) {
