@@ -53,6 +53,7 @@ printf "%-14s %10s %12s %10.1f\n" "asyncfuzz" "$(ops "$tmp/a.mlir")" "$(grep -vc
 if [ $rc -eq 0 ] && [ -s "$tmp/m.mlir" ]; then
   printf "%-14s %10s %12s %10.1f\n" "mlir-reduce" "$(ops "$tmp/m.mlir")" "$(wc -l < "$tmp/m.mlir")" "$(echo "$t2 - $t1" | awk '{print $1 - $3}')"
 else
-  top=$(grep -o 'mlir::[A-Za-z_:]*' "$tmp/m.out" | grep -v 'detail::walk\|^mlir::WalkResult$' | head -1)
+  top=$(grep -E '^ *#[0-9]+ 0x[0-9a-f]+ .*mlir::' "$tmp/m.out" | grep -v 'detail::walk' | head -1 |
+    sed -E 's/^ *#[0-9]+ 0x[0-9a-f]+ //; s/\(.*$//')
   echo "mlir-reduce: no result: exit $rc after $(echo "$t2 - $t1" | awk '{print $1 - $3}') s (first frame: ${top:-none}; last message: $(grep -m1 'error:' "$tmp/m.out" | cut -c1-120))"
 fi

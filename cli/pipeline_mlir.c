@@ -179,7 +179,7 @@ static int run_alone(const LowerSpec *spec, const char *dir, int i, const GenCas
   rc = af_write_file(mod, l->code, strlen(l->code), err);
   ProcResult r;
   if (rc == 0)
-    rc = run_process(spec, mod, tdir, errp, s, ns, o, spec->timeout * (1 + ns / 4.0), &r, err);
+    rc = run_process(spec, mod, tdir, errp, s, ns, o, spec->timeout + 2.0 * ns, &r, err);
   for (int k = 0; k < ns && rc == 0; k++) {
     char tpath[4300];
     fmt(tpath, sizeof tpath, "%s/case-0-%d.bin", tdir, k);
@@ -261,7 +261,7 @@ int pipeline_check_mlir(const GenCase *const *cs, int n, const LowerSpec *spec, 
     af_free(text);
     ProcResult r;
     if (rc == 0)
-      rc = mlir_lower_file(spec, inp, lowered, errp, spec->timeout * (1 + n / 4.0), &r, err);
+      rc = mlir_lower_file(spec, inp, lowered, errp, spec->timeout + 2.0 * n, &r, err);
     if (rc == 0 && r.exited && r.code == 0) {
       char *code = NULL;
       rc = af_read_file(lowered, &code, NULL, err);
@@ -298,7 +298,7 @@ int pipeline_check_mlir(const GenCase *const *cs, int n, const LowerSpec *spec, 
       af_free(text);
       ProcResult r;
       if (rc == 0)
-        rc = mlir_lower_file(spec, inp, lowered, errp, spec->timeout * (1 + nrun / 4.0), &r, err);
+        rc = mlir_lower_file(spec, inp, lowered, errp, spec->timeout + 2.0 * nrun, &r, err);
       batch_ok = rc == 0 && r.exited && r.code == 0;
     }
   }
@@ -309,7 +309,7 @@ int pipeline_check_mlir(const GenCase *const *cs, int n, const LowerSpec *spec, 
     fmt(tdir, sizeof tdir, "%s/traces", dir);
     fmt(rerr, sizeof rerr, "%s/runner.err", dir);
     ProcResult r;
-    rc = run_process(spec, lowered, tdir, rerr, s, ns, o, spec->timeout * (1 + nrun * ns / 4.0), &r,
+    rc = run_process(spec, lowered, tdir, rerr, s, ns, o, spec->timeout + 2.0 * nrun * ns, &r,
                      err);
     for (int j = 0; j < nrun && rc == 0; j++) {
       int i = ids[j];

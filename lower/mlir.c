@@ -670,7 +670,7 @@ int mlir_lower_batch(const LowerSpec *spec, const char *dir, char *const *chunks
      * goes, so the chunks that lowered are there even when others failed */
     char *argv[] = {
         (char *)spec->opt, "--mlir-disable-threading", "--split-input-file", inp, pp, NULL};
-    rc = af_proc_run(argv, NULL, NULL, outp, errp, spec->timeout * (1 + n / 4.0), &r, err);
+    rc = af_proc_run(argv, NULL, NULL, outp, errp, spec->timeout + 2.0 * n, &r, err);
   }
   char *text = NULL, *report = NULL;
   if (rc == 0 && !r.timed_out && !r.signaled)
