@@ -316,7 +316,12 @@ static int reduce_finding(Camp *k, Sig *sig, const GenCase *c, const Schedule *s
   GenCase out;
   ReduceStats st;
   AfErr err = {0};
-  if (reduce_case(c, pipeline_signature_test, &t, &out, &st, &err) != 0) {
+  ReduceOpts ro = {NULL, 1, 1};
+  if (spec->kind == LOWER_MLIR_OPT) { /* candidates batched through one mlir-opt process */
+    ro.batch_test = pipeline_signature_test_many;
+    ro.batch = 16;
+  }
+  if (reduce_case_opts(c, pipeline_signature_test, &t, &ro, &out, &st, &err) != 0) {
     fprintf(stderr, "\nasyncfuzz campaign: reducing %s: %s\n", sig->signature, err.msg);
     gen_case_free(&out);
     return 0;

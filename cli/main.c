@@ -907,7 +907,7 @@ static int cmd_reduce(int argc, char **argv) {
   const char *path = NULL, *lowering = "builtin", *scheds = "eager,lazy,random:4,pct:4";
   const char *out_json = NULL, *out_mlir = NULL, *want_sig = NULL, *pipeline = NULL;
   uint64_t seed = 0;
-  long repro = 10;
+  long repro = 10, batch = -1, jobs = 1;
   PipeOpts o = {0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -915,7 +915,8 @@ static int cmd_reduce(int argc, char **argv) {
       printf(
           "usage: asyncfuzz reduce CASE.json [--lowering SPEC] [--pipeline P] [--schedules LIST]\n"
           "                     [--signature SIG] [-o OUT.json] [--mlir OUT.mlir]\n"
-          "                     [--repro N] [--memfree-sync] [--no-checker]\n"
+          "                     [--repro N] [--batch N] [--jobs N] [--memfree-sync] "
+          "[--no-checker]\n"
           "Minimizes a failing case: delta debugging over the case (ops with what only they\n"
           "feed, regions, dependencies, unused values and buffers, buffer sizes, the spin\n"
           "count). Every candidate is a valid case and must fail with the same root-cause\n"
@@ -937,6 +938,14 @@ static int cmd_reduce(int argc, char **argv) {
       out_json = argv[++i];
     } else if (strcmp(a, "--mlir") == 0 && val) {
       out_mlir = argv[++i];
+    } else if (strcmp(a, "--batch") == 0) {
+      if (cli_int(a, val, 1, 1024, &batch))
+        return EXIT_USAGE;
+      i++;
+    } else if (strcmp(a, "--jobs") == 0) {
+      if (cli_int(a, val, 1, 64, &jobs))
+        return EXIT_USAGE;
+      i++;
     } else if (strcmp(a, "--repro") == 0) {
       if (cli_int(a, val, 1, PIPE_MAX_SCHED, &repro))
         return EXIT_USAGE;
@@ -1014,7 +1023,14 @@ static int cmd_reduce(int argc, char **argv) {
   char sch[64];
   pipeline_schedule_str(&fail, sch, sizeof sch);
   fprintf(stderr, "%s)\n", sch);
-  rc = reduce_case(&c, pipeline_signature_test, &t, &out, &st, &err);
+  ReduceOpts ro_ = {NULL, 1, (int)jobs};
+  if (batch < 0)
+    batch = spec.kind == LOWER_MLIR_OPT ? 16 : 1;
+  if (batch > 1 || jobs > 1) {
+    ro_.batch_test = pipeline_signature_test_many;
+    ro_.batch = (int)(batch > jobs ? batch : jobs);
+  }
+  rc = reduce_case_opts(&c, pipeline_signature_test, &t, &ro_, &out, &st, &err);
   gen_case_free(&c);
   if (rc) {
     fprintf(stderr, "asyncfuzz reduce: %s\n", err.msg);

@@ -182,6 +182,25 @@ int pipeline_signature_test(const GenCase *c, void *ctx) {
   return rc ? rc : hit;
 }
 
+int pipeline_signature_test_many(const GenCase *const *cs, int n, int *interesting, void *ctx) {
+  PipeSigTest *t = ctx;
+  CheckResult *r = af_calloc((size_t)(n > 0 ? n : 1), sizeof *r);
+  if (r == NULL)
+    return AF_ENOMEM;
+  AfErr err = {0};
+  PipeOpts o = t->o;
+  o.stop_at_first = 0;
+  int rc = pipeline_check_many(cs, n, t->spec, t->s, t->ns, NULL, &o, r, &err);
+  for (int i = 0; rc == 0 && i < n; i++) {
+    interesting[i] = 0;
+    for (int k = 0; k < r[i].nsched && !interesting[i]; k++)
+      interesting[i] = r[i].verdict[k].cls != VERDICT_PASS &&
+                       strcmp(r[i].verdict[k].signature, t->signature) == 0;
+  }
+  af_free(r);
+  return rc;
+}
+
 /* The .mlir reproducer of a reduced case: RUN lines (mlir-opt's pipeline piped into
  * mlir-runner with the runtime library), the verdict and the trace excerpt as comments. */
 char *pipeline_reproducer(const GenCase *c, const LowerSpec *spec, const Schedule *s,

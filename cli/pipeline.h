@@ -65,6 +65,9 @@ typedef struct PipeSigTest {
   const char *signature;
 } PipeSigTest;
 int pipeline_signature_test(const GenCase *c, void *ctx);
+/* The same for many candidates in one batch (pipeline_check_many: for mlir-opt, one
+ * mlir-opt and one mlir-runner process for all of them). */
+int pipeline_signature_test_many(const GenCase *const *cs, int n, int *interesting, void *ctx);
 
 /* The .mlir reproducer of a (reduced) case: RUN lines (mlir-opt's pipeline piped into
  * mlir-runner with the runtime library), the verdict v of its failing run under s and, for

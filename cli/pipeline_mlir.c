@@ -309,8 +309,7 @@ int pipeline_check_mlir(const GenCase *const *cs, int n, const LowerSpec *spec, 
     fmt(tdir, sizeof tdir, "%s/traces", dir);
     fmt(rerr, sizeof rerr, "%s/runner.err", dir);
     ProcResult r;
-    rc = run_process(spec, lowered, tdir, rerr, s, ns, o, spec->timeout + 2.0 * nrun * ns, &r,
-                     err);
+    rc = run_process(spec, lowered, tdir, rerr, s, ns, o, spec->timeout + 2.0 * nrun * ns, &r, err);
     for (int j = 0; j < nrun && rc == 0; j++) {
       int i = ids[j];
       const OracleExpected *e = es && es[i] ? es[i] : own[i];

@@ -3,8 +3,11 @@
  */
 #include "reduce.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 typedef struct Fwd {
   int n;
@@ -270,6 +273,8 @@ typedef struct R {
   void *ctx;
   ReduceStats *st;
   int err;
+  ReduceOpts o;
+  int cur_batch; /* adapts: halves after a batch with a hit, doubles after one without */
 } R;
 
 /* Tries a candidate: valid and interesting -> it becomes the current case. 1: accepted. */
@@ -317,6 +322,138 @@ static int try_drop(R *r, int from, int to) {
   return try_cand(r, &cand);
 }
 
+/* Evaluates cands[0..n) with the batch test, split among o.jobs child processes. */
+static int eval_batch(R *r, const GenCase *const *cands, int n, int *hit) {
+  int jobs = r->o.jobs > 1 ? r->o.jobs : 1;
+  if (jobs > n)
+    jobs = n;
+  if (jobs <= 1)
+    return r->o.batch_test(cands, n, hit, r->ctx);
+  int fds[64][2];
+  pid_t pids[64];
+  if (jobs > 64)
+    jobs = 64;
+  int per = (n + jobs - 1) / jobs, started = 0, rc = 0;
+  for (int j = 0; j < jobs; j++) {
+    int from = j * per, cnt = n - from < per ? n - from : per;
+    if (cnt <= 0)
+      break;
+    if (pipe(fds[j]) != 0) {
+      rc = AF_EIO;
+      break;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+      close(fds[j][0]);
+      close(fds[j][1]);
+      rc = AF_EIO;
+      break;
+    }
+    if (pid == 0) { /* a slice of the batch; the answers go back through the pipe */
+      close(fds[j][0]);
+      int out[1024];
+      int crc = cnt <= 1024 ? r->o.batch_test(cands + from, cnt, out, r->ctx) : AF_EINVALID;
+      unsigned char buf[1025];
+      buf[0] = crc == 0 ? 0 : 1;
+      for (int i = 0; i < cnt && crc == 0; i++)
+        buf[1 + i] = (unsigned char)out[i];
+      ssize_t w = write(fds[j][1], buf, (size_t)cnt + 1);
+      _exit(w == (ssize_t)cnt + 1 ? 0 : 1);
+    }
+    close(fds[j][1]);
+    pids[j] = pid;
+    started++;
+  }
+  for (int j = 0; j < started; j++) {
+    int from = j * per, cnt = n - from < per ? n - from : per;
+    unsigned char buf[1025];
+    ssize_t got = 0, k;
+    while (got < cnt + 1 && (k = read(fds[j][0], buf + got, (size_t)(cnt + 1 - got))) > 0)
+      got += k;
+    close(fds[j][0]);
+    int st;
+    waitpid(pids[j], &st, 0);
+    if (got != cnt + 1 || buf[0] != 0) {
+      rc = rc ? rc : AF_EIO;
+      continue;
+    }
+    for (int i = 0; i < cnt; i++)
+      hit[from + i] = buf[1 + i];
+  }
+  return rc;
+}
+
+/* Candidates of the ddmin pass at positions start, start - chunk, ... (the order the
+ * one-by-one search tries them), evaluated in one batch: the first interesting one is taken.
+ * Returns 1 and sets *at to its position when one was, 0 and sets *at to the next position
+ * to try otherwise. */
+static int try_drop_batch(R *r, int start, int chunk, int *at) {
+  int want = r->cur_batch > 0 ? r->cur_batch : 2;
+  if (want > r->o.batch)
+    want = r->o.batch > 1 ? r->o.batch : 1;
+  GenCase *cands = calloc((size_t)want, sizeof *cands);
+  const GenCase **cp = calloc((size_t)want, sizeof *cp);
+  int *pos = calloc((size_t)want, sizeof *pos), *hit = calloc((size_t)want, sizeof *hit);
+  uint8_t *drop = calloc((size_t)(r->cur.nops > 0 ? r->cur.nops : 1), 1);
+  int n = 0, p = start, found = -1;
+  if (!cands || !cp || !pos || !hit || !drop) {
+    r->err = AF_ENOMEM;
+    goto done;
+  }
+  for (; p > -chunk && n < want; p -= chunk) {
+    memset(drop, 0, (size_t)(r->cur.nops > 0 ? r->cur.nops : 1));
+    for (int i = p < 0 ? 0 : p; i < p + chunk && i < r->cur.nops; i++)
+      drop[i] = 1;
+    int rc = build(&r->cur, drop, 0, &cands[n]);
+    if (rc == AF_ENOMEM) {
+      r->err = AF_ENOMEM;
+      goto done;
+    }
+    AfErr e = {0};
+    if (rc != 0 || gen_validate(&cands[n], &e) != 0) {
+      if (rc == 0)
+        gen_case_free(&cands[n]);
+      r->st->invalid++;
+      continue;
+    }
+    cp[n] = &cands[n];
+    pos[n++] = p;
+  }
+  if (n > 0) {
+    int rc = eval_batch(r, cp, n, hit);
+    if (rc) {
+      r->err = rc;
+      goto done;
+    }
+    for (int i = 0; i < n && found < 0; i++) {
+      r->st->tests++; /* as the one-by-one search would have tested them */
+      if (hit[i])
+        found = i;
+    }
+  }
+  r->cur_batch = found >= 0 ? (want / 2 > 2 ? want / 2 : 2) : want * 2;
+  if (found >= 0) {
+    r->st->accepted++;
+    gen_case_free(&r->cur);
+    r->cur = cands[found];
+    memset(&cands[found], 0, sizeof cands[found]);
+    gen_case_init(&cands[found]);
+    *at = pos[found];
+  } else {
+    *at = p;
+  }
+done:
+  for (int i = 0; cands && i < n; i++)
+    gen_case_free(&cands[i]);
+  free(cands);
+  free(cp);
+  free(pos);
+  free(hit);
+  free(drop);
+  return found >= 0;
+}
+
 /* ddmin over the ops in inline order: remove chunks, halving their size when none goes. */
 static int pass_remove(R *r) {
   int any = 0;
@@ -324,6 +461,16 @@ static int pass_remove(R *r) {
   while (chunk >= 1 && !r->err) {
     int progress = 0;
     for (int start = r->cur.nops - chunk; start > -chunk && !r->err;) {
+      if (r->o.batch_test) {
+        int at;
+        if (try_drop_batch(r, start, chunk, &at)) {
+          progress = any = 1;
+          start = at > r->cur.nops - chunk ? r->cur.nops - chunk : at;
+        } else {
+          start = at;
+        }
+        continue;
+      }
       int from = start < 0 ? 0 : start;
       if (try_drop(r, from, start + chunk)) {
         progress = any = 1;
@@ -542,8 +689,8 @@ static int pass_shrink(R *r) {
   return any;
 }
 
-int reduce_case(const GenCase *in, ReduceTest test, void *ctx, GenCase *out, ReduceStats *st,
-                AfErr *err) {
+int reduce_case_opts(const GenCase *in, ReduceTest test, void *ctx, const ReduceOpts *o,
+                     GenCase *out, ReduceStats *st, AfErr *err) {
   memset(st, 0, sizeof *st);
   st->from_ops = in->nops;
   R r;
@@ -551,6 +698,8 @@ int reduce_case(const GenCase *in, ReduceTest test, void *ctx, GenCase *out, Red
   r.test = test;
   r.ctx = ctx;
   r.st = st;
+  if (o)
+    r.o = *o;
   if (gen_case_copy(&r.cur, in))
     return af_err_set(err, AF_ENOMEM, "out of memory");
   for (int round = 0; round < 8 && !r.err; round++) {
@@ -572,4 +721,9 @@ int reduce_case(const GenCase *in, ReduceTest test, void *ctx, GenCase *out, Red
                       rc == AF_ENOMEM ? "out of memory" : "the test failed");
   }
   return 0;
+}
+
+int reduce_case(const GenCase *in, ReduceTest test, void *ctx, GenCase *out, ReduceStats *st,
+                AfErr *err) {
+  return reduce_case_opts(in, test, ctx, NULL, out, st, err);
 }

@@ -18,6 +18,16 @@
 /* 1: the candidate (a valid case) is still interesting; 0: not; < 0: an error (stops). */
 typedef int (*ReduceTest)(const GenCase *cand, void *ctx);
 
+/* Several candidates at once (e.g. one mlir-opt and one mlir-runner process for all):
+ * interesting[i] = 1, 0; returns 0 or an error. */
+typedef int (*ReduceBatchTest)(const GenCase *const *cands, int n, int *interesting, void *ctx);
+
+typedef struct ReduceOpts {
+  ReduceBatchTest batch_test; /* NULL: candidates one by one */
+  int batch;                  /* candidates per batch (the ddmin pass) */
+  int jobs;                   /* > 1: a batch is split among this many child processes */
+} ReduceOpts;
+
 typedef struct ReduceStats {
   int tests;    /* candidates tested */
   int accepted; /* of them interesting */
@@ -29,5 +39,10 @@ typedef struct ReduceStats {
  * Returns 0, or an error from the test or AF_ENOMEM. */
 int reduce_case(const GenCase *in, ReduceTest test, void *ctx, GenCase *out, ReduceStats *st,
                 AfErr *err);
+/* The same with batched and parallel evaluation of the ddmin pass's candidates. The result
+ * is the same as reduce_case's: of a batch, the first interesting candidate in the order the
+ * one-by-one search would try them is taken, and the search goes on from there. */
+int reduce_case_opts(const GenCase *in, ReduceTest test, void *ctx, const ReduceOpts *o,
+                     GenCase *out, ReduceStats *st, AfErr *err);
 
 #endif
