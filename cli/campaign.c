@@ -96,7 +96,8 @@ typedef struct Camp {
   Store *db; /* NULL: --no-db */
   int64_t run_id;
   int repro;         /* re-runs of a new finding */
-  int reduce;        /* 1: reduce new findings; -1: only for builtin lowerings (default) */
+  int reduce;        /* 1: reduce new findings (default), 0: not */
+  double deadline;   /* now_s() time the campaign ends (0: by case count): reductions stop */
   long new_findings; /* new to the database */
   long known_hits;   /* occurrences of known or wontfix findings */
   long corpus;       /* case files saved under failures/ */
@@ -310,13 +311,13 @@ static int flush_tallies(Camp *k) {
  * and stores both on the finding. A reduction that fails is reported and skipped. */
 static int reduce_finding(Camp *k, Sig *sig, const GenCase *c, const Schedule *s) {
   const LowerSpec *spec = &k->specs[sig->low];
-  if (k->reduce == 0 || (k->reduce < 0 && spec->kind == LOWER_MLIR_OPT))
+  if (k->reduce == 0 || (k->deadline > 0 && now_s() >= k->deadline))
     return 0;
   PipeSigTest t = {spec, s, 1, k->opts, sig->signature};
   GenCase out;
   ReduceStats st;
   AfErr err = {0};
-  ReduceOpts ro = {NULL, 1, 1};
+  ReduceOpts ro = {NULL, 1, 1, k->deadline};
   if (spec->kind == LOWER_MLIR_OPT) { /* candidates batched through one mlir-opt process */
     ro.batch_test = pipeline_signature_test_many;
     ro.batch = 16;
@@ -563,8 +564,8 @@ static const char campaign_help[] =
     "  --db FILE       the regression database (default DIR/results.db); --no-db: none\n"
     "  --repro N       re-run each new finding N times for its reproduction rate (default 5)\n"
     "  --resume        go on from where the campaign in DIR stopped (its next seed)\n"
-    "  --reduce        reduce every new finding (default: those of builtin lowerings only;\n"
-    "                  a reduction through mlir-opt costs seconds); --no-reduce: none\n"
+    "  --no-reduce     do not reduce new findings (by default each is reduced to a\n"
+    "                  minimized case and reproducer, within the campaign's time)\n"
     "Findings go to the database (asyncfuzz db --help); those marked known or wontfix are\n"
     "counted, not reported again.\n"
     "Exit 0 when no case failed, 1 when some did, 2 on bad usage (a missing mlir-opt),\n"
@@ -764,7 +765,7 @@ int cmd_campaign(int argc, char **argv) {
   k.sched_spec = "lazy,random,pct";
   k.swarm = 1;
   k.batch = 64;
-  k.reduce = -1;
+  k.reduce = 1;
   const char *lowerings[CAMP_MAX_LOWERINGS];
   int nlow = 0;
   const char *pipeline = NULL;
@@ -828,8 +829,6 @@ int cmd_campaign(int argc, char **argv) {
       no_db = 1;
     } else if (strcmp(a, "--resume") == 0) {
       resume = 1;
-    } else if (strcmp(a, "--reduce") == 0) {
-      k.reduce = 1;
     } else if (strcmp(a, "--no-reduce") == 0) {
       k.reduce = 0;
     } else if (strcmp(a, "--repro") == 0) {
@@ -1015,6 +1014,7 @@ int cmd_campaign(int argc, char **argv) {
     ex = EXIT_INTERNAL;
   }
   k.t0 = now_s();
+  k.deadline = max_cases > 0 ? 0 : k.t0 + (double)seconds;
   double next_report = k.t0 + (isatty(2) ? 1.0 : 5.0), next_flush = k.t0 + 1.0;
   uint64_t next = 0;
   while (ex == EXIT_OK && !g_stop) {

@@ -1023,7 +1023,7 @@ static int cmd_reduce(int argc, char **argv) {
   char sch[64];
   pipeline_schedule_str(&fail, sch, sizeof sch);
   fprintf(stderr, "%s)\n", sch);
-  ReduceOpts ro_ = {NULL, 1, (int)jobs};
+  ReduceOpts ro_ = {NULL, 1, (int)jobs, 0};
   if (batch < 0)
     batch = spec.kind == LOWER_MLIR_OPT ? 16 : 1;
   if (batch > 1 || jobs > 1) {

@@ -7,7 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+#define STOPPED 1 /* R.err: the deadline came (not an error) */
+
+static double mono(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 typedef struct Fwd {
   int n;
@@ -280,6 +289,11 @@ typedef struct R {
 /* Tries a candidate: valid and interesting -> it becomes the current case. 1: accepted. */
 static int try_cand(R *r, GenCase *cand) {
   AfErr e = {0};
+  if (r->o.deadline > 0 && mono() > r->o.deadline) {
+    r->err = STOPPED;
+    gen_case_free(cand);
+    return 0;
+  }
   if (gen_validate(cand, &e) != 0) {
     r->st->invalid++;
     gen_case_free(cand);
@@ -389,6 +403,11 @@ static int eval_batch(R *r, const GenCase *const *cands, int n, int *hit) {
  * Returns 1 and sets *at to its position when one was, 0 and sets *at to the next position
  * to try otherwise. */
 static int try_drop_batch(R *r, int start, int chunk, int *at) {
+  if (r->o.deadline > 0 && mono() > r->o.deadline) {
+    r->err = STOPPED;
+    *at = start;
+    return 0;
+  }
   int want = r->cur_batch > 0 ? r->cur_batch : 2;
   if (want > r->o.batch)
     want = r->o.batch > 1 ? r->o.batch : 1;
@@ -715,6 +734,10 @@ int reduce_case_opts(const GenCase *in, ReduceTest test, void *ctx, const Reduce
   }
   st->to_ops = r.cur.nops;
   *out = r.cur;
+  if (r.err == STOPPED) {
+    st->stopped = 1;
+    r.err = 0;
+  }
   if (r.err) {
     int rc = r.err == AF_ENOMEM ? AF_ENOMEM : r.err;
     return af_err_set(err, rc, "reduction stopped: %s",

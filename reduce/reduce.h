@@ -26,6 +26,7 @@ typedef struct ReduceOpts {
   ReduceBatchTest batch_test; /* NULL: candidates one by one */
   int batch;                  /* candidates per batch (the ddmin pass) */
   int jobs;                   /* > 1: a batch is split among this many child processes */
+  double deadline;            /* > 0: stop at this CLOCK_MONOTONIC time with the best so far */
 } ReduceOpts;
 
 typedef struct ReduceStats {
@@ -33,6 +34,7 @@ typedef struct ReduceStats {
   int accepted; /* of them interesting */
   int invalid;  /* candidates the validator refused (never tested) */
   int from_ops, to_ops;
+  int stopped; /* the deadline came first: the result is valid and interesting, not minimal */
 } ReduceStats;
 
 /* Minimizes `in` (which must itself be interesting) into *out (initialized by this call).
