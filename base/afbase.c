@@ -250,3 +250,17 @@ uint64_t af_hash64(const void *p, size_t n) {
   }
   return h;
 }
+
+void af_buf_json_str(AfBuf *b, const char *s) {
+  af_buf_puts(b, "\"");
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\')
+      af_buf_printf(b, "\\%c", ch);
+    else if (ch < 0x20)
+      af_buf_printf(b, "\\u%04x", ch);
+    else
+      af_buf_put(b, s, 1);
+  }
+  af_buf_puts(b, "\"");
+}

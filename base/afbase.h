@@ -100,6 +100,8 @@ void af_buf_printf(AfBuf *b, const char *fmt, ...)
 #endif
     ;
 void af_buf_vprintf(AfBuf *b, const char *fmt, va_list ap);
+/* Appends s as a JSON string literal (quoted, escaped). */
+void af_buf_json_str(AfBuf *b, const char *s);
 /* Transfers ownership of the NUL-terminated text to the caller; the buffer becomes empty. */
 char *af_buf_take(AfBuf *b);
 

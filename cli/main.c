@@ -412,20 +412,6 @@ static int cmd_lower(int argc, char **argv) {
 
 /* ---- run / check ---- */
 
-static void json_str(AfBuf *b, const char *s) {
-  af_buf_puts(b, "\"");
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
-      af_buf_printf(b, "\\%c", ch);
-    else if (ch < 0x20)
-      af_buf_printf(b, "\\u%04x", ch);
-    else
-      af_buf_put(b, s, 1);
-  }
-  af_buf_puts(b, "\"");
-}
-
 static int cmd_run(int argc, char **argv) {
   const char *path = NULL, *lowering = "builtin", *trace_path = NULL, *policy = "eager";
   const char *bin_path = NULL;
@@ -563,14 +549,14 @@ static int cmd_run(int argc, char **argv) {
 
 static void check_json(AfBuf *b, const char *path, const LowerSpec *spec, const CheckResult *res) {
   af_buf_puts(b, "{\"case\": ");
-  json_str(b, path);
+  af_buf_json_str(b, path);
   af_buf_puts(b, ", \"lowering\": ");
-  json_str(b, spec->name);
+  af_buf_json_str(b, spec->name);
   af_buf_puts(b, ", \"lowering_version\": ");
-  json_str(b, lower_version(spec));
+  af_buf_json_str(b, lower_version(spec));
   if (spec->kind == LOWER_MLIR_OPT) {
     af_buf_puts(b, ", \"pipeline\": ");
-    json_str(b, spec->pipeline);
+    af_buf_json_str(b, spec->pipeline);
   }
   af_buf_printf(b, ", \"asyncfuzz_version\": \"%s\", ", ASYNCFUZZ_VERSION);
   af_buf_printf(b, "\"verdict\": \"%s\", \"runs\": [",
@@ -587,9 +573,9 @@ static void check_json(AfBuf *b, const char *path, const LowerSpec *spec, const 
                   "\"checker_reports\": %d, \"signature\": ",
                   v->obs_failed ? "true" : "false", v->rt_failed ? "true" : "false",
                   v->hb_failed ? "true" : "false", v->hb_errors);
-    json_str(b, v->cls == VERDICT_PASS ? "" : v->signature);
+    af_buf_json_str(b, v->cls == VERDICT_PASS ? "" : v->signature);
     af_buf_puts(b, ", \"detail\": ");
-    json_str(b, v->detail);
+    af_buf_json_str(b, v->detail);
     af_buf_puts(b, "}");
   }
   af_buf_puts(b, "]}");
@@ -770,7 +756,7 @@ static int cmd_check(int argc, char **argv) {
       af_buf_puts(&b, "\n");
     } else if (json) {
       af_buf_puts(&b, "{\"case\": ");
-      json_str(&b, path);
+      af_buf_json_str(&b, path);
       af_buf_printf(&b, ", \"differ\": %s, \"lowerings\": [", differ ? "true" : "false");
       for (int i = 0; i < nlow; i++) {
         af_buf_puts(&b, i ? ", " : "");

@@ -673,20 +673,6 @@ int store_stats(Store *s, AfBuf *out, AfErr *err) {
   return 0;
 }
 
-static void json_str(AfBuf *b, const char *s) {
-  af_buf_puts(b, "\"");
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
-      af_buf_printf(b, "\\%c", ch);
-    else if (ch < 0x20)
-      af_buf_printf(b, "\\u%04x", ch);
-    else
-      af_buf_put(b, s, 1);
-  }
-  af_buf_puts(b, "\"");
-}
-
 static void xml_esc(AfBuf *b, const char *s) {
   for (; *s; s++) {
     switch (*s) {
@@ -722,20 +708,20 @@ int store_export_json(Store *s, const StoreFilter *f, AfBuf *out, AfErr *err) {
   while (sqlite3_step(st) == SQLITE_ROW) {
     af_buf_printf(out, "%s\n  {\"id\": %lld, \"status\": ", n++ ? "," : "",
                   (long long)sqlite3_column_int64(st, 0));
-    json_str(out, col(st, 1));
+    af_buf_json_str(out, col(st, 1));
     af_buf_puts(out, ", \"class\": ");
-    json_str(out, col(st, 2));
+    af_buf_json_str(out, col(st, 2));
     af_buf_puts(out, ", \"lowering\": ");
-    json_str(out, col(st, 5));
+    af_buf_json_str(out, col(st, 5));
     af_buf_puts(out, ", \"signature\": ");
-    json_str(out, col(st, 6));
+    af_buf_json_str(out, col(st, 6));
     af_buf_printf(out,
                   ", \"count\": %lld, \"smallest_ops\": %d, \"first_seen\": %.0f, "
                   "\"last_seen\": %.0f, \"repro_runs\": %d, \"repro_hits\": %d, \"detail\": ",
                   (long long)sqlite3_column_int64(st, 3), sqlite3_column_int(st, 4),
                   sqlite3_column_double(st, 7), sqlite3_column_double(st, 8),
                   sqlite3_column_int(st, 9), sqlite3_column_int(st, 10));
-    json_str(out, col(st, 11));
+    af_buf_json_str(out, col(st, 11));
     af_buf_puts(out, "}");
   }
   sqlite3_finalize(st);
@@ -833,6 +819,26 @@ static void svg_bars(AfBuf *b, const char *title, const char *const *labels, con
   af_buf_puts(b, "</svg></figure>\n");
 }
 
+/* A bar chart of a query's (label, value) rows. */
+static int chart(Store *s, AfBuf *out, const char *title, const char *sql, const char *unit,
+                 AfErr *err) {
+  const char *labels[64];
+  char text[64][128];
+  double vals[64];
+  int n = 0;
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+    return db_err(s, err, "query failed");
+  while (sqlite3_step(st) == SQLITE_ROW && n < 64) {
+    snprintf(text[n], sizeof text[n], "%s", col(st, 0));
+    labels[n] = text[n];
+    vals[n++] = sqlite3_column_double(st, 1);
+  }
+  sqlite3_finalize(st);
+  svg_bars(out, title, labels, vals, n, unit);
+  return 0;
+}
+
 int store_report_html(Store *s, AfBuf *out, AfErr *err) {
   af_buf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                    "<title>asyncfuzz findings</title><style>"
@@ -880,64 +886,24 @@ int store_report_html(Store *s, AfBuf *out, AfErr *err) {
   }
   sqlite3_finalize(st);
   af_buf_puts(out, "</tbody></table>\n<h2>Charts</h2>\n");
-  /* counts per class and per lowering */
-  static const char *const groups[2][2] = {
-      {"findings per class", "SELECT class, count(*) FROM findings GROUP BY class ORDER BY 1"},
-      {"findings per lowering",
-       "SELECT lowering, count(*) FROM findings GROUP BY lowering ORDER BY 1"}};
-  for (int g = 0; g < 2; g++) {
-    const char *labels[64];
-    char store_l[64][128];
-    double vals[64];
-    int n = 0;
-    if (sqlite3_prepare_v2(s->db, groups[g][1], -1, &st, NULL) != SQLITE_OK)
-      return db_err(s, err, "query failed");
-    while (sqlite3_step(st) == SQLITE_ROW && n < 64) {
-      snprintf(store_l[n], sizeof store_l[n], "%s", col(st, 0));
-      labels[n] = store_l[n];
-      vals[n++] = sqlite3_column_double(st, 1);
-    }
-    sqlite3_finalize(st);
-    svg_bars(out, groups[g][0], labels, vals, n, "");
-  }
-  /* findings over time: distinct findings first seen by each day */
-  {
-    const char *labels[64];
-    char store_l[64][32];
-    double vals[64];
-    int n = 0;
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT date(first_seen, 'unixepoch'), count(*) FROM findings GROUP BY"
-                           " 1 ORDER BY 1 DESC LIMIT 60",
-                           -1, &st, NULL) != SQLITE_OK)
-      return db_err(s, err, "query failed");
-    while (sqlite3_step(st) == SQLITE_ROW && n < 64) {
-      snprintf(store_l[n], sizeof store_l[n], "%s", col(st, 0));
-      labels[n] = store_l[n];
-      vals[n++] = sqlite3_column_double(st, 1);
-    }
-    sqlite3_finalize(st);
-    svg_bars(out, "new findings by the day they were first seen", labels, vals, n, "");
-  }
-  /* throughput per run */
-  {
-    const char *labels[64];
-    char store_l[64][96];
-    double vals[64];
-    int n = 0;
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT id, datetime(started, 'unixepoch'), host, cases / seconds FROM"
-                           " runs WHERE seconds > 0 ORDER BY started DESC LIMIT 40",
-                           -1, &st, NULL) != SQLITE_OK)
-      return db_err(s, err, "query failed");
-    while (sqlite3_step(st) == SQLITE_ROW && n < 64) {
-      snprintf(store_l[n], sizeof store_l[n], "run %lld %.16s %.20s",
-               (long long)sqlite3_column_int64(st, 0), col(st, 1), col(st, 2));
-      labels[n] = store_l[n];
-      vals[n++] = sqlite3_column_double(st, 3);
-    }
-    sqlite3_finalize(st);
-    svg_bars(out, "throughput per run", labels, vals, n, "cases/s");
+  static const char *const charts[][3] = {
+      {"findings per class", "SELECT class, count(*) FROM findings GROUP BY 1 ORDER BY 1", ""},
+      {"findings per lowering", "SELECT lowering, count(*) FROM findings GROUP BY 1 ORDER BY 1",
+       ""},
+      {"new findings by the day they were first seen",
+       "SELECT date(first_seen, 'unixepoch'), count(*) FROM findings GROUP BY 1"
+       " ORDER BY 1 DESC LIMIT 60",
+       ""},
+      {"throughput per run",
+       "SELECT 'run ' || id || ' ' || substr(datetime(started, 'unixepoch'), 1, 16) || ' ' ||"
+       " substr(coalesce(host, ''), 1, 20), cases / seconds FROM runs WHERE seconds > 0"
+       " ORDER BY started DESC LIMIT 40",
+       "cases/s"},
+  };
+  for (size_t c = 0; c < sizeof charts / sizeof charts[0]; c++) {
+    int rc2 = chart(s, out, charts[c][0], charts[c][1], charts[c][2], err);
+    if (rc2)
+      return rc2;
   }
   af_buf_puts(out, "</body></html>\n");
   return out->oom ? af_err_set(err, AF_ENOMEM, "out of memory") : 0;
@@ -993,8 +959,8 @@ int store_set_minimized(Store *s, const char *signature, const char *json, const
   snprintf(sd, sizeof sd, "%llu", (unsigned long long)seed);
   if (run1(s, "BEGIN IMMEDIATE", "") != SQLITE_DONE)
     return db_err(s, err, "cannot store the minimized case");
-  if (run1(s, "INSERT OR IGNORE INTO cases(hash, json, mlir, seed, ops) VALUES(?,?,?,?,?)",
-           "tttti", hash, json, mlir, sd, (int64_t)ops) != SQLITE_DONE ||
+  if (run1(s, "INSERT OR IGNORE INTO cases(hash, json, mlir, seed, ops) VALUES(?,?,?,?,?)", "tttti",
+           hash, json, mlir, sd, (int64_t)ops) != SQLITE_DONE ||
       run1(s,
            "UPDATE findings SET minimized_case = (SELECT id FROM cases WHERE hash = ?)"
            " WHERE signature = ?",
