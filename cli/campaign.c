@@ -713,7 +713,7 @@ static int campaign_parent(Camp *k, const pid_t *pids, int started, int jobs, Sl
         status[i] = WIFEXITED(st) ? WEXITSTATUS(st) : EXIT_INTERNAL;
       }
     }
-    k->cases = k->failures = k->new_findings = k->known_hits = k->corpus = 0;
+    k->cases = k->failures = k->new_findings = k->known_hits = k->corpus = k->differ_cases = 0;
     k->nsigs = -1;
     for (int i = 0; i < jobs; i++) {
       k->cases += sl[i].cases;
@@ -721,6 +721,7 @@ static int campaign_parent(Camp *k, const pid_t *pids, int started, int jobs, Sl
       k->new_findings += sl[i].new_findings;
       k->known_hits += sl[i].known_hits;
       k->corpus += sl[i].corpus;
+      k->differ_cases += sl[i].differ;
     }
     if (!quiet)
       progress(k, alive == 0);
@@ -742,6 +743,11 @@ static int campaign_parent(Camp *k, const pid_t *pids, int started, int jobs, Sl
       fprintf(stderr, "asyncfuzz campaign: %s\n", err.msg);
       ex = EXIT_INTERNAL;
     }
+  }
+  k->nsigs = 0; /* the workers' signatures are in the database and under failures/ */
+  if (write_summary(k, el) != 0) {
+    fprintf(stderr, "asyncfuzz campaign: cannot write %s/summary.json\n", k->out);
+    ex = EXIT_INTERNAL;
   }
   printf("campaign %s: %ld cases in %.1f s (%.1f cases/s) by %d workers, %ld failing\n",
          g_stop ? "stopped" : "done", k->cases, el, el > 0 ? (double)k->cases / el : 0.0, started,

@@ -21,6 +21,7 @@ rc=$?
 [ $rc -eq 1 ] || { bad "two workers: exit $rc"; sed 's/^/  | /' "$tmp/err" | tail -5; }
 grep -qiE "locked|busy|error" "$tmp/err" && bad "two workers: errors: $(grep -iE 'locked|busy|error' "$tmp/err" | head -3)"
 grep -q "by 2 workers" "$tmp/out" || bad "two workers: no summary"
+grep -q '"cases": 3000' "$tmp/j/summary.json" 2>/dev/null || bad "two workers: summary.json lacks the total"
 failing=$(sed -n 's/.* by 2 workers, \([0-9]*\) failing/\1/p' "$tmp/out")
 [ "$(q "$tmp/j/results.db" 'PRAGMA integrity_check')" = ok ] || bad "two workers: integrity_check"
 hits=$(q "$tmp/j/results.db" 'SELECT sum(hits) FROM occurrences')
