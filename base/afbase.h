@@ -102,6 +102,15 @@ void af_buf_printf(AfBuf *b, const char *fmt, ...)
 void af_buf_vprintf(AfBuf *b, const char *fmt, va_list ap);
 /* Appends s as a JSON string literal (quoted, escaped). */
 void af_buf_json_str(AfBuf *b, const char *s);
+
+/* ---- Files ---- */
+
+/* Reads a whole file into a NUL-terminated buffer owned by the caller (*n: its length).
+ * Returns 0, AF_EIO or AF_ENOMEM. */
+int af_read_file(const char *path, char **out, size_t *n, AfErr *err);
+/* Writes text to path. Returns 0 or AF_EIO (with the reason: a full disk says so). */
+int af_write_file(const char *path, const char *text, size_t n, AfErr *err);
+
 /* Transfers ownership of the NUL-terminated text to the caller; the buffer becomes empty. */
 char *af_buf_take(AfBuf *b);
 

@@ -99,56 +99,6 @@ int af_proc_run(char *const argv[], char *const env[], const char *in_path, cons
   return 0;
 }
 
-int af_read_file(const char *path, char **out, size_t *n, AfErr *err) {
-  *out = NULL;
-  if (n)
-    *n = 0;
-  FILE *f = fopen(path, "rb");
-  if (f == NULL)
-    return af_err_set(err, AF_EIO, "cannot read %s: %s", path, strerror(errno));
-  AfBuf b;
-  af_buf_init(&b);
-  char chunk[65536];
-  size_t k;
-  while ((k = fread(chunk, 1, sizeof chunk, f)) > 0)
-    af_buf_put(&b, chunk, k);
-  int bad = ferror(f);
-  fclose(f);
-  if (b.oom) {
-    af_buf_free(&b);
-    return af_err_set(err, AF_ENOMEM, "out of memory reading %s", path);
-  }
-  if (bad) {
-    af_buf_free(&b);
-    return af_err_set(err, AF_EIO, "cannot read %s", path);
-  }
-  if (n)
-    *n = b.len;
-  *out = af_buf_take(&b);
-  if (*out == NULL) { /* an empty file */
-    *out = af_malloc(1);
-    if (*out == NULL)
-      return af_err_set(err, AF_ENOMEM, "out of memory");
-    **out = '\0';
-  }
-  return 0;
-}
-
-int af_write_file(const char *path, const char *text, size_t n, AfErr *err) {
-  FILE *f = fopen(path, "wb");
-  if (f == NULL)
-    return af_err_set(err, AF_EIO, "cannot write %s: %s", path, strerror(errno));
-  int bad = n && fwrite(text, 1, n, f) != n;
-  int e = errno;
-  if (fclose(f) != 0 && !bad) {
-    bad = 1;
-    e = errno;
-  }
-  if (bad)
-    return af_err_set(err, AF_EIO, "cannot write %s: %s", path, strerror(e));
-  return 0;
-}
-
 int af_find_exe(const char *name, char *out, size_t n) {
   if (strchr(name, '/')) {
     if (access(name, X_OK) != 0)

@@ -25,11 +25,6 @@ typedef struct ProcResult {
 int af_proc_run(char *const argv[], char *const env[], const char *in_path, const char *out_path,
                 const char *err_path, double timeout_s, ProcResult *r, AfErr *err);
 
-/* Reads a whole file into a NUL-terminated buffer owned by the caller (*n: its length).
- * Returns 0, AF_EIO or AF_ENOMEM. */
-int af_read_file(const char *path, char **out, size_t *n, AfErr *err);
-/* Writes text to path. Returns 0 or AF_EIO (with the reason: a full disk says so). */
-int af_write_file(const char *path, const char *text, size_t n, AfErr *err);
 /* Finds an executable: a name with a slash is taken as it is; otherwise each PATH directory.
  * Returns 1 and fills out, or 0. */
 int af_find_exe(const char *name, char *out, size_t n);

@@ -55,11 +55,12 @@ typedef struct Sig {
   uint64_t smallest_seed, first_seed;
   Schedule first_sched, smallest_sched;
   double first_at;
-  int flaky;      /* the re-run gave another signature */
-  int suppressed; /* known or wontfix in the database: counted, not reported */
-  long exact;     /* occurrences recorded one by one in this run */
-  int min_ops;    /* the reducer's result (minimized.json), 0: none */
-  long pending;   /* repeats counted since the last flush_tallies */
+  int flaky;       /* the re-run gave another signature */
+  int suppressed;  /* known or wontfix in the database: counted, not reported */
+  long exact;      /* occurrences recorded one by one in this run */
+  int min_ops;     /* the reducer's result (minimized.json), 0: none */
+  int min_partial; /* the campaign's time ran out during that reduction */
+  long pending;    /* repeats counted since the last flush_tallies */
   int repro_runs, repro_hits;
   char dir[64];
 } Sig;
@@ -166,8 +167,9 @@ static int write_info(Camp *k, const Sig *s) {
   fprintf(f, "smallest: smallest.json (%d ops, case seed %llu, schedule %s)\n", s->smallest_ops,
           (unsigned long long)s->smallest_seed, ss);
   if (s->min_ops > 0)
-    fprintf(f, "minimized: minimized.json (%d ops), reproducer.mlir (RUN lines for mlir-opt)\n",
-            s->min_ops);
+    fprintf(f, "minimized: minimized.json (%d ops%s), reproducer.mlir (RUN lines for mlir-opt)\n",
+            s->min_ops,
+            s->min_partial ? "; the campaign's time ran out before it was minimal" : "");
   if (s->flaky)
     fprintf(f, "note: a re-run of the first case gave a different signature\n");
   fprintf(f, "detail: %s\n", s->detail);
@@ -343,6 +345,7 @@ static int reduce_finding(Camp *k, Sig *sig, const GenCase *c, const Schedule *s
       fclose(f);
     }
     sig->min_ops = out.nops;
+    sig->min_partial = st.stopped;
     if (k->db &&
         store_set_minimized(k->db, sig->signature, json, mlir, out.seed, out.nops, &err) != 0) {
       fprintf(stderr, "\nasyncfuzz campaign: %s\n", err.msg);
@@ -475,17 +478,11 @@ static void progress(Camp *k, int final) {
 }
 
 static void json_esc(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
-      fprintf(f, "\\%c", ch);
-    else if (ch < 0x20)
-      fprintf(f, "\\u%04x", ch);
-    else
-      fputc(ch, f);
-  }
-  fputc('"', f);
+  AfBuf b;
+  af_buf_init(&b);
+  af_buf_json_str(&b, s);
+  fputs(b.p ? b.p : "\"\"", f);
+  af_buf_free(&b);
 }
 
 static int write_summary(Camp *k, double el) {
@@ -636,7 +633,6 @@ static int parse_until(const char *v, long *seconds) {
 typedef struct Slot {
   long cases, failures, new_findings, known_hits, corpus, sigs, differ;
   uint64_t next; /* cases started: the worker's seeds are base + w + jobs * i, i < next */
-  int done, ex;
 } Slot;
 
 static int write_state(const char *out, uint64_t seed, int jobs, const Slot *sl) {
@@ -731,13 +727,13 @@ static int campaign_parent(Camp *k, const pid_t *pids, int started, int jobs, Sl
   for (int i = 0; i < started; i++)
     if (status[i] != EXIT_OK && status[i] != EXIT_FOUND)
       ex = EXIT_INTERNAL;
-  long nf = 0, nn = 0;
+  long nf = 0;
   if (dbp) {
     Store *db;
     AfErr err = {0};
     if (store_open(dbp, 0, &db, &err) == 0) {
       store_run_end(db, k->run_id, k->cases, el, &err);
-      store_run_counts(db, k->run_id, &nf, &nn, &err);
+      store_run_findings(db, k->run_id, &nf, &err);
       store_close(db);
     } else {
       fprintf(stderr, "asyncfuzz campaign: %s\n", err.msg);
@@ -999,7 +995,6 @@ int cmd_campaign(int argc, char **argv) {
     if (max_cases > 0) { /* the workers share the case count */
       max_cases = max_cases / jobs + (w < max_cases % jobs ? 1 : 0);
       if (max_cases == 0) {
-        slots[w].done = 1;
         _exit(EXIT_OK);
       }
     }
@@ -1143,10 +1138,9 @@ int cmd_campaign(int argc, char **argv) {
       if (!k.sigs[i].suppressed)
         write_info(&k, &k.sigs[i]);
     store_close(k.db);
-    me->ex = ex == EXIT_OK && k.failures > 0 ? EXIT_FOUND : ex;
-    me->done = 1;
+    int wex = ex == EXIT_OK && k.failures > 0 ? EXIT_FOUND : ex;
     fflush(NULL);
-    _exit(me->ex);
+    _exit(wex);
   }
   write_state(k.out, seed, 1, slots);
   if (!quiet)
@@ -1181,12 +1175,11 @@ int cmd_campaign(int argc, char **argv) {
              (unsigned long long)k.differ[i].first_seed);
   }
   if (k.db) {
-    long nf = 0, nn = 0;
-    if (store_run_counts(k.db, k.run_id, &nf, &nn, &err) == 0)
+    long nf = 0;
+    if (store_run_findings(k.db, k.run_id, &nf, &err) == 0)
       printf("database %s: %ld finding(s) in this run, %ld new to it, %ld occurrence(s) of "
              "known or wontfix findings (asyncfuzz db list --db %s)\n",
              dbp, nf, k.new_findings, k.known_hits, dbp);
-    (void)nn;
     store_close(k.db);
   }
   munmap(slots, sizeof(Slot) * (size_t)jobs);

@@ -327,10 +327,9 @@ static int lower_with_mlir(const GenCase *c, const LowerSpec *spec) {
   if (l.outcome == MLIR_OK) {
     ex = write_text(NULL, l.code);
   } else {
-    static const char *const names[] = {"ok", "lowering_rejected", "lowering_unconverted",
-                                        "lowering_crash", "timeout"};
-    printf("%s\nsignature: %s|%s|%s\ndetail: %s\n", names[l.outcome], spec->name, names[l.outcome],
-           l.cause, l.detail);
+    Verdict v;
+    pipeline_lowering_verdict(spec, &l, &v);
+    printf("%s\nsignature: %s\ndetail: %s\n", oracle_verdict_name(v.cls), v.signature, v.detail);
     ex = EXIT_FOUND;
   }
   mlir_lowered_free(&l, 1);

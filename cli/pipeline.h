@@ -8,6 +8,7 @@
 
 #include "../gen/gen.h"
 #include "../lower/lower.h"
+#include "../lower/mlir.h"
 #include "../oracle/oracle.h"
 #include "../runner/runner.h"
 
@@ -51,6 +52,8 @@ int pipeline_check(const GenCase *c, const LowerSpec *spec, const Schedule *s, i
 int pipeline_check_many(const GenCase *const *cs, int n, const LowerSpec *spec, const Schedule *s,
                         int ns, const OracleExpected *const *es, const PipeOpts *o,
                         CheckResult *out, AfErr *err);
+/* The verdict of a case mlir-opt did not lower fully (class, signature, detail). */
+void pipeline_lowering_verdict(const LowerSpec *spec, const MlirLowered *l, Verdict *v);
 int pipeline_check_mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Schedule *s,
                         int ns, const OracleExpected *const *es, const PipeOpts *o,
                         CheckResult *out, AfErr *err);

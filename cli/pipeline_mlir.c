@@ -33,7 +33,7 @@ __attribute__((format(printf, 3, 4))) static void fmt(char *out, size_t n, const
   va_end(ap);
 }
 
-static void lowering_verdict(const LowerSpec *spec, const MlirLowered *l, Verdict *v) {
+void pipeline_lowering_verdict(const LowerSpec *spec, const MlirLowered *l, Verdict *v) {
   memset(v, 0, sizeof *v);
   v->hb_first = -1;
   v->error_seq = -1;
@@ -89,8 +89,8 @@ static int judge_trace(const char *path, const GenCase *c, const LowerSpec *spec
 /* The runtime library's settings for one mlir-runner process that runs its cases under all
  * schedules s[0..ns). ASYNCFUZZ_RUNNER_PRELOAD (a sanitizer build: its instrumented runtime
  * library needs the sanitizer runtimes loaded into mlir-runner first) becomes LD_PRELOAD. */
-static void run_env(const Schedule *s, int ns, const PipeOpts *o, const char *tdir,
-                    char env[9][4200]) {
+static int run_env(const Schedule *s, int ns, const PipeOpts *o, const char *tdir,
+                   char env[9][4200]) {
   fmt(env[0], sizeof env[0], "ASYNCFUZZ_TRACE_DIR=%s", tdir);
   size_t k = 0;
   k += (size_t)snprintf(env[1], sizeof env[1], "ASYNCFUZZ_SCHEDULES=");
@@ -105,11 +105,12 @@ static void run_env(const Schedule *s, int ns, const PipeOpts *o, const char *td
   fmt(env[5], sizeof env[5], "ASYNCFUZZ_TRACE_BIN");
   const char *pre = getenv("ASYNCFUZZ_RUNNER_PRELOAD");
   fmt(env[6], sizeof env[6], pre && *pre ? "LD_PRELOAD=%s" : "LD_PRELOAD", pre ? pre : "");
+  fmt(env[7], sizeof env[7], "ASYNCFUZZ_SCHED_SEED");
+  if (!(pre && *pre))
+    return 8;
   /* mlir-runner's own exit-time leaks are not ours to report, and its crashes are signals */
-  fmt(env[7], sizeof env[7], "%s",
-      pre && *pre ? "ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_abort=0"
-                  : "ASYNCFUZZ_UNUSED");
-  fmt(env[8], sizeof env[8], "ASYNCFUZZ_SCHED_SEED");
+  fmt(env[8], sizeof env[8], "ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_abort=0");
+  return 9;
 }
 
 /* The last non-empty line of a report, for a verdict's detail. */
@@ -145,9 +146,11 @@ static int run_process(const LowerSpec *spec, const char *mod, const char *tdir,
   if (mkdir(tdir, 0700) != 0 && errno != EEXIST)
     return af_err_set(err, AF_EIO, "cannot create %s: %s", tdir, strerror(errno));
   char envs[9][4200];
-  run_env(s, ns, o, tdir, envs);
-  char *env[] = {envs[0], envs[1], envs[2], envs[3], envs[4],
-                 envs[5], envs[6], envs[7], envs[8], NULL};
+  char *env[10];
+  int n = run_env(s, ns, o, tdir, envs);
+  for (int i = 0; i < n; i++)
+    env[i] = envs[i];
+  env[n] = NULL;
   return mlir_run_file(spec, mod, env, NULL, errp, limit, r, err);
 }
 
@@ -166,7 +169,7 @@ static int run_alone(const LowerSpec *spec, const char *dir, int i, const GenCas
       return rc;
     if (one.outcome != MLIR_OK) {
       Verdict v;
-      lowering_verdict(spec, &one, &v);
+      pipeline_lowering_verdict(spec, &one, &v);
       note_verdict(out, 0, &s[0], &v, o);
       mlir_lowered_free(&one, 1);
       return 0;
@@ -283,7 +286,7 @@ int pipeline_check_mlir(const GenCase *const *cs, int n, const LowerSpec *spec, 
     for (int i = 0; i < n && rc == 0; i++) {
       if (low[i].outcome != MLIR_OK) {
         Verdict v;
-        lowering_verdict(spec, &low[i], &v);
+        pipeline_lowering_verdict(spec, &low[i], &v);
         note_verdict(&out[i], 0, &s[0], &v, o);
         continue;
       }

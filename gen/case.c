@@ -853,25 +853,12 @@ out:
 
 int gen_case_load(GenCase *c, const char *path, AfErr *err) {
   gen_case_init(c);
-  FILE *f = fopen(path, "rb");
-  if (f == NULL)
-    return af_err_set(err, AF_EIO, "cannot open %s: %s", path, strerror(errno));
-  AfBuf b;
-  af_buf_init(&b);
-  char chunk[8192];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-    af_buf_put(&b, chunk, n);
-  int rerr = ferror(f);
-  fclose(f);
-  if (rerr || b.oom) {
-    af_buf_free(&b);
-    return af_err_set(err, rerr ? AF_EIO : AF_ENOMEM, "cannot read %s", path);
-  }
-  if (b.p == NULL)
-    af_buf_put(&b, "", 0);
+  char *text;
+  int rc = af_read_file(path, &text, NULL, err);
+  if (rc)
+    return rc;
   gen_case_free(c);
-  int rc = gen_case_from_json(c, b.p ? b.p : "", err);
-  af_buf_free(&b);
+  rc = gen_case_from_json(c, text, err);
+  af_free(text);
   return rc;
 }

@@ -548,6 +548,47 @@ static void first_line_with(const char *text, const char *key, char *out, size_t
   fmt(out, n, "%.*s", (int)(len < n - 1 ? len : n - 1), s);
 }
 
+/* A rejection: mlir-opt's error `msg` located at line `ln` of `chunk` (1-based; 0: not
+ * located). The op on that line gives the cause its shape. */
+static void set_rejected(MlirLowered *l, const char *chunk, long ln, const char *msg) {
+  const char *src = NULL;
+  char shape[96] = "", op[96], norm[200], cause[200], detail[768];
+  if (ln > 0) {
+    src = chunk;
+    for (long k = 1; k < ln && src; k++) {
+      src = strchr(src, '\n');
+      if (src)
+        src++;
+    }
+  }
+  if (src) {
+    op_name(src, op, sizeof op);
+    if (op[0])
+      op_shape(src, op, shape, sizeof shape);
+    while (*src == ' ' || *src == '\t')
+      src++;
+  }
+  mlir_normalize(msg, norm, sizeof norm);
+  fmt(cause, sizeof cause, "%s|%s", shape[0] ? shape : "module", norm);
+  fmt(detail, sizeof detail, "error: %.*s%s%.*s", (int)strcspn(msg, "\n"), msg,
+      src ? "\n  at: " : "", src ? (int)strcspn(src, "\n") : 0, src ? src : "");
+  set_outcome(l, MLIR_REJECTED, cause, detail);
+}
+
+/* mlir-opt lowered the case: it is runnable, or unconverted ops remain (code is taken). */
+static void set_lowered(MlirLowered *l, char *code) {
+  char root[200], ops[400], d[600];
+  mlir_unconverted_ops(code, root, sizeof root, ops, sizeof ops);
+  if (ops[0]) {
+    fmt(d, sizeof d, "ops remain after the pipeline: %s", ops);
+    set_outcome(l, MLIR_UNCONVERTED, root, d);
+    af_free(code);
+    return;
+  }
+  set_outcome(l, MLIR_OK, "", "");
+  l->code = code;
+}
+
 /* Classifies one case lowered alone: in.mlir -> out.mlir in dir/one-<i>. */
 static int lower_one(const LowerSpec *spec, const char *dir, int i, const char *chunk,
                      MlirLowered *l, AfErr *err) {
@@ -578,54 +619,17 @@ static int lower_one(const LowerSpec *spec, const char *dir, int i, const char *
     fmt(d, sizeof d, "mlir-opt killed by %s: %.600s", strsignal(r.sig), report);
     set_outcome(l, MLIR_CRASH, c2, d);
   } else if (r.code != 0) {
-    /* a located error: classify it as a batch would */
+    /* a located error (one-N.mlir:LINE:COL: error: MSG), as a batch classifies it */
     char line[600];
     first_line_with(report, "error:", line, sizeof line);
-    char norm[200];
     const char *msg = strstr(line, "error:");
-    mlir_normalize(msg ? msg + 7 : report, norm, sizeof norm);
-    char shape[96] = "";
-    long ln = 0;
     const char *colon = strchr(line, ':');
-    if (colon)
-      ln = strtol(colon + 1, NULL, 10);
-    const char *src = NULL;
-    if (ln > 0) {
-      const char *p = chunk;
-      for (long k = 1; k < ln && p; k++) {
-        p = strchr(p, '\n');
-        if (p)
-          p++;
-      }
-      char op[96];
-      src = p;
-      while (src && (*src == ' ' || *src == '\t'))
-        src++;
-      if (p) {
-        op_name(p, op, sizeof op);
-        if (op[0])
-          op_shape(p, op, shape, sizeof shape);
-      }
-    }
-    char cause[200], detail[768];
-    fmt(cause, sizeof cause, "%s|%s", shape[0] ? shape : "module", norm);
-    fmt(detail, sizeof detail, "%s%s%.*s", msg ? msg : report, src ? "\n  at: " : "",
-        src ? (int)strcspn(src, "\n") : 0, src ? src : "");
-    set_outcome(l, MLIR_REJECTED, cause, detail);
+    set_rejected(l, chunk, colon ? strtol(colon + 1, NULL, 10) : 0, msg ? msg + 7 : report);
   } else {
-    out_rc = af_read_file(outp, &l->code, NULL, err);
-    if (out_rc == 0) {
-      char root[200], ops[400], d[600];
-      mlir_unconverted_ops(l->code, root, sizeof root, ops, sizeof ops);
-      if (ops[0]) {
-        fmt(d, sizeof d, "ops remain after the pipeline: %s", ops);
-        set_outcome(l, MLIR_UNCONVERTED, root, d);
-        af_free(l->code);
-        l->code = NULL;
-      } else {
-        set_outcome(l, MLIR_OK, "", "");
-      }
-    }
+    char *code = NULL;
+    out_rc = af_read_file(outp, &code, NULL, err);
+    if (out_rc == 0)
+      set_lowered(l, code);
   }
   af_free(report);
   return out_rc;
@@ -702,29 +706,10 @@ int mlir_lower_batch(const LowerSpec *spec, const char *dir, char *const *chunks
         while (i + 1 < n && start[i + 1] <= ln)
           i++;
         if (out[i].outcome == MLIR_OK && out[i].cause[0] == '\0') {
-          char msg[512], norm[200], shape[96] = "";
+          char msg[512];
           size_t len = nl ? (size_t)(nl - e - 9) : strlen(e + 9);
           fmt(msg, sizeof msg, "%.*s", (int)(len < 500 ? len : 500), e + 9);
-          mlir_normalize(msg, norm, sizeof norm);
-          const char *q = chunks[i];
-          for (long k = start[i]; k < ln && q; k++) {
-            q = strchr(q, '\n');
-            if (q)
-              q++;
-          }
-          char op[96];
-          if (q) {
-            op_name(q, op, sizeof op);
-            if (op[0])
-              op_shape(q, op, shape, sizeof shape);
-          }
-          char cause[200], detail[768];
-          fmt(cause, sizeof cause, "%s|%s", shape[0] ? shape : "module", norm);
-          while (q && (*q == ' ' || *q == '\t'))
-            q++;
-          fmt(detail, sizeof detail, "error: %s%s%.*s", msg, q ? "\n  at: " : "",
-              q ? (int)strcspn(q, "\n") : 0, q ? q : "");
-          set_outcome(&out[i], MLIR_REJECTED, cause, detail);
+          set_rejected(&out[i], chunks[i], ln - start[i] + 1, msg);
         }
       }
     }
@@ -747,21 +732,14 @@ int mlir_lower_batch(const LowerSpec *spec, const char *dir, char *const *chunks
         /* failed without a located diagnostic: ask again alone */
         rc = lower_one(spec, dir, i, chunks[i], &out[i], err);
       } else {
-        out[i].code = af_malloc(len + 1);
-        if (out[i].code == NULL) {
+        char *code = af_malloc(len + 1);
+        if (code == NULL) {
           rc = af_err_set(err, AF_ENOMEM, "out of memory");
           break;
         }
-        memcpy(out[i].code, p, len);
-        out[i].code[len] = '\0';
-        char root[200], ops[400], d[600];
-        mlir_unconverted_ops(out[i].code, root, sizeof root, ops, sizeof ops);
-        if (ops[0]) {
-          fmt(d, sizeof d, "ops remain after the pipeline: %s", ops);
-          set_outcome(&out[i], MLIR_UNCONVERTED, root, d);
-          af_free(out[i].code);
-          out[i].code = NULL;
-        }
+        memcpy(code, p, len);
+        code[len] = '\0';
+        set_lowered(&out[i], code);
       }
     }
     p = sep ? sep + 9 : p + len;

@@ -772,20 +772,15 @@ int store_export_junit(Store *s, const StoreFilter *f, AfBuf *out, AfErr *err) {
   return oom ? af_err_set(err, AF_ENOMEM, "out of memory") : 0;
 }
 
-int store_run_counts(Store *s, int64_t run, long *findings, long *new_findings, AfErr *err) {
+int store_run_findings(Store *s, int64_t run, long *findings, AfErr *err) {
   sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(s->db,
-                         "SELECT count(DISTINCT o.finding), count(DISTINCT CASE WHEN"
-                         " f.status = 'new' THEN o.finding END) FROM occurrences o JOIN findings f"
-                         " ON f.id = o.finding WHERE o.run = ?",
-                         -1, &st, NULL) != SQLITE_OK)
+  if (sqlite3_prepare_v2(s->db, "SELECT count(DISTINCT finding) FROM occurrences WHERE run = ?", -1,
+                         &st, NULL) != SQLITE_OK)
     return db_err(s, err, "query failed");
   sqlite3_bind_int64(st, 1, run);
-  *findings = *new_findings = 0;
-  if (sqlite3_step(st) == SQLITE_ROW) {
+  *findings = 0;
+  if (sqlite3_step(st) == SQLITE_ROW)
     *findings = (long)sqlite3_column_int64(st, 0);
-    *new_findings = (long)sqlite3_column_int64(st, 1);
-  }
   sqlite3_finalize(st);
   return 0;
 }

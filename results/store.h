@@ -100,7 +100,7 @@ int store_export_junit(Store *s, const StoreFilter *f, AfBuf *out, AfErr *err);
 /* A self-contained HTML page: the findings table (new first), counts per class and lowering,
  * findings over time and throughput per run as inline SVG. All text is escaped. */
 int store_report_html(Store *s, AfBuf *out, AfErr *err);
-/* Findings recorded in a run: counts of new and known ones (for a campaign's summary). */
-int store_run_counts(Store *s, int64_t run, long *findings, long *new_findings, AfErr *err);
+/* How many distinct findings a run recorded (for a campaign's summary). */
+int store_run_findings(Store *s, int64_t run, long *findings, AfErr *err);
 
 #endif
