@@ -85,13 +85,45 @@ typedef enum RtPolicy { RT_EAGER, RT_LAZY, RT_RANDOM, RT_PCT, RT__POLICY_COUNT }
 const char *asyncfuzz_rt_policy_name(int policy);
 int asyncfuzz_rt_policy_parse(const char *name);
 
+/* Where device work runs: the deterministic simulator, or an NVIDIA GPU through the CUDA Driver
+ * API (libasyncfuzz_cuda.so, loaded on first use; see docs/cuda.md). */
+typedef enum RtBackend { RT_BACKEND_SIM, RT_BACKEND_CUDA, RT__BACKEND_COUNT } RtBackend;
+
 typedef struct RtConfig {
   int policy;        /* RtPolicy */
   uint64_t seed;     /* schedule seed (random, pct) */
   int memfree_sync;  /* 1: mgpuMemFree first completes all device work (lenient model) */
   int pct_depth;     /* pct: number of priority change points (default 3 when 0) */
   int record_device; /* 1: also record device-side execution steps (DEV lines) */
+  int backend;       /* RtBackend */
+  int raw_handles;   /* cuda: hand the driver's own handles to the program (no checks) */
+  int spin;          /* cuda: >0 replaces the spin argument of every launch (calibration) */
 } RtConfig;
+
+/* What a hardware backend reports of its device; recorded with each run. */
+typedef struct RtDeviceInfo {
+  char name[128];
+  int device, cc_major, cc_minor, sm_count;
+  int driver_version; /* cuDriverGetVersion: 13000 = 13.0 */
+  int cuda_version;   /* the CUDA toolkit the backend was built with */
+  int64_t mem_mib;
+} RtDeviceInfo;
+
+/* "sim", "cuda", "cuda:raw" (tagged handles are the default: "cuda:tagged"). Returns the
+ * RtBackend and sets *raw, or -1 for an unknown name. */
+int asyncfuzz_rt_backend_parse(const char *name, int *raw);
+const char *asyncfuzz_rt_backend_name(int backend);
+/* Opens a backend in this process (cuda: loads libasyncfuzz_cuda.so, or $ASYNCFUZZ_CUDA_BACKEND,
+ * and initializes device $ASYNCFUZZ_CUDA_DEVICE, default 0). Idempotent. Returns 0, or
+ * AF_EUNSUPPORTED with the reason in msg (no driver, no GPU, a build without CUDA). A CUDA
+ * process must not fork afterwards: isolate GPU work in a child that opens it itself. */
+int asyncfuzz_rt_backend_open(int backend, RtDeviceInfo *info, char *msg, size_t n);
+/* Spin calibration (cuda): the smallest power-of-two spin count whose af_fill launch on `elems`
+ * elements takes at least target_us (median of 5), and that time. 0 or AF_E* with msg. */
+int asyncfuzz_rt_calibrate(double target_us, int elems, int *spin, double *us, char *msg, size_t n);
+/* 1 when the device context of this process hit a sticky error (a kernel fault): every later
+ * CUDA call fails, so the process must be replaced. */
+int asyncfuzz_rt_device_broken(void);
 
 /* Starts a run: discards all state of the previous run (handles, buffers, trace). Returns 0
  * or AF_ENOMEM. */
@@ -158,6 +190,7 @@ void asyncfuzz_rt_note(int note, int region, int value);
   X(ACQUIRE, "async.acquire")                                                                      \
   X(ASYNC_ERROR, "async.error")                                                                    \
   X(EXEC, "exec")                                                                                  \
+  X(DEVICE_SYNC, "device.sync")                                                                    \
   X(LEAK, "leak")
 
 typedef enum RtCall {
@@ -174,7 +207,12 @@ typedef enum RtCall {
   X(INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE")                                                     \
   X(NOT_FOUND, "CUDA_ERROR_NOT_FOUND")                                                             \
   X(ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS")                                                 \
-  X(OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY")
+  X(OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY")                                                     \
+  X(LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED")                                                     \
+  X(LAUNCH_TIMEOUT, "CUDA_ERROR_LAUNCH_TIMEOUT")                                                   \
+  X(INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT")                                                 \
+  X(INVALID_PTX, "CUDA_ERROR_INVALID_PTX")                                                         \
+  X(OTHER, "CUDA_ERROR_OTHER") /* any other driver status; its code is the record's last arg */
 
 typedef enum RtError {
 #define RT__ERR_ENUM(id, name) RT_ERR_##id,
@@ -197,7 +235,8 @@ typedef enum RtError {
   X(UNKNOWN_KERNEL, "no kernel of that name")                                                      \
   X(BAD_POINTER, "pointer range outside every buffer of this run")                                 \
   X(LEAKED, "never destroyed")                                                                     \
-  X(ASYNC_STUCK, "async.await of an object nothing can complete")
+  X(ASYNC_STUCK, "async.await of an object nothing can complete")                                  \
+  X(DRIVER, "reported by the driver")
 
 typedef enum RtDetail {
 #define RT__DET_ENUM(id, text) RT_DETAIL_##id,

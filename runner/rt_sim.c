@@ -18,11 +18,21 @@
  *   may run some steps (eager: all of them, also after each enqueue; lazy: none; random: a
  *   few random streams; pct: a few steps of the highest-priority stream, priorities lowered
  *   at random change points). Everything is driven by one seeded PRNG: deterministic.
+ *
+ * Backend `cuda` (cfg.backend, rt_dev.h): the same front end (handles, checks, trace) with the
+ * device work done by the CUDA driver instead of the queues above. In `tagged` mode the program
+ * gets the same tagged handles, and a misused handle or a freed buffer is refused before it
+ * reaches the driver, as in the sim; freed memory is poisoned on the device and kept until the
+ * run ends. In `raw` mode the program gets the driver's own handles, every call goes to the
+ * driver as MLIR's wrappers make it, and the trace records what the driver answered.
  */
+#define _GNU_SOURCE /* dladdr */
 #include "asyncfuzz_rt.h"
 #include "kernels.h"
+#include "rt_dev.h"
 #include "runner_int.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +63,7 @@ typedef struct Work {
 } Work;
 
 typedef struct Stream {
+  void *dh; /* cuda: the driver's stream (NULL: the legacy stream) */
   Work *q;
   int qhead, qlen, qcap;
   uint64_t enq, done;
@@ -61,6 +72,7 @@ typedef struct Stream {
 } Stream;
 
 typedef struct Event {
+  void *dh;
   int recorded, destroyed, stream;
   uint64_t seq;
 } Event;
@@ -69,6 +81,7 @@ typedef struct Alloc {
   char *p;
   size_t bytes;
   int freed, shared;
+  int dev; /* allocated by the hardware backend; released (dev 2) when the run ends */
 } Alloc;
 
 typedef struct HostBuf {
@@ -88,7 +101,12 @@ typedef struct Rt {
   Event *events;
   int nevents, capevents;
   int nmodules, modules_live;
-  uint32_t mod_epoch; /* module handles outlive runs in batch mode (asyncfuzz_case_begin) */
+  void **mods; /* cuda: the driver's module of each module handle (NULL once unloaded) */
+  int capmods;
+  void *fns[KERNEL__COUNT]; /* cuda: the driver's function of each kernel, latest module */
+  const RtDevOps *dev;      /* the backend's device, or NULL for the sim */
+  int dev_broken;           /* a sticky device error: every later call fails */
+  uint32_t mod_epoch;       /* module handles outlive runs in batch mode (asyncfuzz_case_begin) */
   Alloc *allocs;
   int nallocs, capallocs;
   HostBuf *hosts;
@@ -108,6 +126,8 @@ typedef struct Rt {
 } Rt;
 
 static Rt g_rt = {.mu = PTHREAD_MUTEX_INITIALIZER};
+static const RtDevOps *g_cuda; /* libasyncfuzz_cuda.so's device, once opened */
+static RtDeviceInfo g_cuda_info;
 static int g_env_run; /* the current run was started from the environment (no harness) */
 static _Thread_local int t_tid = -1;
 static _Thread_local int t_op = -1;
@@ -216,6 +236,47 @@ static void *h_make(Rt *rt, unsigned kind, int idx) {
   return (void *)(uintptr_t)v;
 }
 
+/* Raw handles (cuda:raw): the driver's own pointer, named by searching the run's tables, the
+ * newest live one first. Returns the index as h_decode does. */
+static int h_lookup(Rt *rt, const void *h, unsigned kind, int *detail, RtRef *ref) {
+  int found = -1, fkind = 0, dead = 0;
+  for (int pass = 0; pass < 2 && found < 0; pass++) { /* live handles, then destroyed ones */
+    for (int i = rt->nstreams - 1; i >= 1 && found < 0; i--)
+      if (rt->streams[i].dh == h && rt->streams[i].destroyed == pass)
+        found = i, fkind = H_STREAM, dead = pass;
+    for (int i = rt->nevents - 1; i >= 0 && found < 0; i--)
+      if (rt->events[i].dh == h && rt->events[i].destroyed == pass)
+        found = i, fkind = H_EVENT, dead = pass;
+  }
+  for (int i = rt->nmodules - 1; i >= 0 && found < 0; i--)
+    if (rt->mods[i] == h)
+      found = i, fkind = H_MODULE;
+  for (int k = 0; k < KERNEL__COUNT && found < 0; k++)
+    if (rt->fns[k] == h)
+      found = k, fkind = H_FUNC;
+  if (found < 0) {
+    *ref = ref_ptr(rt, h);
+    if (RT_REF_KIND(*ref) == RT_REF_PTR)
+      *ref = RT_REF(RT_REF_BAD, 0, 0);
+    *detail = RT_DETAIL_NOT_A_HANDLE;
+    return -1;
+  }
+  int rk = fkind == H_STREAM   ? RT_REF_STREAM
+           : fkind == H_EVENT  ? RT_REF_EVENT
+           : fkind == H_MODULE ? RT_REF_MODULE
+                               : RT_REF_FUNC;
+  *ref = RT_REF(rk, found, 0);
+  if ((unsigned)fkind != kind) {
+    *detail = RT_DETAIL_WRONG_KIND;
+    return -1;
+  }
+  if (dead) {
+    *detail = RT_DETAIL_DESTROYED;
+    return -1;
+  }
+  return found;
+}
+
 /* Decodes a handle expected to be of `kind`. Returns the index, or -1 and sets *detail. */
 static int h_decode(Rt *rt, const void *h, unsigned kind, int *detail, RtRef *ref) {
   uint64_t v = (uint64_t)(uintptr_t)h;
@@ -225,6 +286,8 @@ static int h_decode(Rt *rt, const void *h, unsigned kind, int *detail, RtRef *re
     *detail = RT_DETAIL_NULL_HANDLE;
     return -1;
   }
+  if (rt->dev && rt->cfg.raw_handles)
+    return h_lookup(rt, h, kind, detail, ref);
   unsigned hk = (unsigned)((v >> 48) & 0xFF);
   int idx = (int)(uint32_t)v;
   uint32_t ep = hk == H_MODULE ? rt->mod_epoch : rt->epoch;
@@ -276,6 +339,66 @@ static int stream_arg(Rt *rt, const void *h, int *detail, RtRef *ref) {
     return 0;
   }
   return h_decode(rt, h, H_STREAM, detail, ref);
+}
+
+/* ---- the hardware backend ---- */
+
+/* The handle the program gets for table entry dh / tagged (kind, idx). */
+static void *h_out(Rt *rt, unsigned kind, int idx, void *dh) {
+  return rt->dev && rt->cfg.raw_handles ? dh : h_make(rt, kind, idx);
+}
+
+static int dev_error(int code) {
+  switch (code) {
+  case 0:
+    return RT_ERR_OK;
+  case 1:
+    return RT_ERR_INVALID_VALUE;
+  case 2:
+    return RT_ERR_OUT_OF_MEMORY;
+  case 201:
+    return RT_ERR_INVALID_CONTEXT;
+  case 218:
+    return RT_ERR_INVALID_PTX;
+  case 400:
+    return RT_ERR_INVALID_HANDLE;
+  case 500:
+    return RT_ERR_NOT_FOUND;
+  case 700:
+    return RT_ERR_ILLEGAL_ADDRESS;
+  case 702:
+    return RT_ERR_LAUNCH_TIMEOUT;
+  case 719:
+    return RT_ERR_LAUNCH_FAILED;
+  default:
+    return RT_ERR_OTHER;
+  }
+}
+
+/* Errors after which the context is unusable (the driver's "sticky" errors). */
+static int dev_sticky(int code) {
+  return code == 700 || (code >= 714 && code <= 720) || code == 702 || code == 999;
+}
+
+/* Records the driver's answer `code` to the call of record r (detail: what the front end knows of
+ * the handles involved, else "reported by the driver"). Returns code. */
+static int dev_result(Rt *rt, RtRec *r, int code, int detail) {
+  if (code == 0)
+    return 0;
+  if (dev_sticky(code))
+    rt->dev_broken = 1;
+  int e = dev_error(code);
+  if (e == RT_ERR_OTHER)
+    rec_arg(r, ref_int((uint32_t)code));
+  rec_fail(rt, r, e, detail != RT_DETAIL_NONE ? detail : RT_DETAIL_DRIVER);
+  return code;
+}
+
+/* Where a device call goes in cuda mode: tagged, only a handle that decoded (idx >= 0), as the
+ * table's driver handle; raw, whatever the program passed. Returns 0 when the call must not be
+ * made (tagged, refused). */
+static int dev_pass(Rt *rt, int idx) {
+  return rt->cfg.raw_handles || idx >= 0;
 }
 
 /* ---- device model ---- */
@@ -456,12 +579,16 @@ static int pick(Rt *rt) {
 
 static void drain(Rt *rt) {
   int s;
+  if (rt->dev)
+    return; /* the hardware runs its own queues */
   while ((s = pick(rt)) >= 0)
     step(rt, s);
 }
 
 /* Runs device steps until stream s has completed `seq` items. */
 static void run_until(Rt *rt, int s, uint64_t seq) {
+  if (rt->dev)
+    return;
   while (!event_complete(rt, s, seq)) {
     int t;
     if (rt->cfg.policy == RT_EAGER || rt->cfg.policy == RT_LAZY) {
@@ -488,6 +615,10 @@ static void run_until(Rt *rt, int s, uint64_t seq) {
 
 /* The policy's chance to advance device work at a runtime call. */
 static void pump(Rt *rt) {
+  if (rt->dev) {
+    rt->dev->enter();
+    return;
+  }
   switch (rt->cfg.policy) {
   case RT_EAGER:
     drain(rt);
@@ -541,22 +672,77 @@ static int new_stream(Rt *rt) {
 
 /* ---- run control ---- */
 
+/* cuda, at the end of a run: waits for the device (a failure is the run's last record: a kernel
+ * fault surfaces here), then gives back what the program left (leaks are counted first, from the
+ * tables) and the quarantined memory. */
+static void dev_finish(Rt *rt) {
+  if (rt->dev == NULL)
+    return;
+  rt->dev->enter();
+  int code = rt->dev->ctx_sync();
+  if (code) {
+    int save = t_tid;
+    t_tid = 0;
+    RtRec *r = rec_new(rt, RT_CALL_DEVICE_SYNC);
+    t_tid = save;
+    dev_result(rt, r, code, RT_DETAIL_NONE);
+  }
+}
+
+static void dev_release(Rt *rt) {
+  if (rt->dev == NULL)
+    return;
+  for (int i = 1; i < rt->nstreams; i++)
+    if (!rt->streams[i].destroyed && rt->streams[i].dh) {
+      rt->dev->stream_destroy(rt->streams[i].dh);
+      rt->streams[i].destroyed = 2;
+    }
+  for (int i = 0; i < rt->nevents; i++)
+    if (!rt->events[i].destroyed && rt->events[i].dh) {
+      rt->dev->event_destroy(rt->events[i].dh);
+      rt->events[i].destroyed = 2;
+    }
+  for (int i = 0; i < rt->nallocs; i++) {
+    Alloc *a = &rt->allocs[i];
+    if (a->dev == 1 && !(a->freed && rt->cfg.raw_handles))
+      rt->dev->mem_free(a->p);
+    a->dev = 2;
+  }
+}
+
 static void free_run(Rt *rt) {
+  dev_release(rt);
   for (int i = 0; i < rt->nstreams; i++)
     af_free(rt->streams[i].q);
   for (int i = 0; i < rt->nallocs; i++)
-    free(rt->allocs[i].p);
+    if (!rt->allocs[i].dev)
+      free(rt->allocs[i].p);
   rt->nstreams = rt->nevents = rt->nallocs = rt->nhosts = 0;
   rt->ntrace = rt->nobs = rt->nobsdata = 0;
 }
 
 /* keep_modules: the modules loaded so far stay valid (a batch loads them once, in a global
  * constructor, before its first case begins) */
-static void begin_locked(Rt *rt, const RtConfig *cfg, int keep_modules) {
+static char g_backend_msg[512]; /* why the last begin could not open its backend */
+
+static int open_cuda_locked(char *msg, size_t n);
+
+static int begin_locked(Rt *rt, const RtConfig *cfg, int keep_modules) {
   free_run(rt);
   if (!keep_modules) {
+    for (int i = 0; i < rt->nmodules && rt->dev; i++)
+      if (rt->mods[i])
+        rt->dev->module_unload(rt->mods[i]);
     rt->nmodules = rt->modules_live = 0;
     rt->mod_epoch = rt->epoch + 1;
+    memset(rt->fns, 0, sizeof rt->fns);
+  }
+  rt->dev = NULL;
+  if (cfg->backend == RT_BACKEND_CUDA) {
+    if (open_cuda_locked(g_backend_msg, sizeof g_backend_msg))
+      return AF_EUNSUPPORTED;
+    rt->dev = g_cuda;
+    rt->dev->enter();
   }
   runner__async_reset();
   memset(&rt->sum, 0, sizeof rt->sum);
@@ -576,6 +762,7 @@ static void begin_locked(Rt *rt, const RtConfig *cfg, int keep_modules) {
     rt->change_points[i] = 1 + af_rng_below(&rt->rng, 96);
   new_stream(rt); /* stream 0: the legacy default stream */
   rt->active = 1;
+  return 0;
 }
 
 static RtConfig env_config(void) {
@@ -590,7 +777,30 @@ static RtConfig env_config(void) {
     c.seed = strtoull(s, NULL, 0);
   const char *m = getenv("ASYNCFUZZ_MEMFREE_SYNC");
   c.memfree_sync = m && strcmp(m, "1") == 0;
+  const char *b = getenv("ASYNCFUZZ_BACKEND");
+  if (b && *b) {
+    c.backend = asyncfuzz_rt_backend_parse(b, &c.raw_handles);
+    if (c.backend < 0) {
+      fprintf(stderr,
+              "asyncfuzz runtime: ASYNCFUZZ_BACKEND=%s is not a backend (sim, cuda, "
+              "cuda:raw)\n",
+              b);
+      exit(2);
+    }
+  }
+  const char *sp = getenv("ASYNCFUZZ_SPIN");
+  if (sp && *sp)
+    c.spin = atoi(sp);
   return c;
+}
+
+/* A run the program started itself (no harness) cannot go on without its backend. */
+static void begin_or_die(Rt *rt, const RtConfig *c, int keep_modules) {
+  if (begin_locked(rt, c, keep_modules)) {
+    fprintf(stderr, "asyncfuzz runtime: backend %s: %s\n", asyncfuzz_rt_backend_name(c->backend),
+            g_backend_msg);
+    exit(2);
+  }
 }
 
 /* Every entry point: lock, start a run from the environment if none is active (code compiled
@@ -600,7 +810,7 @@ static Rt *enter(void) {
   pthread_mutex_lock(&rt->mu);
   if (!rt->active) {
     RtConfig c = env_config();
-    begin_locked(rt, &c, 0);
+    begin_or_die(rt, &c, 0);
     rt->next_tid = 0; /* no harness: the first thread to call in is the host, T0 */
     g_env_run = 1;
   }
@@ -617,10 +827,10 @@ int asyncfuzz_rt_begin(const RtConfig *cfg) {
   Rt *rt = &g_rt;
   pthread_mutex_lock(&rt->mu);
   g_env_run = 0;
-  begin_locked(rt, cfg, 0);
+  int rc = begin_locked(rt, cfg, 0);
   int oom = rt->oom;
   pthread_mutex_unlock(&rt->mu);
-  return oom ? AF_ENOMEM : 0;
+  return rc ? rc : oom ? AF_ENOMEM : 0;
 }
 
 /* Ends the run; drain: first complete the pending device work (only while the memory it
@@ -631,6 +841,7 @@ static int end_run(int do_drain) {
   int save = t_tid;
   if (do_drain)
     drain(rt);
+  dev_finish(rt); /* cuda: always, so the device is idle before its memory goes */
   t_tid = -1;
   for (int i = 1; i < rt->nstreams; i++) {
     if (!rt->streams[i].destroyed) {
@@ -661,6 +872,7 @@ static int end_run(int do_drain) {
   rt->sum.max_threads = rt->next_tid > rt->sum.max_threads ? rt->next_tid : rt->sum.max_threads;
   for (int i = 0; i < rt->nobs; i++)
     rt->obs[i].vals = rt->obsdata + (intptr_t)rt->obs[i].vals;
+  dev_release(rt);
   rt->active = 0;
   int oom = rt->oom;
   pthread_mutex_unlock(&rt->mu);
@@ -682,6 +894,9 @@ void asyncfuzz_rt_shutdown(void) {
   af_free(rt->trace);
   af_free(rt->obs);
   af_free(rt->obsdata);
+  af_free(rt->mods);
+  rt->mods = NULL;
+  rt->capmods = rt->nmodules = 0;
   rt->streams = NULL;
   rt->events = NULL;
   rt->allocs = NULL;
@@ -693,6 +908,128 @@ void asyncfuzz_rt_shutdown(void) {
   rt->captrace = rt->capobs = rt->capobsdata = 0;
   rt->active = 0;
   pthread_mutex_unlock(&rt->mu);
+}
+
+/* ---- backends ---- */
+
+static const char *const backend_names[RT__BACKEND_COUNT] = {"sim", "cuda"};
+
+const char *asyncfuzz_rt_backend_name(int backend) {
+  return backend >= 0 && backend < RT__BACKEND_COUNT ? backend_names[backend] : "?";
+}
+
+int asyncfuzz_rt_backend_parse(const char *name, int *raw) {
+  *raw = 0;
+  if (strcmp(name, "sim") == 0)
+    return RT_BACKEND_SIM;
+  if (strcmp(name, "cuda") == 0 || strcmp(name, "cuda:tagged") == 0)
+    return RT_BACKEND_CUDA;
+  if (strcmp(name, "cuda:raw") == 0) {
+    *raw = 1;
+    return RT_BACKEND_CUDA;
+  }
+  return -1;
+}
+
+/* libasyncfuzz_cuda.so: $ASYNCFUZZ_CUDA_BACKEND, else next to this library. */
+static int open_cuda_locked(char *msg, size_t n) {
+  static int tried, failed;
+  static char why[512];
+  if (g_cuda)
+    return 0;
+  if (tried && failed) {
+    snprintf(msg, n, "%s", why);
+    return AF_EUNSUPPORTED;
+  }
+  tried = 1;
+  char path[4096];
+  const char *env = getenv("ASYNCFUZZ_CUDA_BACKEND");
+  Dl_info di;
+  if (env && *env) {
+    snprintf(path, sizeof path, "%s", env);
+  } else if (dladdr((void *)open_cuda_locked, &di) && di.dli_fname && strchr(di.dli_fname, '/')) {
+    snprintf(path, sizeof path, "%.*s/libasyncfuzz_cuda.so",
+             (int)(strrchr(di.dli_fname, '/') - di.dli_fname), di.dli_fname);
+  } else {
+    snprintf(path, sizeof path, "libasyncfuzz_cuda.so");
+  }
+  failed = 1;
+  void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (lib == NULL) {
+    const char *e = dlerror();
+    if (e && strstr(e, "libcuda.so"))
+      snprintf(why, sizeof why,
+               "the NVIDIA driver library is missing (%.300s): this machine has no "
+               "CUDA driver",
+               e);
+    else
+      snprintf(why, sizeof why,
+               "cannot load the cuda backend (%.300s): build asyncfuzz with the CUDA "
+               "toolkit, or set ASYNCFUZZ_CUDA_BACKEND",
+               e ? e : path);
+  } else {
+    const RtDevOps *(*get)(void) = (const RtDevOps *(*)(void))dlsym(lib, "asyncfuzz_dev_ops");
+    const RtDevOps *ops = get ? get() : NULL;
+    const char *d = getenv("ASYNCFUZZ_CUDA_DEVICE");
+    char m[400] = "";
+    if (ops == NULL || ops->abi != RT_DEV_ABI)
+      snprintf(why, sizeof why, "%.400s is not a backend of this asyncfuzz build", path);
+    else if (ops->init(d && *d ? atoi(d) : 0, &g_cuda_info, m, sizeof m))
+      snprintf(why, sizeof why, "%s", m);
+    else
+      g_cuda = ops, failed = 0;
+  }
+  if (failed)
+    snprintf(msg, n, "%s", why);
+  return failed ? AF_EUNSUPPORTED : 0;
+}
+
+int asyncfuzz_rt_backend_open(int backend, RtDeviceInfo *info, char *msg, size_t n) {
+  if (info)
+    memset(info, 0, sizeof *info);
+  if (backend == RT_BACKEND_SIM) {
+    if (info)
+      snprintf(info->name, sizeof info->name, "sim");
+    return 0;
+  }
+  if (backend != RT_BACKEND_CUDA) {
+    snprintf(msg, n, "unknown backend %d", backend);
+    return AF_EUNSUPPORTED;
+  }
+  pthread_mutex_lock(&g_rt.mu);
+  int rc = open_cuda_locked(msg, n);
+  if (rc == 0 && info)
+    *info = g_cuda_info;
+  pthread_mutex_unlock(&g_rt.mu);
+  return rc;
+}
+
+int asyncfuzz_rt_calibrate(double target_us, int elems, int *spin, double *us, char *msg,
+                           size_t n) {
+  int rc = asyncfuzz_rt_backend_open(RT_BACKEND_CUDA, NULL, msg, n);
+  if (rc)
+    return rc;
+  pthread_mutex_lock(&g_rt.mu);
+  g_cuda->enter();
+  int code = 0;
+  double t = 0;
+  int s = 1;
+  for (; s <= (1 << 24); s *= 2) {
+    if ((code = g_cuda->time_spin(s, elems, 5, &t)) != 0 || t >= target_us)
+      break;
+  }
+  pthread_mutex_unlock(&g_rt.mu);
+  if (code) {
+    snprintf(msg, n, "timing the sentinel kernel failed: %s", g_cuda->error_name(code));
+    return AF_ERUNTIME;
+  }
+  *spin = s > (1 << 24) ? (1 << 24) : s;
+  *us = t;
+  return 0;
+}
+
+int asyncfuzz_rt_device_broken(void) {
+  return g_rt.dev_broken;
 }
 
 void asyncfuzz_rt_set_thread(int tid) {
@@ -762,14 +1099,39 @@ void asyncfuzz_rt_summary(RtSummary *out) {
 
 /* ---- the mgpu* ABI ---- */
 
-/* The sim's kernels are built in: a module is only a handle, whatever the blob holds. */
-static void *module_load(int call) {
+/* The blob the interpreter loads for builtin Programs: the library's own kernels. */
+static int builtin_blob(const void *data, size_t size) {
+  return data && size == 17 && memcmp(data, "asyncfuzz-kernels", 17) == 0;
+}
+
+/* The sim's kernels are built in: a module is only a handle, whatever the blob holds. The cuda
+ * backend loads the blob (cubin/fatbin, or PTX for JIT) or, for builtin Programs, its own PTX. */
+static void *module_load(int call, void *data, size_t size, int opt) {
   Rt *rt = enter();
   pump(rt);
   RtRec *r = rec_new(rt, call);
+  void *dh = NULL;
+  if (rt->dev) {
+    char log[4200] = "";
+    int jit = call == RT_CALL_MODULE_LOAD_JIT;
+    int code = rt->dev->module_load(builtin_blob(data, size) ? NULL : data, jit, opt, &dh, log,
+                                    sizeof log);
+    if (dev_result(rt, r, code, RT_DETAIL_NONE)) {
+      if (*log)
+        fprintf(stderr, "asyncfuzz runtime: %s\n", log); /* as the wrapper prints it */
+      leave(rt);
+      return NULL;
+    }
+  }
+  if (af_grow((void **)&rt->mods, &rt->capmods, rt->nmodules + 1, sizeof(void *))) {
+    rt->oom = 1;
+    leave(rt);
+    return NULL;
+  }
   int idx = rt->nmodules++;
+  rt->mods[idx] = dh;
   rt->modules_live++;
-  void *h = h_make(rt, H_MODULE, idx);
+  void *h = h_out(rt, H_MODULE, idx, dh);
   if (r)
     r->ret = RT_REF(RT_REF_MODULE, idx, 0);
   leave(rt);
@@ -777,15 +1139,11 @@ static void *module_load(int call) {
 }
 
 void *mgpuModuleLoad(void *data, size_t gpuBlobSize) {
-  (void)data;
-  (void)gpuBlobSize;
-  return module_load(RT_CALL_MODULE_LOAD);
+  return module_load(RT_CALL_MODULE_LOAD, data, gpuBlobSize, 0);
 }
 
 void *mgpuModuleLoadJIT(void *data, int optLevel) {
-  (void)data;
-  (void)optLevel;
-  return module_load(RT_CALL_MODULE_LOAD_JIT);
+  return module_load(RT_CALL_MODULE_LOAD_JIT, data, 0, optLevel);
 }
 
 void mgpuModuleUnload(void *module) {
@@ -799,10 +1157,17 @@ void mgpuModuleUnload(void *module) {
   RtRef ref;
   int idx = h_decode(rt, module, H_MODULE, &detail, &ref);
   rec_arg(r, ref);
-  if (idx < 0)
+  if (rt->dev && dev_pass(rt, idx)) {
+    void *dh = idx >= 0 ? rt->mods[idx] : module;
+    if (dev_result(rt, r, rt->dev->module_unload(dh), detail) == 0 && idx >= 0) {
+      rt->mods[idx] = NULL;
+      rt->modules_live--;
+    }
+  } else if (idx < 0) {
     rec_fail(rt, r, RT_ERR_INVALID_HANDLE, detail);
-  else
+  } else {
     rt->modules_live--;
+  }
   leave(rt);
 }
 
@@ -817,10 +1182,19 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
   int k = name ? kernel_lookup(name) : -1;
   rec_arg(r, ref);
   rec_arg(r, RT_REF(RT_REF_STR, k >= 0 ? k : 0xFFFFFF, 0));
-  if (idx < 0) {
+  if (idx < 0 && !(rt->dev && rt->cfg.raw_handles)) {
     rec_fail(rt, r, RT_ERR_INVALID_HANDLE, detail);
   } else if (k < 0) {
     rec_fail(rt, r, RT_ERR_NOT_FOUND, RT_DETAIL_UNKNOWN_KERNEL);
+  } else if (rt->dev) {
+    void *fn = NULL;
+    if (dev_result(rt, r, rt->dev->get_function(idx >= 0 ? rt->mods[idx] : module, name, &fn),
+                   detail) == 0) {
+      rt->fns[k] = fn;
+      h = h_out(rt, H_FUNC, k, fn);
+      if (r)
+        r->ret = RT_REF(RT_REF_FUNC, k, 0);
+    }
   } else {
     h = h_make(rt, H_FUNC, k);
     if (r)
@@ -833,12 +1207,6 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
 void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t gridZ,
                       intptr_t blockX, intptr_t blockY, intptr_t blockZ, int32_t smem, void *stream,
                       void **params, void **extra, size_t paramsCount) {
-  (void)gridY;
-  (void)gridZ;
-  (void)blockY;
-  (void)blockZ;
-  (void)smem;
-  (void)extra;
   Rt *rt = enter();
   pump(rt);
   RtRec *r = rec_new(rt, RT_CALL_LAUNCH_KERNEL);
@@ -846,9 +1214,16 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t g
   RtRef fref, sref;
   int k = h_decode(rt, function, H_FUNC, &fdet, &fref);
   int s = stream_arg(rt, stream, &sdet, &sref);
+  int raw = rt->dev && rt->cfg.raw_handles;
   rec_arg(r, fref);
   rec_arg(r, sref);
-  if (k < 0 || s < 0) {
+  const intptr_t grid[3] = {gridX, gridY, gridZ}, block[3] = {blockX, blockY, blockZ};
+  if (raw && k < 0) { /* not a kernel asyncfuzz knows: the driver decides */
+    dev_result(rt, r, rt->dev->launch(function, grid, block, smem, stream, params, extra), fdet);
+    leave(rt);
+    return;
+  }
+  if (k < 0 || (s < 0 && !raw)) {
     rec_fail(rt, r, RT_ERR_INVALID_HANDLE, k < 0 ? fdet : sdet);
     leave(rt);
     return;
@@ -882,12 +1257,27 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t g
     leave(rt);
     return;
   }
-  for (int b = 0; b < ki->nbufs; b++) {
-    if (range_kind(rt, bufs[b], (size_t)n * 4) != 1) {
-      rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_BAD_POINTER);
+  for (int b = 0; b < ki->nbufs && !raw; b++) {
+    int bad_ptr = range_kind(rt, bufs[b], (size_t)n * 4) != 1;
+    if (bad_ptr || (rt->dev && freed_alloc(rt, bufs[b], (size_t)n * 4) >= 0)) {
+      rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS,
+               bad_ptr ? RT_DETAIL_BAD_POINTER : RT_DETAIL_USE_AFTER_FREE);
       leave(rt);
       return;
     }
+  }
+  if (rt->dev) {
+    void *args[5 * KERNEL_MAX_BUFS + 2];
+    int32_t spin = rt->cfg.spin;
+    size_t np = (size_t)ki->nbufs * 5 + 2;
+    memcpy(args, params, sizeof(void *) * np);
+    if (spin > 0)
+      args[np - 1] = &spin; /* the calibrated window replaces the program's spin count */
+    void *dstream = raw ? stream : rt->streams[s].dh;
+    dev_result(rt, r, rt->dev->launch(rt->fns[k], grid, block, smem, dstream, args, extra),
+               raw && s < 0 ? sdet : RT_DETAIL_NONE);
+    leave(rt);
+    return;
   }
   Work *w = enqueue(rt, s, W_KERNEL, r ? r->seq : 0);
   if (w) {
@@ -906,8 +1296,17 @@ void *mgpuStreamCreate(void) {
   Rt *rt = enter();
   pump(rt);
   RtRec *r = rec_new(rt, RT_CALL_STREAM_CREATE);
+  void *dh = NULL;
+  if (rt->dev && dev_result(rt, r, rt->dev->stream_create(&dh), RT_DETAIL_NONE)) {
+    if (r)
+      r->ret = RT_REF(RT_REF_NULL, 0, 0);
+    leave(rt);
+    return NULL; /* as the wrapper: later work silently goes to the legacy stream */
+  }
   int s = new_stream(rt);
-  void *h = s >= 0 ? h_make(rt, H_STREAM, s) : NULL;
+  if (s >= 0)
+    rt->streams[s].dh = dh;
+  void *h = s >= 0 ? h_out(rt, H_STREAM, s, dh) : NULL;
   if (r)
     r->ret = s >= 0 ? RT_REF(RT_REF_STREAM, s, 0) : RT_REF(RT_REF_NULL, 0, 0);
   leave(rt);
@@ -922,9 +1321,11 @@ void mgpuStreamDestroy(void *stream) {
   RtRef ref;
   int s = h_decode(rt, stream, H_STREAM, &det, &ref);
   rec_arg(r, ref);
-  if (s < 0)
+  if (rt->dev && dev_pass(rt, s))
+    dev_result(rt, r, rt->dev->stream_destroy(s >= 0 ? rt->streams[s].dh : stream), det);
+  else if (s < 0)
     rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det);
-  else
+  if (s >= 0)
     rt->streams[s].destroyed = 1; /* pending work still runs */
   leave(rt);
 }
@@ -937,7 +1338,9 @@ void mgpuStreamSynchronize(void *stream) {
   RtRef ref;
   int s = stream_arg(rt, stream, &det, &ref);
   rec_arg(r, ref);
-  if (s < 0)
+  if (rt->dev && dev_pass(rt, s))
+    dev_result(rt, r, rt->dev->stream_sync(s >= 0 ? rt->streams[s].dh : stream), det);
+  else if (s < 0)
     rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det);
   else
     run_until(rt, s, rt->streams[s].enq);
@@ -954,7 +1357,12 @@ void mgpuStreamWaitEvent(void *stream, void *event) {
   int e = h_decode(rt, event, H_EVENT, &edet, &eref);
   rec_arg(r, sref);
   rec_arg(r, eref);
-  if (s < 0 || e < 0) {
+  if (rt->dev && (rt->cfg.raw_handles || (s >= 0 && e >= 0))) {
+    dev_result(rt, r,
+               rt->dev->stream_wait_event(s >= 0 ? rt->streams[s].dh : stream,
+                                          e >= 0 ? rt->events[e].dh : event),
+               s < 0 ? sdet : edet);
+  } else if (s < 0 || e < 0) {
     rec_fail(rt, r, RT_ERR_INVALID_HANDLE, s < 0 ? sdet : edet);
   } else if (rt->events[e].recorded) {
     Work *w = enqueue(rt, s, W_WAIT, r ? r->seq : 0);
@@ -972,11 +1380,15 @@ void *mgpuEventCreate(void) {
   Rt *rt = enter();
   pump(rt);
   RtRec *r = rec_new(rt, RT_CALL_EVENT_CREATE);
-  void *h = NULL;
-  if (af_grow((void **)&rt->events, &rt->capevents, rt->nevents + 1, sizeof(Event)) == 0) {
+  void *h = NULL, *dh = NULL;
+  if (rt->dev && dev_result(rt, r, rt->dev->event_create(&dh), RT_DETAIL_NONE)) {
+    if (r)
+      r->ret = RT_REF(RT_REF_NULL, 0, 0);
+  } else if (af_grow((void **)&rt->events, &rt->capevents, rt->nevents + 1, sizeof(Event)) == 0) {
     int e = rt->nevents++;
     memset(&rt->events[e], 0, sizeof(Event));
-    h = h_make(rt, H_EVENT, e);
+    rt->events[e].dh = dh;
+    h = h_out(rt, H_EVENT, e, dh);
     if (r)
       r->ret = RT_REF(RT_REF_EVENT, e, 0);
   } else {
@@ -995,9 +1407,11 @@ void mgpuEventDestroy(void *event) {
   RtRef ref;
   int e = h_decode(rt, event, H_EVENT, &det, &ref);
   rec_arg(r, ref);
-  if (e < 0)
+  if (rt->dev && dev_pass(rt, e))
+    dev_result(rt, r, rt->dev->event_destroy(e >= 0 ? rt->events[e].dh : event), det);
+  else if (e < 0)
     rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det);
-  else
+  if (e >= 0)
     rt->events[e].destroyed = 1;
   leave(rt);
 }
@@ -1010,7 +1424,9 @@ void mgpuEventSynchronize(void *event) {
   RtRef ref;
   int e = h_decode(rt, event, H_EVENT, &det, &ref);
   rec_arg(r, ref);
-  if (e < 0)
+  if (rt->dev && dev_pass(rt, e)) /* raw: the driver answers a stream given as event */
+    dev_result(rt, r, rt->dev->event_sync(e >= 0 ? rt->events[e].dh : event), det);
+  else if (e < 0)
     rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det); /* the wrapper prints and does not wait */
   else if (rt->events[e].recorded)
     run_until(rt, rt->events[e].stream, rt->events[e].seq);
@@ -1027,9 +1443,16 @@ void mgpuEventRecord(void *event, void *stream) {
   int s = stream_arg(rt, stream, &sdet, &sref);
   rec_arg(r, eref);
   rec_arg(r, sref);
+  int failed = 0;
+  if (rt->dev && (rt->cfg.raw_handles || (s >= 0 && e >= 0)))
+    failed = dev_result(rt, r,
+                        rt->dev->event_record(e >= 0 ? rt->events[e].dh : event,
+                                              s >= 0 ? rt->streams[s].dh : stream),
+                        e < 0 ? edet : sdet) != 0;
   if (e < 0 || s < 0) {
-    rec_fail(rt, r, RT_ERR_INVALID_HANDLE, e < 0 ? edet : sdet);
-  } else {
+    if (!rt->dev || !rt->cfg.raw_handles)
+      rec_fail(rt, r, RT_ERR_INVALID_HANDLE, e < 0 ? edet : sdet);
+  } else if (!failed) {
     rt->events[e].recorded = 1;
     rt->events[e].stream = s;
     rt->events[e].seq = rt->streams[s].enq;
@@ -1054,9 +1477,34 @@ void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared) {
     leave(rt);
     return NULL;
   }
-  if (af_grow((void **)&rt->allocs, &rt->capallocs, rt->nallocs + 1, sizeof(Alloc)) == 0 &&
-      (p = malloc(sizeBytes)) != NULL) {
+  if (rt->dev) {
+    int code = af_grow((void **)&rt->allocs, &rt->capallocs, rt->nallocs + 1, sizeof(Alloc))
+                   ? 2
+                   : rt->dev->mem_alloc(sizeBytes, isHostShared, &p);
+    /* fresh memory reads KERNEL_UNINIT, as in the sim: set and waited for on the legacy
+     * stream before the pointer is returned (the allocation is synchronous) */
+    if (code == 0) {
+      code = rt->dev->memset32_async(p, (unsigned)KERNEL_UNINIT, sizeBytes / 4, NULL);
+      if (code == 0)
+        code = rt->dev->stream_sync(NULL);
+    }
+    if (dev_result(rt, r, code, RT_DETAIL_NONE) == 0) {
+      Alloc *a = &rt->allocs[rt->nallocs];
+      memset(a, 0, sizeof *a);
+      a->p = p;
+      a->bytes = sizeBytes;
+      a->shared = isHostShared;
+      a->dev = 1;
+      if (r)
+        r->ret = RT_REF(RT_REF_BUF, rt->nallocs, 0);
+      rt->nallocs++;
+    } else {
+      p = NULL;
+    }
+  } else if (af_grow((void **)&rt->allocs, &rt->capallocs, rt->nallocs + 1, sizeof(Alloc)) == 0 &&
+             (p = malloc(sizeBytes)) != NULL) {
     Alloc *a = &rt->allocs[rt->nallocs];
+    memset(a, 0, sizeof *a);
     a->p = p;
     a->bytes = sizeBytes;
     a->freed = 0;
@@ -1090,6 +1538,13 @@ void mgpuMemFree(void *ptr, void *stream) {
     leave(rt);
     return;
   }
+  if (rt->dev && rt->cfg.raw_handles) { /* cuMemFree at once, whatever the pointer */
+    if (dev_result(rt, r, rt->dev->mem_free(ptr), RT_DETAIL_NONE) == 0 &&
+        RT_REF_KIND(pref) == RT_REF_BUF)
+      rt->allocs[RT_REF_ID(pref)].freed = 1;
+    leave(rt);
+    return;
+  }
   if (RT_REF_KIND(pref) != RT_REF_BUF || RT_REF_VAL(pref) != 0) {
     rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_INVALID_FREE);
   } else {
@@ -1100,9 +1555,20 @@ void mgpuMemFree(void *ptr, void *stream) {
       if (rt->cfg.memfree_sync)
         drain(rt);
       a->freed = 1;
-      int32_t poison = KERNEL_POISON;
-      for (size_t i = 0; i + 4 <= a->bytes; i += 4)
-        memcpy(a->p + i, &poison, 4);
+      if (rt->dev) {
+        /* tagged: kept until the run ends, poisoned on the legacy stream, which does not wait
+         * for the program's (non-blocking) streams: work still using it reads poison, as it
+         * would read a reused allocation */
+        if (rt->cfg.memfree_sync)
+          dev_result(rt, r, rt->dev->ctx_sync(), RT_DETAIL_NONE);
+        dev_result(rt, r,
+                   rt->dev->memset32_async(a->p, (unsigned)KERNEL_POISON, a->bytes / 4, NULL),
+                   RT_DETAIL_NONE);
+      } else {
+        int32_t poison = KERNEL_POISON;
+        for (size_t i = 0; i + 4 <= a->bytes; i += 4)
+          memcpy(a->p + i, &poison, 4);
+      }
     }
   }
   leave(rt);
@@ -1119,12 +1585,20 @@ void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream) {
   rec_arg(r, ref_ptr(rt, src));
   rec_arg(r, ref_int(sizeBytes));
   rec_arg(r, sref);
-  if (s < 0) {
+  if (rt->dev && rt->cfg.raw_handles) {
+    dev_result(rt, r, rt->dev->memcpy_async(dst, src, sizeBytes, stream), det);
+  } else if (s < 0) {
     rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det);
   } else if (dst == NULL || src == NULL) {
     rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_NONE);
   } else if (range_kind(rt, dst, sizeBytes) < 0 || range_kind(rt, src, sizeBytes) < 0) {
     rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_BAD_POINTER);
+  } else if (rt->dev) {
+    if (freed_alloc(rt, dst, sizeBytes) >= 0 || freed_alloc(rt, src, sizeBytes) >= 0)
+      rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
+    else
+      dev_result(rt, r, rt->dev->memcpy_async(dst, src, sizeBytes, rt->streams[s].dh),
+                 RT_DETAIL_NONE);
   } else {
     Work *w = enqueue(rt, s, W_MEMCPY, r ? r->seq : 0);
     if (w) {
@@ -1150,12 +1624,22 @@ static void memset_common(int call, int kind, void *dst, unsigned value, size_t 
   rec_arg(r, ref_int(value));
   rec_arg(r, ref_int(count));
   rec_arg(r, sref);
-  if (s < 0) {
+  size_t esz = kind == W_MEMSET32 ? 4 : 2;
+  if (rt->dev &&
+      (rt->cfg.raw_handles || (s >= 0 && dst != NULL && range_kind(rt, dst, count * esz) >= 0 &&
+                               freed_alloc(rt, dst, count * esz) < 0))) {
+    void *ds = s >= 0 && !rt->cfg.raw_handles ? rt->streams[s].dh : stream;
+    int code = esz == 4 ? rt->dev->memset32_async(dst, value, count, ds)
+                        : rt->dev->memset16_async(dst, (unsigned short)value, count, ds);
+    dev_result(rt, r, code, det);
+  } else if (s < 0) {
     rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det);
   } else if (dst == NULL) {
     rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_NONE);
-  } else if (range_kind(rt, dst, count * (kind == W_MEMSET32 ? 4 : 2)) < 0) {
+  } else if (range_kind(rt, dst, count * esz) < 0) {
     rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_BAD_POINTER);
+  } else if (rt->dev) {
+    rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
   } else {
     Work *w = enqueue(rt, s, kind, r ? r->seq : 0);
     if (w) {
@@ -1193,8 +1677,11 @@ static void host_register(int call, void *ptr, uint64_t bytes) {
   RtRec *r = rec_new(rt, call);
   rec_arg(r, ref_ptr(rt, ptr));
   rec_arg(r, ref_int(bytes));
-  if (ptr == NULL) {
+  if (ptr == NULL && !(rt->dev && rt->cfg.raw_handles)) {
     rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_POINTER);
+  } else if (rt->dev &&
+             dev_result(rt, r, rt->dev->host_register(ptr, (size_t)bytes), RT_DETAIL_NONE)) {
+    /* the driver refused: not registered */
   } else if (af_grow((void **)&rt->hosts, &rt->caphosts, rt->nhosts + 1, sizeof(HostBuf)) == 0) {
     HostBuf *h = &rt->hosts[rt->nhosts];
     h->p = ptr;
@@ -1216,10 +1703,14 @@ static void host_unregister(void *ptr) {
   for (int i = 0; i < rt->nhosts && found < 0; i++)
     if (rt->hosts[i].p == ptr && (rt->hosts[i].id & 0x800000) && rt->hosts[i].bytes > 0)
       found = i;
-  if (found < 0)
+  if (rt->dev && (found >= 0 || rt->cfg.raw_handles)) {
+    if (dev_result(rt, r, rt->dev->host_unregister(ptr), RT_DETAIL_NONE) == 0 && found >= 0)
+      rt->hosts[found].bytes = 0;
+  } else if (found < 0) {
     rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_POINTER);
-  else
+  } else {
     rt->hosts[found].bytes = 0; /* keeps its slot (and name) but covers nothing */
+  }
   leave(rt);
 }
 
@@ -1268,9 +1759,11 @@ void asyncfuzz_observe(int32_t id, int32_t *allocated, int32_t *aligned, int64_t
   rec_arg(r, ref_int((uint32_t)id));
   rec_arg(r, ref_ptr(rt, base));
   rec_arg(r, ref_int((uint64_t)size));
-  if (aligned == NULL || size < 0 || freed_alloc(rt, base, (size_t)size * 4) >= 0) {
+  RtRef bref = ref_ptr(rt, base);
+  int devmem = rt->dev && RT_REF_KIND(bref) == RT_REF_BUF && !rt->allocs[RT_REF_ID(bref)].shared;
+  if (aligned == NULL || size < 0 || devmem || freed_alloc(rt, base, (size_t)size * 4) >= 0) {
     rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS,
-             aligned && size >= 0 ? RT_DETAIL_USE_AFTER_FREE : RT_DETAIL_BAD_POINTER);
+             aligned && size >= 0 && !devmem ? RT_DETAIL_USE_AFTER_FREE : RT_DETAIL_BAD_POINTER);
     leave(rt);
     return;
   }
@@ -1454,7 +1947,7 @@ void asyncfuzz_case_begin(int32_t id, int32_t sched) {
   RtConfig c = env_config();
   env_schedule(&c, sched);
   /* the modules the batch loaded in its constructor, before the first case, stay valid */
-  begin_locked(rt, &c, rt->active || g_env_run);
+  begin_or_die(rt, &c, rt->active || g_env_run);
   rt->next_tid = 0;
   t_tid = rt->next_tid++; /* the caller is the host, T0 */
   g_env_run = 1;
