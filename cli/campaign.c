@@ -96,12 +96,14 @@ typedef struct Camp {
   double t0;
   Store *db; /* NULL: --no-db */
   int64_t run_id;
-  int repro;         /* re-runs of a new finding */
-  int reduce;        /* 1: reduce new findings (default), 0: not */
-  double deadline;   /* now_s() time the campaign ends (0: by case count): reductions stop */
-  long new_findings; /* new to the database */
-  long known_hits;   /* occurrences of known or wontfix findings */
-  long corpus;       /* case files saved under failures/ */
+  int repro;           /* re-runs of a new finding */
+  int reduce;          /* 1: reduce new findings (default), 0: not */
+  double deadline;     /* now_s() time the campaign ends (0: by case count): reductions stop */
+  long new_findings;   /* new to the database */
+  long known_hits;     /* occurrences of known or wontfix findings */
+  long corpus;         /* case files saved under failures/ */
+  const char *backend; /* "sim", "cuda" or "cuda:raw" */
+  char device[400];    /* the backend's device, versions and spin, as runs record it */
 } Camp;
 
 static int mkdir_p(const char *path) {
@@ -160,7 +162,7 @@ static int write_info(Camp *k, const Sig *s) {
   fprintf(f, "lowering: %s (version %s)\n", spec->name, lower_version(spec));
   if (spec->kind == LOWER_MLIR_OPT)
     fprintf(f, "mlir-opt: %s\npipeline: %s\n", spec->opt, spec->pipeline);
-  fprintf(f, "asyncfuzz: %s\nbackend: sim\n", ASYNCFUZZ_VERSION);
+  fprintf(f, "asyncfuzz: %s\nbackend: %s\ndevice: %s\n", ASYNCFUZZ_VERSION, k->backend, k->device);
   fprintf(f, "occurrences: %ld\n", s->count);
   fprintf(f, "first: first.json (case seed %llu, schedule %s, after %.1f s)\n",
           (unsigned long long)s->first_seed, fs, s->first_at);
@@ -173,19 +175,21 @@ static int write_info(Camp *k, const Sig *s) {
   if (s->flaky)
     fprintf(f, "note: a re-run of the first case gave a different signature\n");
   fprintf(f, "detail: %s\n", s->detail);
-  fprintf(f, "replay: asyncfuzz check %s/failures/%s/smallest.json --lowering %s --schedules %s\n",
-          k->out, s->dir, spec->arg, ss);
+  const char *ba = pipeline_backend_args(&k->opts);
+  fprintf(f,
+          "replay: asyncfuzz check %s/failures/%s/smallest.json --lowering %s --schedules %s%s\n",
+          k->out, s->dir, spec->arg, ss, ba);
   if (spec->kind == LOWER_MLIR_OPT)
     fprintf(f,
             "trace: ASYNCFUZZ_KEEP_TMP=1 asyncfuzz check %s/failures/%s/smallest.json "
-            "--lowering %s --schedules %s (keeps the lowered module and traces)\n",
-            k->out, s->dir, spec->arg, ss);
+            "--lowering %s --schedules %s%s (keeps the lowered module and traces)\n",
+            k->out, s->dir, spec->arg, ss, ba);
   else
     fprintf(f,
             "trace: asyncfuzz run %s/failures/%s/smallest.json --lowering %s --policy %s "
-            "--sched-seed %llu --trace -\n",
+            "--sched-seed %llu --trace -%s\n",
             k->out, s->dir, spec->arg, asyncfuzz_rt_policy_name(s->smallest_sched.policy),
-            (unsigned long long)s->smallest_sched.seed);
+            (unsigned long long)s->smallest_sched.seed, ba);
   fprintf(f, "regenerate: asyncfuzz gen --seed %llu %s\n", (unsigned long long)s->smallest_seed,
           knobs);
   return commit_file(f, tmp, path);
@@ -232,8 +236,8 @@ static int db_record(Camp *k, Sig *sig, const GenCase *c, const Schedule *s, con
   knobs_cmdline(&c->cfg, knobs, sizeof knobs);
   snprintf(replay, sizeof replay,
            "asyncfuzz gen --seed %llu %s -o case.json && asyncfuzz check case.json --lowering %s "
-           "--schedules %s",
-           (unsigned long long)c->seed, knobs, spec->arg, sched);
+           "--schedules %s%s",
+           (unsigned long long)c->seed, knobs, spec->arg, sched, pipeline_backend_args(&k->opts));
   char *json = NULL, *mlir = NULL, *trace = NULL;
   AfErr err = {0};
   if (with_case) {
@@ -251,7 +255,7 @@ static int db_record(Camp *k, Sig *sig, const GenCase *c, const Schedule *s, con
   o.detail = v->detail;
   o.lowering_version = lower_version(spec);
   o.pipeline = spec->kind == LOWER_MLIR_OPT ? spec->pipeline : "";
-  o.backend = "sim";
+  o.backend = k->backend;
   o.schedule = sched;
   o.case_seed = c->seed;
   o.case_ops = c->nops;
@@ -294,7 +298,7 @@ static int flush_tallies(Camp *k) {
     t[n].lowering = spec->name;
     t[n].lowering_version = lower_version(spec);
     t[n].pipeline = spec->kind == LOWER_MLIR_OPT ? spec->pipeline : "";
-    t[n].backend = "sim";
+    t[n].backend = k->backend;
     t[n++].hits = g->pending;
   }
   AfErr err = {0};
@@ -505,7 +509,7 @@ static int write_summary(Camp *k, double el) {
     }
     fprintf(f, "}");
   }
-  fprintf(f, "],\n \"backend\": \"sim\", \"schedules\": ");
+  fprintf(f, "],\n \"backend\": \"%s\", \"schedules\": ", k->backend);
   json_esc(f, k->sched_spec);
   fprintf(f,
           ", \"swarm\": %s, \"cases\": %ld, \"seconds\": %.2f, \"failures\": %ld, "
@@ -555,7 +559,8 @@ static const char campaign_help[] =
     "                  draws its own knobs around them; the case file records them)\n"
     "  --memfree-sync  model mgpuMemFree as synchronizing the device (lenient)\n"
     "  --no-checker    judge by observations and runtime errors only\n"
-    "  --backend sim   where lowered code runs (sim: the deterministic simulator)\n"
+    "  --backend B     where lowered code runs: sim (default), cuda, cuda:raw\n"
+    "  --spin N|auto   cuda: the sentinel spin count (auto: calibrated on the device)\n"
     "  --until T       stop at local time T (HH:MM, the next one; or YYYY-MM-DDTHH:MM)\n"
     "  --jobs N        N worker processes sharing the seeds and the database\n"
     "  --db FILE       the regression database (default DIR/results.db); --no-db: none\n"
@@ -817,14 +822,10 @@ int cmd_campaign(int argc, char **argv) {
       quiet = 1;
     } else if (strcmp(a, "--no-swarm") == 0) {
       k.swarm = 0;
-    } else if (strcmp(a, "--backend") == 0 && val) {
-      if (strcmp(argv[++i], "sim") != 0) {
-        fprintf(stderr,
-                "asyncfuzz campaign: backend \"%s\" is not available: this build has the "
-                "sim backend only (cuda and hip are not built yet)\n",
-                argv[i]);
+    } else if (strcmp(a, "--backend") == 0 || strcmp(a, "--spin") == 0) {
+      if (cli_backend_opt(&o, a, val) < 0)
         return EXIT_USAGE;
-      }
+      i++;
     } else if (strcmp(a, "--db") == 0 && val) {
       db_path = argv[++i];
     } else if (strcmp(a, "--no-db") == 0) {
@@ -862,6 +863,10 @@ int cmd_campaign(int argc, char **argv) {
       i++;
     }
   }
+  k.backend = o.backend == RT_BACKEND_CUDA ? (o.raw_handles ? "cuda:raw" : "cuda") : "sim";
+  int bex = cli_backend_start("campaign", &o, k.device, sizeof k.device);
+  if (bex)
+    return bex;
   k.opts = o;
   if (nlow == 0)
     lowerings[nlow++] = "builtin";
@@ -921,8 +926,8 @@ int cmd_campaign(int argc, char **argv) {
   fprintf(stderr, "lowering");
   for (int i = 0; i < k.nspecs; i++)
     fprintf(stderr, "%s %s (%s)", i ? "," : "", k.specs[i].name, lower_version(&k.specs[i]));
-  fprintf(stderr, "; backend sim, schedules %s, seed %llu, %ld %s%s, %ld job(s), output %s\n",
-          k.sched_spec, (unsigned long long)seed, max_cases > 0 ? max_cases : seconds,
+  fprintf(stderr, "; backend %s, schedules %s, seed %llu, %ld %s%s, %ld job(s), output %s\n",
+          k.backend, k.sched_spec, (unsigned long long)seed, max_cases > 0 ? max_cases : seconds,
           max_cases > 0 ? "cases" : "seconds", k.swarm ? ", swarm" : "", jobs, k.out);
   /* the database: one run for the whole campaign */
   char dbp[4096];
@@ -947,12 +952,14 @@ int cmd_campaign(int argc, char **argv) {
       snprintf(run.host, sizeof run.host, "unknown");
     snprintf(run.version, sizeof run.version, "%s", ASYNCFUZZ_VERSION);
     tools_json(&k, run.tools, sizeof run.tools);
-    snprintf(run.device, sizeof run.device, "sim (deterministic CPU simulator)");
+    snprintf(run.device, sizeof run.device, "%s", k.device);
     snprintf(run.config, sizeof run.config,
              "{\"seed\": %llu, \"schedules\": \"%s\", \"swarm\": %s, \"jobs\": %ld, "
-             "\"batch\": %d, \"repro\": %ld, \"memfree_sync\": %s, \"checker\": %s}",
+             "\"batch\": %d, \"repro\": %ld, \"memfree_sync\": %s, \"checker\": %s, "
+             "\"backend\": \"%s\", \"spin\": %d}",
              (unsigned long long)seed, k.sched_spec, k.swarm ? "true" : "false", jobs, k.batch,
-             repro, o.memfree_sync ? "true" : "false", o.no_checker ? "false" : "true");
+             repro, o.memfree_sync ? "true" : "false", o.no_checker ? "false" : "true", k.backend,
+             k.opts.spin);
     if (store_run_begin(k.db, &run, &k.run_id, &err)) {
       fprintf(stderr, "asyncfuzz campaign: %s\n", err.msg);
       store_close(k.db);
@@ -1164,8 +1171,9 @@ int cmd_campaign(int argc, char **argv) {
     char ss[64];
     pipeline_schedule_str(&g->smallest_sched, ss, sizeof ss);
     printf("  %6ld x %s\n         smallest %d ops, replay: asyncfuzz check "
-           "%s/failures/%s/smallest.json --lowering %s --schedules %s\n",
-           g->count, g->signature, g->smallest_ops, k.out, g->dir, k.specs[g->low].arg, ss);
+           "%s/failures/%s/smallest.json --lowering %s --schedules %s%s\n",
+           g->count, g->signature, g->smallest_ops, k.out, g->dir, k.specs[g->low].arg, ss,
+           pipeline_backend_args(&k.opts));
   }
   if (k.nspecs > 1) {
     printf("differential: verdicts differ on %ld of %ld cases%s\n", k.differ_cases, k.cases,

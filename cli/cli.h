@@ -12,6 +12,7 @@
 #define CLI_CLI_H
 
 #include "../gen/gen.h"
+#include "pipeline.h"
 
 enum { EXIT_OK = 0, EXIT_FOUND = 1, EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_INTERNAL = 4 };
 
@@ -25,6 +26,15 @@ int cli_gen_knob(GenConfig *cfg, const char *opt, const char *val);
 extern const char cli_gen_knobs_help[];
 /* Maps an AF_E* code to an exit code. */
 int cli_exit_for(int rc);
+
+/* --backend sim|cuda|cuda:raw and --spin N|auto (auto: calibrate on the device). Returns 1
+ * when opt was one of them (val consumed), 0 when not, -1 on a bad value (printed). */
+int cli_backend_opt(PipeOpts *o, const char *opt, const char *val);
+extern const char cli_backend_help[];
+/* For the cuda backend: starts the GPU child (the device, the calibration) and prints the
+ * device line to stderr, prefixed by `cmd`. Fills dev (what runs record: backend, device,
+ * versions, spin) for every backend. 0, or an exit code after printing why. */
+int cli_backend_start(const char *cmd, PipeOpts *o, char *dev, size_t n);
 
 int cmd_campaign(int argc, char **argv);
 int cmd_db(int argc, char **argv);

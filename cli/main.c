@@ -29,6 +29,7 @@ static const char main_help[] =
     "  check-trace  check a runtime trace file (e.g. of code run by mlir-runner)\n"
     "  reduce     minimize a failing case to a small reproducer (.json and .mlir)\n"
     "  db         query the regression database (list, show, stats, mark, export, merge)\n"
+    "  device     describe the GPU of the cuda backend and calibrate its spin count\n"
     "  report     write an HTML report of the regression database\n"
     "\n"
     "exit codes: 0 ok/pass, 1 failure found, 2 usage error, 3 bad input, 4 internal error\n";
@@ -50,6 +51,71 @@ const char cli_gen_knobs_help[] =
     "                     `gpu.wait async` token instead (default 0)\n"
     "  --mix L,C,S,A,D,W,H,O  op weights: launch, memcpy, memset, alloc, dealloc,\n"
     "                     wait_async, host_wait, observe (default 30,20,8,8,5,8,6,6)\n";
+
+const char cli_backend_help[] =
+    "backends (where lowered code runs):\n"
+    "  --backend sim       the deterministic CPU simulator (default)\n"
+    "  --backend cuda      an NVIDIA GPU through the CUDA Driver API, with tagged handles:\n"
+    "                      misuse is refused and reported before it reaches the driver\n"
+    "  --backend cuda:raw  the driver's own handles: misuse reaches the driver, as with\n"
+    "                      MLIR's wrappers (the driver's answer is traced)\n"
+    "  --spin N|auto       cuda: sentinel writes per kernel element, replacing each case's\n"
+    "                      spin (auto: calibrated so a kernel lasts $ASYNCFUZZ_SPIN_US us,\n"
+    "                      default 200). GPU work runs in a child process with a watchdog\n"
+    "                      ($ASYNCFUZZ_GPU_TIMEOUT s per case, default 60): a fault or hang\n"
+    "                      gives that case a verdict and a fresh child takes over.\n";
+
+int cli_backend_opt(PipeOpts *o, const char *opt, const char *val) {
+  if (strcmp(opt, "--backend") == 0) {
+    int b = val ? asyncfuzz_rt_backend_parse(val, &o->raw_handles) : -1;
+    if (b < 0) {
+      fprintf(stderr, "asyncfuzz: --backend takes sim, cuda or cuda:raw, not %s\n",
+              val ? val : "nothing");
+      return -1;
+    }
+    o->backend = b;
+    return 1;
+  }
+  if (strcmp(opt, "--spin") == 0) {
+    long v;
+    if (val && strcmp(val, "auto") == 0) {
+      o->spin = -1;
+      return 1;
+    }
+    if (cli_int(opt, val, 1, 1L << 24, &v))
+      return -1;
+    o->spin = (int)v;
+    return 1;
+  }
+  return 0;
+}
+
+int cli_backend_start(const char *cmd, PipeOpts *o, char *dev, size_t n) {
+  if (o->backend != RT_BACKEND_CUDA) {
+    snprintf(dev, n, "sim (deterministic CPU simulator)");
+    return 0;
+  }
+  o->isolate = 1;
+  GpuChildInfo gi;
+  AfErr err = {0};
+  if (gpu_child_info(o, &gi, &err)) {
+    fprintf(stderr, "asyncfuzz %s: the cuda backend cannot run here: %s\n", cmd, err.msg);
+    return EXIT_INTERNAL;
+  }
+  o->spin = gi.spin;
+  char spin[64] = "each case's own spin";
+  if (gi.spin > 0 && gi.spin_us > 0)
+    snprintf(spin, sizeof spin, "spin %d (calibrated: %.1f us)", gi.spin, gi.spin_us);
+  else if (gi.spin > 0)
+    snprintf(spin, sizeof spin, "spin %d", gi.spin);
+  snprintf(dev, n, "%s %s (sm_%d%d, %d SMs, %lld MiB, driver %d.%d, built with CUDA %d.%d), %s",
+           o->raw_handles ? "cuda:raw" : "cuda", gi.dev.name, gi.dev.cc_major, gi.dev.cc_minor,
+           gi.dev.sm_count, (long long)gi.dev.mem_mib, gi.dev.driver_version / 1000,
+           gi.dev.driver_version % 1000 / 10, gi.dev.cuda_version / 1000,
+           gi.dev.cuda_version % 1000 / 10, spin);
+  fprintf(stderr, "asyncfuzz %s: device: %s\n", cmd, dev);
+  return 0;
+}
 
 int cli_int(const char *opt, const char *val, long lo, long hi, long *out) {
   char *end;
@@ -411,22 +477,87 @@ static int cmd_lower(int argc, char **argv) {
 
 /* ---- run / check ---- */
 
+/* `run` and `device`: the cuda backend in this process, the spin calibrated when asked. */
+static int open_backend_here(PipeOpts *o) {
+  RtDeviceInfo di;
+  char msg[600];
+  if (asyncfuzz_rt_backend_open(RT_BACKEND_CUDA, &di, msg, sizeof msg)) {
+    fprintf(stderr, "asyncfuzz: the cuda backend cannot run here: %s\n", msg);
+    return EXIT_INTERNAL;
+  }
+  fprintf(stderr,
+          "asyncfuzz: device %d: %s (sm_%d%d, %d SMs, %lld MiB, driver %d.%d, built with CUDA "
+          "%d.%d)\n",
+          di.device, di.name, di.cc_major, di.cc_minor, di.sm_count, (long long)di.mem_mib,
+          di.driver_version / 1000, di.driver_version % 1000 / 10, di.cuda_version / 1000,
+          di.cuda_version % 1000 / 10);
+  if (o->spin < 0) {
+    const char *t = getenv("ASYNCFUZZ_SPIN_US");
+    double target = t && atof(t) > 0 ? atof(t) : 200, us = 0;
+    if (asyncfuzz_rt_calibrate(target, 256, &o->spin, &us, msg, sizeof msg)) {
+      fprintf(stderr, "asyncfuzz: calibration failed: %s\n", msg);
+      return EXIT_INTERNAL;
+    }
+    fprintf(stderr, "asyncfuzz: spin %d: af_fill on 256 elements takes %.1f us (target %.0f us)\n",
+            o->spin, us, target);
+  }
+  return 0;
+}
+
+static int cmd_device(int argc, char **argv) {
+  PipeOpts o = {0};
+  o.backend = RT_BACKEND_CUDA;
+  for (int i = 1; i < argc; i++) {
+    if (is_help(argv[i])) {
+      printf("usage: asyncfuzz device [--calibrate] [--target-us N]\n"
+             "Opens the cuda backend's GPU ($ASYNCFUZZ_CUDA_DEVICE, default 0) and prints its\n"
+             "name, compute capability, driver and CUDA versions. --calibrate also measures the\n"
+             "sentinel kernel and prints the spin count that makes it last N microseconds\n"
+             "(default $ASYNCFUZZ_SPIN_US or 200): the value of --spin auto.\n"
+             "Exit 0, or 4 when there is no usable GPU (the reason is printed).\n");
+      return 0;
+    } else if (strcmp(argv[i], "--calibrate") == 0) {
+      o.spin = -1;
+    } else if (strcmp(argv[i], "--target-us") == 0 && i + 1 < argc) {
+      long v;
+      if (cli_int(argv[i], argv[i + 1], 1, 10000000, &v))
+        return EXIT_USAGE;
+      char buf[32];
+      snprintf(buf, sizeof buf, "%ld", v);
+      setenv("ASYNCFUZZ_SPIN_US", buf, 1);
+      i++;
+    } else {
+      fprintf(stderr, "asyncfuzz device: unknown or incomplete option %s (see --help)\n", argv[i]);
+      return EXIT_USAGE;
+    }
+  }
+  int ex = open_backend_here(&o);
+  if (ex == 0 && o.spin > 0)
+    printf("spin %d\n", o.spin);
+  return ex;
+}
+
 static int cmd_run(int argc, char **argv) {
   const char *path = NULL, *lowering = "builtin", *trace_path = NULL, *policy = "eager";
   const char *bin_path = NULL;
   uint64_t seed = 0;
   PipeOpts o = {0};
+  int bo;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (is_help(a)) {
       printf("usage: asyncfuzz run CASE.json [--lowering SPEC] [--policy eager|lazy|random|pct]\n"
              "                  [--sched-seed N] [--trace FILE|-] [--trace-bin FILE]\n"
              "                  [--device-steps] [--memfree-sync] [--no-checker]\n"
-             "Executes the case once on the simulator and prints the observations, the verdict,\n"
-             "the happens-before checker's reports and (with --trace) the runtime trace\n"
-             "(format: docs/trace-format.md; --trace-bin saves it for `asyncfuzz check-trace`).\n"
-             "--memfree-sync models mgpuMemFree as synchronizing\n"
-             "the device (lenient); --no-checker judges by observations and errors only.\n");
+             "                  [--backend sim|cuda|cuda:raw] [--spin N|auto]\n"
+             "Executes the case once (on the simulator unless --backend says otherwise) and\n"
+             "prints the observations, the verdict, the happens-before checker's reports and\n"
+             "(with --trace) the runtime trace (format: docs/trace-format.md; --trace-bin saves\n"
+             "it for `asyncfuzz check-trace`). --memfree-sync models mgpuMemFree as\n"
+             "synchronizing the device (lenient); --no-checker judges by observations and\n"
+             "errors only. `run` executes in this process, also on a GPU (no child process).\n\n"
+             "%s",
+             cli_backend_help);
       return 0;
     } else if (strcmp(a, "--lowering") == 0 && i + 1 < argc) {
       lowering = argv[++i];
@@ -445,6 +576,10 @@ static int cmd_run(int argc, char **argv) {
       o.no_checker = 1;
     } else if (strcmp(a, "--memfree-sync") == 0) {
       o.memfree_sync = 1;
+    } else if ((bo = cli_backend_opt(&o, a, i + 1 < argc ? argv[i + 1] : NULL)) != 0) {
+      if (bo < 0)
+        return EXIT_USAGE;
+      i++;
     } else if (a[0] == '-') {
       fprintf(stderr, "asyncfuzz run: unknown or incomplete option %s (see --help)\n", a);
       return EXIT_USAGE;
@@ -485,6 +620,10 @@ static int cmd_run(int argc, char **argv) {
   }
   Verdict v;
   AfErr err = {0};
+  if (o.backend == RT_BACKEND_CUDA && (ex = open_backend_here(&o)) != 0) {
+    gen_case_free(&c);
+    return ex;
+  }
   int rc = pipeline_run_once(&c, &spec, &s, &o, NULL, &v, &err);
   if (rc) {
     fprintf(stderr, "asyncfuzz run: %s\n", err.msg);
@@ -586,7 +725,7 @@ static int is_lowering_class(int cls) {
 }
 
 static void check_text(AfBuf *b, const char *path, const LowerSpec *spec, const CheckResult *res,
-                       int header) {
+                       int header, const PipeOpts *o) {
   if (header)
     af_buf_printf(b, "== lowering %s (%s)\n", spec->name, lower_version(spec));
   for (int k = 0; k < res->nsched; k++) {
@@ -612,15 +751,16 @@ static void check_text(AfBuf *b, const char *path, const LowerSpec *spec, const 
   if (res->first_fail >= 0) {
     const Schedule *f = &res->sched[res->first_fail];
     if (spec->kind == LOWER_MLIR_OPT)
-      af_buf_printf(b, "FAIL: replay with: asyncfuzz check %s --lowering %s --schedules %s@%llu\n",
+      af_buf_printf(b,
+                    "FAIL: replay with: asyncfuzz check %s --lowering %s --schedules %s@%llu%s\n",
                     path, spec->arg, asyncfuzz_rt_policy_name(f->policy),
-                    (unsigned long long)f->seed);
+                    (unsigned long long)f->seed, pipeline_backend_args(o));
     else
       af_buf_printf(b,
                     "FAIL: replay with: asyncfuzz run %s --lowering %s --policy %s --sched-seed "
-                    "%llu --trace -\n",
+                    "%llu --trace -%s\n",
                     path, spec->arg, asyncfuzz_rt_policy_name(f->policy),
-                    (unsigned long long)f->seed);
+                    (unsigned long long)f->seed, pipeline_backend_args(o));
   } else {
     af_buf_printf(b, "PASS: %d schedule(s)\n", res->nsched);
   }
@@ -639,12 +779,13 @@ static int cmd_check(int argc, char **argv) {
   uint64_t seed = 0;
   int json = 0;
   PipeOpts o = {0};
+  int bo;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (is_help(a)) {
       printf("usage: asyncfuzz check CASE.json... [--lowering SPEC]... [--pipeline P]\n"
              "                    [--schedules LIST] [--seed N] [--json] [--memfree-sync]\n"
-             "                    [--no-checker]\n"
+             "                    [--no-checker] [--backend B] [--spin N|auto]\n"
              "Runs the case under each schedule and judges every run: observations against the\n"
              "sequential oracle, runtime errors, and the happens-before checker over the trace.\n"
              "Each failing run says which of them fired. LIST is NAME[:COUNT][@SEED],... with\n"
@@ -656,8 +797,8 @@ static int cmd_check(int argc, char **argv) {
              "--lowering options check the case with each and report where verdicts differ.\n"
              "Several cases are checked in one batch (one mlir-opt and one mlir-runner process\n"
              "for all of them); --json then prints one JSON object per line.\n"
-             "Exit 0 when every run passes, 1 when any fails.\n",
-             "eager,lazy,random:4,pct:4");
+             "Exit 0 when every run passes, 1 when any fails.\n\n%s",
+             "eager,lazy,random:4,pct:4", cli_backend_help);
       af_free(paths);
       return 0;
     } else if (strcmp(a, "--lowering") == 0 && i + 1 < argc) {
@@ -682,6 +823,12 @@ static int cmd_check(int argc, char **argv) {
       o.memfree_sync = 1;
     } else if (strcmp(a, "--no-checker") == 0) {
       o.no_checker = 1;
+    } else if ((bo = cli_backend_opt(&o, a, i + 1 < argc ? argv[i + 1] : NULL)) != 0) {
+      if (bo < 0) {
+        af_free(paths);
+        return EXIT_USAGE;
+      }
+      i++;
     } else if (a[0] == '-') {
       fprintf(stderr, "asyncfuzz check: unknown or incomplete option %s (see --help)\n", a);
       af_free(paths);
@@ -726,6 +873,9 @@ static int cmd_check(int argc, char **argv) {
     ex = load_case(paths[j], &cases[j], 1);
     cp[j] = &cases[j];
   }
+  char dev[400];
+  if (ex == 0)
+    ex = cli_backend_start("check", &o, dev, sizeof dev);
   for (int i = 0; i < nlow && ex == 0; i++) {
     int rc = pipeline_check_many(cp, npaths, &specs[i], s, ns, NULL, &o,
                                  res + (size_t)i * (size_t)npaths, &err);
@@ -766,7 +916,7 @@ static int cmd_check(int argc, char **argv) {
       if (npaths > 1)
         af_buf_printf(&b, "%s== case %s\n", j ? "\n" : "", path);
       for (int i = 0; i < nlow; i++)
-        check_text(&b, path, &specs[i], r[i], nlow > 1);
+        check_text(&b, path, &specs[i], r[i], nlow > 1, &o);
       if (nlow > 1) {
         af_buf_printf(&b, "%s:", differ ? "DIFFER: verdicts differ" : "SAME: verdicts agree");
         for (int i = 0; i < nlow; i++)
@@ -1096,10 +1246,13 @@ int main(int argc, char **argv) {
     rc = cmd_db(argc - 1, argv + 1);
   else if (strcmp(cmd, "report") == 0)
     rc = cmd_report(argc - 1, argv + 1);
+  else if (strcmp(cmd, "device") == 0)
+    rc = cmd_device(argc - 1, argv + 1);
   else {
     fprintf(stderr, "asyncfuzz: unknown command \"%s\"\n\n%s", cmd, main_help);
     rc = EXIT_USAGE;
   }
+  gpu_child_stop();
   asyncfuzz_rt_shutdown();
   return rc;
 }

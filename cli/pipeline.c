@@ -58,6 +58,17 @@ int pipeline_parse_schedules(const char *spec, uint64_t base_seed, Schedule *out
   return 0;
 }
 
+const char *pipeline_backend_args(const PipeOpts *o) {
+  static _Thread_local char buf[80];
+  buf[0] = '\0';
+  if (o && o->backend == RT_BACKEND_CUDA) {
+    int k = snprintf(buf, sizeof buf, " --backend %s", o->raw_handles ? "cuda:raw" : "cuda");
+    if (o->spin > 0)
+      snprintf(buf + k, sizeof buf - (size_t)k, " --spin %d", o->spin);
+  }
+  return buf;
+}
+
 void pipeline_schedule_str(const Schedule *s, char *out, size_t n) {
   snprintf(out, n, "%s@%llu", asyncfuzz_rt_policy_name(s->policy), (unsigned long long)s->seed);
 }
@@ -71,6 +82,9 @@ static int run_program(const LowerProgram *p, const GenCase *c, const LowerSpec 
   cfg.seed = s->seed;
   cfg.memfree_sync = o ? o->memfree_sync : 0;
   cfg.record_device = o ? o->record_device : 0;
+  cfg.backend = o ? o->backend : RT_BACKEND_SIM;
+  cfg.raw_handles = o ? o->raw_handles : 0;
+  cfg.spin = o && o->spin > 0 ? o->spin : 0;
   int rc = runner_run_program(p, &cfg, err);
   if (rc && rc != AF_EDEADLOCK)
     return rc;
@@ -108,6 +122,14 @@ static int run_program(const LowerProgram *p, const GenCase *c, const LowerSpec 
 
 int pipeline_run_once(const GenCase *c, const LowerSpec *spec, const Schedule *s, const PipeOpts *o,
                       const OracleExpected *e, Verdict *v, AfErr *err) {
+  PipeOpts sim;
+  if (o && o->backend == RT_BACKEND_CUDA && o->isolate) {
+    /* this process must not open the GPU (its GPU child does): the run is replayed on the sim */
+    sim = *o;
+    sim.backend = RT_BACKEND_SIM;
+    sim.isolate = sim.raw_handles = sim.spin = 0;
+    o = &sim;
+  }
   CheckResult *r = af_malloc(sizeof *r);
   if (r == NULL)
     return af_err_set(err, AF_ENOMEM, "out of memory");
@@ -122,6 +144,8 @@ int pipeline_check(const GenCase *c, const LowerSpec *spec, const Schedule *s, i
                    const OracleExpected *e, const PipeOpts *o, CheckResult *out, AfErr *err) {
   if (spec->kind == LOWER_MLIR_OPT)
     return pipeline_check_mlir(&c, 1, spec, s, ns, &e, o, out, err);
+  if (o && o->backend == RT_BACKEND_CUDA && o->isolate)
+    return gpu_child_check(c, spec, s, ns, o, out, err);
   out->nsched = 0; /* verdicts are filled as schedules run: no 50 KB memset per case */
   out->first_fail = -1;
   if (ns > PIPE_MAX_SCHED)

@@ -31,7 +31,14 @@ typedef struct PipeOpts {
   int memfree_sync;  /* lenient mgpuMemFree: the sim synchronizes, the checker credits it */
   int record_device; /* DEV lines in traces */
   int stop_at_first; /* stop at the first failing schedule */
+  int backend;       /* RtBackend: where lowered code runs */
+  int raw_handles;   /* cuda: the driver's own handles (cuda:raw) */
+  int spin;          /* cuda: >0 replaces every launch's spin count (calibrated or given) */
+  int isolate;       /* cuda, builtin lowering: run in the GPU child process (gpu_child.c) */
 } PipeOpts;
+
+/* " --backend cuda --spin 4096": the backend options of replay commands ("" for the sim). */
+const char *pipeline_backend_args(const PipeOpts *o);
 
 typedef struct CheckResult {
   int nsched;
@@ -79,8 +86,28 @@ int pipeline_signature_test_many(const GenCase *const *cs, int n, int *interesti
 char *pipeline_reproducer(const GenCase *c, const LowerSpec *spec, const Schedule *s,
                           const Verdict *v, const char *case_path);
 
-/* Lowers and runs once; the runtime's trace and observations stay readable afterwards. */
+/* Lowers and runs once; the runtime's trace and observations stay readable afterwards. An
+ * isolated cuda run (o->isolate) runs on the sim here: this process never opens the GPU. */
 int pipeline_run_once(const GenCase *c, const LowerSpec *spec, const Schedule *s, const PipeOpts *o,
                       const OracleExpected *e, Verdict *v, AfErr *err);
+
+/* ---- GPU work in a child process (gpu_child.c) ----
+ * A cuda run of the builtin lowering goes to one long-lived child process that opened the
+ * device itself (the parent never initializes CUDA, so it may fork). The parent waits for each
+ * case with a watchdog ($ASYNCFUZZ_GPU_TIMEOUT seconds, default 60). A child that dies (a
+ * driver crash), hangs, or reports a sticky context error gives that case a verdict
+ * (runtime_error |device-process| or timeout |device|) and is replaced for the next case. */
+typedef struct GpuChildInfo {
+  RtDeviceInfo dev;
+  int spin;       /* the spin count in use (0: each case's own) */
+  double spin_us; /* af_fill's time at that spin, when calibrated */
+  int restarts;   /* children replaced after a fault, hang or sticky error */
+} GpuChildInfo;
+/* Starts the child if none runs (o->spin < 0: calibrate to $ASYNCFUZZ_SPIN_US microseconds,
+ * default 200) and describes it. AF_EUNSUPPORTED with the reason when the device cannot open. */
+int gpu_child_info(const PipeOpts *o, GpuChildInfo *info, AfErr *err);
+int gpu_child_check(const GenCase *c, const LowerSpec *spec, const Schedule *s, int ns,
+                    const PipeOpts *o, CheckResult *out, AfErr *err);
+void gpu_child_stop(void);
 
 #endif

@@ -90,7 +90,7 @@ static int judge_trace(const char *path, const GenCase *c, const LowerSpec *spec
  * schedules s[0..ns). ASYNCFUZZ_RUNNER_PRELOAD (a sanitizer build: its instrumented runtime
  * library needs the sanitizer runtimes loaded into mlir-runner first) becomes LD_PRELOAD. */
 static int run_env(const Schedule *s, int ns, const PipeOpts *o, const char *tdir,
-                   char env[9][4200]) {
+                   char env[11][4200]) {
   fmt(env[0], sizeof env[0], "ASYNCFUZZ_TRACE_DIR=%s", tdir);
   size_t k = 0;
   k += (size_t)snprintf(env[1], sizeof env[1], "ASYNCFUZZ_SCHEDULES=");
@@ -106,11 +106,18 @@ static int run_env(const Schedule *s, int ns, const PipeOpts *o, const char *tdi
   const char *pre = getenv("ASYNCFUZZ_RUNNER_PRELOAD");
   fmt(env[6], sizeof env[6], pre && *pre ? "LD_PRELOAD=%s" : "LD_PRELOAD", pre ? pre : "");
   fmt(env[7], sizeof env[7], "ASYNCFUZZ_SCHED_SEED");
+  int b = o ? o->backend : RT_BACKEND_SIM;
+  fmt(env[8], sizeof env[8], "ASYNCFUZZ_BACKEND=%s",
+      b == RT_BACKEND_CUDA && o->raw_handles ? "cuda:raw" : asyncfuzz_rt_backend_name(b));
+  if (o && o->spin > 0)
+    fmt(env[9], sizeof env[9], "ASYNCFUZZ_SPIN=%d", o->spin);
+  else
+    fmt(env[9], sizeof env[9], "ASYNCFUZZ_SPIN");
   if (!(pre && *pre))
-    return 8;
+    return 10;
   /* mlir-runner's own exit-time leaks are not ours to report, and its crashes are signals */
-  fmt(env[8], sizeof env[8], "ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_abort=0");
-  return 9;
+  fmt(env[10], sizeof env[10], "ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_abort=0");
+  return 11;
 }
 
 /* The last non-empty line of a report, for a verdict's detail. */
@@ -145,8 +152,8 @@ static int run_process(const LowerSpec *spec, const char *mod, const char *tdir,
                        AfErr *err) {
   if (mkdir(tdir, 0700) != 0 && errno != EEXIST)
     return af_err_set(err, AF_EIO, "cannot create %s: %s", tdir, strerror(errno));
-  char envs[9][4200];
-  char *env[10];
+  char envs[11][4200];
+  char *env[12];
   int n = run_env(s, ns, o, tdir, envs);
   for (int i = 0; i < n; i++)
     env[i] = envs[i];

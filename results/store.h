@@ -36,7 +36,7 @@ typedef struct StoreRun {
   char host[128];
   char version[32];  /* asyncfuzz */
   char tools[4096];  /* JSON: lowerings with versions and pipelines */
-  char device[128];  /* backend and device */
+  char device[400];  /* backend and device (name, compute capability, versions, spin) */
   char config[2048]; /* JSON: the campaign's options */
 } StoreRun;
 

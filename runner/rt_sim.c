@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Handle encoding: 0xAF in the top byte, kind, the run's epoch and an index. */
 #define H_TAG 0xAFull
@@ -1977,6 +1978,13 @@ void asyncfuzz_case_end(int32_t id, int32_t sched) {
     rename(tmp, path);
   else
     remove(tmp);
+  if (rt->dev_broken) {
+    /* a sticky error: every later case of this process would fail with it; the harness runs
+     * the rest of the batch in fresh processes */
+    fprintf(stderr, "asyncfuzz runtime: the CUDA context is lost after case %d; exiting\n",
+            (int)id);
+    _exit(75);
+  }
 }
 
 int asyncfuzz_rt_write_trace_bin(const char *path) {
