@@ -1,0 +1,155 @@
+#!/bin/bash
+# cuda_fake: the cuda backend's own code (libasyncfuzz_cuda.so, the runtime's tagged and raw
+# handle modes, the GPU child process and its watchdog, the calibration, mlir-runner on the
+# cuda backend, campaigns) against tests/fake_cuda, a TEST DOUBLE of the CUDA driver that runs
+# on any machine. It is loaded through LD_LIBRARY_PATH by this test only. The real driver on a
+# real GPU is tests/cuda_gpu_test.sh.
+#
+# usage: cuda_fake_test.sh ASYNCFUZZ SRC FAKE_DRIVER_DIR [PTXAS]
+set -u
+AF=$1
+SRC=$2
+FAKE=$3
+PTXAS=${4:-}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+ok() { echo "ok: $*"; }
+BUILD=$(dirname "$AF")
+
+# ---- the embedded kernels assemble for Hopper (sm_90), with the toolkit's own ptxas ----
+if [ -n "$PTXAS" ] && [ -f "$BUILD/af_kernels.ptx" ]; then
+  "$PTXAS" -arch=sm_90 "$BUILD/af_kernels.ptx" -o "$T/k.cubin" || fail "ptxas sm_90 refused the kernels"
+  for k in af_fill af_transform af_combine; do
+    grep -q "\.entry $k(" "$BUILD/af_kernels.ptx" || fail "kernel $k missing from the PTX"
+  done
+  ok "sentinel kernels: PTX assembles for sm_90"
+fi
+
+# ---- no driver at all: a clear refusal, exit 4 ----
+if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; then
+  "$AF" device >"$T/o" 2>&1
+  [ $? -eq 4 ] || fail "device without a driver should exit 4"
+  grep -q "no CUDA driver" "$T/o" || fail "no reason given: $(cat "$T/o")"
+  "$AF" check "$SRC/corpus/region-chain.json" --backend cuda >"$T/o" 2>&1
+  [ $? -eq 4 ] || fail "check --backend cuda without a driver should exit 4"
+  grep -q "cannot run here" "$T/o" || fail "check gave no reason: $(cat "$T/o")"
+  ok "no driver: refused with the reason"
+fi
+
+export LD_LIBRARY_PATH="$FAKE${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+# ---- device, refusal, calibration ----
+FAKE_CUDA_NO_DEVICE=1 "$AF" device >"$T/o" 2>&1
+[ $? -eq 4 ] || fail "device with cuInit failing should exit 4"
+grep -q "CUDA_ERROR_NO_DEVICE" "$T/o" || fail "the driver's error is not named: $(cat "$T/o")"
+"$AF" device --calibrate >"$T/o" 2>"$T/e" || fail "device --calibrate: $(cat "$T/e")"
+grep -q "fake CUDA driver (test double) (sm_90" "$T/e" || fail "device line: $(cat "$T/e")"
+grep -q "driver 13.0" "$T/e" || fail "no driver version: $(cat "$T/e")"
+# the double's clock: 1 ns per spin iteration, so 200 us needs 2^18 iterations
+grep -qx "spin 262144" "$T/o" || fail "calibration: $(cat "$T/o" "$T/e")"
+"$AF" device --calibrate --target-us 50 >"$T/o" 2>/dev/null
+grep -qx "spin 65536" "$T/o" || fail "calibration to 50 us: $(cat "$T/o")"
+ok "device, refusal and calibration"
+
+# ---- the corpus passes with the correct lowering, tagged and raw ----
+for b in cuda cuda:raw; do
+  "$AF" check "$SRC"/corpus/*.json --backend $b >"$T/o" 2>&1 || fail "corpus on $b: $(grep -B3 FAIL "$T/o")"
+  [ "$(grep -c '^PASS' "$T/o")" -eq "$(ls "$SRC"/corpus/*.json | wc -l)" ] || fail "corpus on $b"
+done
+ok "corpus passes on cuda and cuda:raw"
+
+# ---- sim and cuda agree on every verdict, for every fault of the builtin lowering ----
+for i in $(seq 1 12); do "$AF" gen --seed $((i * 7919)) --ops 40 -o "$T/g$i.json" || fail gen; done
+verdicts() { grep -o '"schedule": "[^"]*", "verdict": "[^"]*"\|"signature": "[^"]*"'; }
+nf=0
+for f in yield_stream drop_extra_deps early_stream_destroy drop_host_wait copy_wrong_stream \
+  free_unordered record_early; do
+  "$AF" check "$T"/g*.json --json --lowering builtin:fault=$f >"$T/sim.json"
+  "$AF" check "$T"/g*.json --json --lowering builtin:fault=$f --backend cuda >"$T/cuda.json" 2>"$T/e"
+  verdicts <"$T/sim.json" >"$T/sim.v"
+  verdicts <"$T/cuda.json" >"$T/cuda.v"
+  [ -s "$T/sim.v" ] || fail "no verdicts for $f"
+  cmp -s "$T/sim.v" "$T/cuda.v" || fail "sim and cuda disagree for $f: $(diff "$T/sim.v" "$T/cuda.v" | head -4)"
+  nf=$((nf + $(grep -c '"verdict": "[a-z_]*", "runs"' "$T/cuda.json") - $(grep -c '"verdict": "pass", "runs"' "$T/cuda.json")))
+done
+[ $nf -gt 0 ] || fail "no fault found anything"
+ok "sim and cuda (tagged) agree on every verdict: 7 faults x 12 cases, $nf failing cases"
+
+# ---- raw handles: the #170833 shape reaches the driver, which refuses without waiting ----
+"$AF" check "$SRC/corpus/region-launch-yield.json" --lowering builtin:fault=yield_stream \
+  --backend cuda:raw --schedules eager --no-checker --json >"$T/raw.json" 2>/dev/null
+grep -q 'mgpuEventSynchronize|CUDA_ERROR_INVALID_HANDLE|handle of the wrong kind|given=stream' "$T/raw.json" ||
+  fail "raw: $(cat "$T/raw.json")"
+"$AF" run "$SRC/corpus/region-launch-yield.json" --lowering builtin:fault=yield_stream \
+  --backend cuda:raw --trace - >"$T/o" 2>/dev/null
+grep -q 'mgpuEventSynchronize(s[0-9]*) ! CUDA_ERROR_INVALID_HANDLE' "$T/o" || fail "raw trace: $(cat "$T/o")"
+ok "raw handles: the driver's answer to an event synchronize on a stream is traced"
+
+# ---- fault isolation: a kernel fault, a driver crash, a hang; the rest of the run goes on ----
+iso() { # ENV... : check the corpus, eager only, the second launch of the session misbehaving
+  rm -f "$T/once"
+  env FAKE_CUDA_ONCE="$T/once" "$@" "$AF" check "$SRC"/corpus/*.json --backend cuda --schedules eager \
+    --no-checker >"$T/o" 2>&1
+  [ $? -eq 1 ] || fail "isolation ($*): exit $?"
+  [ "$(grep -c '^PASS' "$T/o")" -eq 4 ] || fail "isolation ($*): the other cases: $(cat "$T/o")"
+}
+iso FAKE_CUDA_FAULT_AT=2
+grep -q 'CUDA_ERROR_ILLEGAL_ADDRESS|reported by the driver' "$T/o" || fail "fault verdict: $(cat "$T/o")"
+iso FAKE_CUDA_CRASH_AT=2
+grep -q 'builtin|runtime_error|device-process|signal-11' "$T/o" || fail "crash verdict: $(cat "$T/o")"
+iso FAKE_CUDA_HANG_AT=2 ASYNCFUZZ_GPU_TIMEOUT=2
+grep -q 'builtin|timeout|device|hang' "$T/o" || fail "hang verdict: $(cat "$T/o")"
+ok "a kernel fault, a driver crash and a hang each cost one case; the child was replaced"
+
+# ---- code compiled by mlir-opt, run by mlir-runner on the cuda backend ----
+if command -v mlir-opt-22 >/dev/null 2>&1 || [ -n "${ASYNCFUZZ_MLIR_OPT:-}" ]; then
+  D="$SRC/tests/data"
+  "$AF" check "$D/mlir-simple.json" --lowering mlir-opt --backend cuda --no-checker >"$T/o" 2>&1 ||
+    fail "mlir-opt on cuda: $(cat "$T/o")"
+  "$AF" check "$D/mlir-simple.json" "$D/mlir-run-a.json" "$D/mlir-run-b.json" --lowering mlir-opt \
+    --schedules eager --no-checker --json >"$T/sim.json" 2>/dev/null
+  "$AF" check "$D/mlir-simple.json" "$D/mlir-run-a.json" "$D/mlir-run-b.json" --lowering mlir-opt \
+    --schedules eager --no-checker --json --backend cuda >"$T/cuda.json" 2>/dev/null
+  verdicts <"$T/sim.json" >"$T/sim.v"
+  verdicts <"$T/cuda.json" >"$T/cuda.v"
+  cmp -s "$T/sim.v" "$T/cuda.v" || fail "mlir-opt: sim and cuda disagree: $(diff "$T/sim.v" "$T/cuda.v")"
+  # a sticky fault in the first case of a batch: that case gets it, the others run in fresh
+  # mlir-runner processes and keep their verdicts
+  rm -f "$T/once"
+  FAKE_CUDA_ONCE="$T/once" FAKE_CUDA_FAULT_AT=1 "$AF" check "$D/mlir-simple.json" "$D/mlir-run-a.json" \
+    "$D/mlir-run-b.json" --lowering mlir-opt --schedules eager --no-checker --json --backend cuda \
+    >"$T/fault.json" 2>/dev/null
+  verdicts <"$T/fault.json" >"$T/fault.v"
+  head -2 "$T/fault.v" | grep -q 'CUDA_ERROR_ILLEGAL_ADDRESS' || fail "mlir fault: $(cat "$T/fault.v")"
+  [ "$(tail -n +3 "$T/fault.v")" = "$(tail -n +3 "$T/sim.v")" ] || fail "mlir fault: the others changed"
+  ok "mlir-opt code on the cuda backend: same verdicts as sim; a sticky fault costs one case"
+else
+  echo "skip: mlir-opt tests (no mlir-opt)"
+fi
+
+# ---- campaigns record the device and carry the backend in replay commands ----
+"$AF" campaign --backend cuda --lowering builtin:fault=yield_stream --cases 40 --seed 5 --no-reduce \
+  --out "$T/camp" --quiet >"$T/o" 2>&1
+[ $? -eq 1 ] || fail "campaign on cuda: $(tail -5 "$T/o")"
+grep -q 'fake CUDA driver (test double)' "$T/camp/summary.json" "$T/camp"/failures/*/info.txt 2>/dev/null ||
+  grep -rq 'fake CUDA driver' "$T/camp/failures" || fail "device not in info.txt"
+grep -q -- '--backend cuda' "$T/camp"/failures/*/info.txt || fail "replay without --backend"
+if command -v sqlite3 >/dev/null; then
+  sqlite3 "$T/camp/results.db" "select device from runs" | grep -q 'cuda asyncfuzz fake CUDA driver' ||
+    fail "device not in the database"
+  sqlite3 "$T/camp/results.db" "select distinct backend from occurrences" | grep -qx cuda ||
+    fail "occurrences not on cuda"
+fi
+# the replay command from info.txt reproduces
+cmd=$(sed -n 's/^replay: //p' "$T/camp"/failures/*/info.txt | head -1)
+(eval "$AF ${cmd#asyncfuzz }") >"$T/o" 2>&1
+[ $? -eq 1 ] || fail "replay: $cmd"
+# two workers, each with its own GPU child
+"$AF" campaign --backend cuda --lowering builtin --cases 20 --seed 9 --jobs 2 --out "$T/camp2" \
+  --quiet >"$T/o" 2>&1 || fail "campaign --jobs 2 on cuda: $(tail -5 "$T/o")"
+ok "campaigns on cuda: device recorded, replay reproduces, --jobs 2"
+echo "cuda_fake: all passed"
