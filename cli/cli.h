@@ -36,7 +36,17 @@ extern const char cli_backend_help[];
  * versions, spin) for every backend. 0, or an exit code after printing why. */
 int cli_backend_start(const char *cmd, PipeOpts *o, char *dev, size_t n);
 
+int cli_is_help(const char *a);
+/* Loads (and validates) a case; prints the error. Returns an exit code. */
+int cli_load_case(const char *path, GenCase *c, int validate);
+/* `check`'s output of one case: JSON (one line) or text (header: name the lowering). */
+void cli_check_json(AfBuf *b, const char *path, const LowerSpec *spec, const CheckResult *res);
+void cli_check_text(AfBuf *b, const char *path, const LowerSpec *spec, const CheckResult *res,
+                    int header, const PipeOpts *o);
+
 int cmd_campaign(int argc, char **argv);
+int cmd_compile_batch(int argc, char **argv);
+int cmd_run_batch(int argc, char **argv);
 int cmd_db(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 

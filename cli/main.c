@@ -30,6 +30,8 @@ static const char main_help[] =
     "  reduce     minimize a failing case to a small reproducer (.json and .mlir)\n"
     "  db         query the regression database (list, show, stats, mark, export, merge)\n"
     "  device     describe the GPU of the cuda backend and calibrate its spin count\n"
+    "  compile-batch  lower and compile cases ahead of time into a shared object (mlir-opt)\n"
+    "  run-batch  run a compiled batch (GPU runners without MLIR) and judge every case\n"
     "  report     write an HTML report of the regression database\n"
     "\n"
     "exit codes: 0 ok/pass, 1 failure found, 2 usage error, 3 bad input, 4 internal error\n";
@@ -212,12 +214,13 @@ int cli_exit_for(int rc) {
   }
 }
 
-static int is_help(const char *a) {
+int cli_is_help(const char *a) {
   return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
 }
+#define is_help cli_is_help
 
 /* Loads and validates a case; prints the error. Returns an exit code. */
-static int load_case(const char *path, GenCase *c, int validate) {
+int cli_load_case(const char *path, GenCase *c, int validate) {
   AfErr err = {0};
   int rc = gen_case_load(c, path, &err);
   if (rc == 0 && validate)
@@ -321,7 +324,7 @@ static int cmd_render(int argc, char **argv) {
     return argc == 2 ? 0 : EXIT_USAGE;
   }
   GenCase c;
-  int ex = load_case(argv[1], &c, 1);
+  int ex = cli_load_case(argv[1], &c, 1);
   if (ex) {
     gen_case_free(&c);
     return ex;
@@ -344,7 +347,7 @@ static int cmd_validate(int argc, char **argv) {
     return argc == 2 ? 0 : EXIT_USAGE;
   }
   GenCase c;
-  int ex = load_case(argv[1], &c, 1);
+  int ex = cli_load_case(argv[1], &c, 1);
   if (ex == 0)
     printf("%s: valid (%d ops, %d buffers, %d regions)\n", argv[1], c.nops, c.nbufs,
            c.nregions - 1);
@@ -449,7 +452,7 @@ static int cmd_lower(int argc, char **argv) {
     return EXIT_USAGE;
   }
   GenCase c;
-  int ex = load_case(path, &c, 1);
+  int ex = cli_load_case(path, &c, 1);
   if (ex) {
     gen_case_free(&c);
     return ex;
@@ -613,7 +616,7 @@ static int cmd_run(int argc, char **argv) {
     return EXIT_USAGE;
   }
   GenCase c;
-  int ex = load_case(path, &c, 1);
+  int ex = cli_load_case(path, &c, 1);
   if (ex) {
     gen_case_free(&c);
     return ex;
@@ -685,7 +688,7 @@ static int cmd_run(int argc, char **argv) {
   return v.cls == VERDICT_PASS ? EXIT_OK : EXIT_FOUND;
 }
 
-static void check_json(AfBuf *b, const char *path, const LowerSpec *spec, const CheckResult *res) {
+void cli_check_json(AfBuf *b, const char *path, const LowerSpec *spec, const CheckResult *res) {
   af_buf_puts(b, "{\"case\": ");
   af_buf_json_str(b, path);
   af_buf_puts(b, ", \"lowering\": ");
@@ -724,8 +727,8 @@ static int is_lowering_class(int cls) {
          cls == VERDICT_LOWERING_CRASH || cls == VERDICT_TIMEOUT;
 }
 
-static void check_text(AfBuf *b, const char *path, const LowerSpec *spec, const CheckResult *res,
-                       int header, const PipeOpts *o) {
+void cli_check_text(AfBuf *b, const char *path, const LowerSpec *spec, const CheckResult *res,
+                    int header, const PipeOpts *o) {
   if (header)
     af_buf_printf(b, "== lowering %s (%s)\n", spec->name, lower_version(spec));
   for (int k = 0; k < res->nsched; k++) {
@@ -870,7 +873,7 @@ static int cmd_check(int argc, char **argv) {
   }
   int nloaded = 0;
   for (int j = 0; j < npaths && ex == 0; j++, nloaded++) {
-    ex = load_case(paths[j], &cases[j], 1);
+    ex = cli_load_case(paths[j], &cases[j], 1);
     cp[j] = &cases[j];
   }
   char dev[400];
@@ -901,7 +904,7 @@ static int cmd_check(int argc, char **argv) {
     }
     const char *path = paths[j];
     if (json && nlow == 1) {
-      check_json(&b, path, &specs[0], r[0]);
+      cli_check_json(&b, path, &specs[0], r[0]);
       af_buf_puts(&b, "\n");
     } else if (json) {
       af_buf_puts(&b, "{\"case\": ");
@@ -909,14 +912,14 @@ static int cmd_check(int argc, char **argv) {
       af_buf_printf(&b, ", \"differ\": %s, \"lowerings\": [", differ ? "true" : "false");
       for (int i = 0; i < nlow; i++) {
         af_buf_puts(&b, i ? ", " : "");
-        check_json(&b, path, &specs[i], r[i]);
+        cli_check_json(&b, path, &specs[i], r[i]);
       }
       af_buf_puts(&b, "]}\n");
     } else {
       if (npaths > 1)
         af_buf_printf(&b, "%s== case %s\n", j ? "\n" : "", path);
       for (int i = 0; i < nlow; i++)
-        check_text(&b, path, &specs[i], r[i], nlow > 1, &o);
+        cli_check_text(&b, path, &specs[i], r[i], nlow > 1, &o);
       if (nlow > 1) {
         af_buf_printf(&b, "%s:", differ ? "DIFFER: verdicts differ" : "SAME: verdicts agree");
         for (int i = 0; i < nlow; i++)
@@ -986,7 +989,7 @@ static int cmd_check_trace(int argc, char **argv) {
   GenCase c;
   int ex = 0;
   if (case_path)
-    ex = load_case(case_path, &c, 1); /* initializes c, also on failure */
+    ex = cli_load_case(case_path, &c, 1); /* initializes c, also on failure */
   else
     gen_case_init(&c);
   HbOptions ho = {0};
@@ -1122,7 +1125,7 @@ static int cmd_reduce(int argc, char **argv) {
     return EXIT_USAGE;
   }
   GenCase c;
-  int ex = load_case(path, &c, 1);
+  int ex = cli_load_case(path, &c, 1);
   if (ex) {
     gen_case_free(&c);
     return ex;
@@ -1248,6 +1251,10 @@ int main(int argc, char **argv) {
     rc = cmd_report(argc - 1, argv + 1);
   else if (strcmp(cmd, "device") == 0)
     rc = cmd_device(argc - 1, argv + 1);
+  else if (strcmp(cmd, "compile-batch") == 0)
+    rc = cmd_compile_batch(argc - 1, argv + 1);
+  else if (strcmp(cmd, "run-batch") == 0)
+    rc = cmd_run_batch(argc - 1, argv + 1);
   else {
     fprintf(stderr, "asyncfuzz: unknown command \"%s\"\n\n%s", cmd, main_help);
     rc = EXIT_USAGE;

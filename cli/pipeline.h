@@ -65,6 +65,12 @@ int pipeline_check_mlir(const GenCase *const *cs, int n, const LowerSpec *spec, 
                         int ns, const OracleExpected *const *es, const PipeOpts *o,
                         CheckResult *out, AfErr *err);
 
+/* Judges a binary trace file (a case run by compiled code) against case c. *found: whether the
+ * file exists (a run that never finished wrote none). */
+int pipeline_judge_trace(const char *path, const GenCase *c, const LowerSpec *spec,
+                         const OracleExpected *e, const PipeOpts *o, Verdict *v, int *found,
+                         AfErr *err);
+
 /* A reduction test (reduce/reduce.h): whether a candidate case still fails with `signature`
  * under one of the schedules. */
 typedef struct PipeSigTest {

@@ -57,7 +57,7 @@ static void tool_verdict(const LowerSpec *spec, int cls, const char *cause, cons
 }
 
 /* Judges the trace file of one case. *found: whether the file was there. */
-static int judge_trace(const char *path, const GenCase *c, const LowerSpec *spec,
+int pipeline_judge_trace(const char *path, const GenCase *c, const LowerSpec *spec,
                        const OracleExpected *e, const PipeOpts *o, Verdict *v, int *found,
                        AfErr *err) {
   struct stat st;
@@ -195,7 +195,7 @@ static int run_alone(const LowerSpec *spec, const char *dir, int i, const GenCas
     fmt(tpath, sizeof tpath, "%s/case-0-%d.bin", tdir, k);
     Verdict v;
     int found;
-    rc = judge_trace(tpath, c, spec, e, o, &v, &found, err);
+    rc = pipeline_judge_trace(tpath, c, spec, e, o, &v, &found, err);
     if (rc)
       break;
     if (!found) { /* this schedule did not finish: how the runner ended says why */
@@ -339,7 +339,7 @@ int pipeline_check_mlir(const GenCase *const *cs, int n, const LowerSpec *spec, 
         fmt(tpath, sizeof tpath, "%s/case-%d-%d.bin", tdir, i, k);
         Verdict v;
         int found;
-        rc = judge_trace(tpath, cs[i], spec, e, o, &v, &found, err);
+        rc = pipeline_judge_trace(tpath, cs[i], spec, e, o, &v, &found, err);
         if (rc == 0)
           note_verdict(&out[i], k, &s[k], &v, o);
       }

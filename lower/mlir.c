@@ -73,6 +73,26 @@ static int exists_x(const char *p) {
   return access(p, X_OK) == 0;
 }
 
+int mlir_find_tool(const LowerSpec *spec, const char *name, const char *env_var, char *out,
+                   size_t n) {
+  const char *env = env_var ? getenv(env_var) : NULL;
+  if (env && *env) {
+    fmt(out, n, "%s", env);
+    return exists_x(env);
+  }
+  char bin[PATH_MAX];
+  if (!dir_of(spec->opt, bin, sizeof bin))
+    return 0;
+  char p[PATH_MAX + 64];
+  fmt(p, sizeof p, "%s/%s", bin, name);
+  if (!exists_x(p))
+    fmt(p, sizeof p, "%s/%s-22", bin, name);
+  if (!exists_x(p))
+    return 0;
+  fmt(out, n, "%s", p);
+  return 1;
+}
+
 /* The runner utils library of that LLVM: lib/libmlir_runner_utils.so[.MAJOR.MINOR]. */
 static int find_utils(const char *bindir, char *out, size_t n) {
   const char *env = getenv("ASYNCFUZZ_RUNNER_UTILS");

@@ -59,6 +59,10 @@ void mlir_normalize(const char *msg, char *out, size_t n);
 void mlir_unconverted_ops(const char *code, char *root, size_t rn, char *out, size_t n);
 /* Makes a private temporary directory (mode 0700) under $TMPDIR or /tmp. */
 int mlir_tmpdir(char *out, size_t n, AfErr *err);
+/* A tool of the same LLVM as spec's mlir-opt (mlir-translate, llc): $env_var when set, else
+ * NAME or NAME-22 in mlir-opt's real directory. 1 and out filled, or 0. */
+int mlir_find_tool(const LowerSpec *spec, const char *name, const char *env_var, char *out,
+                   size_t n);
 
 void mlir_lowered_free(MlirLowered *l, int n);
 

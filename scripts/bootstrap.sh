@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages asyncfuzz needs, when they are missing (idempotent).
 # Runs apt-get update once, and only if something must be installed. With --test, also what
-# only the tests need (chromium, to render the HTML report headless).
+# only the tests need (chromium, to render the HTML report headless). llvm-22 (opt, llc) is
+# for compile-batch. The CUDA toolkit is not a Debian package: the cuda backend is built where
+# the toolkit is installed (nvcc, the driver stub library), and left out elsewhere.
 set -euo pipefail
 
-need=(cmake gcc make pkg-config libcjson-dev libsqlite3-dev sqlite3 mlir-22-tools)
+need=(cmake gcc make pkg-config libcjson-dev libsqlite3-dev sqlite3 mlir-22-tools llvm-22)
 if [ "${1:-}" = --test ]; then
   need+=(chromium)
 fi

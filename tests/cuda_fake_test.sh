@@ -31,10 +31,10 @@ fi
 
 # ---- no driver at all: a clear refusal, exit 4 ----
 if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; then
-  "$AF" device >"$T/o" 2>&1
+  env -u LD_LIBRARY_PATH "$AF" device >"$T/o" 2>&1
   [ $? -eq 4 ] || fail "device without a driver should exit 4"
   grep -q "no CUDA driver" "$T/o" || fail "no reason given: $(cat "$T/o")"
-  "$AF" check "$SRC/corpus/region-chain.json" --backend cuda >"$T/o" 2>&1
+  env -u LD_LIBRARY_PATH "$AF" check "$SRC/corpus/region-chain.json" --backend cuda >"$T/o" 2>&1
   [ $? -eq 4 ] || fail "check --backend cuda without a driver should exit 4"
   grep -q "cannot run here" "$T/o" || fail "check gave no reason: $(cat "$T/o")"
   ok "no driver: refused with the reason"
@@ -99,7 +99,7 @@ iso() { # ENV... : check the corpus, eager only, the second launch of the sessio
 }
 iso FAKE_CUDA_FAULT_AT=2
 grep -q 'CUDA_ERROR_ILLEGAL_ADDRESS|reported by the driver' "$T/o" || fail "fault verdict: $(cat "$T/o")"
-iso FAKE_CUDA_CRASH_AT=2
+iso FAKE_CUDA_CRASH_AT=2 ASAN_OPTIONS=handle_segv=0:detect_leaks=0 # a sanitizer build: let the signal kill
 grep -q 'builtin|runtime_error|device-process|signal-11' "$T/o" || fail "crash verdict: $(cat "$T/o")"
 iso FAKE_CUDA_HANG_AT=2 ASYNCFUZZ_GPU_TIMEOUT=2
 grep -q 'builtin|timeout|device|hang' "$T/o" || fail "hang verdict: $(cat "$T/o")"
@@ -127,6 +127,35 @@ if command -v mlir-opt-22 >/dev/null 2>&1 || [ -n "${ASYNCFUZZ_MLIR_OPT:-}" ]; t
   head -2 "$T/fault.v" | grep -q 'CUDA_ERROR_ILLEGAL_ADDRESS' || fail "mlir fault: $(cat "$T/fault.v")"
   [ "$(tail -n +3 "$T/fault.v")" = "$(tail -n +3 "$T/sim.v")" ] || fail "mlir fault: the others changed"
   ok "mlir-opt code on the cuda backend: same verdicts as sim; a sticky fault costs one case"
+
+  # ahead-of-time batches on the cuda backend (the GPU runner's path): the same verdicts as on
+  # the sim; a driver crash and a hang in the batch child each cost the case they hit
+  if "$AF" compile-batch "$D/mlir-simple.json" "$D/mlir-run-a.json" "$D/mlir-run-b.json" \
+    "$SRC/corpus/region-launch-yield.json" -o "$T/batch" >"$T/o" 2>&1; then
+    "$AF" run-batch "$T/batch" --schedules eager,lazy --json >"$T/sim.json" 2>/dev/null
+    "$AF" run-batch "$T/batch" --schedules eager,lazy --json --backend cuda >"$T/cuda.json" 2>/dev/null
+    verdicts <"$T/sim.json" >"$T/sim.v"
+    verdicts <"$T/cuda.json" >"$T/cuda.v"
+    [ "$(grep -c . "$T/sim.v")" -eq 16 ] || fail "run-batch on sim: $(cat "$T/sim.json")"
+    cmp -s "$T/sim.v" "$T/cuda.v" || fail "run-batch: sim and cuda disagree: $(diff "$T/sim.v" "$T/cuda.v")"
+    rm -f "$T/once"
+    FAKE_CUDA_ONCE="$T/once" FAKE_CUDA_CRASH_AT=2 ASAN_OPTIONS=handle_segv=0:detect_leaks=0 \
+      "$AF" run-batch "$T/batch" --schedules eager,lazy --json --backend cuda >"$T/f.json" 2>"$T/e"
+    verdicts <"$T/f.json" >"$T/f.v"
+    sigdiff() { diff <(grep signature "$1") <(grep signature "$2") | grep -c '^>'; }
+    [ "$(sigdiff "$T/sim.v" "$T/f.v")" -eq 2 ] || fail "batch crash: $(diff "$T/sim.v" "$T/f.v")"
+    grep -q 'runtime_error|device-process|signal-11' "$T/f.v" || fail "batch crash verdict"
+    grep -q '1 child restart' "$T/e" || fail "batch crash: $(cat "$T/e")"
+    rm -f "$T/once"
+    FAKE_CUDA_ONCE="$T/once" FAKE_CUDA_HANG_AT=2 ASYNCFUZZ_GPU_TIMEOUT=2 \
+      "$AF" run-batch "$T/batch" --schedules eager,lazy --json --backend cuda >"$T/h.json" 2>/dev/null
+    verdicts <"$T/h.json" >"$T/h.v"
+    grep -q 'mlir-opt|timeout|device|hang' "$T/h.v" || fail "batch hang: $(cat "$T/h.v")"
+    [ "$(sigdiff "$T/sim.v" "$T/h.v")" -eq 2 ] || fail "batch hang: the other cases changed"
+    ok "run-batch on cuda: sim's verdicts; a crash and a hang each cost one case"
+  else
+    echo "skip: compile-batch ($(tail -1 "$T/o"))"
+  fi
 else
   echo "skip: mlir-opt tests (no mlir-opt)"
 fi

@@ -6,7 +6,9 @@
  *
  * It models an infinitely slow GPU: work waits in per-stream FIFO queues and runs only when
  * the host forces it (a stream, event or context synchronize; a stream waiting on an event runs
- * the captured work first). So a missing synchronization shows as stale data. Handles are
+ * the captured work first). So a missing synchronization shows as stale data. A copy to or from
+ * pageable host memory runs at once, after the stream's earlier work, as the driver documents
+ * for such copies (they return only once the host side is done). Handles are
  * checked against a registry, so an event call given a stream fails with
  * CUDA_ERROR_INVALID_HANDLE, as the driver reports it. Kernels run runner/kernels.c.
  *
@@ -53,6 +55,7 @@ typedef struct Work {
 
 typedef struct Stream {
   Obj o;
+  struct Stream *dead_next; /* destroyed streams stay reachable: events may still name them */
   Work *q;
   size_t head, len, cap;
   unsigned long long enq, done;
@@ -73,6 +76,7 @@ typedef struct Func {
 
 static Obj *g_live;
 static Stream g_legacy = {.o = {K_STREAM, NULL}};
+static Stream *g_dead;
 static int g_sticky;
 static int g_launches;
 static double g_clock_ns;
@@ -389,6 +393,8 @@ CUresult cuStreamDestroy_v2(CUstream hs) {
   s->q = NULL;
   s->head = s->len = s->cap = 0;
   /* the struct stays: events recorded on the stream still name it (never freed) */
+  s->dead_next = g_dead;
+  g_dead = s;
   return CUDA_SUCCESS;
 }
 CUresult cuStreamSynchronize(CUstream hs) {
@@ -502,6 +508,16 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
   m->freed = 1;
   return CUDA_SUCCESS;
 }
+/* Whether p lies in a device allocation (else it is pageable host memory). */
+static int is_dev(CUdeviceptr p) {
+  for (Obj *o = g_live; o; o = o->next) {
+    Mem *m = (Mem *)o;
+    if (o->kind == K_MODULE + 1 && p >= (CUdeviceptr)(uintptr_t)m->data &&
+        p < (CUdeviceptr)(uintptr_t)m->data + m->bytes)
+      return 1;
+  }
+  return 0;
+}
 CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream hs) {
   STICKY();
   Stream *s = stream_of(hs);
@@ -512,6 +528,9 @@ CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream 
   w->dst = (void *)(uintptr_t)dst;
   w->src = (const void *)(uintptr_t)src;
   w->bytes = bytes;
+  if (!is_dev(dst) || !is_dev(src))
+    run_to(s, s->enq); /* pageable host memory: synchronous */
+  STICKY();
   return CUDA_SUCCESS;
 }
 static CUresult set(int kind, CUdeviceptr dst, unsigned v, size_t n, CUstream hs) {

@@ -1,0 +1,60 @@
+#!/bin/bash
+# batch: ahead-of-time batches on the simulator. compile-batch lowers and compiles cases into a
+# shared object with mlir-opt, mlir-translate, opt and llc (LLVM 22); run-batch, which needs no
+# MLIR, must give every case the verdict `check --lowering mlir-opt` gives it.
+# usage: batch_test.sh ASYNCFUZZ SRC
+set -u
+AF=$1
+SRC=$2
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+ok() { echo "ok: $*"; }
+if ! command -v mlir-opt-22 >/dev/null 2>&1 || ! command -v llc-22 >/dev/null 2>&1; then
+  echo "skip: needs mlir-opt-22 and llc-22 (Debian: mlir-22-tools llvm-22; scripts/bootstrap.sh)"
+  exit 77
+fi
+D="$SRC/tests/data"
+
+# errors first: no cases, the builtin lowering, a missing or foreign manifest
+"$AF" compile-batch -o "$T/x" >/dev/null 2>&1
+[ $? -eq 2 ] || fail "compile-batch without cases should exit 2"
+"$AF" compile-batch "$D/mlir-simple.json" --lowering builtin -o "$T/x" >"$T/o" 2>&1
+[ $? -eq 2 ] && grep -q "mlir-opt lowering" "$T/o" || fail "builtin: $(cat "$T/o")"
+"$AF" run-batch "$T/nothing" >"$T/o" 2>&1
+[ $? -eq 3 ] && grep -q "manifest.json" "$T/o" || fail "missing batch: $(cat "$T/o")"
+mkdir -p "$T/bad" && echo '{"format": "something else"}' >"$T/bad/manifest.json"
+"$AF" run-batch "$T/bad" >"$T/o" 2>&1
+[ $? -eq 3 ] && grep -q "not a manifest" "$T/o" || fail "foreign manifest: $(cat "$T/o")"
+"$AF" compile-batch "$D/mlir-simple.json" -o "$T/x" --lowering mlir-opt:/nonexistent/mlir-opt >"$T/o" 2>&1
+[ $? -ne 0 ] || fail "a missing mlir-opt should be refused"
+ok "errors"
+
+# data cases that lower, the corpus (which mostly does not, with LLVM 22.1.8) and 24 generated
+"$AF" compile-batch "$D/mlir-simple.json" "$D/mlir-run-a.json" "$D/mlir-run-b.json" "$SRC"/corpus/*.json \
+  --gen 24 --seed 11 -o "$T/b" >"$T/o" 2>&1 || fail "compile-batch: $(cat "$T/o")"
+[ -f "$T/b/batch.so" ] && [ -f "$T/b/manifest.json" ] || fail "no batch.so or manifest"
+n=$(ls "$T/b/cases" | wc -l)
+[ "$n" -eq $((3 + $(ls "$SRC"/corpus/*.json | wc -l) + 24)) ] || fail "cases: $n"
+grep -q '"llc": "Debian LLVM version 22' "$T/b/manifest.json" || fail "tool versions not recorded"
+grep -q '"lowering_version": "' "$T/b/manifest.json" || fail "lowering version not recorded"
+# the object needs no MLIR library at run time: only the runtime's symbols and libc
+ldd "$T/b/batch.so" | grep -qi mlir && fail "batch.so links an MLIR library"
+nm -D --undefined-only "$T/b/batch.so" | grep -q mgpuLaunchKernel || fail "batch.so calls no kernel"
+
+list=$(for i in $(seq 0 $((n - 1))); do echo "$T/b/cases/case-$i.json"; done)
+"$AF" run-batch "$T/b" --schedules eager,lazy,random@5 --json >"$T/run.json" 2>"$T/e"
+rc=$?
+"$AF" check $list --lowering mlir-opt --schedules eager,lazy,random@5 --json >"$T/check.json" 2>/dev/null
+[ $rc -eq $? ] || fail "exit status differs from check's"
+verdicts() { grep -o '"schedule": "[^"]*", "verdict": "[^"]*"\|"signature": "[^"]*"'; }
+verdicts <"$T/run.json" >"$T/run.v"
+verdicts <"$T/check.json" | grep -v '^"schedule"' >"$T/c1"
+grep -v '^"schedule"' "$T/run.v" >"$T/r1"
+cmp -s "$T/r1" "$T/c1" || fail "run-batch and check disagree: $(diff "$T/r1" "$T/c1" | head)"
+grep -q "compiled" "$T/e" || fail "no summary line: $(cat "$T/e")"
+ok "run-batch gives every one of $n cases check's verdicts ($(grep -c '"lowered": true' "$T/b/manifest.json") compiled)"
+echo "batch: all passed"
