@@ -509,7 +509,9 @@ static int write_summary(Camp *k, double el) {
     }
     fprintf(f, "}");
   }
-  fprintf(f, "],\n \"backend\": \"%s\", \"schedules\": ", k->backend);
+  fprintf(f, "],\n \"backend\": \"%s\", \"device\": ", k->backend);
+  json_esc(f, k->device);
+  fprintf(f, ", \"schedules\": ");
   json_esc(f, k->sched_spec);
   fprintf(f,
           ", \"swarm\": %s, \"cases\": %ld, \"seconds\": %.2f, \"failures\": %ld, "

@@ -1,0 +1,64 @@
+#!/bin/bash
+# bench_gpu.sh: the cuda backend on a real GPU. Prints
+#   1. the device and the calibrated spin count;
+#   2. throughput at 32 ops: cases/s of a builtin campaign on cuda and on sim (median of REPS
+#      runs of SECONDS each; campaign defaults: schedules lazy,random,pct, so 3 runs per case);
+#   3. for each builtin fault: of RUNS cases in which the fault shows on sim (the checker sees
+#      it under the eager schedule), in how many one run on the GPU with the checker off
+#      shows it in the observations alone: with the calibrated spin and with --spin 1.
+# Without a usable GPU it says why and measures nothing.
+# usage: bench_gpu.sh ASYNCFUZZ [RUNS=100] [SECONDS=10] [REPS=3]
+set -u
+AF=$1
+RUNS=${2:-100}
+SECS=${3:-10}
+REPS=${4:-3}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+if ! "$AF" device --calibrate >"$T/spin" 2>"$T/dev"; then
+  echo "bench_gpu: no usable GPU here, nothing measured: $(tail -1 "$T/dev")"
+  exit 0
+fi
+cat "$T/dev"
+SPIN=$(sed -n 's/^spin //p' "$T/spin")
+echo "calibrated spin: $SPIN"
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+rate() { # BACKEND-ARGS...: cases/s of one campaign
+  rm -rf "$T/c"
+  "$AF" campaign "$@" --lowering builtin --ops 32 --seconds "$SECS" --seed $RANDOM --no-db \
+    --no-reduce --quiet --out "$T/c" >/dev/null 2>&1
+  sed -n 's/.*"cases": \([0-9]*\), "seconds": \([0-9.]*\).*/\1 \2/p' "$T/c/summary.json" |
+    awk '{printf "%.1f\n", $1 / $2}'
+}
+echo
+echo "throughput at 32 ops (cases/s, median of $REPS x ${SECS}s; 3 schedules per case):"
+for i in $(seq "$REPS"); do rate --backend cuda --spin "$SPIN"; done | median >"$T/cuda.r"
+for i in $(seq "$REPS"); do rate; done | median >"$T/sim.r"
+echo "  cuda (spin $SPIN): $(cat "$T/cuda.r")"
+echo "  sim:              $(cat "$T/sim.r")"
+
+echo
+echo "observation alone (checker off), one GPU run per case, $RUNS cases where the fault shows:"
+printf "  %-22s %18s %18s\n" fault "spin $SPIN" "spin 1"
+for i in $(seq 1 $((RUNS * 4))); do "$AF" gen --seed $((i * 104729)) -o "$T/g$i.json"; done
+for f in yield_stream drop_extra_deps early_stream_destroy drop_host_wait copy_wrong_stream \
+  free_unordered record_early; do
+  rm -f "$T"/act*.json
+  n=0
+  for i in $(seq 1 $((RUNS * 4))); do
+    [ $n -ge "$RUNS" ] && break
+    if ! "$AF" check "$T/g$i.json" --lowering builtin:fault=$f --schedules eager >/dev/null 2>&1; then
+      n=$((n + 1))
+      cp "$T/g$i.json" "$T/act$n.json"
+    fi
+  done
+  res=()
+  for spin in "$SPIN" 1; do
+    "$AF" check "$T"/act*.json --lowering builtin:fault=$f --schedules eager --no-checker --json \
+      --backend cuda --spin "$spin" >"$T/o.json" 2>/dev/null
+    seen=$(grep -c '"observation_failed": true' "$T/o.json")
+    res+=("$seen/$n ($(awk -v a="$seen" -v b="$n" 'BEGIN {printf "%.0f", b ? 100 * a / b : 0}')%)")
+  done
+  printf "  %-22s %18s %18s\n" "$f" "${res[0]}" "${res[1]}"
+done
