@@ -20,6 +20,7 @@
 #include "pipeline.h"
 
 #include "../base/proc.h"
+#include "../results/store.h"
 
 #include <cjson/cJSON.h>
 #include <dlfcn.h>
@@ -407,8 +408,44 @@ static void batch_child(const char *so, const BatchCase *bc, int n, int from, in
   _exit(0);
 }
 
+/* One failing case of a batch in the database: its first failing run, with the case, its
+ * rendering, the lowering's version and pipeline, and the command that replays it (`check` of
+ * the case file, on a machine with the lowering's mlir-opt). */
+static int record_failure(Store *db, int64_t run, const LowerSpec *spec, const PipeOpts *o,
+                          const BatchCase *bc, const char *dir, const Verdict *v, const Schedule *s,
+                          int *nnew, AfErr *err) {
+  char sched[64], replay[4800];
+  pipeline_schedule_str(s, sched, sizeof sched);
+  (void)dir;
+  snprintf(replay, sizeof replay, "asyncfuzz check %s --lowering %s --schedules %s%s", bc->file,
+           spec->arg, sched, pipeline_backend_args(o));
+  char *json = gen_case_to_json(&bc->c);
+  char *mlir = gen_render_mlir(&bc->c);
+  StoreOccurrence oc = {0};
+  oc.signature = v->signature;
+  oc.cls = oracle_verdict_name(v->cls);
+  oc.lowering = spec->name;
+  oc.detail = v->detail;
+  oc.lowering_version = spec->version;
+  oc.pipeline = spec->pipeline;
+  oc.backend = o->backend == RT_BACKEND_CUDA ? (o->raw_handles ? "cuda:raw" : "cuda") : "sim";
+  oc.schedule = sched;
+  oc.case_seed = bc->c.seed;
+  oc.case_ops = bc->c.nops;
+  oc.case_json = json;
+  oc.case_mlir = mlir;
+  oc.replay = replay;
+  int is_new = 0, status = 0;
+  int rc = json && mlir ? store_record(db, run, &oc, &is_new, &status, err)
+                        : af_err_set(err, AF_ENOMEM, "out of memory");
+  *nnew += is_new;
+  af_free(json);
+  af_free(mlir);
+  return rc;
+}
+
 int cmd_run_batch(int argc, char **argv) {
-  const char *dir = NULL, *scheds = "eager,lazy,random:4,pct:4";
+  const char *dir = NULL, *scheds = "eager,lazy,random:4,pct:4", *dbp = NULL;
   uint64_t seed = 0;
   int json = 0;
   PipeOpts o = {0};
@@ -418,12 +455,14 @@ int cmd_run_batch(int argc, char **argv) {
     if (cli_is_help(a)) {
       printf("usage: asyncfuzz run-batch DIR [--backend B] [--spin N|auto] [--schedules LIST]\n"
              "                          [--seed N] [--json] [--memfree-sync] [--no-checker]\n"
+             "                          [--db FILE]\n"
              "Runs a batch made by `asyncfuzz compile-batch` (no MLIR needed here): every\n"
              "compiled case under each schedule, in a child process watched by a watchdog\n"
              "($ASYNCFUZZ_GPU_TIMEOUT s per case, default 60; a crash or hang gives that case a\n"
              "verdict and a fresh child goes on). Each run is judged as `check` judges it; cases\n"
              "the lowering did not lower keep their verdicts from the manifest. Output and exit\n"
-             "status as `check`.\n\n%s",
+             "status as `check`. --db records the run (device, tools from the manifest) and each\n"
+             "failing case's first failing run in the regression database, as campaigns do.\n\n%s",
              cli_backend_help);
       return 0;
     } else if (strcmp(a, "--schedules") == 0 && val) {
@@ -434,6 +473,8 @@ int cmd_run_batch(int argc, char **argv) {
       i++;
     } else if (strcmp(a, "--json") == 0) {
       json = 1;
+    } else if (strcmp(a, "--db") == 0 && val) {
+      dbp = argv[++i];
     } else if (strcmp(a, "--memfree-sync") == 0) {
       o.memfree_sync = 1;
     } else if (strcmp(a, "--no-checker") == 0) {
@@ -522,11 +563,57 @@ int cmd_run_batch(int argc, char **argv) {
       snprintf(v->detail, sizeof v->detail, "%s", cJSON_IsString(dj) ? dj->valuestring : "");
     }
   }
+  char tools[4096] = "";
+  {
+    const cJSON *tv = cJSON_GetObjectItemCaseSensitive(m, "mlir_translate");
+    const cJSON *lv = cJSON_GetObjectItemCaseSensitive(m, "llc");
+    AfBuf tb;
+    af_buf_init(&tb);
+    af_buf_puts(&tb, "[{\"lowering\": ");
+    af_buf_json_str(&tb, spec.name);
+    af_buf_puts(&tb, ", \"version\": ");
+    af_buf_json_str(&tb, spec.version);
+    af_buf_puts(&tb, ", \"pipeline\": ");
+    af_buf_json_str(&tb, spec.pipeline);
+    af_buf_puts(&tb, ", \"mlir_translate\": ");
+    af_buf_json_str(&tb, cJSON_IsString(tv) ? tv->valuestring : "");
+    af_buf_puts(&tb, ", \"llc\": ");
+    af_buf_json_str(&tb, cJSON_IsString(lv) ? lv->valuestring : "");
+    af_buf_puts(&tb, ", \"batch\": true}]");
+    snprintf(tools, sizeof tools, "%s", tb.p && !tb.oom ? tb.p : "[]");
+    af_buf_free(&tb);
+  }
   cJSON_Delete(m);
   char dev[400] = "";
   if (ex == 0 && o.backend == RT_BACKEND_CUDA) {
     ex = cli_backend_start("run-batch", &o, dev, sizeof dev);
     gpu_child_stop(); /* the batch child opens the device itself */
+  }
+  Store *db = NULL;
+  int64_t run_id = 0;
+  if (ex == 0 && dbp) {
+    StoreRun run;
+    memset(&run, 0, sizeof run);
+    AfRng ur;
+    af_rng_seed(&ur, af_mix64((uint64_t)time(NULL), (uint64_t)getpid() * 7919u));
+    snprintf(run.uuid, sizeof run.uuid, "%016llx%016llx", (unsigned long long)af_rng_next(&ur),
+             (unsigned long long)af_rng_next(&ur));
+    if (gethostname(run.host, sizeof run.host - 1) != 0)
+      snprintf(run.host, sizeof run.host, "unknown");
+    snprintf(run.version, sizeof run.version, "%s", ASYNCFUZZ_VERSION);
+    snprintf(run.tools, sizeof run.tools, "%s", tools);
+    snprintf(run.device, sizeof run.device, "%s",
+             dev[0] ? dev : "sim (deterministic CPU simulator)");
+    snprintf(run.config, sizeof run.config,
+             "{\"batch\": true, \"schedules\": \"%s\", \"seed\": %llu, \"memfree_sync\": %s, "
+             "\"checker\": %s, \"backend\": \"%s\", \"spin\": %d}",
+             scheds, (unsigned long long)seed, o.memfree_sync ? "true" : "false",
+             o.no_checker ? "false" : "true",
+             o.backend == RT_BACKEND_CUDA ? (o.raw_handles ? "cuda:raw" : "cuda") : "sim", o.spin);
+    if (store_open(dbp, 1, &db, &err) || store_run_begin(db, &run, &run_id, &err)) {
+      fprintf(stderr, "asyncfuzz run-batch: %s\n", err.msg);
+      ex = err.rc == AF_EPARSE ? EXIT_INPUT : EXIT_INTERNAL;
+    }
   }
   char tdir[4096], so[4200];
   snprintf(so, sizeof so, "%s/batch.so", dir);
@@ -538,6 +625,7 @@ int cmd_run_batch(int argc, char **argv) {
     for (int i = 0; i < n && bc; i++)
       gen_case_free(&bc[i].c);
     af_free(bc);
+    store_close(db);
     return ex;
   }
   /* the runtime's settings, as mlir-runner gets them */
@@ -624,7 +712,7 @@ int cmd_run_batch(int argc, char **argv) {
   }
   double secs = now_s() - t0;
   /* judge every run */
-  int failed = 0;
+  int failed = 0, nnew = 0;
   AfBuf b;
   af_buf_init(&b);
   CheckResult *res = af_calloc(1, sizeof *res);
@@ -677,6 +765,12 @@ int cmd_run_batch(int argc, char **argv) {
     }
     oracle_expected_free(e);
     failed += res->first_fail >= 0;
+    if (db && res->first_fail >= 0 &&
+        record_failure(db, run_id, &spec, &o, &bc[i], dir, &res->verdict[res->first_fail],
+                       &res->sched[res->first_fail], &nnew, &err)) {
+      fprintf(stderr, "asyncfuzz run-batch: %s\n", err.msg);
+      ex = EXIT_INTERNAL;
+    }
     if (json)
       cli_check_json(&b, bc[i].file, &spec, res);
     else
@@ -688,7 +782,12 @@ int cmd_run_batch(int argc, char **argv) {
             "asyncfuzz run-batch: %d case(s), %d compiled, %d x %d run(s) in %.2f s on %s; %d "
             "failing; %d child restart(s)\n",
             n, nlow, nlow, ns, secs, dev[0] ? dev : "sim", failed, restarts);
+    if (db)
+      fprintf(stderr, "asyncfuzz run-batch: %d new finding(s) in %s\n", nnew, dbp);
   }
+  if (db && store_run_end(db, run_id, n, secs, &err))
+    fprintf(stderr, "asyncfuzz run-batch: %s\n", err.msg);
+  store_close(db);
   af_buf_free(&b);
   af_free(res);
   af_free(fault);

@@ -57,4 +57,19 @@ grep -v '^"schedule"' "$T/run.v" >"$T/r1"
 cmp -s "$T/r1" "$T/c1" || fail "run-batch and check disagree: $(diff "$T/r1" "$T/c1" | head)"
 grep -q "compiled" "$T/e" || fail "no summary line: $(cat "$T/e")"
 ok "run-batch gives every one of $n cases check's verdicts ($(grep -c '"lowered": true' "$T/b/manifest.json") compiled)"
+# the regression database: a run with the manifest's tools, each failing case once; a second
+# run of the same batch finds nothing new
+"$AF" run-batch "$T/b" --schedules eager --db "$T/r.db" >/dev/null 2>"$T/e"
+grep -q "new finding(s)" "$T/e" || fail "no database line: $(cat "$T/e")"
+nf=$(sed -n 's/.*: \([0-9]*\) new finding(s).*/\1/p' "$T/e")
+[ "$nf" -gt 0 ] || fail "no findings recorded"
+"$AF" run-batch "$T/b" --schedules eager --db "$T/r.db" >/dev/null 2>"$T/e"
+grep -q ": 0 new finding(s)" "$T/e" || fail "second run: $(cat "$T/e")"
+if command -v sqlite3 >/dev/null; then
+  [ "$(sqlite3 "$T/r.db" 'select count(*) from runs')" -eq 2 ] || fail "runs"
+  sqlite3 "$T/r.db" 'select tools from runs' | grep -q '"llc": "Debian LLVM version 22' || fail "tools"
+  sqlite3 "$T/r.db" 'select replay from findings' | grep -q "^asyncfuzz check .*/cases/case-[0-9]*.json --lowering mlir-opt --schedules eager@" ||
+    fail "replay: $(sqlite3 "$T/r.db" 'select replay from findings limit 1')"
+fi
+ok "run-batch --db: $nf findings, none new the second time"
 echo "batch: all passed"

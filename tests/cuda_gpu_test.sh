@@ -61,6 +61,24 @@ grep -q 'mgpuEventSynchronize|CUDA_ERROR_INVALID_HANDLE' "$T/raw.json" ||
   fail "raw #170833: $(cat "$T/raw.json")"
 ok "cuda:raw: the driver refuses an event synchronize on a stream"
 
+# a batch compiled on a CPU machine (compile-batch), carried here: cuda gives sim's verdicts
+B=${ASYNCFUZZ_GPU_TEST_BATCH:-}
+if [ -z "$B" ] && command -v mlir-opt-22 >/dev/null 2>&1 && command -v llc-22 >/dev/null 2>&1; then
+  "$AF" compile-batch "$SRC/tests/data/mlir-simple.json" "$SRC/tests/data/mlir-run-b.json" \
+    --gen 200 --seed 7 -o "$T/batch" >/dev/null 2>&1 && B="$T/batch"
+fi
+if [ -n "$B" ]; then
+  "$AF" run-batch "$B" --schedules eager,lazy --json >"$T/bs.json" 2>/dev/null
+  "$AF" run-batch "$B" --schedules eager,lazy --json --backend cuda --spin auto >"$T/bc.json" 2>"$T/e"
+  verdicts <"$T/bs.json" >"$T/bs.v"
+  verdicts <"$T/bc.json" >"$T/bc.v"
+  [ -s "$T/bs.v" ] || fail "run-batch on sim gave nothing"
+  cmp -s "$T/bs.v" "$T/bc.v" || fail "run-batch: sim and cuda disagree: $(diff "$T/bs.v" "$T/bc.v" | head -6)"
+  ok "run-batch: the batch's verdicts on the GPU are the sim's ($(tail -1 "$T/e"))"
+else
+  echo "skip: run-batch on the GPU (set ASYNCFUZZ_GPU_TEST_BATCH to a compile-batch directory)"
+fi
+
 if command -v mlir-opt-22 >/dev/null 2>&1; then
   "$AF" check "$SRC/tests/data/mlir-simple.json" --lowering mlir-opt --backend cuda --no-checker \
     >"$T/o" 2>&1 || fail "mlir-opt code on the GPU: $(cat "$T/o")"
