@@ -381,6 +381,7 @@ static double now_s(void) {
 /* The child: loads the object (its constructors load the kernel modules), runs cases from
  * `from` on, and writes each finished case's index to fd. */
 static void batch_child(const char *so, const BatchCase *bc, int n, int from, int ns, int fd) {
+  dup2(2, 1); /* whatever the compiled code prints must not mix with the verdicts */
   void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
   if (h == NULL) {
     fprintf(stderr, "asyncfuzz run-batch: cannot load %s: %s\n", so, dlerror());
@@ -414,7 +415,7 @@ static void batch_child(const char *so, const BatchCase *bc, int n, int from, in
 static int record_failure(Store *db, int64_t run, const LowerSpec *spec, const PipeOpts *o,
                           const BatchCase *bc, const char *dir, const Verdict *v, const Schedule *s,
                           int *nnew, AfErr *err) {
-  char sched[64], replay[4800];
+  char sched[64], replay[6000];
   pipeline_schedule_str(s, sched, sizeof sched);
   (void)dir;
   snprintf(replay, sizeof replay, "asyncfuzz check %s --lowering %s --schedules %s%s", bc->file,

@@ -58,8 +58,8 @@ static void tool_verdict(const LowerSpec *spec, int cls, const char *cause, cons
 
 /* Judges the trace file of one case. *found: whether the file was there. */
 int pipeline_judge_trace(const char *path, const GenCase *c, const LowerSpec *spec,
-                       const OracleExpected *e, const PipeOpts *o, Verdict *v, int *found,
-                       AfErr *err) {
+                         const OracleExpected *e, const PipeOpts *o, Verdict *v, int *found,
+                         AfErr *err) {
   struct stat st;
   *found = stat(path, &st) == 0;
   if (!*found)

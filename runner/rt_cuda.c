@@ -18,10 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const unsigned char af_cuda_kernels_ptx[]; /* kernels.cu built by nvcc, NUL-terminated */
+/* kernels.cu built by nvcc: a fat binary (sm_80, sm_90 machine code; compute_75 PTX) */
+extern const unsigned char af_cuda_kernels_fatbin[];
 
 static CUdevice g_dev;
 static CUcontext g_ctx;
+static CUmodule g_builtin; /* the sentinel kernels, loaded once per process */
 
 static const char *error_name(int code) {
   const char *s = NULL;
@@ -76,10 +78,14 @@ static void enter(void) {
 static int module_load(const void *data, int jit, int opt, void **mod, char *log, size_t n) {
   CUmodule m = NULL;
   CUresult rc;
-  if (data == NULL) {
-    data = af_cuda_kernels_ptx;
-    jit = 1;
-    opt = 2;
+  if (data == NULL) { /* builtin Programs load and unload it every run: load it once */
+    if (g_builtin == NULL && (rc = cuModuleLoadData(&g_builtin, af_cuda_kernels_fatbin)) != 0) {
+      g_builtin = NULL;
+      *mod = NULL;
+      return rc;
+    }
+    *mod = g_builtin;
+    return CUDA_SUCCESS;
   }
   if (jit) {
     char buf[4096] = "";
@@ -97,6 +103,8 @@ static int module_load(const void *data, int jit, int opt, void **mod, char *log
 }
 
 static int module_unload(void *mod) {
+  if (mod != NULL && mod == (void *)g_builtin)
+    return CUDA_SUCCESS; /* kept for the process */
   CUresult rc = cuModuleUnload((CUmodule)mod);
   return rc == CUDA_ERROR_DEINITIALIZED ? CUDA_SUCCESS : rc; /* as since llvm#190563 */
 }
@@ -256,8 +264,6 @@ static int time_spin(int spin, int elems, int reps, double *us) {
     cuEventDestroy(e1);
   if (s)
     cuStreamDestroy(s);
-  if (m)
-    cuModuleUnload(m);
   free(t);
   return rc;
 }

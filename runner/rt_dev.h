@@ -26,7 +26,8 @@ typedef struct RtDevOps {
   /* "CUDA_ERROR_INVALID_HANDLE" for a status code; "CUDA_ERROR_<code>" when unknown. */
   const char *(*error_name)(int code);
   /* A module from an image: cubin/fatbin (jit 0) or PTX (jit 1, with the optimization level).
-   * data NULL: the library's own sentinel kernels (PTX built by nvcc). log: the JIT's log. */
+   * data NULL: the library's own sentinel kernels (a fat binary built by nvcc, loaded once
+   * per process; unloading it is a no-op). log: the JIT's log. */
   int (*module_load)(const void *data, int jit, int opt, void **mod, char *log, size_t n);
   int (*module_unload)(void *mod);
   int (*get_function)(void *mod, const char *name, void **fn);

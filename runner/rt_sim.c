@@ -681,6 +681,8 @@ static void dev_finish(Rt *rt) {
     return;
   rt->dev->enter();
   int code = rt->dev->ctx_sync();
+  if (code == 4) /* CUDA_ERROR_DEINITIALIZED: at process exit, after the driver's own teardown */
+    code = 0;
   if (code) {
     int save = t_tid;
     t_tid = 0;

@@ -19,7 +19,8 @@
  *   FAKE_CUDA_NO_DEVICE=1 cuInit fails with CUDA_ERROR_NO_DEVICE
  *   FAKE_CUDA_ONCE=FILE   inject once across processes: only while FILE does not exist, and
  *                         create it (so a replaced child process runs clean)
- * Timing events advance a virtual clock by 1 ns per spin iteration of each kernel.
+ * Timing events advance a virtual clock by 1 ns per spin iteration of each kernel. Modules: PTX
+ * text, an ELF cubin or a fat binary (by their first bytes); anything else is refused.
  */
 #include <cuda.h>
 #include <signal.h>
@@ -282,12 +283,11 @@ CUresult cuGetErrorName(CUresult e, const char **s) {
 }
 
 static int image_ok(const void *img) {
+  static const unsigned char elf[4] = {0x7f, 'E', 'L', 'F'};
+  static const unsigned char fatbin[4] = {0x50, 0xed, 0x55, 0xba};
   const char *c = img;
   return c && (strncmp(c, "//", 2) == 0 || strncmp(c, ".version", 8) == 0 ||
-               memcmp(c,
-                      "\x7f"
-                      "ELF",
-                      4) == 0);
+               memcmp(c, elf, 4) == 0 || memcmp(c, fatbin, 4) == 0);
 }
 CUresult cuModuleLoadData(CUmodule *m, const void *img) {
   STICKY();
