@@ -594,14 +594,7 @@ int cmd_run_batch(int argc, char **argv) {
   int64_t run_id = 0;
   if (ex == 0 && dbp) {
     StoreRun run;
-    memset(&run, 0, sizeof run);
-    AfRng ur;
-    af_rng_seed(&ur, af_mix64((uint64_t)time(NULL), (uint64_t)getpid() * 7919u));
-    snprintf(run.uuid, sizeof run.uuid, "%016llx%016llx", (unsigned long long)af_rng_next(&ur),
-             (unsigned long long)af_rng_next(&ur));
-    if (gethostname(run.host, sizeof run.host - 1) != 0)
-      snprintf(run.host, sizeof run.host, "unknown");
-    snprintf(run.version, sizeof run.version, "%s", ASYNCFUZZ_VERSION);
+    store_run_init(&run);
     snprintf(run.tools, sizeof run.tools, "%s", tools);
     snprintf(run.device, sizeof run.device, "%s",
              dev[0] ? dev : "sim (deterministic CPU simulator)");

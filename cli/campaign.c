@@ -944,15 +944,7 @@ int cmd_campaign(int argc, char **argv) {
       return err.rc == AF_EPARSE ? EXIT_INPUT : EXIT_INTERNAL;
     }
     StoreRun run;
-    memset(&run, 0, sizeof run);
-    AfRng ur;
-    af_rng_seed(&ur,
-                af_mix64((uint64_t)time(NULL), (uint64_t)getpid() * 7919u + (uint64_t)clock()));
-    snprintf(run.uuid, sizeof run.uuid, "%016llx%016llx", (unsigned long long)af_rng_next(&ur),
-             (unsigned long long)af_rng_next(&ur));
-    if (gethostname(run.host, sizeof run.host - 1) != 0)
-      snprintf(run.host, sizeof run.host, "unknown");
-    snprintf(run.version, sizeof run.version, "%s", ASYNCFUZZ_VERSION);
+    store_run_init(&run);
     tools_json(&k, run.tools, sizeof run.tools);
     snprintf(run.device, sizeof run.device, "%s", k.device);
     snprintf(run.config, sizeof run.config,

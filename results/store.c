@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* prepared statements of the hot path, keyed by their (static) SQL text's address */
 #define STORE_CACHE 16
@@ -257,6 +258,17 @@ static void bind_text(sqlite3_stmt *st, int i, const char *t) {
     sqlite3_bind_text(st, i, t, -1, SQLITE_TRANSIENT);
   else
     sqlite3_bind_null(st, i);
+}
+
+void store_run_init(StoreRun *r) {
+  memset(r, 0, sizeof *r);
+  AfRng ur;
+  af_rng_seed(&ur, af_mix64((uint64_t)time(NULL), (uint64_t)getpid() * 7919u + (uint64_t)clock()));
+  snprintf(r->uuid, sizeof r->uuid, "%016llx%016llx", (unsigned long long)af_rng_next(&ur),
+           (unsigned long long)af_rng_next(&ur));
+  if (gethostname(r->host, sizeof r->host - 1) != 0)
+    snprintf(r->host, sizeof r->host, "unknown");
+  snprintf(r->version, sizeof r->version, "%s", ASYNCFUZZ_VERSION);
 }
 
 int store_run_begin(Store *s, StoreRun *r, int64_t *id, AfErr *err) {

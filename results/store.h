@@ -40,6 +40,9 @@ typedef struct StoreRun {
   char config[2048]; /* JSON: the campaign's options */
 } StoreRun;
 
+/* Clears r and fills what every run records the same way: a random uuid, this host's name and
+ * the asyncfuzz version. The caller fills tools, device and config. */
+void store_run_init(StoreRun *r);
 int store_run_begin(Store *s, StoreRun *r, int64_t *id, AfErr *err);
 int store_run_end(Store *s, int64_t id, long cases, double seconds, AfErr *err);
 
