@@ -181,4 +181,12 @@ cmd=$(sed -n 's/^replay: //p' "$T/camp"/failures/*/info.txt | head -1)
 "$AF" campaign --backend cuda --lowering builtin --cases 20 --seed 9 --jobs 2 --out "$T/camp2" \
   --quiet >"$T/o" 2>&1 || fail "campaign --jobs 2 on cuda: $(tail -5 "$T/o")"
 ok "campaigns on cuda: device recorded, replay reproduces, --jobs 2"
+# the bundle for GPU runners: it runs from its own folder
+if command -v mlir-opt-22 >/dev/null 2>&1 && command -v llc-22 >/dev/null 2>&1; then
+  bash "$SRC/scripts/gpu-bundle.sh" "$BUILD" "$T/gb" 5 >"$T/o" 2>&1 || fail "gpu-bundle: $(tail -3 "$T/o")"
+  "$T/gb/run.sh" device >"$T/o" 2>&1 || fail "bundle device: $(cat "$T/o")"
+  "$T/gb/run.sh" run-batch "$T/gb/batch" --backend cuda --schedules eager --json >"$T/o" 2>/dev/null
+  [ $? -eq 1 ] && grep -q '"verdict"' "$T/o" || fail "bundle run-batch: $(head -3 "$T/o")"
+  ok "gpu-bundle: device and run-batch from the bundle"
+fi
 echo "cuda_fake: all passed"
