@@ -153,9 +153,7 @@ int cmd_compile_batch(int argc, char **argv) {
   }
   AfErr err = {0};
   LowerSpec spec;
-  if (lower_spec_parse(lowering, &spec, &err) ||
-      (pipeline && lower_spec_set_pipeline(&spec, pipeline, &err))) {
-    fprintf(stderr, "asyncfuzz compile-batch: %s\n", err.msg);
+  if (cli_parse_lowering("compile-batch", lowering, pipeline, 0, &spec)) {
     af_free(paths);
     return EXIT_USAGE;
   }
@@ -413,11 +411,10 @@ static void batch_child(const char *so, const BatchCase *bc, int n, int from, in
  * rendering, the lowering's version and pipeline, and the command that replays it (`check` of
  * the case file, on a machine with the lowering's mlir-opt). */
 static int record_failure(Store *db, int64_t run, const LowerSpec *spec, const PipeOpts *o,
-                          const BatchCase *bc, const char *dir, const Verdict *v, const Schedule *s,
-                          int *nnew, AfErr *err) {
+                          const BatchCase *bc, const Verdict *v, const Schedule *s, int *nnew,
+                          AfErr *err) {
   char sched[64], replay[6000];
   pipeline_schedule_str(s, sched, sizeof sched);
-  (void)dir;
   snprintf(replay, sizeof replay, "asyncfuzz check %s --lowering %s --schedules %s%s", bc->file,
            spec->arg, sched, pipeline_backend_args(o));
   char *json = gen_case_to_json(&bc->c);
@@ -760,7 +757,7 @@ int cmd_run_batch(int argc, char **argv) {
     oracle_expected_free(e);
     failed += res->first_fail >= 0;
     if (db && res->first_fail >= 0 &&
-        record_failure(db, run_id, &spec, &o, &bc[i], dir, &res->verdict[res->first_fail],
+        record_failure(db, run_id, &spec, &o, &bc[i], &res->verdict[res->first_fail],
                        &res->sched[res->first_fail], &nnew, &err)) {
       fprintf(stderr, "asyncfuzz run-batch: %s\n", err.msg);
       ex = EXIT_INTERNAL;

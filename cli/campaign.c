@@ -881,10 +881,7 @@ int cmd_campaign(int argc, char **argv) {
   k.nspecs = nlow;
   int any_mlir = 0;
   for (int i = 0; i < nlow; i++) {
-    if (lower_spec_parse(lowerings[i], &k.specs[i], &err) ||
-        (pipeline && k.specs[i].kind == LOWER_MLIR_OPT &&
-         lower_spec_set_pipeline(&k.specs[i], pipeline, &err))) {
-      fprintf(stderr, "asyncfuzz campaign: %s\n", err.msg);
+    if (cli_parse_lowering("campaign", lowerings[i], pipeline, 1, &k.specs[i])) {
       af_free(k.specs);
       return EXIT_USAGE;
     }

@@ -27,6 +27,11 @@ extern const char cli_gen_knobs_help[];
 /* Maps an AF_E* code to an exit code. */
 int cli_exit_for(int rc);
 
+/* Parses --lowering s and applies --pipeline (NULL: none) to it; with several lowerings
+ * (`mixed`) the pipeline goes to the mlir-opt ones only, else a builtin spec refuses it. Prints
+ * "asyncfuzz CMD: why" and returns EXIT_USAGE on a bad spec, else 0. */
+int cli_parse_lowering(const char *cmd, const char *s, const char *pipeline, int mixed,
+                       LowerSpec *spec);
 /* --backend sim|cuda|cuda:raw and --spin N|auto (auto: calibrate on the device). Returns 1
  * when opt was one of them (val consumed), 0 when not, -1 on a bad value (printed). */
 int cli_backend_opt(PipeOpts *o, const char *opt, const char *val);

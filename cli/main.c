@@ -357,10 +357,12 @@ static int cmd_validate(int argc, char **argv) {
 
 /* ---- lower ---- */
 
-static int parse_lowering(const char *s, LowerSpec *spec) {
+int cli_parse_lowering(const char *cmd, const char *s, const char *pipeline, int mixed,
+                       LowerSpec *spec) {
   AfErr err = {0};
-  if (lower_spec_parse(s, spec, &err)) {
-    fprintf(stderr, "asyncfuzz: %s\n", err.msg);
+  if (lower_spec_parse(s, spec, &err) || (pipeline && (!mixed || spec->kind == LOWER_MLIR_OPT) &&
+                                          lower_spec_set_pipeline(spec, pipeline, &err))) {
+    fprintf(stderr, "asyncfuzz %s: %s\n", cmd, err.msg);
     return EXIT_USAGE;
   }
   return 0;
@@ -444,13 +446,9 @@ static int cmd_lower(int argc, char **argv) {
     return EXIT_USAGE;
   }
   LowerSpec spec;
-  if (parse_lowering(lowering, &spec))
+  if (cli_parse_lowering("lower", lowering, pipeline, 0, &spec))
     return EXIT_USAGE;
   AfErr err = {0};
-  if (pipeline && lower_spec_set_pipeline(&spec, pipeline, &err)) {
-    fprintf(stderr, "asyncfuzz lower: %s\n", err.msg);
-    return EXIT_USAGE;
-  }
   GenCase c;
   int ex = cli_load_case(path, &c, 1);
   if (ex) {
@@ -605,7 +603,7 @@ static int cmd_run(int argc, char **argv) {
     return EXIT_USAGE;
   }
   LowerSpec spec;
-  if (parse_lowering(lowering, &spec))
+  if (cli_parse_lowering("run", lowering, NULL, 0, &spec))
     return EXIT_USAGE;
   if (spec.kind == LOWER_MLIR_OPT) {
     fprintf(stderr,
@@ -858,12 +856,7 @@ static int cmd_check(int argc, char **argv) {
   }
   AfErr err = {0};
   for (int i = 0; i < nlow && ex == 0; i++) {
-    ex = parse_lowering(lowerings[i], &specs[i]);
-    if (ex == 0 && pipeline && specs[i].kind == LOWER_MLIR_OPT &&
-        lower_spec_set_pipeline(&specs[i], pipeline, &err)) {
-      fprintf(stderr, "asyncfuzz check: %s\n", err.msg);
-      ex = EXIT_USAGE;
-    }
+    ex = cli_parse_lowering("check", lowerings[i], pipeline, 1, &specs[i]);
   }
   Schedule s[PIPE_MAX_SCHED];
   int ns = 0;
@@ -1111,13 +1104,9 @@ static int cmd_reduce(int argc, char **argv) {
     return EXIT_USAGE;
   }
   LowerSpec spec;
-  if (parse_lowering(lowering, &spec))
+  if (cli_parse_lowering("reduce", lowering, pipeline, 0, &spec))
     return EXIT_USAGE;
   AfErr err = {0};
-  if (pipeline && lower_spec_set_pipeline(&spec, pipeline, &err)) {
-    fprintf(stderr, "asyncfuzz reduce: %s\n", err.msg);
-    return EXIT_USAGE;
-  }
   Schedule s[PIPE_MAX_SCHED];
   int ns;
   if (pipeline_parse_schedules(scheds, seed, s, PIPE_MAX_SCHED, &ns, &err)) {
