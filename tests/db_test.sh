@@ -54,8 +54,15 @@ grep -q "^1 finding(s)" "$tmp/out" || bad "db list --status known"
 "$af" db export --format junit --db "$db" > "$tmp/junit.xml" || bad "db export junit"
 n=$(q "$db" "SELECT count(*) FROM findings WHERE status = 'new'")
 grep -q "failures=\"$n\"" "$tmp/junit.xml" || bad "junit: $n new findings should be $n failures"
-"$af" db export --format json --db "$db" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d) > 0' \
-  || bad "db export json is not JSON"
+# JSON checked with sqlite3's own JSON functions (no other tool needed): valid, one element per
+# finding, and every signature as stored
+"$af" db export --format json --db "$db" > "$tmp/export.json" || bad "db export json"
+[ "$(q "$db" "SELECT json_valid(readfile('$tmp/export.json'))")" = 1 ] || bad "db export json is not JSON"
+[ "$(q "$db" "SELECT json_array_length(readfile('$tmp/export.json')) = (SELECT count(*) FROM findings)
+  AND (SELECT count(*) FROM json_each(readfile('$tmp/export.json')) AS e JOIN findings f
+       ON f.id = json_extract(e.value, '\$.id') AND f.signature = json_extract(e.value, '\$.signature')
+       AND f.status = json_extract(e.value, '\$.status')) = (SELECT count(*) FROM findings)" 2>&1)" = 1 ] \
+  || bad "db export json does not list every finding with its id, status and signature"
 # a known finding is counted, not reported again
 "$af" campaign --cases 300 --seed 11 --lowering builtin:fault=drop_host_wait --out "$tmp/j" --quiet > "$tmp/out" 2>&1
 rc=$?
@@ -119,6 +126,11 @@ q "$db" "INSERT INTO findings(signature, class, lowering, detail, first_seen, la
   '<script>document.title=\"pwned\"</script> & <b>', 1.0, 2.0, 1)"
 "$af" db list --db "$db" | grep -qF "evil|race|<img src=x onerror=alert(1)>'); DROP TABLE runs; --" \
   || bad "db list does not show the markup verbatim"
+# ... and exported as the same string in JSON
+"$af" db export --format json --db "$db" > "$tmp/export.json" || bad "db export json (markup)"
+[ "$(q "$db" "SELECT count(*) FROM json_each(readfile('$tmp/export.json')) AS e JOIN findings f
+  ON f.signature = json_extract(e.value, '\$.signature') AND f.detail = json_extract(e.value, '\$.detail')
+  WHERE f.signature LIKE 'evil|%'" 2>&1)" = 1 ] || bad "db export json: the markup finding does not round-trip"
 "$af" report --html "$tmp/report.html" --db "$db" > /dev/null || bad "report"
 grep -qF '&lt;img src=x onerror=alert(1)&gt;&#39;); DROP TABLE runs; --' "$tmp/report.html" || bad "report: markup not escaped"
 grep -qF '<img' "$tmp/report.html" && bad "report: raw markup in the page"
