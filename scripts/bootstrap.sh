@@ -4,11 +4,37 @@
 # only the tests need (chromium, to render the HTML report headless). llvm-22 (opt, llc) is
 # for compile-batch. The CUDA toolkit is not a Debian package: the cuda backend is built where
 # the toolkit is installed (nvcc, the driver stub library), and left out elsewhere.
+#
+# Everything the scripts, tests and benchmarks run must be in a bare Debian 12 (debootstrap
+# --variant=minbase) or in this list: tests/deps_test.sh checks it.
+#
+# usage: bootstrap.sh [--test] [--list]
+#   --list   print the packages (one a line) and install nothing
 set -euo pipefail
 
+test_too=0 list=0
+for a in "$@"; do
+  case "$a" in
+    --test) test_too=1 ;;
+    --list) list=1 ;;
+    -h | --help)
+      sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+      exit 0
+      ;;
+    *)
+      echo "bootstrap: unknown option $a (try --help)" >&2
+      exit 2
+      ;;
+  esac
+done
+
 need=(cmake gcc make pkg-config libcjson-dev libsqlite3-dev sqlite3 mlir-22-tools llvm-22)
-if [ "${1:-}" = --test ]; then
+if [ $test_too = 1 ]; then
   need+=(chromium)
+fi
+if [ $list = 1 ]; then
+  printf '%s\n' "${need[@]}"
+  exit 0
 fi
 missing=()
 for p in "${need[@]}"; do
@@ -28,4 +54,33 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
+unavailable() {
+  local p cand
+  for p in "${missing[@]}"; do
+    cand=$(apt-cache policy "$p" 2>/dev/null | sed -n 's/^ *Candidate: //p')
+    if [ -z "$cand" ] || [ "$cand" = "(none)" ]; then echo "$p"; fi
+  done
+}
+mapfile -t unavailable < <(unavailable)
+# Debian 12's LLVM 22 (mlir-22-tools, llvm-22) is in bookworm-security. An installed Debian
+# lists that suite; a debootstrap'ed one lists only bookworm main. Add it then, and say so.
+if [ ${#unavailable[@]} -ne 0 ] && grep -qs '^VERSION_CODENAME=bookworm' /etc/os-release &&
+  ! grep -rqs 'bookworm-security' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+  list=/etc/apt/sources.list.d/asyncfuzz-bookworm-security.list
+  echo "bootstrap: ${unavailable[*]}: not in the configured apt sources; adding Debian's" \
+    "bookworm-security suite ($list)"
+  echo "deb http://deb.debian.org/debian-security bookworm-security main" | $SUDO tee "$list" >/dev/null
+  $SUDO apt-get update -qq
+  mapfile -t unavailable < <(unavailable)
+fi
+# A package that no configured source offers: say which, and where Debian 12 has it, rather
+# than apt-get's "Unable to locate package".
+if [ ${#unavailable[@]} -ne 0 ]; then
+  echo "bootstrap: no configured apt source offers: ${unavailable[*]}" >&2
+  echo "bootstrap: on Debian 12 they are in bookworm, bookworm-updates and bookworm-security;" \
+    "add the missing suites to /etc/apt/sources.list, e.g." >&2
+  echo "  deb http://deb.debian.org/debian-security bookworm-security main" >&2
+  echo "  deb http://deb.debian.org/debian bookworm-updates main" >&2
+  exit 1
+fi
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
