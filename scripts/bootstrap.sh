@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages asyncfuzz needs, when they are missing (idempotent).
-# Runs apt-get update only if something must be installed (once, or twice when it adds a suite). With --test, also what
-# only the tests need (chromium, to render the HTML report headless). llvm-22 (opt, llc) is
-# for compile-batch. The CUDA toolkit is not a Debian package: the cuda backend is built where
+# Runs apt-get update only if something must be installed (once, or twice when it adds a
+# suite). With --test, also what only the tests need (chromium, to render the HTML report
+# headless). llvm-22 (opt, llc) is for compile-batch. The CUDA toolkit is not a Debian package: the cuda backend is built where
 # the toolkit is installed (nvcc, the driver stub library), and left out elsewhere.
 #
 # Everything the scripts, tests and benchmarks run must be in a bare Debian 12 (debootstrap
