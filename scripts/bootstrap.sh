@@ -2,8 +2,9 @@
 # Installs the Debian packages asyncfuzz needs, when they are missing (idempotent).
 # Runs apt-get update only if something must be installed (once, or twice when it adds a
 # suite). With --test, also what only the tests need (chromium, to render the HTML report
-# headless). llvm-22 (opt, llc) is for compile-batch. The CUDA toolkit is not a Debian package: the cuda backend is built where
-# the toolkit is installed (nvcc, the driver stub library), and left out elsewhere.
+# headless). llvm-22 (opt, llc) is for compile-batch. The CUDA toolkit is not a Debian
+# package: the cuda backend is built where the toolkit is installed (nvcc, the driver stub
+# library), and left out elsewhere.
 #
 # Everything the scripts, tests and benchmarks run must be in a bare Debian 12 (debootstrap
 # --variant=minbase) or in this list: tests/deps_test.sh checks it.
@@ -18,7 +19,7 @@ for a in "$@"; do
     --test) test_too=1 ;;
     --list) list=1 ;;
     -h | --help)
-      sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
