@@ -7,7 +7,7 @@
  *
  * usage: bench_detect [cases per fault (default 500)]
  */
-#include "../cli/pipeline.h"
+#include "../check/check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +39,7 @@ int main(int argc, char **argv) {
                        {RT_RANDOM, (uint64_t)i},
                        {RT_PCT, (uint64_t)i}};
       CheckResult r;
-      if (pipeline_check(&c, &spec, s, 4, NULL, NULL, &r, &err)) {
+      if (check_case(&c, &spec, s, 4, NULL, NULL, &r, &err)) {
         fprintf(stderr, "bench_detect: %s\n", err.msg);
         return 1;
       }

@@ -8,13 +8,15 @@
  *   generated  every case as the default campaign meets it (32 ops; most stop at mlir-opt on
  *              LLVM 22)
  *   runnable   only cases that lower fully (found among swarm cases around 16 ops without
- *              synchronous allocations, where every root op waits on a fresh token), so every case runs under mlir-runner
- * Prints, per workload and mode, the median cases/s of the repetitions and the ratio.
+ *              synchronous allocations, where every root op waits on a fresh token), so every case
+ * runs under mlir-runner Prints, per workload and mode, the median cases/s of the repetitions and
+ * the ratio.
  *
- * usage: bench_mlir [repetitions (default 3)] [batch size (default 64, the campaign's)] [mlir-opt spec]
+ * usage: bench_mlir [repetitions (default 3)] [batch size (default 64, the campaign's)] [mlir-opt
+ * spec]
  */
 #define _GNU_SOURCE
-#include "../cli/pipeline.h"
+#include "../check/check.h"
 #include "../lower/mlir.h"
 
 #include <sched.h>
@@ -40,13 +42,13 @@ static CheckResult *res;
 
 /* Checks cases[0..n) in groups of `batch`; returns cases/s. */
 static double measure(const GenCase **cases, int n, int batch) {
-  PipeOpts o = {0};
+  CheckOpts o = {0};
   o.stop_at_first = 1;
   AfErr err = {0};
   double t0 = now_s();
   for (int i = 0; i < n; i += batch) {
     int k = n - i < batch ? n - i : batch;
-    if (pipeline_check_many(cases + i, k, &spec, sched, 3, NULL, &o, res, &err)) {
+    if (check_cases(cases + i, k, &spec, sched, 3, NULL, &o, res, &err)) {
       fprintf(stderr, "bench_mlir: %s\n", err.msg);
       exit(1);
     }
@@ -119,7 +121,7 @@ int main(int argc, char **argv) {
     return 77;
   }
   int ns;
-  if (pipeline_parse_schedules("lazy,random,pct", 1, sched, 3, &ns, &err))
+  if (check_parse_schedules("lazy,random,pct", 1, sched, 3, &ns, &err))
     return 1;
   res = af_calloc((size_t)batch, sizeof *res);
   enum { NBATCHED = 64, NSINGLE = 8 };
@@ -137,8 +139,8 @@ int main(int argc, char **argv) {
     gops += gen[i].nops;
     rops += run[i].nops;
   }
-  printf("bench_mlir: %s (%s), one core, schedules lazy,random,pct, batch %d, %d reps\n",
-         spec.name, spec.version, batch, reps);
+  printf("bench_mlir: %s (%s), one core, schedules lazy,random,pct, batch %d, %d reps\n", spec.name,
+         spec.version, batch, reps);
   printf("workload   cases  mean-ops  batched-cases/s  per-process-cases/s  ratio\n");
   const char *names[2] = {"generated", "runnable"};
   const GenCase **sets[2] = {gp, rp};

@@ -8,7 +8,7 @@
  *
  * usage: bench_pipeline [seconds-per-run (default 0.5)] [ops,ops,...]
  */
-#include "../cli/pipeline.h"
+#include "../check/check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,9 +46,9 @@ static double run(int ops, int checker, double secs, uint64_t *seed, double *mea
       }
       Schedule s[3] = {{RT_LAZY, s0}, {RT_RANDOM, s0}, {RT_PCT, s0}};
       CheckResult r;
-      PipeOpts o = {0};
+      CheckOpts o = {0};
       o.no_checker = !checker;
-      if (pipeline_check(&c, &spec, s, 3, NULL, &o, &r, &err) || r.first_fail >= 0) {
+      if (check_case(&c, &spec, s, 3, NULL, &o, &r, &err) || r.first_fail >= 0) {
         fprintf(stderr, "bench: case %llu: %s\n", (unsigned long long)s0,
                 r.first_fail >= 0 ? r.verdict[r.first_fail].signature : err.msg);
         exit(1);

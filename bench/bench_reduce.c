@@ -7,7 +7,7 @@
  * usage: bench_reduce [cases per fault and size (default 3)] [mlir cases (default 3)]
  */
 #define _GNU_SOURCE
-#include "../cli/pipeline.h"
+#include "../check/check.h"
 #include "../reduce/reduce.h"
 
 #include <sched.h>
@@ -49,9 +49,9 @@ static int run(const LowerSpec *spec, int ops, int want, uint64_t seed0, double 
       continue;
     }
     Schedule s[2] = {{RT_LAZY, seed}, {RT_RANDOM, seed + 1}};
-    PipeOpts o = {0};
+    CheckOpts o = {0};
     o.stop_at_first = 1;
-    if (pipeline_check(&c, spec, s, 2, NULL, &o, res, &err) || res->first_fail < 0 ||
+    if (check_case(&c, spec, s, 2, NULL, &o, res, &err) || res->first_fail < 0 ||
         (spec->kind != LOWER_MLIR_OPT && c.nops < ops * 9 / 10)) {
       gen_case_free(&c);
       continue;
@@ -59,11 +59,11 @@ static int run(const LowerSpec *spec, int ops, int want, uint64_t seed0, double 
     Schedule fail = res->sched[res->first_fail];
     char sig[256];
     snprintf(sig, sizeof sig, "%s", res->verdict[res->first_fail].signature);
-    PipeSigTest t = {spec, &fail, 1, {0}, sig};
+    CheckSigTest t = {spec, &fail, 1, {0}, sig};
     GenCase out;
     ReduceStats st;
     double t0 = now_s();
-    int rc = reduce_case(&c, pipeline_signature_test, &t, &out, &st, &err);
+    int rc = reduce_case(&c, check_signature_test, &t, &out, &st, &err);
     double dt = now_s() - t0;
     if (rc == 0) {
       sizes[*n] = out.nops;

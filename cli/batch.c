@@ -17,7 +17,7 @@
  * then judged as `check` judges one: observations, runtime errors, the checker.
  */
 #include "cli.h"
-#include "pipeline.h"
+#include "../check/check.h"
 
 #include "../base/proc.h"
 #include "../results/store.h"
@@ -325,7 +325,7 @@ int cmd_compile_batch(int argc, char **argv) {
         af_buf_puts(&b, "\"lowered\": true}");
       } else {
         Verdict v;
-        pipeline_lowering_verdict(&spec, &low[i], &v);
+        check_lowering_verdict(&spec, &low[i], &v);
         af_buf_printf(&b, "\"lowered\": false, \"verdict\": \"%s\", \"signature\": ",
                       oracle_verdict_name(v.cls));
         af_buf_json_str(&b, v.signature);
@@ -410,13 +410,13 @@ static void batch_child(const char *so, const BatchCase *bc, int n, int from, in
 /* One failing case of a batch in the database: its first failing run, with the case, its
  * rendering, the lowering's version and pipeline, and the command that replays it (`check` of
  * the case file, on a machine with the lowering's mlir-opt). */
-static int record_failure(Store *db, int64_t run, const LowerSpec *spec, const PipeOpts *o,
+static int record_failure(Store *db, int64_t run, const LowerSpec *spec, const CheckOpts *o,
                           const BatchCase *bc, const Verdict *v, const Schedule *s, int *nnew,
                           AfErr *err) {
   char sched[64], replay[6000];
-  pipeline_schedule_str(s, sched, sizeof sched);
+  check_schedule_str(s, sched, sizeof sched);
   snprintf(replay, sizeof replay, "asyncfuzz check %s --lowering %s --schedules %s%s", bc->file,
-           spec->arg, sched, pipeline_backend_args(o));
+           spec->arg, sched, check_backend_args(o));
   char *json = gen_case_to_json(&bc->c);
   char *mlir = gen_render_mlir(&bc->c);
   StoreOccurrence oc = {0};
@@ -446,7 +446,7 @@ int cmd_run_batch(int argc, char **argv) {
   const char *dir = NULL, *scheds = "eager,lazy,random:4,pct:4", *dbp = NULL;
   uint64_t seed = 0;
   int json = 0;
-  PipeOpts o = {0};
+  CheckOpts o = {0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
     int bo;
@@ -493,9 +493,9 @@ int cmd_run_batch(int argc, char **argv) {
     return EXIT_USAGE;
   }
   AfErr err = {0};
-  Schedule s[PIPE_MAX_SCHED];
+  Schedule s[CHECK_MAX_SCHED];
   int ns = 0;
-  if (pipeline_parse_schedules(scheds, seed, s, PIPE_MAX_SCHED, &ns, &err)) {
+  if (check_parse_schedules(scheds, seed, s, CHECK_MAX_SCHED, &ns, &err)) {
     fprintf(stderr, "asyncfuzz run-batch: %s\n", err.msg);
     return EXIT_USAGE;
   }
@@ -585,7 +585,7 @@ int cmd_run_batch(int argc, char **argv) {
   char dev[400] = "";
   if (ex == 0 && o.backend == RT_BACKEND_CUDA) {
     ex = cli_backend_start("run-batch", &o, dev, sizeof dev);
-    gpu_child_stop(); /* the batch child opens the device itself */
+    check_gpu_stop(); /* the batch child opens the device itself */
   }
   Store *db = NULL;
   int64_t run_id = 0;
@@ -734,7 +734,7 @@ int cmd_run_batch(int argc, char **argv) {
       } else {
         char tp[4300];
         snprintf(tp, sizeof tp, "%s/case-%d-%d.bin", tdir, bc[i].id, j);
-        if (pipeline_judge_trace(tp, &bc[i].c, &spec, e, &o, &v, &found, &err)) {
+        if (check_judge_trace(tp, &bc[i].c, &spec, e, &o, &v, &found, &err)) {
           fprintf(stderr, "asyncfuzz run-batch: %s\n", err.msg);
           ex = EXIT_INTERNAL;
           break;

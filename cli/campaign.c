@@ -18,7 +18,7 @@
 #include "../reduce/reduce.h"
 #include "../results/store.h"
 #include "cli.h"
-#include "pipeline.h"
+#include "../check/check.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -86,10 +86,10 @@ typedef struct Camp {
   Differ differ[64];
   int ndiffer;
   long differ_cases;
-  Schedule sched[PIPE_MAX_SCHED];
+  Schedule sched[CHECK_MAX_SCHED];
   int nsched;
   const char *sched_spec;
-  PipeOpts opts;
+  CheckOpts opts;
   Sig *sigs;
   int nsigs, capsigs;
   long cases, failures;
@@ -154,8 +154,8 @@ static int write_info(Camp *k, const Sig *s) {
     return -1;
   char fs[64], ss[64], knobs[512];
   const LowerSpec *spec = &k->specs[s->low];
-  pipeline_schedule_str(&s->first_sched, fs, sizeof fs);
-  pipeline_schedule_str(&s->smallest_sched, ss, sizeof ss);
+  check_schedule_str(&s->first_sched, fs, sizeof fs);
+  check_schedule_str(&s->smallest_sched, ss, sizeof ss);
   knobs_cmdline(&s->knobs, knobs, sizeof knobs);
   fprintf(f, "signature: %s\n", s->signature);
   fprintf(f, "class: %s\n", oracle_verdict_name(s->cls));
@@ -175,7 +175,7 @@ static int write_info(Camp *k, const Sig *s) {
   if (s->flaky)
     fprintf(f, "note: a re-run of the first case gave a different signature\n");
   fprintf(f, "detail: %s\n", s->detail);
-  const char *ba = pipeline_backend_args(&k->opts);
+  const char *ba = check_backend_args(&k->opts);
   fprintf(f,
           "replay: asyncfuzz check %s/failures/%s/smallest.json --lowering %s --schedules %s%s\n",
           k->out, s->dir, spec->arg, ss, ba);
@@ -232,12 +232,12 @@ static int db_record(Camp *k, Sig *sig, const GenCase *c, const Schedule *s, con
     return 0;
   const LowerSpec *spec = &k->specs[sig->low];
   char sched[64], replay[2048], knobs[512];
-  pipeline_schedule_str(s, sched, sizeof sched);
+  check_schedule_str(s, sched, sizeof sched);
   knobs_cmdline(&c->cfg, knobs, sizeof knobs);
   snprintf(replay, sizeof replay,
            "asyncfuzz gen --seed %llu %s -o case.json && asyncfuzz check case.json --lowering %s "
            "--schedules %s%s",
-           (unsigned long long)c->seed, knobs, spec->arg, sched, pipeline_backend_args(&k->opts));
+           (unsigned long long)c->seed, knobs, spec->arg, sched, check_backend_args(&k->opts));
   char *json = NULL, *mlir = NULL, *trace = NULL;
   AfErr err = {0};
   if (with_case) {
@@ -245,7 +245,7 @@ static int db_record(Camp *k, Sig *sig, const GenCase *c, const Schedule *s, con
     mlir = gen_render_mlir(c);
     Verdict again;
     if (spec->kind != LOWER_MLIR_OPT && sig->count == 1 && /* the failing run once more */
-        pipeline_run_once(c, spec, s, &k->opts, NULL, &again, &err) == 0)
+        check_run_once(c, spec, s, &k->opts, NULL, &again, &err) == 0)
       trace = trace_excerpt(&again);
   }
   StoreOccurrence o = {0};
@@ -319,26 +319,26 @@ static int reduce_finding(Camp *k, Sig *sig, const GenCase *c, const Schedule *s
   const LowerSpec *spec = &k->specs[sig->low];
   if (k->reduce == 0 || (k->deadline > 0 && now_s() >= k->deadline))
     return 0;
-  PipeSigTest t = {spec, s, 1, k->opts, sig->signature};
+  CheckSigTest t = {spec, s, 1, k->opts, sig->signature};
   GenCase out;
   ReduceStats st;
   AfErr err = {0};
   ReduceOpts ro = {NULL, 1, 1, k->deadline};
   if (spec->kind == LOWER_MLIR_OPT) { /* candidates batched through one mlir-opt process */
-    ro.batch_test = pipeline_signature_test_many;
+    ro.batch_test = check_signature_test_many;
     ro.batch = 16;
   }
-  if (reduce_case_opts(c, pipeline_signature_test, &t, &ro, &out, &st, &err) != 0) {
+  if (reduce_case_opts(c, check_signature_test, &t, &ro, &out, &st, &err) != 0) {
     fprintf(stderr, "\nasyncfuzz campaign: reducing %s: %s\n", sig->signature, err.msg);
     gen_case_free(&out);
     return 0;
   }
   Verdict v;
   char path[4096], rel[4200];
-  int rc = pipeline_run_once(&out, spec, s, &k->opts, NULL, &v, &err);
+  int rc = check_run_once(&out, spec, s, &k->opts, NULL, &v, &err);
   snprintf(path, sizeof path, "%s/failures/%s/minimized.json", k->out, sig->dir);
   snprintf(rel, sizeof rel, "%s", path);
-  char *mlir = rc == 0 ? pipeline_reproducer(&out, spec, s, &v, rel) : NULL;
+  char *mlir = rc == 0 ? check_reproducer(&out, spec, s, &v, rel) : NULL;
   char *json = gen_case_to_json(&out);
   if (rc == 0 && mlir && json && gen_case_save(&out, path, &err) == 0) {
     char mp[4096];
@@ -403,18 +403,18 @@ static int record(Camp *k, int low, const GenCase *c, const Schedule *s, const V
     /* a divergence is re-run and must give the same signature before it is trusted: the
      * failing schedule, then other seeds of its policy, give the reproduction rate */
     int runs = k->repro > 0 ? k->repro : 1;
-    Schedule rs[PIPE_MAX_SCHED];
-    for (int j = 0; j < runs && j < PIPE_MAX_SCHED; j++) {
+    Schedule rs[CHECK_MAX_SCHED];
+    for (int j = 0; j < runs && j < CHECK_MAX_SCHED; j++) {
       rs[j] = *s;
       if (j > 0)
         rs[j].seed = af_mix64(s->seed, (uint64_t)j);
     }
-    if (runs > PIPE_MAX_SCHED)
-      runs = PIPE_MAX_SCHED;
+    if (runs > CHECK_MAX_SCHED)
+      runs = CHECK_MAX_SCHED;
     CheckResult *again = af_malloc(sizeof *again);
-    PipeOpts ro = k->opts;
+    CheckOpts ro = k->opts;
     ro.stop_at_first = 0;
-    if (again && pipeline_check(c, &k->specs[low], rs, runs, e, &ro, again, &err) == 0) {
+    if (again && check_case(c, &k->specs[low], rs, runs, e, &ro, again, &err) == 0) {
       sig->repro_runs = again->nsched;
       for (int j = 0; j < again->nsched; j++)
         sig->repro_hits += strcmp(again->verdict[j].signature, v->signature) == 0;
@@ -783,7 +783,7 @@ int cmd_campaign(int argc, char **argv) {
   int no_db = 0, resume = 0;
   uint64_t seed = (uint64_t)time(NULL);
   int quiet = 0;
-  PipeOpts o = {0};
+  CheckOpts o = {0};
   o.stop_at_first = 1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -837,7 +837,7 @@ int cmd_campaign(int argc, char **argv) {
     } else if (strcmp(a, "--no-reduce") == 0) {
       k.reduce = 0;
     } else if (strcmp(a, "--repro") == 0) {
-      if (cli_int(a, val, 1, PIPE_MAX_SCHED, &repro))
+      if (cli_int(a, val, 1, CHECK_MAX_SCHED, &repro))
         return EXIT_USAGE;
       i++;
     } else if (strcmp(a, "--jobs") == 0) {
@@ -888,7 +888,7 @@ int cmd_campaign(int argc, char **argv) {
     any_mlir |= k.specs[i].kind == LOWER_MLIR_OPT;
   }
   k.batch = any_mlir ? (int)batch : 1;
-  if (pipeline_parse_schedules(k.sched_spec, 0, k.sched, PIPE_MAX_SCHED, &k.nsched, &err)) {
+  if (check_parse_schedules(k.sched_spec, 0, k.sched, CHECK_MAX_SCHED, &k.nsched, &err)) {
     fprintf(stderr, "asyncfuzz campaign: %s\n", err.msg);
     af_free(k.specs);
     return EXIT_USAGE;
@@ -1068,21 +1068,21 @@ int cmd_campaign(int argc, char **argv) {
       int rc = 0;
       if (k.specs[l].kind == LOWER_MLIR_OPT) {
         /* one set of schedule seeds per batch, from its first case */
-        Schedule s[PIPE_MAX_SCHED];
+        Schedule s[CHECK_MAX_SCHED];
         for (int j = 0; j < k.nsched; j++) {
           s[j] = k.sched[j];
           s[j].seed = af_mix64(cases[0].seed, (uint64_t)j + 1);
         }
-        rc = pipeline_check_many(cp, n, &k.specs[l], s, k.nsched, (const OracleExpected *const *)es,
-                                 &o, r, &err);
+        rc = check_cases(cp, n, &k.specs[l], s, k.nsched, (const OracleExpected *const *)es, &o, r,
+                         &err);
       } else {
         for (int j = 0; j < n && rc == 0; j++) {
-          Schedule s[PIPE_MAX_SCHED];
+          Schedule s[CHECK_MAX_SCHED];
           for (int q = 0; q < k.nsched; q++) {
             s[q] = k.sched[q];
             s[q].seed = af_mix64(cases[j].seed, (uint64_t)q + 1);
           }
-          rc = pipeline_check(&cases[j], &k.specs[l], s, k.nsched, es[j], &o, &r[j], &err);
+          rc = check_case(&cases[j], &k.specs[l], s, k.nsched, es[j], &o, &r[j], &err);
         }
       }
       if (rc) {
@@ -1160,11 +1160,11 @@ int cmd_campaign(int argc, char **argv) {
       continue;
     }
     char ss[64];
-    pipeline_schedule_str(&g->smallest_sched, ss, sizeof ss);
+    check_schedule_str(&g->smallest_sched, ss, sizeof ss);
     printf("  %6ld x %s\n         smallest %d ops, replay: asyncfuzz check "
            "%s/failures/%s/smallest.json --lowering %s --schedules %s%s\n",
            g->count, g->signature, g->smallest_ops, k.out, g->dir, k.specs[g->low].arg, ss,
-           pipeline_backend_args(&k.opts));
+           check_backend_args(&k.opts));
   }
   if (k.nspecs > 1) {
     printf("differential: verdicts differ on %ld of %ld cases%s\n", k.differ_cases, k.cases,

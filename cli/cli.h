@@ -12,7 +12,7 @@
 #define CLI_CLI_H
 
 #include "../gen/gen.h"
-#include "pipeline.h"
+#include "../check/check.h"
 
 enum { EXIT_OK = 0, EXIT_FOUND = 1, EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_INTERNAL = 4 };
 
@@ -34,12 +34,12 @@ int cli_parse_lowering(const char *cmd, const char *s, const char *pipeline, int
                        LowerSpec *spec);
 /* --backend sim|cuda|cuda:raw and --spin N|auto (auto: calibrate on the device). Returns 1
  * when opt was one of them (val consumed), 0 when not, -1 on a bad value (printed). */
-int cli_backend_opt(PipeOpts *o, const char *opt, const char *val);
+int cli_backend_opt(CheckOpts *o, const char *opt, const char *val);
 extern const char cli_backend_help[];
 /* For the cuda backend: starts the GPU child (the device, the calibration) and prints the
  * device line to stderr, prefixed by `cmd`. Fills dev (what runs record: backend, device,
  * versions, spin) for every backend. 0, or an exit code after printing why. */
-int cli_backend_start(const char *cmd, PipeOpts *o, char *dev, size_t n);
+int cli_backend_start(const char *cmd, CheckOpts *o, char *dev, size_t n);
 
 int cli_is_help(const char *a);
 /* Loads (and validates) a case; prints the error. Returns an exit code. */
@@ -47,7 +47,7 @@ int cli_load_case(const char *path, GenCase *c, int validate);
 /* `check`'s output of one case: JSON (one line) or text (header: name the lowering). */
 void cli_check_json(AfBuf *b, const char *path, const LowerSpec *spec, const CheckResult *res);
 void cli_check_text(AfBuf *b, const char *path, const LowerSpec *spec, const CheckResult *res,
-                    int header, const PipeOpts *o);
+                    int header, const CheckOpts *o);
 
 int cmd_campaign(int argc, char **argv);
 int cmd_compile_batch(int argc, char **argv);

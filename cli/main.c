@@ -2,7 +2,7 @@
  * main.c: the asyncfuzz command: gen, render, validate, lower, run, check, campaign.
  */
 #include "cli.h"
-#include "pipeline.h"
+#include "../check/check.h"
 #include "../base/proc.h"
 #include "../lower/mlir.h"
 #include "../reduce/reduce.h"
@@ -67,7 +67,7 @@ const char cli_backend_help[] =
     "                      ($ASYNCFUZZ_GPU_TIMEOUT s per case, default 60): a fault or hang\n"
     "                      gives that case a verdict and a fresh child takes over.\n";
 
-int cli_backend_opt(PipeOpts *o, const char *opt, const char *val) {
+int cli_backend_opt(CheckOpts *o, const char *opt, const char *val) {
   if (strcmp(opt, "--backend") == 0) {
     int b = val ? asyncfuzz_rt_backend_parse(val, &o->raw_handles) : -1;
     if (b < 0) {
@@ -92,15 +92,15 @@ int cli_backend_opt(PipeOpts *o, const char *opt, const char *val) {
   return 0;
 }
 
-int cli_backend_start(const char *cmd, PipeOpts *o, char *dev, size_t n) {
+int cli_backend_start(const char *cmd, CheckOpts *o, char *dev, size_t n) {
   if (o->backend != RT_BACKEND_CUDA) {
     snprintf(dev, n, "sim (deterministic CPU simulator)");
     return 0;
   }
   o->isolate = 1;
-  GpuChildInfo gi;
+  CheckGpuInfo gi;
   AfErr err = {0};
-  if (gpu_child_info(o, &gi, &err)) {
+  if (check_gpu_info(o, &gi, &err)) {
     fprintf(stderr, "asyncfuzz %s: the cuda backend cannot run here: %s\n", cmd, err.msg);
     return EXIT_INTERNAL;
   }
@@ -399,7 +399,7 @@ static int lower_with_mlir(const GenCase *c, const LowerSpec *spec) {
     ex = write_text(NULL, l.code);
   } else {
     Verdict v;
-    pipeline_lowering_verdict(spec, &l, &v);
+    check_lowering_verdict(spec, &l, &v);
     printf("%s\nsignature: %s\ndetail: %s\n", oracle_verdict_name(v.cls), v.signature, v.detail);
     ex = EXIT_FOUND;
   }
@@ -479,7 +479,7 @@ static int cmd_lower(int argc, char **argv) {
 /* ---- run / check ---- */
 
 /* `run` and `device`: the cuda backend in this process, the spin calibrated when asked. */
-static int open_backend_here(PipeOpts *o) {
+static int open_backend_here(CheckOpts *o) {
   RtDeviceInfo di;
   char msg[600];
   if (asyncfuzz_rt_backend_open(RT_BACKEND_CUDA, &di, msg, sizeof msg)) {
@@ -506,7 +506,7 @@ static int open_backend_here(PipeOpts *o) {
 }
 
 static int cmd_device(int argc, char **argv) {
-  PipeOpts o = {0};
+  CheckOpts o = {0};
   o.backend = RT_BACKEND_CUDA;
   for (int i = 1; i < argc; i++) {
     if (is_help(argv[i])) {
@@ -542,7 +542,7 @@ static int cmd_run(int argc, char **argv) {
   const char *path = NULL, *lowering = "builtin", *trace_path = NULL, *policy = "eager";
   const char *bin_path = NULL;
   uint64_t seed = 0;
-  PipeOpts o = {0};
+  CheckOpts o = {0};
   int bo;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -625,7 +625,7 @@ static int cmd_run(int argc, char **argv) {
     gen_case_free(&c);
     return ex;
   }
-  int rc = pipeline_run_once(&c, &spec, &s, &o, NULL, &v, &err);
+  int rc = check_run_once(&c, &spec, &s, &o, NULL, &v, &err);
   if (rc) {
     fprintf(stderr, "asyncfuzz run: %s\n", err.msg);
     gen_case_free(&c);
@@ -703,7 +703,7 @@ void cli_check_json(AfBuf *b, const char *path, const LowerSpec *spec, const Che
                                     : oracle_verdict_name(res->verdict[res->first_fail].cls));
   for (int k = 0; k < res->nsched; k++) {
     char sch[64];
-    pipeline_schedule_str(&res->sched[k], sch, sizeof sch);
+    check_schedule_str(&res->sched[k], sch, sizeof sch);
     const Verdict *v = &res->verdict[k];
     af_buf_printf(b, "%s{\"schedule\": \"%s\", \"verdict\": \"%s\", ", k ? ", " : "", sch,
                   oracle_verdict_name(v->cls));
@@ -726,12 +726,12 @@ static int is_lowering_class(int cls) {
 }
 
 void cli_check_text(AfBuf *b, const char *path, const LowerSpec *spec, const CheckResult *res,
-                    int header, const PipeOpts *o) {
+                    int header, const CheckOpts *o) {
   if (header)
     af_buf_printf(b, "== lowering %s (%s)\n", spec->name, lower_version(spec));
   for (int k = 0; k < res->nsched; k++) {
     char sch[64];
-    pipeline_schedule_str(&res->sched[k], sch, sizeof sch);
+    check_schedule_str(&res->sched[k], sch, sizeof sch);
     const Verdict *v = &res->verdict[k];
     af_buf_printf(b, "%-24s %s", sch, oracle_verdict_name(v->cls));
     if (v->cls != VERDICT_PASS) {
@@ -755,13 +755,13 @@ void cli_check_text(AfBuf *b, const char *path, const LowerSpec *spec, const Che
       af_buf_printf(b,
                     "FAIL: replay with: asyncfuzz check %s --lowering %s --schedules %s@%llu%s\n",
                     path, spec->arg, asyncfuzz_rt_policy_name(f->policy),
-                    (unsigned long long)f->seed, pipeline_backend_args(o));
+                    (unsigned long long)f->seed, check_backend_args(o));
     else
       af_buf_printf(b,
                     "FAIL: replay with: asyncfuzz run %s --lowering %s --policy %s --sched-seed "
                     "%llu --trace -%s\n",
                     path, spec->arg, asyncfuzz_rt_policy_name(f->policy),
-                    (unsigned long long)f->seed, pipeline_backend_args(o));
+                    (unsigned long long)f->seed, check_backend_args(o));
   } else {
     af_buf_printf(b, "PASS: %d schedule(s)\n", res->nsched);
   }
@@ -779,7 +779,7 @@ static int cmd_check(int argc, char **argv) {
   int nlow = 0;
   uint64_t seed = 0;
   int json = 0;
-  PipeOpts o = {0};
+  CheckOpts o = {0};
   int bo;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -858,9 +858,9 @@ static int cmd_check(int argc, char **argv) {
   for (int i = 0; i < nlow && ex == 0; i++) {
     ex = cli_parse_lowering("check", lowerings[i], pipeline, 1, &specs[i]);
   }
-  Schedule s[PIPE_MAX_SCHED];
+  Schedule s[CHECK_MAX_SCHED];
   int ns = 0;
-  if (ex == 0 && pipeline_parse_schedules(scheds, seed, s, PIPE_MAX_SCHED, &ns, &err)) {
+  if (ex == 0 && check_parse_schedules(scheds, seed, s, CHECK_MAX_SCHED, &ns, &err)) {
     fprintf(stderr, "asyncfuzz check: %s\n", err.msg);
     ex = EXIT_USAGE;
   }
@@ -873,8 +873,8 @@ static int cmd_check(int argc, char **argv) {
   if (ex == 0)
     ex = cli_backend_start("check", &o, dev, sizeof dev);
   for (int i = 0; i < nlow && ex == 0; i++) {
-    int rc = pipeline_check_many(cp, npaths, &specs[i], s, ns, NULL, &o,
-                                 res + (size_t)i * (size_t)npaths, &err);
+    int rc =
+        check_cases(cp, npaths, &specs[i], s, ns, NULL, &o, res + (size_t)i * (size_t)npaths, &err);
     if (rc) {
       fprintf(stderr, "asyncfuzz check: %s: %s\n", specs[i].name, err.msg);
       ex = cli_exit_for(rc);
@@ -1039,7 +1039,7 @@ static int cmd_reduce(int argc, char **argv) {
   const char *out_json = NULL, *out_mlir = NULL, *want_sig = NULL, *pipeline = NULL;
   uint64_t seed = 0;
   long repro = 10, batch = -1, jobs = 1;
-  PipeOpts o = {0};
+  CheckOpts o = {0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
     if (is_help(a)) {
@@ -1078,7 +1078,7 @@ static int cmd_reduce(int argc, char **argv) {
         return EXIT_USAGE;
       i++;
     } else if (strcmp(a, "--repro") == 0) {
-      if (cli_int(a, val, 1, PIPE_MAX_SCHED, &repro))
+      if (cli_int(a, val, 1, CHECK_MAX_SCHED, &repro))
         return EXIT_USAGE;
       i++;
     } else if (strcmp(a, "--seed") == 0) {
@@ -1107,9 +1107,9 @@ static int cmd_reduce(int argc, char **argv) {
   if (cli_parse_lowering("reduce", lowering, pipeline, 0, &spec))
     return EXIT_USAGE;
   AfErr err = {0};
-  Schedule s[PIPE_MAX_SCHED];
+  Schedule s[CHECK_MAX_SCHED];
   int ns;
-  if (pipeline_parse_schedules(scheds, seed, s, PIPE_MAX_SCHED, &ns, &err)) {
+  if (check_parse_schedules(scheds, seed, s, CHECK_MAX_SCHED, &ns, &err)) {
     fprintf(stderr, "asyncfuzz reduce: %s\n", err.msg);
     return EXIT_USAGE;
   }
@@ -1124,7 +1124,7 @@ static int cmd_reduce(int argc, char **argv) {
     gen_case_free(&c);
     return EXIT_INTERNAL;
   }
-  int rc = pipeline_check(&c, &spec, s, ns, NULL, &o, res, &err);
+  int rc = check_case(&c, &spec, s, ns, NULL, &o, res, &err);
   int k = -1;
   for (int j = 0; rc == 0 && j < res->nsched && k < 0; j++)
     if (res->verdict[j].cls != VERDICT_PASS &&
@@ -1143,21 +1143,21 @@ static int cmd_reduce(int argc, char **argv) {
   Schedule fail = res->sched[k];
   char sig[256];
   snprintf(sig, sizeof sig, "%s", res->verdict[k].signature);
-  PipeSigTest t = {&spec, &fail, 1, o, sig};
+  CheckSigTest t = {&spec, &fail, 1, o, sig};
   GenCase out;
   ReduceStats st;
   fprintf(stderr, "asyncfuzz reduce: %s: %d ops, signature %s (schedule ", path, c.nops, sig);
   char sch[64];
-  pipeline_schedule_str(&fail, sch, sizeof sch);
+  check_schedule_str(&fail, sch, sizeof sch);
   fprintf(stderr, "%s)\n", sch);
   ReduceOpts ro_ = {NULL, 1, (int)jobs, 0};
   if (batch < 0)
     batch = spec.kind == LOWER_MLIR_OPT ? 16 : 1;
   if (batch > 1 || jobs > 1) {
-    ro_.batch_test = pipeline_signature_test_many;
+    ro_.batch_test = check_signature_test_many;
     ro_.batch = (int)(batch > jobs ? batch : jobs);
   }
-  rc = reduce_case_opts(&c, pipeline_signature_test, &t, &ro_, &out, &st, &err);
+  rc = reduce_case_opts(&c, check_signature_test, &t, &ro_, &out, &st, &err);
   gen_case_free(&c);
   if (rc) {
     fprintf(stderr, "asyncfuzz reduce: %s\n", err.msg);
@@ -1166,22 +1166,22 @@ static int cmd_reduce(int argc, char **argv) {
     return cli_exit_for(rc);
   }
   /* confirmation: the failing schedule, then other seeds of its policy */
-  Schedule rs[PIPE_MAX_SCHED];
+  Schedule rs[CHECK_MAX_SCHED];
   for (int j = 0; j < repro; j++) {
     rs[j] = fail;
     if (j > 0)
       rs[j].seed = af_mix64(fail.seed, (uint64_t)j);
   }
-  PipeOpts ro = o;
+  CheckOpts ro = o;
   ro.stop_at_first = 0;
   int hits = 0;
-  rc = pipeline_check(&out, &spec, rs, (int)repro, NULL, &ro, res, &err);
+  rc = check_case(&out, &spec, rs, (int)repro, NULL, &ro, res, &err);
   for (int j = 0; rc == 0 && j < res->nsched; j++)
     hits += strcmp(res->verdict[j].signature, sig) == 0;
   /* the failing run once more: its verdict and trace go into the reproducer */
   Verdict v;
   if (rc == 0)
-    rc = pipeline_run_once(&out, &spec, &fail, &o, NULL, &v, &err);
+    rc = check_run_once(&out, &spec, &fail, &o, NULL, &v, &err);
   if (rc) {
     fprintf(stderr, "asyncfuzz reduce: %s\n", err.msg);
     af_free(res);
@@ -1196,7 +1196,7 @@ static int cmd_reduce(int argc, char **argv) {
   ex = json ? write_text(out_json, json) : EXIT_INTERNAL;
   af_free(json);
   if (ex == 0 && out_mlir) {
-    char *m = pipeline_reproducer(&out, &spec, &fail, &v, out_json);
+    char *m = check_reproducer(&out, &spec, &fail, &v, out_json);
     ex = m ? write_text(out_mlir, m) : EXIT_INTERNAL;
     af_free(m);
   }
@@ -1248,7 +1248,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "asyncfuzz: unknown command \"%s\"\n\n%s", cmd, main_help);
     rc = EXIT_USAGE;
   }
-  gpu_child_stop();
+  check_gpu_stop();
   asyncfuzz_rt_shutdown();
   return rc;
 }

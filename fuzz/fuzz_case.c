@@ -5,7 +5,7 @@
  * what a valid case means. Built with libFuzzer under clang (-DASYNCFUZZ_FUZZ=ON), and always
  * linked with replay_main.c so ctest replays the seed inputs without libFuzzer.
  */
-#include "../cli/pipeline.h"
+#include "../check/check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     lower_spec_parse("builtin", &spec, &err);
     Schedule s[2] = {{RT_LAZY, 1}, {RT_RANDOM, 2}};
     CheckResult r;
-    if (pipeline_check(&c, &spec, s, 2, NULL, NULL, &r, &err) != 0 || r.first_fail >= 0) {
+    if (check_case(&c, &spec, s, 2, NULL, NULL, &r, &err) != 0 || r.first_fail >= 0) {
       fprintf(stderr, "fuzz_case: a valid case fails with the correct lowering: %s\n",
               r.first_fail >= 0 ? r.verdict[r.first_fail].signature : err.msg);
       abort();

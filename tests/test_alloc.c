@@ -4,7 +4,7 @@
  * allocates; failing the Nth allocation, for every N, shows each step fails cleanly with
  * AF_ENOMEM (or copes) and never crashes or leaks. Also checks the PRNG and text buffer.
  */
-#include "../cli/pipeline.h"
+#include "../check/check.h"
 #include "test.h"
 
 static long live, total, fail_at = -1;
@@ -54,7 +54,7 @@ static int trip(uint64_t seed) {
   if (rc == 0) {
     Schedule s[2] = {{RT_LAZY, 1}, {RT_RANDOM, 2}};
     CheckResult r;
-    rc = pipeline_check(&c, &spec, s, 2, NULL, NULL, &r, &err);
+    rc = check_case(&c, &spec, s, 2, NULL, NULL, &r, &err);
     if (rc)
       CHECK_EQ(rc, AF_ENOMEM);
   }

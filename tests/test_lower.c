@@ -4,7 +4,7 @@
  * each corpus case passing under every policy with the correct lowering and failing under
  * the fault switch that matches its upstream bug. argv[1]: the source directory.
  */
-#include "../cli/pipeline.h"
+#include "../check/check.h"
 #include "test.h"
 
 static const char *srcdir = "..";
@@ -104,11 +104,11 @@ static CheckResult check(const GenCase *c, const char *lowering, const char *sch
   LowerSpec spec;
   AfErr err = {0};
   CHECK_EQ(lower_spec_parse(lowering, &spec, &err), 0);
-  Schedule s[PIPE_MAX_SCHED];
+  Schedule s[CHECK_MAX_SCHED];
   int ns = 0;
-  CHECK_EQ(pipeline_parse_schedules(scheds, 7, s, PIPE_MAX_SCHED, &ns, &err), 0);
+  CHECK_EQ(check_parse_schedules(scheds, 7, s, CHECK_MAX_SCHED, &ns, &err), 0);
   CheckResult r;
-  CHECK_EQ(pipeline_check(c, &spec, s, ns, NULL, NULL, &r, &err), 0);
+  CHECK_EQ(check_case(c, &spec, s, ns, NULL, NULL, &r, &err), 0);
   return r;
 }
 

@@ -7,7 +7,7 @@
  * 3. Determinism: the same case and schedule seeds give byte-identical traces.
  * ASYNCFUZZ_TEST_SCALE (default 1) multiplies the case counts.
  */
-#include "../cli/pipeline.h"
+#include "../check/check.h"
 #include "test.h"
 
 static int scale = 1;
@@ -37,13 +37,13 @@ static void no_false_alarms(const GenConfig *cfg, uint64_t first, int n) {
     }
     for (int k = 0; k < nscheds; k++) {
       Verdict v;
-      CHECK_EQ(pipeline_run_once(&c, &spec, &s[k], NULL, NULL, &v, &err), 0);
+      CHECK_EQ(check_run_once(&c, &spec, &s[k], NULL, NULL, &v, &err), 0);
       RtSummary sum;
       asyncfuzz_rt_summary(&sum);
       runs++;
       if (v.cls != VERDICT_PASS || sum.streams_leaked || sum.events_leaked || sum.buffers_leaked) {
         char sch[64];
-        pipeline_schedule_str(&s[k], sch, sizeof sch);
+        check_schedule_str(&s[k], sch, sizeof sch);
         fprintf(stderr,
                 "false alarm: case seed %llu (ops %d), schedule %s: %s (%s); leaks %d/%d/%d\n",
                 (unsigned long long)seed, cfg->ops, sch, v.signature, v.detail, sum.streams_leaked,
@@ -88,9 +88,9 @@ static void faults_caught(void) {
       CHECK_EQ(gen_generate(&c, (uint64_t)i, &cfg, &err), 0);
       Schedule s[2] = {{RT_LAZY, (uint64_t)i}, {RT_RANDOM, (uint64_t)i}};
       CheckResult r;
-      PipeOpts o = {0};
+      CheckOpts o = {0};
       o.stop_at_first = 1;
-      CHECK_EQ(pipeline_check(&c, &spec, s, 2, NULL, &o, &r, &err), 0);
+      CHECK_EQ(check_case(&c, &spec, s, 2, NULL, &o, &r, &err), 0);
       if (r.first_fail >= 0) {
         caught++;
         if (first < 0)
@@ -136,7 +136,7 @@ static void faults_caught_by_checker_under_eager(void) {
       if (differs) {
         Schedule s = {RT_EAGER, (uint64_t)i};
         Verdict v;
-        CHECK_EQ(pipeline_run_once(&c, &bad, &s, NULL, NULL, &v, &err), 0);
+        CHECK_EQ(check_run_once(&c, &bad, &s, NULL, NULL, &v, &err), 0);
         exercised++;
         flagged += v.hb_failed;
         obs_eager += v.obs_failed;
@@ -159,9 +159,9 @@ static void faults_caught_by_checker_under_eager(void) {
 static char *trace_of(const GenCase *c, const LowerSpec *spec, const Schedule *s) {
   Verdict v;
   AfErr err = {0};
-  PipeOpts o = {0};
+  CheckOpts o = {0};
   o.record_device = 1;
-  CHECK_EQ(pipeline_run_once(c, spec, s, &o, NULL, &v, &err), 0);
+  CHECK_EQ(check_run_once(c, spec, s, &o, NULL, &v, &err), 0);
   AfBuf b;
   af_buf_init(&b);
   asyncfuzz_rt_format_trace(&b, 0, -1);

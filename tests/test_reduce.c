@@ -3,14 +3,14 @@
  * reduces to a valid case of at most 8 ops with the same signature; every tested candidate
  * is valid; the same input gives the same output.
  */
-#include "../cli/pipeline.h"
+#include "../check/check.h"
 #include "../reduce/reduce.h"
 #include "test.h"
 
 #include <time.h>
 
 typedef struct Counting {
-  PipeSigTest t;
+  CheckSigTest t;
   int invalid_tested; /* candidates the test saw that the validator refuses */
 } Counting;
 
@@ -19,7 +19,7 @@ static int counting_test(const GenCase *c, void *ctx) {
   AfErr err = {0};
   if (gen_validate(c, &err) != 0)
     k->invalid_tested++;
-  return pipeline_signature_test(c, &k->t);
+  return check_signature_test(c, &k->t);
 }
 
 int main(void) {
@@ -42,9 +42,9 @@ int main(void) {
       for (; seed < 400 && !sig[0]; seed++) {
         CHECK_EQ(gen_generate(&c, seed, &cfg, &err), 0);
         Schedule s[2] = {{RT_LAZY, seed}, {RT_RANDOM, seed + 1}};
-        PipeOpts o = {0};
+        CheckOpts o = {0};
         o.stop_at_first = 1;
-        CHECK_EQ(pipeline_check(&c, &spec, s, 2, NULL, &o, res, &err), 0);
+        CHECK_EQ(check_case(&c, &spec, s, 2, NULL, &o, res, &err), 0);
         if (c.nops >= 150 && res->first_fail >= 0) {
           fail = res->sched[res->first_fail];
           snprintf(sig, sizeof sig, "%s", res->verdict[res->first_fail].signature);
@@ -66,7 +66,7 @@ int main(void) {
       double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
       CHECK_EQ(gen_validate(&out, &err), 0);
       CHECK_EQ(k.invalid_tested, 0);
-      CHECK_EQ(pipeline_signature_test(&out, &k.t), 1); /* the same signature */
+      CHECK_EQ(check_signature_test(&out, &k.t), 1); /* the same signature */
       CHECK(out.nops <= 8);
       CHECK_EQ(reduce_case(&c, counting_test, &k, &again, &st2, &err), 0);
       char *a = gen_case_to_json(&out), *b = gen_case_to_json(&again);

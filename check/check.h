@@ -1,10 +1,12 @@
 /*
- * pipeline.h: one case through the pipeline: lower it, execute it under several schedules,
- * judge each execution against the oracle. Shared by the CLI, the tests and the benchmarks;
- * it never prints.
+ * check.h: the engine's core step. One case (or a batch of cases) through one lowering,
+ * executed under several schedules on a backend, each execution judged by the oracle and the
+ * happens-before checker: gen -> lower -> runner -> oracle. Shared by the command line, the
+ * campaign driver, the batch runner, the reducer's tests, the tests and the benchmarks; it
+ * never prints.
  */
-#ifndef CLI_PIPELINE_H
-#define CLI_PIPELINE_H
+#ifndef CHECK_CHECK_H
+#define CHECK_CHECK_H
 
 #include "../gen/gen.h"
 #include "../lower/lower.h"
@@ -12,7 +14,7 @@
 #include "../oracle/oracle.h"
 #include "../runner/runner.h"
 
-#define PIPE_MAX_SCHED 64
+#define CHECK_MAX_SCHED 64
 
 typedef struct Schedule {
   int policy; /* RtPolicy */
@@ -21,12 +23,12 @@ typedef struct Schedule {
 
 /* Parses "eager,lazy,random:3,pct:2@7": NAME[:COUNT][@SEED]. Without @SEED, the seeds of a
  * policy's COUNT schedules derive from base_seed. Returns 0 or AF_EUSAGE. */
-int pipeline_parse_schedules(const char *spec, uint64_t base_seed, Schedule *out, int max, int *n,
-                             AfErr *err);
+int check_parse_schedules(const char *spec, uint64_t base_seed, Schedule *out, int max, int *n,
+                          AfErr *err);
 /* "lazy@1234": how a schedule is written in replay commands. */
-void pipeline_schedule_str(const Schedule *s, char *out, size_t n);
+void check_schedule_str(const Schedule *s, char *out, size_t n);
 
-typedef struct PipeOpts {
+typedef struct CheckOpts {
   int no_checker;    /* judge by observations and runtime errors only */
   int memfree_sync;  /* lenient mgpuMemFree: the sim synchronizes, the checker credits it */
   int record_device; /* DEV lines in traces */
@@ -35,67 +37,63 @@ typedef struct PipeOpts {
   int raw_handles;   /* cuda: the driver's own handles (cuda:raw) */
   int spin;          /* cuda: >0 replaces every launch's spin count (calibrated or given) */
   int isolate;       /* cuda, builtin lowering: run in the GPU child process (gpu_child.c) */
-} PipeOpts;
+} CheckOpts;
 
 /* " --backend cuda --spin 4096": the backend options of replay commands ("" for the sim). */
-const char *pipeline_backend_args(const PipeOpts *o);
+const char *check_backend_args(const CheckOpts *o);
 
 typedef struct CheckResult {
   int nsched;
-  Schedule sched[PIPE_MAX_SCHED];
-  Verdict verdict[PIPE_MAX_SCHED];
+  Schedule sched[CHECK_MAX_SCHED];
+  Verdict verdict[CHECK_MAX_SCHED];
   int first_fail; /* index of the first failing schedule, or -1 */
 } CheckResult;
 
 /* Runs a valid case through lowering `spec` under schedules s[0..ns). The expected
  * observations may be passed in (e) or are computed when e is NULL. Returns 0 (whatever the
  * verdicts) or a negative error when the pipeline itself could not run. */
-int pipeline_check(const GenCase *c, const LowerSpec *spec, const Schedule *s, int ns,
-                   const OracleExpected *e, const PipeOpts *o, CheckResult *out, AfErr *err);
+int check_case(const GenCase *c, const LowerSpec *spec, const Schedule *s, int ns,
+               const OracleExpected *e, const CheckOpts *o, CheckResult *out, AfErr *err);
 
 /* Checks cases cs[0..n) through one lowering, out[i] for case i; es may be NULL (or hold
- * NULLs). For mlir-opt the cases are lowered and run as batches (pipeline_mlir.c); for the
- * builtin lowering this is pipeline_check on each. */
-int pipeline_check_many(const GenCase *const *cs, int n, const LowerSpec *spec, const Schedule *s,
-                        int ns, const OracleExpected *const *es, const PipeOpts *o,
-                        CheckResult *out, AfErr *err);
+ * NULLs). For mlir-opt the cases are lowered and run as batches (check/mlir.c); for the
+ * builtin lowering this is check_case on each. */
+int check_cases(const GenCase *const *cs, int n, const LowerSpec *spec, const Schedule *s, int ns,
+                const OracleExpected *const *es, const CheckOpts *o, CheckResult *out, AfErr *err);
 /* The verdict of a case mlir-opt did not lower fully (class, signature, detail). */
-void pipeline_lowering_verdict(const LowerSpec *spec, const MlirLowered *l, Verdict *v);
-int pipeline_check_mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Schedule *s,
-                        int ns, const OracleExpected *const *es, const PipeOpts *o,
-                        CheckResult *out, AfErr *err);
+void check_lowering_verdict(const LowerSpec *spec, const MlirLowered *l, Verdict *v);
 
 /* Judges a binary trace file (a case run by compiled code) against case c. *found: whether the
  * file exists (a run that never finished wrote none). */
-int pipeline_judge_trace(const char *path, const GenCase *c, const LowerSpec *spec,
-                         const OracleExpected *e, const PipeOpts *o, Verdict *v, int *found,
-                         AfErr *err);
+int check_judge_trace(const char *path, const GenCase *c, const LowerSpec *spec,
+                      const OracleExpected *e, const CheckOpts *o, Verdict *v, int *found,
+                      AfErr *err);
 
 /* A reduction test (reduce/reduce.h): whether a candidate case still fails with `signature`
  * under one of the schedules. */
-typedef struct PipeSigTest {
+typedef struct CheckSigTest {
   const LowerSpec *spec;
   const Schedule *s;
   int ns;
-  PipeOpts o;
+  CheckOpts o;
   const char *signature;
-} PipeSigTest;
-int pipeline_signature_test(const GenCase *c, void *ctx);
-/* The same for many candidates in one batch (pipeline_check_many: for mlir-opt, one
+} CheckSigTest;
+int check_signature_test(const GenCase *c, void *ctx);
+/* The same for many candidates in one batch (check_cases: for mlir-opt, one
  * mlir-opt and one mlir-runner process for all of them). */
-int pipeline_signature_test_many(const GenCase *const *cs, int n, int *interesting, void *ctx);
+int check_signature_test_many(const GenCase *const *cs, int n, int *interesting, void *ctx);
 
 /* The .mlir reproducer of a (reduced) case: RUN lines (mlir-opt's pipeline piped into
  * mlir-runner with the runtime library), the verdict v of its failing run under s and, for
  * the builtin lowering, the runtime's trace of the run just made, as comments; then the
  * module. Text owned by the caller, or NULL. */
-char *pipeline_reproducer(const GenCase *c, const LowerSpec *spec, const Schedule *s,
-                          const Verdict *v, const char *case_path);
+char *check_reproducer(const GenCase *c, const LowerSpec *spec, const Schedule *s, const Verdict *v,
+                       const char *case_path);
 
 /* Lowers and runs once; the runtime's trace and observations stay readable afterwards. An
  * isolated cuda run (o->isolate) runs on the sim here: this process never opens the GPU. */
-int pipeline_run_once(const GenCase *c, const LowerSpec *spec, const Schedule *s, const PipeOpts *o,
-                      const OracleExpected *e, Verdict *v, AfErr *err);
+int check_run_once(const GenCase *c, const LowerSpec *spec, const Schedule *s, const CheckOpts *o,
+                   const OracleExpected *e, Verdict *v, AfErr *err);
 
 /* ---- GPU work in a child process (gpu_child.c) ----
  * A cuda run of the builtin lowering goes to one long-lived child process that opened the
@@ -103,17 +101,15 @@ int pipeline_run_once(const GenCase *c, const LowerSpec *spec, const Schedule *s
  * case with a watchdog ($ASYNCFUZZ_GPU_TIMEOUT seconds, default 60). A child that dies (a
  * driver crash), hangs, or reports a sticky context error gives that case a verdict
  * (runtime_error |device-process| or timeout |device|) and is replaced for the next case. */
-typedef struct GpuChildInfo {
+typedef struct CheckGpuInfo {
   RtDeviceInfo dev;
   int spin;       /* the spin count in use (0: each case's own) */
   double spin_us; /* af_fill's time at that spin, when calibrated */
   int restarts;   /* children replaced after a fault, hang or sticky error */
-} GpuChildInfo;
+} CheckGpuInfo;
 /* Starts the child if none runs (o->spin < 0: calibrate to $ASYNCFUZZ_SPIN_US microseconds,
  * default 200) and describes it. AF_EUNSUPPORTED with the reason when the device cannot open. */
-int gpu_child_info(const PipeOpts *o, GpuChildInfo *info, AfErr *err);
-int gpu_child_check(const GenCase *c, const LowerSpec *spec, const Schedule *s, int ns,
-                    const PipeOpts *o, CheckResult *out, AfErr *err);
-void gpu_child_stop(void);
+int check_gpu_info(const CheckOpts *o, CheckGpuInfo *info, AfErr *err);
+void check_gpu_stop(void);
 
 #endif

@@ -1,14 +1,14 @@
 /*
- * gpu_child.c: fault isolation for GPU runs (pipeline.h). One child process, forked before
+ * gpu_child.c: fault isolation for GPU runs (check.h). One child process, forked before
  * anything in the parent touches CUDA, opens the device, calibrates the spin count if asked,
- * and then checks cases sent over a pipe with pipeline_check on the cuda backend. The parent
+ * and then checks cases sent over a pipe with check__builtin on the cuda backend. The parent
  * waits for each answer with a watchdog. A driver crash, a hang or a sticky context error
  * costs the child, never the campaign: that case gets a verdict and the next case starts a
  * fresh child.
  *
  * Messages are the structs below written whole: parent and child are the same binary.
  */
-#include "pipeline.h"
+#include "check_int.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -36,9 +36,9 @@ typedef struct Request {
   uint32_t magic;
   uint32_t json_len;
   LowerSpec spec;
-  PipeOpts o;
+  CheckOpts o;
   int ns;
-  Schedule s[PIPE_MAX_SCHED];
+  Schedule s[CHECK_MAX_SCHED];
 } Request;
 
 typedef struct Reply {
@@ -52,10 +52,10 @@ typedef struct Reply {
 static struct {
   pid_t pid;
   int to, from; /* the parent's ends */
-  GpuChildInfo info;
+  CheckGpuInfo info;
   int unavailable; /* the device could not be opened: do not try again */
   char why[512];
-  PipeOpts o; /* what the child was started with */
+  CheckOpts o; /* what the child was started with */
 } g = {.pid = -1, .to = -1, .from = -1};
 
 static int write_all(int fd, const void *p, size_t n) {
@@ -112,7 +112,7 @@ static double env_seconds(const char *name, double def) {
 
 /* ---- the child ---- */
 
-static void child_main(int in, int out, const PipeOpts *o) {
+static void child_main(int in, int out, const CheckOpts *o) {
   Hello h;
   memset(&h, 0, sizeof h);
   h.magic = GC_MAGIC;
@@ -149,7 +149,7 @@ static void child_main(int in, int out, const PipeOpts *o) {
     rq.o.spin = h.spin;
     rp->rc = gen_case_from_json(&c, json, &e);
     if (rp->rc == 0) {
-      rp->rc = pipeline_check(&c, &rq.spec, rq.s, rq.ns, NULL, &rq.o, &rp->res, &e);
+      rp->rc = check__builtin(&c, &rq.spec, rq.s, rq.ns, NULL, &rq.o, &rp->res, &e);
       gen_case_free(&c);
     }
     snprintf(rp->msg, sizeof rp->msg, "%s", e.msg);
@@ -177,7 +177,7 @@ static void reap(int sig, int *status) {
   g.to = g.from = -1;
 }
 
-void gpu_child_stop(void) {
+void check_gpu_stop(void) {
   int st;
   if (g.pid > 0 && g.to >= 0) {
     close(g.to); /* EOF: the child ends its loop */
@@ -197,7 +197,7 @@ static void forget_after_fork(void) {
   g.to = g.from = -1;
 }
 
-static int start(const PipeOpts *o, AfErr *err) {
+static int start(const CheckOpts *o, AfErr *err) {
   static int atfork;
   if (!atfork && pthread_atfork(NULL, NULL, forget_after_fork) == 0)
     atfork = 1;
@@ -252,7 +252,7 @@ static int start(const PipeOpts *o, AfErr *err) {
   return 0;
 }
 
-int gpu_child_info(const PipeOpts *o, GpuChildInfo *info, AfErr *err) {
+int check_gpu_info(const CheckOpts *o, CheckGpuInfo *info, AfErr *err) {
   int rc = start(o, err);
   if (rc == 0)
     *info = g.info;
@@ -278,10 +278,10 @@ static void fault_verdicts(const LowerSpec *spec, const Schedule *s, int ns, int
   }
 }
 
-int gpu_child_check(const GenCase *c, const LowerSpec *spec, const Schedule *s, int ns,
-                    const PipeOpts *o, CheckResult *out, AfErr *err) {
-  if (ns > PIPE_MAX_SCHED)
-    ns = PIPE_MAX_SCHED;
+int check__gpu(const GenCase *c, const LowerSpec *spec, const Schedule *s, int ns,
+               const CheckOpts *o, CheckResult *out, AfErr *err) {
+  if (ns > CHECK_MAX_SCHED)
+    ns = CHECK_MAX_SCHED;
   int rc = start(o, err);
   if (rc)
     return rc;

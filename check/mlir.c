@@ -1,5 +1,5 @@
 /*
- * pipeline_mlir.c: cases through the real lowering, many per process.
+ * mlir.c: cases through the real lowering, many per process.
  *
  * A batch: every case rendered alone is one chunk of a --split-input-file input to one
  * mlir-opt (lower/mlir.c classifies each chunk: rejected, unconverted, crash, timeout or
@@ -12,7 +12,7 @@
  * itself. Every trace is then judged as for the builtin lowering: the happens-before checker
  * and the sequential oracle.
  */
-#include "pipeline.h"
+#include "check_int.h"
 
 #include "../base/proc.h"
 #include "../lower/mlir.h"
@@ -33,7 +33,7 @@ __attribute__((format(printf, 3, 4))) static void fmt(char *out, size_t n, const
   va_end(ap);
 }
 
-void pipeline_lowering_verdict(const LowerSpec *spec, const MlirLowered *l, Verdict *v) {
+void check_lowering_verdict(const LowerSpec *spec, const MlirLowered *l, Verdict *v) {
   memset(v, 0, sizeof *v);
   v->hb_first = -1;
   v->error_seq = -1;
@@ -57,9 +57,9 @@ static void tool_verdict(const LowerSpec *spec, int cls, const char *cause, cons
 }
 
 /* Judges the trace file of one case. *found: whether the file was there. */
-int pipeline_judge_trace(const char *path, const GenCase *c, const LowerSpec *spec,
-                         const OracleExpected *e, const PipeOpts *o, Verdict *v, int *found,
-                         AfErr *err) {
+int check_judge_trace(const char *path, const GenCase *c, const LowerSpec *spec,
+                      const OracleExpected *e, const CheckOpts *o, Verdict *v, int *found,
+                      AfErr *err) {
   struct stat st;
   *found = stat(path, &st) == 0;
   if (!*found)
@@ -89,7 +89,7 @@ int pipeline_judge_trace(const char *path, const GenCase *c, const LowerSpec *sp
 /* The runtime library's settings for one mlir-runner process that runs its cases under all
  * schedules s[0..ns). ASYNCFUZZ_RUNNER_PRELOAD (a sanitizer build: its instrumented runtime
  * library needs the sanitizer runtimes loaded into mlir-runner first) becomes LD_PRELOAD. */
-static int run_env(const Schedule *s, int ns, const PipeOpts *o, const char *tdir,
+static int run_env(const Schedule *s, int ns, const CheckOpts *o, const char *tdir,
                    char env[11][4200]) {
   fmt(env[0], sizeof env[0], "ASYNCFUZZ_TRACE_DIR=%s", tdir);
   size_t k = 0;
@@ -136,7 +136,7 @@ static void tail_line(const char *path, char *out, size_t n) {
 }
 
 static void note_verdict(CheckResult *r, int k, const Schedule *s, const Verdict *v,
-                         const PipeOpts *o) {
+                         const CheckOpts *o) {
   if (r->first_fail >= 0 && o && o->stop_at_first)
     return;
   r->sched[k] = *s;
@@ -148,7 +148,7 @@ static void note_verdict(CheckResult *r, int k, const Schedule *s, const Verdict
 }
 
 static int run_process(const LowerSpec *spec, const char *mod, const char *tdir, const char *errp,
-                       const Schedule *s, int ns, const PipeOpts *o, double limit, ProcResult *r,
+                       const Schedule *s, int ns, const CheckOpts *o, double limit, ProcResult *r,
                        AfErr *err) {
   if (mkdir(tdir, 0700) != 0 && errno != EEXIST)
     return af_err_set(err, AF_EIO, "cannot create %s: %s", tdir, strerror(errno));
@@ -164,7 +164,7 @@ static int run_process(const LowerSpec *spec, const char *mod, const char *tdir,
 /* Runs case i alone, from its own lowered module, under every schedule, and judges it. */
 static int run_alone(const LowerSpec *spec, const char *dir, int i, const GenCase *c,
                      MlirLowered *l, const char *chunk, const Schedule *s, int ns,
-                     const OracleExpected *e, const PipeOpts *o, CheckResult *out, AfErr *err) {
+                     const OracleExpected *e, const CheckOpts *o, CheckResult *out, AfErr *err) {
   char mod[4200], tdir[4200], errp[4200];
   int rc = 0;
   if (l->code == NULL) { /* lowered as part of the whole batch only: lower it alone now */
@@ -176,7 +176,7 @@ static int run_alone(const LowerSpec *spec, const char *dir, int i, const GenCas
       return rc;
     if (one.outcome != MLIR_OK) {
       Verdict v;
-      pipeline_lowering_verdict(spec, &one, &v);
+      check_lowering_verdict(spec, &one, &v);
       note_verdict(out, 0, &s[0], &v, o);
       mlir_lowered_free(&one, 1);
       return 0;
@@ -195,7 +195,7 @@ static int run_alone(const LowerSpec *spec, const char *dir, int i, const GenCas
     fmt(tpath, sizeof tpath, "%s/case-0-%d.bin", tdir, k);
     Verdict v;
     int found;
-    rc = pipeline_judge_trace(tpath, c, spec, e, o, &v, &found, err);
+    rc = check_judge_trace(tpath, c, spec, e, o, &v, &found, err);
     if (rc)
       break;
     if (!found) { /* this schedule did not finish: how the runner ended says why */
@@ -229,11 +229,10 @@ static int run_alone(const LowerSpec *spec, const char *dir, int i, const GenCas
  * one module (the kernels compiled once), and split only when that fails. */
 static double g_ok_rate = 1.0;
 
-int pipeline_check_mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Schedule *s,
-                        int ns, const OracleExpected *const *es, const PipeOpts *o,
-                        CheckResult *out, AfErr *err) {
-  if (ns > PIPE_MAX_SCHED)
-    ns = PIPE_MAX_SCHED;
+int check__mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Schedule *s, int ns,
+                const OracleExpected *const *es, const CheckOpts *o, CheckResult *out, AfErr *err) {
+  if (ns > CHECK_MAX_SCHED)
+    ns = CHECK_MAX_SCHED;
   for (int i = 0; i < n; i++) {
     out[i].nsched = 0;
     out[i].first_fail = -1;
@@ -293,7 +292,7 @@ int pipeline_check_mlir(const GenCase *const *cs, int n, const LowerSpec *spec, 
     for (int i = 0; i < n && rc == 0; i++) {
       if (low[i].outcome != MLIR_OK) {
         Verdict v;
-        pipeline_lowering_verdict(spec, &low[i], &v);
+        check_lowering_verdict(spec, &low[i], &v);
         note_verdict(&out[i], 0, &s[0], &v, o);
         continue;
       }
@@ -339,7 +338,7 @@ int pipeline_check_mlir(const GenCase *const *cs, int n, const LowerSpec *spec, 
         fmt(tpath, sizeof tpath, "%s/case-%d-%d.bin", tdir, i, k);
         Verdict v;
         int found;
-        rc = pipeline_judge_trace(tpath, cs[i], spec, e, o, &v, &found, err);
+        rc = check_judge_trace(tpath, cs[i], spec, e, o, &v, &found, err);
         if (rc == 0)
           note_verdict(&out[i], k, &s[k], &v, o);
       }

@@ -1,0 +1,90 @@
+/*
+ * builtin.c: a case through the builtin lowering in this process (check_int.h). The call
+ * Program runs on the runtime library under each schedule; each run is judged by the oracle
+ * and the happens-before checker. The GPU child runs its cases through this too.
+ */
+#include "check_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int run_program(const LowerProgram *p, const GenCase *c, const LowerSpec *spec,
+                       const Schedule *s, const CheckOpts *o, const OracleExpected *e, Verdict *v,
+                       AfErr *err) {
+  RtConfig cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.policy = s->policy;
+  cfg.seed = s->seed;
+  cfg.memfree_sync = o ? o->memfree_sync : 0;
+  cfg.record_device = o ? o->record_device : 0;
+  cfg.backend = o ? o->backend : RT_BACKEND_SIM;
+  cfg.raw_handles = o ? o->raw_handles : 0;
+  cfg.spin = o && o->spin > 0 ? o->spin : 0;
+  int rc = runner_run_program(p, &cfg, err);
+  if (rc && rc != AF_EDEADLOCK)
+    return rc;
+  int ntrace, nobs;
+  const RtRec *trace = asyncfuzz_rt_trace(&ntrace);
+  const RtObs *obs = asyncfuzz_rt_observations(&nobs);
+  RtSummary sum;
+  asyncfuzz_rt_summary(&sum);
+  HbResult *hb = NULL;
+  if (!(o && o->no_checker)) {
+    HbOptions ho = {0};
+    ho.lenient_free = cfg.memfree_sync;
+    ho.nthreads = sum.max_threads;
+    ho.nstreams = sum.max_streams;
+    ho.nevents = sum.max_events;
+    ho.nregions = sum.max_regions;
+    ho.nasync = sum.max_async;
+    int hrc = hb_check(trace, ntrace, &ho, &hb, err);
+    if (hrc)
+      return hrc;
+  }
+  int jrc = oracle_judge(c, e, obs, nobs, trace, ntrace, &sum, hb, spec->name, v);
+  hb_result_free(hb);
+  if (jrc)
+    return af_err_set(err, AF_ENOMEM, "out of memory judging a run");
+  if (rc == AF_EDEADLOCK && v->cls == VERDICT_PASS) {
+    v->cls = VERDICT_RUNTIME_ERROR;
+    snprintf(v->signature, sizeof v->signature, "%s|runtime_error|deadlock", spec->name);
+    snprintf(v->detail, sizeof v->detail, "%s", err ? err->msg : "deadlock");
+    if (err)
+      af_err_clear(err);
+  }
+  return 0;
+}
+
+int check__builtin(const GenCase *c, const LowerSpec *spec, const Schedule *s, int ns,
+                   const OracleExpected *e, const CheckOpts *o, CheckResult *out, AfErr *err) {
+  out->nsched = 0; /* verdicts are filled as schedules run: no 50 KB memset per case */
+  out->first_fail = -1;
+  if (ns > CHECK_MAX_SCHED)
+    ns = CHECK_MAX_SCHED;
+  LowerProgram *p = NULL;
+  OracleExpected *own = NULL;
+  int rc = 0;
+  if (e == NULL) {
+    rc = oracle_expect(c, &own, err);
+    if (rc)
+      return rc;
+    e = own;
+  }
+  rc = lower_builtin(c, spec, &p, err);
+  for (int k = 0; k < ns && rc == 0; k++) {
+    out->sched[k] = s[k];
+    rc = run_program(p, c, spec, &s[k], o, e, &out->verdict[k], err);
+    if (rc)
+      break;
+    out->nsched = k + 1;
+    if (out->verdict[k].cls != VERDICT_PASS && out->first_fail < 0) {
+      out->first_fail = k;
+      if (o && o->stop_at_first)
+        break;
+    }
+  }
+  lower_program_free(p);
+  oracle_expected_free(own);
+  return rc;
+}

@@ -1,0 +1,146 @@
+/*
+ * check.c: one case (or a batch) through a lowering under schedules, on a backend: the
+ * dispatch to the builtin lowering in this process (builtin.c), in the GPU child
+ * (gpu_child.c) or through mlir-opt and mlir-runner (mlir.c); reduction tests; reproducers.
+ */
+#include "check_int.h"
+
+#include "../lower/mlir.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int check_run_once(const GenCase *c, const LowerSpec *spec, const Schedule *s, const CheckOpts *o,
+                   const OracleExpected *e, Verdict *v, AfErr *err) {
+  CheckOpts sim;
+  if (o && o->backend == RT_BACKEND_CUDA && o->isolate) {
+    /* this process must not open the GPU (its GPU child does): the run is replayed on the sim */
+    sim = *o;
+    sim.backend = RT_BACKEND_SIM;
+    sim.isolate = sim.raw_handles = sim.spin = 0;
+    o = &sim;
+  }
+  CheckResult *r = af_malloc(sizeof *r);
+  if (r == NULL)
+    return af_err_set(err, AF_ENOMEM, "out of memory");
+  int rc = check_case(c, spec, s, 1, e, o, r, err);
+  if (rc == 0)
+    *v = r->verdict[0];
+  af_free(r);
+  return rc;
+}
+
+int check_case(const GenCase *c, const LowerSpec *spec, const Schedule *s, int ns,
+               const OracleExpected *e, const CheckOpts *o, CheckResult *out, AfErr *err) {
+  if (spec->kind == LOWER_MLIR_OPT)
+    return check__mlir(&c, 1, spec, s, ns, &e, o, out, err);
+  if (o && o->backend == RT_BACKEND_CUDA && o->isolate)
+    return check__gpu(c, spec, s, ns, o, out, err);
+  return check__builtin(c, spec, s, ns, e, o, out, err);
+}
+
+int check_cases(const GenCase *const *cs, int n, const LowerSpec *spec, const Schedule *s, int ns,
+                const OracleExpected *const *es, const CheckOpts *o, CheckResult *out, AfErr *err) {
+  if (spec->kind == LOWER_MLIR_OPT)
+    return check__mlir(cs, n, spec, s, ns, es, o, out, err);
+  for (int i = 0; i < n; i++) {
+    int rc = check_case(cs[i], spec, s, ns, es ? es[i] : NULL, o, &out[i], err);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+int check_signature_test(const GenCase *c, void *ctx) {
+  CheckSigTest *t = ctx;
+  CheckResult *r = af_malloc(sizeof *r);
+  if (r == NULL)
+    return AF_ENOMEM;
+  AfErr err = {0};
+  CheckOpts o = t->o;
+  o.stop_at_first = 0;
+  int rc = check_case(c, t->spec, t->s, t->ns, NULL, &o, r, &err);
+  int hit = 0;
+  for (int k = 0; rc == 0 && k < r->nsched && !hit; k++)
+    hit = r->verdict[k].cls != VERDICT_PASS && strcmp(r->verdict[k].signature, t->signature) == 0;
+  af_free(r);
+  return rc ? rc : hit;
+}
+
+int check_signature_test_many(const GenCase *const *cs, int n, int *interesting, void *ctx) {
+  CheckSigTest *t = ctx;
+  CheckResult *r = af_calloc((size_t)(n > 0 ? n : 1), sizeof *r);
+  if (r == NULL)
+    return AF_ENOMEM;
+  AfErr err = {0};
+  CheckOpts o = t->o;
+  o.stop_at_first = 0;
+  int rc = check_cases(cs, n, t->spec, t->s, t->ns, NULL, &o, r, &err);
+  for (int i = 0; rc == 0 && i < n; i++) {
+    interesting[i] = 0;
+    for (int k = 0; k < r[i].nsched && !interesting[i]; k++)
+      interesting[i] = r[i].verdict[k].cls != VERDICT_PASS &&
+                       strcmp(r[i].verdict[k].signature, t->signature) == 0;
+  }
+  af_free(r);
+  return rc;
+}
+
+/* The .mlir reproducer of a reduced case: RUN lines (mlir-opt's pipeline piped into
+ * mlir-runner with the runtime library), the verdict and the trace excerpt as comments. */
+char *check_reproducer(const GenCase *c, const LowerSpec *spec, const Schedule *s, const Verdict *v,
+                       const char *case_path) {
+  AfBuf b;
+  af_buf_init(&b);
+  const char *pipeline = spec->kind == LOWER_MLIR_OPT ? spec->pipeline : mlir_variant_pipeline(0);
+  const char *policy = asyncfuzz_rt_policy_name(s->policy);
+  af_buf_printf(&b, "// asyncfuzz reproducer (%d ops), asyncfuzz %s\n", c->nops, ASYNCFUZZ_VERSION);
+  af_buf_printf(&b, "// signature: %s\n", v->signature);
+  af_buf_printf(&b, "// found with lowering %s (%s), schedule %s@%llu, backend sim\n", spec->name,
+                lower_version(spec), policy, (unsigned long long)s->seed);
+  af_buf_printf(&b, "// replay: asyncfuzz check %s --lowering %s --schedules %s@%llu\n",
+                case_path ? case_path : "CASE.json", spec->arg, policy,
+                (unsigned long long)s->seed);
+  if (spec->kind != LOWER_MLIR_OPT)
+    af_buf_puts(&b,
+                "// The RUN lines run the real lowering (mlir-opt's default pipeline) on it.\n");
+  af_buf_printf(&b,
+                "//\n// RUN: mlir-opt %%s --pass-pipeline='%s' \\\n"
+                "// RUN: | env ASYNCFUZZ_POLICY=%s ASYNCFUZZ_SCHED_SEED=%llu "
+                "ASYNCFUZZ_TRACE=/dev/stderr \\\n"
+                "// RUN:   mlir-runner -O0 -e main --entry-point-result=void \\\n"
+                "// RUN:   --shared-libs=%%asyncfuzz_rt,%%mlir_runner_utils\n",
+                pipeline, policy, (unsigned long long)s->seed);
+  af_buf_puts(&b, "// (%asyncfuzz_rt: libasyncfuzz_rt.so from asyncfuzz; %mlir_runner_utils: "
+                  "libmlir_runner_utils.so of the same LLVM.)\n//\n// verdict: ");
+  af_buf_puts(&b, oracle_verdict_name(v->cls));
+  af_buf_puts(&b, "\n// ");
+  for (const char *p = v->detail; *p; p++) {
+    af_buf_put(&b, p, 1);
+    if (*p == '\n')
+      af_buf_puts(&b, "// ");
+  }
+  af_buf_puts(&b, "\n");
+  if (spec->kind != LOWER_MLIR_OPT) { /* the failing run's trace */
+    int n;
+    asyncfuzz_rt_trace(&n);
+    AfBuf t;
+    af_buf_init(&t);
+    asyncfuzz_rt_format_trace(&t, 0, n < 60 ? n : 60);
+    af_buf_puts(&b, "//\n// trace (the failing run):\n// ");
+    for (const char *p = t.p ? t.p : ""; *p; p++) {
+      af_buf_put(&b, p, 1);
+      if (*p == '\n' && p[1])
+        af_buf_puts(&b, "// ");
+    }
+    af_buf_free(&t);
+  }
+  char *mod = gen_render_mlir(c);
+  if (mod)
+    af_buf_puts(&b, mod);
+  af_free(mod);
+  if (mod == NULL)
+    b.oom = 1;
+  return af_buf_take(&b);
+}

@@ -1,0 +1,20 @@
+/*
+ * check_int.h: internals of check/, shared by its files only. check.c dispatches a case to
+ * one of the three ways below; gpu_child.c runs check__builtin in the child process.
+ */
+#ifndef CHECK_CHECK_INT_H
+#define CHECK_CHECK_INT_H
+
+#include "check.h"
+
+/* The builtin lowering in this process, on o's backend (builtin.c). */
+int check__builtin(const GenCase *c, const LowerSpec *spec, const Schedule *s, int ns,
+                   const OracleExpected *e, const CheckOpts *o, CheckResult *out, AfErr *err);
+/* The builtin lowering in the GPU child process, with its watchdog (gpu_child.c). */
+int check__gpu(const GenCase *c, const LowerSpec *spec, const Schedule *s, int ns,
+               const CheckOpts *o, CheckResult *out, AfErr *err);
+/* Cases through mlir-opt and mlir-runner, many per process (mlir.c). */
+int check__mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Schedule *s, int ns,
+                const OracleExpected *const *es, const CheckOpts *o, CheckResult *out, AfErr *err);
+
+#endif
