@@ -49,6 +49,24 @@ void cli_check_json(AfBuf *b, const char *path, const LowerSpec *spec, const Che
 void cli_check_text(AfBuf *b, const char *path, const LowerSpec *spec, const CheckResult *res,
                     int header, const CheckOpts *o);
 
+/* Writes text to path atomically (a temporary file renamed), or to stdout for NULL or "-".
+ * Prints the error. Returns an exit code. */
+int cli_write_text(const char *path, const char *text);
+/* `run` and `device`: the cuda backend in this process, the spin calibrated when asked
+ * (o->spin < 0). Prints the device line, or why it cannot open. Returns an exit code. */
+int cli_open_backend_here(CheckOpts *o);
+
+/* The commands: each parses its options, calls the engine and prints. argv[0] is the
+ * command's name. Returns an exit code. */
+int cmd_gen(int argc, char **argv);         /* cmd_case.c */
+int cmd_render(int argc, char **argv);      /* cmd_case.c */
+int cmd_validate(int argc, char **argv);    /* cmd_case.c */
+int cmd_lower(int argc, char **argv);       /* cmd_case.c */
+int cmd_device(int argc, char **argv);      /* cmd_case.c */
+int cmd_run(int argc, char **argv);         /* cmd_check.c */
+int cmd_check(int argc, char **argv);       /* cmd_check.c */
+int cmd_check_trace(int argc, char **argv); /* cmd_check.c */
+int cmd_reduce(int argc, char **argv);      /* cmd_reduce.c */
 int cmd_campaign(int argc, char **argv);
 int cmd_compile_batch(int argc, char **argv);
 int cmd_run_batch(int argc, char **argv);

@@ -1,0 +1,95 @@
+/*
+ * print.c: check's output of one case, as text or as one line of JSON (check, run-batch).
+ */
+#include "cli.h"
+#include "../check/check.h"
+#include "../base/proc.h"
+#include "../lower/mlir.h"
+#include "../reduce/reduce.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cli_check_json(AfBuf *b, const char *path, const LowerSpec *spec, const CheckResult *res) {
+  af_buf_puts(b, "{\"case\": ");
+  af_buf_json_str(b, path);
+  af_buf_puts(b, ", \"lowering\": ");
+  af_buf_json_str(b, spec->name);
+  af_buf_puts(b, ", \"lowering_version\": ");
+  af_buf_json_str(b, lower_version(spec));
+  if (spec->kind == LOWER_MLIR_OPT) {
+    af_buf_puts(b, ", \"pipeline\": ");
+    af_buf_json_str(b, spec->pipeline);
+  }
+  af_buf_printf(b, ", \"asyncfuzz_version\": \"%s\", ", ASYNCFUZZ_VERSION);
+  af_buf_printf(b, "\"verdict\": \"%s\", \"runs\": [",
+                res->first_fail < 0 ? "pass"
+                                    : oracle_verdict_name(res->verdict[res->first_fail].cls));
+  for (int k = 0; k < res->nsched; k++) {
+    char sch[64];
+    check_schedule_str(&res->sched[k], sch, sizeof sch);
+    const Verdict *v = &res->verdict[k];
+    af_buf_printf(b, "%s{\"schedule\": \"%s\", \"verdict\": \"%s\", ", k ? ", " : "", sch,
+                  oracle_verdict_name(v->cls));
+    af_buf_printf(b,
+                  "\"observation_failed\": %s, \"runtime_failed\": %s, \"checker_failed\": %s, "
+                  "\"checker_reports\": %d, \"signature\": ",
+                  v->obs_failed ? "true" : "false", v->rt_failed ? "true" : "false",
+                  v->hb_failed ? "true" : "false", v->hb_errors);
+    af_buf_json_str(b, v->cls == VERDICT_PASS ? "" : v->signature);
+    af_buf_puts(b, ", \"detail\": ");
+    af_buf_json_str(b, v->detail);
+    af_buf_puts(b, "}");
+  }
+  af_buf_puts(b, "]}");
+}
+
+static int is_lowering_class(int cls) {
+  return cls == VERDICT_LOWERING_REJECTED || cls == VERDICT_LOWERING_UNCONVERTED ||
+         cls == VERDICT_LOWERING_CRASH || cls == VERDICT_TIMEOUT;
+}
+
+void cli_check_text(AfBuf *b, const char *path, const LowerSpec *spec, const CheckResult *res,
+                    int header, const CheckOpts *o) {
+  if (header)
+    af_buf_printf(b, "== lowering %s (%s)\n", spec->name, lower_version(spec));
+  for (int k = 0; k < res->nsched; k++) {
+    char sch[64];
+    check_schedule_str(&res->sched[k], sch, sizeof sch);
+    const Verdict *v = &res->verdict[k];
+    af_buf_printf(b, "%-24s %s", sch, oracle_verdict_name(v->cls));
+    if (v->cls != VERDICT_PASS) {
+      if (is_lowering_class(v->cls))
+        af_buf_puts(b, "  [found by: mlir-opt]");
+      else
+        af_buf_printf(b, "  [found by:%s%s%s]", v->obs_failed ? " observation" : "",
+                      v->rt_failed ? " runtime-error" : "", v->hb_failed ? " checker" : "");
+      af_buf_printf(b, "\n    signature: %s\n    ", v->signature);
+      for (const char *p = v->detail; *p; p++) { /* indent the detail's lines */
+        af_buf_put(b, p, 1);
+        if (*p == '\n')
+          af_buf_puts(b, "    ");
+      }
+    }
+    af_buf_puts(b, "\n");
+  }
+  if (res->first_fail >= 0) {
+    const Schedule *f = &res->sched[res->first_fail];
+    if (spec->kind == LOWER_MLIR_OPT)
+      af_buf_printf(b,
+                    "FAIL: replay with: asyncfuzz check %s --lowering %s --schedules %s@%llu%s\n",
+                    path, spec->arg, asyncfuzz_rt_policy_name(f->policy),
+                    (unsigned long long)f->seed, check_backend_args(o));
+    else
+      af_buf_printf(b,
+                    "FAIL: replay with: asyncfuzz run %s --lowering %s --policy %s --sched-seed "
+                    "%llu --trace -%s\n",
+                    path, spec->arg, asyncfuzz_rt_policy_name(f->policy),
+                    (unsigned long long)f->seed, check_backend_args(o));
+  } else {
+    af_buf_printf(b, "PASS: %d schedule(s)\n", res->nsched);
+  }
+}
+

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The engine's shape, as docs/architecture.md states it, checked on the built objects and the
+# sources:
+#   - no import cycle between folders, nor between the files of one folder: file A imports
+#     file B when A's object calls or uses a symbol that B's object defines (nm);
+#   - folders below cli/ never use anything that cli/ defines;
+#   - no function over 150 lines and no source file over 1,000 lines outside tests/ and
+#     bench/; cli/ under 2,500 lines in all.
+# usage: layers_test.sh SOURCE_DIR BUILD_DIR
+set -u
+src=$1 build=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+command -v nm > /dev/null || { echo "SKIP: nm is missing (binutils, installed with gcc)"; exit 77; }
+
+# ---- the objects of the project's own sources (stale objects of removed files left out) ----
+: > "$tmp/syms"
+n=0
+while IFS= read -r o; do
+  rel=${o#*.dir/}
+  rel=${rel%.o}
+  case "$rel" in tests/* | bench/* | fuzz/*) continue ;; esac
+  [ -f "$src/$rel" ] || continue
+  n=$((n + 1))
+  nm "$o" | awk -v f="$rel" 'NF >= 2 { t = $(NF - 1); s = $NF
+    if (t ~ /^[TDBRCVW]$/) print "def", f, s; else if (t == "U") print "use", f, s }' >> "$tmp/syms"
+done < <(find "$build/CMakeFiles" -name '*.c.o' | sort)
+[ "$n" -ge 20 ] || bad "only $n objects found under $build/CMakeFiles: is it built?"
+
+# file -> file edges, and a cycle check by transitive closure (a few dozen files)
+awk '$1 == "def" { def[$3] = $2 } $1 == "use" { use[++n] = $2 " " $3 }
+  END { for (i = 1; i <= n; i++) { split(use[i], u, " "); if ((u[2] in def) && def[u[2]] != u[1])
+          print u[1], def[u[2]], u[2] } }' "$tmp/syms" | sort -u > "$tmp/edges"
+cycles() { # stdin: "A B" edges; prints "A B" for each pair on a cycle (A < B)
+  awk '{ e[$1, $2] = 1; v[$1] = 1; v[$2] = 1 }
+    END { m = 0; for (x in v) node[++m] = x
+      for (k = 1; k <= m; k++) for (i = 1; i <= m; i++) if (e[node[i], node[k]])
+        for (j = 1; j <= m; j++) if (e[node[k], node[j]]) e[node[i], node[j]] = 1
+      for (i = 1; i <= m; i++) for (j = 1; j <= m; j++)
+        if (node[i] < node[j] && e[node[i], node[j]] && e[node[j], node[i]]) print node[i], node[j] }'
+}
+awk '{ print $1, $2 }' "$tmp/edges" | sort -u | cycles > "$tmp/filecycles"
+while read -r a b; do
+  why1=$(awk -v a="$a" -v b="$b" '$1 == a && $2 == b { print $3; exit }' "$tmp/edges")
+  why2=$(awk -v a="$a" -v b="$b" '$1 == b && $2 == a { print $3; exit }' "$tmp/edges")
+  bad "import cycle between files $a and $b${why1:+ ($a uses $why1}${why2:+, $b uses $why2)}"
+done < "$tmp/filecycles"
+awk '{ split($1, a, "/"); split($2, b, "/"); if (a[1] != b[1]) print a[1], b[1] }' "$tmp/edges" \
+  | sort -u > "$tmp/folderedges"
+while read -r a b; do
+  bad "import cycle between folders $a/ and $b/"
+done < <(cycles < "$tmp/folderedges")
+while read -r a b sym; do
+  bad "$a uses $sym from $b: nothing below cli/ may use cli/"
+done < <(awk '$2 ~ /^cli\// && $1 !~ /^cli\//' "$tmp/edges")
+[ "$(wc -l < "$tmp/edges")" -gt 30 ] || bad "only $(wc -l < "$tmp/edges") imports found: the check is broken"
+
+# ---- sizes ----
+cd "$src" || exit 2
+files=$(find . -name '*.c' -o -name '*.h' | sed 's#^\./##' | grep -vE '^(tests|bench|build[^/]*)/' | sort)
+for f in $files; do
+  l=$(wc -l < "$f")
+  [ "$l" -le 1000 ] || bad "$f has $l lines (at most 1,000)"
+done
+cli=$(cat cli/*.c cli/*.h | wc -l)
+[ "$cli" -lt 2500 ] || bad "cli/ has $cli lines (under 2,500)"
+# function lengths in clang-formatted C: from the signature's first line to the "}" in column 0
+for f in $files; do
+  awk -v F="$f" '
+    !start && !pend && /^[A-Za-z_][A-Za-z0-9_ \*]*\(/ && !/;$/ && !/^(typedef|struct|enum|union)/ { pend = NR; name = $0 }
+    pend && !start && /\{$/ { start = pend; pend = 0; next }
+    pend && !start && /;$/ { pend = 0 }
+    /^\}/ && start { n = NR - start + 1; sub(/\(.*/, "", name); if (n > 150) print F ":" start ": " name " is " n " lines"; start = 0 }' "$f"
+done > "$tmp/long"
+while IFS= read -r l; do bad "$l (at most 150)"; done < "$tmp/long"
+nf=$(for f in $files; do grep -cE '^[A-Za-z_][A-Za-z0-9_ \*]*\(' "$f"; done | awk '{ s += $1 } END { print s }')
+[ "$nf" -gt 300 ] || bad "only $nf functions found: the length check is broken"
+
+echo "layers: $n objects, $(wc -l < "$tmp/edges") imports, cli/ $cli lines, $nf functions"
+if [ "$fail" -eq 0 ]; then echo "layers: ok"; else echo "layers: $fail failure(s)"; fi
+[ "$fail" -eq 0 ]
