@@ -1,0 +1,589 @@
+/*
+ * campaign.c: the campaign loop (campaign.h): cases generated in batches, checked through
+ * every lowering, failures recorded (record.c); worker processes for jobs > 1, with their
+ * counters in shared memory for the parent's status line and the resume state; summary.json
+ * and campaign-state.json.
+ *
+ * Layout of DIR (the configuration's out):
+ *   DIR/failures/<signature hash>/first.json     the first failing case of that signature
+ *   DIR/failures/<signature hash>/smallest.json  the smallest failing case seen
+ *   DIR/failures/<signature hash>/info.txt       signature, counts, versions, replay command
+ *   DIR/failures/<signature hash>/minimized.json, reproducer.mlir   the reducer's result
+ *   DIR/summary.json                             totals and signatures at the end
+ *   DIR/campaign-state.json                      the next seed, for --resume
+ *   DIR/results.db                               the database, unless another is named
+ */
+#define _GNU_SOURCE
+#include "campaign_int.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int stopped(const Campaign *k) {
+  return k->c.stop && *k->c.stop;
+}
+
+static void progress(Campaign *k, int final) {
+  if (k->hooks && k->hooks->progress) {
+    k->st.elapsed = campaign__now() - k->t0;
+    k->st.nspecs = k->nspecs;
+    k->st.signatures = k->nsigs;
+    k->hooks->progress(&k->st, final, k->hooks->ctx);
+  }
+}
+
+static void json_esc(FILE *f, const char *s) {
+  AfBuf b;
+  af_buf_init(&b);
+  af_buf_json_str(&b, s);
+  fputs(b.p ? b.p : "\"\"", f);
+  af_buf_free(&b);
+}
+
+static int write_summary(Campaign *k, double el) {
+  char path[4096], tmp[4200];
+  snprintf(path, sizeof path, "%s/summary.json", k->out);
+  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid()); /* workers share DIR */
+  FILE *f = fopen(tmp, "w");
+  if (f == NULL)
+    return -1;
+  fprintf(f, "{\"asyncfuzz_version\": \"%s\", \"lowerings\": [", ASYNCFUZZ_VERSION);
+  for (int i = 0; i < k->nspecs; i++) {
+    const LowerSpec *sp = &k->specs[i];
+    fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
+    json_esc(f, sp->name);
+    fprintf(f, ", \"version\": ");
+    json_esc(f, lower_version(sp));
+    if (sp->kind == LOWER_MLIR_OPT) {
+      fprintf(f, ", \"pipeline\": ");
+      json_esc(f, sp->pipeline);
+    }
+    fprintf(f, "}");
+  }
+  fprintf(f, "],\n \"backend\": \"%s\", \"device\": ", k->c.backend);
+  json_esc(f, k->c.device);
+  fprintf(f, ", \"schedules\": ");
+  json_esc(f, k->c.sched_spec);
+  fprintf(f,
+          ", \"swarm\": %s, \"cases\": %ld, \"seconds\": %.2f, \"failures\": %ld, "
+          "\"differing_cases\": %ld, \"differences\": [",
+          k->c.swarm ? "true" : "false", k->st.cases, el, k->st.failures, k->st.differ_cases);
+  for (int i = 0; i < k->ndiffer; i++) {
+    fprintf(f, "%s\n  {\"verdicts\": ", i ? "," : "");
+    json_esc(f, k->differ[i].what);
+    fprintf(f, ", \"cases\": %ld, \"first_seed\": %llu}", k->differ[i].count,
+            (unsigned long long)k->differ[i].first_seed);
+  }
+  fprintf(f, "],\n \"signatures\": [");
+  for (int i = 0; i < k->nsigs; i++) {
+    const Sig *s = &k->sigs[i];
+    fprintf(f, "%s\n  {\"signature\": ", i ? "," : "");
+    json_esc(f, s->f.signature);
+    fprintf(f,
+            ", \"class\": \"%s\", \"lowering\": \"%s\", \"count\": %ld, \"smallest_ops\": %d, "
+            "\"dir\": \"failures/%s\", \"known\": %s}",
+            oracle_verdict_name(s->f.cls), k->specs[s->f.low].name, s->f.count, s->f.smallest_ops,
+            s->f.dir, s->f.suppressed ? "true" : "false");
+  }
+  fprintf(f, "\n]}\n");
+  return campaign__commit_file(f, tmp, path);
+}
+
+static int first_cls(const CheckResult *r) {
+  return r->first_fail < 0 ? VERDICT_PASS : r->verdict[r->first_fail].cls;
+}
+
+static void note_differ(Campaign *k, const CheckResult *const *res, uint64_t seed) {
+  int differ = 0;
+  for (int i = 1; i < k->nspecs; i++)
+    differ |= first_cls(res[i]) != first_cls(res[0]);
+  if (!differ)
+    return;
+  k->st.differ_cases++;
+  char what[160];
+  size_t n = 0;
+  what[0] = '\0';
+  for (int i = 0; i < k->nspecs && n < sizeof what; i++) {
+    int w = snprintf(what + n, sizeof what - n, "%s%s=%s", i ? " " : "", k->specs[i].name,
+                     oracle_verdict_name(first_cls(res[i])));
+    n += w > 0 ? (size_t)w : 0;
+  }
+  for (int i = 0; i < k->ndiffer; i++)
+    if (strcmp(k->differ[i].what, what) == 0) {
+      k->differ[i].count++;
+      return;
+    }
+  if (k->ndiffer < (int)(sizeof k->differ / sizeof k->differ[0])) {
+    CampaignDiffer *d = &k->differ[k->ndiffer++];
+    snprintf(d->what, sizeof d->what, "%s", what);
+    d->count = 1;
+    d->first_seed = seed;
+  }
+}
+
+/* --until: HH:MM (the next such local time) or YYYY-MM-DDTHH:MM. Seconds from now. */
+int campaign_parse_until(const char *v, long *seconds) {
+  time_t now = time(NULL);
+  struct tm tm;
+  localtime_r(&now, &tm);
+  int y, mo, d, h, mi;
+  if (sscanf(v, "%d-%d-%dT%d:%d", &y, &mo, &d, &h, &mi) == 5) {
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+  } else if (sscanf(v, "%d:%d", &h, &mi) != 2) {
+    return -1;
+  }
+  if (h < 0 || h > 23 || mi < 0 || mi > 59)
+    return -1;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = 0;
+  tm.tm_isdst = -1;
+  time_t t = mktime(&tm);
+  if (strchr(v, 'T') == NULL && t <= now)
+    t += 24 * 3600; /* tomorrow's */
+  if (t <= now)
+    return -1;
+  *seconds = (long)(t - now);
+  return 0;
+}
+
+static int write_state(const char *out, uint64_t seed, int jobs, const Slot *sl) {
+  uint64_t min = UINT64_MAX;
+  for (int w = 0; w < jobs; w++)
+    if (sl[w].next < min)
+      min = sl[w].next;
+  char path[4096], tmp[4200];
+  snprintf(path, sizeof path, "%s/campaign-state.json", out);
+  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid()); /* workers share DIR */
+  FILE *f = fopen(tmp, "w");
+  if (f == NULL)
+    return -1;
+  /* every seed below next_seed has been checked by some worker */
+  fprintf(f, "{\"next_seed\": %llu}\n", (unsigned long long)(seed + min * (uint64_t)jobs));
+  return campaign__commit_file(f, tmp, path);
+}
+
+static int read_state(const char *out, uint64_t *seed) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/campaign-state.json", out);
+  FILE *f = fopen(path, "r");
+  if (f == NULL)
+    return -1;
+  unsigned long long v;
+  int ok = fscanf(f, " {\"next_seed\": %llu}", &v) == 1;
+  fclose(f);
+  if (!ok)
+    return -1;
+  *seed = v;
+  return 0;
+}
+
+static void tools_json(const Campaign *k, char *out, size_t n) {
+  size_t len = 0;
+  out[0] = '\0';
+  for (int i = 0; i < k->nspecs && len < n; i++) {
+    const LowerSpec *sp = &k->specs[i];
+    int w = snprintf(
+        out + len, n - len, "%s{\"lowering\": \"%s\", \"version\": \"%s\"%s%s%s}", i ? ", " : "[",
+        sp->name, lower_version(sp), sp->kind == LOWER_MLIR_OPT ? ", \"pipeline\": \"" : "",
+        sp->kind == LOWER_MLIR_OPT ? sp->pipeline : "", sp->kind == LOWER_MLIR_OPT ? "\"" : "");
+    len += w > 0 ? (size_t)w : 0;
+  }
+  if (len < n)
+    snprintf(out + len, n - len, "]");
+}
+
+static int open_db(Campaign *k, AfErr *err) {
+  int rc = store_open(k->c.db_path, 1, &k->db, err);
+  if (rc)
+    return rc == AF_EPARSE ? AF_EPARSE : AF_EIO;
+  StoreRun run;
+  store_run_init(&run);
+  tools_json(k, run.tools, sizeof run.tools);
+  snprintf(run.device, sizeof run.device, "%s", k->c.device);
+  snprintf(run.config, sizeof run.config,
+           "{\"seed\": %llu, \"schedules\": \"%s\", \"swarm\": %s, \"jobs\": %d, "
+           "\"batch\": %d, \"repro\": %d, \"memfree_sync\": %s, \"checker\": %s, "
+           "\"backend\": \"%s\", \"spin\": %d}",
+           (unsigned long long)k->c.seed, k->c.sched_spec, k->c.swarm ? "true" : "false", k->c.jobs,
+           k->batch, k->c.repro, k->c.opts.memfree_sync ? "true" : "false",
+           k->c.opts.no_checker ? "false" : "true", k->c.backend, k->c.opts.spin);
+  if (store_run_begin(k->db, &run, &k->run_id, err))
+    return AF_EIO;
+  return 0;
+}
+
+/* The cases of one batch: n cases from the worker's next seeds, validated, with their
+ * expected observations. *ngen: how many were generated (to free). -1 on a generator bug
+ * (the case is kept as DIR/invalid-case-SEED.json). */
+static int gen_batch(Campaign *k, int w, int jobs, uint64_t *next, int n, GenCase *cases,
+                     OracleExpected **es, const GenCase **cp, int *ngen) {
+  AfErr err = {0};
+  *ngen = 0;
+  for (int j = 0; j < n; j++, (*ngen)++) {
+    uint64_t cseed = k->c.seed + (uint64_t)w + (uint64_t)jobs * (*next)++;
+    GenConfig cfg = k->c.cfg;
+    if (k->c.swarm)
+      gen_config_swarm(&k->c.cfg, cseed, &cfg);
+    int rc = gen_generate(&cases[j], cseed, &cfg, &err);
+    if (rc == 0)
+      rc = gen_validate(&cases[j], &err);
+    if (rc == 0)
+      rc = oracle_expect(&cases[j], &es[j], &err);
+    cp[j] = &cases[j];
+    if (rc) { /* a generator bug: keep the evidence and stop */
+      campaign__problem(k, "case seed %llu: %s", (unsigned long long)cseed, err.msg);
+      char path[4096];
+      snprintf(path, sizeof path, "%s/invalid-case-%llu.json", k->out, (unsigned long long)cseed);
+      AfErr e2 = {0};
+      if (cases[j].nops)
+        gen_case_save(&cases[j], path, &e2);
+      (*ngen)++;
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Checks cases[0..n) through every lowering: res[l * B + j] for lowering l, case j. The
+ * schedules' seeds derive from each case's seed (mlir-opt: from the batch's first case, one
+ * set per process). -1 when the pipeline could not run (reported). */
+static int check_batch(Campaign *k, GenCase *cases, OracleExpected **es, const GenCase **cp, int n,
+                       CheckResult *res) {
+  AfErr err = {0};
+  for (int l = 0; l < k->nspecs; l++) {
+    CheckResult *r = res + (size_t)l * (size_t)k->batch;
+    int rc = 0;
+    Schedule s[CHECK_MAX_SCHED];
+    if (k->specs[l].kind == LOWER_MLIR_OPT) {
+      for (int j = 0; j < k->nsched; j++) {
+        s[j] = k->sched[j];
+        s[j].seed = af_mix64(cases[0].seed, (uint64_t)j + 1);
+      }
+      rc = check_cases(cp, n, &k->specs[l], s, k->nsched, (const OracleExpected *const *)es,
+                       &k->c.opts, r, &err);
+    } else {
+      for (int j = 0; j < n && rc == 0; j++) {
+        for (int q = 0; q < k->nsched; q++) {
+          s[q] = k->sched[q];
+          s[q].seed = af_mix64(cases[j].seed, (uint64_t)q + 1);
+        }
+        rc = check_case(&cases[j], &k->specs[l], s, k->nsched, es[j], &k->c.opts, &r[j], &err);
+      }
+    }
+    if (rc) {
+      campaign__problem(k, "lowering %s, cases from seed %llu: %s", k->specs[l].name,
+                        (unsigned long long)cases[0].seed, err.msg);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Records the batch's failures and differences. -1 when output cannot be written. */
+static int record_batch(Campaign *k, GenCase *cases, OracleExpected **es, int n,
+                        const CheckResult *res) {
+  for (int j = 0; j < n; j++) {
+    k->st.cases++;
+    const CheckResult *rs[CAMPAIGN_MAX_LOWERINGS];
+    for (int l = 0; l < k->nspecs; l++) {
+      const CheckResult *r = &res[(size_t)l * (size_t)k->batch + (size_t)j];
+      rs[l] = r;
+      if (r->first_fail >= 0 && campaign__record(k, l, &cases[j], &r->sched[r->first_fail],
+                                                 &r->verdict[r->first_fail], es[j]) != 0)
+        return -1;
+    }
+    if (k->nspecs > 1)
+      note_differ(k, rs, cases[j].seed);
+  }
+  return 0;
+}
+
+/* The loop of one process (worker w of jobs): until the deadline, max_cases or a stop. 0, or
+ * -1 when it stopped on an error (reported). */
+static int loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int show) {
+  int B = k->batch, ex = 0;
+  GenCase *cases = af_calloc((size_t)B, sizeof *cases);
+  OracleExpected **es = af_calloc((size_t)B, sizeof *es);
+  const GenCase **cp = af_calloc((size_t)B, sizeof *cp);
+  CheckResult *res = af_calloc((size_t)B * (size_t)k->nspecs, sizeof *res);
+  if (!cases || !es || !cp || !res) {
+    campaign__problem(k, "out of memory");
+    ex = -1;
+  }
+  Slot *me = &slots[w];
+  k->t0 = campaign__now();
+  k->deadline = max_cases > 0 ? 0 : k->t0 + (double)k->c.seconds;
+  double period = k->hooks && k->hooks->period > 0 ? k->hooks->period : 5.0;
+  double next_report = k->t0 + period, next_flush = k->t0 + 1.0;
+  uint64_t next = 0;
+  while (ex == 0 && !stopped(k)) {
+    if (max_cases > 0 && k->st.cases >= max_cases)
+      break;
+    double t = campaign__now();
+    if (max_cases <= 0 && t - k->t0 >= (double)k->c.seconds)
+      break;
+    if (t >= next_flush) {
+      if (campaign__flush_tallies(k) != 0) {
+        ex = -1;
+        break;
+      }
+      next_flush = t + 1.0;
+    }
+    if (t >= next_report) {
+      if (show)
+        progress(k, 0);
+      if (jobs == 1)
+        write_state(k->out, k->c.seed, 1, slots);
+      next_report = t + period;
+    }
+    int n = B, ngen;
+    if (max_cases > 0 && max_cases - k->st.cases < n)
+      n = (int)(max_cases - k->st.cases);
+    ex = gen_batch(k, w, jobs, &next, n, cases, es, cp, &ngen);
+    if (ex == 0)
+      ex = check_batch(k, cases, es, cp, n, res);
+    if (ex == 0)
+      ex = record_batch(k, cases, es, n, res);
+    for (int j = 0; j < ngen; j++) {
+      oracle_expected_free(es[j]);
+      es[j] = NULL;
+      gen_case_free(&cases[j]);
+    }
+    if (ex == 0) {
+      me->next = next;
+      me->cases = k->st.cases;
+      me->failures = k->st.failures;
+      me->new_findings = k->st.new_findings;
+      me->known_hits = k->st.known_hits;
+      me->corpus = k->st.corpus;
+      me->sigs = k->nsigs;
+      me->differ = k->st.differ_cases;
+    }
+  }
+  af_free(cases);
+  af_free(es);
+  af_free(cp);
+  af_free(res);
+  if (campaign__flush_tallies(k) != 0)
+    ex = -1;
+  return ex;
+}
+
+/* Worker w of a forked campaign: its share of the cases, its own database connection. Ends
+ * the process: 0 (no failing case), 1 (some), 4 (an error), read by workers_wait. */
+static void worker(Campaign *k, Slot *slots, int w, int jobs) {
+  long max_cases = k->c.max_cases;
+  if (max_cases > 0) { /* the workers share the case count */
+    max_cases = max_cases / jobs + (w < max_cases % jobs ? 1 : 0);
+    if (max_cases == 0)
+      _exit(0);
+  }
+  AfErr err = {0};
+  if (k->c.db_path && store_open(k->c.db_path, 0, &k->db, &err)) {
+    campaign__problem(k, "worker %d: %s", w, err.msg);
+    _exit(4);
+  }
+  int ex = loop(k, slots, w, jobs, max_cases, 0);
+  for (int i = 0; i < k->nsigs; i++)
+    if (!k->sigs[i].f.suppressed)
+      campaign__write_info(k, &k->sigs[i]);
+  store_close(k->db);
+  fflush(NULL);
+  _exit(ex != 0 ? 4 : k->st.failures > 0 ? 1 : 0);
+}
+
+/* The parent of workers: the status line from their counters, SIGTERM passed on, the resume
+ * state, and the totals (per-signature details are in the database and failures/). */
+static int workers_wait(Campaign *k, const pid_t *pids, int started, int jobs, Slot *sl,
+                        CampaignResult *res) {
+  int alive = started, forwarded = 0, failed = started < jobs;
+  int status[256] = {0}, reaped[256] = {0};
+  k->t0 = campaign__now();
+  while (alive > 0) {
+    struct timespec ts = {0, 200 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    if (stopped(k) && !forwarded) { /* SIGINT reached the workers too; SIGTERM may have not */
+      for (int i = 0; i < started; i++)
+        if (!reaped[i])
+          kill(pids[i], SIGTERM);
+      forwarded = 1;
+    }
+    for (int i = 0; i < started; i++) {
+      int st;
+      if (!reaped[i] && waitpid(pids[i], &st, WNOHANG) == pids[i]) {
+        reaped[i] = 1;
+        alive--;
+        status[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 4;
+      }
+    }
+    memset(&k->st, 0, sizeof k->st);
+    k->nsigs = -1;
+    for (int i = 0; i < jobs; i++) {
+      k->st.cases += sl[i].cases;
+      k->st.failures += sl[i].failures;
+      k->st.new_findings += sl[i].new_findings;
+      k->st.known_hits += sl[i].known_hits;
+      k->st.corpus += sl[i].corpus;
+      k->st.differ_cases += sl[i].differ;
+    }
+    progress(k, alive == 0);
+    write_state(k->out, k->c.seed, jobs, sl);
+  }
+  double el = campaign__now() - k->t0;
+  for (int i = 0; i < started; i++)
+    failed |= status[i] != 0 && status[i] != 1;
+  res->db_findings = -1;
+  if (k->c.db_path) {
+    Store *db;
+    AfErr err = {0};
+    if (store_open(k->c.db_path, 0, &db, &err) == 0) {
+      store_run_end(db, k->run_id, k->st.cases, el, &err);
+      store_run_findings(db, k->run_id, &res->db_findings, &err);
+      store_close(db);
+    } else {
+      campaign__problem(k, "%s", err.msg);
+      failed = 1;
+    }
+  }
+  k->nsigs = 0; /* the workers' signatures are in the database and under failures/ */
+  if (write_summary(k, el) != 0) {
+    campaign__problem(k, "cannot write %s/summary.json", k->out);
+    failed = 1;
+  }
+  k->st.elapsed = el;
+  res->workers = started;
+  return failed;
+}
+
+/* This process alone: the loop, then info.txt, the summary and the database's totals. */
+static int run_here(Campaign *k, Slot *slots, CampaignResult *res) {
+  AfErr err = {0};
+  int failed = loop(k, slots, 0, 1, k->c.max_cases, 1) != 0;
+  double el = campaign__now() - k->t0;
+  if (k->db && store_run_end(k->db, k->run_id, k->st.cases, el, &err) != 0) {
+    campaign__problem(k, "%s", err.msg);
+    failed = 1;
+  }
+  write_state(k->out, k->c.seed, 1, slots);
+  progress(k, 1);
+  for (int i = 0; i < k->nsigs; i++)
+    if (!k->sigs[i].f.suppressed && campaign__write_info(k, &k->sigs[i]) != 0)
+      failed = 1;
+  if (write_summary(k, el) != 0) {
+    campaign__problem(k, "cannot write %s/summary.json", k->out);
+    failed = 1;
+  }
+  k->st.elapsed = el;
+  res->db_findings = -1;
+  if (k->db && store_run_findings(k->db, k->run_id, &res->db_findings, &err) != 0)
+    res->db_findings = -1;
+  return failed;
+}
+
+int campaign_run(Campaign *k, const CampaignHooks *hooks, CampaignResult *res, AfErr *err) {
+  memset(res, 0, sizeof *res);
+  k->hooks = hooks;
+  int jobs = k->c.jobs > 0 ? k->c.jobs : 1;
+  if (jobs > 256)
+    return af_err_set(err, AF_EUSAGE, "at most 256 jobs");
+  /* worker w's seeds: seed + w + jobs * i; its counters in shared memory */
+  Slot *slots = mmap(NULL, sizeof(Slot) * (size_t)jobs, PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (slots == MAP_FAILED)
+    return af_err_set(err, AF_ENOMEM, "out of memory");
+  memset(slots, 0, sizeof(Slot) * (size_t)jobs);
+  int failed;
+  if (jobs > 1) {
+    store_close(k->db); /* a connection does not survive fork: each process opens its own */
+    k->db = NULL;
+    pid_t pids[256];
+    int started = 0;
+    for (; started < jobs; started++) {
+      fflush(NULL);
+      pid_t pid = fork();
+      if (pid < 0)
+        break;
+      if (pid == 0)
+        worker(k, slots, started, jobs); /* does not return */
+      pids[started] = pid;
+    }
+    failed = workers_wait(k, pids, started, jobs, slots, res);
+  } else {
+    failed = run_here(k, slots, res);
+  }
+  munmap(slots, sizeof(Slot) * (size_t)jobs);
+  af_free(k->found);
+  k->found = af_calloc((size_t)(k->nsigs > 0 ? k->nsigs : 1), sizeof *k->found);
+  if (k->found == NULL)
+    return af_err_set(err, AF_ENOMEM, "out of memory");
+  for (int i = 0; i < k->nsigs; i++)
+    k->found[i] = k->sigs[i].f;
+  res->st = k->st;
+  res->st.signatures = jobs > 1 ? -1 : k->nsigs;
+  res->stopped = stopped(k);
+  res->findings = k->found;
+  res->nfindings = k->nsigs > 0 ? k->nsigs : 0;
+  res->differ = k->differ;
+  res->ndiffer = k->ndiffer;
+  res->failed = failed;
+  return 0;
+}
+
+int campaign_open(const CampaignConfig *cfg, int resume, Campaign **out, uint64_t *seed_used,
+                  AfErr *err) {
+  *out = NULL;
+  if (cfg->nspecs < 1 || cfg->nspecs > CAMPAIGN_MAX_LOWERINGS)
+    return af_err_set(err, AF_EUSAGE, "1 to %d lowerings", CAMPAIGN_MAX_LOWERINGS);
+  Campaign *k = af_calloc(1, sizeof *k);
+  if (k == NULL)
+    return af_err_set(err, AF_ENOMEM, "out of memory");
+  k->c = *cfg;
+  k->out = cfg->out;
+  k->specs = cfg->specs;
+  k->nspecs = cfg->nspecs;
+  k->run_id = -1;
+  int any_mlir = 0;
+  for (int i = 0; i < k->nspecs; i++)
+    any_mlir |= k->specs[i].kind == LOWER_MLIR_OPT;
+  k->batch = any_mlir ? cfg->batch : 1;
+  int rc = check_parse_schedules(cfg->sched_spec, 0, k->sched, CHECK_MAX_SCHED, &k->nsched, err);
+  GenCase probe; /* the knobs give cases */
+  if (rc == 0 && (rc = gen_generate(&probe, 0, &k->c.cfg, err)) != 0)
+    rc = AF_EUSAGE;
+  if (rc == 0 || rc == AF_EUSAGE)
+    gen_case_free(&probe);
+  if (rc == 0 && campaign__mkdir_p(k->out) != 0)
+    rc = af_err_set(err, AF_EIO, "cannot create %s: %s", k->out, strerror(errno));
+  if (rc == 0 && resume && read_state(k->out, &k->c.seed) != 0)
+    rc = af_err_set(err, AF_EUSAGE,
+                    "--resume: no campaign to resume in %s (campaign-state.json missing or "
+                    "unreadable)",
+                    k->out);
+  if (rc == 0 && cfg->db_path)
+    rc = open_db(k, err);
+  if (rc) {
+    campaign_free(k);
+    return rc;
+  }
+  *seed_used = k->c.seed;
+  *out = k;
+  return 0;
+}
+
+void campaign_free(Campaign *k) {
+  if (k == NULL)
+    return;
+  store_close(k->db);
+  af_free(k->sigs);
+  af_free(k->found);
+  af_free(k);
+}

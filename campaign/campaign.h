@@ -1,0 +1,117 @@
+/*
+ * campaign.h: the campaign driver. Generates cases from consecutive seeds (swarm knobs by
+ * default), checks each through every lowering (check.h) under the schedules, and records
+ * every failing case by root-cause signature: under DIR/failures/<hash>/ (first.json,
+ * smallest.json, info.txt with the replay commands, minimized.json and reproducer.mlir from
+ * the reducer) and in the regression database (results/store.h). With several lowerings, the
+ * cases on which their verdicts differ are counted per pair of verdicts.
+ *
+ * It runs until a deadline or a case count, or until *stop is set (a signal handler), always
+ * after the batch in flight; it writes DIR/summary.json and DIR/campaign-state.json (where
+ * --resume goes on). With jobs > 1 it forks worker processes that share the seed sequence
+ * (worker w: seed + w + jobs * i) and the database; the workers end with _exit, and only the
+ * calling process returns.
+ *
+ * It never prints: progress and the problems it meets go to the hooks.
+ */
+#ifndef CAMPAIGN_CAMPAIGN_H
+#define CAMPAIGN_CAMPAIGN_H
+
+#include "../check/check.h"
+
+#include <signal.h>
+
+#define CAMPAIGN_MAX_LOWERINGS 8
+
+typedef struct CampaignConfig {
+  const char *out;        /* the output directory (created) */
+  const LowerSpec *specs; /* the lowerings, 1..CAMPAIGN_MAX_LOWERINGS (the caller's) */
+  int nspecs;
+  GenConfig cfg;               /* the generator's knobs */
+  int swarm;                   /* each case draws its own knobs around cfg */
+  int batch;                   /* cases per batch (mlir-opt: per process) */
+  const char *sched_spec;      /* the schedules, e.g. "lazy,random,pct" */
+  CheckOpts opts;              /* backend, checker options */
+  const char *backend;         /* "sim", "cuda" or "cuda:raw", as recorded */
+  const char *device;          /* the device line, as recorded */
+  uint64_t seed;               /* the first case seed */
+  long seconds;                /* the time limit (when max_cases <= 0) */
+  long max_cases;              /* > 0: stop after this many cases */
+  int jobs;                    /* worker processes (1: this one) */
+  const char *db_path;         /* the regression database, NULL: none */
+  int repro;                   /* re-runs of a new finding for its reproduction rate */
+  int reduce;                  /* reduce new findings within the campaign's time */
+  volatile sig_atomic_t *stop; /* set asynchronously: stop after the batch in flight */
+} CampaignConfig;
+
+/* What the status line shows. */
+typedef struct CampaignStatus {
+  double elapsed;
+  long cases, failures;
+  int signatures;    /* -1 when unknown (the parent of workers) */
+  long new_findings; /* new to the database */
+  long known_hits;   /* occurrences of known or wontfix findings */
+  long corpus;       /* case files saved under failures/ */
+  int nspecs;
+  long differ_cases;
+} CampaignStatus;
+
+typedef struct CampaignHooks {
+  /* The status, every second or so (final: the last call). May be NULL. */
+  void (*progress)(const CampaignStatus *st, int final, void *ctx);
+  /* A problem met on the way (a file or the database that cannot be written, a reduction
+   * that failed); the campaign says in its return value whether it went on. May be NULL. */
+  void (*problem)(const char *msg, void *ctx);
+  void *ctx;
+  double period; /* seconds between progress calls (and resume-state writes); 0: 5 */
+} CampaignHooks;
+
+/* One signature found, in the order found. */
+typedef struct CampaignFinding {
+  char signature[256];
+  int cls; /* VerdictClass */
+  int low; /* index into the lowerings */
+  long count;
+  int smallest_ops;
+  Schedule smallest_sched;
+  char dir[64];   /* under DIR/failures/ */
+  int suppressed; /* known or wontfix in the database: counted, not reported */
+} CampaignFinding;
+
+typedef struct CampaignDiffer {
+  char what[160]; /* "builtin=pass mlir-opt=runtime_error" */
+  long count;
+  uint64_t first_seed;
+} CampaignDiffer;
+
+typedef struct CampaignResult {
+  CampaignStatus st;
+  int stopped;                     /* *stop ended it */
+  int workers;                     /* the worker processes started (0: none, jobs == 1) */
+  const CampaignFinding *findings; /* this process's (none with workers: see the database) */
+  int nfindings;
+  const CampaignDiffer *differ;
+  int ndiffer;
+  long db_findings; /* findings in this run, by the database (-1: no database) */
+  int failed;       /* output or the database could not be written: results partial */
+} CampaignResult;
+
+typedef struct Campaign Campaign;
+
+/* Checks the configuration (lowerings, schedules, knobs), creates the output directory, and
+ * with resume reads the seed to go on from (cfg->seed is replaced). Opens the database and
+ * begins its run. AF_EUSAGE for a bad configuration or nothing to resume, AF_EPARSE when the
+ * database is not one, AF_EIO when the directory or database cannot be written; err says why.
+ * *out is freed with campaign_free. OUT: *seed_used, the first seed. */
+int campaign_open(const CampaignConfig *cfg, int resume, Campaign **out, uint64_t *seed_used,
+                  AfErr *err);
+/* Runs the campaign; fills *res (owned by the campaign, valid until campaign_free). Returns 0
+ * (res->failed tells whether results could not be written) or a negative error. */
+int campaign_run(Campaign *k, const CampaignHooks *hooks, CampaignResult *res, AfErr *err);
+void campaign_free(Campaign *k);
+
+/* --until: HH:MM (the next such local time) or YYYY-MM-DDTHH:MM, as seconds from now. 0 or -1
+ * when it is not one or not in the future. */
+int campaign_parse_until(const char *v, long *seconds);
+
+#endif

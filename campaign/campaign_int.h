@@ -1,0 +1,85 @@
+/*
+ * campaign_int.h: internals of campaign/, shared by its files only. campaign.c runs the loop
+ * and the workers; record.c records a failing case (failures/, the database, the reducer);
+ * files.c holds what both use (the hooks, atomic files, the clock).
+ */
+#ifndef CAMPAIGN_CAMPAIGN_INT_H
+#define CAMPAIGN_CAMPAIGN_INT_H
+
+#include "campaign.h"
+#include "../results/store.h"
+
+#include <stdio.h>
+
+/* occurrences of a finding recorded one by one per run (with their case seeds); later repeats
+ * are tallied and committed once a second */
+#define DB_EXACT_PER_RUN 16
+
+/* A signature found by this process. */
+typedef struct Sig {
+  CampaignFinding f; /* what the result reports */
+  GenConfig knobs;   /* of the smallest case */
+  char detail[1024];
+  uint64_t smallest_seed, first_seed;
+  Schedule first_sched;
+  double first_at;
+  int flaky;       /* the re-run gave another signature */
+  long exact;      /* occurrences recorded one by one in this run */
+  int min_ops;     /* the reducer's result (minimized.json), 0: none */
+  int min_partial; /* the campaign's time ran out during that reduction */
+  long pending;    /* repeats counted since the last campaign__flush_tallies */
+  int repro_runs, repro_hits;
+} Sig;
+
+/* Per-worker counters, shared with the parent of workers (and written to the resume state). */
+typedef struct Slot {
+  long cases, failures, new_findings, known_hits, corpus, sigs, differ;
+  uint64_t next; /* cases started: the worker's seeds are base + w + jobs * i, i < next */
+} Slot;
+
+struct Campaign {
+  CampaignConfig c; /* the configuration (seed: the first one, after resume) */
+  const char *out;
+  const LowerSpec *specs;
+  int nspecs;
+  int batch; /* cases per batch: c.batch with an mlir-opt lowering, else 1 */
+  Schedule sched[CHECK_MAX_SCHED];
+  int nsched;
+  const CampaignHooks *hooks;
+  CampaignDiffer differ[64];
+  int ndiffer;
+  CampaignFinding *found; /* the result's copy of the signatures */
+  Sig *sigs;
+  int nsigs, capsigs;
+  CampaignStatus st;
+  double t0;
+  double deadline; /* campaign__now() time the campaign ends (0: by case count) */
+  Store *db;       /* NULL: no database */
+  int64_t run_id;
+  int failed; /* something could not be written */
+};
+
+/* Reports a problem to the hooks ("asyncfuzz campaign: " is the caller's prefix). */
+void campaign__problem(const Campaign *k, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+double campaign__now(void);
+/* mkdir -p. 0 or -1 (errno set). */
+int campaign__mkdir_p(const char *path);
+/* Closes f (written to tmp) and renames it to path, so readers never see a partial file and
+ * a full disk loses nothing that was there before. 0 or -1. */
+int campaign__commit_file(FILE *f, const char *tmp, const char *path);
+
+/* Records a failing case of lowering low: a new signature is re-run for its reproduction
+ * rate, saved under failures/, stored and reduced; a repeat is counted. -1 when output cannot
+ * be written (reported). */
+int campaign__record(Campaign *k, int low, const GenCase *c, const Schedule *s, const Verdict *v,
+                     const OracleExpected *e);
+/* Commits the repeats counted since the last call, in one transaction. -1 on error. */
+int campaign__flush_tallies(Campaign *k);
+/* Writes failures/<dir>/info.txt of a signature. 0 or -1. */
+int campaign__write_info(Campaign *k, const Sig *s);
+
+#endif

@@ -1,0 +1,53 @@
+/*
+ * files.c: what the campaign's files share: problems to the hooks, atomic files, the clock.
+ */
+#include "campaign_int.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+void campaign__problem(const Campaign *k, const char *fmt, ...) {
+  if (k->hooks == NULL || k->hooks->problem == NULL)
+    return;
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  k->hooks->problem(msg, k->hooks->ctx);
+}
+
+double campaign__now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int campaign__mkdir_p(const char *path) {
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s", path);
+  for (char *p = tmp + 1; *p; p++) {
+    if (*p == '/') {
+      *p = '\0';
+      if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+        return -1;
+      *p = '/';
+    }
+  }
+  if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+    return -1;
+  return 0;
+}
+
+int campaign__commit_file(FILE *f, const char *tmp, const char *path) {
+  int bad = ferror(f);
+  bad |= fclose(f) != 0;
+  if (bad || rename(tmp, path) != 0) {
+    remove(tmp);
+    return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,348 @@
+/*
+ * record.c: a failing case recorded (campaign_int.h). A new signature is re-run for its
+ * reproduction rate, saved under DIR/failures/<hash>/ with info.txt and its replay commands,
+ * stored in the database with its case, and reduced; a repeat is counted, and stored one by
+ * one only for the first few per run (the rest are tallied and committed once a second).
+ */
+#include "campaign_int.h"
+
+#include "../reduce/reduce.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void knobs_cmdline(const GenConfig *g, char *out, size_t n) {
+  snprintf(out, n,
+           "--ops %d --buffers %d --host-bufs %d --elems %d --max-deps %d --extra-deps %d "
+           "--regions %d --nesting %d --spin %d --host-shared %d --sync %d --root-wait %d --mix "
+           "%d,%d,%d,%d,%d,%d,%d,%d",
+           g->ops, g->buffers, g->host_bufs, g->elems, g->max_deps, g->extra_dep_pct, g->region_pct,
+           g->max_nesting, g->spin, g->host_shared_pct, g->sync_pct, g->root_wait_pct, g->w_launch,
+           g->w_memcpy, g->w_memset, g->w_alloc, g->w_dealloc, g->w_wait_async, g->w_host_wait,
+           g->w_observe);
+}
+
+int campaign__write_info(Campaign *k, const Sig *s) {
+  char path[4096], tmp[4200];
+  snprintf(path, sizeof path, "%s/failures/%s/info.txt", k->out, s->f.dir);
+  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid()); /* workers share DIR */
+  FILE *f = fopen(tmp, "w");
+  if (f == NULL)
+    return -1;
+  char fs[64], ss[64], knobs[512];
+  const LowerSpec *spec = &k->specs[s->f.low];
+  check_schedule_str(&s->first_sched, fs, sizeof fs);
+  check_schedule_str(&s->f.smallest_sched, ss, sizeof ss);
+  knobs_cmdline(&s->knobs, knobs, sizeof knobs);
+  fprintf(f, "signature: %s\n", s->f.signature);
+  fprintf(f, "class: %s\n", oracle_verdict_name(s->f.cls));
+  fprintf(f, "lowering: %s (version %s)\n", spec->name, lower_version(spec));
+  if (spec->kind == LOWER_MLIR_OPT)
+    fprintf(f, "mlir-opt: %s\npipeline: %s\n", spec->opt, spec->pipeline);
+  fprintf(f, "asyncfuzz: %s\nbackend: %s\ndevice: %s\n", ASYNCFUZZ_VERSION, k->c.backend,
+          k->c.device);
+  fprintf(f, "occurrences: %ld\n", s->f.count);
+  fprintf(f, "first: first.json (case seed %llu, schedule %s, after %.1f s)\n",
+          (unsigned long long)s->first_seed, fs, s->first_at);
+  fprintf(f, "smallest: smallest.json (%d ops, case seed %llu, schedule %s)\n", s->f.smallest_ops,
+          (unsigned long long)s->smallest_seed, ss);
+  if (s->min_ops > 0)
+    fprintf(f, "minimized: minimized.json (%d ops%s), reproducer.mlir (RUN lines for mlir-opt)\n",
+            s->min_ops,
+            s->min_partial ? "; the campaign's time ran out before it was minimal" : "");
+  if (s->flaky)
+    fprintf(f, "note: a re-run of the first case gave a different signature\n");
+  fprintf(f, "detail: %s\n", s->detail);
+  const char *ba = check_backend_args(&k->c.opts);
+  fprintf(f,
+          "replay: asyncfuzz check %s/failures/%s/smallest.json --lowering %s --schedules %s%s\n",
+          k->out, s->f.dir, spec->arg, ss, ba);
+  if (spec->kind == LOWER_MLIR_OPT)
+    fprintf(f,
+            "trace: ASYNCFUZZ_KEEP_TMP=1 asyncfuzz check %s/failures/%s/smallest.json "
+            "--lowering %s --schedules %s%s (keeps the lowered module and traces)\n",
+            k->out, s->f.dir, spec->arg, ss, ba);
+  else
+    fprintf(f,
+            "trace: asyncfuzz run %s/failures/%s/smallest.json --lowering %s --policy %s "
+            "--sched-seed %llu --trace -%s\n",
+            k->out, s->f.dir, spec->arg, asyncfuzz_rt_policy_name(s->f.smallest_sched.policy),
+            (unsigned long long)s->f.smallest_sched.seed, ba);
+  fprintf(f, "regenerate: asyncfuzz gen --seed %llu %s\n", (unsigned long long)s->smallest_seed,
+          knobs);
+  return campaign__commit_file(f, tmp, path);
+}
+
+static int save_case(Campaign *k, const Sig *s, const GenCase *c, const char *name) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/failures/%s/%s", k->out, s->f.dir, name);
+  AfErr err = {0};
+  if (gen_case_save(c, path, &err)) {
+    campaign__problem(k, "%s", err.msg);
+    return -1;
+  }
+  return 0;
+}
+
+/* The trace of the run just made (builtin lowering: the runtime's), around its first error. */
+static char *trace_excerpt(const Verdict *v) {
+  int n;
+  asyncfuzz_rt_trace(&n);
+  AfBuf b;
+  af_buf_init(&b);
+  int at = v->error_seq >= 0 ? v->error_seq : 0;
+  int from = at > 20 ? at - 20 : 0, to = at + 20 < n ? at + 20 : n;
+  if (n > 0) {
+    if (from > 0)
+      af_buf_printf(&b, "... (%d records before)\n", from);
+    asyncfuzz_rt_format_trace(&b, from, to);
+    if (to < n)
+      af_buf_printf(&b, "... (%d records after)\n", n - to);
+  }
+  return af_buf_take(&b);
+}
+
+/* One occurrence into the database (one transaction); with_case: store the case too (it is
+ * the finding's first or smallest). Returns -1 when the database cannot be written. */
+static int db_record(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s, const Verdict *v,
+                     int with_case) {
+  if (k->db == NULL)
+    return 0;
+  const LowerSpec *spec = &k->specs[sig->f.low];
+  char sched[64], replay[2048], knobs[512];
+  check_schedule_str(s, sched, sizeof sched);
+  knobs_cmdline(&c->cfg, knobs, sizeof knobs);
+  snprintf(replay, sizeof replay,
+           "asyncfuzz gen --seed %llu %s -o case.json && asyncfuzz check case.json --lowering %s "
+           "--schedules %s%s",
+           (unsigned long long)c->seed, knobs, spec->arg, sched, check_backend_args(&k->c.opts));
+  char *json = NULL, *mlir = NULL, *trace = NULL;
+  AfErr err = {0};
+  if (with_case) {
+    json = gen_case_to_json(c);
+    mlir = gen_render_mlir(c);
+    Verdict again;
+    if (spec->kind != LOWER_MLIR_OPT && sig->f.count == 1 && /* the failing run once more */
+        check_run_once(c, spec, s, &k->c.opts, NULL, &again, &err) == 0)
+      trace = trace_excerpt(&again);
+  }
+  StoreOccurrence o = {0};
+  o.signature = v->signature;
+  o.cls = oracle_verdict_name(v->cls);
+  o.lowering = spec->name;
+  o.detail = v->detail;
+  o.lowering_version = lower_version(spec);
+  o.pipeline = spec->kind == LOWER_MLIR_OPT ? spec->pipeline : "";
+  o.backend = k->c.backend;
+  o.schedule = sched;
+  o.case_seed = c->seed;
+  o.case_ops = c->nops;
+  o.case_json = json;
+  o.case_mlir = mlir;
+  o.trace = trace ? trace : (sig->f.count == 1 ? v->detail : NULL);
+  o.replay = replay;
+  o.repro_runs = sig->repro_runs;
+  o.repro_hits = sig->repro_hits;
+  int is_new, status;
+  int rc = store_record(k->db, k->run_id, &o, &is_new, &status, &err);
+  if (rc == 0 && is_new)
+    k->st.new_findings++;
+  if (rc == 0)
+    sig->exact++;
+  af_free(json);
+  af_free(mlir);
+  af_free(trace);
+  if (rc) {
+    campaign__problem(k, "%s", err.msg);
+    return -1;
+  }
+  return 0;
+}
+
+/* Commits the repeats counted since the last call, in one transaction. -1 on error. */
+int campaign__flush_tallies(Campaign *k) {
+  if (k->db == NULL)
+    return 0;
+  StoreTally *t = af_calloc((size_t)(k->nsigs ? k->nsigs : 1), sizeof *t);
+  if (t == NULL)
+    return -1;
+  int n = 0;
+  for (int i = 0; i < k->nsigs; i++) {
+    Sig *g = &k->sigs[i];
+    if (g->pending == 0)
+      continue;
+    const LowerSpec *spec = &k->specs[g->f.low];
+    t[n].signature = g->f.signature;
+    t[n].lowering = spec->name;
+    t[n].lowering_version = lower_version(spec);
+    t[n].pipeline = spec->kind == LOWER_MLIR_OPT ? spec->pipeline : "";
+    t[n].backend = k->c.backend;
+    t[n++].hits = g->pending;
+  }
+  AfErr err = {0};
+  int rc = store_tally(k->db, k->run_id, t, n, &err);
+  af_free(t);
+  if (rc) {
+    campaign__problem(k, "%s", err.msg);
+    return -1;
+  }
+  for (int i = 0; i < k->nsigs; i++)
+    k->sigs[i].pending = 0;
+  return 0;
+}
+
+/* Reduces a new finding's first case; writes minimized.json and reproducer.mlir next to it
+ * and stores both on the finding. A reduction that fails is reported and skipped. */
+static int reduce_finding(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s) {
+  const LowerSpec *spec = &k->specs[sig->f.low];
+  if (k->c.reduce == 0 || (k->deadline > 0 && campaign__now() >= k->deadline))
+    return 0;
+  CheckSigTest t = {spec, s, 1, k->c.opts, sig->f.signature};
+  GenCase out;
+  ReduceStats st;
+  AfErr err = {0};
+  ReduceOpts ro = {NULL, 1, 1, k->deadline};
+  if (spec->kind == LOWER_MLIR_OPT) { /* candidates batched through one mlir-opt process */
+    ro.batch_test = check_signature_test_many;
+    ro.batch = 16;
+  }
+  if (reduce_case_opts(c, check_signature_test, &t, &ro, &out, &st, &err) != 0) {
+    campaign__problem(k, "reducing %s: %s", sig->f.signature, err.msg);
+    gen_case_free(&out);
+    return 0;
+  }
+  Verdict v;
+  char path[4096], rel[4200];
+  int rc = check_run_once(&out, spec, s, &k->c.opts, NULL, &v, &err);
+  snprintf(path, sizeof path, "%s/failures/%s/minimized.json", k->out, sig->f.dir);
+  snprintf(rel, sizeof rel, "%s", path);
+  char *mlir = rc == 0 ? check_reproducer(&out, spec, s, &v, rel) : NULL;
+  char *json = gen_case_to_json(&out);
+  if (rc == 0 && mlir && json && gen_case_save(&out, path, &err) == 0) {
+    char mp[4096];
+    snprintf(mp, sizeof mp, "%s/failures/%s/reproducer.mlir", k->out, sig->f.dir);
+    FILE *f = fopen(mp, "w");
+    if (f) {
+      fputs(mlir, f);
+      fclose(f);
+    }
+    sig->min_ops = out.nops;
+    sig->min_partial = st.stopped;
+    if (k->db &&
+        store_set_minimized(k->db, sig->f.signature, json, mlir, out.seed, out.nops, &err) != 0) {
+      campaign__problem(k, "%s", err.msg);
+      rc = -1;
+    }
+  }
+  af_free(json);
+  af_free(mlir);
+  gen_case_free(&out);
+  return rc == 0 ? 0 : -1;
+}
+
+/* Records a failure; returns -1 when output cannot be written. */
+int campaign__record(Campaign *k, int low, const GenCase *c, const Schedule *s, const Verdict *v,
+                     const OracleExpected *e) {
+  k->st.failures++;
+  Sig *sig = NULL;
+  for (int i = 0; i < k->nsigs; i++)
+    if (strcmp(k->sigs[i].f.signature, v->signature) == 0)
+      sig = &k->sigs[i];
+  if (sig == NULL) {
+    if (af_grow((void **)&k->sigs, &k->capsigs, k->nsigs + 1, sizeof(Sig))) {
+      campaign__problem(k, "out of memory");
+      return -1;
+    }
+    sig = &k->sigs[k->nsigs++];
+    memset(sig, 0, sizeof *sig);
+    sig->f.low = low;
+    sig->knobs = c->cfg;
+    snprintf(sig->f.signature, sizeof sig->f.signature, "%s", v->signature);
+    snprintf(sig->detail, sizeof sig->detail, "%s", v->detail);
+    sig->f.cls = v->cls;
+    sig->first_seed = sig->smallest_seed = c->seed;
+    sig->first_sched = sig->f.smallest_sched = *s;
+    sig->f.smallest_ops = c->nops;
+    sig->first_at = campaign__now() - k->t0;
+    snprintf(sig->f.dir, sizeof sig->f.dir, "%016llx",
+             (unsigned long long)af_hash64(v->signature, strlen(v->signature)));
+    AfErr err = {0};
+    int st = -1;
+    if (k->db && store_finding_status(k->db, v->signature, &st, &err) != 0) {
+      campaign__problem(k, "%s", err.msg);
+      return -1;
+    }
+    if (st == STORE_KNOWN || st == STORE_WONTFIX) {
+      sig->f.suppressed = 1; /* triaged already: counted, not reported */
+      sig->f.count = 1;
+      k->st.known_hits++;
+      return db_record(k, sig, c, s, v, 0);
+    }
+    /* a divergence is re-run and must give the same signature before it is trusted: the
+     * failing schedule, then other seeds of its policy, give the reproduction rate */
+    int runs = k->c.repro > 0 ? k->c.repro : 1;
+    Schedule rs[CHECK_MAX_SCHED];
+    for (int j = 0; j < runs && j < CHECK_MAX_SCHED; j++) {
+      rs[j] = *s;
+      if (j > 0)
+        rs[j].seed = af_mix64(s->seed, (uint64_t)j);
+    }
+    if (runs > CHECK_MAX_SCHED)
+      runs = CHECK_MAX_SCHED;
+    CheckResult *again = af_malloc(sizeof *again);
+    CheckOpts ro = k->c.opts;
+    ro.stop_at_first = 0;
+    if (again && check_case(c, &k->specs[low], rs, runs, e, &ro, again, &err) == 0) {
+      sig->repro_runs = again->nsched;
+      for (int j = 0; j < again->nsched; j++)
+        sig->repro_hits += strcmp(again->verdict[j].signature, v->signature) == 0;
+      if (again->nsched > 0 && strcmp(again->verdict[0].signature, v->signature) != 0)
+        sig->flaky = 1;
+    }
+    af_free(again);
+    if (st < 0 && k->db == NULL)
+      k->st.new_findings++; /* with a database, store_record says whether it is new to it */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/failures/%s", k->out, sig->f.dir);
+    if (campaign__mkdir_p(dir) != 0) {
+      campaign__problem(k, "cannot create %s: %s", dir, strerror(errno));
+      return -1;
+    }
+    sig->f.count = 1;
+    if (save_case(k, sig, c, "first.json") || save_case(k, sig, c, "smallest.json") ||
+        campaign__write_info(k, sig)) {
+      campaign__problem(k, "cannot write the failure to %s", dir);
+      return -1;
+    }
+    k->st.corpus += 2;
+    if (db_record(k, sig, c, s, v, 1) != 0 || reduce_finding(k, sig, c, s) != 0)
+      return -1;
+    if (sig->min_ops > 0)
+      k->st.corpus++;
+    return campaign__write_info(k, sig);
+  }
+  sig->f.count++;
+  if (sig->f.suppressed) {
+    k->st.known_hits++;
+    sig->pending++;
+    return 0;
+  }
+  int smaller = c->nops < sig->f.smallest_ops;
+  if (smaller || sig->exact < DB_EXACT_PER_RUN) {
+    if (db_record(k, sig, c, s, v, smaller))
+      return -1;
+  } else {
+    sig->pending++; /* a repeat: tallied, committed by flush_tallies */
+  }
+  if (smaller) {
+    sig->f.smallest_ops = c->nops;
+    sig->smallest_seed = c->seed;
+    sig->f.smallest_sched = *s;
+    sig->knobs = c->cfg;
+    if (save_case(k, sig, c, "smallest.json") || campaign__write_info(k, sig))
+      return -1;
+  }
+  return 0;
+}
