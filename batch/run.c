@@ -1,0 +1,428 @@
+/*
+ * run.c: a compiled batch run and judged (batch.h): the manifest, the child processes that
+ * run the cases with a watchdog, the verdicts of every run, and the database.
+ */
+#include "batch.h"
+
+#include "../lower/mlir.h"
+
+#include <cjson/cJSON.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct BatchCase {
+  int id, lowered;
+  char file[4200];
+  GenCase c;
+  Verdict lv; /* the lowering verdict of a case not lowered */
+  int fault;  /* the child died (1) or hung (2) on this case */
+  char why[64];
+} BatchCase;
+
+struct Batch {
+  char dir[4096];
+  LowerSpec spec;
+  BatchCase *bc;
+  int n, nlow;
+  char tools[4096];
+  char tdir[4096]; /* the traces ("" before batch_run) */
+  Schedule s[CHECK_MAX_SCHED];
+  int ns;
+};
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* The lowering, as the manifest records it, and the tools as the database records them. */
+static void read_lowering(Batch *b, const cJSON *m) {
+  LowerSpec *spec = &b->spec;
+  memset(spec, 0, sizeof *spec);
+  spec->kind = LOWER_MLIR_OPT;
+  const char *fields[][2] = {{"lowering", spec->name},
+                             {"lowering_arg", spec->arg},
+                             {"lowering_version", spec->version},
+                             {"pipeline", spec->pipeline}};
+  size_t sizes[] = {sizeof spec->name, sizeof spec->arg, sizeof spec->version,
+                    sizeof spec->pipeline};
+  for (int f = 0; f < 4; f++) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(m, fields[f][0]);
+    snprintf((char *)fields[f][1], sizes[f], "%s", cJSON_IsString(j) ? j->valuestring : "");
+  }
+  const cJSON *tv = cJSON_GetObjectItemCaseSensitive(m, "mlir_translate");
+  const cJSON *lv = cJSON_GetObjectItemCaseSensitive(m, "llc");
+  AfBuf tb;
+  af_buf_init(&tb);
+  af_buf_puts(&tb, "[{\"lowering\": ");
+  af_buf_json_str(&tb, spec->name);
+  af_buf_puts(&tb, ", \"version\": ");
+  af_buf_json_str(&tb, spec->version);
+  af_buf_puts(&tb, ", \"pipeline\": ");
+  af_buf_json_str(&tb, spec->pipeline);
+  af_buf_puts(&tb, ", \"mlir_translate\": ");
+  af_buf_json_str(&tb, cJSON_IsString(tv) ? tv->valuestring : "");
+  af_buf_puts(&tb, ", \"llc\": ");
+  af_buf_json_str(&tb, cJSON_IsString(lv) ? lv->valuestring : "");
+  af_buf_puts(&tb, ", \"batch\": true}]");
+  snprintf(b->tools, sizeof b->tools, "%s", tb.p && !tb.oom ? tb.p : "[]");
+  af_buf_free(&tb);
+}
+
+/* Case i of the manifest: its file (loaded and validated) and, when not lowered, its
+ * lowering verdict. */
+static int read_case(Batch *b, const cJSON *e, int i, const char *mpath, AfErr *err) {
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
+  const cJSON *file = cJSON_GetObjectItemCaseSensitive(e, "file");
+  const cJSON *lowered = cJSON_GetObjectItemCaseSensitive(e, "lowered");
+  if (!cJSON_IsNumber(id) || !cJSON_IsString(file) || !cJSON_IsBool(lowered))
+    return af_err_set(err, AF_EPARSE, "%s: case %d is malformed", mpath, i);
+  BatchCase *c = &b->bc[i];
+  c->id = id->valueint;
+  c->lowered = cJSON_IsTrue(lowered);
+  b->nlow += c->lowered;
+  snprintf(c->file, sizeof c->file, "%s/%s", b->dir, file->valuestring);
+  AfErr e2 = {0};
+  int rc = gen_case_load(&c->c, c->file, &e2);
+  if (rc == 0)
+    rc = gen_validate(&c->c, &e2);
+  if (rc)
+    return af_err_set(err, rc == AF_EIO ? AF_EPARSE : rc, "%s: %s", c->file,
+                      e2.msg[0] ? e2.msg : af_strerror(rc));
+  if (!c->lowered) {
+    const cJSON *vj = cJSON_GetObjectItemCaseSensitive(e, "verdict");
+    const cJSON *sj = cJSON_GetObjectItemCaseSensitive(e, "signature");
+    const cJSON *dj = cJSON_GetObjectItemCaseSensitive(e, "detail");
+    Verdict *v = &c->lv;
+    v->cls = VERDICT_LOWERING_REJECTED;
+    for (int k = 0; k < VERDICT__COUNT && cJSON_IsString(vj); k++)
+      if (strcmp(oracle_verdict_name(k), vj->valuestring) == 0)
+        v->cls = k;
+    v->hb_first = v->error_seq = -1;
+    snprintf(v->signature, sizeof v->signature, "%s", cJSON_IsString(sj) ? sj->valuestring : "");
+    snprintf(v->detail, sizeof v->detail, "%s", cJSON_IsString(dj) ? dj->valuestring : "");
+  }
+  return 0;
+}
+
+int batch_open(const char *dir, Batch **out, AfErr *err) {
+  *out = NULL;
+  char mpath[4200], *text = NULL;
+  snprintf(mpath, sizeof mpath, "%s/manifest.json", dir);
+  AfErr e2 = {0};
+  if (af_read_file(mpath, &text, NULL, &e2))
+    return af_err_set(err, AF_EIO, "%s (is %s a batch of compile-batch?)", e2.msg, dir);
+  cJSON *m = cJSON_Parse(text);
+  af_free(text);
+  const cJSON *fmtj = cJSON_GetObjectItemCaseSensitive(m, "format");
+  const cJSON *jc = cJSON_GetObjectItemCaseSensitive(m, "cases");
+  if (m == NULL || !cJSON_IsString(fmtj) || strcmp(fmtj->valuestring, BATCH_FORMAT) != 0 ||
+      !cJSON_IsArray(jc)) {
+    cJSON_Delete(m);
+    return af_err_set(err, AF_EPARSE, "%s is not a manifest of this asyncfuzz (%s)", mpath,
+                      BATCH_FORMAT);
+  }
+  Batch *b = af_calloc(1, sizeof *b);
+  int n = cJSON_GetArraySize(jc);
+  if (b)
+    b->bc = af_calloc((size_t)(n > 0 ? n : 1), sizeof *b->bc);
+  int rc = b && b->bc ? 0 : af_err_set(err, AF_ENOMEM, "out of memory");
+  if (rc == 0) {
+    snprintf(b->dir, sizeof b->dir, "%s", dir);
+    read_lowering(b, m);
+    b->n = n;
+    for (int i = 0; i < n && rc == 0; i++)
+      rc = read_case(b, cJSON_GetArrayItem(jc, i), i, mpath, err);
+  }
+  cJSON_Delete(m);
+  if (rc) {
+    batch_free(b);
+    return rc;
+  }
+  *out = b;
+  return 0;
+}
+
+void batch_free(Batch *b) {
+  if (b == NULL)
+    return;
+  if (b->tdir[0] && !getenv("ASYNCFUZZ_KEEP_TMP"))
+    af_rm_tree(b->tdir);
+  for (int i = 0; b->bc && i < b->n; i++)
+    gen_case_free(&b->bc[i].c);
+  af_free(b->bc);
+  af_free(b);
+}
+
+const LowerSpec *batch_spec(const Batch *b) {
+  return &b->spec;
+}
+int batch_ncases(const Batch *b) {
+  return b->n;
+}
+int batch_ncompiled(const Batch *b) {
+  return b->nlow;
+}
+const char *batch_case_file(const Batch *b, int i) {
+  return b->bc[i].file;
+}
+const char *batch_tools_json(const Batch *b) {
+  return b->tools;
+}
+const char *batch_trace_dir(const Batch *b) {
+  return b->tdir;
+}
+
+/* The child: loads the object (its constructors load the kernel modules), runs cases from
+ * `from` on, and writes each finished case's index to fd. */
+static void batch_child(const char *so, const BatchCase *bc, int n, int from, int ns, int fd) {
+  dup2(2, 1); /* whatever the compiled code prints must not mix with the verdicts */
+  void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+  if (h == NULL) {
+    fprintf(stderr, "asyncfuzz run-batch: cannot load %s: %s\n", so, dlerror());
+    _exit(3);
+  }
+  for (int i = from; i < n; i++) {
+    if (!bc[i].lowered)
+      continue;
+    char name[32];
+    snprintf(name, sizeof name, "af_case_%d", bc[i].id);
+    void (*fn)(void) = (void (*)(void))dlsym(h, name);
+    if (fn == NULL) {
+      fprintf(stderr, "asyncfuzz run-batch: %s has no %s\n", so, name);
+      _exit(3);
+    }
+    for (int k = 0; k < ns; k++) {
+      asyncfuzz_case_begin(bc[i].id, k);
+      fn();
+      asyncfuzz_case_end(bc[i].id, k);
+    }
+    int32_t done = i;
+    if (write(fd, &done, sizeof done) != sizeof done)
+      _exit(1);
+  }
+  _exit(0);
+}
+
+/* The runtime's settings, as mlir-runner gets them. */
+static void set_env(const Batch *b, const CheckOpts *o) {
+  char sv[4200] = "";
+  size_t k = 0;
+  for (int j = 0; j < b->ns && k < sizeof sv; j++)
+    k += (size_t)snprintf(sv + k, sizeof sv - k, "%s%s@%llu", j ? "," : "",
+                          asyncfuzz_rt_policy_name(b->s[j].policy),
+                          (unsigned long long)b->s[j].seed);
+  setenv("ASYNCFUZZ_SCHEDULES", sv, 1);
+  setenv("ASYNCFUZZ_TRACE_DIR", b->tdir, 1);
+  setenv("ASYNCFUZZ_MEMFREE_SYNC", o->memfree_sync ? "1" : "0", 1);
+  setenv("ASYNCFUZZ_BACKEND",
+         o->backend == RT_BACKEND_CUDA ? (o->raw_handles ? "cuda:raw" : "cuda") : "sim", 1);
+  char spin[32];
+  snprintf(spin, sizeof spin, "%d", o->spin > 0 ? o->spin : 0);
+  setenv("ASYNCFUZZ_SPIN", spin, 1);
+  unsetenv("ASYNCFUZZ_TRACE");
+  unsetenv("ASYNCFUZZ_TRACE_BIN");
+}
+
+/* One child from case `from` on, watched. *next: the case it stopped on (n: it finished);
+ * *hung, *st: how. */
+static int run_child(Batch *b, const char *so, int from, double limit, int *next, int *hung,
+                     int *st, AfErr *err) {
+  int pfd[2];
+  if (pipe(pfd))
+    return af_err_set(err, AF_EIO, "pipe: %s", strerror(errno));
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(pfd[0]);
+    batch_child(so, b->bc, b->n, from, b->ns, pfd[1]);
+  }
+  close(pfd[1]);
+  if (pid < 0) {
+    close(pfd[0]);
+    return af_err_set(err, AF_EIO, "fork: %s", strerror(errno));
+  }
+  *next = from;
+  *hung = 0;
+  for (;;) {
+    struct pollfd pf = {.fd = pfd[0], .events = POLLIN};
+    int pr = poll(&pf, 1, (int)(limit * 1000));
+    if (pr < 0 && errno == EINTR)
+      continue;
+    if (pr == 0) {
+      *hung = 1;
+      kill(pid, SIGKILL);
+      break;
+    }
+    int32_t done;
+    if (read(pfd[0], &done, sizeof done) != sizeof done)
+      break;
+    *next = done + 1;
+  }
+  close(pfd[0]);
+  *st = 0;
+  while (waitpid(pid, st, 0) < 0 && errno == EINTR)
+    ;
+  while (*next < b->n && !b->bc[*next].lowered)
+    (*next)++;
+  return 0;
+}
+
+int batch_run(Batch *b, const Schedule *s, int ns, const CheckOpts *o, BatchRunStats *stats,
+              AfErr *err) {
+  memset(stats, 0, sizeof *stats);
+  b->ns = ns < CHECK_MAX_SCHED ? ns : CHECK_MAX_SCHED;
+  memcpy(b->s, s, sizeof *s * (size_t)b->ns);
+  int rc = mlir_tmpdir(b->tdir, sizeof b->tdir, err);
+  if (rc)
+    return rc;
+  char so[4200];
+  snprintf(so, sizeof so, "%s/batch.so", b->dir);
+  set_env(b, o);
+  const char *t = getenv("ASYNCFUZZ_GPU_TIMEOUT");
+  double limit = t && atof(t) > 0 ? atof(t) : 60;
+  int from = 0;
+  double t0 = now_s();
+  while (rc == 0 && b->nlow > 0 && from < b->n) {
+    int next = 0, hung = 0, st = 0;
+    rc = run_child(b, so, from, limit, &next, &hung, &st, err);
+    if (rc || next >= b->n)
+      break;
+    if (!hung && WIFEXITED(st) && WEXITSTATUS(st) == 3) {
+      rc = af_err_set(err, AF_EPARSE, "%s cannot be run (the child said why)", so);
+      break;
+    }
+    /* the child stopped on case `next`: it gets the verdict, a fresh child goes on */
+    BatchCase *c = &b->bc[next];
+    c->fault = hung ? 2 : 1;
+    if (hung)
+      snprintf(c->why, sizeof c->why, "hang");
+    else if (WIFSIGNALED(st))
+      snprintf(c->why, sizeof c->why, "signal-%d", WTERMSIG(st));
+    else
+      snprintf(c->why, sizeof c->why, "exit-%d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    from = next + 1;
+    stats->restarts++;
+  }
+  stats->seconds = now_s() - t0;
+  return rc;
+}
+
+/* The verdict of run j of case c. */
+static int judge_run(Batch *b, const BatchCase *c, int j, const OracleExpected *e,
+                     const CheckOpts *o, Verdict *v, AfErr *err) {
+  memset(v, 0, sizeof *v);
+  v->hb_first = v->error_seq = -1;
+  const char *name = b->spec.name;
+  if (!c->lowered) {
+    *v = c->lv;
+  } else if (c->fault) {
+    v->cls = c->fault == 2 ? VERDICT_TIMEOUT : VERDICT_RUNTIME_ERROR;
+    v->rt_failed = 1;
+    snprintf(v->signature, sizeof v->signature, "%s|%s|%s", name,
+             c->fault == 2 ? "timeout|device" : "runtime_error|device-process", c->why);
+    snprintf(v->detail, sizeof v->detail,
+             "the batch's child process stopped on this case (%s); a fresh one went on", c->why);
+  } else {
+    char tp[4300];
+    int found = 1;
+    snprintf(tp, sizeof tp, "%s/case-%d-%d.bin", b->tdir, c->id, j);
+    int rc = check_judge_trace(tp, &c->c, &b->spec, e, o, v, &found, err);
+    if (rc)
+      return rc;
+    if (!found) {
+      v->cls = VERDICT_RUNTIME_ERROR;
+      v->rt_failed = 1;
+      snprintf(v->signature, sizeof v->signature, "%s|runtime_error|no-trace", name);
+      snprintf(v->detail, sizeof v->detail, "the run left no trace");
+    }
+  }
+  return 0;
+}
+
+int batch_judge(Batch *b, int i, const CheckOpts *o, CheckResult *res, AfErr *err) {
+  const BatchCase *c = &b->bc[i];
+  memset(res, 0, sizeof *res);
+  res->first_fail = -1;
+  OracleExpected *e = NULL;
+  int rc = 0;
+  if (c->lowered && !c->fault)
+    rc = oracle_expect(&c->c, &e, err);
+  for (int j = 0; j < b->ns && rc == 0; j++) {
+    Verdict v;
+    rc = judge_run(b, c, j, e, o, &v, err);
+    if (rc)
+      break;
+    res->sched[j] = b->s[j];
+    res->verdict[j] = v;
+    res->nsched = j + 1;
+    if (v.cls != VERDICT_PASS && res->first_fail < 0)
+      res->first_fail = j;
+    if (!c->lowered)
+      break; /* one verdict: nothing ran */
+  }
+  oracle_expected_free(e);
+  return rc;
+}
+
+static const char *backend_name(const CheckOpts *o) {
+  return o->backend == RT_BACKEND_CUDA ? (o->raw_handles ? "cuda:raw" : "cuda") : "sim";
+}
+
+int batch_db_begin(const Batch *b, Store *db, const char *scheds, uint64_t seed, const CheckOpts *o,
+                   const char *dev, int64_t *run_id, AfErr *err) {
+  StoreRun run;
+  store_run_init(&run);
+  snprintf(run.tools, sizeof run.tools, "%s", b->tools);
+  snprintf(run.device, sizeof run.device, "%s",
+           dev && dev[0] ? dev : "sim (deterministic CPU simulator)");
+  snprintf(run.config, sizeof run.config,
+           "{\"batch\": true, \"schedules\": \"%s\", \"seed\": %llu, \"memfree_sync\": %s, "
+           "\"checker\": %s, \"backend\": \"%s\", \"spin\": %d}",
+           scheds, (unsigned long long)seed, o->memfree_sync ? "true" : "false",
+           o->no_checker ? "false" : "true", backend_name(o), o->spin);
+  return store_run_begin(db, &run, run_id, err);
+}
+
+int batch_db_record(const Batch *b, Store *db, int64_t run_id, int i, const CheckOpts *o,
+                    const CheckResult *res, int *nnew, AfErr *err) {
+  const BatchCase *bc = &b->bc[i];
+  const LowerSpec *spec = &b->spec;
+  const Verdict *v = &res->verdict[res->first_fail];
+  char sched[64], replay[6000];
+  check_schedule_str(&res->sched[res->first_fail], sched, sizeof sched);
+  snprintf(replay, sizeof replay, "asyncfuzz check %s --lowering %s --schedules %s%s", bc->file,
+           spec->arg, sched, check_backend_args(o));
+  char *json = gen_case_to_json(&bc->c);
+  char *mlir = gen_render_mlir(&bc->c);
+  StoreOccurrence oc = {0};
+  oc.signature = v->signature;
+  oc.cls = oracle_verdict_name(v->cls);
+  oc.lowering = spec->name;
+  oc.detail = v->detail;
+  oc.lowering_version = spec->version;
+  oc.pipeline = spec->pipeline;
+  oc.backend = backend_name(o);
+  oc.schedule = sched;
+  oc.case_seed = bc->c.seed;
+  oc.case_ops = bc->c.nops;
+  oc.case_json = json;
+  oc.case_mlir = mlir;
+  oc.replay = replay;
+  int is_new = 0, status = 0;
+  int rc = json && mlir ? store_record(db, run_id, &oc, &is_new, &status, err)
+                        : af_err_set(err, AF_ENOMEM, "out of memory");
+  *nnew += is_new;
+  af_free(json);
+  af_free(mlir);
+  return rc;
+}
