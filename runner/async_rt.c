@@ -340,7 +340,7 @@ int64_t mlirAsyncRuntimGetNumWorkerThreads(void) {
 }
 void mlirAsyncRuntimePrintCurrentThreadId(void) {}
 
-int runner__async_quiesce(void) {
+static int quiesce(void) {
   int ran = 0;
   while (A.qlen > 0) {
     run_one();
@@ -349,9 +349,13 @@ int runner__async_quiesce(void) {
   return ran;
 }
 
-void runner__async_reset(void) {
+static void reset(void) {
   af_free(A.q);
   af_free(A.coros);
   af_free(A.tids);
   memset(&A, 0, sizeof A);
+}
+
+__attribute__((constructor)) static void register_async(void) {
+  runner__rt_set_async(quiesce, reset);
 }

@@ -1,5 +1,5 @@
 /*
- * runner_int.h: internals shared by the files of the runtime library (rt_sim.c, async_rt.c).
+ * runner_int.h: internals shared by the files of the runtime library (rt_*.c, async_rt.c).
  * Not part of the contract; nothing outside runner/ includes it.
  */
 #ifndef RUNNER_INT_H
@@ -14,9 +14,12 @@ int runner__rt_thread(void);
 int runner__rt_new_thread(void);
 /* Records an error of the async runtime (e.g. an await nothing can complete) in the trace. */
 void runner__rt_async_error(int detail);
-/* The simulated async runtime: run every ready coroutine continuation (returns how many ran);
- * forget all state (a new run). */
-int runner__async_quiesce(void);
-void runner__async_reset(void);
+/* The simulated async runtime (async_rt.c) sits above the GPU runtime and registers itself
+ * when the library loads: quiesce runs every ready coroutine continuation (returns how many
+ * ran), reset forgets all state (a new run). The GPU runtime calls them through
+ * runner__rt_async_quiesce/reset, so it never depends on the async runtime. */
+void runner__rt_set_async(int (*quiesce)(void), void (*reset)(void));
+int runner__rt_async_quiesce(void);
+void runner__rt_async_reset(void);
 
 #endif

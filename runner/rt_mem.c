@@ -1,0 +1,347 @@
+/*
+ * rt_mem.c: the mgpu* memory calls (alloc, free, memcpy, memset, host registration) and
+ * the harness's host buffers and observations.
+ */
+#include "rt_sim_int.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared) {
+  Rt *rt = runner__enter();
+  runner__pump(rt);
+  RtRec *r = runner__rec_new(rt, RT_CALL_MEM_ALLOC);
+  int det;
+  RtRef sref;
+  (void)runner__stream_arg(rt, stream, &det, &sref); /* ignored, as in MLIR's wrappers */
+  runner__rec_arg(r, runner__ref_int(sizeBytes));
+  runner__rec_arg(r, sref);
+  runner__rec_arg(r, runner__ref_int(isHostShared ? 1 : 0));
+  void *p = NULL;
+  if (sizeBytes == 0) {
+    if (r)
+      r->ret = RT_REF(RT_REF_NULL, 0, 0);
+    runner__leave(rt);
+    return NULL;
+  }
+  if (rt->dev) {
+    int code = af_grow((void **)&rt->allocs, &rt->capallocs, rt->nallocs + 1, sizeof(Alloc))
+                   ? 2
+                   : rt->dev->mem_alloc(sizeBytes, isHostShared, &p);
+    /* fresh memory reads KERNEL_UNINIT, as in the sim: set and waited for on the legacy
+     * stream before the pointer is returned (the allocation is synchronous) */
+    if (code == 0) {
+      code = rt->dev->memset32_async(p, (unsigned)KERNEL_UNINIT, sizeBytes / 4, NULL);
+      if (code == 0)
+        code = rt->dev->stream_sync(NULL);
+    }
+    if (runner__dev_result(rt, r, code, RT_DETAIL_NONE) == 0) {
+      Alloc *a = &rt->allocs[rt->nallocs];
+      memset(a, 0, sizeof *a);
+      a->p = p;
+      a->bytes = sizeBytes;
+      a->shared = isHostShared;
+      a->dev = 1;
+      if (r)
+        r->ret = RT_REF(RT_REF_BUF, rt->nallocs, 0);
+      rt->nallocs++;
+    } else {
+      p = NULL;
+    }
+  } else if (af_grow((void **)&rt->allocs, &rt->capallocs, rt->nallocs + 1, sizeof(Alloc)) == 0 &&
+             (p = malloc(sizeBytes)) != NULL) {
+    Alloc *a = &rt->allocs[rt->nallocs];
+    memset(a, 0, sizeof *a);
+    a->p = p;
+    a->bytes = sizeBytes;
+    a->freed = 0;
+    a->shared = isHostShared;
+    int32_t u = KERNEL_UNINIT;
+    for (uint64_t i = 0; i + 4 <= sizeBytes; i += 4)
+      memcpy((char *)p + i, &u, 4);
+    if (r)
+      r->ret = RT_REF(RT_REF_BUF, rt->nallocs, 0);
+    rt->nallocs++;
+  } else {
+    /* host memory ran out: an environment failure of the harness, not a finding */
+    rt->oom = 1;
+    runner__rec_fail(rt, r, RT_ERR_OUT_OF_MEMORY, RT_DETAIL_NONE);
+  }
+  runner__leave(rt);
+  return p;
+}
+
+void mgpuMemFree(void *ptr, void *stream) {
+  Rt *rt = runner__enter();
+  runner__pump(rt);
+  RtRec *r = runner__rec_new(rt, RT_CALL_MEM_FREE);
+  int det;
+  RtRef sref;
+  (void)runner__stream_arg(rt, stream, &det, &sref); /* ignored: the free is not stream-ordered */
+  RtRef pref = runner__ref_ptr(rt, ptr);
+  runner__rec_arg(r, pref);
+  runner__rec_arg(r, sref);
+  if (ptr == NULL) {
+    runner__leave(rt);
+    return;
+  }
+  if (rt->dev && rt->cfg.raw_handles) { /* cuMemFree at once, whatever the pointer */
+    if (runner__dev_result(rt, r, rt->dev->mem_free(ptr), RT_DETAIL_NONE) == 0 &&
+        RT_REF_KIND(pref) == RT_REF_BUF)
+      rt->allocs[RT_REF_ID(pref)].freed = 1;
+    runner__leave(rt);
+    return;
+  }
+  if (RT_REF_KIND(pref) != RT_REF_BUF || RT_REF_VAL(pref) != 0) {
+    runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_INVALID_FREE);
+  } else {
+    Alloc *a = &rt->allocs[RT_REF_ID(pref)];
+    if (a->freed) {
+      runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_DOUBLE_FREE);
+    } else {
+      if (rt->cfg.memfree_sync)
+        runner__drain(rt);
+      a->freed = 1;
+      if (rt->dev) {
+        /* tagged: kept until the run ends, poisoned on the legacy stream, which does not wait
+         * for the program's (non-blocking) streams: work still using it reads poison, as it
+         * would read a reused allocation */
+        if (rt->cfg.memfree_sync)
+          runner__dev_result(rt, r, rt->dev->ctx_sync(), RT_DETAIL_NONE);
+        runner__dev_result(
+            rt, r, rt->dev->memset32_async(a->p, (unsigned)KERNEL_POISON, a->bytes / 4, NULL),
+            RT_DETAIL_NONE);
+      } else {
+        int32_t poison = KERNEL_POISON;
+        for (size_t i = 0; i + 4 <= a->bytes; i += 4)
+          memcpy(a->p + i, &poison, 4);
+      }
+    }
+  }
+  runner__leave(rt);
+}
+
+void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream) {
+  Rt *rt = runner__enter();
+  runner__pump(rt);
+  RtRec *r = runner__rec_new(rt, RT_CALL_MEMCPY);
+  int det;
+  RtRef sref;
+  int s = runner__stream_arg(rt, stream, &det, &sref);
+  runner__rec_arg(r, runner__ref_ptr(rt, dst));
+  runner__rec_arg(r, runner__ref_ptr(rt, src));
+  runner__rec_arg(r, runner__ref_int(sizeBytes));
+  runner__rec_arg(r, sref);
+  if (rt->dev && rt->cfg.raw_handles) {
+    runner__dev_result(rt, r, rt->dev->memcpy_async(dst, src, sizeBytes, stream), det);
+  } else if (s < 0) {
+    runner__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det);
+  } else if (dst == NULL || src == NULL) {
+    runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_NONE);
+  } else if (runner__range_kind(rt, dst, sizeBytes) < 0 ||
+             runner__range_kind(rt, src, sizeBytes) < 0) {
+    runner__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_BAD_POINTER);
+  } else if (rt->dev) {
+    if (runner__freed_alloc(rt, dst, sizeBytes) >= 0 ||
+        runner__freed_alloc(rt, src, sizeBytes) >= 0)
+      runner__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
+    else
+      runner__dev_result(rt, r, rt->dev->memcpy_async(dst, src, sizeBytes, rt->streams[s].dh),
+                         RT_DETAIL_NONE);
+  } else {
+    Work *w = runner__enqueue(rt, s, W_MEMCPY, r ? r->seq : 0);
+    if (w) {
+      w->dst = dst;
+      w->src = src;
+      w->bytes = sizeBytes;
+    }
+    if (rt->cfg.policy == RT_EAGER)
+      runner__drain(rt);
+  }
+  runner__leave(rt);
+}
+
+static void memset_common(int call, int kind, void *dst, unsigned value, size_t count,
+                          void *stream) {
+  Rt *rt = runner__enter();
+  runner__pump(rt);
+  RtRec *r = runner__rec_new(rt, call);
+  int det;
+  RtRef sref;
+  int s = runner__stream_arg(rt, stream, &det, &sref);
+  runner__rec_arg(r, runner__ref_ptr(rt, dst));
+  runner__rec_arg(r, runner__ref_int(value));
+  runner__rec_arg(r, runner__ref_int(count));
+  runner__rec_arg(r, sref);
+  size_t esz = kind == W_MEMSET32 ? 4 : 2;
+  if (rt->dev && (rt->cfg.raw_handles ||
+                  (s >= 0 && dst != NULL && runner__range_kind(rt, dst, count * esz) >= 0 &&
+                   runner__freed_alloc(rt, dst, count * esz) < 0))) {
+    void *ds = s >= 0 && !rt->cfg.raw_handles ? rt->streams[s].dh : stream;
+    int code = esz == 4 ? rt->dev->memset32_async(dst, value, count, ds)
+                        : rt->dev->memset16_async(dst, (unsigned short)value, count, ds);
+    runner__dev_result(rt, r, code, det);
+  } else if (s < 0) {
+    runner__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det);
+  } else if (dst == NULL) {
+    runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_NONE);
+  } else if (runner__range_kind(rt, dst, count * esz) < 0) {
+    runner__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_BAD_POINTER);
+  } else if (rt->dev) {
+    runner__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
+  } else {
+    Work *w = runner__enqueue(rt, s, kind, r ? r->seq : 0);
+    if (w) {
+      w->dst = dst;
+      w->value = value;
+      w->count = count;
+    }
+    if (rt->cfg.policy == RT_EAGER)
+      runner__drain(rt);
+  }
+  runner__leave(rt);
+}
+
+void mgpuMemset32(void *dst, unsigned int value, size_t count, void *stream) {
+  memset_common(RT_CALL_MEMSET32, W_MEMSET32, dst, value, count, stream);
+}
+
+void mgpuMemset16(void *dst, unsigned short value, size_t count, void *stream) {
+  memset_common(RT_CALL_MEMSET16, W_MEMSET16, dst, value, count, stream);
+}
+
+/* Registers a host range (gpu.host_register) so device work may use it and the trace can
+ * name it hr<k>. Registration does not copy or wait. */
+static void host_register(int call, void *ptr, uint64_t bytes) {
+  Rt *rt = runner__enter();
+  runner__pump(rt);
+  RtRec *r = runner__rec_new(rt, call);
+  runner__rec_arg(r, runner__ref_ptr(rt, ptr));
+  runner__rec_arg(r, runner__ref_int(bytes));
+  if (ptr == NULL && !(rt->dev && rt->cfg.raw_handles)) {
+    runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_POINTER);
+  } else if (rt->dev && runner__dev_result(rt, r, rt->dev->host_register(ptr, (size_t)bytes),
+                                           RT_DETAIL_NONE)) {
+    /* the driver refused: not registered */
+  } else if (af_grow((void **)&rt->hosts, &rt->caphosts, rt->nhosts + 1, sizeof(HostBuf)) == 0) {
+    HostBuf *h = &rt->hosts[rt->nhosts];
+    h->p = ptr;
+    h->bytes = (size_t)bytes;
+    h->id = 0x800000 | rt->nhosts;
+    rt->nhosts++;
+  } else {
+    rt->oom = 1;
+  }
+  runner__leave(rt);
+}
+
+static void host_unregister(void *ptr) {
+  Rt *rt = runner__enter();
+  runner__pump(rt);
+  RtRec *r = runner__rec_new(rt, RT_CALL_HOST_UNREGISTER);
+  runner__rec_arg(r, runner__ref_ptr(rt, ptr));
+  int found = -1;
+  for (int i = 0; i < rt->nhosts && found < 0; i++)
+    if (rt->hosts[i].p == ptr && (rt->hosts[i].id & 0x800000) && rt->hosts[i].bytes > 0)
+      found = i;
+  if (rt->dev && (found >= 0 || rt->cfg.raw_handles)) {
+    if (runner__dev_result(rt, r, rt->dev->host_unregister(ptr), RT_DETAIL_NONE) == 0 && found >= 0)
+      rt->hosts[found].bytes = 0;
+  } else if (found < 0) {
+    runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_POINTER);
+  } else {
+    rt->hosts[found].bytes = 0; /* keeps its slot (and name) but covers nothing */
+  }
+  runner__leave(rt);
+}
+
+void mgpuMemHostRegister(void *ptr, uint64_t sizeBytes) {
+  host_register(RT_CALL_HOST_REGISTER, ptr, sizeBytes);
+}
+
+void mgpuMemHostUnregister(void *ptr) {
+  host_unregister(ptr);
+}
+
+void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor, int64_t elementSizeBytes) {
+  uint64_t bytes = 0;
+  char *p = descriptor ? runner__memref_range(rank, descriptor, elementSizeBytes, &bytes) : NULL;
+  host_register(RT_CALL_HOST_REGISTER, p, bytes);
+}
+
+void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor, int64_t elementSizeBytes) {
+  uint64_t bytes = 0;
+  host_unregister(descriptor ? runner__memref_range(rank, descriptor, elementSizeBytes, &bytes)
+                             : NULL);
+}
+
+/* ---- host hooks ---- */
+
+void asyncfuzz_observe(int32_t id, int32_t *allocated, int32_t *aligned, int64_t offset,
+                       int64_t size, int64_t stride) {
+  (void)allocated;
+  Rt *rt = runner__enter();
+  runner__pump(rt);
+  RtRec *r = runner__rec_new(rt, RT_CALL_OBSERVE);
+  const int32_t *base = aligned + offset;
+  runner__rec_arg(r, runner__ref_int((uint32_t)id));
+  runner__rec_arg(r, runner__ref_ptr(rt, base));
+  runner__rec_arg(r, runner__ref_int((uint64_t)size));
+  RtRef bref = runner__ref_ptr(rt, base);
+  int devmem = rt->dev && RT_REF_KIND(bref) == RT_REF_BUF && !rt->allocs[RT_REF_ID(bref)].shared;
+  if (aligned == NULL || size < 0 || devmem ||
+      runner__freed_alloc(rt, base, (size_t)size * 4) >= 0) {
+    runner__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS,
+                     aligned && size >= 0 && !devmem ? RT_DETAIL_USE_AFTER_FREE
+                                                     : RT_DETAIL_BAD_POINTER);
+    runner__leave(rt);
+    return;
+  }
+  if (af_grow((void **)&rt->obs, &rt->capobs, rt->nobs + 1, sizeof(RtObs)) ||
+      af_grow((void **)&rt->obsdata, &rt->capobsdata, rt->nobsdata + (int)size + 1,
+              sizeof(int32_t))) {
+    rt->oom = 1;
+    runner__leave(rt);
+    return;
+  }
+  RtObs *o = &rt->obs[rt->nobs++];
+  o->id = id;
+  o->tid = runner__t_tid;
+  o->seq = r ? r->seq : 0;
+  o->n = size;
+  o->vals = (const int32_t *)(intptr_t)rt->nobsdata; /* an offset until end() */
+  for (int64_t i = 0; i < size; i++)
+    rt->obsdata[rt->nobsdata++] = base[i * stride];
+  runner__leave(rt);
+}
+
+void asyncfuzz_host_init(int32_t id, int32_t init, int32_t *allocated, int32_t *aligned,
+                         int64_t offset, int64_t size, int64_t stride) {
+  (void)allocated;
+  Rt *rt = runner__enter();
+  runner__pump(rt);
+  RtRec *r = runner__rec_new(rt, RT_CALL_HOST_INIT);
+  if (aligned == NULL || size < 0) {
+    runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_POINTER);
+    runner__leave(rt);
+    return;
+  }
+  int32_t *base = aligned + offset;
+  for (int64_t i = 0; i < size; i++)
+    base[i * stride] = kernel_host_init_value(init, i);
+  if (af_grow((void **)&rt->hosts, &rt->caphosts, rt->nhosts + 1, sizeof(HostBuf)) == 0) {
+    HostBuf *h = &rt->hosts[rt->nhosts++];
+    h->p = (char *)base;
+    h->bytes = (size_t)(size > 0 ? size : 0) * 4 * (size_t)(stride > 0 ? stride : 1);
+    h->id = id;
+  } else {
+    rt->oom = 1;
+  }
+  runner__rec_arg(r, runner__ref_int((uint32_t)id));
+  runner__rec_arg(r, runner__ref_int((uint32_t)init));
+  runner__rec_arg(r, runner__ref_int((uint64_t)size));
+  runner__leave(rt);
+}

@@ -1,0 +1,248 @@
+/*
+ * rt_sched.c: the sim's device: per-stream work queues, kernel start and finish steps,
+ * waits on events, and the schedule policies (eager, lazy, random, pct) that pick the steps.
+ */
+#include "rt_sim_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- device model ---- */
+
+static int event_complete(Rt *rt, int s, uint64_t seq) {
+  return rt->streams[s].done >= seq;
+}
+
+static int stream_runnable(Rt *rt, int s) {
+  Stream *st = &rt->streams[s];
+  if (st->qlen == 0)
+    return 0;
+  Work *w = &st->q[st->qhead];
+  if (w->kind == W_WAIT)
+    return event_complete(rt, w->wait_stream, w->wait_seq);
+  return 1;
+}
+
+/* phase: EXEC_START (a kernel wrote its sentinels) or EXEC_DONE */
+enum { EXEC_START = 1, EXEC_DONE = 2 };
+
+static void exec_rec(Rt *rt, int s, Work *w, int phase, int err, int detail) {
+  if (!rt->cfg.record_device && err == RT_ERR_OK)
+    return;
+  int save = runner__t_tid;
+  runner__t_tid = -1;
+  RtRec *r = runner__rec_new(rt, RT_CALL_EXEC);
+  runner__t_tid = save;
+  if (r == NULL)
+    return;
+  r->cause = w->call;
+  r->op = w->call < (uint32_t)rt->ntrace ? rt->trace[w->call].op : -1;
+  runner__rec_arg(r, RT_REF(RT_REF_STREAM, s, 0));
+  runner__rec_arg(r, runner__ref_int(w->call));
+  runner__rec_arg(r, runner__ref_int((uint64_t)phase));
+  if (err)
+    runner__rec_fail(rt, r, err, detail);
+}
+
+/* Runs one step of the head item of stream s (which must be runnable). */
+static void step(Rt *rt, int s) {
+  Stream *st = &rt->streams[s];
+  Work *w = &st->q[st->qhead];
+  rt->steps++;
+  int bad = -1;
+  switch (w->kind) {
+  case W_KERNEL:
+    for (int b = 0; b < w->nbufs && bad < 0; b++)
+      bad = runner__freed_alloc(rt, w->bufs[b], (size_t)w->n * 4);
+    if (bad >= 0) {
+      exec_rec(rt, s, w, EXEC_DONE, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
+      break;
+    }
+    if (w->phase == 0) {
+      for (int64_t i = 0; i < w->n; i++)
+        w->bufs[0][i] = KERNEL_SENTINEL;
+      w->phase = 1;
+      exec_rec(rt, s, w, EXEC_START, 0, 0);
+      return; /* stays at the head */
+    } else {
+      const int32_t *src[KERNEL_MAX_BUFS];
+      for (int b = 1; b < w->nbufs; b++)
+        src[b - 1] = w->bufs[b];
+      kernel_ref(w->kernel, w->bufs[0], src, w->n, w->v);
+      exec_rec(rt, s, w, EXEC_DONE, 0, 0);
+    }
+    break;
+  case W_MEMCPY:
+    bad = runner__freed_alloc(rt, w->dst, w->bytes);
+    if (bad < 0)
+      bad = runner__freed_alloc(rt, w->src, w->bytes);
+    if (bad >= 0) {
+      exec_rec(rt, s, w, EXEC_DONE, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
+      break;
+    }
+    memmove(w->dst, w->src, w->bytes);
+    exec_rec(rt, s, w, EXEC_DONE, 0, 0);
+    break;
+  case W_MEMSET32:
+  case W_MEMSET16: {
+    size_t esz = w->kind == W_MEMSET32 ? 4 : 2;
+    if (runner__freed_alloc(rt, w->dst, w->count * esz) >= 0) {
+      exec_rec(rt, s, w, EXEC_DONE, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
+      break;
+    }
+    for (size_t i = 0; i < w->count; i++) {
+      if (esz == 4)
+        memcpy((char *)w->dst + 4 * i, &w->value, 4);
+      else {
+        uint16_t v16 = (uint16_t)w->value;
+        memcpy((char *)w->dst + 2 * i, &v16, 2);
+      }
+    }
+    exec_rec(rt, s, w, EXEC_DONE, 0, 0);
+    break;
+  }
+  case W_WAIT:
+    exec_rec(rt, s, w, EXEC_DONE, 0, 0);
+    break;
+  }
+  st->qhead++;
+  st->qlen--;
+  st->done++;
+  if (st->qlen == 0)
+    st->qhead = 0;
+}
+
+static int collect_runnable(Rt *rt, int *out) {
+  int n = 0;
+  for (int s = 0; s < rt->nstreams; s++)
+    if (stream_runnable(rt, s))
+      out[n++] = s;
+  return n;
+}
+
+/* Picks a runnable stream as the policy wants; -1 when none. */
+static int pick(Rt *rt) {
+  int stackbuf[64];
+  int *cand = rt->nstreams <= 64 ? stackbuf : malloc(sizeof(int) * (size_t)rt->nstreams);
+  if (cand == NULL)
+    return -1;
+  int n = collect_runnable(rt, cand);
+  int s = -1;
+  if (n > 0) {
+    switch (rt->cfg.policy) {
+    case RT_RANDOM:
+      s = cand[af_rng_below(&rt->rng, (uint32_t)n)];
+      break;
+    case RT_PCT:
+      s = cand[0];
+      for (int i = 1; i < n; i++)
+        if (rt->streams[cand[i]].prio > rt->streams[s].prio)
+          s = cand[i];
+      for (int i = 0; i < rt->nchange; i++)
+        if (rt->change_points[i] == rt->steps)
+          rt->streams[s].prio = (uint32_t)i; /* demote below every initial priority */
+      break;
+    default:
+      s = cand[0];
+      break;
+    }
+  }
+  if (cand != stackbuf)
+    free(cand);
+  return s;
+}
+
+void runner__drain(Rt *rt) {
+  int s;
+  if (rt->dev)
+    return; /* the hardware runs its own queues */
+  while ((s = pick(rt)) >= 0)
+    step(rt, s);
+}
+
+/* Runs device steps until stream s has completed `seq` items. */
+void runner__run_until(Rt *rt, int s, uint64_t seq) {
+  if (rt->dev)
+    return;
+  while (!event_complete(rt, s, seq)) {
+    int t;
+    if (rt->cfg.policy == RT_EAGER || rt->cfg.policy == RT_LAZY) {
+      /* Only what the wait needs: follow the chain of waits from s. */
+      t = s;
+      for (int guard = 0; guard <= rt->nstreams; guard++) {
+        Stream *st = &rt->streams[t];
+        Work *w = &st->q[st->qhead];
+        if (w->kind == W_WAIT && !event_complete(rt, w->wait_stream, w->wait_seq))
+          t = w->wait_stream;
+        else
+          break;
+      }
+      if (!stream_runnable(rt, t))
+        t = pick(rt);
+    } else {
+      t = pick(rt);
+    }
+    if (t < 0)
+      return; /* cannot happen: waits only capture work enqueued earlier */
+    step(rt, t);
+  }
+}
+
+/* The policy's chance to advance device work at a runtime call. */
+void runner__pump(Rt *rt) {
+  if (rt->dev) {
+    rt->dev->enter();
+    return;
+  }
+  switch (rt->cfg.policy) {
+  case RT_EAGER:
+    runner__drain(rt);
+    break;
+  case RT_LAZY:
+    break;
+  case RT_RANDOM:
+  case RT_PCT: {
+    int k = (int)af_rng_below(&rt->rng, 4);
+    for (int i = 0; i < k; i++) {
+      int s = pick(rt);
+      if (s < 0)
+        break;
+      step(rt, s);
+    }
+    break;
+  }
+  }
+}
+
+Work *runner__enqueue(Rt *rt, int s, int kind, uint32_t call) {
+  Stream *st = &rt->streams[s];
+  if (st->qhead + st->qlen + 1 > st->qcap) {
+    if (st->qhead > 0) {
+      memmove(st->q, st->q + st->qhead, sizeof(Work) * (size_t)st->qlen);
+      st->qhead = 0;
+    }
+    if (af_grow((void **)&st->q, &st->qcap, st->qlen + 1, sizeof(Work))) {
+      rt->oom = 1;
+      return NULL;
+    }
+  }
+  Work *w = &st->q[st->qhead + st->qlen++];
+  memset(w, 0, sizeof *w);
+  w->kind = (uint8_t)kind;
+  w->call = call;
+  st->enq++;
+  return w;
+}
+
+int runner__new_stream(Rt *rt) {
+  if (af_grow((void **)&rt->streams, &rt->capstreams, rt->nstreams + 1, sizeof(Stream))) {
+    rt->oom = 1;
+    return -1;
+  }
+  Stream *st = &rt->streams[rt->nstreams];
+  memset(st, 0, sizeof *st);
+  st->prio = (uint32_t)(16 + af_rng_below(&rt->rng, 1u << 20));
+  return rt->nstreams++;
+}

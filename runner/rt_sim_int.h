@@ -1,0 +1,170 @@
+/*
+ * rt_sim_int.h: internals of the runtime library's front end and sim backend, shared by its
+ * files only (rt_trace.c, rt_handles.c, rt_sched.c, rt_run.c, rt_sim.c, rt_mem.c). They are
+ * layered: each file calls only the ones before it in that list. Nothing outside runner/
+ * includes this; the symbols are hidden in libasyncfuzz_rt.so.
+ *
+ * Model (CUDA Driver API semantics, ../shared/reference/stream-semantics-and-hb.md):
+ * - A stream is a FIFO of work items; stream 0 is the legacy default stream (the NULL
+ *   handle). Streams made by mgpuStreamCreate are non-blocking, as MLIR's wrappers make
+ *   them, so the legacy stream does not synchronize with them.
+ * - mgpuEventRecord(e, s) captures "everything enqueued on s so far" as (s, count).
+ *   mgpuStreamWaitEvent(s, e) enqueues a wait item on s for that capture (none if never
+ *   recorded). Synchronize calls run device steps until the capture completes.
+ * - A kernel runs in two steps: start (writes KERNEL_SENTINEL over its output) and finish
+ *   (writes the result), so a reader between the two sees sentinels, as on a slow GPU.
+ * - mgpuMemAlloc is synchronous (fresh memory reads KERNEL_UNINIT); mgpuMemFree is immediate
+ *   and not stream-ordered, as in MLIR's wrappers (memfree_sync=1 models a driver that
+ *   synchronizes first). Freed memory is poisoned and kept until the run ends, so work that
+ *   touches it later is reported (ILLEGAL_ADDRESS) instead of corrupting the process.
+ * - Device work advances only inside runtime calls: at the start of every call the policy
+ *   may run some steps (eager: all of them, also after each enqueue; lazy: none; random: a
+ *   few random streams; pct: a few steps of the highest-priority stream, priorities lowered
+ *   at random change points). Everything is driven by one seeded PRNG: deterministic.
+ *
+ * Backend `cuda` (cfg.backend, rt_dev.h): the same front end (handles, checks, trace) with the
+ * device work done by the CUDA driver instead of the queues above. In `tagged` mode the program
+ * gets the same tagged handles, and a misused handle or a freed buffer is refused before it
+ * reaches the driver, as in the sim; freed memory is poisoned on the device and kept until the
+ * run ends. In `raw` mode the program gets the driver's own handles, every call goes to the
+ * driver as MLIR's wrappers make it, and the trace records what the driver answered.
+ */
+#ifndef RUNNER_RT_SIM_INT_H
+#define RUNNER_RT_SIM_INT_H
+
+#include "asyncfuzz_rt.h"
+#include "kernels.h"
+#include "rt_dev.h"
+#include "runner_int.h"
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Handle encoding: 0xAF in the top byte, kind, the run's epoch and an index. */
+#define H_TAG 0xAFull
+#define H_STREAM 1u
+#define H_EVENT 2u
+#define H_MODULE 3u
+#define H_FUNC 4u
+
+enum { W_KERNEL, W_MEMCPY, W_MEMSET32, W_MEMSET16, W_WAIT };
+
+typedef struct Work {
+  uint8_t kind, phase;
+  uint32_t call; /* trace seq of the enqueuing call */
+  int kernel, nbufs;
+  int32_t *bufs[KERNEL_MAX_BUFS];
+  int64_t n;
+  int32_t v;
+  void *dst;
+  const void *src;
+  size_t bytes, count;
+  uint32_t value;
+  int wait_stream;
+  uint64_t wait_seq;
+} Work;
+
+typedef struct Stream {
+  void *dh; /* cuda: the driver's stream (NULL: the legacy stream) */
+  Work *q;
+  int qhead, qlen, qcap;
+  uint64_t enq, done;
+  int destroyed;
+  uint32_t prio;
+} Stream;
+
+typedef struct Event {
+  void *dh;
+  int recorded, destroyed, stream;
+  uint64_t seq;
+} Event;
+
+typedef struct Alloc {
+  char *p;
+  size_t bytes;
+  int freed, shared;
+  int dev; /* allocated by the hardware backend; released (dev 2) when the run ends */
+} Alloc;
+
+typedef struct HostBuf {
+  char *p;
+  size_t bytes;
+  int id;
+} HostBuf;
+
+typedef struct Rt {
+  pthread_mutex_t mu;
+  int active;
+  RtConfig cfg;
+  AfRng rng;
+  uint32_t epoch;
+  Stream *streams;
+  int nstreams, capstreams;
+  Event *events;
+  int nevents, capevents;
+  int nmodules, modules_live;
+  void **mods; /* cuda: the driver's module of each module handle (NULL once unloaded) */
+  int capmods;
+  void *fns[KERNEL__COUNT]; /* cuda: the driver's function of each kernel, latest module */
+  const RtDevOps *dev;      /* the backend's device, or NULL for the sim */
+  int dev_broken;           /* a sticky device error: every later call fails */
+  uint32_t mod_epoch;       /* module handles outlive runs in batch mode (asyncfuzz_case_begin) */
+  Alloc *allocs;
+  int nallocs, capallocs;
+  HostBuf *hosts;
+  int nhosts, caphosts;
+  RtRec *trace;
+  int ntrace, captrace;
+  RtObs *obs;
+  int nobs, capobs;
+  int32_t *obsdata;
+  int nobsdata, capobsdata;
+  uint64_t steps;
+  uint64_t change_points[8];
+  int nchange;
+  int next_tid;
+  int oom;
+  RtSummary sum;
+} Rt;
+
+#pragma GCC visibility push(hidden)
+
+/* ---- the run's state, the trace records (rt_trace.c) ---- */
+extern Rt runner__g_rt;
+extern const RtDevOps *runner__g_cuda;
+extern RtDeviceInfo runner__g_cuda_info;
+extern int runner__g_env_run;
+extern _Thread_local int runner__t_tid;
+RtRec *runner__rec_new(Rt *rt, int call);
+void runner__rec_arg(RtRec *r, RtRef a);
+void runner__rec_fail(Rt *rt, RtRec *r, int err, int detail);
+RtRef runner__ref_ptr(Rt *rt, const void *p);
+RtRef runner__ref_int(uint64_t v);
+extern char runner__g_backend_msg[512];
+
+/* ---- handles and the checks on them; the device's answers (rt_handles.c) ---- */
+void *runner__h_make(Rt *rt, unsigned kind, int idx);
+int runner__h_decode(Rt *rt, const void *h, unsigned kind, int *detail, RtRef *ref);
+int runner__stream_arg(Rt *rt, const void *h, int *detail, RtRef *ref);
+void *runner__h_out(Rt *rt, unsigned kind, int idx, void *dh);
+int runner__dev_result(Rt *rt, RtRec *r, int code, int detail);
+int runner__dev_pass(Rt *rt, int idx);
+int runner__freed_alloc(Rt *rt, const void *p, size_t n);
+int runner__range_kind(Rt *rt, const void *p, size_t n);
+char *runner__memref_range(int64_t rank, void *desc, int64_t esz, uint64_t *bytes);
+
+/* ---- the scheduler: work queues, steps and the policies (rt_sched.c) ---- */
+void runner__drain(Rt *rt);
+void runner__run_until(Rt *rt, int s, uint64_t seq);
+void runner__pump(Rt *rt);
+Work *runner__enqueue(Rt *rt, int s, int kind, uint32_t call);
+int runner__new_stream(Rt *rt);
+
+/* ---- a run: begin, end, enter and leave every call (rt_run.c) ---- */
+Rt *runner__enter(void);
+void runner__leave(Rt *rt);
+
+#pragma GCC visibility pop
+
+#endif
