@@ -165,6 +165,67 @@ int cmd_run(int argc, char **argv) {
 
 #define CHECK_MAX_LOWERINGS 8
 
+static const char check_help[] =
+    "usage: asyncfuzz check CASE.json... [--lowering SPEC]... [--pipeline P]\n"
+    "                    [--schedules LIST] [--seed N] [--json] [--memfree-sync]\n"
+    "                    [--no-checker] [--backend B] [--spin N|auto]\n"
+    "Runs the case under each schedule and judges every run: observations against the\n"
+    "sequential oracle, runtime errors, and the happens-before checker over the trace.\n"
+    "Each failing run says which of them fired. LIST is NAME[:COUNT][@SEED],... with\n"
+    "NAME eager|lazy|random|pct (default %s; seeds derive from --seed\n"
+    "unless given).\n"
+    "SPEC: builtin (default), builtin:fault=NAME[,NAME], or mlir-opt[@VARIANT][:PATH]\n"
+    "(the real lowering: mlir-opt's passes, run by mlir-runner on the simulator;\n"
+    "VARIANT default|async-region; --pipeline replaces the pass pipeline). Several\n"
+    "--lowering options check the case with each and report where verdicts differ.\n"
+    "Several cases are checked in one batch (one mlir-opt and one mlir-runner process\n"
+    "for all of them); --json then prints one JSON object per line.\n"
+    "Exit 0 when every run passes, 1 when any fails.\n\n%s";
+
+/* check's output of case j (of npaths) through nlow lowerings: text, or JSON lines.
+ * Returns whether it failed with any of them. */
+static int print_case(AfBuf *b, const char *path, int j, int npaths, const LowerSpec *specs,
+                      int nlow, const CheckResult *res, int json, const CheckOpts *o) {
+  int any_fail = 0;
+  const CheckResult *r[CHECK_MAX_LOWERINGS];
+  int differ = 0;
+  for (int i = 0; i < nlow; i++) {
+    r[i] = &res[(size_t)i * (size_t)npaths + (size_t)j];
+    any_fail |= r[i]->first_fail >= 0;
+    int cls = r[i]->first_fail < 0 ? VERDICT_PASS : r[i]->verdict[r[i]->first_fail].cls;
+    int cls0 = r[0]->first_fail < 0 ? VERDICT_PASS : r[0]->verdict[r[0]->first_fail].cls;
+    differ |= cls != cls0;
+  }
+  if (json && nlow == 1) {
+    cli_check_json(b, path, &specs[0], r[0]);
+    af_buf_puts(b, "\n");
+  } else if (json) {
+    af_buf_puts(b, "{\"case\": ");
+    af_buf_json_str(b, path);
+    af_buf_printf(b, ", \"differ\": %s, \"lowerings\": [", differ ? "true" : "false");
+    for (int i = 0; i < nlow; i++) {
+      af_buf_puts(b, i ? ", " : "");
+      cli_check_json(b, path, &specs[i], r[i]);
+    }
+    af_buf_puts(b, "]}\n");
+  } else {
+    if (npaths > 1)
+      af_buf_printf(b, "%s== case %s\n", j ? "\n" : "", path);
+    for (int i = 0; i < nlow; i++)
+      cli_check_text(b, path, &specs[i], r[i], nlow > 1, o);
+    if (nlow > 1) {
+      af_buf_printf(b, "%s:", differ ? "DIFFER: verdicts differ" : "SAME: verdicts agree");
+      for (int i = 0; i < nlow; i++)
+        af_buf_printf(b, " %s=%s", specs[i].name,
+                      oracle_verdict_name(r[i]->first_fail < 0
+                                              ? VERDICT_PASS
+                                              : r[i]->verdict[r[i]->first_fail].cls));
+      af_buf_puts(b, "\n");
+    }
+  }
+  return any_fail;
+}
+
 int cmd_check(int argc, char **argv) {
   const char *scheds = "eager,lazy,random:4,pct:4", *pipeline = NULL;
   const char **paths = af_calloc((size_t)argc, sizeof *paths);
@@ -180,22 +241,7 @@ int cmd_check(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (cli_is_help(a)) {
-      printf("usage: asyncfuzz check CASE.json... [--lowering SPEC]... [--pipeline P]\n"
-             "                    [--schedules LIST] [--seed N] [--json] [--memfree-sync]\n"
-             "                    [--no-checker] [--backend B] [--spin N|auto]\n"
-             "Runs the case under each schedule and judges every run: observations against the\n"
-             "sequential oracle, runtime errors, and the happens-before checker over the trace.\n"
-             "Each failing run says which of them fired. LIST is NAME[:COUNT][@SEED],... with\n"
-             "NAME eager|lazy|random|pct (default %s; seeds derive from --seed\n"
-             "unless given).\n"
-             "SPEC: builtin (default), builtin:fault=NAME[,NAME], or mlir-opt[@VARIANT][:PATH]\n"
-             "(the real lowering: mlir-opt's passes, run by mlir-runner on the simulator;\n"
-             "VARIANT default|async-region; --pipeline replaces the pass pipeline). Several\n"
-             "--lowering options check the case with each and report where verdicts differ.\n"
-             "Several cases are checked in one batch (one mlir-opt and one mlir-runner process\n"
-             "for all of them); --json then prints one JSON object per line.\n"
-             "Exit 0 when every run passes, 1 when any fails.\n\n%s",
-             "eager,lazy,random:4,pct:4", cli_backend_help);
+      printf(check_help, "eager,lazy,random:4,pct:4", cli_backend_help);
       af_free(paths);
       return 0;
     } else if (strcmp(a, "--lowering") == 0 && i + 1 < argc) {
@@ -282,43 +328,7 @@ int cmd_check(int argc, char **argv) {
   AfBuf b;
   af_buf_init(&b);
   for (int j = 0; j < npaths && ex == 0; j++) {
-    const CheckResult *r[CHECK_MAX_LOWERINGS];
-    int differ = 0;
-    for (int i = 0; i < nlow; i++) {
-      r[i] = &res[(size_t)i * (size_t)npaths + (size_t)j];
-      any_fail |= r[i]->first_fail >= 0;
-      int cls = r[i]->first_fail < 0 ? VERDICT_PASS : r[i]->verdict[r[i]->first_fail].cls;
-      int cls0 = r[0]->first_fail < 0 ? VERDICT_PASS : r[0]->verdict[r[0]->first_fail].cls;
-      differ |= cls != cls0;
-    }
-    const char *path = paths[j];
-    if (json && nlow == 1) {
-      cli_check_json(&b, path, &specs[0], r[0]);
-      af_buf_puts(&b, "\n");
-    } else if (json) {
-      af_buf_puts(&b, "{\"case\": ");
-      af_buf_json_str(&b, path);
-      af_buf_printf(&b, ", \"differ\": %s, \"lowerings\": [", differ ? "true" : "false");
-      for (int i = 0; i < nlow; i++) {
-        af_buf_puts(&b, i ? ", " : "");
-        cli_check_json(&b, path, &specs[i], r[i]);
-      }
-      af_buf_puts(&b, "]}\n");
-    } else {
-      if (npaths > 1)
-        af_buf_printf(&b, "%s== case %s\n", j ? "\n" : "", path);
-      for (int i = 0; i < nlow; i++)
-        cli_check_text(&b, path, &specs[i], r[i], nlow > 1, &o);
-      if (nlow > 1) {
-        af_buf_printf(&b, "%s:", differ ? "DIFFER: verdicts differ" : "SAME: verdicts agree");
-        for (int i = 0; i < nlow; i++)
-          af_buf_printf(&b, " %s=%s", specs[i].name,
-                        oracle_verdict_name(r[i]->first_fail < 0
-                                                ? VERDICT_PASS
-                                                : r[i]->verdict[r[i]->first_fail].cls));
-        af_buf_puts(&b, "\n");
-      }
-    }
+    any_fail |= print_case(&b, paths[j], j, npaths, specs, nlow, res, json, &o);
   }
   if (ex == 0)
     ex = b.oom ? EXIT_INTERNAL : cli_write_text(NULL, b.p);
@@ -427,5 +437,3 @@ int cmd_check_trace(int argc, char **argv) {
     return ex;
   return failed ? EXIT_FOUND : EXIT_OK;
 }
-
-/* ---- reduce ---- */
