@@ -542,6 +542,89 @@ static int parse_value_ref(Parser *p, const char *s, int *region, int *vidx) {
 
 static int parse_body(Parser *p, const cJSON *body, int ctx);
 
+/* A launch's kernel, its buffer arguments and its value (the dependencies are parsed after). */
+static int parse_launch(Parser *p, const cJSON *o, GenOp *opp) {
+  const char *kn = jstr(o, "kernel");
+  int k = kn ? kernel_lookup(kn) : -1;
+  if (k < 0)
+    return perr(p, AF_EINVALID, "unknown kernel \"%s\"%s", kn ? kn : "(missing)", NULL);
+  opp->kernel = (uint8_t)k;
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive(o, "args");
+  if (!cJSON_IsArray(args))
+    return perr(p, AF_EPARSE, "launch needs \"args\", an array of buffer names%s%s", NULL, NULL);
+  int n = cJSON_GetArraySize(args);
+  if (n != kernel_info(k)->nbufs)
+    return perr(p, AF_EINVALID, "kernel %s takes a different number of buffers%s", kn, NULL);
+  const cJSON *a;
+  cJSON_ArrayForEach(a, args) {
+    int id = cJSON_IsString(a) ? nm_find(&p->bufs, a->valuestring) : -1;
+    if (id < 0)
+      return perr(p, AF_EINVALID, "launch argument is not a known buffer%s%s", NULL, NULL);
+    opp->args[opp->nargs++] = id;
+  }
+  opp->buf = opp->args[0];
+  if (jint(o, "value", &opp->value))
+    opp->value = 0;
+  return 0;
+}
+
+/* An execute op: its region, inputs, body (recursively) and yields. Adds the op itself. */
+static int parse_execute(Parser *p, const cJSON *o, int ctx, GenOp *opp) {
+  int rc;
+  const char *rn = jstr(o, "region");
+  GenRegion g;
+  memset(&g, 0, sizeof g);
+  g.parent = ctx;
+  g.exec_op = p->c->nops;
+  int ridx = p->c->nregions;
+  if (rn && nm_find(&p->regions, rn) >= 0)
+    return perr(p, AF_EINVALID, "region %s is defined twice%s", rn, NULL);
+  const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(o, "inputs");
+  if (inputs && !cJSON_IsArray(inputs))
+    return perr(p, AF_EPARSE, "\"inputs\" must be an array%s%s", NULL, NULL);
+  if (cJSON_GetArraySize(inputs) > GEN_MAX_REGION_IO)
+    return perr(p, AF_EINVALID, "too many region inputs (at most 4)%s%s", NULL, NULL);
+  const cJSON *in;
+  cJSON_ArrayForEach(in, inputs) {
+    GenRegionInput *gi = &g.inputs[g.ninputs];
+    rc = parse_value_ref(p, jstr(in, "value"), &gi->region, &gi->vidx);
+    if (rc)
+      return rc;
+    rc = def_token(p, jstr(in, "as"), -2 - ridx, &gi->tok);
+    if (rc)
+      return rc;
+    g.ninputs++;
+  }
+  opp->region = ridx;
+  if (gen_case_add_region(p->c, &g) < 0 || gen_case_add_op(p->c, opp) < 0)
+    return af_err_set(p->err, AF_ENOMEM, "out of memory");
+  char autoname[32];
+  snprintf(autoname, sizeof autoname, "r%d", ridx);
+  if (nm_put(&p->regions, rn ? rn : autoname, ridx))
+    return af_err_set(p->err, AF_ENOMEM, "out of memory");
+  const cJSON *body = cJSON_GetObjectItemCaseSensitive(o, "body");
+  if (body && !cJSON_IsArray(body))
+    return perr(p, AF_EPARSE, "\"body\" must be an array of ops%s%s", NULL, NULL);
+  if (body && (rc = parse_body(p, body, ridx)))
+    return rc;
+  const cJSON *yields = cJSON_GetObjectItemCaseSensitive(o, "yields");
+  if (yields && !cJSON_IsArray(yields))
+    return perr(p, AF_EPARSE, "\"yields\" must be an array of token names%s%s", NULL, NULL);
+  if (cJSON_GetArraySize(yields) > GEN_MAX_REGION_IO)
+    return perr(p, AF_EINVALID, "too many yielded values (at most 4)%s%s", NULL, NULL);
+  GenRegion *gr = &p->c->regions[ridx];
+  const cJSON *y;
+  cJSON_ArrayForEach(y, yields) {
+    if (!cJSON_IsString(y))
+      return perr(p, AF_EPARSE, "\"yields\" must be an array of token names%s%s", NULL, NULL);
+    rc = use_token(p, y->valuestring, &gr->yields[gr->nyields]);
+    if (rc)
+      return rc;
+    gr->nyields++;
+  }
+  return 0;
+}
+
 static int parse_op(Parser *p, const cJSON *o, int ctx) {
   if (!cJSON_IsObject(o))
     return perr(p, AF_EPARSE, "an op must be a JSON object%s%s", NULL, NULL);
@@ -608,32 +691,12 @@ static int parse_op(Parser *p, const cJSON *o, int ctx) {
       rc = parse_deps(p, o, &op);
     wants_token = 1;
     break;
-  case GEN_OP_LAUNCH: {
-    const char *kn = jstr(o, "kernel");
-    int k = kn ? kernel_lookup(kn) : -1;
-    if (k < 0)
-      return perr(p, AF_EINVALID, "unknown kernel \"%s\"%s", kn ? kn : "(missing)", NULL);
-    op.kernel = (uint8_t)k;
-    const cJSON *args = cJSON_GetObjectItemCaseSensitive(o, "args");
-    if (!cJSON_IsArray(args))
-      return perr(p, AF_EPARSE, "launch needs \"args\", an array of buffer names%s%s", NULL, NULL);
-    int n = cJSON_GetArraySize(args);
-    if (n != kernel_info(k)->nbufs)
-      return perr(p, AF_EINVALID, "kernel %s takes a different number of buffers%s", kn, NULL);
-    const cJSON *a;
-    cJSON_ArrayForEach(a, args) {
-      int id = cJSON_IsString(a) ? nm_find(&p->bufs, a->valuestring) : -1;
-      if (id < 0)
-        return perr(p, AF_EINVALID, "launch argument is not a known buffer%s%s", NULL, NULL);
-      op.args[op.nargs++] = id;
-    }
-    op.buf = op.args[0];
-    if (jint(o, "value", &op.value))
-      op.value = 0;
-    rc = parse_deps(p, o, &op);
+  case GEN_OP_LAUNCH:
+    rc = parse_launch(p, o, &op);
+    if (!rc)
+      rc = parse_deps(p, o, &op);
     wants_token = 1;
     break;
-  }
   case GEN_OP_HOST_WAIT:
     rc = parse_deps(p, o, &op);
     break;
@@ -654,60 +717,8 @@ static int parse_op(Parser *p, const cJSON *o, int ctx) {
     }
     break;
   }
-  case GEN_OP_EXECUTE: {
-    const char *rn = jstr(o, "region");
-    GenRegion g;
-    memset(&g, 0, sizeof g);
-    g.parent = ctx;
-    g.exec_op = p->c->nops;
-    int ridx = p->c->nregions;
-    if (rn && nm_find(&p->regions, rn) >= 0)
-      return perr(p, AF_EINVALID, "region %s is defined twice%s", rn, NULL);
-    const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(o, "inputs");
-    if (inputs && !cJSON_IsArray(inputs))
-      return perr(p, AF_EPARSE, "\"inputs\" must be an array%s%s", NULL, NULL);
-    if (cJSON_GetArraySize(inputs) > GEN_MAX_REGION_IO)
-      return perr(p, AF_EINVALID, "too many region inputs (at most 4)%s%s", NULL, NULL);
-    const cJSON *in;
-    cJSON_ArrayForEach(in, inputs) {
-      GenRegionInput *gi = &g.inputs[g.ninputs];
-      rc = parse_value_ref(p, jstr(in, "value"), &gi->region, &gi->vidx);
-      if (rc)
-        return rc;
-      rc = def_token(p, jstr(in, "as"), -2 - ridx, &gi->tok);
-      if (rc)
-        return rc;
-      g.ninputs++;
-    }
-    op.region = ridx;
-    if (gen_case_add_region(p->c, &g) < 0 || gen_case_add_op(p->c, &op) < 0)
-      return af_err_set(p->err, AF_ENOMEM, "out of memory");
-    char autoname[32];
-    snprintf(autoname, sizeof autoname, "r%d", ridx);
-    if (nm_put(&p->regions, rn ? rn : autoname, ridx))
-      return af_err_set(p->err, AF_ENOMEM, "out of memory");
-    const cJSON *body = cJSON_GetObjectItemCaseSensitive(o, "body");
-    if (body && !cJSON_IsArray(body))
-      return perr(p, AF_EPARSE, "\"body\" must be an array of ops%s%s", NULL, NULL);
-    if (body && (rc = parse_body(p, body, ridx)))
-      return rc;
-    const cJSON *yields = cJSON_GetObjectItemCaseSensitive(o, "yields");
-    if (yields && !cJSON_IsArray(yields))
-      return perr(p, AF_EPARSE, "\"yields\" must be an array of token names%s%s", NULL, NULL);
-    if (cJSON_GetArraySize(yields) > GEN_MAX_REGION_IO)
-      return perr(p, AF_EINVALID, "too many yielded values (at most 4)%s%s", NULL, NULL);
-    GenRegion *gr = &p->c->regions[ridx];
-    const cJSON *y;
-    cJSON_ArrayForEach(y, yields) {
-      if (!cJSON_IsString(y))
-        return perr(p, AF_EPARSE, "\"yields\" must be an array of token names%s%s", NULL, NULL);
-      rc = use_token(p, y->valuestring, &gr->yields[gr->nyields]);
-      if (rc)
-        return rc;
-      gr->nyields++;
-    }
-    return 0;
-  }
+  case GEN_OP_EXECUTE:
+    return parse_execute(p, o, ctx, &op);
   }
   if (rc)
     return rc;

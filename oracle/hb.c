@@ -410,14 +410,9 @@ static void region_clock(H *h, uint32_t *dst_rows, int region, const uint32_t *s
     memcpy(dst_rows + (size_t)region * (size_t)h->A, src, sizeof(uint32_t) * (size_t)h->A);
 }
 
-static void step(H *h, const RtRec *r) {
-  int a = thread_agent(h, r->tid);
+/* Streams and events: creation, destruction, waits and records. */
+static void step_streams(H *h, int a, const RtRec *r) {
   uint32_t *v = row(h, a);
-  v[a]++;
-  if (r->err) {
-    refused(h, a, r);
-    return;
-  }
   int seq = (int)r->seq;
   switch (r->call) {
   case RT_CALL_STREAM_CREATE:
@@ -483,6 +478,16 @@ static void step(H *h, const RtRec *r) {
     }
     break;
   }
+  default:
+    break;
+  }
+}
+
+/* Memory: allocation, frees, and the accesses of copies, sets, kernels and the host. */
+static void step_memory(H *h, int a, const RtRec *r) {
+  uint32_t *v = row(h, a);
+  int seq = (int)r->seq;
+  switch (r->call) {
   case RT_CALL_MEM_ALLOC:
     if (RT_REF_KIND(r->ret) == RT_REF_BUF) {
       Buf *b = buf_of(h, r->ret, 1);
@@ -556,6 +561,15 @@ static void step(H *h, const RtRec *r) {
     access(h, a, r->args[1], lo, hi, 0, seq);
     break;
   }
+  default:
+    break;
+  }
+}
+
+/* async.execute regions and async values: spawn, start, yield, release, acquire, await. */
+static void step_regions(H *h, int a, const RtRec *r) {
+  uint32_t *v = row(h, a);
+  switch (r->call) {
   case RT_CALL_SPAWN:
     region_clock(h, h->spawn_vc, RT_REF_ID(r->args[0]), v);
     if (RT_REF_ID(r->args[0]) < h->nregions)
@@ -600,6 +614,19 @@ static void step(H *h, const RtRec *r) {
   default:
     break;
   }
+}
+
+static void step(H *h, const RtRec *r) {
+  int a = thread_agent(h, r->tid);
+  uint32_t *v = row(h, a);
+  v[a]++;
+  if (r->err) {
+    refused(h, a, r);
+    return;
+  }
+  step_streams(h, a, r);
+  step_memory(h, a, r);
+  step_regions(h, a, r);
 }
 
 /* Leaks are found at the end of the run: they sort after everything else. */

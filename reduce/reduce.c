@@ -65,22 +65,20 @@ static int buf_refs(GenOp *o, int32_t **refs) {
   return n;
 }
 
-/* c without the ops marked in drop[] (expanded here to what they take with them), with region
- * `flatten` (0: none) inlined into its parent. Returns 0 and fills *out (initialized), 1 when
- * no such case can be made, or AF_ENOMEM (then *out holds nothing to free). */
-static int build(const GenCase *c, uint8_t *drop, int flatten, GenCase *out) {
-  gen_case_init(out);
-  int nr = c->nregions, rc = 1;
-  int *newr = calloc((size_t)(nr > 0 ? nr : 1), sizeof *newr);
-  Fwd *fwd = calloc((size_t)(c->ntoks > 0 ? c->ntoks : 1), sizeof *fwd);
-  uint8_t *alive = calloc((size_t)(c->ntoks > 0 ? c->ntoks : 1), 1);
-  int *newop = calloc((size_t)(c->nops > 0 ? c->nops : 1), sizeof *newop);
-  int *newbuf = calloc((size_t)(c->nbufs > 0 ? c->nbufs : 1), sizeof *newbuf);
-  if (!newr || !fwd || !alive || !newop || !newbuf) {
-    rc = AF_ENOMEM;
-    goto done;
-  }
-  /* what a dropped execute op takes with it: its body, its awaits, its consumers */
+/* Adds to f token t, or, when t's op is gone, the tokens it forwards to. -1 when f is full. */
+static int add_live(Fwd *f, const Fwd *fwd, const uint8_t *alive, int32_t t) {
+  if (alive[t])
+    return add_tok(f, t);
+  for (int q = 0; q < fwd[t].n; q++)
+    if (add_tok(f, fwd[t].t[q]))
+      return -1;
+  return 0;
+}
+
+/* Marks what dropped execute ops take with them: their bodies, their awaits, and the
+ * execute ops that take their values as region inputs. */
+static void expand_drops(const GenCase *c, uint8_t *drop) {
+  int nr = c->nregions;
   for (int changed = 1; changed;) {
     changed = 0;
     for (int r = 1; r < nr; r++) {
@@ -101,138 +99,133 @@ static int build(const GenCase *c, uint8_t *drop, int flatten, GenCase *out) {
           }
     }
   }
-  if (flatten > 0 && (drop[c->regions[flatten].exec_op] || c->regions[flatten].ninputs > 0))
-    goto done;
-  if (flatten > 0) /* nothing may consume the flattened region's values as region inputs */
-    for (int q = 1; q < nr; q++)
-      for (int k = 0; k < c->regions[q].ninputs; k++)
-        if (c->regions[q].inputs[k].region == flatten && !drop[c->regions[q].exec_op])
-          goto done;
-  int k = 0;
-  newr[0] = 0;
-  for (int r = 1; r < nr; r++)
-    newr[r] = (drop[c->regions[r].exec_op] || r == flatten) ? -1 : ++k;
-  /* tokens */
-  for (int r = 1; r < nr; r++)
-    if (newr[r] > 0)
+}
+
+/* A candidate being built: the maps from c's regions, tokens, ops and buffers to out's. */
+typedef struct Build {
+  const GenCase *c;
+  const uint8_t *drop;
+  int flatten;
+  GenCase *out;
+  int *newr;      /* region -> its index in out (-1: gone) */
+  Fwd *fwd;       /* token of a removed op -> the live tokens it stands for */
+  uint8_t *alive; /* token still defined */
+  int *newop;     /* op kept (1) or gone (-1) */
+  int *newbuf;    /* buffer -> its index in out (-1: unused) */
+} Build;
+
+/* Which ops stay; every token of a removed op is forwarded to its own dependencies (an await
+ * of the flattened region's value: to the token it yields). 0, or 1 when a forward overflows. */
+static int forward_tokens(Build *b) {
+  const GenCase *c = b->c;
+  int flatten = b->flatten;
+  for (int r = 1; r < c->nregions; r++)
+    if (b->newr[r] > 0)
       for (int q = 0; q < c->regions[r].ninputs; q++)
-        alive[c->regions[r].inputs[q].tok] = 1;
+        b->alive[c->regions[r].inputs[q].tok] = 1;
   for (int i = 0; i < c->nops; i++) {
     const GenOp *o = &c->ops[i];
-    int gone = drop[i] || (flatten > 0 && i == c->regions[flatten].exec_op) ||
+    int gone = b->drop[i] || (flatten > 0 && i == c->regions[flatten].exec_op) ||
                (flatten > 0 && o->kind == GEN_OP_AWAIT && o->region == flatten);
-    if (gone) {
-      newop[i] = -1;
-      if (o->tok < 0)
-        continue;
-      Fwd *f = &fwd[o->tok];
-      f->n = 0;
-      if (o->kind == GEN_OP_AWAIT) {
-        /* an await of a flattened region's value is its yielded token, now in the parent */
-        if (flatten > 0 && o->region == flatten && o->vidx >= 0 && !drop[i]) {
-          int32_t y = c->regions[flatten].yields[o->vidx];
-          if (alive[y]) {
-            f->t[f->n++] = y;
-          } else {
-            for (int q = 0; q < fwd[y].n; q++)
-              if (add_tok(f, fwd[y].t[q]))
-                goto done;
-          }
-        }
-        continue;
-      }
-      for (int d = 0; d < o->ndeps; d++) {
-        int32_t t = o->deps[d];
-        if (alive[t]) {
-          if (add_tok(f, t))
-            goto done;
-        } else {
-          for (int q = 0; q < fwd[t].n; q++)
-            if (add_tok(f, fwd[t].t[q]))
-              goto done;
-        }
-      }
+    if (!gone) {
+      b->newop[i] = 1;
+      if (o->tok >= 0)
+        b->alive[o->tok] = 1;
       continue;
     }
-    newop[i] = 1;
-    if (o->tok >= 0)
-      alive[o->tok] = 1;
+    b->newop[i] = -1;
+    if (o->tok < 0)
+      continue;
+    Fwd *f = &b->fwd[o->tok];
+    f->n = 0;
+    if (o->kind == GEN_OP_AWAIT) {
+      /* an await of a flattened region's value is its yielded token, now in the parent */
+      if (flatten > 0 && o->region == flatten && o->vidx >= 0 && !b->drop[i] &&
+          add_live(f, b->fwd, b->alive, c->regions[flatten].yields[o->vidx]))
+        return 1;
+      continue;
+    }
+    for (int d = 0; d < o->ndeps; d++)
+      if (add_live(f, b->fwd, b->alive, o->deps[d]))
+        return 1;
   }
-  /* buffers still referenced */
-  for (int b = 0; b < c->nbufs; b++)
-    newbuf[b] = -1;
+  return 0;
+}
+
+/* The buffers the kept ops still use, renumbered into out. 0 or AF_ENOMEM. */
+static int keep_bufs(Build *b) {
+  const GenCase *c = b->c;
+  for (int k = 0; k < c->nbufs; k++)
+    b->newbuf[k] = -1;
   for (int i = 0; i < c->nops; i++) {
-    if (newop[i] < 0)
+    if (b->newop[i] < 0)
       continue;
     GenOp o = c->ops[i];
     int32_t *refs[4];
     int n = buf_refs(&o, refs);
     for (int q = 0; q < n; q++)
       if (*refs[q] >= 0 && *refs[q] < c->nbufs)
-        newbuf[*refs[q]] = 1;
+        b->newbuf[*refs[q]] = 1;
   }
   int nb = 0;
-  for (int b = 0; b < c->nbufs; b++)
-    if (newbuf[b] > 0) {
-      newbuf[b] = nb++;
-      if (gen_case_add_buf(out, &c->bufs[b]) < 0) {
-        rc = AF_ENOMEM;
-        goto done;
-      }
+  for (int k = 0; k < c->nbufs; k++)
+    if (b->newbuf[k] > 0) {
+      b->newbuf[k] = nb++;
+      if (gen_case_add_buf(b->out, &c->bufs[k]) < 0)
+        return AF_ENOMEM;
     }
-  /* regions (exec_op fixed up below) */
-  for (int r = 1; r < nr; r++) {
-    if (newr[r] <= 0)
+  return 0;
+}
+
+/* The kept regions into out (exec_op fixed up by add_ops). 0, 1 (no such case), AF_ENOMEM. */
+static int add_regions(Build *b) {
+  const GenCase *c = b->c;
+  for (int r = 1; r < c->nregions; r++) {
+    if (b->newr[r] <= 0)
       continue;
     GenRegion g = c->regions[r];
     int p = g.parent;
-    while (p > 0 && newr[p] < 0)
+    while (p > 0 && b->newr[p] < 0)
       p = c->regions[p].parent; /* a flattened parent: its own parent */
-    g.parent = p > 0 ? newr[p] : 0;
+    g.parent = p > 0 ? b->newr[p] : 0;
     for (int q = 0; q < g.ninputs; q++) {
-      if (newr[g.inputs[q].region] <= 0)
-        goto done;
-      g.inputs[q].region = newr[g.inputs[q].region];
+      if (b->newr[g.inputs[q].region] <= 0)
+        return 1;
+      g.inputs[q].region = b->newr[g.inputs[q].region];
     }
     for (int q = 0; q < g.nyields; q++) {
       int32_t y = g.yields[q];
-      if (!alive[y]) {
-        if (fwd[y].n != 1)
-          goto done;
-        g.yields[q] = fwd[y].t[0];
+      if (!b->alive[y]) {
+        if (b->fwd[y].n != 1)
+          return 1;
+        g.yields[q] = b->fwd[y].t[0];
       }
     }
-    while (out->nregions < newr[r])
-      if (gen_case_add_region(out, &(GenRegion){0}) < 0) {
-        rc = AF_ENOMEM;
-        goto done;
-      }
-    if (gen_case_add_region(out, &g) < 0) {
-      rc = AF_ENOMEM;
-      goto done;
-    }
+    while (b->out->nregions < b->newr[r])
+      if (gen_case_add_region(b->out, &(GenRegion){0}) < 0)
+        return AF_ENOMEM;
+    if (gen_case_add_region(b->out, &g) < 0)
+      return AF_ENOMEM;
   }
-  /* ops */
+  return 0;
+}
+
+/* The kept ops into out, with forwarded dependencies and renumbered buffers and regions.
+ * 0, 1 (no such case), AF_ENOMEM. */
+static int add_ops(Build *b) {
+  const GenCase *c = b->c;
   for (int i = 0; i < c->nops; i++) {
-    if (newop[i] < 0)
+    if (b->newop[i] < 0)
       continue;
     GenOp o = c->ops[i];
     int x = o.ctx;
-    while (x > 0 && newr[x] < 0)
+    while (x > 0 && b->newr[x] < 0)
       x = c->regions[x].parent;
-    o.ctx = x > 0 ? newr[x] : 0;
+    o.ctx = x > 0 ? b->newr[x] : 0;
     Fwd deps = {0};
-    for (int d = 0; d < o.ndeps; d++) {
-      int32_t t = o.deps[d];
-      if (alive[t]) {
-        if (add_tok(&deps, t))
-          goto done;
-      } else {
-        for (int q = 0; q < fwd[t].n; q++)
-          if (add_tok(&deps, fwd[t].t[q]))
-            goto done;
-      }
-    }
+    for (int d = 0; d < o.ndeps; d++)
+      if (add_live(&deps, b->fwd, b->alive, o.deps[d]))
+        return 1;
     o.ndeps = deps.n;
     memcpy(o.deps, deps.t, sizeof deps.t);
     /* fields an op kind does not use are -1, as the generator leaves them */
@@ -244,20 +237,52 @@ static int build(const GenCase *c, uint8_t *drop, int flatten, GenCase *out) {
     int32_t *refs[4];
     int n = buf_refs(&o, refs);
     for (int q = 0; q < n; q++)
-      *refs[q] = newbuf[*refs[q]];
+      *refs[q] = b->newbuf[*refs[q]];
     if (o.kind == GEN_OP_EXECUTE || o.kind == GEN_OP_AWAIT) {
-      if (newr[o.region] <= 0)
-        goto done;
-      o.region = newr[o.region];
+      if (b->newr[o.region] <= 0)
+        return 1;
+      o.region = b->newr[o.region];
     }
-    int idx = gen_case_add_op(out, &o);
-    if (idx < 0) {
-      rc = AF_ENOMEM;
-      goto done;
-    }
+    int idx = gen_case_add_op(b->out, &o);
+    if (idx < 0)
+      return AF_ENOMEM;
     if (o.kind == GEN_OP_EXECUTE)
-      out->regions[o.region].exec_op = idx;
+      b->out->regions[o.region].exec_op = idx;
   }
+  return 0;
+}
+
+/* c without the ops marked in drop[] (expanded here to what they take with them), with region
+ * `flatten` (0: none) inlined into its parent. Returns 0 and fills *out (initialized), 1 when
+ * no such case can be made, or AF_ENOMEM (then *out holds nothing to free). */
+static int build(const GenCase *c, uint8_t *drop, int flatten, GenCase *out) {
+  gen_case_init(out);
+  int nr = c->nregions, rc = 1;
+  Build b = {c, drop, flatten, out, NULL, NULL, NULL, NULL, NULL};
+  b.newr = calloc((size_t)(nr > 0 ? nr : 1), sizeof *b.newr);
+  b.fwd = calloc((size_t)(c->ntoks > 0 ? c->ntoks : 1), sizeof *b.fwd);
+  b.alive = calloc((size_t)(c->ntoks > 0 ? c->ntoks : 1), 1);
+  b.newop = calloc((size_t)(c->nops > 0 ? c->nops : 1), sizeof *b.newop);
+  b.newbuf = calloc((size_t)(c->nbufs > 0 ? c->nbufs : 1), sizeof *b.newbuf);
+  if (!b.newr || !b.fwd || !b.alive || !b.newop || !b.newbuf) {
+    rc = AF_ENOMEM;
+    goto done;
+  }
+  expand_drops(c, drop);
+  if (flatten > 0 && (drop[c->regions[flatten].exec_op] || c->regions[flatten].ninputs > 0))
+    goto done;
+  if (flatten > 0) /* nothing may consume the flattened region's values as region inputs */
+    for (int q = 1; q < nr; q++)
+      for (int k = 0; k < c->regions[q].ninputs; k++)
+        if (c->regions[q].inputs[k].region == flatten && !drop[c->regions[q].exec_op])
+          goto done;
+  int k = 0;
+  b.newr[0] = 0;
+  for (int r = 1; r < nr; r++)
+    b.newr[r] = (drop[c->regions[r].exec_op] || r == flatten) ? -1 : ++k;
+  if ((rc = forward_tokens(&b)) != 0 || (rc = keep_bufs(&b)) != 0 || (rc = add_regions(&b)) != 0 ||
+      (rc = add_ops(&b)) != 0)
+    goto done;
   out->version = c->version;
   out->seed = c->seed;
   out->has_config = c->has_config;
@@ -268,11 +293,11 @@ static int build(const GenCase *c, uint8_t *drop, int flatten, GenCase *out) {
 done:
   if (rc != 0)
     gen_case_free(out); /* the caller owns nothing then */
-  free(newr);
-  free(fwd);
-  free(alive);
-  free(newop);
-  free(newbuf);
+  free(b.newr);
+  free(b.fwd);
+  free(b.alive);
+  free(b.newop);
+  free(b.newbuf);
   return rc;
 }
 
