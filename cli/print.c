@@ -92,4 +92,3 @@ void cli_check_text(AfBuf *b, const char *path, const LowerSpec *spec, const Che
     af_buf_printf(b, "PASS: %d schedule(s)\n", res->nsched);
   }
 }
-

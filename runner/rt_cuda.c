@@ -1,7 +1,7 @@
 /*
  * rt_cuda.c: the `cuda` backend of the runtime library, over the CUDA Driver API. Built into
  * libasyncfuzz_cuda.so, linked against libcuda (the toolkit's stub library at build time, the
- * driver at run time) and loaded by rt_sim.c with dlopen when a run asks for it.
+ * driver at run time) and loaded by rt_run.c with dlopen when a run asks for it.
  *
  * Each function makes the driver calls MLIR's CudaRuntimeWrappers.cpp makes, with the same
  * flags (../shared/reference/mlir-gpu-async.md): the primary context retained once, streams
@@ -9,7 +9,7 @@
  * cuMemFree at once, cuMemcpyAsync with the direction from unified addressing,
  * cuMemsetD32Async / D16Async, cuModuleLoadData / cuModuleLoadDataEx (JIT with a 4 KiB log
  * and the optimization level), cuLaunchKernel with the params array. Checks of handles and
- * pointers, and the trace, are the front end's (rt_sim.c).
+ * pointers, and the trace, are the front end's (rt_*.c).
  */
 #include "rt_dev.h"
 

@@ -1,5 +1,5 @@
 /*
- * rt_dev.h: the device interface between the runtime library's front end (rt_sim.c: handles,
+ * rt_dev.h: the device interface between the runtime library's front end (rt_*.c: handles,
  * checks, the trace) and a hardware backend. The `cuda` backend (rt_cuda.c) is built into its
  * own library, libasyncfuzz_cuda.so, linked against the CUDA driver, and loaded with dlopen
  * only when a run asks for it: libasyncfuzz_rt itself never needs the driver, so the `sim`
