@@ -353,6 +353,7 @@ int batch_judge(Batch *b, int i, const CheckOpts *o, CheckResult *res, AfErr *er
   const BatchCase *c = &b->bc[i];
   memset(res, 0, sizeof *res);
   res->first_fail = -1;
+  res->executed = c->lowered;
   OracleExpected *e = NULL;
   int rc = 0;
   if (c->lowered && !c->fault)

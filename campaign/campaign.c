@@ -64,16 +64,17 @@ static int write_summary(Campaign *k, double el) {
       fprintf(f, ", \"pipeline\": ");
       json_esc(f, sp->pipeline);
     }
-    fprintf(f, "}");
+    fprintf(f, ", \"executed_cases\": %ld}", k->executed_per[i]);
   }
   fprintf(f, "],\n \"backend\": \"%s\", \"device\": ", k->c.backend);
   json_esc(f, k->c.device);
   fprintf(f, ", \"schedules\": ");
   json_esc(f, k->c.sched_spec);
   fprintf(f,
-          ", \"swarm\": %s, \"cases\": %ld, \"seconds\": %.2f, \"failures\": %ld, "
-          "\"differing_cases\": %ld, \"differences\": [",
-          k->c.swarm ? "true" : "false", k->st.cases, el, k->st.failures, k->st.differ_cases);
+          ", \"swarm\": %s, \"cases\": %ld, \"executed_cases\": %ld, \"seconds\": %.2f, "
+          "\"failures\": %ld, \"differing_cases\": %ld, \"differences\": [",
+          k->c.swarm ? "true" : "false", k->st.cases, k->st.executed, el, k->st.failures,
+          k->st.differ_cases);
   for (int i = 0; i < k->ndiffer; i++) {
     fprintf(f, "%s\n  {\"verdicts\": ", i ? "," : "");
     json_esc(f, k->differ[i].what);
@@ -294,13 +295,17 @@ static int record_batch(Campaign *k, GenCase *cases, OracleExpected **es, int n,
   for (int j = 0; j < n; j++) {
     k->st.cases++;
     const CheckResult *rs[CAMPAIGN_MAX_LOWERINGS];
+    int executed = 1;
     for (int l = 0; l < k->nspecs; l++) {
       const CheckResult *r = &res[(size_t)l * (size_t)k->batch + (size_t)j];
       rs[l] = r;
+      executed &= r->executed != 0;
+      k->executed_per[l] += r->executed != 0;
       if (r->first_fail >= 0 && campaign__record(k, l, &cases[j], &r->sched[r->first_fail],
                                                  &r->verdict[r->first_fail], es[j]) != 0)
         return -1;
     }
+    k->st.executed += executed;
     if (k->nspecs > 1)
       note_differ(k, rs, cases[j].seed);
   }
@@ -367,6 +372,8 @@ static int loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int s
       me->corpus = k->st.corpus;
       me->sigs = k->nsigs;
       me->differ = k->st.differ_cases;
+      me->executed = k->st.executed;
+      memcpy(me->executed_per, k->executed_per, sizeof me->executed_per);
     }
   }
   af_free(cases);
@@ -434,7 +441,12 @@ static int workers_wait(Campaign *k, const pid_t *pids, int started, int jobs, S
       k->st.known_hits += sl[i].known_hits;
       k->st.corpus += sl[i].corpus;
       k->st.differ_cases += sl[i].differ;
+      k->st.executed += sl[i].executed;
     }
+    memset(k->executed_per, 0, sizeof k->executed_per);
+    for (int i = 0; i < jobs; i++)
+      for (int l = 0; l < k->nspecs; l++)
+        k->executed_per[l] += sl[i].executed_per[l];
     progress(k, alive == 0);
     write_state(k->out, k->c.seed, jobs, sl);
   }
@@ -446,7 +458,7 @@ static int workers_wait(Campaign *k, const pid_t *pids, int started, int jobs, S
     Store *db;
     AfErr err = {0};
     if (store_open(k->c.db_path, 0, &db, &err) == 0) {
-      store_run_end(db, k->run_id, k->st.cases, el, &err);
+      store_run_end(db, k->run_id, k->st.cases, k->st.executed, el, &err);
       store_run_findings(db, k->run_id, &res->db_findings, &err);
       store_close(db);
     } else {
@@ -469,7 +481,7 @@ static int run_here(Campaign *k, Slot *slots, CampaignResult *res) {
   AfErr err = {0};
   int failed = loop(k, slots, 0, 1, k->c.max_cases, 1) != 0;
   double el = campaign__now() - k->t0;
-  if (k->db && store_run_end(k->db, k->run_id, k->st.cases, el, &err) != 0) {
+  if (k->db && store_run_end(k->db, k->run_id, k->st.cases, k->st.executed, el, &err) != 0) {
     campaign__problem(k, "%s", err.msg);
     failed = 1;
   }
@@ -528,6 +540,7 @@ int campaign_run(Campaign *k, const CampaignHooks *hooks, CampaignResult *res, A
   for (int i = 0; i < k->nsigs; i++)
     k->found[i] = k->sigs[i].f;
   res->st = k->st;
+  memcpy(res->executed_per, k->executed_per, sizeof res->executed_per);
   res->st.signatures = jobs > 1 ? -1 : k->nsigs;
   res->stopped = stopped(k);
   res->findings = k->found;

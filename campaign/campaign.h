@@ -48,6 +48,8 @@ typedef struct CampaignConfig {
 typedef struct CampaignStatus {
   double elapsed;
   long cases, failures;
+  long executed;     /* cases that reached execution with every lowering (none stopped
+                        them before their code ran: see CheckResult.executed) */
   int signatures;    /* -1 when unknown (the parent of workers) */
   long new_findings; /* new to the database */
   long known_hits;   /* occurrences of known or wontfix findings */
@@ -86,8 +88,9 @@ typedef struct CampaignDiffer {
 
 typedef struct CampaignResult {
   CampaignStatus st;
-  int stopped;                     /* *stop ended it */
-  int workers;                     /* the worker processes started (0: none, jobs == 1) */
+  long executed_per[CAMPAIGN_MAX_LOWERINGS]; /* cases that reached execution, per lowering */
+  int stopped;                               /* *stop ended it */
+  int workers;                               /* the worker processes started (0: none, jobs == 1) */
   const CampaignFinding *findings; /* this process's (none with workers: see the database) */
   int nfindings;
   const CampaignDiffer *differ;

@@ -33,7 +33,8 @@ typedef struct Sig {
 
 /* Per-worker counters, shared with the parent of workers (and written to the resume state). */
 typedef struct Slot {
-  long cases, failures, new_findings, known_hits, corpus, sigs, differ;
+  long cases, failures, new_findings, known_hits, corpus, sigs, differ, executed;
+  long executed_per[CAMPAIGN_MAX_LOWERINGS];
   uint64_t next; /* cases started: the worker's seeds are base + w + jobs * i, i < next */
 } Slot;
 
@@ -52,6 +53,7 @@ struct Campaign {
   Sig *sigs;
   int nsigs, capsigs;
   CampaignStatus st;
+  long executed_per[CAMPAIGN_MAX_LOWERINGS]; /* cases that reached execution, per lowering */
   double t0;
   double deadline; /* campaign__now() time the campaign ends (0: by case count) */
   Store *db;       /* NULL: no database */

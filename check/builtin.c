@@ -60,6 +60,7 @@ int check__builtin(const GenCase *c, const LowerSpec *spec, const Schedule *s, i
                    const OracleExpected *e, const CheckOpts *o, CheckResult *out, AfErr *err) {
   out->nsched = 0; /* verdicts are filled as schedules run: no 50 KB memset per case */
   out->first_fail = -1;
+  out->executed = 0;
   if (ns > CHECK_MAX_SCHED)
     ns = CHECK_MAX_SCHED;
   LowerProgram *p = NULL;
@@ -72,6 +73,7 @@ int check__builtin(const GenCase *c, const LowerSpec *spec, const Schedule *s, i
     e = own;
   }
   rc = lower_builtin(c, spec, &p, err);
+  out->executed = rc == 0 && ns > 0;
   for (int k = 0; k < ns && rc == 0; k++) {
     out->sched[k] = s[k];
     rc = run_program(p, c, spec, &s[k], o, e, &out->verdict[k], err);

@@ -47,6 +47,7 @@ typedef struct CheckResult {
   Schedule sched[CHECK_MAX_SCHED];
   Verdict verdict[CHECK_MAX_SCHED];
   int first_fail; /* index of the first failing schedule, or -1 */
+  int executed;   /* the lowered code ran: the lowering did not stop the case before it */
 } CheckResult;
 
 /* Runs a valid case through lowering `spec` under schedules s[0..ns). The expected

@@ -183,6 +183,7 @@ static int run_alone(const LowerSpec *spec, const char *dir, int i, const GenCas
     }
     l->code = one.code;
   }
+  out->executed = 1; /* lowered fully: it runs */
   fmt(mod, sizeof mod, "%s/alone-%d.mlir", dir, i);
   fmt(tdir, sizeof tdir, "%s/alone-%d", dir, i);
   fmt(errp, sizeof errp, "%s/alone-%d.err", dir, i);
@@ -236,6 +237,7 @@ int check__mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Sc
   for (int i = 0; i < n; i++) {
     out[i].nsched = 0;
     out[i].first_fail = -1;
+    out[i].executed = 0;
   }
   char dir[4096];
   int rc = mlir_tmpdir(dir, sizeof dir, err);
@@ -322,6 +324,7 @@ int check__mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Sc
     for (int j = 0; j < nrun && rc == 0; j++) {
       int i = ids[j];
       const OracleExpected *e = es && es[i] ? es[i] : own[i];
+      out[i].executed = 1;
       int all = 1;
       for (int k = 0; k < ns && all; k++) {
         char tpath[4300];

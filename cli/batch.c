@@ -281,7 +281,7 @@ int cmd_run_batch(int argc, char **argv) {
     if (db)
       fprintf(stderr, "asyncfuzz run-batch: %d new finding(s) in %s\n", nnew, a.dbp);
   }
-  if (db && store_run_end(db, run_id, batch_ncases(b), st.seconds, &err))
+  if (db && store_run_end(db, run_id, batch_ncases(b), batch_ncompiled(b), st.seconds, &err))
     fprintf(stderr, "asyncfuzz run-batch: %s\n", err.msg);
   store_close(db);
   if (batch_trace_dir(b)[0] && getenv("ASYNCFUZZ_KEEP_TMP"))

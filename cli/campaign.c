@@ -62,6 +62,7 @@ typedef struct Args {
   int nlow;
   const char *pipeline, *db_path;
   int no_db, resume, quiet;
+  int any_mlir; /* a lowering may stop cases before they run: show the share that ran */
 } Args;
 
 /* One option at argv[*i] (its value consumed). 0, or an exit code. */
@@ -143,7 +144,8 @@ static int parse_opt(Args *a, int argc, char **argv, int *i) {
 }
 
 static void on_progress(const CampaignStatus *k, int final, void *ctx) {
-  if (*(const int *)ctx) /* --quiet */
+  const Args *a = ctx;
+  if (a->quiet)
     return;
   double el = k->elapsed;
   fprintf(stderr, "%s[%6.1fs] cases %ld (%.1f/s)  failures %ld", isatty(2) ? "\r" : "", el,
@@ -154,6 +156,9 @@ static void on_progress(const CampaignStatus *k, int final, void *ctx) {
           k->corpus);
   if (k->nspecs > 1)
     fprintf(stderr, "  differ %ld", k->differ_cases);
+  if (a->any_mlir)
+    fprintf(stderr, "  executed %.1f%%",
+            k->cases > 0 ? 100.0 * (double)k->executed / (double)k->cases : 0.0);
   fprintf(stderr, "%s", final || !isatty(2) ? "\n" : "");
   fflush(stderr);
 }
@@ -197,6 +202,9 @@ static void print_result(const Args *a, const CampaignResult *r, const char *dbp
                (unsigned long long)r->differ[i].first_seed);
     }
   }
+  if (a->any_mlir)
+    printf("reached execution: %ld of %ld cases (%.1f%%) with every lowering\n", st->executed,
+           st->cases, st->cases > 0 ? 100.0 * (double)st->executed / (double)st->cases : 0.0);
   if (dbp && r->db_findings >= 0)
     printf("database %s: %ld finding(s) in this run, %ld new to it, %ld occurrence(s) of known "
            "or wontfix findings (asyncfuzz db list --db %s)\n",
@@ -251,9 +259,11 @@ int cmd_campaign(int argc, char **argv) {
   if (a.nlow == 0)
     a.lowerings[a.nlow++] = "builtin";
   LowerSpec specs[CAMPAIGN_MAX_LOWERINGS];
-  for (int i = 0; i < a.nlow; i++)
+  for (int i = 0; i < a.nlow; i++) {
     if (cli_parse_lowering("campaign", a.lowerings[i], a.pipeline, 1, &specs[i]))
       return EXIT_USAGE;
+    a.any_mlir |= specs[i].kind == LOWER_MLIR_OPT;
+  }
   c->specs = specs;
   c->nspecs = a.nlow;
   char dbp[4096];
@@ -275,7 +285,7 @@ int cmd_campaign(int argc, char **argv) {
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
-  CampaignHooks hooks = {on_progress, on_problem, &a.quiet, isatty(2) ? 1.0 : 5.0};
+  CampaignHooks hooks = {on_progress, on_problem, &a, isatty(2) ? 1.0 : 5.0};
   CampaignResult r;
   rc = campaign_run(k, &hooks, &r, &err);
   if (rc) {

@@ -43,7 +43,7 @@ void cli_check_json(AfBuf *b, const char *path, const LowerSpec *spec, const Che
     af_buf_json_str(b, v->detail);
     af_buf_puts(b, "}");
   }
-  af_buf_puts(b, "]}");
+  af_buf_printf(b, "], \"executed\": %s}", res->executed ? "true" : "false");
 }
 
 static int is_lowering_class(int cls) {

@@ -113,6 +113,8 @@ static const char *const migrations[] = {
     "ALTER TABLE occurrences ADD COLUMN hits INTEGER NOT NULL DEFAULT 1;"
     "CREATE INDEX occurrences_run ON occurrences(run);"
     "CREATE INDEX findings_status ON findings(status);",
+    /* v3: the cases of a run that reached execution (not stopped by a lowering) */
+    "ALTER TABLE runs ADD COLUMN executed INTEGER;",
 };
 
 static int get_version(Store *s, int *v, AfErr *err) {
@@ -293,15 +295,20 @@ int store_run_begin(Store *s, StoreRun *r, int64_t *id, AfErr *err) {
   return rc;
 }
 
-int store_run_end(Store *s, int64_t id, long cases, double seconds, AfErr *err) {
+int store_run_end(Store *s, int64_t id, long cases, long executed, double seconds, AfErr *err) {
   sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(s->db, "UPDATE runs SET ended=?, cases=cases+?, seconds=? WHERE id=?", -1,
-                         &st, NULL) != SQLITE_OK)
+  if (sqlite3_prepare_v2(s->db,
+                         "UPDATE runs SET ended=?, cases=cases+?, seconds=?,"
+                         " executed=CASE WHEN ? < 0 THEN executed ELSE coalesce(executed, 0)+? END"
+                         " WHERE id=?",
+                         -1, &st, NULL) != SQLITE_OK)
     return db_err(s, err, "cannot end the run");
   sqlite3_bind_double(st, 1, now_unix());
   sqlite3_bind_int64(st, 2, cases);
   sqlite3_bind_double(st, 3, seconds);
-  sqlite3_bind_int64(st, 4, id);
+  sqlite3_bind_int64(st, 4, executed);
+  sqlite3_bind_int64(st, 5, executed);
+  sqlite3_bind_int64(st, 6, id);
   int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, err, "cannot end the run");
   sqlite3_finalize(st);
   return rc;
@@ -462,8 +469,8 @@ int store_merge(Store *s, const char *other, AfErr *err) {
   static const char merge_sql[] =
       "BEGIN IMMEDIATE;"
       "INSERT OR IGNORE INTO runs(uuid, started, ended, host, asyncfuzz_version, tools, device,"
-      " config, cases, seconds) SELECT uuid, started, ended, host, asyncfuzz_version, tools,"
-      " device, config, cases, seconds FROM o.runs;"
+      " config, cases, seconds, executed) SELECT uuid, started, ended, host, asyncfuzz_version,"
+      " tools, device, config, cases, seconds, executed FROM o.runs;"
       "INSERT OR IGNORE INTO cases(hash, json, mlir, seed, ops)"
       " SELECT hash, json, mlir, seed, ops FROM o.cases;"
       "INSERT OR IGNORE INTO findings(signature, class, lowering, detail, first_seen, last_seen,"

@@ -18,7 +18,7 @@
 
 #include "../base/afbase.h"
 
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 
 typedef struct Store Store;
 
@@ -44,7 +44,9 @@ typedef struct StoreRun {
  * the asyncfuzz version. The caller fills tools, device and config. */
 void store_run_init(StoreRun *r);
 int store_run_begin(Store *s, StoreRun *r, int64_t *id, AfErr *err);
-int store_run_end(Store *s, int64_t id, long cases, double seconds, AfErr *err);
+/* Ends a run: adds cases, and executed (the cases that reached execution: no lowering stopped
+ * them; < 0: not known, left as it is) to its counts, and sets its time. */
+int store_run_end(Store *s, int64_t id, long cases, long executed, double seconds, AfErr *err);
 
 enum { STORE_NEW, STORE_KNOWN, STORE_FIXED, STORE_WONTFIX, STORE__NSTATUS };
 const char *store_status_name(int st);

@@ -30,6 +30,9 @@ counts=$(q "$tmp/j/results.db" 'SELECT sum(count) FROM findings')
   || bad "two workers: $failing failing cases, but $hits occurrences and $counts counted"
 [ "$(q "$tmp/j/results.db" 'SELECT count(*) FROM runs')" = 1 ] || bad "two workers: one run expected"
 [ "$(q "$tmp/j/results.db" 'SELECT cases FROM runs')" = 3000 ] || bad "two workers: the run's case count"
+# the builtin lowering runs every case: all of them reached execution, by the run and the summary
+[ "$(q "$tmp/j/results.db" 'SELECT executed FROM runs')" = 3000 ] || bad "two workers: the run's executed count"
+grep -q '"cases": 3000, "executed_cases": 3000,' "$tmp/j/summary.json" || bad "two workers: summary.json lacks executed_cases"
 # every finding has its smallest case and a reproduction rate
 [ "$(q "$tmp/j/results.db" 'SELECT count(*) FROM findings WHERE smallest_case IS NULL OR repro_runs = 0')" = 0 ] \
   || bad "findings without a smallest case or a reproduction rate"

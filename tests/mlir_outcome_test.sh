@@ -77,6 +77,21 @@ rc=$?
 [ $rc -eq 1 ] || bad "mlir-opt campaign: exit $rc, expected 1 (findings)"
 grep -qE "differential: verdicts differ on [1-9][0-9]* of 40 cases" "$tmp/out" || { bad "mlir-opt campaign: no differential results"; cat "$tmp/out" | head; }
 grep -q '"pipeline": "builtin.module(gpu.module(' "$tmp/camp/summary.json" || bad "campaign summary lacks the pipeline"
+# the share of cases that reached execution: the builtin lowering runs every case, and a case
+# counts for the campaign only when every lowering ran it; the database's run agrees
+ran=$(sed -n 's/.*"cases": 40, "executed_cases": \([0-9]*\),.*/\1/p' "$tmp/camp/summary.json")
+grep -q '"name": "builtin", "version": "[^"]*", "executed_cases": 40}' "$tmp/camp/summary.json" \
+  || bad "campaign summary: the builtin lowering should have run all 40 cases"
+grep -q "\"name\": \"mlir-opt\".*\"executed_cases\": $ran}" "$tmp/camp/summary.json" \
+  || bad "campaign summary: mlir-opt's executed cases should be the campaign's ($ran)"
+[ -n "$ran" ] && [ "$ran" -le 40 ] || bad "campaign summary: executed_cases '$ran'"
+grep -qF "reached execution: $ran of 40 cases" "$tmp/out" || bad "campaign output lacks the share that ran"
+[ "$(sqlite3 "$tmp/camp/results.db" 'SELECT executed FROM runs')" = "$ran" ] || bad "the run's row lacks executed = $ran"
+# per case: a case mlir-opt rejects never runs; one it lowers does
+"$af" check "$src/corpus/launch-two-deps.json" "$src/tests/data/mlir-run-a.json" --lowering mlir-opt \
+  --schedules eager --json > "$tmp/ex" 2> /dev/null
+grep -q 'launch-two-deps.json".*"executed": false}$' "$tmp/ex" || bad "check --json: a rejected case is marked executed"
+grep -q 'mlir-run-a.json".*"executed": true}$' "$tmp/ex" || bad "check --json: a lowered case is not marked executed"
 grep -q '"version": "[^"]*LLVM version 22' "$tmp/camp/summary.json" || bad "campaign summary lacks the tool version"
 info=$(ls "$tmp"/camp/failures/*/info.txt 2>/dev/null | head -1)
 if [ -n "$info" ]; then

@@ -35,7 +35,7 @@ static char *dump(const char *file) {
   sqlite3 *db;
   CHECK_EQ(sqlite3_open(file, &db), SQLITE_OK);
   static const char *const q[] = {
-      "SELECT uuid, started, ended, host, cases FROM runs ORDER BY uuid",
+      "SELECT uuid, started, ended, host, cases, executed FROM runs ORDER BY uuid",
       "SELECT hash, json, ops FROM cases ORDER BY hash",
       "SELECT signature, class, status, count, smallest_ops, repro_runs, repro_hits, first_seen,"
       " last_seen FROM findings ORDER BY signature",
@@ -90,7 +90,7 @@ static int64_t begin_run(Store *s, const char *uuid) {
   int64_t id = 0;
   AfErr err = {0};
   CHECK_EQ(store_run_begin(s, &r, &id, &err), 0);
-  CHECK_EQ(store_run_end(s, id, 100, 2.0, &err), 0);
+  CHECK_EQ(store_run_end(s, id, 100, 90, 2.0, &err), 0);
   return id;
 }
 
@@ -111,7 +111,7 @@ static void migrations(void) {
          " VALUES('old|race|x', 'race', 'builtin', 1, 'known');"
          "INSERT INTO occurrences(finding, run, case_seed) VALUES(1, 1, '42');");
   CHECK_EQ(store_open(p, 0, &s, &err), 0);
-  CHECK_EQ(store_version(s), 2);
+  CHECK_EQ(store_version(s), STORE_SCHEMA_VERSION);
   int st = -1;
   CHECK_EQ(store_finding_status(s, "old|race|x", &st, &err), 0);
   CHECK_EQ(st, STORE_KNOWN); /* the data survived */
@@ -130,11 +130,13 @@ static void migrations(void) {
   af_buf_free(&b);
   store_close(s);
   char *d = dump(p);
-  CHECK_CONTAINS(d, "old|race|x|race|known|4|"); /* 1 occurrence + 3 tallied */
+  CHECK_CONTAINS(d, "old|race|x|race|known|4|");      /* 1 occurrence + 3 tallied */
+  CHECK_CONTAINS(d, "old-run|1.0|NULL|NULL|7|NULL|"); /* v3: an old run's executed is unknown */
+  CHECK_CONTAINS(d, "|test-host|100|90|");            /* a new run's is kept */
   af_free(d);
   /* reopening migrates nothing more */
   CHECK_EQ(store_open(p, 0, &s, &err), 0);
-  CHECK_EQ(store_version(s), 2);
+  CHECK_EQ(store_version(s), STORE_SCHEMA_VERSION);
   store_close(s);
   printf("migrations: empty -> %d, v1 with data -> %d\n", STORE_SCHEMA_VERSION,
          STORE_SCHEMA_VERSION);
@@ -211,6 +213,19 @@ static void metacharacters(void) {
   store_close(s);
 }
 
+/* Whether the line of text that starts with `start` contains `want`. */
+static int line_has(const char *text, const char *start, const char *want) {
+  for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+    size_t n = strcspn(l, "\n");
+    if (strncmp(l, start, strlen(start)) != 0)
+      continue;
+    char line[1024];
+    snprintf(line, sizeof line, "%.*s", (int)n, l);
+    return strstr(line, want) != NULL;
+  }
+  return 0;
+}
+
 static void merge(void) {
   char a[256], c[256];
   AfErr err = {0};
@@ -241,6 +256,9 @@ static void merge(void) {
   /* m|race|one: 1 (central) + 2 exact + 40 tallied; its smallest case is runner a's */
   CHECK_CONTAINS(once, "m|race|one|race|known|43|12|");
   CHECK_CONTAINS(once, "m|lifetime|two|race|new|1|20|");
+  /* both runs, with how many of their cases reached execution */
+  CHECK(line_has(once, "run-a|", "|test-host|100|90|"));
+  CHECK(line_has(once, "run-c|", "|test-host|100|90|"));
   /* merging a database into itself changes nothing either */
   CHECK_EQ(store_open(c, 0, &s, &err), 0);
   CHECK_EQ(store_merge(s, c, &err), 0);
