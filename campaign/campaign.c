@@ -569,11 +569,12 @@ int campaign_open(const CampaignConfig *cfg, int resume, Campaign **out, uint64_
     any_mlir |= k->specs[i].kind == LOWER_MLIR_OPT;
   k->batch = any_mlir ? cfg->batch : 1;
   int rc = check_parse_schedules(cfg->sched_spec, 0, k->sched, CHECK_MAX_SCHED, &k->nsched, err);
-  GenCase probe; /* the knobs give cases */
-  if (rc == 0 && (rc = gen_generate(&probe, 0, &k->c.cfg, err)) != 0)
-    rc = AF_EUSAGE;
-  if (rc == 0 || rc == AF_EUSAGE)
+  if (rc == 0) { /* the knobs give cases */
+    GenCase probe;
+    if (gen_generate(&probe, 0, &k->c.cfg, err) != 0)
+      rc = AF_EUSAGE;
     gen_case_free(&probe);
+  }
   if (rc == 0 && campaign__mkdir_p(k->out) != 0)
     rc = af_err_set(err, AF_EIO, "cannot create %s: %s", k->out, strerror(errno));
   if (rc == 0 && resume && read_state(k->out, &k->c.seed) != 0)

@@ -57,6 +57,7 @@ head -c 1000 /dev/urandom > "$tmp/noise.json"
 expect 3 "binary noise" "$af" validate "$tmp/noise.json"
 expect 2 "bad lowering" "$af" check "$src/corpus/sync-alloc-dealloc.json" --lowering builtin:fault=nope; expect_err "unknown fault"
 expect 2 "bad schedule" "$af" check "$src/corpus/sync-alloc-dealloc.json" --schedules warp; expect_err "unknown schedule policy"
+expect 2 "campaign bad schedule" "$af" campaign --cases 5 --schedules warp --out "$tmp/bad-sched"; expect_err "unknown schedule policy"
 
 # check and run: exit codes and the replay line
 expect 0 "check corpus" "$af" check "$src/corpus/region-launch-yield.json"; expect_out "PASS"
