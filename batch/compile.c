@@ -94,7 +94,8 @@ static int compile_runnable(const LowerSpec *spec, const Tools *t, const char *d
   snprintf(obj, sizeof obj, "%s/batch.o", dir);
   snprintf(errp, sizeof errp, "%s/tool.err", dir);
   double limit = spec->timeout + 2.0 * (nrun + 1);
-  char *text = gen_render_mlir_batch(run, ids, nrun, 1);
+  GenLineMap map;
+  char *text = gen_render_mlir_batch_map(run, ids, nrun, 1, &map);
   ProcResult r;
   int rc = 0;
   if (text == NULL)
@@ -104,6 +105,18 @@ static int compile_runnable(const LowerSpec *spec, const Tools *t, const char *d
            !(r.exited && r.code == 0))
     rc = af_err_set(err, AF_ETOOL, "mlir-opt failed on the batch of runnable cases");
   af_free(text);
+  if (rc == 0) { /* each runtime call tagged with its case op, as check runs them */
+    char *code = NULL, *tagged = NULL;
+    int ncalls, ntagged;
+    rc = af_read_file(lowered, &code, NULL, err);
+    if (rc == 0 && (tagged = mlir_tag_calls(code, &map, 1, &ncalls, &ntagged)) == NULL)
+      rc = af_err_set(err, AF_ENOMEM, "out of memory");
+    if (rc == 0)
+      rc = af_write_file(lowered, tagged, strlen(tagged), err);
+    af_free(code);
+    af_free(tagged);
+  }
+  af_free(map.op);
   if (rc == 0) {
     char *targv[] = {(char *)t->translate, "--mlir-to-llvmir", lowered, "-o", ll, NULL};
     rc = run_tool("mlir-translate", targv, NULL, errp, limit, err);

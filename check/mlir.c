@@ -161,10 +161,44 @@ static int run_process(const LowerSpec *spec, const char *mod, const char *tdir,
   return mlir_run_file(spec, mod, env, NULL, errp, limit, r, err);
 }
 
-/* Runs case i alone, from its own lowered module, under every schedule, and judges it. */
+/* Writes lowered code to path with each runtime call tagged with its case op
+ * (mlir_tag_calls), so the traces name case ops as the builtin lowering's do. */
+static int write_tagged(const char *path, const char *code, const GenLineMap *map, int first_line,
+                        AfErr *err) {
+  int ncalls, ntagged;
+  char *tagged = mlir_tag_calls(code, map, first_line, &ncalls, &ntagged);
+  if (tagged == NULL)
+    return af_err_set(err, AF_ENOMEM, "out of memory tagging lowered code");
+  int rc = af_write_file(path, tagged, strlen(tagged), err);
+  af_free(tagged);
+  return rc;
+}
+
+/* Runs the lowered module of a batch of nrun cases (each runtime call tagged with its case op)
+ * in one mlir-runner process; the traces go to DIR/traces. */
+static int run_batch_module(const LowerSpec *spec, const char *dir, const char *lowered,
+                            const GenLineMap *map, const Schedule *s, int ns, const CheckOpts *o,
+                            int nrun, AfErr *err) {
+  char tdir[4200], rerr[4200], tagged[4200], *code = NULL;
+  fmt(tdir, sizeof tdir, "%s/traces", dir);
+  fmt(rerr, sizeof rerr, "%s/runner.err", dir);
+  fmt(tagged, sizeof tagged, "%s/run.tagged.mlir", dir);
+  int rc = af_read_file(lowered, &code, NULL, err);
+  if (rc == 0)
+    rc = write_tagged(tagged, code, map, 1, err);
+  af_free(code);
+  ProcResult r;
+  if (rc == 0)
+    rc = run_process(spec, tagged, tdir, rerr, s, ns, o, spec->timeout + 2.0 * nrun * ns, &r, err);
+  return rc;
+}
+
+/* Runs case i alone, from its own lowered module, under every schedule, and judges it. map:
+ * the case's chunk's line map. */
 static int run_alone(const LowerSpec *spec, const char *dir, int i, const GenCase *c,
-                     MlirLowered *l, const char *chunk, const Schedule *s, int ns,
-                     const OracleExpected *e, const CheckOpts *o, CheckResult *out, AfErr *err) {
+                     MlirLowered *l, const char *chunk, const GenLineMap *map, const Schedule *s,
+                     int ns, const OracleExpected *e, const CheckOpts *o, CheckResult *out,
+                     AfErr *err) {
   char mod[4200], tdir[4200], errp[4200];
   int rc = 0;
   if (l->code == NULL) { /* lowered as part of the whole batch only: lower it alone now */
@@ -182,12 +216,13 @@ static int run_alone(const LowerSpec *spec, const char *dir, int i, const GenCas
       return 0;
     }
     l->code = one.code;
+    l->first_line = one.first_line;
   }
   out->executed = 1; /* lowered fully: it runs */
   fmt(mod, sizeof mod, "%s/alone-%d.mlir", dir, i);
   fmt(tdir, sizeof tdir, "%s/alone-%d", dir, i);
   fmt(errp, sizeof errp, "%s/alone-%d.err", dir, i);
-  rc = af_write_file(mod, l->code, strlen(l->code), err);
+  rc = write_tagged(mod, l->code, map, l->first_line, err);
   ProcResult r;
   if (rc == 0)
     rc = run_process(spec, mod, tdir, errp, s, ns, o, spec->timeout + 2.0 * ns, &r, err);
@@ -248,11 +283,13 @@ int check__mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Sc
   int *ids = af_calloc((size_t)n, sizeof *ids);
   const GenCase **run = af_calloc((size_t)n, sizeof *run);
   OracleExpected **own = af_calloc((size_t)n, sizeof *own);
-  if (!chunks || !low || !ids || !run || !own)
+  GenLineMap *maps = af_calloc((size_t)n, sizeof *maps); /* each chunk's */
+  GenLineMap bmap = {0};                                 /* the batch module's */
+  if (!chunks || !low || !ids || !run || !own || !maps)
     rc = af_err_set(err, AF_ENOMEM, "out of memory");
   for (int i = 0; i < n && rc == 0; i++) {
     int zero = 0;
-    chunks[i] = gen_render_mlir_batch(&cs[i], &zero, 1, ns);
+    chunks[i] = gen_render_mlir_batch_map(&cs[i], &zero, 1, ns, &maps[i]);
     if (chunks[i] == NULL)
       rc = af_err_set(err, AF_ENOMEM, "out of memory rendering a case");
     if (rc == 0 && (es == NULL || es[i] == NULL))
@@ -266,7 +303,7 @@ int check__mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Sc
   int batch_ok = 0;
   if (rc == 0 && n > 1 && g_ok_rate > 0.9) {
     /* likely all runnable: lower the whole batch as one module first */
-    char *text = gen_render_mlir_batch(cs, ids, n, ns);
+    char *text = gen_render_mlir_batch_map(cs, ids, n, ns, &bmap);
     rc = text ? af_write_file(inp, text, strlen(text), err)
               : af_err_set(err, AF_ENOMEM, "out of memory");
     af_free(text);
@@ -303,7 +340,8 @@ int check__mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Sc
     }
     /* one module for the runnable cases; lowered alone each case is runnable too */
     if (rc == 0 && nrun > 1) {
-      char *text = gen_render_mlir_batch(run, ids, nrun, ns);
+      af_free(bmap.op);
+      char *text = gen_render_mlir_batch_map(run, ids, nrun, ns, &bmap);
       rc = text ? af_write_file(inp, text, strlen(text), err)
                 : af_err_set(err, AF_ENOMEM, "out of memory");
       af_free(text);
@@ -316,11 +354,9 @@ int check__mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Sc
   if (n > 0)
     g_ok_rate = 0.7 * g_ok_rate + 0.3 * ((double)nrun / n);
   if (rc == 0 && batch_ok) {
-    char tdir[4200], rerr[4200];
+    char tdir[4200];
     fmt(tdir, sizeof tdir, "%s/traces", dir);
-    fmt(rerr, sizeof rerr, "%s/runner.err", dir);
-    ProcResult r;
-    rc = run_process(spec, lowered, tdir, rerr, s, ns, o, spec->timeout + 2.0 * nrun * ns, &r, err);
+    rc = run_batch_module(spec, dir, lowered, &bmap, s, ns, o, nrun, err);
     for (int j = 0; j < nrun && rc == 0; j++) {
       int i = ids[j];
       const OracleExpected *e = es && es[i] ? es[i] : own[i];
@@ -333,7 +369,8 @@ int check__mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Sc
         all = stat(tpath, &st) == 0;
       }
       if (!all) { /* the runner died in or before this case: it runs alone */
-        rc = run_alone(spec, dir, i, cs[i], &low[i], chunks[i], s, ns, e, o, &out[i], err);
+        rc =
+            run_alone(spec, dir, i, cs[i], &low[i], chunks[i], &maps[i], s, ns, e, o, &out[i], err);
         continue;
       }
       for (int k = 0; k < ns && rc == 0; k++) {
@@ -350,7 +387,7 @@ int check__mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Sc
     for (int j = 0; j < nrun && rc == 0; j++) {
       int i = ids[j];
       const OracleExpected *e = es && es[i] ? es[i] : own[i];
-      rc = run_alone(spec, dir, i, cs[i], &low[i], chunks[i], s, ns, e, o, &out[i], err);
+      rc = run_alone(spec, dir, i, cs[i], &low[i], chunks[i], &maps[i], s, ns, e, o, &out[i], err);
     }
   }
   for (int i = 0; i < n; i++) {
@@ -358,7 +395,11 @@ int check__mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Sc
       af_free(chunks[i]);
     if (own)
       oracle_expected_free(own[i]);
+    if (maps)
+      af_free(maps[i].op);
   }
+  af_free(maps);
+  af_free(bmap.op);
   if (low)
     mlir_lowered_free(low, n);
   af_free(chunks);

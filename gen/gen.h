@@ -168,6 +168,17 @@ char *gen_render_mlir(const GenCase *c);
  * nsched between asyncfuzz_case_begin(id, j) and asyncfuzz_case_end(id, j). Returns text
  * owned by the caller. */
 char *gen_render_mlir_batch(const GenCase *const *cs, const int *ids, int n, int nsched);
+/* Where each case op's operation stands in a rendering: op[L - 1] is the index (in its case) of
+ * the op whose operation starts on line L, or -1. MLIR's locations of the parsed module name
+ * these lines, and survive lowering. The caller frees op with af_free. */
+typedef struct GenLineMap {
+  int32_t *op;
+  int nlines, cap;
+  int oom;
+} GenLineMap;
+/* gen_render_mlir_batch, with the rendering's line map (map may be NULL). */
+char *gen_render_mlir_batch_map(const GenCase *const *cs, const int *ids, int n, int nsched,
+                                GenLineMap *map);
 
 /* ---- generator ---- */
 

@@ -74,8 +74,35 @@ static void kernel_func(AfBuf *b, int k) {
 typedef struct R {
   const GenCase *c;
   AfBuf *b;
-  int k; /* fresh SSA counter */
+  int k;           /* fresh SSA counter */
+  GenLineMap *map; /* NULL: none wanted */
+  size_t scanned;  /* bytes of b counted into line */
+  int line;        /* lines completed in b */
 } R;
+
+/* Lines completed in the buffer so far. */
+static int lines_so_far(R *r) {
+  for (; r->scanned < r->b->len; r->scanned++)
+    r->line += r->b->p[r->scanned] == '\n';
+  return r->line;
+}
+
+/* Case op i starts on line `line` (1-based). */
+static void map_line(R *r, int line, int i) {
+  GenLineMap *m = r->map;
+  if (m == NULL || line < 1 || m->oom)
+    return;
+  if (line > m->nlines) {
+    if (af_grow((void **)&m->op, &m->cap, line, sizeof *m->op)) {
+      m->oom = 1;
+      return;
+    }
+    for (int l = m->nlines; l < line; l++)
+      m->op[l] = -1;
+    m->nlines = line;
+  }
+  m->op[line - 1] = i;
+}
 
 static void ind(R *r, int depth) {
   for (int i = 0; i < depth; i++)
@@ -100,7 +127,18 @@ static int i32const(R *r, int depth, int32_t v) {
 
 static int render_body(R *r, int from, int to, int ctx, int depth);
 
+static void render_op_text(R *r, int i, int depth);
+
+/* Renders op i and notes the line its operation starts on: the last line it writes (after the
+ * constants it needs), or for an execute op its first. */
 static void render_op(R *r, int i, int depth) {
+  int before = r->map ? lines_so_far(r) : 0;
+  render_op_text(r, i, depth);
+  if (r->map)
+    map_line(r, r->c->ops[i].kind == GEN_OP_EXECUTE ? before + 1 : lines_so_far(r), i);
+}
+
+static void render_op_text(R *r, int i, int depth) {
   const GenCase *c = r->c;
   const GenOp *o = &c->ops[i];
   AfBuf *b = r->b;
@@ -240,8 +278,8 @@ static int render_body(R *r, int from, int to, int ctx, int depth) {
 }
 
 /* The case's host code as `func.func @name()`. */
-static void render_func(AfBuf *b, const GenCase *c, const char *name) {
-  R r = {c, b, 0};
+static void render_func(AfBuf *b, const GenCase *c, const char *name, GenLineMap *map) {
+  R r = {c, b, 0, map, 0, 0};
   af_buf_printf(b,
                 "  func.func @%s() {\n"
                 "    %%c1 = arith.constant 1 : index\n",
@@ -289,12 +327,19 @@ char *gen_render_mlir(const GenCase *c) {
   af_buf_printf(&b, "// asyncfuzz case: seed %llu, %d ops, spin %d\n", (unsigned long long)c->seed,
                 c->nops, c->spin);
   render_head(&b, ~0u);
-  render_func(&b, c, "main");
+  render_func(&b, c, "main", NULL);
   af_buf_puts(&b, "}\n");
   return af_buf_take(&b);
 }
 
 char *gen_render_mlir_batch(const GenCase *const *cs, const int *ids, int n, int nsched) {
+  return gen_render_mlir_batch_map(cs, ids, n, nsched, NULL);
+}
+
+char *gen_render_mlir_batch_map(const GenCase *const *cs, const int *ids, int n, int nsched,
+                                GenLineMap *map) {
+  if (map)
+    memset(map, 0, sizeof *map);
   AfBuf b;
   af_buf_init(&b);
   af_buf_printf(&b, "// asyncfuzz batch: %d case(s)\n", n);
@@ -312,7 +357,7 @@ char *gen_render_mlir_batch(const GenCase *const *cs, const int *ids, int n, int
     af_buf_printf(&b, "  // case %d: seed %llu, %d ops, spin %d\n", ids[i],
                   (unsigned long long)cs[i]->seed, cs[i]->nops, cs[i]->spin);
     snprintf(name, sizeof name, "af_case_%d", ids[i]);
-    render_func(&b, cs[i], name);
+    render_func(&b, cs[i], name, map);
   }
   af_buf_puts(&b, "  func.func @main() {\n");
   for (int j = 0; j < nsched; j++)
@@ -327,5 +372,7 @@ char *gen_render_mlir_batch(const GenCase *const *cs, const int *ids, int n, int
                     i, j, ids[i], i, j);
   }
   af_buf_puts(&b, "    return\n  }\n}\n");
+  if (map && map->oom)
+    b.oom = 1;
   return af_buf_take(&b);
 }

@@ -28,6 +28,8 @@ typedef struct MlirLowered {
   char cause[200];  /* root cause, e.g. "gpu.launch_func async deps=2+|failed to legalize ..." */
   char detail[768]; /* the diagnostic or crash report's top, as mlir-opt wrote it */
   char *code;       /* MLIR_OK: the lowered module (runnable on its own), owned */
+  int first_line;   /* the line of mlir-opt's input where the case's chunk began (0, 1: the
+                       first), which the locations in code count from */
 } MlirLowered;
 
 /* Named pipelines: "default", "async-region". */
@@ -65,6 +67,18 @@ int mlir_find_tool(const LowerSpec *spec, const char *name, const char *env_var,
                    size_t n);
 
 void mlir_lowered_free(MlirLowered *l, int n);
+
+/* Case ops for the calls of lowered code. code is mlir-opt's output (--mlir-print-debuginfo:
+ * every op keeps the location of the input op it was lowered from); map says which case op
+ * stands on each line of the rendered input (gen_render_mlir_batch_map), which began at line
+ * first_line of mlir-opt's input. Before every call of the runtime library (mgpu*,
+ * mlirAsyncRuntime*, asyncfuzz_observe, asyncfuzz_host_init) a call asyncfuzz_rt_set_op(OP)
+ * is inserted: OP is the case op of the call's location, or -1 where none can be recovered (a
+ * location stripped or made up by a pass), so the trace names case ops, never a stale one.
+ * The pipeline's output is otherwise unchanged. Returns the new text (af_free), or NULL when out
+ * of memory. OUT: *ncalls, the calls seen; *ntagged, those given a case op. */
+char *mlir_tag_calls(const char *code, const GenLineMap *map, int first_line, int *ncalls,
+                     int *ntagged);
 
 /* For lower_spec_parse. */
 int lower_mlir_spec_parse(const char *s, LowerSpec *out, AfErr *err);

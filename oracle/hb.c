@@ -812,15 +812,13 @@ void hb_format_report(AfBuf *b, const HbReport *r, const RtRec *trace, int n) {
     fmt_agent(b, r->agent1);
     af_buf_puts(b, "):  ");
     asyncfuzz_rt_format_rec(b, &trace[r->seq1]);
-    if (r->op1 >= 0)
-      af_buf_printf(b, "   [case op #%d]", r->op1);
+    af_buf_printf(b, r->op1 >= 0 ? "   [case op #%d]" : "   [no case op]", r->op1);
   }
   if (r->seq2 >= 0 && r->seq2 < n) {
     af_buf_puts(b, "\n    second (");
     fmt_agent(b, r->agent2);
     af_buf_puts(b, "): ");
     asyncfuzz_rt_format_rec(b, &trace[r->seq2]);
-    if (r->op2 >= 0)
-      af_buf_printf(b, "   [case op #%d]", r->op2);
+    af_buf_printf(b, r->op2 >= 0 ? "   [case op #%d]" : "   [no case op]", r->op2);
   }
 }

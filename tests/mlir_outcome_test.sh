@@ -45,10 +45,32 @@ expect_class corpus/region-chain.json lowering_unconverted "mlir-opt|lowering_un
 expect_class corpus/region-launch-yield.json runtime_error \
   "mlir-opt|runtime_error|mgpuEventSynchronize|CUDA_ERROR_INVALID_HANDLE|handle of the wrong kind|given=stream"
 # upstream frees an async dealloc at once: a lifetime error in the strict model only
-expect_class tests/data/mlir-simple.json lifetime "free_while_in_use|mgpuLaunchKernel->mgpuMemFree"
+expect_class tests/data/mlir-simple.json lifetime "free_while_in_use|launch.af_fill->dealloc"
 expect_class tests/data/mlir-simple.json pass "" --memfree-sync
 # a token used again after a host gpu.wait: upstream has destroyed its stream
-expect_class tests/data/mlir-run-a.json lifetime "use_of_destroyed_handle|mgpuStreamDestroy->mgpuLaunchKernel"
+expect_class tests/data/mlir-run-a.json lifetime "use_of_destroyed_handle|host_wait->launch.af_fill"
+
+# ---- runtime calls of mlir-opt's code mapped to the case ops they lower ----
+# mlir-run-a: op #2 is the gpu.wait that destroys the stream, op #3 the launch that uses it
+"$af" check "$src/tests/data/mlir-run-a.json" --lowering mlir-opt --schedules eager > "$tmp/map" 2>&1
+grep -qE 'first .*mgpuStreamDestroy\(s1\) +\[case op #2\]' "$tmp/map" \
+  || { bad "the stream's destroy is not mapped to the gpu.wait (op #2)"; head -8 "$tmp/map"; }
+grep -qE 'second .*mgpuLaunchKernel\(f:af_fill, s1\).*\[case op #3\]' "$tmp/map" \
+  || { bad "the launch is not mapped to its launch_func (op #3)"; head -8 "$tmp/map"; }
+# the same verdict, by case ops, in one batch of several cases (the batch module's line map)
+"$af" check "$src/tests/data/mlir-run-b.json" "$src/tests/data/mlir-run-a.json" --lowering mlir-opt \
+  --schedules eager --json > "$tmp/map2" 2>&1
+grep 'mlir-run-a.json' "$tmp/map2" | grep -qF 'use_of_destroyed_handle|host_wait->launch.af_fill' \
+  || bad "in a batch, mlir-run-a's calls are not mapped to its ops"
+# a pipeline that strips the locations: every call's op is unknown, and the verdict still comes,
+# named by the calls (never by a stale or wrong op)
+pipe=$("$af" lower --help 2>&1 | grep -o 'builtin.module(gpu.module[^ ]*' | head -1)
+"$af" check "$src/tests/data/mlir-run-a.json" --lowering mlir-opt --pipeline "${pipe%)},strip-debuginfo)" \
+  --schedules eager > "$tmp/strip" 2>&1
+grep -qF 'use_of_destroyed_handle|mgpuStreamDestroy->mgpuLaunchKernel' "$tmp/strip" \
+  || { bad "stripped locations: no call-level verdict"; head -5 "$tmp/strip"; }
+grep -q '\[case op #' "$tmp/strip" && bad "stripped locations: a call was given a case op"
+grep -qF '[no case op]' "$tmp/strip" || bad "stripped locations: the report does not say the op is unknown"
 
 # ---- a signature names no SSA value, size or seed ----
 "$af" check "$src"/corpus/*.json "$src"/tests/data/mlir-*.json --lowering mlir-opt --schedules eager --json > "$tmp/all" 2>&1

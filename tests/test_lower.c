@@ -182,9 +182,107 @@ static void test_spec_parse(void) {
   CHECK_CONTAINS(err.msg, "yield_stream");
 }
 
+/* The text between the n-th "set_op(" constant and the next call, as the op it sets. */
+static int nth_tag(const char *text, int n) {
+  const char *p = text;
+  for (int k = 0; k <= n; k++) {
+    p = strstr(p, "llvm.mlir.constant(");
+    if (p == NULL)
+      return -99;
+    p += strlen("llvm.mlir.constant(");
+  }
+  return (int)strtol(p, NULL, 10);
+}
+
+/* mlir_tag_calls on lowered code written by hand: locations through aliases, inline, fused,
+ * a name only, unknown; a runtime call, an LLVM-level launch, a call of something else, a
+ * return. Lines 11 and 13 of the input (first_line 10: map lines 2 and 4) are ops 7 and 9. */
+static void test_tag_calls(void) {
+  static const char code[] =
+      "module attributes {gpu.container_module} {\n"
+      "  llvm.func @f() {\n"
+      "    %0 = llvm.call @mgpuStreamCreate() : () -> !llvm.ptr loc(#loc1)\n"
+      "    llvm.call @mgpuStreamSynchronize(%0) : (!llvm.ptr) -> () loc(\"in.mlir\":13:5)\n"
+      "    gpu.launch_func <%0 : !llvm.ptr> @k::@af_fill blocks in (%1, %1, %1) loc(#loc2)\n"
+      "    %2 = llvm.call @malloc(%3) : (i64) -> !llvm.ptr loc(#loc1)\n"
+      "    llvm.call @mgpuStreamDestroy(%0) : (!llvm.ptr) -> () loc(#loc3)\n"
+      "    llvm.call @mlirAsyncRuntimeAwaitToken(%4) : (!llvm.ptr) -> () loc(#loc4)\n"
+      "    llvm.return loc(#loc1)\n"
+      "  }\n"
+      "}\n"
+      "#loc1 = loc(\"in.mlir\":11:7)\n"
+      "#loc2 = loc(fused[#loc5, #loc1])\n"
+      "#loc3 = loc(\"af.named\")\n"
+      "#loc4 = loc(unknown)\n"
+      "#loc5 = loc(\"in.mlir\":12:3)\n";
+  int32_t ops[6] = {-1, 7, -1, 9, -1, -1};
+  GenLineMap map = {ops, 6, 6, 0};
+  int ncalls = 0, ntagged = 0;
+  char *t = mlir_tag_calls(code, &map, 10, &ncalls, &ntagged);
+  CHECK(t != NULL);
+  CHECK_EQ(ncalls, 5); /* create, synchronize, launch, destroy, await; not malloc */
+  CHECK_EQ(ntagged, 2);
+  CHECK_EQ(nth_tag(t, 0), 7);  /* create: #loc1, line 11 */
+  CHECK_EQ(nth_tag(t, 1), 9);  /* synchronize: inline, line 13 */
+  CHECK_EQ(nth_tag(t, 2), -1); /* launch: fused, its first (line 12) is no case op */
+  CHECK_EQ(nth_tag(t, 3), -1); /* destroy: a name only */
+  CHECK_EQ(nth_tag(t, 4), -1); /* await: unknown */
+  CHECK_EQ(nth_tag(t, 5), -1); /* return: reset */
+  CHECK_EQ(nth_tag(t, 6), -99);
+  CHECK_CONTAINS(t, "{\n  llvm.func @asyncfuzz_rt_set_op(i32)");
+  /* the set_op call stands right before the call it tags, with its indentation */
+  CHECK_CONTAINS(t, "    llvm.call @asyncfuzz_rt_set_op(%afop0) : (i32) -> ()\n"
+                    "    %0 = llvm.call @mgpuStreamCreate()");
+  CHECK_CONTAINS(t, "    %2 = llvm.call @malloc(%3) : (i64) -> !llvm.ptr loc(#loc1)\n"
+                    "    %afop3 = llvm.mlir.constant(-1 : i32) : i32\n"
+                    "    llvm.call @asyncfuzz_rt_set_op(%afop3)");
+  af_free(t);
+  /* no map: every op unknown, nothing crashes */
+  t = mlir_tag_calls(code, NULL, 1, &ncalls, &ntagged);
+  CHECK(t != NULL);
+  CHECK_EQ(ntagged, 0);
+  af_free(t);
+}
+
+/* The renderer's line map: each case op's line holds that op's operation. */
+static void test_line_map(void) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/tests/data/mlir-run-a.json", srcdir);
+  GenCase c;
+  AfErr err = {0};
+  CHECK_EQ(gen_case_load(&c, path, &err), 0);
+  const GenCase *cp = &c;
+  int zero = 0;
+  GenLineMap map;
+  char *text = gen_render_mlir_batch_map(&cp, &zero, 1, 1, &map);
+  CHECK(text != NULL);
+  int seen = 0;
+  for (int l = 0; l < map.nlines; l++) {
+    if (map.op[l] < 0)
+      continue;
+    const char *line = text;
+    for (int k = 0; k < l && line; k++)
+      line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL;
+    CHECK(line != NULL);
+    char buf[600];
+    snprintf(buf, sizeof buf, "%.*s", (int)strcspn(line, "\n"), line);
+    static const char *const want[] = {
+        "gpu.wait async",  "gpu.alloc", "gpu.dealloc",        "gpu.memcpy",    "gpu.memset",
+        "gpu.launch_func", "gpu.wait",  "@asyncfuzz_observe", "async.execute", "async.await"};
+    CHECK_CONTAINS(buf, want[c.ops[map.op[l]].kind]);
+    seen++;
+  }
+  CHECK_EQ(seen, c.nops); /* every op has its line */
+  af_free(map.op);
+  af_free(text);
+  gen_case_free(&c);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1)
     srcdir = argv[1];
+  test_tag_calls();
+  test_line_map();
   test_golden();
   test_oracle_values();
   test_corpus_verdicts();
