@@ -667,7 +667,8 @@ int store_show(Store *s, int64_t id, AfBuf *out, AfErr *err) {
 
 int store_stats(Store *s, AfBuf *out, AfErr *err) {
   static const char *const q[] = {
-      "SELECT 'runs', count(*), coalesce(sum(cases), 0) FROM runs",
+      "SELECT 'runs', count(*), coalesce(sum(cases), 0), coalesce(sum(executed), 0),"
+      " coalesce(sum(CASE WHEN executed IS NOT NULL THEN cases END), 0) FROM runs",
       "SELECT 'status ' || status, count(*), sum(count) FROM findings GROUP BY status",
       "SELECT 'class ' || class, count(*), sum(count) FROM findings GROUP BY class",
       "SELECT 'lowering ' || lowering, count(*), sum(count) FROM findings GROUP BY lowering",
@@ -678,11 +679,16 @@ int store_stats(Store *s, AfBuf *out, AfErr *err) {
     if (sqlite3_prepare_v2(s->db, q[i], -1, &st, NULL) != SQLITE_OK)
       return db_err(s, err, "query failed");
     while (sqlite3_step(st) == SQLITE_ROW) {
-      if (i == 0)
-        af_buf_printf(out, "%-36s %10lld runs, %lld cases\n", "runs",
+      if (i == 0) {
+        long long ran = sqlite3_column_int64(st, 3), of = sqlite3_column_int64(st, 4);
+        af_buf_printf(out, "%-36s %10lld runs, %lld cases", "runs",
                       (long long)sqlite3_column_int64(st, 1),
                       (long long)sqlite3_column_int64(st, 2));
-      else
+        if (of > 0) /* runs recorded before schema 3 do not know */
+          af_buf_printf(out, "; %lld of %lld reached execution (%.1f%%)", ran, of,
+                        100.0 * (double)ran / (double)of);
+        af_buf_puts(out, "\n");
+      } else
         af_buf_printf(out, "%-36s %10lld %12lld\n", col(st, 0),
                       (long long)sqlite3_column_int64(st, 1),
                       (long long)sqlite3_column_int64(st, 2));

@@ -54,6 +54,7 @@ grep -qF "$(sed -n 's/^signature: //p' "$tmp/out")" "$tmp/rep" || bad "db show's
 "$af" db list --status known --db "$db" > "$tmp/out"
 grep -q "^1 finding(s)" "$tmp/out" || bad "db list --status known"
 "$af" db stats --db "$db" > "$tmp/out" && grep -q "status known" "$tmp/out" || bad "db stats"
+grep -q "3000 cases; 3000 of 3000 reached execution (100.0%)" "$tmp/out" || bad "db stats: the share that reached execution: $(head -2 "$tmp/out")"
 "$af" db export --format junit --db "$db" > "$tmp/junit.xml" || bad "db export junit"
 n=$(q "$db" "SELECT count(*) FROM findings WHERE status = 'new'")
 grep -q "failures=\"$n\"" "$tmp/junit.xml" || bad "junit: $n new findings should be $n failures"
