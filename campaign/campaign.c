@@ -72,9 +72,14 @@ static int write_summary(Campaign *k, double el) {
   json_esc(f, k->c.sched_spec);
   fprintf(f,
           ", \"swarm\": %s, \"cases\": %ld, \"executed_cases\": %ld, \"seconds\": %.2f, "
-          "\"failures\": %ld, \"differing_cases\": %ld, \"differences\": [",
+          "\"failures\": %ld, \"avoided_cases\": %ld, \"avoided_shapes\": [",
           k->c.swarm ? "true" : "false", k->st.cases, k->st.executed, el, k->st.failures,
-          k->st.differ_cases);
+          k->st.avoided);
+  for (int i = 0; i < k->st.navoid; i++) {
+    fprintf(f, "%s", i ? ", " : "");
+    json_esc(f, k->avoid_why[i]);
+  }
+  fprintf(f, "], \"differing_cases\": %ld, \"differences\": [", k->st.differ_cases);
   for (int i = 0; i < k->ndiffer; i++) {
     fprintf(f, "%s\n  {\"verdicts\": ", i ? "," : "");
     json_esc(f, k->differ[i].what);
@@ -202,6 +207,10 @@ static void tools_json(const Campaign *k, char *out, size_t n) {
     snprintf(out + len, n - len, "]");
 }
 
+static void on_triaged(const char *signature, const char *cls, void *ctx) {
+  campaign__avoid(ctx, signature, cls, "known");
+}
+
 static int open_db(Campaign *k, AfErr *err) {
   int rc = store_open(k->c.db_path, 1, &k->db, err);
   if (rc)
@@ -219,6 +228,8 @@ static int open_db(Campaign *k, AfErr *err) {
            k->c.opts.no_checker ? "false" : "true", k->c.backend, k->c.opts.spin);
   if (store_run_begin(k->db, &run, &k->run_id, err))
     return AF_EIO;
+  if (k->c.avoid_known && store_each_triaged(k->db, on_triaged, k, err))
+    return AF_EIO;
   return 0;
 }
 
@@ -235,6 +246,21 @@ static int gen_batch(Campaign *k, int w, int jobs, uint64_t *next, int n, GenCas
     if (k->c.swarm)
       gen_config_swarm(&k->c.cfg, cseed, &cfg);
     int rc = gen_generate(&cases[j], cseed, &cfg, &err);
+    /* a case with a shape to avoid is drawn again from seeds derived from its own (each case
+     * records the seed and knobs that made it, so it regenerates as before) */
+    int again = 0;
+    for (int a = 1; rc == 0 && a <= 64 && k->st.navoid > 0 &&
+                    gen_case_has_shape(&cases[j], k->avoid, k->st.navoid);
+         a++) {
+      gen_case_free(&cases[j]);
+      cseed = af_mix64(cseed, (uint64_t)a);
+      cfg = k->c.cfg;
+      if (k->c.swarm)
+        gen_config_swarm(&k->c.cfg, cseed, &cfg);
+      rc = gen_generate(&cases[j], cseed, &cfg, &err);
+      again = 1;
+    }
+    k->st.avoided += again;
     if (rc == 0)
       rc = gen_validate(&cases[j], &err);
     if (rc == 0)
@@ -373,6 +399,7 @@ static int loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int s
       me->sigs = k->nsigs;
       me->differ = k->st.differ_cases;
       me->executed = k->st.executed;
+      me->avoided = k->st.avoided;
       memcpy(me->executed_per, k->executed_per, sizeof me->executed_per);
     }
   }
@@ -432,7 +459,9 @@ static int workers_wait(Campaign *k, const pid_t *pids, int started, int jobs, S
         status[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 4;
       }
     }
+    int navoid = k->st.navoid;
     memset(&k->st, 0, sizeof k->st);
+    k->st.navoid = navoid;
     k->nsigs = -1;
     for (int i = 0; i < jobs; i++) {
       k->st.cases += sl[i].cases;
@@ -442,6 +471,7 @@ static int workers_wait(Campaign *k, const pid_t *pids, int started, int jobs, S
       k->st.corpus += sl[i].corpus;
       k->st.differ_cases += sl[i].differ;
       k->st.executed += sl[i].executed;
+      k->st.avoided += sl[i].avoided;
     }
     memset(k->executed_per, 0, sizeof k->executed_per);
     for (int i = 0; i < jobs; i++)

@@ -41,6 +41,8 @@ typedef struct CampaignConfig {
   const char *db_path;         /* the regression database, NULL: none */
   int repro;                   /* re-runs of a new finding for its reproduction rate */
   int reduce;                  /* reduce new findings within the campaign's time */
+  int avoid_known;             /* steer generation away from the shapes of known/wontfix findings */
+  int avoid_found;             /* ... and from those of the findings of this run */
   volatile sig_atomic_t *stop; /* set asynchronously: stop after the batch in flight */
 } CampaignConfig;
 
@@ -50,6 +52,8 @@ typedef struct CampaignStatus {
   long cases, failures;
   long executed;     /* cases that reached execution with every lowering (none stopped
                         them before their code ran: see CheckResult.executed) */
+  long avoided;      /* cases drawn again because they had an op shape to avoid */
+  int navoid;        /* op shapes avoided */
   int signatures;    /* -1 when unknown (the parent of workers) */
   long new_findings; /* new to the database */
   long known_hits;   /* occurrences of known or wontfix findings */
@@ -112,6 +116,10 @@ int campaign_open(const CampaignConfig *cfg, int resume, Campaign **out, uint64_
  * (res->failed tells whether results could not be written) or a negative error. */
 int campaign_run(Campaign *k, const CampaignHooks *hooks, CampaignResult *res, AfErr *err);
 void campaign_free(Campaign *k);
+
+/* The op shapes the campaign steers away from, as text ("gpu.launch_func async deps=2+ (known),
+ * ..."), "" when none. */
+void campaign_avoiding(const Campaign *k, char *out, size_t n);
 
 /* --until: HH:MM (the next such local time) or YYYY-MM-DDTHH:MM, as seconds from now. 0 or -1
  * when it is not one or not in the future. */

@@ -33,7 +33,7 @@ typedef struct Sig {
 
 /* Per-worker counters, shared with the parent of workers (and written to the resume state). */
 typedef struct Slot {
-  long cases, failures, new_findings, known_hits, corpus, sigs, differ, executed;
+  long cases, failures, new_findings, known_hits, corpus, sigs, differ, executed, avoided;
   long executed_per[CAMPAIGN_MAX_LOWERINGS];
   uint64_t next; /* cases started: the worker's seeds are base + w + jobs * i, i < next */
 } Slot;
@@ -54,6 +54,9 @@ struct Campaign {
   int nsigs, capsigs;
   CampaignStatus st;
   long executed_per[CAMPAIGN_MAX_LOWERINGS]; /* cases that reached execution, per lowering */
+  /* steering: op shapes the generator must not produce, each with where it comes from */
+  GenShape avoid[64];
+  char avoid_why[64][128];
   double t0;
   double deadline; /* campaign__now() time the campaign ends (0: by case count) */
   Store *db;       /* NULL: no database */
@@ -79,6 +82,9 @@ int campaign__commit_file(FILE *f, const char *tmp, const char *path);
  * be written (reported). */
 int campaign__record(Campaign *k, int low, const GenCase *c, const Schedule *s, const Verdict *v,
                      const OracleExpected *e);
+/* When signature (of class cls) is a lowering's verdict on an op shape, from one of the
+ * campaign's lowerings, steers generation away from that shape (why: "known", "found"). */
+void campaign__avoid(Campaign *k, const char *signature, const char *cls, const char *why);
 /* Commits the repeats counted since the last call, in one transaction. -1 on error. */
 int campaign__flush_tallies(Campaign *k);
 /* Writes failures/<dir>/info.txt of a signature. 0 or -1. */

@@ -280,6 +280,8 @@ int campaign__record(Campaign *k, int low, const GenCase *c, const Schedule *s, 
       k->st.known_hits++;
       return db_record(k, sig, c, s, v, 0);
     }
+    if (k->c.avoid_found)
+      campaign__avoid(k, v->signature, oracle_verdict_name(v->cls), "found");
     /* a divergence is re-run and must give the same signature before it is trusted: the
      * failing schedule, then other seeds of its policy, give the reproduction rate */
     int runs = k->c.repro > 0 ? k->c.repro : 1;

@@ -51,6 +51,10 @@ static const char campaign_help[] =
     "  --resume        go on from where the campaign in DIR stopped (its next seed)\n"
     "  --no-reduce     do not reduce new findings (by default each is reduced to a\n"
     "                  minimized case and reproducer, within the campaign's time)\n"
+    "  --avoid-found   also steer away from the op shapes of this run's lowering findings\n"
+    "  --no-avoid      do not steer away from the op shapes of known/wontfix findings\n"
+    "                  (by default a case with an op shape that a known lowering finding\n"
+    "                  names, e.g. one mlir-opt rejects, is drawn again from another seed)\n"
     "Findings go to the database (asyncfuzz db --help); those marked known or wontfix are\n"
     "counted, not reported again.\n"
     "Exit 0 when no case failed, 1 when some did, 2 on bad usage (a missing mlir-opt),\n"
@@ -120,12 +124,13 @@ static int parse_opt(Args *a, int argc, char **argv, int *i) {
       return EXIT_USAGE;
     (*i)++;
   } else {
-    static const char *flags[] = {"--quiet",     "--no-swarm",     "--no-db",     "--resume",
-                                  "--no-reduce", "--memfree-sync", "--no-checker"};
-    int *dst[] = {&a->quiet,          &c->swarm,  &a->no_db,
-                  &a->resume,         &c->reduce, &c->opts.memfree_sync,
-                  &c->opts.no_checker};
-    const int set[] = {1, 0, 1, 1, 0, 1, 1};
+    static const char *flags[] = {"--quiet",      "--no-swarm",    "--no-db",
+                                  "--resume",     "--no-reduce",   "--memfree-sync",
+                                  "--no-checker", "--avoid-found", "--no-avoid"};
+    int *dst[] = {&a->quiet,           &c->swarm,       &a->no_db,
+                  &a->resume,          &c->reduce,      &c->opts.memfree_sync,
+                  &c->opts.no_checker, &c->avoid_found, &c->avoid_known};
+    const int set[] = {1, 0, 1, 1, 0, 1, 1, 1, 0};
     for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
       if (strcmp(o, flags[k]) == 0) {
         *dst[k] = set[k];
@@ -156,6 +161,8 @@ static void on_progress(const CampaignStatus *k, int final, void *ctx) {
           k->corpus);
   if (k->nspecs > 1)
     fprintf(stderr, "  differ %ld", k->differ_cases);
+  if (k->navoid > 0)
+    fprintf(stderr, "  avoided %ld", k->avoided);
   if (a->any_mlir)
     fprintf(stderr, "  executed %.1f%%",
             k->cases > 0 ? 100.0 * (double)k->executed / (double)k->cases : 0.0);
@@ -202,6 +209,9 @@ static void print_result(const Args *a, const CampaignResult *r, const char *dbp
                (unsigned long long)r->differ[i].first_seed);
     }
   }
+  if (st->navoid > 0)
+    printf("steering: %ld case(s) drawn again to avoid %d op shape(s) of bugs known or found\n",
+           st->avoided, st->navoid);
   if (a->any_mlir)
     printf("reached execution: %ld of %ld cases (%.1f%%) with every lowering\n", st->executed,
            st->cases, st->cases > 0 ? 100.0 * (double)st->executed / (double)st->cases : 0.0);
@@ -230,7 +240,7 @@ int cmd_campaign(int argc, char **argv) {
   gen_config_default(&c->cfg);
   c->out = "campaign-out";
   c->sched_spec = "lazy,random,pct";
-  c->swarm = c->reduce = 1;
+  c->swarm = c->reduce = c->avoid_known = 1;
   c->batch = 64;
   c->seconds = 30;
   c->max_cases = -1;
@@ -280,6 +290,10 @@ int cmd_campaign(int argc, char **argv) {
     return rc == AF_EUSAGE ? EXIT_USAGE : rc == AF_EPARSE ? EXIT_INPUT : EXIT_INTERNAL;
   }
   print_start(&a, seed);
+  char avoiding[2048];
+  campaign_avoiding(k, avoiding, sizeof avoiding);
+  if (avoiding[0])
+    fprintf(stderr, "asyncfuzz campaign: steering away from: %s\n", avoiding);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;

@@ -180,6 +180,22 @@ typedef struct GenLineMap {
 char *gen_render_mlir_batch_map(const GenCase *const *cs, const int *ids, int n, int nsched,
                                 GenLineMap *map);
 
+/* ---- op shapes (shape.c) ---- */
+
+/* An op's shape: its kind, whether it is async, and a dependency bucket (0, 1, 2 for two or
+ * more; -1 in a pattern: any). */
+typedef struct GenShape {
+  int kind, async, deps;
+} GenShape;
+/* Parses an op shape as the mlir-opt lowering's verdicts name the op that stopped a case, in
+ * the MLIR spelling the renderer writes ("gpu.launch_func async deps=2+", "gpu.alloc"); the
+ * text may go on after a '|'. 0 and *out, or -1 when it names no case op. */
+int gen_shape_parse(const char *text, GenShape *out);
+/* Whether op o has shape s. */
+int gen_op_has_shape(const GenOp *o, const GenShape *s);
+/* Whether case c has an op of one of shapes[0..n). */
+int gen_case_has_shape(const GenCase *c, const GenShape *shapes, int n);
+
 /* ---- generator ---- */
 
 /* Swarm testing: knobs for the case of `seed`, drawn around base (op count up to base's,

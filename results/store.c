@@ -1,8 +1,9 @@
 /*
- * store.c: the regression database over SQLite (see store.h, docs/db-schema.md).
+ * store.c: the regression database over SQLite (see store.h, docs/db-schema.md): schema and
+ * migrations, recording, merging and queries. Exports and the report are in report.c.
  */
 #define _GNU_SOURCE
-#include "store.h"
+#include "store_int.h"
 
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -12,19 +13,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-/* prepared statements of the hot path, keyed by their (static) SQL text's address */
-#define STORE_CACHE 16
-
-struct Store {
-  sqlite3 *db;
-  int version;
-  char path[1024];
-  struct {
-    const char *sql;
-    sqlite3_stmt *st;
-  } cache[STORE_CACHE];
-};
 
 static sqlite3_stmt *cached(Store *s, const char *sql) {
   for (int i = 0; i < STORE_CACHE; i++) {
@@ -69,7 +57,7 @@ static double now_unix(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int db_err(Store *s, AfErr *err, const char *what) {
+int results__db_err(Store *s, AfErr *err, const char *what) {
   return af_err_set(err, AF_EIO, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
 }
 
@@ -124,7 +112,7 @@ static int get_version(Store *s, int *v, AfErr *err) {
     if (code == SQLITE_NOTADB)
       return af_err_set(err, AF_EPARSE, "%s is not an asyncfuzz database (not a SQLite file)",
                         s->path);
-    return db_err(s, err, "cannot read the schema version");
+    return results__db_err(s, err, "cannot read the schema version");
   }
   int rc = sqlite3_step(st);
   if (rc != SQLITE_ROW) {
@@ -133,7 +121,7 @@ static int get_version(Store *s, int *v, AfErr *err) {
     if (code == SQLITE_NOTADB)
       return af_err_set(err, AF_EPARSE, "%s is not an asyncfuzz database (not a SQLite file)",
                         s->path);
-    return db_err(s, err, "cannot read the schema version");
+    return results__db_err(s, err, "cannot read the schema version");
   }
   *v = sqlite3_column_int(st, 0);
   sqlite3_finalize(st);
@@ -281,7 +269,7 @@ int store_run_begin(Store *s, StoreRun *r, int64_t *id, AfErr *err) {
                          "INSERT INTO runs(uuid, started, host, asyncfuzz_version, tools, device,"
                          " config) VALUES(?,?,?,?,?,?,?)",
                          -1, &st, NULL) != SQLITE_OK)
-    return db_err(s, err, "cannot record the run");
+    return results__db_err(s, err, "cannot record the run");
   bind_text(st, 1, r->uuid);
   sqlite3_bind_double(st, 2, r->started);
   bind_text(st, 3, r->host);
@@ -289,7 +277,7 @@ int store_run_begin(Store *s, StoreRun *r, int64_t *id, AfErr *err) {
   bind_text(st, 5, r->tools);
   bind_text(st, 6, r->device);
   bind_text(st, 7, r->config);
-  int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, err, "cannot record the run");
+  int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : results__db_err(s, err, "cannot record the run");
   sqlite3_finalize(st);
   *id = sqlite3_last_insert_rowid(s->db);
   return rc;
@@ -302,14 +290,14 @@ int store_run_end(Store *s, int64_t id, long cases, long executed, double second
                          " executed=CASE WHEN ? < 0 THEN executed ELSE coalesce(executed, 0)+? END"
                          " WHERE id=?",
                          -1, &st, NULL) != SQLITE_OK)
-    return db_err(s, err, "cannot end the run");
+    return results__db_err(s, err, "cannot end the run");
   sqlite3_bind_double(st, 1, now_unix());
   sqlite3_bind_int64(st, 2, cases);
   sqlite3_bind_double(st, 3, seconds);
   sqlite3_bind_int64(st, 4, executed);
   sqlite3_bind_int64(st, 5, executed);
   sqlite3_bind_int64(st, 6, id);
-  int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, err, "cannot end the run");
+  int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : results__db_err(s, err, "cannot end the run");
   sqlite3_finalize(st);
   return rc;
 }
@@ -319,13 +307,32 @@ int store_finding_status(Store *s, const char *signature, int *status, AfErr *er
   *status = -1;
   if (sqlite3_prepare_v2(s->db, "SELECT status FROM findings WHERE signature=?", -1, &st, NULL) !=
       SQLITE_OK)
-    return db_err(s, err, "cannot look a finding up");
+    return results__db_err(s, err, "cannot look a finding up");
   bind_text(st, 1, signature);
   int rc = sqlite3_step(st);
   if (rc == SQLITE_ROW)
     *status = store_status_parse((const char *)sqlite3_column_text(st, 0));
   sqlite3_finalize(st);
-  return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_err(s, err, "cannot look a finding up");
+  return rc == SQLITE_ROW || rc == SQLITE_DONE
+             ? 0
+             : results__db_err(s, err, "cannot look a finding up");
+}
+
+int store_each_triaged(Store *s, void (*fn)(const char *signature, const char *cls, void *ctx),
+                       void *ctx, AfErr *err) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(s->db,
+                         "SELECT signature, class FROM findings WHERE status IN ('known', "
+                         "'wontfix') ORDER BY id",
+                         -1, &st, NULL) != SQLITE_OK)
+    return results__db_err(s, err, "cannot list the triaged findings");
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const unsigned char *sig = sqlite3_column_text(st, 0), *cls = sqlite3_column_text(st, 1);
+    fn(sig ? (const char *)sig : "", cls ? (const char *)cls : "", ctx);
+  }
+  sqlite3_finalize(st);
+  return rc == SQLITE_DONE ? 0 : results__db_err(s, err, "cannot list the triaged findings");
 }
 
 /* Runs one statement with text/int64 parameters given as a format: 't' text, 'i' int64,
@@ -358,7 +365,7 @@ int store_record(Store *s, int64_t run, const StoreOccurrence *o, int *is_new, i
   *status = STORE_NEW;
   int rc;
   if (run1(s, "BEGIN IMMEDIATE", "") != SQLITE_DONE)
-    return db_err(s, err, "cannot record a finding");
+    return results__db_err(s, err, "cannot record a finding");
   double t = now_unix();
   int64_t fid = -1, smallest = -1;
   sqlite3_stmt *st = cached(s, "SELECT id, status, coalesce(smallest_ops, -1) FROM findings "
@@ -434,7 +441,7 @@ int store_record(Store *s, int64_t run, const StoreOccurrence *o, int *is_new, i
     goto fail;
   return 0;
 fail:
-  rc = db_err(s, err, "cannot record a finding");
+  rc = results__db_err(s, err, "cannot record a finding");
   run1(s, "ROLLBACK", "");
   return rc;
 }
@@ -442,7 +449,7 @@ fail:
 int store_mark(Store *s, int64_t id, int status, AfErr *err) {
   if (run1(s, "UPDATE findings SET status=? WHERE id=?", "ti", store_status_name(status), id) !=
       SQLITE_DONE)
-    return db_err(s, err, "cannot mark the finding");
+    return results__db_err(s, err, "cannot mark the finding");
   if (sqlite3_changes(s->db) == 0)
     return af_err_set(err, AF_EINVALID, "%s: no finding %lld (see asyncfuzz db list)", s->path,
                       (long long)id);
@@ -460,9 +467,11 @@ int store_merge(Store *s, const char *other, AfErr *err) {
   store_close(o);
   sqlite3_stmt *st;
   if (sqlite3_prepare_v2(s->db, "ATTACH DATABASE ? AS o", -1, &st, NULL) != SQLITE_OK)
-    return db_err(s, err, "cannot attach the other database");
+    return results__db_err(s, err, "cannot attach the other database");
   bind_text(st, 1, other);
-  rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, err, "cannot attach the other database");
+  rc = sqlite3_step(st) == SQLITE_DONE
+           ? 0
+           : results__db_err(s, err, "cannot attach the other database");
   sqlite3_finalize(st);
   if (rc)
     return rc;
@@ -535,8 +544,8 @@ static void where_clause(const StoreFilter *f, AfBuf *w) {
     af_buf_puts(w, " AND last_seen >= ?4");
 }
 
-static int prepare_filtered(Store *s, const char *head, const StoreFilter *f, const char *tail,
-                            sqlite3_stmt **st, AfErr *err) {
+int results__prepare_filtered(Store *s, const char *head, const StoreFilter *f, const char *tail,
+                              sqlite3_stmt **st, AfErr *err) {
   AfBuf q;
   af_buf_init(&q);
   af_buf_puts(&q, head);
@@ -549,7 +558,7 @@ static int prepare_filtered(Store *s, const char *head, const StoreFilter *f, co
   int rc = sqlite3_prepare_v2(s->db, q.p, -1, st, NULL);
   af_buf_free(&q);
   if (rc != SQLITE_OK)
-    return db_err(s, err, "query failed");
+    return results__db_err(s, err, "query failed");
   if (f && f->status >= 0)
     bind_text(*st, 1, store_status_name(f->status));
   if (f && f->cls)
@@ -561,26 +570,21 @@ static int prepare_filtered(Store *s, const char *head, const StoreFilter *f, co
   return 0;
 }
 
-static const char *col(sqlite3_stmt *st, int i) {
+const char *results__col(sqlite3_stmt *st, int i) {
   const unsigned char *t = sqlite3_column_text(st, i);
   return t ? (const char *)t : "";
 }
 
-static void fmt_time(double t, char *out, size_t n) {
+void results__fmt_time(double t, char *out, size_t n) {
   time_t tt = (time_t)t;
   struct tm tm;
   gmtime_r(&tt, &tm);
   strftime(out, n, "%Y-%m-%d %H:%M", &tm);
 }
 
-#define FINDING_COLS                                                                               \
-  "SELECT id, status, class, count, coalesce(smallest_ops, 0), lowering, signature, first_seen,"   \
-  " last_seen, repro_runs, repro_hits, detail FROM findings"
-#define NEW_FIRST " ORDER BY (status = 'new') DESC, last_seen DESC, id"
-
 int store_list(Store *s, const StoreFilter *f, AfBuf *out, AfErr *err) {
   sqlite3_stmt *st;
-  int rc = prepare_filtered(s, FINDING_COLS, f, NEW_FIRST, &st, err);
+  int rc = results__prepare_filtered(s, FINDING_COLS, f, NEW_FIRST, &st, err);
   if (rc)
     return rc;
   af_buf_printf(out, "%5s  %-7s  %-20s %7s %5s  %-8s  %s\n", "id", "status", "class", "count",
@@ -591,14 +595,14 @@ int store_list(Store *s, const StoreFilter *f, AfBuf *out, AfErr *err) {
     if (sqlite3_column_int(st, 9) > 0)
       snprintf(repro, sizeof repro, "%d/%d", sqlite3_column_int(st, 10), sqlite3_column_int(st, 9));
     af_buf_printf(out, "%5lld  %-7s  %-20s %7lld %5d  %-8s  %s\n",
-                  (long long)sqlite3_column_int64(st, 0), col(st, 1), col(st, 2),
+                  (long long)sqlite3_column_int64(st, 0), results__col(st, 1), results__col(st, 2),
                   (long long)sqlite3_column_int64(st, 3), sqlite3_column_int(st, 4), repro,
-                  col(st, 6));
+                  results__col(st, 6));
     n++;
   }
   sqlite3_finalize(st);
   if (step != SQLITE_DONE)
-    return db_err(s, err, "query failed");
+    return results__db_err(s, err, "query failed");
   af_buf_printf(out, "%d finding(s)\n", n);
   return 0;
 }
@@ -613,7 +617,7 @@ int store_show(Store *s, int64_t id, AfBuf *out, AfErr *err) {
                          " ON c.id = f.smallest_case"
                          " LEFT JOIN cases m ON m.id = f.minimized_case WHERE f.id = ?",
                          -1, &st, NULL) != SQLITE_OK)
-    return db_err(s, err, "query failed");
+    return results__db_err(s, err, "query failed");
   sqlite3_bind_int64(st, 1, id);
   if (sqlite3_step(st) != SQLITE_ROW) {
     sqlite3_finalize(st);
@@ -621,19 +625,20 @@ int store_show(Store *s, int64_t id, AfBuf *out, AfErr *err) {
                       (long long)id);
   }
   char t1[32], t2[32];
-  fmt_time(sqlite3_column_double(st, 7), t1, sizeof t1);
-  fmt_time(sqlite3_column_double(st, 8), t2, sizeof t2);
+  results__fmt_time(sqlite3_column_double(st, 7), t1, sizeof t1);
+  results__fmt_time(sqlite3_column_double(st, 8), t2, sizeof t2);
   af_buf_printf(out,
                 "finding %lld: %s\nsignature: %s\nclass: %s\nlowering: %s\noccurrences: %lld "
                 "(first %s UTC, last %s UTC)\n",
-                (long long)sqlite3_column_int64(st, 0), col(st, 1), col(st, 6), col(st, 2),
-                col(st, 5), (long long)sqlite3_column_int64(st, 3), t1, t2);
+                (long long)sqlite3_column_int64(st, 0), results__col(st, 1), results__col(st, 6),
+                results__col(st, 2), results__col(st, 5), (long long)sqlite3_column_int64(st, 3),
+                t1, t2);
   if (sqlite3_column_int(st, 9) > 0)
     af_buf_printf(out, "reproduction: %d of %d re-runs\n", sqlite3_column_int(st, 10),
                   sqlite3_column_int(st, 9));
-  af_buf_printf(out, "detail: %s\n", col(st, 11));
-  if (*col(st, 13))
-    af_buf_printf(out, "replay: %s\n", col(st, 13));
+  af_buf_printf(out, "detail: %s\n", results__col(st, 11));
+  if (*results__col(st, 13))
+    af_buf_printf(out, "replay: %s\n", results__col(st, 13));
   /* versions: the latest occurrence of each lowering version and pipeline */
   sqlite3_stmt *v;
   if (sqlite3_prepare_v2(s->db,
@@ -648,19 +653,21 @@ int store_show(Store *s, int64_t id, AfBuf *out, AfErr *err) {
       af_buf_printf(out,
                     "seen with: lowering version %s, backend %s, host %s, asyncfuzz %s (%d "
                     "occurrence(s); e.g. schedule %s)%s%s\n",
-                    col(v, 0), col(v, 2), col(v, 4), col(v, 5), sqlite3_column_int(v, 6), col(v, 3),
-                    *col(v, 1) ? "\n  pipeline: " : "", col(v, 1));
+                    results__col(v, 0), results__col(v, 2), results__col(v, 4), results__col(v, 5),
+                    sqlite3_column_int(v, 6), results__col(v, 3),
+                    *results__col(v, 1) ? "\n  pipeline: " : "", results__col(v, 1));
     sqlite3_finalize(v);
   }
-  if (*col(st, 14))
+  if (*results__col(st, 14))
     af_buf_printf(out, "smallest case (%d ops, seed %s):\n%s", sqlite3_column_int(st, 4),
-                  col(st, 16), col(st, 14));
-  if (*col(st, 17))
-    af_buf_printf(out, "minimized case (%d ops):\n%s", sqlite3_column_int(st, 19), col(st, 17));
-  if (*col(st, 18))
-    af_buf_printf(out, "reproducer (.mlir):\n%s", col(st, 18));
-  if (*col(st, 12))
-    af_buf_printf(out, "trace excerpt:\n%s", col(st, 12));
+                  results__col(st, 16), results__col(st, 14));
+  if (*results__col(st, 17))
+    af_buf_printf(out, "minimized case (%d ops):\n%s", sqlite3_column_int(st, 19),
+                  results__col(st, 17));
+  if (*results__col(st, 18))
+    af_buf_printf(out, "reproducer (.mlir):\n%s", results__col(st, 18));
+  if (*results__col(st, 12))
+    af_buf_printf(out, "trace excerpt:\n%s", results__col(st, 12));
   sqlite3_finalize(st);
   return 0;
 }
@@ -677,7 +684,7 @@ int store_stats(Store *s, AfBuf *out, AfErr *err) {
   for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, q[i], -1, &st, NULL) != SQLITE_OK)
-      return db_err(s, err, "query failed");
+      return results__db_err(s, err, "query failed");
     while (sqlite3_step(st) == SQLITE_ROW) {
       if (i == 0) {
         long long ran = sqlite3_column_int64(st, 3), of = sqlite3_column_int64(st, 4);
@@ -689,7 +696,7 @@ int store_stats(Store *s, AfBuf *out, AfErr *err) {
                         100.0 * (double)ran / (double)of);
         af_buf_puts(out, "\n");
       } else
-        af_buf_printf(out, "%-36s %10lld %12lld\n", col(st, 0),
+        af_buf_printf(out, "%-36s %10lld %12lld\n", results__col(st, 0),
                       (long long)sqlite3_column_int64(st, 1),
                       (long long)sqlite3_column_int64(st, 2));
     }
@@ -698,242 +705,11 @@ int store_stats(Store *s, AfBuf *out, AfErr *err) {
   return 0;
 }
 
-static void xml_esc(AfBuf *b, const char *s) {
-  for (; *s; s++) {
-    switch (*s) {
-    case '<':
-      af_buf_puts(b, "&lt;");
-      break;
-    case '>':
-      af_buf_puts(b, "&gt;");
-      break;
-    case '&':
-      af_buf_puts(b, "&amp;");
-      break;
-    case '"':
-      af_buf_puts(b, "&quot;");
-      break;
-    case '\'':
-      af_buf_puts(b, "&#39;");
-      break;
-    default:
-      if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
-        af_buf_put(b, s, 1);
-    }
-  }
-}
-
-int store_export_json(Store *s, const StoreFilter *f, AfBuf *out, AfErr *err) {
-  sqlite3_stmt *st;
-  int rc = prepare_filtered(s, FINDING_COLS, f, NEW_FIRST, &st, err);
-  if (rc)
-    return rc;
-  af_buf_puts(out, "[");
-  int n = 0;
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    af_buf_printf(out, "%s\n  {\"id\": %lld, \"status\": ", n++ ? "," : "",
-                  (long long)sqlite3_column_int64(st, 0));
-    af_buf_json_str(out, col(st, 1));
-    af_buf_puts(out, ", \"class\": ");
-    af_buf_json_str(out, col(st, 2));
-    af_buf_puts(out, ", \"lowering\": ");
-    af_buf_json_str(out, col(st, 5));
-    af_buf_puts(out, ", \"signature\": ");
-    af_buf_json_str(out, col(st, 6));
-    af_buf_printf(out,
-                  ", \"count\": %lld, \"smallest_ops\": %d, \"first_seen\": %.0f, "
-                  "\"last_seen\": %.0f, \"repro_runs\": %d, \"repro_hits\": %d, \"detail\": ",
-                  (long long)sqlite3_column_int64(st, 3), sqlite3_column_int(st, 4),
-                  sqlite3_column_double(st, 7), sqlite3_column_double(st, 8),
-                  sqlite3_column_int(st, 9), sqlite3_column_int(st, 10));
-    af_buf_json_str(out, col(st, 11));
-    af_buf_puts(out, "}");
-  }
-  sqlite3_finalize(st);
-  af_buf_puts(out, "\n]\n");
-  return 0;
-}
-
-int store_export_junit(Store *s, const StoreFilter *f, AfBuf *out, AfErr *err) {
-  sqlite3_stmt *st;
-  int rc = prepare_filtered(s, FINDING_COLS, f, NEW_FIRST, &st, err);
-  if (rc)
-    return rc;
-  AfBuf body;
-  af_buf_init(&body);
-  int tests = 0, failures = 0, skipped = 0;
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    const char *status = col(st, 1);
-    tests++;
-    af_buf_puts(&body, "    <testcase classname=\"");
-    xml_esc(&body, *col(st, 5) ? col(st, 5) : "asyncfuzz");
-    af_buf_puts(&body, "\" name=\"");
-    xml_esc(&body, col(st, 6));
-    af_buf_puts(&body, "\">");
-    if (strcmp(status, "new") == 0) { /* a new finding fails the dashboard */
-      failures++;
-      af_buf_puts(&body, "\n      <failure type=\"");
-      xml_esc(&body, col(st, 2));
-      af_buf_printf(&body, "\" message=\"new %s finding, %lld occurrence(s)\">", col(st, 2),
-                    (long long)sqlite3_column_int64(st, 3));
-      xml_esc(&body, col(st, 11));
-      af_buf_puts(&body, "</failure>\n    ");
-    } else if (strcmp(status, "wontfix") == 0 || strcmp(status, "known") == 0) {
-      skipped++;
-      af_buf_printf(&body, "<skipped message=\"%s\"/>", status);
-    }
-    af_buf_puts(&body, "</testcase>\n");
-  }
-  sqlite3_finalize(st);
-  af_buf_printf(out,
-                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite "
-                "name=\"asyncfuzz\" tests=\"%d\" failures=\"%d\" skipped=\"%d\">\n",
-                tests, failures, skipped);
-  if (body.p)
-    af_buf_puts(out, body.p);
-  af_buf_puts(out, "  </testsuite>\n</testsuites>\n");
-  int oom = body.oom;
-  af_buf_free(&body);
-  return oom ? af_err_set(err, AF_ENOMEM, "out of memory") : 0;
-}
-
-int store_run_findings(Store *s, int64_t run, long *findings, AfErr *err) {
-  sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(s->db, "SELECT count(DISTINCT finding) FROM occurrences WHERE run = ?", -1,
-                         &st, NULL) != SQLITE_OK)
-    return db_err(s, err, "query failed");
-  sqlite3_bind_int64(st, 1, run);
-  *findings = 0;
-  if (sqlite3_step(st) == SQLITE_ROW)
-    *findings = (long)sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  return 0;
-}
-
-/* ---- the HTML report ---- */
-
-static void svg_bars(AfBuf *b, const char *title, const char *const *labels, const double *vals,
-                     int n, const char *unit) {
-  double max = 0;
-  for (int i = 0; i < n; i++)
-    if (vals[i] > max)
-      max = vals[i];
-  int w = 640, h = 40 + 22 * (n ? n : 1);
-  af_buf_printf(b, "<figure><figcaption>");
-  xml_esc(b, title);
-  af_buf_printf(b,
-                "</figcaption><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-                "height=\"%d\" role=\"img\">",
-                w, h);
-  for (int i = 0; i < n; i++) {
-    double bw = max > 0 ? vals[i] / max * 380 : 0;
-    af_buf_printf(b, "<text x=\"0\" y=\"%d\" font-size=\"12\">", 20 + 22 * i + 12);
-    xml_esc(b, labels[i]);
-    af_buf_printf(b,
-                  "</text><rect x=\"220\" y=\"%d\" width=\"%.1f\" height=\"16\" "
-                  "fill=\"#4a7ab7\"/><text x=\"%.1f\" y=\"%d\" font-size=\"12\">%.1f %s</text>",
-                  20 + 22 * i, bw, 226 + bw, 20 + 22 * i + 12, vals[i], unit);
-  }
-  if (n == 0)
-    af_buf_puts(b, "<text x=\"0\" y=\"32\" font-size=\"12\">no data</text>");
-  af_buf_puts(b, "</svg></figure>\n");
-}
-
-/* A bar chart of a query's (label, value) rows. */
-static int chart(Store *s, AfBuf *out, const char *title, const char *sql, const char *unit,
-                 AfErr *err) {
-  const char *labels[64];
-  char text[64][128];
-  double vals[64];
-  int n = 0;
-  sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-    return db_err(s, err, "query failed");
-  while (sqlite3_step(st) == SQLITE_ROW && n < 64) {
-    snprintf(text[n], sizeof text[n], "%s", col(st, 0));
-    labels[n] = text[n];
-    vals[n++] = sqlite3_column_double(st, 1);
-  }
-  sqlite3_finalize(st);
-  svg_bars(out, title, labels, vals, n, unit);
-  return 0;
-}
-
-int store_report_html(Store *s, AfBuf *out, AfErr *err) {
-  af_buf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                   "<title>asyncfuzz findings</title><style>"
-                   "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-                   "td,th{border:1px solid #bbb;padding:3px 6px;text-align:left;"
-                   "vertical-align:top}td.sig{font-family:monospace;max-width:60em;"
-                   "word-break:break-all}tr.new td{background:#fff3f0}</style></head><body>\n"
-                   "<h1>asyncfuzz findings</h1>\n");
-  AfBuf tmp;
-  af_buf_init(&tmp);
-  store_stats(s, &tmp, err);
-  af_buf_puts(out, "<pre id=\"stats\">");
-  xml_esc(out, tmp.p ? tmp.p : "");
-  af_buf_puts(out, "</pre>\n");
-  af_buf_free(&tmp);
-  /* the findings table, new first */
-  sqlite3_stmt *st;
-  int rc = prepare_filtered(s, FINDING_COLS, NULL, NEW_FIRST, &st, err);
-  if (rc)
-    return rc;
-  af_buf_puts(out, "<h2>Findings</h2>\n<table id=\"findings\"><thead><tr><th>id</th>"
-                   "<th>status</th><th>class</th><th>lowering</th><th>count</th>"
-                   "<th>smallest ops</th><th>reproduction</th><th>last seen (UTC)</th>"
-                   "<th>signature</th><th>detail</th></tr></thead><tbody>\n");
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    char t[32];
-    fmt_time(sqlite3_column_double(st, 8), t, sizeof t);
-    af_buf_printf(out, "<tr class=\"%s\"><td>%lld</td><td>",
-                  strcmp(col(st, 1), "new") == 0 ? "new" : "old",
-                  (long long)sqlite3_column_int64(st, 0));
-    xml_esc(out, col(st, 1));
-    af_buf_puts(out, "</td><td>");
-    xml_esc(out, col(st, 2));
-    af_buf_puts(out, "</td><td>");
-    xml_esc(out, col(st, 5));
-    af_buf_printf(out, "</td><td>%lld</td><td>%d</td><td>", (long long)sqlite3_column_int64(st, 3),
-                  sqlite3_column_int(st, 4));
-    if (sqlite3_column_int(st, 9) > 0)
-      af_buf_printf(out, "%d/%d", sqlite3_column_int(st, 10), sqlite3_column_int(st, 9));
-    af_buf_printf(out, "</td><td>%s</td><td class=\"sig\">", t);
-    xml_esc(out, col(st, 6));
-    af_buf_puts(out, "</td><td class=\"sig\">");
-    xml_esc(out, col(st, 11));
-    af_buf_puts(out, "</td></tr>\n");
-  }
-  sqlite3_finalize(st);
-  af_buf_puts(out, "</tbody></table>\n<h2>Charts</h2>\n");
-  static const char *const charts[][3] = {
-      {"findings per class", "SELECT class, count(*) FROM findings GROUP BY 1 ORDER BY 1", ""},
-      {"findings per lowering", "SELECT lowering, count(*) FROM findings GROUP BY 1 ORDER BY 1",
-       ""},
-      {"new findings by the day they were first seen",
-       "SELECT date(first_seen, 'unixepoch'), count(*) FROM findings GROUP BY 1"
-       " ORDER BY 1 DESC LIMIT 60",
-       ""},
-      {"throughput per run",
-       "SELECT 'run ' || id || ' ' || substr(datetime(started, 'unixepoch'), 1, 16) || ' ' ||"
-       " substr(coalesce(host, ''), 1, 20), cases / seconds FROM runs WHERE seconds > 0"
-       " ORDER BY started DESC LIMIT 40",
-       "cases/s"},
-  };
-  for (size_t c = 0; c < sizeof charts / sizeof charts[0]; c++) {
-    int rc2 = chart(s, out, charts[c][0], charts[c][1], charts[c][2], err);
-    if (rc2)
-      return rc2;
-  }
-  af_buf_puts(out, "</body></html>\n");
-  return out->oom ? af_err_set(err, AF_ENOMEM, "out of memory") : 0;
-}
-
 int store_tally(Store *s, int64_t run, const StoreTally *t, int n, AfErr *err) {
   if (n == 0)
     return 0;
   if (run1(s, "BEGIN IMMEDIATE", "") != SQLITE_DONE)
-    return db_err(s, err, "cannot record occurrences");
+    return results__db_err(s, err, "cannot record occurrences");
   double now = now_unix();
   for (int i = 0; i < n; i++) {
     if (t[i].hits <= 0)
@@ -967,7 +743,7 @@ int store_tally(Store *s, int64_t run, const StoreTally *t, int n, AfErr *err) {
     goto fail;
   return 0;
 fail:;
-  int rc = db_err(s, err, "cannot record occurrences");
+  int rc = results__db_err(s, err, "cannot record occurrences");
   run1(s, "ROLLBACK", "");
   return rc;
 }
@@ -978,7 +754,7 @@ int store_set_minimized(Store *s, const char *signature, const char *json, const
   snprintf(hash, sizeof hash, "%016llx", (unsigned long long)af_hash64(json, strlen(json)));
   snprintf(sd, sizeof sd, "%llu", (unsigned long long)seed);
   if (run1(s, "BEGIN IMMEDIATE", "") != SQLITE_DONE)
-    return db_err(s, err, "cannot store the minimized case");
+    return results__db_err(s, err, "cannot store the minimized case");
   if (run1(s, "INSERT OR IGNORE INTO cases(hash, json, mlir, seed, ops) VALUES(?,?,?,?,?)", "tttti",
            hash, json, mlir, sd, (int64_t)ops) != SQLITE_DONE ||
       run1(s,
@@ -986,7 +762,7 @@ int store_set_minimized(Store *s, const char *signature, const char *json, const
            " WHERE signature = ?",
            "tt", hash, signature) != SQLITE_DONE ||
       run1(s, "COMMIT", "") != SQLITE_DONE) {
-    int rc = db_err(s, err, "cannot store the minimized case");
+    int rc = results__db_err(s, err, "cannot store the minimized case");
     run1(s, "ROLLBACK", "");
     return rc;
   }

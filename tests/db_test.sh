@@ -75,6 +75,51 @@ grep -q "(known or wontfix in the database)" "$tmp/out" || bad "the known findin
 grep -qE "[1-9][0-9]* occurrence\(s\) of known or wontfix" "$tmp/out" || bad "known findings are not counted: $(tail -1 "$tmp/out")"
 [ "$(q "$db" 'SELECT count(*) FROM runs')" = 2 ] || bad "the second campaign is not a second run"
 
+# ---- steering away from known bugs ----
+# findings that name every op shape with two or more dependencies, marked known (a lowering's
+# verdicts, written by hand): a builtin fault that needs such an op then finds nothing, as the
+# generator draws every case with one again; --no-avoid finds the failures again
+s1=$tmp/steer.db
+"$af" campaign --cases 300 --seed 5 --lowering builtin:fault=drop_extra_deps --no-reduce --db "$s1" \
+  --out "$tmp/s0" --quiet > "$tmp/out" 2>&1
+[ $? -eq 1 ] || bad "steering: the fault campaign found nothing to begin with"
+for s in "gpu.launch_func async deps=2+" "gpu.memcpy async deps=2+" "gpu.memset async deps=2+" \
+  "gpu.wait async deps=2+" "gpu.wait deps=2+" "gpu.alloc async deps=2+" "gpu.dealloc async deps=2+"; do
+  q "$s1" "INSERT INTO findings(signature, class, lowering, status, count) VALUES('builtin:fault=drop_extra_deps|lowering_rejected|$s|written by the test', 'lowering_rejected', 'builtin:fault=drop_extra_deps', 'known', 0)"
+done
+# one of another lowering, and one that names no op shape: both ignored
+q "$s1" "INSERT INTO findings(signature, class, lowering, status, count) VALUES('mlir-opt|lowering_rejected|gpu.memcpy async deps=1|x', 'lowering_rejected', 'mlir-opt', 'known', 0), ('builtin:fault=drop_extra_deps|lowering_unconverted|unrealized_conversion_cast(i32 to index)', 'lowering_unconverted', 'builtin:fault=drop_extra_deps', 'known', 0)"
+"$af" campaign --cases 300 --seed 5 --lowering builtin:fault=drop_extra_deps --no-reduce --db "$s1" \
+  --out "$tmp/s1" > "$tmp/out" 2> "$tmp/err"
+rc=$?
+[ $rc -eq 0 ] || bad "steering: the known shapes were not avoided (exit $rc): $(grep 'campaign done' "$tmp/out")"
+grep -q "steering away from: gpu.launch_func async deps=2+ (known)" "$tmp/err" || bad "steering: the shapes avoided are not said"
+grep -q "memcpy async deps=1" "$tmp/err" && bad "steering: a finding of another lowering was followed"
+grep -qE '"avoided_cases": [1-9]' "$tmp/s1/summary.json" || bad "steering: summary.json counts no case drawn again"
+[ "$(grep -o '(known)' "$tmp/s1/summary.json" | wc -l)" -eq 7 ] || bad "steering: summary.json does not list the 7 shapes"
+grep -q "steering: [1-9][0-9]* case(s) drawn again to avoid 7 op shape(s) of bugs known or found" "$tmp/out" || bad "steering: no summary line"
+"$af" campaign --cases 300 --seed 5 --lowering builtin:fault=drop_extra_deps --no-reduce --db "$s1" \
+  --out "$tmp/s2" --no-avoid --quiet > "$tmp/out" 2>&1
+[ $? -eq 1 ] || bad "steering: --no-avoid still avoided"
+# with launches alone avoided, failures remain; each saved case, drawn again or not, records
+# the seed and knobs that made it: its regenerate command gives it back byte for byte
+s3=$tmp/steer3.db
+"$af" campaign --cases 1 --seed 5 --no-reduce --db "$s3" --out "$tmp/s3x" --quiet > /dev/null 2>&1
+q "$s3" "INSERT INTO findings(signature, class, lowering, status, count) VALUES('builtin:fault=drop_extra_deps|lowering_rejected|gpu.launch_func async deps=2+|by the test', 'lowering_rejected', 'builtin:fault=drop_extra_deps', 'known', 0)"
+"$af" campaign --cases 300 --seed 5 --lowering builtin:fault=drop_extra_deps --no-reduce --db "$s3" \
+  --out "$tmp/s3" --quiet > "$tmp/out" 2>&1
+grep -qE '"avoided_cases": [1-9]' "$tmp/s3/summary.json" || bad "steering: no launch avoided"
+nregen=0
+for d in "$tmp"/s3/failures/*/; do
+  regen=$(sed -n 's/^regenerate: //p' "$d/info.txt")
+  (cd "$tmp" && PATH="$(dirname "$af"):$PATH" bash -c "$regen -o $d/regen.json" > /dev/null 2>&1)
+  cmp -s "$d/regen.json" "$d/smallest.json" || bad "steering: $regen does not give $(basename "$d")'s smallest case"
+  grep -q '"kernel"' "$d/smallest.json" && grep -qE '"op": "launch"[^}]*"deps": \["t[0-9]+", "t' "$d/smallest.json" \
+    && bad "steering: a saved case has a launch with two dependencies"
+  nregen=$((nregen + 1))
+done
+[ "$nregen" -gt 0 ] || bad "steering: no failure to regenerate"
+
 # ---- errors ----
 printf 'hello, not a database at all; just text that is long enough\n' > "$tmp/text.db"
 "$af" db list --db "$tmp/text.db" > "$tmp/out" 2>&1

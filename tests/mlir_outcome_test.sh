@@ -109,6 +109,14 @@ grep -q "\"name\": \"mlir-opt\".*\"executed_cases\": $ran}" "$tmp/camp/summary.j
 [ -n "$ran" ] && [ "$ran" -le 40 ] || bad "campaign summary: executed_cases '$ran'"
 grep -qF "reached execution: $ran of 40 cases" "$tmp/out" || bad "campaign output lacks the share that ran"
 [ "$(sqlite3 "$tmp/camp/results.db" 'SELECT executed FROM runs')" = "$ran" ] || bad "the run's row lacks executed = $ran"
+# --avoid-found: after its first batches, the campaign steers away from the op shapes that
+# mlir-opt stopped cases on, so more of its cases run than without (2 of these 40)
+"$af" campaign --lowering mlir-opt --cases 40 --seed 5 --schedules eager --batch 8 --avoid-found \
+  --no-db --no-reduce --out "$tmp/campav" --quiet > "$tmp/out" 2>&1
+grep -qE '"avoided_shapes": \["[^"]*\(found\)' "$tmp/campav/summary.json" || bad "--avoid-found: no shape avoided"
+grep -qE '"avoided_cases": [1-9]' "$tmp/campav/summary.json" || bad "--avoid-found: no case drawn again"
+ran2=$(sed -n 's/.*"cases": 40, "executed_cases": \([0-9]*\),.*/\1/p' "$tmp/campav/summary.json")
+[ -n "$ran2" ] && [ -n "$ran" ] && [ "$ran2" -gt "$ran" ] || bad "--avoid-found: $ran2 cases ran, not more than $ran"
 # per case: a case mlir-opt rejects never runs; one it lowers does
 "$af" check "$src/corpus/launch-two-deps.json" "$src/tests/data/mlir-run-a.json" --lowering mlir-opt \
   --schedules eager --json > "$tmp/ex" 2> /dev/null

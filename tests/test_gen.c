@@ -219,7 +219,58 @@ static void test_render_is_deterministic(void) {
   gen_case_free(&c);
 }
 
+/* Op shapes as the mlir-opt lowering's verdicts name them, and matching them against ops. */
+static void test_op_shapes(void) {
+  GenShape s;
+  CHECK_EQ(gen_shape_parse("gpu.launch_func async deps=2+|failed to legalize", &s), 0);
+  CHECK_EQ(s.kind, GEN_OP_LAUNCH);
+  CHECK_EQ(s.async, 1);
+  CHECK_EQ(s.deps, 2);
+  CHECK_EQ(gen_shape_parse("gpu.alloc", &s), 0); /* synchronous (or host_shared), any deps */
+  CHECK_EQ(s.kind, GEN_OP_ALLOC);
+  CHECK_EQ(s.async, 0);
+  CHECK_EQ(s.deps, -1);
+  CHECK_EQ(gen_shape_parse("gpu.alloc async deps=0", &s), 0);
+  CHECK_EQ(s.async, 1);
+  CHECK_EQ(s.deps, 0);
+  CHECK_EQ(gen_shape_parse("gpu.wait deps=1", &s), 0);
+  CHECK_EQ(s.kind, GEN_OP_HOST_WAIT);
+  CHECK_EQ(s.deps, 1);
+  CHECK_EQ(gen_shape_parse("gpu.wait async deps=0", &s), 0);
+  CHECK_EQ(s.kind, GEN_OP_WAIT_ASYNC);
+  CHECK_EQ(gen_shape_parse("unrealized_conversion_cast(i32 to index)", &s), -1);
+  CHECK_EQ(gen_shape_parse("async.execute", &s), -1);
+  CHECK_EQ(gen_shape_parse("gpu.launch_funcx async", &s), -1);
+  CHECK_EQ(gen_shape_parse("gpu.launch_func", &s), -1); /* never synchronous */
+  /* against ops */
+  GenOp launch2 = {.kind = GEN_OP_LAUNCH, .ndeps = 3},
+        launch1 = {.kind = GEN_OP_LAUNCH, .ndeps = 1};
+  GenOp salloc = {.kind = GEN_OP_ALLOC, .async = 0, .mode = GEN_ALLOC_HOST_SHARED};
+  GenOp aalloc = {.kind = GEN_OP_ALLOC, .async = 1, .ndeps = 0};
+  GenShape l2 = {GEN_OP_LAUNCH, 1, 2}, sa = {GEN_OP_ALLOC, 0, -1};
+  CHECK(gen_op_has_shape(&launch2, &l2));
+  CHECK(!gen_op_has_shape(&launch1, &l2));
+  CHECK(gen_op_has_shape(&salloc, &sa));
+  CHECK(!gen_op_has_shape(&aalloc, &sa));
+  /* a generated case: it has each shape of its own ops, and none of a kind it lacks */
+  GenConfig cfg;
+  gen_config_default(&cfg);
+  GenCase c;
+  AfErr err = {0};
+  CHECK_EQ(gen_generate(&c, 42, &cfg, &err), 0);
+  int nl = 0;
+  for (int i = 0; i < c.nops; i++)
+    if (c.ops[i].kind == GEN_OP_LAUNCH && c.ops[i].ndeps >= 2)
+      nl++;
+  CHECK_EQ(gen_case_has_shape(&c, &l2, 1), nl > 0);
+  GenShape none = {GEN_OP__COUNT, 0, -1};
+  CHECK(!gen_case_has_shape(&c, &none, 1));
+  CHECK(!gen_case_has_shape(&c, &l2, 0));
+  gen_case_free(&c);
+}
+
 int main(void) {
+  test_op_shapes();
   test_determinism();
   test_validity_grid();
   test_shapes();

@@ -1,0 +1,40 @@
+/*
+ * store_int.h: internals of results/, shared by store.c (the database) and report.c (exports
+ * and the HTML report). Nothing outside results/ includes it.
+ */
+#ifndef RESULTS_STORE_INT_H
+#define RESULTS_STORE_INT_H
+
+#include "store.h"
+
+#include <sqlite3.h>
+
+/* prepared statements of the hot path, keyed by their (static) SQL text's address */
+#define STORE_CACHE 16
+
+struct Store {
+  sqlite3 *db;
+  int version;
+  char path[1024];
+  struct {
+    const char *sql;
+    sqlite3_stmt *st;
+  } cache[STORE_CACHE];
+};
+
+#define FINDING_COLS                                                                               \
+  "SELECT id, status, class, count, coalesce(smallest_ops, 0), lowering, signature, first_seen,"   \
+  " last_seen, repro_runs, repro_hits, detail FROM findings"
+#define NEW_FIRST " ORDER BY (status = 'new') DESC, last_seen DESC, id"
+
+/* Sets err from SQLite's last error on s (the path, what failed, the message); AF_EIO. */
+int results__db_err(Store *s, AfErr *err, const char *what);
+/* Prepares head + the filter's WHERE clause + tail. */
+int results__prepare_filtered(Store *s, const char *head, const StoreFilter *f, const char *tail,
+                              sqlite3_stmt **st, AfErr *err);
+/* Column i of the current row as text ("" for NULL). */
+const char *results__col(sqlite3_stmt *st, int i);
+/* A unix time as "YYYY-MM-DD HH:MM" (UTC). */
+void results__fmt_time(double t, char *out, size_t n);
+
+#endif
