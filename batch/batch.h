@@ -29,7 +29,7 @@
 /* ---- compiling ---- */
 
 typedef struct BatchCompiled {
-  int ncases, ncompiled;
+  int ncompiled;
   char so[4200];   /* DIR/batch.so, when ncompiled > 0 */
   char kept[4096]; /* the temporary directory, kept because $ASYNCFUZZ_KEEP_TMP is set, or "" */
 } BatchCompiled;

@@ -213,7 +213,6 @@ static int make_dir(const char *d, AfErr *err) {
 int batch_compile(const LowerSpec *spec, const GenCase *cases, const char *const *sources, int n,
                   const char *out, BatchCompiled *res, AfErr *err) {
   memset(res, 0, sizeof *res);
-  res->ncases = n;
   Tools t;
   int rc = find_tools(spec, &t, err);
   if (rc)

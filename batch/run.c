@@ -224,8 +224,7 @@ static void set_env(const Batch *b, const CheckOpts *o) {
   setenv("ASYNCFUZZ_SCHEDULES", sv, 1);
   setenv("ASYNCFUZZ_TRACE_DIR", b->tdir, 1);
   setenv("ASYNCFUZZ_MEMFREE_SYNC", o->memfree_sync ? "1" : "0", 1);
-  setenv("ASYNCFUZZ_BACKEND",
-         o->backend == RT_BACKEND_CUDA ? (o->raw_handles ? "cuda:raw" : "cuda") : "sim", 1);
+  setenv("ASYNCFUZZ_BACKEND", check_backend_name(o), 1);
   char spin[32];
   snprintf(spin, sizeof spin, "%d", o->spin > 0 ? o->spin : 0);
   setenv("ASYNCFUZZ_SPIN", spin, 1);
@@ -375,10 +374,6 @@ int batch_judge(Batch *b, int i, const CheckOpts *o, CheckResult *res, AfErr *er
   return rc;
 }
 
-static const char *backend_name(const CheckOpts *o) {
-  return o->backend == RT_BACKEND_CUDA ? (o->raw_handles ? "cuda:raw" : "cuda") : "sim";
-}
-
 int batch_db_begin(const Batch *b, Store *db, const char *scheds, uint64_t seed, const CheckOpts *o,
                    const char *dev, int64_t *run_id, AfErr *err) {
   StoreRun run;
@@ -390,7 +385,7 @@ int batch_db_begin(const Batch *b, Store *db, const char *scheds, uint64_t seed,
            "{\"batch\": true, \"schedules\": \"%s\", \"seed\": %llu, \"memfree_sync\": %s, "
            "\"checker\": %s, \"backend\": \"%s\", \"spin\": %d}",
            scheds, (unsigned long long)seed, o->memfree_sync ? "true" : "false",
-           o->no_checker ? "false" : "true", backend_name(o), o->spin);
+           o->no_checker ? "false" : "true", check_backend_name(o), o->spin);
   return store_run_begin(db, &run, run_id, err);
 }
 
@@ -412,7 +407,7 @@ int batch_db_record(const Batch *b, Store *db, int64_t run_id, int i, const Chec
   oc.detail = v->detail;
   oc.lowering_version = spec->version;
   oc.pipeline = spec->pipeline;
-  oc.backend = backend_name(o);
+  oc.backend = check_backend_name(o);
   oc.schedule = sched;
   oc.case_seed = bc->c.seed;
   oc.case_ops = bc->c.nops;

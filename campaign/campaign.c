@@ -32,7 +32,7 @@ static int stopped(const Campaign *k) {
 static void progress(Campaign *k, int final) {
   if (k->hooks && k->hooks->progress) {
     k->st.elapsed = campaign__now() - k->t0;
-    k->st.nspecs = k->nspecs;
+    k->st.nspecs = k->c.nspecs;
     k->st.signatures = k->nsigs;
     k->hooks->progress(&k->st, final, k->hooks->ctx);
   }
@@ -48,14 +48,14 @@ static void json_esc(FILE *f, const char *s) {
 
 static int write_summary(Campaign *k, double el) {
   char path[4096], tmp[4200];
-  snprintf(path, sizeof path, "%s/summary.json", k->out);
+  snprintf(path, sizeof path, "%s/summary.json", k->c.out);
   snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid()); /* workers share DIR */
   FILE *f = fopen(tmp, "w");
   if (f == NULL)
     return -1;
   fprintf(f, "{\"asyncfuzz_version\": \"%s\", \"lowerings\": [", ASYNCFUZZ_VERSION);
-  for (int i = 0; i < k->nspecs; i++) {
-    const LowerSpec *sp = &k->specs[i];
+  for (int i = 0; i < k->c.nspecs; i++) {
+    const LowerSpec *sp = &k->c.specs[i];
     fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
     json_esc(f, sp->name);
     fprintf(f, ", \"version\": ");
@@ -94,7 +94,7 @@ static int write_summary(Campaign *k, double el) {
     fprintf(f,
             ", \"class\": \"%s\", \"lowering\": \"%s\", \"count\": %ld, \"smallest_ops\": %d, "
             "\"dir\": \"failures/%s\", \"known\": %s}",
-            oracle_verdict_name(s->f.cls), k->specs[s->f.low].name, s->f.count, s->f.smallest_ops,
+            oracle_verdict_name(s->f.cls), k->c.specs[s->f.low].name, s->f.count, s->f.smallest_ops,
             s->f.dir, s->f.suppressed ? "true" : "false");
   }
   fprintf(f, "\n]}\n");
@@ -107,7 +107,7 @@ static int first_cls(const CheckResult *r) {
 
 static void note_differ(Campaign *k, const CheckResult *const *res, uint64_t seed) {
   int differ = 0;
-  for (int i = 1; i < k->nspecs; i++)
+  for (int i = 1; i < k->c.nspecs; i++)
     differ |= first_cls(res[i]) != first_cls(res[0]);
   if (!differ)
     return;
@@ -115,8 +115,8 @@ static void note_differ(Campaign *k, const CheckResult *const *res, uint64_t see
   char what[160];
   size_t n = 0;
   what[0] = '\0';
-  for (int i = 0; i < k->nspecs && n < sizeof what; i++) {
-    int w = snprintf(what + n, sizeof what - n, "%s%s=%s", i ? " " : "", k->specs[i].name,
+  for (int i = 0; i < k->c.nspecs && n < sizeof what; i++) {
+    int w = snprintf(what + n, sizeof what - n, "%s%s=%s", i ? " " : "", k->c.specs[i].name,
                      oracle_verdict_name(first_cls(res[i])));
     n += w > 0 ? (size_t)w : 0;
   }
@@ -195,8 +195,8 @@ static int read_state(const char *out, uint64_t *seed) {
 static void tools_json(const Campaign *k, char *out, size_t n) {
   size_t len = 0;
   out[0] = '\0';
-  for (int i = 0; i < k->nspecs && len < n; i++) {
-    const LowerSpec *sp = &k->specs[i];
+  for (int i = 0; i < k->c.nspecs && len < n; i++) {
+    const LowerSpec *sp = &k->c.specs[i];
     int w = snprintf(
         out + len, n - len, "%s{\"lowering\": \"%s\", \"version\": \"%s\"%s%s%s}", i ? ", " : "[",
         sp->name, lower_version(sp), sp->kind == LOWER_MLIR_OPT ? ", \"pipeline\": \"" : "",
@@ -269,7 +269,7 @@ static int gen_batch(Campaign *k, int w, int jobs, uint64_t *next, int n, GenCas
     if (rc) { /* a generator bug: keep the evidence and stop */
       campaign__problem(k, "case seed %llu: %s", (unsigned long long)cseed, err.msg);
       char path[4096];
-      snprintf(path, sizeof path, "%s/invalid-case-%llu.json", k->out, (unsigned long long)cseed);
+      snprintf(path, sizeof path, "%s/invalid-case-%llu.json", k->c.out, (unsigned long long)cseed);
       AfErr e2 = {0};
       if (cases[j].nops)
         gen_case_save(&cases[j], path, &e2);
@@ -286,16 +286,16 @@ static int gen_batch(Campaign *k, int w, int jobs, uint64_t *next, int n, GenCas
 static int check_batch(Campaign *k, GenCase *cases, OracleExpected **es, const GenCase **cp, int n,
                        CheckResult *res) {
   AfErr err = {0};
-  for (int l = 0; l < k->nspecs; l++) {
+  for (int l = 0; l < k->c.nspecs; l++) {
     CheckResult *r = res + (size_t)l * (size_t)k->batch;
     int rc = 0;
     Schedule s[CHECK_MAX_SCHED];
-    if (k->specs[l].kind == LOWER_MLIR_OPT) {
+    if (k->c.specs[l].kind == LOWER_MLIR_OPT) {
       for (int j = 0; j < k->nsched; j++) {
         s[j] = k->sched[j];
         s[j].seed = af_mix64(cases[0].seed, (uint64_t)j + 1);
       }
-      rc = check_cases(cp, n, &k->specs[l], s, k->nsched, (const OracleExpected *const *)es,
+      rc = check_cases(cp, n, &k->c.specs[l], s, k->nsched, (const OracleExpected *const *)es,
                        &k->c.opts, r, &err);
     } else {
       for (int j = 0; j < n && rc == 0; j++) {
@@ -303,11 +303,11 @@ static int check_batch(Campaign *k, GenCase *cases, OracleExpected **es, const G
           s[q] = k->sched[q];
           s[q].seed = af_mix64(cases[j].seed, (uint64_t)q + 1);
         }
-        rc = check_case(&cases[j], &k->specs[l], s, k->nsched, es[j], &k->c.opts, &r[j], &err);
+        rc = check_case(&cases[j], &k->c.specs[l], s, k->nsched, es[j], &k->c.opts, &r[j], &err);
       }
     }
     if (rc) {
-      campaign__problem(k, "lowering %s, cases from seed %llu: %s", k->specs[l].name,
+      campaign__problem(k, "lowering %s, cases from seed %llu: %s", k->c.specs[l].name,
                         (unsigned long long)cases[0].seed, err.msg);
       return -1;
     }
@@ -322,7 +322,7 @@ static int record_batch(Campaign *k, GenCase *cases, OracleExpected **es, int n,
     k->st.cases++;
     const CheckResult *rs[CAMPAIGN_MAX_LOWERINGS];
     int executed = 1;
-    for (int l = 0; l < k->nspecs; l++) {
+    for (int l = 0; l < k->c.nspecs; l++) {
       const CheckResult *r = &res[(size_t)l * (size_t)k->batch + (size_t)j];
       rs[l] = r;
       executed &= r->executed != 0;
@@ -332,7 +332,7 @@ static int record_batch(Campaign *k, GenCase *cases, OracleExpected **es, int n,
         return -1;
     }
     k->st.executed += executed;
-    if (k->nspecs > 1)
+    if (k->c.nspecs > 1)
       note_differ(k, rs, cases[j].seed);
   }
   return 0;
@@ -345,7 +345,7 @@ static int loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int s
   GenCase *cases = af_calloc((size_t)B, sizeof *cases);
   OracleExpected **es = af_calloc((size_t)B, sizeof *es);
   const GenCase **cp = af_calloc((size_t)B, sizeof *cp);
-  CheckResult *res = af_calloc((size_t)B * (size_t)k->nspecs, sizeof *res);
+  CheckResult *res = af_calloc((size_t)B * (size_t)k->c.nspecs, sizeof *res);
   if (!cases || !es || !cp || !res) {
     campaign__problem(k, "out of memory");
     ex = -1;
@@ -373,7 +373,7 @@ static int loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int s
       if (show)
         progress(k, 0);
       if (jobs == 1)
-        write_state(k->out, k->c.seed, 1, slots);
+        write_state(k->c.out, k->c.seed, 1, slots);
       next_report = t + period;
     }
     int n = B, ngen;
@@ -475,10 +475,10 @@ static int workers_wait(Campaign *k, const pid_t *pids, int started, int jobs, S
     }
     memset(k->executed_per, 0, sizeof k->executed_per);
     for (int i = 0; i < jobs; i++)
-      for (int l = 0; l < k->nspecs; l++)
+      for (int l = 0; l < k->c.nspecs; l++)
         k->executed_per[l] += sl[i].executed_per[l];
     progress(k, alive == 0);
-    write_state(k->out, k->c.seed, jobs, sl);
+    write_state(k->c.out, k->c.seed, jobs, sl);
   }
   double el = campaign__now() - k->t0;
   for (int i = 0; i < started; i++)
@@ -498,7 +498,7 @@ static int workers_wait(Campaign *k, const pid_t *pids, int started, int jobs, S
   }
   k->nsigs = 0; /* the workers' signatures are in the database and under failures/ */
   if (write_summary(k, el) != 0) {
-    campaign__problem(k, "cannot write %s/summary.json", k->out);
+    campaign__problem(k, "cannot write %s/summary.json", k->c.out);
     failed = 1;
   }
   k->st.elapsed = el;
@@ -515,13 +515,13 @@ static int run_here(Campaign *k, Slot *slots, CampaignResult *res) {
     campaign__problem(k, "%s", err.msg);
     failed = 1;
   }
-  write_state(k->out, k->c.seed, 1, slots);
+  write_state(k->c.out, k->c.seed, 1, slots);
   progress(k, 1);
   for (int i = 0; i < k->nsigs; i++)
     if (!k->sigs[i].f.suppressed && campaign__write_info(k, &k->sigs[i]) != 0)
       failed = 1;
   if (write_summary(k, el) != 0) {
-    campaign__problem(k, "cannot write %s/summary.json", k->out);
+    campaign__problem(k, "cannot write %s/summary.json", k->c.out);
     failed = 1;
   }
   k->st.elapsed = el;
@@ -570,7 +570,6 @@ int campaign_run(Campaign *k, const CampaignHooks *hooks, CampaignResult *res, A
   for (int i = 0; i < k->nsigs; i++)
     k->found[i] = k->sigs[i].f;
   res->st = k->st;
-  memcpy(res->executed_per, k->executed_per, sizeof res->executed_per);
   res->st.signatures = jobs > 1 ? -1 : k->nsigs;
   res->stopped = stopped(k);
   res->findings = k->found;
@@ -590,13 +589,10 @@ int campaign_open(const CampaignConfig *cfg, int resume, Campaign **out, uint64_
   if (k == NULL)
     return af_err_set(err, AF_ENOMEM, "out of memory");
   k->c = *cfg;
-  k->out = cfg->out;
-  k->specs = cfg->specs;
-  k->nspecs = cfg->nspecs;
   k->run_id = -1;
   int any_mlir = 0;
-  for (int i = 0; i < k->nspecs; i++)
-    any_mlir |= k->specs[i].kind == LOWER_MLIR_OPT;
+  for (int i = 0; i < k->c.nspecs; i++)
+    any_mlir |= k->c.specs[i].kind == LOWER_MLIR_OPT;
   k->batch = any_mlir ? cfg->batch : 1;
   int rc = check_parse_schedules(cfg->sched_spec, 0, k->sched, CHECK_MAX_SCHED, &k->nsched, err);
   if (rc == 0) { /* the knobs give cases */
@@ -605,13 +601,13 @@ int campaign_open(const CampaignConfig *cfg, int resume, Campaign **out, uint64_
       rc = AF_EUSAGE;
     gen_case_free(&probe);
   }
-  if (rc == 0 && campaign__mkdir_p(k->out) != 0)
-    rc = af_err_set(err, AF_EIO, "cannot create %s: %s", k->out, strerror(errno));
-  if (rc == 0 && resume && read_state(k->out, &k->c.seed) != 0)
+  if (rc == 0 && campaign__mkdir_p(k->c.out) != 0)
+    rc = af_err_set(err, AF_EIO, "cannot create %s: %s", k->c.out, strerror(errno));
+  if (rc == 0 && resume && read_state(k->c.out, &k->c.seed) != 0)
     rc = af_err_set(err, AF_EUSAGE,
                     "--resume: no campaign to resume in %s (campaign-state.json missing or "
                     "unreadable)",
-                    k->out);
+                    k->c.out);
   if (rc == 0 && cfg->db_path)
     rc = open_db(k, err);
   if (rc) {

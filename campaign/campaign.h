@@ -92,9 +92,8 @@ typedef struct CampaignDiffer {
 
 typedef struct CampaignResult {
   CampaignStatus st;
-  long executed_per[CAMPAIGN_MAX_LOWERINGS]; /* cases that reached execution, per lowering */
-  int stopped;                               /* *stop ended it */
-  int workers;                               /* the worker processes started (0: none, jobs == 1) */
+  int stopped;                     /* *stop ended it */
+  int workers;                     /* the worker processes started (0: none, jobs == 1) */
   const CampaignFinding *findings; /* this process's (none with workers: see the database) */
   int nfindings;
   const CampaignDiffer *differ;

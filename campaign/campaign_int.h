@@ -40,10 +40,7 @@ typedef struct Slot {
 
 struct Campaign {
   CampaignConfig c; /* the configuration (seed: the first one, after resume) */
-  const char *out;
-  const LowerSpec *specs;
-  int nspecs;
-  int batch; /* cases per batch: c.batch with an mlir-opt lowering, else 1 */
+  int batch;        /* cases per batch: c.batch with an mlir-opt lowering, else 1 */
   Schedule sched[CHECK_MAX_SCHED];
   int nsched;
   const CampaignHooks *hooks;
@@ -61,7 +58,6 @@ struct Campaign {
   double deadline; /* campaign__now() time the campaign ends (0: by case count) */
   Store *db;       /* NULL: no database */
   int64_t run_id;
-  int failed; /* something could not be written */
 };
 
 /* Reports a problem to the hooks ("asyncfuzz campaign: " is the caller's prefix). */

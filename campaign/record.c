@@ -26,13 +26,13 @@ static void knobs_cmdline(const GenConfig *g, char *out, size_t n) {
 
 int campaign__write_info(Campaign *k, const Sig *s) {
   char path[4096], tmp[4200];
-  snprintf(path, sizeof path, "%s/failures/%s/info.txt", k->out, s->f.dir);
+  snprintf(path, sizeof path, "%s/failures/%s/info.txt", k->c.out, s->f.dir);
   snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid()); /* workers share DIR */
   FILE *f = fopen(tmp, "w");
   if (f == NULL)
     return -1;
   char fs[64], ss[64], knobs[512];
-  const LowerSpec *spec = &k->specs[s->f.low];
+  const LowerSpec *spec = &k->c.specs[s->f.low];
   check_schedule_str(&s->first_sched, fs, sizeof fs);
   check_schedule_str(&s->f.smallest_sched, ss, sizeof ss);
   knobs_cmdline(&s->knobs, knobs, sizeof knobs);
@@ -58,17 +58,17 @@ int campaign__write_info(Campaign *k, const Sig *s) {
   const char *ba = check_backend_args(&k->c.opts);
   fprintf(f,
           "replay: asyncfuzz check %s/failures/%s/smallest.json --lowering %s --schedules %s%s\n",
-          k->out, s->f.dir, spec->arg, ss, ba);
+          k->c.out, s->f.dir, spec->arg, ss, ba);
   if (spec->kind == LOWER_MLIR_OPT)
     fprintf(f,
             "trace: ASYNCFUZZ_KEEP_TMP=1 asyncfuzz check %s/failures/%s/smallest.json "
             "--lowering %s --schedules %s%s (keeps the lowered module and traces)\n",
-            k->out, s->f.dir, spec->arg, ss, ba);
+            k->c.out, s->f.dir, spec->arg, ss, ba);
   else
     fprintf(f,
             "trace: asyncfuzz run %s/failures/%s/smallest.json --lowering %s --policy %s "
             "--sched-seed %llu --trace -%s\n",
-            k->out, s->f.dir, spec->arg, asyncfuzz_rt_policy_name(s->f.smallest_sched.policy),
+            k->c.out, s->f.dir, spec->arg, asyncfuzz_rt_policy_name(s->f.smallest_sched.policy),
             (unsigned long long)s->f.smallest_sched.seed, ba);
   fprintf(f, "regenerate: asyncfuzz gen --seed %llu %s\n", (unsigned long long)s->smallest_seed,
           knobs);
@@ -77,7 +77,7 @@ int campaign__write_info(Campaign *k, const Sig *s) {
 
 static int save_case(Campaign *k, const Sig *s, const GenCase *c, const char *name) {
   char path[4096];
-  snprintf(path, sizeof path, "%s/failures/%s/%s", k->out, s->f.dir, name);
+  snprintf(path, sizeof path, "%s/failures/%s/%s", k->c.out, s->f.dir, name);
   AfErr err = {0};
   if (gen_case_save(c, path, &err)) {
     campaign__problem(k, "%s", err.msg);
@@ -110,7 +110,7 @@ static int db_record(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s,
                      int with_case) {
   if (k->db == NULL)
     return 0;
-  const LowerSpec *spec = &k->specs[sig->f.low];
+  const LowerSpec *spec = &k->c.specs[sig->f.low];
   char sched[64], replay[2048], knobs[512];
   check_schedule_str(s, sched, sizeof sched);
   knobs_cmdline(&c->cfg, knobs, sizeof knobs);
@@ -173,7 +173,7 @@ int campaign__flush_tallies(Campaign *k) {
     Sig *g = &k->sigs[i];
     if (g->pending == 0)
       continue;
-    const LowerSpec *spec = &k->specs[g->f.low];
+    const LowerSpec *spec = &k->c.specs[g->f.low];
     t[n].signature = g->f.signature;
     t[n].lowering = spec->name;
     t[n].lowering_version = lower_version(spec);
@@ -196,7 +196,7 @@ int campaign__flush_tallies(Campaign *k) {
 /* Reduces a new finding's first case; writes minimized.json and reproducer.mlir next to it
  * and stores both on the finding. A reduction that fails is reported and skipped. */
 static int reduce_finding(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s) {
-  const LowerSpec *spec = &k->specs[sig->f.low];
+  const LowerSpec *spec = &k->c.specs[sig->f.low];
   if (k->c.reduce == 0 || (k->deadline > 0 && campaign__now() >= k->deadline))
     return 0;
   CheckSigTest t = {spec, s, 1, k->c.opts, sig->f.signature};
@@ -216,13 +216,13 @@ static int reduce_finding(Campaign *k, Sig *sig, const GenCase *c, const Schedul
   Verdict v;
   char path[4096], rel[4200];
   int rc = check_run_once(&out, spec, s, &k->c.opts, NULL, &v, &err);
-  snprintf(path, sizeof path, "%s/failures/%s/minimized.json", k->out, sig->f.dir);
+  snprintf(path, sizeof path, "%s/failures/%s/minimized.json", k->c.out, sig->f.dir);
   snprintf(rel, sizeof rel, "%s", path);
   char *mlir = rc == 0 ? check_reproducer(&out, spec, s, &v, rel) : NULL;
   char *json = gen_case_to_json(&out);
   if (rc == 0 && mlir && json && gen_case_save(&out, path, &err) == 0) {
     char mp[4096];
-    snprintf(mp, sizeof mp, "%s/failures/%s/reproducer.mlir", k->out, sig->f.dir);
+    snprintf(mp, sizeof mp, "%s/failures/%s/reproducer.mlir", k->c.out, sig->f.dir);
     FILE *f = fopen(mp, "w");
     if (f) {
       fputs(mlir, f);
@@ -296,7 +296,7 @@ int campaign__record(Campaign *k, int low, const GenCase *c, const Schedule *s, 
     CheckResult *again = af_malloc(sizeof *again);
     CheckOpts ro = k->c.opts;
     ro.stop_at_first = 0;
-    if (again && check_case(c, &k->specs[low], rs, runs, e, &ro, again, &err) == 0) {
+    if (again && check_case(c, &k->c.specs[low], rs, runs, e, &ro, again, &err) == 0) {
       sig->repro_runs = again->nsched;
       for (int j = 0; j < again->nsched; j++)
         sig->repro_hits += strcmp(again->verdict[j].signature, v->signature) == 0;
@@ -307,7 +307,7 @@ int campaign__record(Campaign *k, int low, const GenCase *c, const Schedule *s, 
     if (st < 0 && k->db == NULL)
       k->st.new_findings++; /* with a database, store_record says whether it is new to it */
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s/failures/%s", k->out, sig->f.dir);
+    snprintf(dir, sizeof dir, "%s/failures/%s", k->c.out, sig->f.dir);
     if (campaign__mkdir_p(dir) != 0) {
       campaign__problem(k, "cannot create %s: %s", dir, strerror(errno));
       return -1;

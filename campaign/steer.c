@@ -20,9 +20,9 @@ void campaign__avoid(Campaign *k, const char *signature, const char *cls, const 
   if (p2 == NULL)
     return;
   int ours = 0; /* a finding of another lowering says nothing of these */
-  for (int i = 0; i < k->nspecs && !ours; i++)
-    ours = strlen(k->specs[i].name) == (size_t)(p1 - signature) &&
-           strncmp(k->specs[i].name, signature, (size_t)(p1 - signature)) == 0;
+  for (int i = 0; i < k->c.nspecs && !ours; i++)
+    ours = strlen(k->c.specs[i].name) == (size_t)(p1 - signature) &&
+           strncmp(k->c.specs[i].name, signature, (size_t)(p1 - signature)) == 0;
   GenShape sh;
   if (!ours || gen_shape_parse(p2 + 1, &sh) != 0)
     return;

@@ -39,6 +39,8 @@ typedef struct CheckOpts {
   int isolate;       /* cuda, builtin lowering: run in the GPU child process (gpu_child.c) */
 } CheckOpts;
 
+/* "sim", "cuda" or "cuda:raw": the backend as runs and the database record it. */
+const char *check_backend_name(const CheckOpts *o);
 /* " --backend cuda --spin 4096": the backend options of replay commands ("" for the sim). */
 const char *check_backend_args(const CheckOpts *o);
 

@@ -57,11 +57,15 @@ int check_parse_schedules(const char *spec, uint64_t base_seed, Schedule *out, i
   return 0;
 }
 
+const char *check_backend_name(const CheckOpts *o) {
+  return o && o->backend == RT_BACKEND_CUDA ? (o->raw_handles ? "cuda:raw" : "cuda") : "sim";
+}
+
 const char *check_backend_args(const CheckOpts *o) {
   static _Thread_local char buf[80];
   buf[0] = '\0';
   if (o && o->backend == RT_BACKEND_CUDA) {
-    int k = snprintf(buf, sizeof buf, " --backend %s", o->raw_handles ? "cuda:raw" : "cuda");
+    int k = snprintf(buf, sizeof buf, " --backend %s", check_backend_name(o));
     if (o->spin > 0)
       snprintf(buf + k, sizeof buf - (size_t)k, " --spin %d", o->spin);
   }

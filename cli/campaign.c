@@ -260,7 +260,7 @@ int cmd_campaign(int argc, char **argv) {
       return ex;
   }
   CheckOpts *o = &c->opts;
-  c->backend = o->backend == RT_BACKEND_CUDA ? (o->raw_handles ? "cuda:raw" : "cuda") : "sim";
+  c->backend = check_backend_name(o);
   char device[400];
   int ex = cli_backend_start("campaign", o, device, sizeof device);
   if (ex)
