@@ -49,6 +49,7 @@ static int run_program(const LowerProgram *p, const GenCase *c, const LowerSpec 
   if (rc == AF_EDEADLOCK && v->cls == VERDICT_PASS) {
     v->cls = VERDICT_RUNTIME_ERROR;
     snprintf(v->signature, sizeof v->signature, "%s|runtime_error|deadlock", spec->name);
+    snprintf(v->victim, sizeof v->victim, "%s", v->signature);
     snprintf(v->detail, sizeof v->detail, "%s", err ? err->msg : "deadlock");
     if (err)
       af_err_clear(err);

@@ -97,6 +97,8 @@ char *check_reproducer(const GenCase *c, const LowerSpec *spec, const Schedule *
   const char *policy = asyncfuzz_rt_policy_name(s->policy);
   af_buf_printf(&b, "// asyncfuzz reproducer (%d ops), asyncfuzz %s\n", c->nops, ASYNCFUZZ_VERSION);
   af_buf_printf(&b, "// signature: %s\n", v->signature);
+  if (v->victim[0] && strcmp(v->victim, v->signature) != 0)
+    af_buf_printf(&b, "// detailed:  %s\n", v->victim);
   af_buf_printf(&b, "// found with lowering %s (%s), schedule %s@%llu, backend sim\n", spec->name,
                 lower_version(spec), policy, (unsigned long long)s->seed);
   af_buf_printf(&b, "// replay: asyncfuzz check %s --lowering %s --schedules %s@%llu\n",

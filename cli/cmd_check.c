@@ -118,7 +118,7 @@ int cmd_run(int argc, char **argv) {
   }
   printf("verdict: %s\n", oracle_verdict_name(v.cls));
   if (v.cls != VERDICT_PASS)
-    printf("signature: %s\ndetail: %s\n", v.signature, v.detail);
+    printf("signature: %s\ndetailed: %s\ndetail: %s\n", v.signature, v.victim, v.detail);
   if (!o.no_checker) {
     int ntrace;
     const RtRec *trace = asyncfuzz_rt_trace(&ntrace);
@@ -421,7 +421,8 @@ int cmd_check_trace(int argc, char **argv) {
       } else {
         af_buf_printf(&b, "verdict: %s\n", oracle_verdict_name(v.cls));
         if (v.cls != VERDICT_PASS)
-          af_buf_printf(&b, "signature: %s\ndetail: %s\n", v.signature, v.detail);
+          af_buf_printf(&b, "signature: %s\ndetailed: %s\ndetail: %s\n", v.signature, v.victim,
+                        v.detail);
         failed = v.cls != VERDICT_PASS;
       }
       oracle_expected_free(e);

@@ -39,6 +39,8 @@ void cli_check_json(AfBuf *b, const char *path, const LowerSpec *spec, const Che
                   v->obs_failed ? "true" : "false", v->rt_failed ? "true" : "false",
                   v->hb_failed ? "true" : "false", v->hb_errors);
     af_buf_json_str(b, v->cls == VERDICT_PASS ? "" : v->signature);
+    af_buf_puts(b, ", \"detailed_signature\": ");
+    af_buf_json_str(b, v->cls == VERDICT_PASS ? "" : v->victim[0] ? v->victim : v->signature);
     af_buf_puts(b, ", \"detail\": ");
     af_buf_json_str(b, v->detail);
     af_buf_puts(b, "}");
@@ -67,6 +69,8 @@ void cli_check_text(AfBuf *b, const char *path, const LowerSpec *spec, const Che
         af_buf_printf(b, "  [found by:%s%s%s]", v->obs_failed ? " observation" : "",
                       v->rt_failed ? " runtime-error" : "", v->hb_failed ? " checker" : "");
       af_buf_printf(b, "\n    signature: %s\n    ", v->signature);
+      if (v->victim[0] && strcmp(v->victim, v->signature) != 0)
+        af_buf_printf(b, "detailed:  %s\n    ", v->victim);
       for (const char *p = v->detail; *p; p++) { /* indent the detail's lines */
         af_buf_put(b, p, 1);
         if (*p == '\n')

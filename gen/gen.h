@@ -15,6 +15,7 @@
 #ifndef GEN_GEN_H
 #define GEN_GEN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../base/afbase.h"
@@ -191,6 +192,9 @@ typedef struct GenShape {
  * the MLIR spelling the renderer writes ("gpu.launch_func async deps=2+", "gpu.alloc"); the
  * text may go on after a '|'. 0 and *out, or -1 when it names no case op. */
 int gen_shape_parse(const char *text, GenShape *out);
+/* Op o's shape in that spelling ("gpu.launch_func async deps=2+", "gpu.wait deps=1"; the ops
+ * that are not gpu ops: "observe", "async.execute", "async.await"). */
+void gen_shape_format(const GenOp *o, char *out, size_t n);
 /* Whether op o has shape s. */
 int gen_op_has_shape(const GenOp *o, const GenShape *s);
 /* Whether case c has an op of one of shapes[0..n). */

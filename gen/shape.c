@@ -56,6 +56,23 @@ int gen_shape_parse(const char *text, GenShape *out) {
   return -1;
 }
 
+void gen_shape_format(const GenOp *o, char *out, size_t n) {
+  static const char *const names[GEN_OP__COUNT] = {
+      [GEN_OP_WAIT_ASYNC] = "gpu.wait",   [GEN_OP_ALLOC] = "gpu.alloc",
+      [GEN_OP_DEALLOC] = "gpu.dealloc",   [GEN_OP_MEMCPY] = "gpu.memcpy",
+      [GEN_OP_MEMSET] = "gpu.memset",     [GEN_OP_LAUNCH] = "gpu.launch_func",
+      [GEN_OP_HOST_WAIT] = "gpu.wait",    [GEN_OP_OBSERVE] = "observe",
+      [GEN_OP_EXECUTE] = "async.execute", [GEN_OP_AWAIT] = "async.await"};
+  const char *name = o->kind < GEN_OP__COUNT ? names[o->kind] : "?";
+  if (strncmp(name, "gpu.", 4) != 0) {
+    snprintf(out, n, "%s", name);
+    return;
+  }
+  int bucket = o->ndeps >= 2 ? 2 : o->ndeps;
+  snprintf(out, n, "%s%s deps=%d%s", name, op_async(o) ? " async" : "", bucket,
+           bucket == 2 ? "+" : "");
+}
+
 int gen_op_has_shape(const GenOp *o, const GenShape *s) {
   if (o->kind != s->kind || op_async(o) != s->async)
     return 0;

@@ -61,6 +61,7 @@ typedef struct H {
   Buf *dev, *host, *reg;
   int ndev, nhost, nreg;
   HbResult *res;
+  int act; /* the agent that performed the current record */
   int capreports;
   int oom;
 } H;
@@ -125,6 +126,7 @@ static void enqueue(H *h, int t, int sa) {
     *jv = h->ver[t] + 1; /* + 1: 0 means never joined */
   }
   row(h, sa)[sa]++;
+  h->act = sa;
 }
 
 static int thread_agent(const H *h, int tid) {
@@ -620,6 +622,7 @@ static void step(H *h, const RtRec *r) {
   int a = thread_agent(h, r->tid);
   uint32_t *v = row(h, a);
   v[a]++;
+  h->act = a;
   if (r->err) {
     refused(h, a, r);
     return;
@@ -644,9 +647,72 @@ static int cmp_report(const void *x, const void *y) {
   return a->kind - b->kind;
 }
 
+/* ---- what each case op knew (HbOptions.nops) ---- */
+
+static int know_alloc(H *h) {
+  HbResult *res = h->res;
+  res->nops = h->opt.nops;
+  res->nagents = h->A;
+  res->ntrace = h->n;
+  res->know = af_malloc(sizeof(uint32_t) * (size_t)res->nops * (size_t)h->A + 1);
+  res->known = af_calloc((size_t)res->nops, 1);
+  res->agent = af_malloc(sizeof(int32_t) * (size_t)h->n + 1);
+  res->clock = af_calloc((size_t)h->n + 1, sizeof(uint32_t));
+  if (!res->know || !res->known || !res->agent || !res->clock)
+    return AF_ENOMEM;
+  for (int i = 0; i < h->n; i++)
+    res->agent[i] = -1;
+  return 0;
+}
+
+static int is_access(int call) {
+  switch (call) {
+  case RT_CALL_MEMCPY:
+  case RT_CALL_MEMSET32:
+  case RT_CALL_MEMSET16:
+  case RT_CALL_LAUNCH_KERNEL:
+  case RT_CALL_OBSERVE:
+  case RT_CALL_MEM_FREE:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* After record i: its epoch, and the knowledge of its op unless an access already set it. */
+static void know_note(H *h, int i) {
+  HbResult *res = h->res;
+  const RtRec *r = &h->t[i];
+  res->agent[i] = h->act;
+  res->clock[i] = row(h, h->act)[h->act];
+  int op = r->op;
+  if (op < 0 || op >= res->nops || res->known[op] == 2)
+    return;
+  uint32_t *k = res->know + (size_t)op * (size_t)h->A;
+  if (res->known[op] == 0 || (!r->err && is_access(r->call)))
+    memcpy(k, row(h, h->act), sizeof(uint32_t) * (size_t)h->A);
+  else /* the calls that implement an op without an access: what any of them knew */
+    join(h, k, row(h, h->act));
+  /* an async alloc's token is its stream: what the stream knew passes on to the token's users */
+  if (r->call == RT_CALL_MEM_ALLOC && r->nargs > 1 && RT_REF_KIND(r->args[1]) == RT_REF_STREAM)
+    join(h, k, row(h, stream_agent(h, r->args[1])));
+  res->known[op] = !r->err && is_access(r->call) ? 2 : 1;
+}
+
+int hb_op_knows(const HbResult *r, int op, int32_t seq) {
+  if (r == NULL || r->know == NULL || op < 0 || op >= r->nops || !r->known[op] || seq < 0 ||
+      seq >= r->ntrace || r->agent[seq] < 0)
+    return -1;
+  return r->know[(size_t)op * (size_t)r->nagents + (size_t)r->agent[seq]] >= r->clock[seq];
+}
+
 void hb_result_free(HbResult *r) {
   if (r == NULL)
     return;
+  af_free(r->know);
+  af_free(r->known);
+  af_free(r->agent);
+  af_free(r->clock);
   af_free(r->reports);
   af_free(r);
 }
@@ -735,9 +801,17 @@ int hb_check(const RtRec *trace, int n, const HbOptions *opt, HbResult **out, Af
     h.s_dseq[s] = -1;
   for (int e = 0; e <= h.nevents; e++)
     h.e_dseq[e] = -1;
+  if (h.opt.nops > 0 && know_alloc(&h)) {
+    rc = af_err_set(err, AF_ENOMEM, "out of memory in the happens-before checker");
+    goto out;
+  }
+  h.res->lenient_free = h.opt.lenient_free;
   for (int i = 0; i < n && !h.oom; i++)
-    if (trace[i].call != RT_CALL_EXEC && trace[i].call != RT_CALL_LEAK)
+    if (trace[i].call != RT_CALL_EXEC && trace[i].call != RT_CALL_LEAK) {
       step(&h, &trace[i]);
+      if (h.res->know)
+        know_note(&h, i);
+    }
   for (int s = 1; s < h.nstreams; s++)
     if (h.s_created[s] && !h.s_destroyed[s])
       report(&h, HB_LEAK_STREAM, HB_SUB_NONE, -1, h.s_seq[s], RT_REF(RT_REF_STREAM, s, 0), 0, 0, -1,

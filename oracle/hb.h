@@ -64,18 +64,34 @@ typedef struct HbOptions {
   /* Optional sizes of the trace's id spaces (RtSummary's max_*), which spare the checker a
    * pass over the trace; all 0: it scans. Ids beyond them count as unknown. */
   int nthreads, nstreams, nevents, nregions, nasync;
+  /* > 0: also record what each case op 0..nops-1 knew when it acted (HbResult's know), and
+   * each trace record's epoch, for hb_op_knows(). Costs a row copy per tagged record. */
+  int nops;
 } HbOptions;
 
 typedef struct HbResult {
   int nreports; /* errors and warnings, sorted by (seq2, seq1), deduplicated */
   HbReport *reports;
-  int nerrors;   /* reports whose kind is an error */
-  int truncated; /* more were found than max_reports */
+  int nerrors;      /* reports whose kind is an error */
+  int truncated;    /* more were found than max_reports */
+  int lenient_free; /* the option the trace was checked with */
+  /* With HbOptions.nops: per case op, the vector clock of the agent that performed its first
+   * memory access (or free) right after it, or for an op without one the join of those
+   * after each of its calls; per trace
+   * record, the agent that performed it and that agent's own clock after it. */
+  int nops, nagents, ntrace;
+  uint32_t *know;  /* nops x nagents */
+  uint8_t *known;  /* per op: 0 no call, 1 from a call without access, 2 from an access */
+  int32_t *agent;  /* per record */
+  uint32_t *clock; /* per record */
 } HbResult;
 
 /* Checks a trace. *out is owned by the caller (hb_result_free). 0 or AF_ENOMEM. */
 int hb_check(const RtRec *trace, int n, const HbOptions *opt, HbResult **out, AfErr *err);
 void hb_result_free(HbResult *r);
+/* With HbOptions.nops: whether case op `op`, when it acted, knew (happened after) trace
+ * record seq: 1 yes, 0 no, -1 unknown (the op made no call, or no knowledge was recorded). */
+int hb_op_knows(const HbResult *r, int op, int32_t seq);
 
 const char *hb_kind_name(int kind);
 int hb_kind_is_error(int kind);

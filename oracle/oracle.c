@@ -5,8 +5,17 @@
 
 #include "../runner/kernels.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+/* snprintf into a fixed field (a signature): truncation is fine there. */
+static void fmt_into(char *out, size_t n, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(out, n, fmt, ap);
+  va_end(ap);
+}
 
 static const char *const verdict_names[] = {
 #define ORACLE__VNAME(id, name) name,
@@ -191,9 +200,100 @@ static void op_word(const GenCase *c, int op, const RtRec *r, char *out, size_t 
   snprintf(out, n, "%s", r ? asyncfuzz_rt_call_name(r->call) : "-");
 }
 
-/* Class and signature of the checker report the verdict is built from. */
-static void hb_signature(const GenCase *c, const HbReport *r, const RtRec *trace, int ntrace,
-                         const char *lowering, Verdict *v) {
+/* An op's shape as a signature word: "gpu.launch_func async deps=2+@region". */
+static void shape_word(const GenCase *c, int op, char *out, size_t n) {
+  if (op < 0 || op >= c->nops) {
+    snprintf(out, n, "untagged");
+    return;
+  }
+  char shape[64];
+  gen_shape_format(&c->ops[op], shape, sizeof shape);
+  snprintf(out, n, "%s%s", shape, c->ops[op].ctx ? "@region" : "");
+}
+
+/* The case op of the call that created handle h (a stream or an event), or -1. */
+static int handle_maker(RtRef h, const RtRec *trace, int ntrace, int before) {
+  int k = RT_REF_KIND(h);
+  if (k != RT_REF_STREAM && k != RT_REF_EVENT)
+    return -1;
+  for (int i = (before < ntrace ? before : ntrace) - 1; i >= 0; i--)
+    if ((trace[i].call == RT_CALL_STREAM_CREATE || trace[i].call == RT_CALL_EVENT_CREATE) &&
+        RT_REF_KIND(trace[i].ret) == k && RT_REF_ID(trace[i].ret) == RT_REF_ID(h))
+      return trace[i].op;
+  return -1;
+}
+
+/* How a handle made by op `maker` reached op `user`: within one context, out of a region (a
+ * yielded value, awaited), or into one (a region input or capture). */
+static const char *handle_travel(const GenCase *c, int maker, int user) {
+  if (maker < 0 || maker >= c->nops || user < 0 || user >= c->nops)
+    return "unknown";
+  int cm = c->ops[maker].ctx, cu = c->ops[user].ctx;
+  if (cm == cu)
+    return "own-context";
+  for (int x = cm, guard = 0; x > 0 && guard <= c->nregions; guard++) {
+    x = x < c->nregions ? c->regions[x].parent : 0;
+    if (x == cu)
+      return "await-value";
+  }
+  return "region-input";
+}
+
+/* Which op destroyed a handle, relative to the op that made it. */
+static const char *destroyer_role(const GenCase *c, int destroyer, int maker) {
+  if (destroyer < 0 || destroyer >= c->nops)
+    return "untagged";
+  if (destroyer == maker)
+    return "its-maker";
+  const GenOp *o = &c->ops[destroyer];
+  if (o->kind == GEN_OP_HOST_WAIT)
+    return "host-wait";
+  return o->tok >= 0 ? "async-op" : "sync-op";
+}
+
+static int is_ordering(int kind) {
+  return kind == HB_DATA_RACE || kind == HB_HOST_READ_BEFORE_COMPLETE ||
+         kind == HB_HOST_WRITE_WHILE_IN_USE || kind == HB_USE_AFTER_FREE ||
+         kind == HB_USE_BEFORE_ALLOC || kind == HB_FREE_WHILE_IN_USE;
+}
+
+/* The cause of an ordering report: the case's link the execution lacked (cause.c), found by
+ * checking the trace again with what each case op knew. 0 or AF_ENOMEM. */
+static int ordering_cause(const GenCase *c, const HbReport *r, const RtRec *trace, int ntrace,
+                          int lenient_free, const char *lowering, Verdict *v) {
+  /* a use after free: the case orders the use before the dealloc, the run did not */
+  int uaf = r->kind == HB_USE_AFTER_FREE;
+  int from = uaf ? r->op2 : r->op1, to = uaf ? r->op1 : r->op2;
+  int32_t seq = uaf ? r->seq2 : r->seq1;
+  OracleLink l = {-1, -1, -1, -1};
+  if (from >= 0 && from < c->nops && to >= 0 && to < c->nops) {
+    HbOptions ho = {0};
+    ho.lenient_free = lenient_free;
+    ho.nops = c->nops;
+    HbResult *k = NULL;
+    AfErr err;
+    af_err_clear(&err);
+    if (hb_check(trace, ntrace, &ho, &k, &err))
+      return AF_ENOMEM;
+    int rc = oracle_missing_link(c, k, from, seq, to, &l);
+    hb_result_free(k);
+    if (rc)
+      return rc;
+  }
+  if (l.mech < 0) {
+    fmt_into(v->signature, sizeof v->signature, "%s|%s|unattributed|%s", lowering,
+             oracle_verdict_name(v->cls), hb_kind_name(r->kind));
+    return 0;
+  }
+  char words[160];
+  oracle_link_format(c, &l, words, sizeof words);
+  fmt_into(v->signature, sizeof v->signature, "%s|missing-edge|%s", lowering, words);
+  return 0;
+}
+
+/* Class, cause and victims of the checker report the verdict is built from. 0 or AF_ENOMEM. */
+static int hb_signature(const GenCase *c, const HbReport *r, const RtRec *trace, int ntrace,
+                        int lenient_free, const char *lowering, Verdict *v) {
   const RtRec *r1 = r->seq1 >= 0 && r->seq1 < ntrace ? &trace[r->seq1] : NULL;
   const RtRec *r2 = r->seq2 >= 0 && r->seq2 < ntrace ? &trace[r->seq2] : NULL;
   char w1[64], w2[64], kind[64];
@@ -201,6 +301,9 @@ static void hb_signature(const GenCase *c, const HbReport *r, const RtRec *trace
   op_word(c, r->op2, r2, w2, sizeof w2);
   snprintf(kind, sizeof kind, "%s%s%s", hb_kind_name(r->kind), r->subkind ? "." : "",
            r->subkind ? hb_subkind_name(r->subkind) : "");
+  char s1[96], s2[96];
+  shape_word(c, r->op1, s1, sizeof s1);
+  shape_word(c, r->op2, s2, sizeof s2);
   if (r->kind == HB_DATA_RACE || r->kind == HB_HOST_READ_BEFORE_COMPLETE ||
       r->kind == HB_HOST_WRITE_WHILE_IN_USE) {
     v->cls = VERDICT_RACE;
@@ -211,20 +314,67 @@ static void hb_signature(const GenCase *c, const HbReport *r, const RtRec *trace
       edge = c->ops[r->op1].ctx != c->ops[r->op2].ctx ? "cross-region"
              : r->agent2 >= 0                         ? "host-sync"
                                                       : "dependency";
-    snprintf(v->signature, sizeof v->signature, "%s|race|%s%s|%s->%s|%s->%s|%s", lowering,
+    fmt_into(v->victim, sizeof v->victim, "%s|race|%s%s|%s->%s|%s->%s|%s", lowering,
              case_ops ? "missing-edge|" : "", kind, w1, w2, r->agent1 >= 0 ? "host" : "stream",
              r->agent2 >= 0 ? "host" : "stream", edge);
   } else if (r->kind == HB_INVALID_HANDLE) {
     v->cls = VERDICT_RUNTIME_ERROR;
-    snprintf(v->signature, sizeof v->signature, "%s|runtime_error|%s|%s", lowering,
+    fmt_into(v->victim, sizeof v->victim, "%s|runtime_error|%s|%s", lowering,
              r2 ? asyncfuzz_rt_call_name(r2->call) : "-", kind);
+    fmt_into(v->signature, sizeof v->signature, "%s|misused-handle|%s|%s|via:%s", lowering,
+             handle_kind(r->buf), r->subkind == HB_SUB_WRONG_KIND ? "wrong-kind" : "not-a-handle",
+             handle_travel(c, handle_maker(r->buf, trace, ntrace, r->seq2), r->op2));
   } else if (r->kind == HB_LEAK_STREAM || r->kind == HB_LEAK_EVENT || r->kind == HB_LEAK_BUFFER) {
     v->cls = VERDICT_LIFETIME;
-    snprintf(v->signature, sizeof v->signature, "%s|lifetime|%s|made-by:%s", lowering, kind, w2);
+    fmt_into(v->victim, sizeof v->victim, "%s|lifetime|%s|made-by:%s", lowering, kind, w2);
+    fmt_into(v->signature, sizeof v->signature, "%s|lifetime|%s|made-by:%s", lowering, kind, s2);
   } else {
     v->cls = VERDICT_LIFETIME;
-    snprintf(v->signature, sizeof v->signature, "%s|lifetime|%s|%s->%s", lowering, kind, w1, w2);
+    fmt_into(v->victim, sizeof v->victim, "%s|lifetime|%s|%s->%s", lowering, kind, w1, w2);
+    if (r->kind == HB_USE_OF_DESTROYED_HANDLE) {
+      /* how the handle travelled and who destroyed it; the call that tripped is a victim */
+      int maker = handle_maker(r->buf, trace, ntrace, r->seq2);
+      fmt_into(v->signature, sizeof v->signature,
+               "%s|misused-handle|%s|used-after-destroy|via:%s|destroyed-by:%s", lowering,
+               handle_kind(r->buf), handle_travel(c, maker, r->op2),
+               destroyer_role(c, r->op1, maker));
+    } else if (!is_ordering(r->kind)) {
+      fmt_into(v->signature, sizeof v->signature, "%s|lifetime|%s|%s->%s", lowering, kind, s1, s2);
+    }
   }
+  if (is_ordering(r->kind))
+    return ordering_cause(c, r, trace, ntrace, lenient_free, lowering, v);
+  return 0;
+}
+
+/* The cause of a runtime error: for a handle the runtime refused, the op that made the handle
+ * and how it was misused; otherwise the error and the op whose call failed. */
+static void runtime_cause(const GenCase *c, const RtRec *r, RtRef given, const RtRec *trace,
+                          int ntrace, int refused_handle, char *out, size_t n) {
+  char w[96];
+  if (refused_handle) {
+    if (given == 0)
+      for (int a = 0; a < r->nargs && given == 0; a++) {
+        int k = RT_REF_KIND(r->args[a]);
+        if (k == RT_REF_STREAM || k == RT_REF_EVENT || k == RT_REF_NULL || k == RT_REF_BAD)
+          given = r->args[a];
+      }
+    const char *how = r->detail == RT_DETAIL_WRONG_KIND    ? "wrong-kind"
+                      : r->detail == RT_DETAIL_NULL_HANDLE ? "null"
+                                                           : "not-a-handle";
+    snprintf(out, n, "misused-handle|%s|%s|via:%s", handle_kind(given), how,
+             handle_travel(c, handle_maker(given, trace, ntrace, (int)r->seq), r->op));
+    return;
+  }
+  const RtRec *at = r;
+  if (r->call == RT_CALL_EXEC && r->cause < (uint32_t)ntrace)
+    at = &trace[r->cause];
+  if (at->op >= 0 && at->op < c->nops)
+    shape_word(c, at->op, w, sizeof w);
+  else
+    snprintf(w, sizeof w, "%s", asyncfuzz_rt_call_name(at->call));
+  snprintf(out, n, "runtime_error|%s|%s|%s", asyncfuzz_rt_error_name(r->err),
+           asyncfuzz_rt_detail_text(r->detail), w);
 }
 
 int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, int nobs,
@@ -290,7 +440,7 @@ int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, in
     snprintf(obs_detail, sizeof obs_detail, "%d observations made, %d expected", nobs, e->nobs);
   }
   /* runtime errors */
-  char rt_sig[200] = "";
+  char rt_sig[200] = "", rt_cause[200] = "";
   int refused_handle = 0;
   const RtRec *rerr = NULL;
   if (sum->nerrors > 0 && sum->first_error >= 0 && sum->first_error < ntrace) {
@@ -298,6 +448,7 @@ int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, in
     v->rt_failed = 1;
     v->error_seq = (int)r->seq;
     const char *arg = "";
+    RtRef given = 0;
     if (r->detail == RT_DETAIL_WRONG_KIND) {
       /* which handle was of the wrong kind */
       for (int a = 0; a < r->nargs; a++) {
@@ -308,6 +459,7 @@ int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, in
              (r->call == RT_CALL_STREAM_WAIT_EVENT && a == 1));
         if ((want_event && k != RT_REF_EVENT) || (!want_event && k == RT_REF_EVENT)) {
           arg = handle_kind(r->args[a]);
+          given = r->args[a];
           break;
         }
       }
@@ -321,33 +473,40 @@ int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, in
     snprintf(rt_sig, sizeof rt_sig, "runtime_error|%s|%s|%s%s%s", call,
              asyncfuzz_rt_error_name(r->err), asyncfuzz_rt_detail_text(r->detail),
              *arg ? "|given=" : "", arg);
+    runtime_cause(c, r, given, trace, ntrace, refused_handle, rt_cause, sizeof rt_cause);
   }
   /* the verdict: a refused handle first, then the checker, then runtime errors, then values */
   AfBuf b;
   af_buf_init(&b);
   if (v->rt_failed && (refused_handle || !v->hb_failed)) {
     v->cls = VERDICT_RUNTIME_ERROR;
-    snprintf(v->signature, sizeof v->signature, "%s|%s", lowering, rt_sig);
+    fmt_into(v->signature, sizeof v->signature, "%s|%s", lowering, rt_cause);
+    fmt_into(v->victim, sizeof v->victim, "%s|%s", lowering, rt_sig);
     af_buf_printf(&b, "runtime: %d error(s); first: ", sum->nerrors);
     asyncfuzz_rt_format_rec(&b, rerr);
   } else if (v->hb_failed) {
     const HbReport *r = &hb->reports[v->hb_first];
-    hb_signature(c, r, trace, ntrace, lowering, v);
+    if (hb_signature(c, r, trace, ntrace, hb->lenient_free, lowering, v)) {
+      af_buf_free(&b);
+      return AF_ENOMEM;
+    }
     af_buf_printf(&b, "checker: %d report(s); first ", v->hb_errors);
     hb_format_report(&b, r, trace, ntrace);
     if (v->rt_failed)
       af_buf_printf(&b, "\nruntime: %d error(s)", sum->nerrors);
   } else if (v->obs_failed) {
     v->cls = VERDICT_WRONG_RESULT;
-    snprintf(v->signature, sizeof v->signature, "%s|%s", lowering, obs_sig);
+    fmt_into(v->signature, sizeof v->signature, "%s|%s", lowering, obs_sig);
   } else {
     v->cls = VERDICT_PASS;
-    snprintf(v->signature, sizeof v->signature, "%s|pass", lowering);
+    fmt_into(v->signature, sizeof v->signature, "%s|pass", lowering);
   }
   if (v->obs_failed)
     af_buf_printf(&b, "%sobservation: %s", b.len ? "\n" : "", obs_detail);
   if (v->cls == VERDICT_RUNTIME_ERROR && v->hb_failed)
     af_buf_printf(&b, "\nchecker: %d report(s)", v->hb_errors);
+  if (!v->victim[0])
+    fmt_into(v->victim, sizeof v->victim, "%s", v->signature);
   int oom = b.oom;
   snprintf(v->detail, sizeof v->detail, "%s", b.p ? b.p : "");
   af_buf_free(&b);

@@ -57,15 +57,16 @@ int oracle_expect(const GenCase *c, OracleExpected **out, AfErr *err);
 void oracle_expected_free(OracleExpected *e);
 
 typedef struct Verdict {
-  int cls;        /* VerdictClass */
-  int obs_failed; /* observations differ from the expected ones */
-  int rt_failed;  /* the runtime recorded an error */
-  int hb_failed;  /* the happens-before checker reported an error that counts */
-  int hb_errors;  /* how many such reports */
-  int hb_first;   /* index of the first such report, or -1 */
-  char signature[256];
-  char detail[1024]; /* human-readable: what failed, with the trace calls involved */
-  int error_seq;     /* trace record of the first runtime error, or -1 */
+  int cls;             /* VerdictClass */
+  int obs_failed;      /* observations differ from the expected ones */
+  int rt_failed;       /* the runtime recorded an error */
+  int hb_failed;       /* the happens-before checker reported an error that counts */
+  int hb_errors;       /* how many such reports */
+  int hb_first;        /* index of the first such report, or -1 */
+  char signature[256]; /* the cause: one per bug (docs/signatures.md) */
+  char victim[256];    /* the detailed form: which accesses or calls it hit */
+  char detail[1024];   /* human-readable: what failed, with the trace calls involved */
+  int error_seq;       /* trace record of the first runtime error, or -1 */
 } Verdict;
 
 /* Judges one execution of case c lowered by `lowering` (the spec name), from its
@@ -78,6 +79,46 @@ typedef struct Verdict {
 int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, int nobs,
                  const RtRec *trace, int ntrace, const RtSummary *sum, const HbResult *hb,
                  const char *lowering, Verdict *v);
+/* The mechanisms by which a case orders one op after another (docs/signatures.md). */
+#define ORACLE_LINK_MAP(X)                                                                         \
+  X(OWN_DEP, "own-dep")           /* the op's first dependency */                                  \
+  X(EXTRA_DEP, "extra-dep")       /* a dependency after the first */                               \
+  X(HOST_WAIT, "host-wait")       /* gpu.wait [deps]: the host blocks */                           \
+  X(DEALLOC, "dealloc-order")     /* a dealloc's dependency */                                     \
+  X(AWAIT_VALUE, "await-value")   /* a token yielded by a region and awaited */                    \
+  X(REGION_INPUT, "region-input") /* a token a region receives from another region */              \
+  X(SPAWN, "spawn")               /* a region starts after its async.execute */                    \
+  X(REGION_END, "region-end")     /* a region ends after its synchronous ops */                    \
+  X(AWAIT, "await")               /* async.await follows its region's end */                       \
+  X(PROGRAM, "program-order")     /* a synchronous op precedes the later ops of its context */
+
+typedef enum OracleLinkMech {
+#define ORACLE__LENUM(id, name) ORACLE_LINK_##id,
+  ORACLE_LINK_MAP(ORACLE__LENUM)
+#undef ORACLE__LENUM
+      ORACLE_LINK__COUNT
+} OracleLinkMech;
+
+const char *oracle_link_name(int mech);
+
+typedef struct OracleLink {
+  int from, to; /* case ops (-1: a region's start or end) */
+  int mech;     /* OracleLinkMech, -1 when none was found */
+  int dep;      /* the dependency index of a token link, else -1 */
+} OracleLink;
+
+/* The first link on the case's paths from op `from` to op `to` that the execution lacked:
+ * `from` made trace record seq, and k (checked with HbOptions.nops) says which ops knew it.
+ * out->mech is -1 when no link can be named (k lacks the knowledge, the ops are not ordered).
+ * 0 or AF_ENOMEM. (cause.c) */
+int oracle_missing_link(const GenCase *c, const HbResult *k, int from, int32_t seq, int to,
+                        OracleLink *out);
+
+/* A link as a signature's words: its mechanism and the parts of its consumer's shape that
+ * matter to it ("extra-dep|gpu.memcpy async", "host-wait|gpu.wait deps=2+|dep#1+",
+ * "await-value|gpu.launch_func async@region"); docs/signatures.md. */
+void oracle_link_format(const GenCase *c, const OracleLink *l, char *out, size_t n);
+
 /* Whether checker report r counts against the lowering for case c (see oracle_judge). */
 int oracle_report_counts(const GenCase *c, const HbReport *r, const RtRec *trace, int ntrace);
 

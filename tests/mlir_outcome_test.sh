@@ -42,12 +42,20 @@ expect_class corpus/sync-alloc-dealloc.json lowering_unconverted "mlir-opt|lower
 expect_class corpus/memcpy-two-deps-dealloc.json lowering_unconverted "gpu.memcpy async deps=2+"
 expect_class corpus/region-chain.json lowering_unconverted "mlir-opt|lowering_unconverted|gpu.alloc"
 # #170833: the region's yielded token reaches the host's mgpuEventSynchronize as a stream
+# (the cause: a stream handle that came out of a region where an event belongs; the call that
+# tripped on it is in the detailed form)
 expect_class corpus/region-launch-yield.json runtime_error \
-  "mlir-opt|runtime_error|mgpuEventSynchronize|CUDA_ERROR_INVALID_HANDLE|handle of the wrong kind|given=stream"
+  '"signature": "mlir-opt|misused-handle|stream|wrong-kind|via:await-value"'
+expect_class corpus/region-launch-yield.json runtime_error \
+  '"detailed_signature": "mlir-opt|runtime_error|mgpuEventSynchronize|CUDA_ERROR_INVALID_HANDLE|handle of the wrong kind|given=stream"'
 # upstream frees an async dealloc at once: a lifetime error in the strict model only
+expect_class tests/data/mlir-simple.json lifetime \
+  '"signature": "mlir-opt|missing-edge|dealloc-order|gpu.dealloc async deps=1|dep#0"'
 expect_class tests/data/mlir-simple.json lifetime "free_while_in_use|launch.af_fill->dealloc"
 expect_class tests/data/mlir-simple.json pass "" --memfree-sync
 # a token used again after a host gpu.wait: upstream has destroyed its stream
+expect_class tests/data/mlir-run-a.json lifetime \
+  '"signature": "mlir-opt|misused-handle|stream|used-after-destroy|via:own-context|destroyed-by:host-wait"'
 expect_class tests/data/mlir-run-a.json lifetime "use_of_destroyed_handle|host_wait->launch.af_fill"
 
 # ---- runtime calls of mlir-opt's code mapped to the case ops they lower ----
@@ -69,6 +77,8 @@ pipe=$("$af" lower --help 2>&1 | grep -o 'builtin.module(gpu.module[^ ]*' | head
   --schedules eager > "$tmp/strip" 2>&1
 grep -qF 'use_of_destroyed_handle|mgpuStreamDestroy->mgpuLaunchKernel' "$tmp/strip" \
   || { bad "stripped locations: no call-level verdict"; head -5 "$tmp/strip"; }
+grep -qF 'signature: mlir-opt@custom|misused-handle|stream|used-after-destroy|via:unknown|destroyed-by:untagged' "$tmp/strip" \
+  || { bad "stripped locations: the cause does not say its ops are unknown"; head -5 "$tmp/strip"; }
 grep -q '\[case op #' "$tmp/strip" && bad "stripped locations: a call was given a case op"
 grep -qF '[no case op]' "$tmp/strip" || bad "stripped locations: the report does not say the op is unknown"
 

@@ -130,19 +130,23 @@ static void test_corpus_verdicts(void) {
   struct {
     const char *name, *fault, *sched;
     int cls;
-    const char *sig;
+    const char *sig, *victim; /* the cause; the detailed form */
   } bugs[] = {
       {"region-launch-yield", "builtin:fault=yield_stream", "eager", VERDICT_RUNTIME_ERROR,
+       "|misused-handle|stream|wrong-kind|via:await-value",
        "mgpuEventSynchronize|CUDA_ERROR_INVALID_HANDLE|handle of the wrong kind|given=stream"},
       {"launch-two-deps", "builtin:fault=drop_extra_deps", "lazy", VERDICT_RACE,
+       "|missing-edge|extra-dep|gpu.launch_func async",
        "race|missing-edge|data_race.RAW|launch.af_fill->launch.af_combine|stream->stream|"
        "dependency"},
       {"sync-alloc-dealloc", "builtin:fault=drop_host_wait", "lazy", VERDICT_RACE,
+       "|missing-edge|host-wait|gpu.wait deps=1|dep#0",
        "race|missing-edge|host_read_before_complete|memcpy.D2H->observe|stream->host|host-sync"},
       {"memcpy-two-deps-dealloc", "builtin:fault=free_unordered", "lazy", VERDICT_LIFETIME,
+       "|missing-edge|dealloc-order|gpu.dealloc async deps=1|dep#0",
        "lifetime|free_while_in_use|memcpy.H2D->dealloc"},
       {"region-chain", "builtin:fault=yield_stream", "lazy", VERDICT_RUNTIME_ERROR,
-       "mgpuStreamWaitEvent|CUDA_ERROR_INVALID_HANDLE"},
+       "|misused-handle|stream|wrong-kind|via:", "mgpuStreamWaitEvent|CUDA_ERROR_INVALID_HANDLE"},
   };
   for (size_t i = 0; i < sizeof bugs / sizeof bugs[0]; i++) {
     GenCase c;
@@ -152,6 +156,7 @@ static void test_corpus_verdicts(void) {
     CHECK_EQ(r.verdict[0].cls, bugs[i].cls);
     CHECK_CONTAINS(r.verdict[0].signature, bugs[i].sig);
     CHECK_CONTAINS(r.verdict[0].signature, bugs[i].fault);
+    CHECK_CONTAINS(r.verdict[0].victim, bugs[i].victim);
     /* the checker finds the same cause under eager, where the data come out right */
     CheckResult q = check(&c, bugs[i].fault, "eager");
     CHECK_EQ(q.first_fail, 0);

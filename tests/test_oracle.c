@@ -106,6 +106,7 @@ static void test_runtime_errors(void) {
   trace[1].detail = RT_DETAIL_WRONG_KIND;
   trace[1].nargs = 1;
   trace[1].args[0] = RT_REF(RT_REF_STREAM, 3, 0);
+  trace[0].op = trace[1].op = -1; /* calls of no case op */
   RtSummary sum;
   memset(&sum, 0, sizeof sum);
   sum.nerrors = 1;
@@ -113,8 +114,11 @@ static void test_runtime_errors(void) {
   Verdict v = judge_values(4, 3, 1, 999, &sum, trace, 2);
   CHECK_EQ(v.cls, VERDICT_RUNTIME_ERROR);
   CHECK(v.rt_failed && v.obs_failed); /* both are reported */
-  CHECK_STR(v.signature, "builtin|runtime_error|mgpuEventSynchronize|CUDA_ERROR_INVALID_HANDLE|"
-                         "handle of the wrong kind|given=stream");
+  /* the cause: a stream given where an event belongs, whose maker is unknown; the call that
+   * tripped on it is in the detailed form only */
+  CHECK_STR(v.signature, "builtin|misused-handle|stream|wrong-kind|via:unknown");
+  CHECK_STR(v.victim, "builtin|runtime_error|mgpuEventSynchronize|CUDA_ERROR_INVALID_HANDLE|"
+                      "handle of the wrong kind|given=stream");
   CHECK_CONTAINS(v.detail, "observation: observation of op #4");
   CHECK_EQ(v.error_seq, 1);
   /* a device-side error is attributed to the call that enqueued the work */
@@ -127,8 +131,14 @@ static void test_runtime_errors(void) {
   v = judge_values(4, 3, -1, 0, &sum, trace, 2);
   CHECK_EQ(v.cls, VERDICT_RUNTIME_ERROR);
   CHECK(!v.obs_failed);
-  CHECK_STR(v.signature, "builtin|runtime_error|mgpuMemcpy|CUDA_ERROR_ILLEGAL_ADDRESS|device "
-                         "memory used after mgpuMemFree");
+  CHECK_STR(v.signature, "builtin|runtime_error|CUDA_ERROR_ILLEGAL_ADDRESS|device memory used "
+                         "after mgpuMemFree|mgpuMemcpy");
+  CHECK_STR(v.victim, "builtin|runtime_error|mgpuMemcpy|CUDA_ERROR_ILLEGAL_ADDRESS|device "
+                      "memory used after mgpuMemFree");
+  /* with a case op, the op's shape stands for the call */
+  trace[0].op = 0;
+  v = judge_values(4, 3, -1, 0, &sum, trace, 2);
+  CHECK_CONTAINS(v.signature, "after mgpuMemFree|gpu.");
 }
 
 int main(void) {

@@ -1,0 +1,284 @@
+/*
+ * cause.c: the link of the case that an execution failed to provide (oracle.h,
+ * oracle_missing_link; the rule is docs/signatures.md).
+ *
+ * The case's ordering graph is the one validate.c builds (every op, plus a start and an end
+ * node per region), with each edge labelled by the mechanism that carries it. Given the two
+ * ops of a checker report, the earlier one's call s, and what each op knew when it acted
+ * (hb_op_knows), a node on a path from the first op to the second is "reached" when it knew
+ * s. The first op is reached and the second is not, so some edge of some path goes from a
+ * reached node to one that is not: the first such edge in the case's order is the cause.
+ *
+ * A node that made no call (a region's start or end, an async op the lowering folded away)
+ * passes on what its predecessors knew; a synchronous op that made none (a host wait lowered
+ * to nothing) knew nothing, since blocking the host takes a call.
+ */
+#include "oracle.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const link_names[] = {
+#define ORACLE__LNAME(id, name) name,
+    ORACLE_LINK_MAP(ORACLE__LNAME)
+#undef ORACLE__LNAME
+};
+
+const char *oracle_link_name(int mech) {
+  return mech >= 0 && mech < ORACLE_LINK__COUNT ? link_names[mech] : "?";
+}
+
+typedef struct Edge {
+  int from, to, mech, dep;
+} Edge;
+
+typedef struct G {
+  const GenCase *c;
+  int nnodes;
+  int nedges, capedges;
+  Edge *edges;
+  int *order, norder; /* nodes in the case's order */
+  int *pos;           /* position of each node in order */
+  int *tok_src, *tok_how, *last_sync;
+  int oom;
+} G;
+
+enum { HOW_OP, HOW_AWAIT, HOW_INPUT };
+
+#define START(g, r) ((g)->c->nops + 2 * (r))
+#define END(g, r) ((g)->c->nops + 2 * (r) + 1)
+
+static void add_edge(G *g, int from, int to, int mech, int dep) {
+  if (from < 0 || from >= g->nnodes || to < 0 || to >= g->nnodes)
+    return;
+  if (af_grow((void **)&g->edges, &g->capedges, g->nedges + 1, sizeof(Edge))) {
+    g->oom = 1;
+    return;
+  }
+  g->edges[g->nedges++] = (Edge){from, to, mech, dep};
+}
+
+static void visit(G *g, int node) {
+  g->pos[node] = g->norder;
+  g->order[g->norder++] = node;
+}
+
+static int is_sync(const GenOp *o) {
+  switch (o->kind) {
+  case GEN_OP_HOST_WAIT:
+  case GEN_OP_OBSERVE:
+  case GEN_OP_AWAIT:
+  case GEN_OP_EXECUTE:
+    return 1;
+  case GEN_OP_ALLOC:
+  case GEN_OP_DEALLOC:
+    return !o->async;
+  default:
+    return 0;
+  }
+}
+
+/* A token link's mechanism: what the consumer does with the token decides it (block the host,
+ * order a free, wait for an extra dependency), except that a first dependency that crossed a
+ * region boundary is named by how it crossed. */
+static int dep_mech(const GenOp *o, int how, int d) {
+  if (o->kind == GEN_OP_WAIT_ASYNC) /* its own stream waits for every dependency alike */
+    return ORACLE_LINK_EXTRA_DEP;
+  if (o->kind == GEN_OP_HOST_WAIT)
+    return ORACLE_LINK_HOST_WAIT;
+  if (o->kind == GEN_OP_DEALLOC)
+    return ORACLE_LINK_DEALLOC;
+  if (d > 0)
+    return ORACLE_LINK_EXTRA_DEP;
+  if (how == HOW_AWAIT)
+    return ORACLE_LINK_AWAIT_VALUE;
+  if (how == HOW_INPUT)
+    return ORACLE_LINK_REGION_INPUT;
+  return ORACLE_LINK_OWN_DEP;
+}
+
+static void op_edges(G *g, int i) {
+  const GenCase *c = g->c;
+  const GenOp *o = &c->ops[i];
+  int ctx = o->ctx >= 0 && o->ctx < c->nregions ? o->ctx : 0;
+  add_edge(g, g->last_sync[ctx], i, ORACLE_LINK_PROGRAM, -1);
+  for (int d = 0; d < o->ndeps && d < GEN_MAX_DEPS; d++) {
+    int t = o->deps[d];
+    if (t >= 0 && t < c->ntoks)
+      add_edge(g, g->tok_src[t], i, dep_mech(o, g->tok_how[t], d), d);
+  }
+  if (o->kind == GEN_OP_AWAIT && o->region > 0 && o->region < c->nregions)
+    add_edge(g, END(g, o->region), i, ORACLE_LINK_AWAIT, -1);
+  if (o->tok >= 0 && o->tok < c->ntoks) {
+    g->tok_src[o->tok] = i;
+    g->tok_how[o->tok] = HOW_OP;
+    if (o->kind == GEN_OP_AWAIT && o->region > 0 && o->region < c->nregions && o->vidx >= 0 &&
+        o->vidx < c->regions[o->region].nyields) {
+      int y = c->regions[o->region].yields[o->vidx];
+      g->tok_src[o->tok] = y >= 0 && y < c->ntoks ? g->tok_src[y] : -1;
+      g->tok_how[o->tok] = HOW_AWAIT;
+    }
+  }
+  if (is_sync(o))
+    g->last_sync[ctx] = i;
+}
+
+static void start_edges(G *g, int r) {
+  const GenCase *c = g->c;
+  const GenRegion *rg = &c->regions[r];
+  add_edge(g, rg->exec_op, START(g, r), ORACLE_LINK_SPAWN, -1);
+  for (int k = 0; k < rg->ninputs && k < GEN_MAX_REGION_IO; k++) {
+    const GenRegionInput *in = &rg->inputs[k];
+    if (in->region <= 0 || in->region >= c->nregions)
+      continue;
+    add_edge(g, END(g, in->region), START(g, r), ORACLE_LINK_REGION_INPUT, -1);
+    const GenRegion *src = &c->regions[in->region];
+    if (in->tok >= 0 && in->tok < c->ntoks && in->vidx >= 0 && in->vidx < src->nyields) {
+      int y = src->yields[in->vidx];
+      g->tok_src[in->tok] = y >= 0 && y < c->ntoks ? g->tok_src[y] : -1;
+      g->tok_how[in->tok] = HOW_INPUT;
+    }
+  }
+  g->last_sync[r] = START(g, r);
+}
+
+/* The graph, in the order validate.c visits it. 0 or AF_ENOMEM. */
+static int build(G *g, const GenCase *c) {
+  memset(g, 0, sizeof *g);
+  g->c = c;
+  g->nnodes = c->nops + 2 * (c->nregions > 0 ? c->nregions : 1);
+  g->order = af_malloc(sizeof(int) * (size_t)g->nnodes);
+  g->pos = af_malloc(sizeof(int) * (size_t)g->nnodes);
+  g->tok_src = af_malloc(sizeof(int) * (size_t)(c->ntoks + 1));
+  g->tok_how = af_calloc((size_t)c->ntoks + 1, sizeof(int));
+  g->last_sync = af_malloc(sizeof(int) * (size_t)(c->nregions + 1));
+  if (!g->order || !g->pos || !g->tok_src || !g->tok_how || !g->last_sync)
+    return AF_ENOMEM;
+  for (int n = 0; n < g->nnodes; n++)
+    g->pos[n] = -1;
+  for (int t = 0; t < c->ntoks; t++)
+    g->tok_src[t] = -1;
+  for (int r = 0; r <= c->nregions; r++)
+    g->last_sync[r] = -1;
+  for (int i = 0; i < c->nops; i++) {
+    visit(g, i);
+    op_edges(g, i);
+    const GenOp *o = &c->ops[i];
+    if (o->kind == GEN_OP_EXECUTE && o->region > 0 && o->region < c->nregions) {
+      visit(g, START(g, o->region));
+      start_edges(g, o->region);
+    }
+    for (int r = c->nregions - 1; r >= 1; r--) {
+      const GenRegion *rg = &c->regions[r];
+      int last = rg->last >= rg->first ? rg->last : rg->exec_op;
+      if (last == i && g->pos[END(g, r)] < 0) {
+        visit(g, END(g, r));
+        add_edge(g, g->last_sync[r], END(g, r), ORACLE_LINK_REGION_END, -1);
+      }
+    }
+  }
+  return g->oom ? AF_ENOMEM : 0;
+}
+
+static void release(G *g) {
+  af_free(g->edges);
+  af_free(g->order);
+  af_free(g->pos);
+  af_free(g->tok_src);
+  af_free(g->tok_how);
+  af_free(g->last_sync);
+}
+
+/* Whether node n knew call s: 1, 0, or -1 when it made no call that says. */
+static int knew(const G *g, const HbResult *k, int n, int32_t s) {
+  if (n >= g->c->nops)
+    return -1; /* a region's start or end */
+  int r = hb_op_knows(k, n, s);
+  if (r < 0 && is_sync(&g->c->ops[n]))
+    return 0;
+  return r;
+}
+
+int oracle_missing_link(const GenCase *c, const HbResult *k, int from, int32_t seq, int to,
+                        OracleLink *out) {
+  memset(out, 0, sizeof *out);
+  out->from = out->to = out->dep = -1;
+  out->mech = -1;
+  if (from < 0 || from >= c->nops || to < 0 || to >= c->nops || k == NULL || k->know == NULL)
+    return 0;
+  G g;
+  int rc = build(&g, c);
+  uint8_t *flag = rc ? NULL : af_calloc((size_t)g.nnodes, 1); /* 1 desc, 2 anc, 4 reached */
+  if (flag == NULL) {
+    release(&g);
+    return AF_ENOMEM;
+  }
+  /* descendants of `from`, ancestors of `to`: edges go forward in the order */
+  flag[from] |= 1;
+  for (int p = g.pos[from] + 1; p < g.norder; p++)
+    for (int e = 0; e < g.nedges; e++)
+      if (g.edges[e].to == g.order[p] && (flag[g.edges[e].from] & 1))
+        flag[g.order[p]] |= 1;
+  flag[to] |= 2;
+  for (int p = g.pos[to]; p >= 0; p--)
+    for (int e = 0; e < g.nedges; e++)
+      if (g.edges[e].from == g.order[p] && (flag[g.edges[e].to] & 2))
+        flag[g.order[p]] |= 2;
+  flag[from] |= 4;
+  for (int p = g.pos[from] + 1; p < g.norder && out->mech < 0; p++) {
+    int n = g.order[p];
+    if ((flag[n] & 3) != 3)
+      continue;
+    int kn = knew(&g, k, n, seq);
+    int first = -1; /* the first edge from a reached node on the path */
+    for (int e = 0; e < g.nedges; e++) {
+      const Edge *x = &g.edges[e];
+      if (x->to == n && (flag[x->from] & 7) == 7 && first < 0)
+        first = e;
+    }
+    if (kn == 1 || (kn < 0 && first >= 0)) {
+      flag[n] |= 4;
+      continue;
+    }
+    if (first >= 0) {
+      const Edge *x = &g.edges[first];
+      out->from = x->from < c->nops ? x->from : -1;
+      out->to = n < c->nops ? n : -1;
+      out->mech = x->mech;
+      out->dep = x->dep;
+    }
+  }
+  af_free(flag);
+  release(&g);
+  return 0;
+}
+
+void oracle_link_format(const GenCase *c, const OracleLink *l, char *out, size_t n) {
+  if (l->mech < 0 || l->to < 0 || l->to >= c->nops) {
+    snprintf(out, n, "unattributed");
+    return;
+  }
+  const GenOp *o = &c->ops[l->to];
+  char shape[64];
+  gen_shape_format(o, shape, sizeof shape);
+  char *deps = strstr(shape, " deps=");
+  const char *where = o->ctx ? "@region" : "";
+  const char *cls = l->dep < 0 ? "" : l->dep == 0 ? "|dep#0" : "|dep#1+";
+  switch (l->mech) {
+  case ORACLE_LINK_OWN_DEP: /* dep#0 by definition */
+    snprintf(out, n, "%s|%s", oracle_link_name(l->mech), shape);
+    break;
+  case ORACLE_LINK_HOST_WAIT:
+  case ORACLE_LINK_DEALLOC:
+    snprintf(out, n, "%s|%s%s", oracle_link_name(l->mech), shape, cls);
+    break;
+  default:
+    /* an extra dependency implies two or more; a crossing or a region's order is about the
+     * region, not the op's dependencies */
+    if (deps)
+      *deps = 0;
+    snprintf(out, n, "%s|%s%s", oracle_link_name(l->mech), shape,
+             l->mech == ORACLE_LINK_EXTRA_DEP ? "" : where);
+    break;
+  }
+}
