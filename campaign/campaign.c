@@ -93,9 +93,16 @@ static int write_summary(Campaign *k, double el) {
     json_esc(f, s->f.signature);
     fprintf(f,
             ", \"class\": \"%s\", \"lowering\": \"%s\", \"count\": %ld, \"smallest_ops\": %d, "
-            "\"dir\": \"failures/%s\", \"known\": %s}",
+            "\"dir\": \"failures/%s\", \"known\": %s",
             oracle_verdict_name(s->f.cls), k->c.specs[s->f.low].name, s->f.count, s->f.smallest_ops,
             s->f.dir, s->f.suppressed ? "true" : "false");
+    fprintf(f, ", \"forms\": [");
+    for (int j = 0; j < s->nforms; j++) {
+      fprintf(f, "%s{\"detailed\": ", j ? ", " : "");
+      json_esc(f, s->forms[j].detailed);
+      fprintf(f, ", \"count\": %ld}", s->forms[j].count);
+    }
+    fprintf(f, "]}");
   }
   fprintf(f, "\n]}\n");
   return campaign__commit_file(f, tmp, path);
@@ -623,6 +630,8 @@ void campaign_free(Campaign *k) {
   if (k == NULL)
     return;
   store_close(k->db);
+  for (int i = 0; i < k->nsigs; i++)
+    af_free(k->sigs[i].forms);
   af_free(k->sigs);
   af_free(k->found);
   af_free(k);

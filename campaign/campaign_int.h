@@ -16,9 +16,18 @@
 #define DB_EXACT_PER_RUN 16
 
 /* A signature found by this process. */
+/* A detailed (victim-level) form of a signature, counted for triage. */
+typedef struct Form {
+  char detailed[256];
+  long count;
+  long pending; /* repeats counted since the last campaign__flush_tallies */
+} Form;
+
 typedef struct Sig {
   CampaignFinding f; /* what the result reports */
-  GenConfig knobs;   /* of the smallest case */
+  Form *forms;       /* its detailed forms, in the order they were seen */
+  int nforms, capforms;
+  GenConfig knobs; /* of the smallest case */
   char detail[1024];
   uint64_t smallest_seed, first_seed;
   Schedule first_sched;
@@ -27,7 +36,6 @@ typedef struct Sig {
   long exact;      /* occurrences recorded one by one in this run */
   int min_ops;     /* the reducer's result (minimized.json), 0: none */
   int min_partial; /* the campaign's time ran out during that reduction */
-  long pending;    /* repeats counted since the last campaign__flush_tallies */
   int repro_runs, repro_hits;
 } Sig;
 

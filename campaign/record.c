@@ -133,6 +133,7 @@ static int db_record(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s,
   o.cls = oracle_verdict_name(v->cls);
   o.lowering = spec->name;
   o.detail = v->detail;
+  o.detailed = v->victim;
   o.lowering_version = lower_version(spec);
   o.pipeline = spec->kind == LOWER_MLIR_OPT ? spec->pipeline : "";
   o.backend = k->c.backend;
@@ -165,21 +166,27 @@ static int db_record(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s,
 int campaign__flush_tallies(Campaign *k) {
   if (k->db == NULL)
     return 0;
-  StoreTally *t = af_calloc((size_t)(k->nsigs ? k->nsigs : 1), sizeof *t);
+  int nt = 0;
+  for (int i = 0; i < k->nsigs; i++)
+    nt += k->sigs[i].nforms;
+  StoreTally *t = af_calloc((size_t)(nt ? nt : 1), sizeof *t);
   if (t == NULL)
     return -1;
   int n = 0;
   for (int i = 0; i < k->nsigs; i++) {
     Sig *g = &k->sigs[i];
-    if (g->pending == 0)
-      continue;
     const LowerSpec *spec = &k->c.specs[g->f.low];
-    t[n].signature = g->f.signature;
-    t[n].lowering = spec->name;
-    t[n].lowering_version = lower_version(spec);
-    t[n].pipeline = spec->kind == LOWER_MLIR_OPT ? spec->pipeline : "";
-    t[n].backend = k->c.backend;
-    t[n++].hits = g->pending;
+    for (int j = 0; j < g->nforms; j++) {
+      if (g->forms[j].pending == 0)
+        continue;
+      t[n].signature = g->f.signature;
+      t[n].detailed = g->forms[j].detailed;
+      t[n].lowering = spec->name;
+      t[n].lowering_version = lower_version(spec);
+      t[n].pipeline = spec->kind == LOWER_MLIR_OPT ? spec->pipeline : "";
+      t[n].backend = k->c.backend;
+      t[n++].hits = g->forms[j].pending;
+    }
   }
   AfErr err = {0};
   int rc = store_tally(k->db, k->run_id, t, n, &err);
@@ -189,8 +196,26 @@ int campaign__flush_tallies(Campaign *k) {
     return -1;
   }
   for (int i = 0; i < k->nsigs; i++)
-    k->sigs[i].pending = 0;
+    for (int j = 0; j < k->sigs[i].nforms; j++)
+      k->sigs[i].forms[j].pending = 0;
   return 0;
+}
+
+/* The form of verdict v under sig, counted once more; NULL when out of memory. */
+static Form *count_form(Sig *sig, const Verdict *v) {
+  const char *d = v->victim[0] ? v->victim : v->signature;
+  for (int j = 0; j < sig->nforms; j++)
+    if (strcmp(sig->forms[j].detailed, d) == 0) {
+      sig->forms[j].count++;
+      return &sig->forms[j];
+    }
+  if (af_grow((void **)&sig->forms, &sig->capforms, sig->nforms + 1, sizeof(Form)))
+    return NULL;
+  Form *f = &sig->forms[sig->nforms++];
+  memset(f, 0, sizeof *f);
+  snprintf(f->detailed, sizeof f->detailed, "%s", d);
+  f->count = 1;
+  return f;
 }
 
 /* Reduces a new finding's first case; writes minimized.json and reproducer.mlir next to it
@@ -266,6 +291,10 @@ int campaign__record(Campaign *k, int low, const GenCase *c, const Schedule *s, 
     sig->first_sched = sig->f.smallest_sched = *s;
     sig->f.smallest_ops = c->nops;
     sig->first_at = campaign__now() - k->t0;
+    if (count_form(sig, v) == NULL) {
+      campaign__problem(k, "out of memory");
+      return -1;
+    }
     snprintf(sig->f.dir, sizeof sig->f.dir, "%016llx",
              (unsigned long long)af_hash64(v->signature, strlen(v->signature)));
     AfErr err = {0};
@@ -326,9 +355,14 @@ int campaign__record(Campaign *k, int low, const GenCase *c, const Schedule *s, 
     return campaign__write_info(k, sig);
   }
   sig->f.count++;
+  Form *form = count_form(sig, v);
+  if (form == NULL) {
+    campaign__problem(k, "out of memory");
+    return -1;
+  }
   if (sig->f.suppressed) {
     k->st.known_hits++;
-    sig->pending++;
+    form->pending++;
     return 0;
   }
   int smaller = c->nops < sig->f.smallest_ops;
@@ -336,7 +370,7 @@ int campaign__record(Campaign *k, int low, const GenCase *c, const Schedule *s, 
     if (db_record(k, sig, c, s, v, smaller))
       return -1;
   } else {
-    sig->pending++; /* a repeat: tallied, committed by flush_tallies */
+    form->pending++; /* a repeat: tallied, committed by flush_tallies */
   }
   if (smaller) {
     sig->f.smallest_ops = c->nops;

@@ -103,7 +103,20 @@ static const char *const migrations[] = {
     "CREATE INDEX findings_status ON findings(status);",
     /* v3: the cases of a run that reached execution (not stopped by a lowering) */
     "ALTER TABLE runs ADD COLUMN executed INTEGER;",
+    /* v4: signatures name causes; each occurrence keeps its detailed (victim-level) form, and
+     * forms counts them per finding and run (repeats are tallied, not stored one by one).
+     * Before v4 a signature was its own detailed form. */
+    "ALTER TABLE occurrences ADD COLUMN detailed TEXT;"
+    "CREATE TABLE forms(finding INTEGER NOT NULL REFERENCES findings(id),"
+    " run INTEGER NOT NULL REFERENCES runs(id), detailed TEXT NOT NULL,"
+    " hits INTEGER NOT NULL DEFAULT 0, UNIQUE(finding, run, detailed));"
+    "INSERT INTO forms(finding, run, detailed, hits) SELECT o.finding, o.run, f.signature,"
+    " sum(o.hits) FROM occurrences o JOIN findings f ON f.id = o.finding"
+    " GROUP BY o.finding, o.run;",
 };
+
+/* Counts hits of a detailed form of finding fid in run `run`. */
+static int add_form(Store *s, int64_t fid, int64_t run, const char *detailed, int64_t hits);
 
 static int get_version(Store *s, int *v, AfErr *err) {
   sqlite3_stmt *st;
@@ -414,24 +427,27 @@ int store_record(Store *s, int64_t run, const StoreOccurrence *o, int *is_new, i
   }
   char seed[32];
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->case_seed);
+  const char *detailed = o->detailed && *o->detailed ? o->detailed : o->signature;
   int r = case_id >= 0
               ? run1(s,
                      "INSERT OR IGNORE INTO occurrences(finding, run, case_seed, case_id,"
-                     " lowering, lowering_version, pipeline, backend, schedule, at)"
-                     " VALUES(?,?,?,?,?,?,?,?,?,?)",
-                     "iititttttd", fid, run, seed, case_id, o->lowering ? o->lowering : "",
+                     " lowering, lowering_version, pipeline, backend, schedule, at, detailed)"
+                     " VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+                     "iititttttdt", fid, run, seed, case_id, o->lowering ? o->lowering : "",
                      o->lowering_version ? o->lowering_version : "", o->pipeline ? o->pipeline : "",
-                     o->backend ? o->backend : "", o->schedule ? o->schedule : "", t)
+                     o->backend ? o->backend : "", o->schedule ? o->schedule : "", t, detailed)
               : run1(s,
                      "INSERT OR IGNORE INTO occurrences(finding, run, case_seed, lowering,"
-                     " lowering_version, pipeline, backend, schedule, at)"
-                     " VALUES(?,?,?,?,?,?,?,?,?)",
-                     "iittttttd", fid, run, seed, o->lowering ? o->lowering : "",
+                     " lowering_version, pipeline, backend, schedule, at, detailed)"
+                     " VALUES(?,?,?,?,?,?,?,?,?,?)",
+                     "iittttttdt", fid, run, seed, o->lowering ? o->lowering : "",
                      o->lowering_version ? o->lowering_version : "", o->pipeline ? o->pipeline : "",
-                     o->backend ? o->backend : "", o->schedule ? o->schedule : "", t);
+                     o->backend ? o->backend : "", o->schedule ? o->schedule : "", t, detailed);
   if (r != SQLITE_DONE)
     goto fail;
   int added = sqlite3_changes(s->db);
+  if (added && add_form(s, fid, run, detailed, added) != SQLITE_DONE)
+    goto fail;
   if (run1(s,
            "UPDATE findings SET count=count+?, last_seen=max(coalesce(last_seen, 0), ?) "
            "WHERE id=?",
@@ -444,6 +460,13 @@ fail:
   rc = results__db_err(s, err, "cannot record a finding");
   run1(s, "ROLLBACK", "");
   return rc;
+}
+
+static int add_form(Store *s, int64_t fid, int64_t run, const char *detailed, int64_t hits) {
+  return run1(s,
+              "INSERT INTO forms(finding, run, detailed, hits) VALUES(?,?,?,?)"
+              " ON CONFLICT(finding, run, detailed) DO UPDATE SET hits = hits + excluded.hits",
+              "iiti", fid, run, detailed, hits);
 }
 
 int store_mark(Store *s, int64_t id, int status, AfErr *err) {
@@ -510,9 +533,9 @@ int store_merge(Store *s, const char *other, AfErr *err) {
       " WHERE signature IN (SELECT f.signature FROM o.findings f WHERE f.smallest_case IS NOT NULL"
       "   AND (findings.smallest_ops IS NULL OR f.smallest_ops < findings.smallest_ops));"
       "INSERT INTO occurrences(finding, run, case_seed, case_id, lowering,"
-      " lowering_version, pipeline, backend, schedule, at, hits)"
+      " lowering_version, pipeline, backend, schedule, at, hits, detailed)"
       " SELECT lf.id, lr.id, oc.case_seed, lc.id, oc.lowering, oc.lowering_version, oc.pipeline,"
-      "  oc.backend, oc.schedule, oc.at, oc.hits FROM o.occurrences oc"
+      "  oc.backend, oc.schedule, oc.at, oc.hits, oc.detailed FROM o.occurrences oc"
       "  JOIN o.findings ofi ON ofi.id = oc.finding"
       "  JOIN findings lf ON lf.signature = ofi.signature"
       "  JOIN o.runs orr ON orr.id = oc.run JOIN runs lr ON lr.uuid = orr.uuid"
@@ -520,6 +543,14 @@ int store_merge(Store *s, const char *other, AfErr *err) {
       "  WHERE 1"
       " ON CONFLICT(finding, run, case_seed, lowering, schedule) DO UPDATE SET"
       "  hits = max(hits, excluded.hits);"
+      /* a run's forms are whole in each database that holds the run: keep the larger count */
+      "INSERT INTO forms(finding, run, detailed, hits)"
+      " SELECT lf.id, lr.id, ofo.detailed, ofo.hits FROM o.forms ofo"
+      "  JOIN o.findings ofi ON ofi.id = ofo.finding"
+      "  JOIN findings lf ON lf.signature = ofi.signature"
+      "  JOIN o.runs orr ON orr.id = ofo.run JOIN runs lr ON lr.uuid = orr.uuid"
+      "  WHERE 1"
+      " ON CONFLICT(finding, run, detailed) DO UPDATE SET hits = max(hits, excluded.hits);"
       "UPDATE findings SET count = (SELECT coalesce(sum(hits), 0) FROM occurrences"
       "  WHERE occurrences.finding = findings.id);"
       "COMMIT;";
@@ -658,6 +689,21 @@ int store_show(Store *s, int64_t id, AfBuf *out, AfErr *err) {
                     *results__col(v, 1) ? "\n  pipeline: " : "", results__col(v, 1));
     sqlite3_finalize(v);
   }
+  /* the detailed forms: which accesses and calls the cause hit */
+  if (sqlite3_prepare_v2(s->db,
+                         "SELECT detailed, sum(hits) FROM forms WHERE finding = ?"
+                         " GROUP BY detailed ORDER BY sum(hits) DESC, detailed",
+                         -1, &v, NULL) == SQLITE_OK) {
+    sqlite3_bind_int64(v, 1, id);
+    int nf = 0;
+    while (sqlite3_step(v) == SQLITE_ROW) {
+      if (nf++ == 0)
+        af_buf_puts(out, "detailed forms (hits, form):\n");
+      af_buf_printf(out, "  %8lld  %s\n", (long long)sqlite3_column_int64(v, 1),
+                    results__col(v, 0));
+    }
+    sqlite3_finalize(v);
+  }
   if (*results__col(st, 14))
     af_buf_printf(out, "smallest case (%d ops, seed %s):\n%s", sqlite3_column_int(st, 4),
                   results__col(st, 16), results__col(st, 14));
@@ -732,6 +778,9 @@ int store_tally(Store *s, int64_t run, const StoreTally *t, int n, AfErr *err) {
              "iittttdi", fid, run, t[i].lowering ? t[i].lowering : "",
              t[i].lowering_version ? t[i].lowering_version : "", t[i].pipeline ? t[i].pipeline : "",
              t[i].backend ? t[i].backend : "", now, (int64_t)t[i].hits) != SQLITE_DONE)
+      goto fail;
+    if (add_form(s, fid, run, t[i].detailed && *t[i].detailed ? t[i].detailed : t[i].signature,
+                 (int64_t)t[i].hits) != SQLITE_DONE)
       goto fail;
     if (run1(s,
              "UPDATE findings SET count=count+?, last_seen=max(coalesce(last_seen, 0), ?) "

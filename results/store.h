@@ -18,7 +18,7 @@
 
 #include "../base/afbase.h"
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 typedef struct Store Store;
 
@@ -54,6 +54,7 @@ int store_status_parse(const char *name); /* -1 if unknown */
 
 typedef struct StoreOccurrence {
   const char *signature, *cls, *lowering, *detail;
+  const char *detailed; /* the victim-level form of the signature (NULL: the signature) */
   const char *lowering_version, *pipeline, *backend, *schedule;
   uint64_t case_seed;
   int case_ops;
@@ -79,6 +80,7 @@ int store_record(Store *s, int64_t run, const StoreOccurrence *o, int *is_new, i
  * (an occurrence with case seed and schedule "*"). */
 typedef struct StoreTally {
   const char *signature, *lowering, *lowering_version, *pipeline, *backend;
+  const char *detailed; /* the repeats' detailed form (NULL: the signature) */
   long hits;
 } StoreTally;
 int store_tally(Store *s, int64_t run, const StoreTally *t, int n, AfErr *err);

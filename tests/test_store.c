@@ -40,7 +40,9 @@ static char *dump(const char *file) {
       "SELECT signature, class, status, count, smallest_ops, repro_runs, repro_hits, first_seen,"
       " last_seen FROM findings ORDER BY signature",
       "SELECT f.signature, r.uuid, o.case_seed, o.lowering, o.schedule, o.hits FROM occurrences o"
-      " JOIN findings f ON f.id = o.finding JOIN runs r ON r.id = o.run ORDER BY 1, 2, 3, 4, 5"};
+      " JOIN findings f ON f.id = o.finding JOIN runs r ON r.id = o.run ORDER BY 1, 2, 3, 4, 5",
+      "SELECT 'form', f.signature, r.uuid, x.detailed, x.hits FROM forms x"
+      " JOIN findings f ON f.id = x.finding JOIN runs r ON r.id = x.run ORDER BY 2, 3, 4"};
   AfBuf b;
   af_buf_init(&b);
   for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
@@ -59,6 +61,8 @@ static char *dump(const char *file) {
   return af_buf_take(&b);
 }
 
+static const char *detailed; /* the detailed form record() gives (NULL: none) */
+
 static void record(Store *s, int64_t run, const char *sig, uint64_t seed, int ops,
                    const char *detail, int *is_new) {
   char json[128];
@@ -68,6 +72,7 @@ static void record(Store *s, int64_t run, const char *sig, uint64_t seed, int op
   o.cls = "race";
   o.lowering = "builtin:fault=x";
   o.detail = detail;
+  o.detailed = detailed;
   o.lowering_version = "v1";
   o.backend = "sim";
   o.schedule = "lazy@1";
@@ -117,7 +122,7 @@ static void migrations(void) {
   CHECK_EQ(st, STORE_KNOWN); /* the data survived */
   /* the new columns work: a tally on the old finding, a new finding with its trace */
   int64_t run = begin_run(s, "new-run");
-  StoreTally t = {"old|race|x", "builtin", "v", "", "sim", 3};
+  StoreTally t = {"old|race|x", "builtin", "v", "", "sim", NULL, 3};
   CHECK_EQ(store_tally(s, run, &t, 1, &err), 0);
   int is_new;
   record(s, run, "new|race|y", 9, 12, "d", &is_new);
@@ -133,6 +138,9 @@ static void migrations(void) {
   CHECK_CONTAINS(d, "old|race|x|race|known|4|");      /* 1 occurrence + 3 tallied */
   CHECK_CONTAINS(d, "old-run|1.0|NULL|NULL|7|NULL|"); /* v3: an old run's executed is unknown */
   CHECK_CONTAINS(d, "|test-host|100|90|");            /* a new run's is kept */
+  /* v4: an old occurrence's detailed form is its signature (signatures named victims then) */
+  CHECK_CONTAINS(d, "form|old|race|x|old-run|old|race|x|1|");
+  CHECK_CONTAINS(d, "form|old|race|x|new-run|old|race|x|3|");
   af_free(d);
   /* reopening migrates nothing more */
   CHECK_EQ(store_open(p, 0, &s, &err), 0);
@@ -226,6 +234,57 @@ static int line_has(const char *text, const char *start, const char *want) {
   return 0;
 }
 
+/* A finding's detailed forms: recorded one by one and tallied, listed by db show. */
+static void forms(void) {
+  char p[256];
+  AfErr err = {0};
+  Store *s;
+  path(p, sizeof p, "forms.db");
+  CHECK_EQ(store_open(p, 1, &s, &err), 0);
+  int64_t run = begin_run(s, "run-f");
+  int is_new;
+  detailed = "x|race|missing-edge|data_race.RAW|launch->launch";
+  record(s, run, "x|missing-edge|extra-dep|gpu.launch_func async", 1, 9, "d", &is_new);
+  CHECK_EQ(is_new, 1);
+  detailed = "x|race|missing-edge|host_read_before_complete|memcpy.D2H->observe";
+  record(s, run, "x|missing-edge|extra-dep|gpu.launch_func async", 2, 8, "d", &is_new);
+  CHECK_EQ(is_new, 0); /* one finding for both forms */
+  detailed = NULL;
+  StoreTally t = {"x|missing-edge|extra-dep|gpu.launch_func async",
+                  "builtin:fault=x",
+                  "v1",
+                  "",
+                  "sim",
+                  "x|race|missing-edge|data_race.RAW|launch->launch",
+                  5};
+  CHECK_EQ(store_tally(s, run, &t, 1, &err), 0);
+  AfBuf b;
+  af_buf_init(&b);
+  CHECK_EQ(store_show(s, 1, &b, &err), 0);
+  CHECK_CONTAINS(b.p, "occurrences: 7 ");
+  CHECK_CONTAINS(b.p,
+                 "detailed forms (hits, form):\n"
+                 "         6  x|race|missing-edge|data_race.RAW|launch->launch\n"
+                 "         1  x|race|missing-edge|host_read_before_complete|memcpy.D2H->observe\n");
+  af_buf_free(&b);
+  store_close(s);
+  char *d = dump(p);
+  /* each occurrence recorded one by one keeps its form */
+  sqlite3 *db;
+  CHECK_EQ(sqlite3_open(p, &db), SQLITE_OK);
+  sqlite3_stmt *st;
+  CHECK_EQ(sqlite3_prepare_v2(db, "SELECT detailed FROM occurrences WHERE case_seed = '2'", -1, &st,
+                              NULL),
+           SQLITE_OK);
+  CHECK_EQ(sqlite3_step(st), SQLITE_ROW);
+  CHECK_STR((const char *)sqlite3_column_text(st, 0),
+            "x|race|missing-edge|host_read_before_complete|memcpy.D2H->observe");
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  af_free(d);
+  printf("forms: two detailed forms under one finding, counted\n");
+}
+
 static void merge(void) {
   char a[256], c[256];
   AfErr err = {0};
@@ -236,8 +295,10 @@ static void merge(void) {
   int is_new;
   record(s, run, "m|race|one", 1, 30, "d1", &is_new);
   record(s, run, "m|race|one", 2, 12, "d1", &is_new); /* a smaller case */
+  detailed = "m|race|victims-a";
   record(s, run, "m|lifetime|two", 3, 20, "d2", &is_new);
-  StoreTally t = {"m|race|one", "builtin:fault=x", "v1", "", "sim", 40};
+  detailed = NULL;
+  StoreTally t = {"m|race|one", "builtin:fault=x", "v1", "", "sim", NULL, 40};
   CHECK_EQ(store_tally(s, run, &t, 1, &err), 0);
   store_close(s);
   path(c, sizeof c, "central.db");
@@ -256,6 +317,8 @@ static void merge(void) {
   /* m|race|one: 1 (central) + 2 exact + 40 tallied; its smallest case is runner a's */
   CHECK_CONTAINS(once, "m|race|one|race|known|43|12|");
   CHECK_CONTAINS(once, "m|lifetime|two|race|new|1|20|");
+  CHECK_CONTAINS(once, "form|m|lifetime|two|run-a|m|race|victims-a|1|");
+  CHECK_CONTAINS(once, "form|m|race|one|run-a|m|race|one|42|");
   /* both runs, with how many of their cases reached execution */
   CHECK(line_has(once, "run-a|", "|test-host|100|90|"));
   CHECK(line_has(once, "run-c|", "|test-host|100|90|"));
@@ -279,6 +342,7 @@ int main(void) {
   migrations();
   refusals();
   metacharacters();
+  forms();
   merge();
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
