@@ -33,6 +33,41 @@ static void xml_esc(AfBuf *b, const char *s) {
   }
 }
 
+/* A finding's detailed forms, most hits first (at most `max`; *more: how many were left out).
+ * Calls fn(form, hits, ctx) for each. */
+static void each_form(Store *s, int64_t id, int max, int *more,
+                      void (*fn)(const char *form, long long hits, void *ctx), void *ctx) {
+  *more = 0;
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(s->db,
+                         "SELECT detailed, sum(hits) FROM forms WHERE finding = ?"
+                         " GROUP BY detailed ORDER BY sum(hits) DESC, detailed",
+                         -1, &st, NULL) != SQLITE_OK)
+    return;
+  sqlite3_bind_int64(st, 1, id);
+  int n = 0;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    if (n++ < max)
+      fn(results__col(st, 0), (long long)sqlite3_column_int64(st, 1), ctx);
+    else
+      (*more)++;
+  }
+  sqlite3_finalize(st);
+}
+
+static void form_json(const char *form, long long hits, void *ctx) {
+  AfBuf *b = ctx;
+  af_buf_puts(b, b->len && b->p[b->len - 1] == '[' ? "{\"form\": " : ", {\"form\": ");
+  af_buf_json_str(b, form);
+  af_buf_printf(b, ", \"hits\": %lld}", hits);
+}
+
+static void form_text(const char *form, long long hits, void *ctx) {
+  AfBuf *b = ctx;
+  af_buf_printf(b, "\n%8lld  ", hits);
+  xml_esc(b, form);
+}
+
 int store_export_json(Store *s, const StoreFilter *f, AfBuf *out, AfErr *err) {
   sqlite3_stmt *st;
   int rc = results__prepare_filtered(s, FINDING_COLS, f, NEW_FIRST, &st, err);
@@ -57,7 +92,10 @@ int store_export_json(Store *s, const StoreFilter *f, AfBuf *out, AfErr *err) {
                   sqlite3_column_double(st, 7), sqlite3_column_double(st, 8),
                   sqlite3_column_int(st, 9), sqlite3_column_int(st, 10));
     af_buf_json_str(out, results__col(st, 11));
-    af_buf_puts(out, "}");
+    af_buf_puts(out, ", \"detailed_forms\": [");
+    int more;
+    each_form(s, sqlite3_column_int64(st, 0), 1 << 30, &more, form_json, out);
+    af_buf_puts(out, "]}");
   }
   sqlite3_finalize(st);
   af_buf_puts(out, "\n]\n");
@@ -87,6 +125,12 @@ int store_export_junit(Store *s, const StoreFilter *f, AfBuf *out, AfErr *err) {
       af_buf_printf(&body, "\" message=\"new %s finding, %lld occurrence(s)\">",
                     results__col(st, 2), (long long)sqlite3_column_int64(st, 3));
       xml_esc(&body, results__col(st, 11));
+      int more;
+      af_buf_puts(&body, "\ndetailed forms (hits, form):");
+      each_form(s, sqlite3_column_int64(st, 0), 20, &more, form_text, &body);
+      if (more)
+        af_buf_printf(&body, "\n(%d more: asyncfuzz db show %lld)", more,
+                      (long long)sqlite3_column_int64(st, 0));
       af_buf_puts(&body, "</failure>\n    ");
     } else if (strcmp(status, "wontfix") == 0 || strcmp(status, "known") == 0) {
       skipped++;
@@ -192,7 +236,8 @@ int store_report_html(Store *s, AfBuf *out, AfErr *err) {
   af_buf_puts(out, "<h2>Findings</h2>\n<table id=\"findings\"><thead><tr><th>id</th>"
                    "<th>status</th><th>class</th><th>lowering</th><th>count</th>"
                    "<th>smallest ops</th><th>reproduction</th><th>last seen (UTC)</th>"
-                   "<th>signature</th><th>detail</th></tr></thead><tbody>\n");
+                   "<th>signature</th><th>detailed forms (hits)</th><th>detail</th></tr>"
+                   "</thead><tbody>\n");
   while (sqlite3_step(st) == SQLITE_ROW) {
     char t[32];
     results__fmt_time(sqlite3_column_double(st, 8), t, sizeof t);
@@ -210,7 +255,12 @@ int store_report_html(Store *s, AfBuf *out, AfErr *err) {
       af_buf_printf(out, "%d/%d", sqlite3_column_int(st, 10), sqlite3_column_int(st, 9));
     af_buf_printf(out, "</td><td>%s</td><td class=\"sig\">", t);
     xml_esc(out, results__col(st, 6));
-    af_buf_puts(out, "</td><td class=\"sig\">");
+    af_buf_puts(out, "</td><td class=\"sig\"><pre>");
+    int more;
+    each_form(s, sqlite3_column_int64(st, 0), 8, &more, form_text, out);
+    if (more)
+      af_buf_printf(out, "\n(%d more)", more);
+    af_buf_puts(out, "</pre></td><td class=\"sig\">");
     xml_esc(out, results__col(st, 11));
     af_buf_puts(out, "</td></tr>\n");
   }

@@ -33,6 +33,14 @@ counts=$(q "$tmp/j/results.db" 'SELECT sum(count) FROM findings')
 # the builtin lowering runs every case: all of them reached execution, by the run and the summary
 [ "$(q "$tmp/j/results.db" 'SELECT executed FROM runs')" = 3000 ] || bad "two workers: the run's executed count"
 grep -q '"cases": 3000, "executed_cases": 3000,' "$tmp/j/summary.json" || bad "two workers: summary.json lacks executed_cases"
+# one finding per cause, each with its detailed (victim-level) forms counted to the last hit,
+# tallied repeats of both workers included
+[ "$(q "$tmp/j/results.db" 'SELECT count(*) FROM findings f WHERE f.count <> (SELECT sum(hits) FROM forms WHERE finding = f.id)')" = 0 ] \
+  || bad "two workers: the detailed forms' hits do not add up to the findings' counts"
+[ "$(q "$tmp/j/results.db" 'SELECT max(n) FROM (SELECT count(DISTINCT detailed) AS n FROM forms GROUP BY finding)')" -ge 2 ] \
+  || bad "two workers: no finding has two detailed forms (one cause, several victims)"
+[ "$(q "$tmp/j/results.db" "SELECT count(*) FROM occurrences WHERE case_seed <> '*' AND detailed IS NULL")" = 0 ] \
+  || bad "an occurrence recorded one by one lacks its detailed form"
 # every finding has its smallest case and a reproduction rate
 [ "$(q "$tmp/j/results.db" 'SELECT count(*) FROM findings WHERE smallest_case IS NULL OR repro_runs = 0')" = 0 ] \
   || bad "findings without a smallest case or a reproduction rate"
@@ -43,7 +51,7 @@ db=$tmp/j/results.db
 grep -q "finding(s)" "$tmp/out" || bad "db list: no total"
 id=$(q "$db" "SELECT id FROM findings ORDER BY id LIMIT 1")
 "$af" db show "$id" --db "$db" > "$tmp/out" || bad "db show"
-for want in "signature: " "reproduction: " "replay: asyncfuzz gen --seed" "seen with: lowering version asyncfuzz-builtin-1, backend sim" "smallest case (" "trace excerpt:" "minimized case (" "reproducer (.mlir):" "// RUN: mlir-opt %s"; do
+for want in "signature: " "detailed forms (hits, form):" "reproduction: " "replay: asyncfuzz gen --seed" "seen with: lowering version asyncfuzz-builtin-1, backend sim" "smallest case (" "trace excerpt:" "minimized case (" "reproducer (.mlir):" "// RUN: mlir-opt %s"; do
   grep -qF "$want" "$tmp/out" || bad "db show lacks '$want'"
 done
 # the replay command of a finding reproduces it
@@ -58,6 +66,7 @@ grep -q "3000 cases; 3000 of 3000 reached execution (100.0%)" "$tmp/out" || bad 
 "$af" db export --format junit --db "$db" > "$tmp/junit.xml" || bad "db export junit"
 n=$(q "$db" "SELECT count(*) FROM findings WHERE status = 'new'")
 grep -q "failures=\"$n\"" "$tmp/junit.xml" || bad "junit: $n new findings should be $n failures"
+grep -q "detailed forms (hits, form):" "$tmp/junit.xml" || bad "junit: a new finding's failure lacks its detailed forms"
 # JSON checked with sqlite3's own JSON functions (no other tool needed): valid, one element per
 # finding, and every signature as stored
 "$af" db export --format json --db "$db" > "$tmp/export.json" || bad "db export json"
@@ -67,6 +76,10 @@ grep -q "failures=\"$n\"" "$tmp/junit.xml" || bad "junit: $n new findings should
        ON f.id = json_extract(e.value, '\$.id') AND f.signature = json_extract(e.value, '\$.signature')
        AND f.status = json_extract(e.value, '\$.status')) = (SELECT count(*) FROM findings)" 2>&1)" = 1 ] \
   || bad "db export json does not list every finding with its id, status and signature"
+[ "$(q "$db" "SELECT count(*) FROM json_each(readfile('$tmp/export.json')) AS e JOIN findings f
+       ON f.id = json_extract(e.value, '\$.id') WHERE f.count = (SELECT sum(json_extract(x.value, '\$.hits'))
+       FROM json_each(json_extract(e.value, '\$.detailed_forms')) AS x)" 2>&1)" = "$(q "$db" 'SELECT count(*) FROM findings')" ] \
+  || bad "db export json: a finding's detailed forms do not add up to its count"
 # a known finding is counted, not reported again
 "$af" campaign --cases 300 --seed 11 --lowering builtin:fault=drop_host_wait --out "$tmp/j" --quiet > "$tmp/out" 2>&1
 rc=$?
