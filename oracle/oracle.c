@@ -223,20 +223,21 @@ static int handle_maker(RtRef h, const RtRec *trace, int ntrace, int before) {
   return -1;
 }
 
-/* How a handle made by op `maker` reached op `user`: within one context, out of a region (a
- * yielded value, awaited), or into one (a region input or capture). */
+/* How a handle made by op `maker` reached op `user`: within one context, yielded out of the
+ * maker's region (to be awaited, or passed to another region), or into a region the maker's
+ * context encloses (a capture). */
 static const char *handle_travel(const GenCase *c, int maker, int user) {
   if (maker < 0 || maker >= c->nops || user < 0 || user >= c->nops)
     return "unknown";
   int cm = c->ops[maker].ctx, cu = c->ops[user].ctx;
   if (cm == cu)
     return "own-context";
-  for (int x = cm, guard = 0; x > 0 && guard <= c->nregions; guard++) {
+  for (int x = cu, guard = 0; x > 0 && guard <= c->nregions; guard++) {
     x = x < c->nregions ? c->regions[x].parent : 0;
-    if (x == cu)
-      return "await-value";
+    if (x == cm)
+      return "into-region";
   }
-  return "region-input";
+  return "yield";
 }
 
 /* Which op destroyed a handle, relative to the op that made it. */
@@ -326,18 +327,22 @@ static int hb_signature(const GenCase *c, const HbReport *r, const RtRec *trace,
              handle_travel(c, handle_maker(r->buf, trace, ntrace, r->seq2), r->op2));
   } else if (r->kind == HB_LEAK_STREAM || r->kind == HB_LEAK_EVENT || r->kind == HB_LEAK_BUFFER) {
     v->cls = VERDICT_LIFETIME;
-    fmt_into(v->victim, sizeof v->victim, "%s|lifetime|%s|made-by:%s", lowering, kind, w2);
+    fmt_into(v->victim, sizeof v->victim, "%s|lifetime|%s|made-by:%s", lowering, kind, s2);
+    /* the kind of op whose lowering made the handle: one pattern, whatever its dependencies */
+    char *d = strstr(s2, " deps=");
+    if (d)
+      *d = 0;
     fmt_into(v->signature, sizeof v->signature, "%s|lifetime|%s|made-by:%s", lowering, kind, s2);
   } else {
     v->cls = VERDICT_LIFETIME;
     fmt_into(v->victim, sizeof v->victim, "%s|lifetime|%s|%s->%s", lowering, kind, w1, w2);
     if (r->kind == HB_USE_OF_DESTROYED_HANDLE) {
-      /* how the handle travelled and who destroyed it; the call that tripped is a victim */
+      /* who destroyed it, relative to its maker; the call that tripped, and where the token
+       * went before, are victims */
       int maker = handle_maker(r->buf, trace, ntrace, r->seq2);
       fmt_into(v->signature, sizeof v->signature,
-               "%s|misused-handle|%s|used-after-destroy|via:%s|destroyed-by:%s", lowering,
-               handle_kind(r->buf), handle_travel(c, maker, r->op2),
-               destroyer_role(c, r->op1, maker));
+               "%s|misused-handle|%s|used-after-destroy|destroyed-by:%s", lowering,
+               handle_kind(r->buf), destroyer_role(c, r->op1, maker));
     } else if (!is_ordering(r->kind)) {
       fmt_into(v->signature, sizeof v->signature, "%s|lifetime|%s|%s->%s", lowering, kind, s1, s2);
     }

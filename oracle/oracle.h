@@ -7,9 +7,10 @@
  * correct execution observes exactly these values.
  *
  * oracle_judge() compares an execution's observations and runtime errors with them and
- * classifies the result, with a root-cause signature that names what went wrong (class,
- * the op kind that produced the observed data, what was read instead, the failing call and
- * its error) and never SSA names, sizes or seeds, so one cause gives one signature.
+ * classifies the result, with a root-cause signature that names the cause (the case link the
+ * run lacked, the misused handle's travel and destroyer; docs/signatures.md) and never the
+ * victims, SSA names, sizes or seeds, so one cause gives one signature; and a detailed form
+ * that names the victims (the two accesses, the call that failed) for triage.
  */
 #ifndef ORACLE_ORACLE_H
 #define ORACLE_ORACLE_H

@@ -170,7 +170,7 @@ static void destroyed_stream(void) {
   Verdict a = judge(&t, 0);
   CHECK_EQ(a.cls, VERDICT_LIFETIME);
   CHECK_STR(a.signature,
-            "L|misused-handle|stream|used-after-destroy|via:own-context|destroyed-by:host-wait");
+            "L|misused-handle|stream|used-after-destroy|destroyed-by:host-wait");
   CHECK_CONTAINS(a.victim, "use_of_destroyed_handle|host_wait->launch.af_fill");
   /* the same misuse tripping another call: the signature stays, the detailed form moves */
   t.r[t.n - 1].call = RT_CALL_STREAM_SYNCHRONIZE;

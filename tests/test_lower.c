@@ -133,7 +133,7 @@ static void test_corpus_verdicts(void) {
     const char *sig, *victim; /* the cause; the detailed form */
   } bugs[] = {
       {"region-launch-yield", "builtin:fault=yield_stream", "eager", VERDICT_RUNTIME_ERROR,
-       "|misused-handle|stream|wrong-kind|via:await-value",
+       "|misused-handle|stream|wrong-kind|via:yield",
        "mgpuEventSynchronize|CUDA_ERROR_INVALID_HANDLE|handle of the wrong kind|given=stream"},
       {"launch-two-deps", "builtin:fault=drop_extra_deps", "lazy", VERDICT_RACE,
        "|missing-edge|extra-dep|gpu.launch_func async",
