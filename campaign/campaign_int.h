@@ -15,7 +15,6 @@
  * are tallied and committed once a second */
 #define DB_EXACT_PER_RUN 16
 
-/* A signature found by this process. */
 /* A detailed (victim-level) form of a signature, counted for triage. */
 typedef struct Form {
   char detailed[256];
@@ -23,6 +22,7 @@ typedef struct Form {
   long pending; /* repeats counted since the last campaign__flush_tallies */
 } Form;
 
+/* A signature found by this process. */
 typedef struct Sig {
   CampaignFinding f; /* what the result reports */
   Form *forms;       /* its detailed forms, in the order they were seen */

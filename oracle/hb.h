@@ -76,9 +76,8 @@ typedef struct HbResult {
   int truncated;    /* more were found than max_reports */
   int lenient_free; /* the option the trace was checked with */
   /* With HbOptions.nops: per case op, the vector clock of the agent that performed its first
-   * memory access (or free) right after it, or for an op without one the join of those
-   * after each of its calls; per trace
-   * record, the agent that performed it and that agent's own clock after it. */
+   * memory access (or free) right after it, or for an op without one the join of those after
+   * each of its calls; per trace record, the agent that performed it and its own clock after. */
   int nops, nagents, ntrace;
   uint32_t *know;  /* nops x nagents */
   uint8_t *known;  /* per op: 0 no call, 1 from a call without access, 2 from an access */
