@@ -35,6 +35,7 @@ void gen_config_default(GenConfig *c) {
   c->spin = 64;
   c->host_shared_pct = 10;
   c->sync_pct = 20;
+  c->extra_wait_pct = 8;
   c->w_launch = 30;
   c->w_memcpy = 20;
   c->w_memset = 8;
@@ -288,6 +289,8 @@ char *gen_case_to_json(const GenCase *c) {
                   g->w_host_wait, g->w_observe);
     if (g->root_wait_pct) /* written only when set: older case files stay byte-identical */
       af_buf_printf(&b, ", \"root_wait_pct\": %d", g->root_wait_pct);
+    if (g->extra_wait_pct)
+      af_buf_printf(&b, ", \"extra_wait_pct\": %d", g->extra_wait_pct);
     af_buf_puts(&b, "},\n");
   }
   af_buf_printf(&b, "  \"spin\": %d,\n  \"buffers\": [", c->spin);
@@ -793,6 +796,8 @@ int gen_case_from_json(GenCase *c, const char *text, AfErr *err) {
     jint(cfg, "host_shared_pct", &g->host_shared_pct);
     jint(cfg, "sync_pct", &g->sync_pct);
     jint(cfg, "root_wait_pct", &g->root_wait_pct);
+    g->extra_wait_pct = 0; /* absent: a case made before the knob existed */
+    jint(cfg, "extra_wait_pct", &g->extra_wait_pct);
     const cJSON *mix = cJSON_GetObjectItemCaseSensitive(cfg, "mix");
     int *w[] = {&g->w_launch,  &g->w_memcpy,     &g->w_memset,    &g->w_alloc,
                 &g->w_dealloc, &g->w_wait_async, &g->w_host_wait, &g->w_observe};

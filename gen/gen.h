@@ -93,6 +93,8 @@ typedef struct GenConfig {
   int spin;            /* kernel spin count */
   int host_shared_pct; /* share of allocations that are host_shared */
   int sync_pct;        /* share of allocs/deallocs that are synchronous */
+  int extra_wait_pct;  /* chance per step of a host `gpu.wait` that orders nothing new: one with
+                          no operands, or one on tokens a host wait already completed */
   int root_wait_pct;   /* chance that an async op with no dependency gets a fresh `gpu.wait
                           async` token as its one (the form gpu-async-region makes) */
   /* op mix weights */

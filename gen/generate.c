@@ -508,6 +508,26 @@ static void op_host_wait(G *g, Ctx *x) {
     host_wait(g, x, &s);
 }
 
+/* A host gpu.wait that orders nothing new: with no operands, or again on tokens of this
+ * context that a host wait already completed (a wait on a completed token must still work). */
+static void op_extra_wait(G *g, Ctx *x) {
+  GenOp o = blank(GEN_OP_HOST_WAIT, x->id);
+  if (af_rng_chance(&g->rng, 60)) {
+    const uint64_t *done = done_row(g, x->id);
+    int cand[64], n = 0;
+    for (int t = 0; t < g->ntok && n < 64; t++)
+      if (g->tok_ctx[t] == x->id && bit(done, t))
+        cand[n++] = t;
+    int k = n < g->cfg.max_deps ? n : 1 + (int)af_rng_below(&g->rng, (uint32_t)g->cfg.max_deps);
+    for (int d = 0; d < k && n > 0; d++) {
+      int j = (int)af_rng_below(&g->rng, (uint32_t)n);
+      o.deps[o.ndeps++] = cand[j];
+      cand[j] = cand[--n];
+    }
+  }
+  emit(g, &o);
+}
+
 static void observe(G *g, Ctx *x, int b) {
   TSet s;
   s.n = 0;
@@ -776,6 +796,10 @@ static void gen_ctx(G *g, Ctx *x, int budget) {
   int guard = 0;
   while (g->rc == 0 && g->c->nops - start < budget && g->c->nops < c->ops + 8 &&
          guard++ < 20 * budget + 100) {
+    if (c->extra_wait_pct > 0 && af_rng_chance(&g->rng, c->extra_wait_pct)) {
+      op_extra_wait(g, x); /* drawn only when on: seeds made without the knob stay the same */
+      continue;
+    }
     if (af_rng_chance(&g->rng, c->region_pct) && x->depth < c->max_nesting) {
       int remaining = budget - (g->c->nops - start);
       int sub = 2 + (int)af_rng_below(&g->rng, (uint32_t)(remaining / 2 + 2));
@@ -959,4 +983,6 @@ void gen_config_swarm(const GenConfig *base, uint64_t seed, GenConfig *out) {
   for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
     if (af_rng_chance(&r, 33))
       *w[i] = 0;
+  if (base->extra_wait_pct > 0) /* last, and only when on: earlier draws stay as they were */
+    out->extra_wait_pct = af_rng_chance(&r, 33) ? 0 : base->extra_wait_pct;
 }

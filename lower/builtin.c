@@ -465,17 +465,21 @@ static int place_destroys(L *l, LowerFunc *f) {
   int *nuse = af_calloc((size_t)ns + 1, sizeof(int));
   uint8_t *kind = af_calloc((size_t)ns + 1, 1); /* 1 stream, 2 event */
   uint8_t *given = af_calloc((size_t)ns + 1, 1);
+  uint8_t *frozen = af_calloc((size_t)ns + 1, 1); /* the destroy point is fixed */
   LowerInstr *out = NULL;
   int rc = 0;
-  if (!point || !nuse || !kind || !given) {
+  if (!point || !nuse || !kind || !given || !frozen) {
     rc = af_err_set(l->err, AF_ENOMEM, "out of memory lowering");
     goto done;
   }
   for (int s = 0; s < ns; s++)
     point[s] = -1;
   int early = has(l, LOWER_FAULT_EARLY_STREAM_DESTROY);
+  int wait_destroys = has(l, LOWER_FAULT_WAIT_DESTROYS);
   for (int i = 0; i < f->ninstrs; i++) {
     const LowerInstr *in = &f->instrs[i];
+    int host_wait =
+        in->op >= 0 && in->op < l->c->nops && l->c->ops[in->op].kind == GEN_OP_HOST_WAIT;
     if (in->opc == LOWER_STREAM_CREATE)
       kind[in->a] = 1;
     if (in->opc == LOWER_EVENT_CREATE || in->opc == LOWER_TAKE)
@@ -491,10 +495,13 @@ static int place_destroys(L *l, LowerFunc *f) {
       if (s < 0)
         continue;
       nuse[s]++;
+      if (frozen[s])
+        continue;
+      point[s] = i;
       if (early && kind[s] == 1 && nuse[s] == 2)
-        point[s] = i; /* frozen: the first use after creation */
-      else if (!(early && kind[s] == 1 && nuse[s] > 2))
-        point[s] = i;
+        frozen[s] = 1; /* the first use after creation */
+      if (wait_destroys && kind[s] == 1 && host_wait && in->opc == LOWER_STREAM_SYNC)
+        frozen[s] = 1; /* the host's wait on it */
     }
   }
   int cap = f->ninstrs + ns + 1;
@@ -525,6 +532,7 @@ static int place_destroys(L *l, LowerFunc *f) {
   out = NULL;
 done:
   af_free(out);
+  af_free(frozen);
   af_free(given);
   af_free(kind);
   af_free(nuse);

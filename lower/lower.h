@@ -28,7 +28,9 @@
   X(FREE_UNORDERED, "free_unordered",                                                              \
     "an async gpu.dealloc frees at once, without waiting for its dependencies")                    \
   X(RECORD_EARLY, "record_early",                                                                  \
-    "the event for an extra dependency is recorded before the dependency's work is enqueued")
+    "the event for an extra dependency is recorded before the dependency's work is enqueued")      \
+  X(WAIT_DESTROYS, "wait_destroys",                                                                \
+    "a host gpu.wait destroys the streams it waits on, as if no later op used their tokens")
 
 enum {
 #define LOWER__FENUM(id, name, desc) LOWER_FAULT_##id,

@@ -94,6 +94,12 @@ grep -q "^// RUN: mlir-opt %s --pass-pipeline='builtin.module(" "$tmp/small.mlir
 grep -q "^// verdict: runtime_error" "$tmp/small.mlir" || { echo "FAIL: reproducer has no verdict"; fail=$((fail + 1)); }
 grep -q "^module attributes {gpu.container_module}" "$tmp/small.mlir" || { echo "FAIL: reproducer has no module"; fail=$((fail + 1)); }
 expect 1 "reduce a passing case" "$af" reduce "$tmp/small.json"; expect_err "does not fail"
+# the same for a host wait that destroys what it waited on (the generator waits on tokens again)
+expect 0 "reduce wait_destroys" "$af" reduce "$tmp/big.json" --lowering builtin:fault=wait_destroys -o "$tmp/small2.json"
+n=$(grep -c '"op":' "$tmp/small2.json")
+[ "$n" -le 8 ] || { echo "FAIL: wait_destroys reduced to $n ops"; fail=$((fail + 1)); }
+expect 1 "reduced wait_destroys case still fails" "$af" check "$tmp/small2.json" --lowering builtin:fault=wait_destroys --schedules eager
+expect_out "destroyed-by:host-wait"
 printf "{ not json" > "$tmp/malformed.json"
 expect 3 "reduce a malformed case" "$af" reduce "$tmp/malformed.json"
 

@@ -218,8 +218,8 @@ static void roundtrip(const GenCase *c) {
 }
 
 static void test_roundtrips(const char *srcdir) {
-  const char *corpus[] = {"region-launch-yield", "launch-two-deps", "sync-alloc-dealloc",
-                          "memcpy-two-deps-dealloc", "region-chain"};
+  const char *corpus[] = {"region-launch-yield",     "launch-two-deps", "sync-alloc-dealloc",
+                          "memcpy-two-deps-dealloc", "region-chain",    "host-wait-twice"};
   for (size_t i = 0; i < sizeof corpus / sizeof corpus[0]; i++) {
     char path[1024];
     snprintf(path, sizeof path, "%s/corpus/%s.json", srcdir, corpus[i]);

@@ -202,6 +202,63 @@ static void test_shapes(void) {
          s.multi_dep, s.join, s.fork, s.region_value_awaited, s.region_input, s.nested);
 }
 
+/* Host waits that order nothing new (issue 14, item 7): with no operands, on a token a host
+ * wait already completed, and host_shared allocations in regions, each in at least 5% of
+ * default cases; the knob off makes none; a case file from before the knob reads it as 0. */
+static void test_extra_waits(void) {
+  GenConfig cfg;
+  gen_config_default(&cfg);
+  long empty = 0, again = 0, shared_region = 0, n = 400;
+  for (uint64_t seed = 0; seed < (uint64_t)n; seed++) {
+    GenCase c;
+    AfErr err = {0};
+    CHECK_EQ(gen_generate(&c, seed, &cfg, &err), 0);
+    CHECK_EQ(gen_validate(&c, &err), 0);
+    uint8_t *waited = calloc((size_t)c.ntoks + 1, 1);
+    int e = 0, a = 0, sr = 0;
+    for (int i = 0; i < c.nops; i++) {
+      const GenOp *o = &c.ops[i];
+      if (o->kind == GEN_OP_HOST_WAIT) {
+        e |= o->ndeps == 0;
+        for (int d = 0; d < o->ndeps; d++)
+          a |= waited[o->deps[d]]++ > 0;
+      }
+      sr |= o->kind == GEN_OP_ALLOC && o->mode == GEN_ALLOC_HOST_SHARED && o->ctx != 0;
+    }
+    free(waited);
+    empty += e;
+    again += a;
+    shared_region += sr;
+    gen_case_free(&c);
+  }
+  printf("extra waits over %ld default cases: no operands in %ld, a token waited again in %ld, "
+         "host_shared in a region in %ld\n",
+         n, empty, again, shared_region);
+  CHECK(empty * 20 >= n);
+  CHECK(again * 20 >= n);
+  CHECK(shared_region * 20 >= n);
+  /* off: no empty wait at all */
+  cfg.extra_wait_pct = 0;
+  for (uint64_t seed = 0; seed < 50; seed++) {
+    GenCase c;
+    AfErr err = {0};
+    CHECK_EQ(gen_generate(&c, seed, &cfg, &err), 0);
+    for (int i = 0; i < c.nops; i++)
+      CHECK(!(c.ops[i].kind == GEN_OP_HOST_WAIT && c.ops[i].ndeps == 0));
+    gen_case_free(&c);
+  }
+  GenCase old;
+  AfErr err = {0};
+  CHECK_EQ(
+      gen_case_from_json(&old,
+                         "{\"format\": \"asyncfuzz-case\", \"version\": 1, \"seed\": \"3\","
+                         " \"spin\": 4, \"config\": {\"ops\": 10}, \"buffers\": [], \"body\": []}",
+                         &err),
+      0);
+  CHECK_EQ(old.cfg.extra_wait_pct, 0);
+  gen_case_free(&old);
+}
+
 static void test_render_is_deterministic(void) {
   GenConfig cfg;
   gen_config_default(&cfg);
@@ -273,6 +330,7 @@ int main(void) {
   test_op_shapes();
   test_determinism();
   test_validity_grid();
+  test_extra_waits();
   test_shapes();
   test_render_is_deterministic();
   return TEST_DONE("test_gen");

@@ -35,8 +35,8 @@ static void load(const char *name, GenCase *c) {
   CHECK_EQ(rc, 0);
 }
 
-static const char *corpus[] = {"region-launch-yield", "launch-two-deps", "sync-alloc-dealloc",
-                               "memcpy-two-deps-dealloc", "region-chain"};
+static const char *corpus[] = {"region-launch-yield",     "launch-two-deps", "sync-alloc-dealloc",
+                               "memcpy-two-deps-dealloc", "region-chain",    "host-wait-twice"};
 #define NCORPUS (sizeof corpus / sizeof corpus[0])
 
 static void test_golden(void) {
@@ -98,6 +98,8 @@ static void test_oracle_values(void) {
   expect("memcpy-two-deps-dealloc", copy, 8);
   int32_t chain[] = {35, 36, 37, 38};
   expect("region-chain", chain, 4);
+  int32_t twice[] = {21, 22, 23, 24}; /* waits that order nothing new change nothing */
+  expect("host-wait-twice", twice, 4);
 }
 
 static CheckResult check(const GenCase *c, const char *lowering, const char *scheds) {
@@ -131,22 +133,28 @@ static void test_corpus_verdicts(void) {
     const char *name, *fault, *sched;
     int cls;
     const char *sig, *victim; /* the cause; the detailed form */
+    int refused;              /* the fault makes calls fail: their work never runs */
   } bugs[] = {
       {"region-launch-yield", "builtin:fault=yield_stream", "eager", VERDICT_RUNTIME_ERROR,
        "|misused-handle|stream|wrong-kind|via:yield",
-       "mgpuEventSynchronize|CUDA_ERROR_INVALID_HANDLE|handle of the wrong kind|given=stream"},
+       "mgpuEventSynchronize|CUDA_ERROR_INVALID_HANDLE|handle of the wrong kind|given=stream", 0},
       {"launch-two-deps", "builtin:fault=drop_extra_deps", "lazy", VERDICT_RACE,
        "|missing-edge|extra-dep|gpu.launch_func async",
        "race|missing-edge|data_race.RAW|launch.af_fill->launch.af_combine|stream->stream|"
-       "dependency"},
+       "dependency",
+       0},
       {"sync-alloc-dealloc", "builtin:fault=drop_host_wait", "lazy", VERDICT_RACE,
        "|missing-edge|host-wait|gpu.wait deps=1|dep#0",
-       "race|missing-edge|host_read_before_complete|memcpy.D2H->observe|stream->host|host-sync"},
+       "race|missing-edge|host_read_before_complete|memcpy.D2H->observe|stream->host|host-sync", 0},
       {"memcpy-two-deps-dealloc", "builtin:fault=free_unordered", "lazy", VERDICT_LIFETIME,
        "|missing-edge|dealloc-order|gpu.dealloc async deps=1|dep#0",
-       "lifetime|free_while_in_use|memcpy.H2D->dealloc"},
+       "lifetime|free_while_in_use|memcpy.H2D->dealloc", 0},
+      {"host-wait-twice", "builtin:fault=wait_destroys", "lazy", VERDICT_LIFETIME,
+       "|misused-handle|stream|used-after-destroy|destroyed-by:host-wait",
+       "use_of_destroyed_handle|host_wait->host_wait", 1},
       {"region-chain", "builtin:fault=yield_stream", "lazy", VERDICT_RUNTIME_ERROR,
-       "|misused-handle|stream|wrong-kind|via:", "mgpuStreamWaitEvent|CUDA_ERROR_INVALID_HANDLE"},
+       "|misused-handle|stream|wrong-kind|via:", "mgpuStreamWaitEvent|CUDA_ERROR_INVALID_HANDLE",
+       0},
   };
   for (size_t i = 0; i < sizeof bugs / sizeof bugs[0]; i++) {
     GenCase c;
@@ -157,10 +165,11 @@ static void test_corpus_verdicts(void) {
     CHECK_CONTAINS(r.verdict[0].signature, bugs[i].sig);
     CHECK_CONTAINS(r.verdict[0].signature, bugs[i].fault);
     CHECK_CONTAINS(r.verdict[0].victim, bugs[i].victim);
-    /* the checker finds the same cause under eager, where the data come out right */
+    /* the checker finds the same cause under eager, where the data come out right (unless
+     * the fault makes a call fail, whose work then never runs) */
     CheckResult q = check(&c, bugs[i].fault, "eager");
     CHECK_EQ(q.first_fail, 0);
-    CHECK(!q.verdict[0].obs_failed);
+    CHECK(bugs[i].refused || !q.verdict[0].obs_failed);
     CHECK_STR(q.verdict[0].signature, r.verdict[0].signature);
     gen_case_free(&c);
   }
