@@ -22,30 +22,6 @@ const char *gen_op_name(int kind) {
   return kind >= 0 && kind < GEN_OP__COUNT ? op_names[kind] : "?";
 }
 
-void gen_config_default(GenConfig *c) {
-  memset(c, 0, sizeof *c);
-  c->ops = 32;
-  c->buffers = 4;
-  c->host_bufs = 2;
-  c->elems = 16;
-  c->max_deps = 3;
-  c->extra_dep_pct = 15;
-  c->region_pct = 8;
-  c->max_nesting = 2;
-  c->spin = 64;
-  c->host_shared_pct = 10;
-  c->sync_pct = 20;
-  c->extra_wait_pct = 8;
-  c->w_launch = 30;
-  c->w_memcpy = 20;
-  c->w_memset = 8;
-  c->w_alloc = 8;
-  c->w_dealloc = 5;
-  c->w_wait_async = 8;
-  c->w_host_wait = 6;
-  c->w_observe = 6;
-}
-
 void gen_case_init(GenCase *c) {
   memset(c, 0, sizeof *c);
   c->version = GEN_FORMAT_VERSION;
@@ -119,6 +95,9 @@ int gen_case_finish(GenCase *c, AfErr *err) {
     for (int k = 0; k < g->ninputs; k++)
       if (g->inputs[k].tok + 1 > ntoks)
         ntoks = g->inputs[k].tok + 1;
+    for (int k = 0; k < g->ncaptures; k++)
+      if (g->captures[k].tok + 1 > ntoks)
+        ntoks = g->captures[k].tok + 1;
   }
   for (int i = 0; i < c->nops; i++) {
     GenOp *o = &c->ops[i];
@@ -243,6 +222,12 @@ static int put_body(AfBuf *b, const GenCase *c, int from, int to, int ctx, int d
       for (int k = 0; k < g->ninputs; k++)
         af_buf_printf(b, "%s{\"value\": \"r%d.%d\", \"as\": \"t%d\"}", k ? ", " : "",
                       g->inputs[k].region, g->inputs[k].vidx, g->inputs[k].tok);
+      if (g->ncaptures) { /* version 2 */
+        af_buf_puts(b, "], \"captures\": [");
+        for (int k = 0; k < g->ncaptures; k++)
+          af_buf_printf(b, "%s{\"token\": \"t%d\", \"as\": \"t%d\"}", k ? ", " : "",
+                        g->captures[k].outer, g->captures[k].tok);
+      }
       af_buf_puts(b, "], \"body\": [");
       int last = put_body(b, c, g->first, g->last, o->region, depth + 1);
       if (last) {
@@ -274,7 +259,11 @@ static int put_body(AfBuf *b, const GenCase *c, int from, int to, int ctx, int d
 char *gen_case_to_json(const GenCase *c) {
   AfBuf b;
   af_buf_init(&b);
-  af_buf_printf(&b, "{\n  \"format\": \"asyncfuzz-case\",\n  \"version\": %d,\n", c->version);
+  int version = 1; /* the oldest version that has every construct the case uses */
+  for (int r = 1; r < c->nregions; r++)
+    if (c->regions[r].ncaptures)
+      version = 2;
+  af_buf_printf(&b, "{\n  \"format\": \"asyncfuzz-case\",\n  \"version\": %d,\n", version);
   af_buf_printf(&b, "  \"seed\": \"%llu\",\n", (unsigned long long)c->seed);
   if (c->has_config) {
     const GenConfig *g = &c->cfg;
@@ -291,6 +280,8 @@ char *gen_case_to_json(const GenCase *c) {
       af_buf_printf(&b, ", \"root_wait_pct\": %d", g->root_wait_pct);
     if (g->extra_wait_pct)
       af_buf_printf(&b, ", \"extra_wait_pct\": %d", g->extra_wait_pct);
+    if (g->capture_pct)
+      af_buf_printf(&b, ", \"capture_pct\": %d", g->capture_pct);
     af_buf_puts(&b, "},\n");
   }
   af_buf_printf(&b, "  \"spin\": %d,\n  \"buffers\": [", c->spin);
@@ -598,6 +589,28 @@ static int parse_execute(Parser *p, const cJSON *o, int ctx, GenOp *opp) {
       return rc;
     g.ninputs++;
   }
+  const cJSON *caps = cJSON_GetObjectItemCaseSensitive(o, "captures");
+  if (caps && !cJSON_IsArray(caps))
+    return perr(p, AF_EPARSE, "\"captures\" must be an array%s%s", NULL, NULL);
+  if (caps && p->c->version < 2)
+    return perr(p, AF_EINVALID, "\"captures\" needs case format version 2%s%s", NULL, NULL);
+  if (cJSON_GetArraySize(caps) > GEN_MAX_REGION_IO)
+    return perr(p, AF_EINVALID, "too many captured tokens (at most 4)%s%s", NULL, NULL);
+  const cJSON *cap;
+  cJSON_ArrayForEach(cap, caps) {
+    GenRegionCapture *gc = &g.captures[g.ncaptures];
+    const char *outer = jstr(cap, "token");
+    if (outer == NULL)
+      return perr(p, AF_EPARSE, "a capture needs \"token\" (a token of the context)%s%s", NULL,
+                  NULL);
+    rc = use_token(p, outer, &gc->outer);
+    if (rc)
+      return rc;
+    rc = def_token(p, jstr(cap, "as"), -2 - ridx, &gc->tok);
+    if (rc)
+      return rc;
+    g.ncaptures++;
+  }
   opp->region = ridx;
   if (gen_case_add_region(p->c, &g) < 0 || gen_case_add_op(p->c, opp) < 0)
     return af_err_set(p->err, AF_ENOMEM, "out of memory");
@@ -772,8 +785,8 @@ int gen_case_from_json(GenCase *c, const char *text, AfErr *err) {
         af_err_set(err, AF_EPARSE, "not an asyncfuzz case (\"format\" must be \"asyncfuzz-case\")");
     goto out;
   }
-  if (jint(root, "version", &c->version) || c->version != GEN_FORMAT_VERSION) {
-    rc = af_err_set(err, AF_EPARSE, "unsupported case format version (this build reads %d)",
+  if (jint(root, "version", &c->version) || c->version < 1 || c->version > GEN_FORMAT_VERSION) {
+    rc = af_err_set(err, AF_EPARSE, "unsupported case format version (this build reads 1 to %d)",
                     GEN_FORMAT_VERSION);
     goto out;
   }
@@ -798,6 +811,8 @@ int gen_case_from_json(GenCase *c, const char *text, AfErr *err) {
     jint(cfg, "root_wait_pct", &g->root_wait_pct);
     g->extra_wait_pct = 0; /* absent: a case made before the knob existed */
     jint(cfg, "extra_wait_pct", &g->extra_wait_pct);
+    g->capture_pct = 0;
+    jint(cfg, "capture_pct", &g->capture_pct);
     const cJSON *mix = cJSON_GetObjectItemCaseSensitive(cfg, "mix");
     int *w[] = {&g->w_launch,  &g->w_memcpy,     &g->w_memset,    &g->w_alloc,
                 &g->w_dealloc, &g->w_wait_async, &g->w_host_wait, &g->w_observe};

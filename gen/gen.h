@@ -20,7 +20,9 @@
 
 #include "../base/afbase.h"
 
-#define GEN_FORMAT_VERSION 1
+#define GEN_FORMAT_VERSION                                                                         \
+  2                         /* the newest; version 1 (no captures) still loads, and a case         \
+                                without a version-2 construct is still written as version 1 */
 #define GEN_MAX_DEPS 4      /* dependencies of one op */
 #define GEN_MAX_REGION_IO 4 /* inputs and yielded values of one region */
 
@@ -70,12 +72,21 @@ typedef struct GenRegionInput {
   int32_t tok;          /* the token it is bound to inside this region */
 } GenRegionInput;
 
+/* A token of the spawning context that the region body uses directly (MLIR: an SSA value
+ * captured by async.execute), bound inside the region as tok (version 2). */
+typedef struct GenRegionCapture {
+  int32_t outer; /* a token of the region's parent context, defined before the execute op */
+  int32_t tok;   /* its name inside the region */
+} GenRegionCapture;
+
 typedef struct GenRegion {
   int32_t exec_op; /* index of the execute op; its ctx is the parent */
   int32_t parent;
   int32_t first, last; /* body ops: [first, last] in inline order (last < first: empty) */
   int32_t ninputs;
   GenRegionInput inputs[GEN_MAX_REGION_IO];
+  int32_t ncaptures;
+  GenRegionCapture captures[GEN_MAX_REGION_IO];
   int32_t nyields;
   int32_t yields[GEN_MAX_REGION_IO]; /* tokens of this region yielded as values */
 } GenRegion;
@@ -93,6 +104,8 @@ typedef struct GenConfig {
   int spin;            /* kernel spin count */
   int host_shared_pct; /* share of allocations that are host_shared */
   int sync_pct;        /* share of allocs/deallocs that are synchronous */
+  int capture_pct;     /* chance that a region captures tokens of its spawning context, and that
+                          an op of such a region depends on one (version 2) */
   int extra_wait_pct;  /* chance per step of a host `gpu.wait` that orders nothing new: one with
                           no operands, or one on tokens a host wait already completed */
   int root_wait_pct;   /* chance that an async op with no dependency gets a fresh `gpu.wait

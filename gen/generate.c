@@ -226,6 +226,10 @@ static int finalize_deps(G *g, Ctx *x, TSet *s, int extra_ok, int *deps) {
   if (extra_ok && x->nrecent > 0 && af_rng_chance(&g->rng, g->cfg.extra_dep_pct)) {
     ts_add(s, x->recent[af_rng_below(&g->rng, (uint32_t)x->nrecent)]);
   }
+  /* a token this region captured (drawn only when the region has some: older seeds stay) */
+  const GenRegion *gr = x->id > 0 ? &g->c->regions[x->id] : NULL;
+  if (extra_ok && gr && gr->ncaptures > 0 && af_rng_chance(&g->rng, g->cfg.capture_pct))
+    ts_add(s, gr->captures[af_rng_below(&g->rng, (uint32_t)gr->ncaptures)].tok);
   int maxd = g->cfg.max_deps;
   while (s->n > maxd && g->rc == 0) {
     int k = s->n - maxd + 1;
@@ -736,7 +740,15 @@ static void op_execute(G *g, Ctx *x, int budget) {
   s.n = 0;
   for (int i = 0; i < nl; i++)
     need_for(g, x, &s, lend[i], 1);
+  /* what the lent buffers still wait for: a host wait, or (drawn only when captures are on)
+   * one token the region captures and its ops on those buffers depend on */
+  int lent_tok = -1;
   if (s.n)
+    ts_minimize(g, &s);
+  if (s.n && g->cfg.capture_pct > 0 && af_rng_chance(&g->rng, g->cfg.capture_pct) &&
+      s.n <= g->cfg.max_deps)
+    lent_tok = s.n == 1 ? s.t[0] : join(g, x, s.t, s.n);
+  else if (s.n)
     host_wait(g, x, &s);
   if (g->rc)
     return;
@@ -764,10 +776,39 @@ static void op_execute(G *g, Ctx *x, int budget) {
     if (v)
       claim(g, &child, v, t);
   }
+  int lent_in = -1; /* lent_tok as the region names it */
+  if (lent_tok >= 0) {
+    lent_in = new_token(g, &child, &lent_tok, 1);
+    if (lent_in < 0)
+      return;
+    GenRegion *cr = &g->c->regions[r];
+    cr->captures[cr->ncaptures].outer = lent_tok;
+    cr->captures[cr->ncaptures++].tok = lent_in;
+  }
+  /* captures: tokens of this context that the region uses directly (drawn only when on) */
+  if (g->cfg.capture_pct > 0 && x->nrecent > 0 && af_rng_chance(&g->rng, g->cfg.capture_pct)) {
+    int ncap = 1 + (int)af_rng_below(&g->rng, 2);
+    for (int k = 0; k < ncap && g->rc == 0 && g->c->regions[r].ncaptures < GEN_MAX_REGION_IO; k++) {
+      int outer = x->recent[af_rng_below(&g->rng, (uint32_t)x->nrecent)];
+      GenRegion *cr = &g->c->regions[r];
+      int dup = 0;
+      for (int j = 0; j < cr->ncaptures; j++)
+        dup |= cr->captures[j].outer == outer;
+      if (dup)
+        continue;
+      int t = new_token(g, &child, &outer, 1);
+      if (t < 0)
+        return;
+      cr = &g->c->regions[r]; /* new_token may grow nothing here, but stay safe */
+      cr->captures[cr->ncaptures].outer = outer;
+      cr->captures[cr->ncaptures].tok = t;
+      cr->ncaptures++;
+    }
+  }
   for (int i = 0; i < nl; i++) {
     BState *st = &g->bs[lend[i]];
     st->owner = r;
-    st->writer = -1;
+    st->writer = lent_in; /* -1 after a host wait: nothing pending */
     st->nreaders = 0;
   }
   gen_ctx(g, &child, budget);
@@ -953,36 +994,4 @@ out:
     gen_case_init(c);
   }
   return rc;
-}
-
-/* Swarm testing: each case gets its own knobs, drawn from seed around the base config, so
- * a campaign also explores cases that leave whole op kinds or features out (a feature that
- * trips the lowering on most cases would otherwise hide everything behind it). */
-void gen_config_swarm(const GenConfig *base, uint64_t seed, GenConfig *out) {
-  AfRng r;
-  af_rng_seed(&r, af_mix64(seed, 0x5377a2d));
-  *out = *base;
-  int lo = base->ops / 4 > 4 ? base->ops / 4 : 4;
-  if (lo > base->ops)
-    lo = base->ops;
-  out->ops = lo + (int)af_rng_below(&r, (uint32_t)(base->ops - lo + 1));
-  if (base->max_deps > 2)
-    out->max_deps = 2 + (int)af_rng_below(&r, (uint32_t)(base->max_deps - 1));
-  out->extra_dep_pct = af_rng_chance(&r, 50) ? 0 : base->extra_dep_pct;
-  uint32_t k = af_rng_below(&r, 3);
-  out->region_pct = k == 0 ? 0 : k == 1 ? base->region_pct : 2 * base->region_pct;
-  if (out->region_pct > 100)
-    out->region_pct = 100;
-  k = af_rng_below(&r, 3);
-  out->sync_pct = k == 0 ? 0 : k == 1 ? base->sync_pct : 50;
-  out->host_shared_pct = af_rng_chance(&r, 50) ? 0 : base->host_shared_pct;
-  k = af_rng_below(&r, 3);
-  out->root_wait_pct = k == 0 ? base->root_wait_pct : k == 1 ? 50 : 100;
-  int *w[] = {&out->w_memcpy,  &out->w_memset,     &out->w_alloc,
-              &out->w_dealloc, &out->w_wait_async, &out->w_host_wait};
-  for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
-    if (af_rng_chance(&r, 33))
-      *w[i] = 0;
-  if (base->extra_wait_pct > 0) /* last, and only when on: earlier draws stay as they were */
-    out->extra_wait_pct = af_rng_chance(&r, 33) ? 0 : base->extra_wait_pct;
 }

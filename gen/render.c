@@ -109,12 +109,28 @@ static void ind(R *r, int depth) {
     af_buf_puts(r->b, "  ");
 }
 
+/* The SSA value of token t: a token a region captured is the value of the spawning context
+ * that it names (async.execute regions see their context's values directly). */
+static int tok_value(const GenCase *c, int t) {
+  for (int guard = 0; guard < c->nregions; guard++) {
+    int outer = -1;
+    for (int r = 1; r < c->nregions && outer < 0; r++)
+      for (int k = 0; k < c->regions[r].ncaptures; k++)
+        if (c->regions[r].captures[k].tok == t)
+          outer = c->regions[r].captures[k].outer;
+    if (outer < 0)
+      return t;
+    t = outer;
+  }
+  return t;
+}
+
 static void deps(R *r, const GenOp *o) {
   if (o->ndeps == 0)
     return;
   af_buf_puts(r->b, " [");
   for (int d = 0; d < o->ndeps; d++)
-    af_buf_printf(r->b, "%s%%t%d", d ? ", " : "", o->deps[d]);
+    af_buf_printf(r->b, "%s%%t%d", d ? ", " : "", tok_value(r->c, o->deps[d]));
   af_buf_puts(r->b, "]");
 }
 
@@ -236,7 +252,7 @@ static void render_op_text(R *r, int i, int depth) {
     ind(r, depth + 1);
     af_buf_puts(b, "async.yield");
     for (int v = 0; v < g->nyields; v++)
-      af_buf_printf(b, "%s%%t%d", v ? ", " : " ", g->yields[v]);
+      af_buf_printf(b, "%s%%t%d", v ? ", " : " ", tok_value(c, g->yields[v]));
     if (g->nyields) {
       af_buf_puts(b, " : ");
       for (int v = 0; v < g->nyields; v++)

@@ -5,7 +5,8 @@
  * node per region. Edges: a token's producer precedes each op that depends on it; in each
  * context (main or a region body) a synchronous op (host_wait, observe, await, execute,
  * sync alloc/dealloc) precedes every later op of that context; a region starts after its
- * execute op and after the regions whose values it consumes have ended; a region ends after
+ * execute op and after the regions whose values it consumes have ended (a token it captures
+ * from its parent is ordered like a dependency on it); a region ends after
  * its synchronous ops; an await follows the end of its region. Edges only point forward in
  * inline order, so one pass computes every node's ancestor set (a bitset).
  *
@@ -385,6 +386,20 @@ static int visit_start(V *v, int r) {
     edge(v, END(v, in->region), node);
     int src = v->tok_src[c->regions[in->region].yields[in->vidx]];
     int rc = define_token(v, g->exec_op, in->tok, src, r);
+    if (rc)
+      return rc;
+  }
+  for (int k = 0; k < g->ncaptures; k++) {
+    int t = g->captures[k].outer;
+    if (t < 0 || t >= c->ntoks || v->tok_src[t] == -1)
+      return fail(v, g->exec_op, "region r%d captures token t%d, which is not defined before it", r,
+                  t);
+    if (v->tok_ctx[t] != g->parent)
+      return fail(v, g->exec_op,
+                  "region r%d captures token t%d of another context (a nested region captures "
+                  "what its parent captured)",
+                  r, t);
+    int rc = define_token(v, g->exec_op, g->captures[k].tok, v->tok_src[t], r);
     if (rc)
       return rc;
   }

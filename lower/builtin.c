@@ -233,6 +233,34 @@ static int op_stream(L *l, int fn, int i, int primary, const uint8_t *need, int 
   return s;
 }
 
+/* Before spawning region r: an event for each token it captures, recorded where the token's
+ * work is (an event token is first waited on by a fresh stream), handed over as the region's
+ * value nvalues + k. The region owns (and destroys) it. */
+static void hand_captures(L *l, int fn, int i, int r) {
+  const GenRegion *g = &l->c->regions[r];
+  if (has(l, LOWER_FAULT_CAPTURE_DROPPED))
+    return;
+  for (int k = 0; k < g->ncaptures; k++) {
+    int t = g->captures[k].outer, s = l->tok_slot[t];
+    if (s < 0)
+      continue;
+    if (is_event_tok(l, t)) {
+      int ws = emit_create(l, fn, LOWER_STREAM_CREATE, i);
+      emit2(l, fn, LOWER_STREAM_WAIT_EVENT, i, ws, s);
+      s = ws;
+    }
+    int e = emit_create(l, fn, LOWER_EVENT_CREATE, i);
+    emit2(l, fn, LOWER_EVENT_RECORD, i, e, s);
+    LowerInstr *in = emit(l, fn, LOWER_YIELD, i);
+    if (in) {
+      in->a = e;
+      in->region = r;
+      in->vidx = g->nyields + k;
+      in->consumer = 0;
+    }
+  }
+}
+
 static void lower_op(L *l, int i) {
   const GenCase *c = l->c;
   const GenOp *o = &c->ops[i];
@@ -253,7 +281,8 @@ static void lower_op(L *l, int i) {
         n = 1;
       for (int d = 0; d < n; d++) {
         int e = need[d] ? l->req_slot[i * GEN_MAX_DEPS + d] : l->tok_slot[o->deps[d]];
-        emit2(l, fn, LOWER_STREAM_WAIT_EVENT, i, s, e);
+        if (e >= 0) /* (no slot: a dependency the capture_dropped fault lost) */
+          emit2(l, fn, LOWER_STREAM_WAIT_EVENT, i, s, e);
       }
     }
     break;
@@ -332,8 +361,9 @@ static void lower_op(L *l, int i) {
       break;
     for (int d = 0; d < o->ndeps; d++) {
       int t = o->deps[d];
-      emit2(l, fn, is_event_tok(l, t) ? LOWER_EVENT_SYNC : LOWER_STREAM_SYNC, i, l->tok_slot[t],
-            -1);
+      if (l->tok_slot[t] >= 0)
+        emit2(l, fn, is_event_tok(l, t) ? LOWER_EVENT_SYNC : LOWER_STREAM_SYNC, i, l->tok_slot[t],
+              -1);
     }
     break;
   case GEN_OP_OBSERVE:
@@ -344,6 +374,7 @@ static void lower_op(L *l, int i) {
     }
     break;
   case GEN_OP_EXECUTE:
+    hand_captures(l, fn, i, o->region);
     in = emit(l, fn, LOWER_SPAWN, i);
     if (in)
       in->region = o->region;
@@ -382,8 +413,22 @@ static void open_region(L *l, int r) {
       in->region = g->inputs[k].region;
       in->vidx = g->inputs[k].vidx;
       in->consumer = l->input_consumer[r * GEN_MAX_REGION_IO + k];
+      in->imm = 1; /* a region input: the region starts after its source yielded it */
     }
     l->tok_slot[g->inputs[k].tok] = slot;
+  }
+  if (has(l, LOWER_FAULT_CAPTURE_DROPPED))
+    return; /* the captured tokens have no slot here: ops that depend on them wait for nothing */
+  for (int k = 0; k < g->ncaptures; k++) {
+    int slot = new_slot(l, r);
+    LowerInstr *in = emit(l, r, LOWER_TAKE, g->exec_op);
+    if (in) {
+      in->a = slot;
+      in->region = r;
+      in->vidx = g->nyields + k;
+      in->consumer = 0;
+    }
+    l->tok_slot[g->captures[k].tok] = slot;
   }
 }
 
@@ -395,6 +440,11 @@ static void close_region(L *l, int r) {
     int src = l->tok_slot[t];
     if (ri->nconsumers[k] == 0)
       continue;
+    if (src < 0) { /* a token without a slot (capture_dropped): a stream with no work */
+      src = emit_create(l, r, LOWER_STREAM_CREATE, -1);
+      l->tok_slot[t] = src;
+      l->tok_event[t] = 0;
+    }
     if (has(l, LOWER_FAULT_YIELD_STREAM)) {
       for (int j = 0; j < ri->nconsumers[k]; j++) {
         LowerInstr *in = emit(l, r, LOWER_YIELD, -1);
@@ -602,6 +652,9 @@ int lower_builtin(const GenCase *c, const LowerSpec *spec, LowerProgram **out, A
     p->regions[r].parent = g->parent;
     p->regions[r].ninputs = g->ninputs;
     p->regions[r].nvalues = g->nyields;
+    p->regions[r].ncaptures = g->ncaptures;
+    for (int k = 0; k < g->ncaptures; k++) /* the region receives an event for each */
+      l.tok_event[g->captures[k].tok] = 1;
     for (int k = 0; k < g->ninputs; k++) {
       p->regions[r].input_region[k] = g->inputs[k].region;
       p->regions[r].input_vidx[k] = g->inputs[k].vidx;

@@ -30,7 +30,9 @@
   X(RECORD_EARLY, "record_early",                                                                  \
     "the event for an extra dependency is recorded before the dependency's work is enqueued")      \
   X(WAIT_DESTROYS, "wait_destroys",                                                                \
-    "a host gpu.wait destroys the streams it waits on, as if no later op used their tokens")
+    "a host gpu.wait destroys the streams it waits on, as if no later op used their tokens")       \
+  X(CAPTURE_DROPPED, "capture_dropped",                                                            \
+    "an op in an async.execute region drops its dependency on a token captured from outside")
 
 enum {
 #define LOWER__FENUM(id, name, desc) LOWER_FAULT_##id,
@@ -98,7 +100,8 @@ typedef enum LowerOpc {
   LOWER_YIELD,        /* a = slot handed to consumer `consumer` of value (region, vidx) */
   LOWER_DONE,         /* the region's completion (its async.token becomes ready) */
   LOWER_AWAIT,        /* block until region is done */
-  LOWER_TAKE,         /* a = slot <- value (region, vidx) for consumer `consumer` */
+  LOWER_TAKE,         /* a = slot <- value (region, vidx) for consumer `consumer`; imm = 1: a
+                         region input (the task starts after its source yielded it) */
   LOWER__OPC_COUNT
 } LowerOpc;
 
@@ -126,6 +129,8 @@ typedef struct LowerRegionInfo {
   int input_region[4], input_vidx[4];
   int nvalues;
   int nconsumers[4]; /* consumers of each value */
+  int ncaptures;     /* tokens captured from the parent: values nvalues.. of this region, one
+                        consumer each, handed over by the parent before it spawns the region */
 } LowerRegionInfo;
 
 typedef struct LowerProgram {

@@ -43,7 +43,7 @@ typedef struct G {
   int oom;
 } G;
 
-enum { HOW_OP, HOW_AWAIT, HOW_INPUT };
+enum { HOW_OP, HOW_AWAIT, HOW_INPUT, HOW_CAPTURE };
 
 #define START(g, r) ((g)->c->nops + 2 * (r))
 #define END(g, r) ((g)->c->nops + 2 * (r) + 1)
@@ -94,6 +94,8 @@ static int dep_mech(const GenOp *o, int how, int d) {
     return ORACLE_LINK_AWAIT_VALUE;
   if (how == HOW_INPUT)
     return ORACLE_LINK_REGION_INPUT;
+  if (how == HOW_CAPTURE)
+    return ORACLE_LINK_CAPTURE;
   return ORACLE_LINK_OWN_DEP;
 }
 
@@ -137,6 +139,13 @@ static void start_edges(G *g, int r) {
       int y = src->yields[in->vidx];
       g->tok_src[in->tok] = y >= 0 && y < c->ntoks ? g->tok_src[y] : -1;
       g->tok_how[in->tok] = HOW_INPUT;
+    }
+  }
+  for (int k = 0; k < rg->ncaptures && k < GEN_MAX_REGION_IO; k++) {
+    int t = rg->captures[k].outer, in = rg->captures[k].tok;
+    if (t >= 0 && t < c->ntoks && in >= 0 && in < c->ntoks) {
+      g->tok_src[in] = g->tok_src[t];
+      g->tok_how[in] = HOW_CAPTURE;
     }
   }
   g->last_sync[r] = START(g, r);
@@ -273,12 +282,16 @@ void oracle_link_format(const GenCase *c, const OracleLink *l, char *out, size_t
     snprintf(out, n, "%s|%s%s", oracle_link_name(l->mech), shape, cls);
     break;
   default:
-    /* an extra dependency implies two or more; a crossing or a region's order is about the
-     * region, not the op's dependencies */
+    /* an extra dependency implies two or more; a crossing is about the region boundary, not
+     * the op's dependencies (and says itself that a region is involved); a region's order is
+     * about where the op stands */
     if (deps)
       *deps = 0;
     snprintf(out, n, "%s|%s%s", oracle_link_name(l->mech), shape,
-             l->mech == ORACLE_LINK_EXTRA_DEP ? "" : where);
+             l->mech == ORACLE_LINK_EXTRA_DEP || l->mech == ORACLE_LINK_AWAIT_VALUE ||
+                     l->mech == ORACLE_LINK_REGION_INPUT || l->mech == ORACLE_LINK_CAPTURE
+                 ? ""
+                 : where);
     break;
   }
 }

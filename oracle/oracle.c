@@ -223,10 +223,40 @@ static int handle_maker(RtRef h, const RtRec *trace, int ntrace, int before) {
   return -1;
 }
 
-/* How a handle made by op `maker` reached op `user`: within one context, yielded out of the
- * maker's region (to be awaited, or passed to another region), or into a region the maker's
- * context encloses (a capture). */
+/* Whether token t came out of a region through async.yield (an await's value, or a region's
+ * input), or descends from one through first dependencies (the stream an op inherits). */
+static int yielded_token(const GenCase *c, int t) {
+  for (int guard = 0; guard <= c->nops && t >= 0; guard++) {
+    int def = -1;
+    for (int i = 0; i < c->nops && def < 0; i++)
+      if (c->ops[i].tok == t)
+        def = i;
+    if (def < 0) {
+      for (int r = 1; r < c->nregions; r++)
+        for (int k = 0; k < c->regions[r].ninputs; k++)
+          if (c->regions[r].inputs[k].tok == t)
+            return 1;
+      return 0;
+    }
+    if (c->ops[def].kind == GEN_OP_AWAIT)
+      return 1;
+    t = c->ops[def].ndeps > 0 ? c->ops[def].deps[0] : -1;
+  }
+  return 0;
+}
+
+/* How a handle made by op `maker` reached op `user`: yielded out of a region (the user awaits
+ * a value or depends on a token that came through async.yield, wherever the handle was made),
+ * within one context, or into a region the maker's context encloses (a capture). */
 static const char *handle_travel(const GenCase *c, int maker, int user) {
+  if (user >= 0 && user < c->nops) {
+    const GenOp *u = &c->ops[user];
+    if (u->kind == GEN_OP_AWAIT && u->vidx >= 0)
+      return "yield";
+    for (int d = 0; d < u->ndeps; d++)
+      if (yielded_token(c, u->deps[d]))
+        return "yield";
+  }
   if (maker < 0 || maker >= c->nops || user < 0 || user >= c->nops)
     return "unknown";
   int cm = c->ops[maker].ctx, cu = c->ops[user].ctx;

@@ -114,6 +114,25 @@ typedef struct Build {
   int *newbuf;    /* buffer -> its index in out (-1: unused) */
 } Build;
 
+/* The tokens region r captures, at its execute op: kept while the token they capture (or the
+ * one live token it forwards to) lives; forwarded to it when r is flattened into its parent;
+ * otherwise gone, and ops that depended on them depend on nothing in their place. */
+static int forward_captures(Build *b, int r) {
+  const GenRegion *g = &b->c->regions[r];
+  for (int k = 0; k < g->ncaptures; k++) {
+    int outer = g->captures[k].outer, t = g->captures[k].tok;
+    b->fwd[t].n = 0;
+    b->alive[t] = 0;
+    if (r == b->flatten) {
+      if (add_live(&b->fwd[t], b->fwd, b->alive, outer))
+        return 1;
+    } else if (b->newr[r] > 0 && (b->alive[outer] || b->fwd[outer].n == 1)) {
+      b->alive[t] = 1;
+    }
+  }
+  return 0;
+}
+
 /* Which ops stay; every token of a removed op is forwarded to its own dependencies (an await
  * of the flattened region's value: to the token it yields). 0, or 1 when a forward overflows. */
 static int forward_tokens(Build *b) {
@@ -125,6 +144,9 @@ static int forward_tokens(Build *b) {
         b->alive[c->regions[r].inputs[q].tok] = 1;
   for (int i = 0; i < c->nops; i++) {
     const GenOp *o = &c->ops[i];
+    if (o->kind == GEN_OP_EXECUTE && o->region > 0 && o->region < c->nregions &&
+        forward_captures(b, o->region))
+      return 1;
     int gone = b->drop[i] || (flatten > 0 && i == c->regions[flatten].exec_op) ||
                (flatten > 0 && o->kind == GEN_OP_AWAIT && o->region == flatten);
     if (!gone) {
@@ -193,6 +215,16 @@ static int add_regions(Build *b) {
         return 1;
       g.inputs[q].region = b->newr[g.inputs[q].region];
     }
+    int nc = 0; /* the captures that stay, of the token that lives */
+    for (int q = 0; q < g.ncaptures; q++) {
+      GenRegionCapture cap = g.captures[q];
+      if (!b->alive[cap.tok])
+        continue;
+      if (!b->alive[cap.outer])
+        cap.outer = b->fwd[cap.outer].t[0];
+      g.captures[nc++] = cap;
+    }
+    g.ncaptures = nc;
     for (int q = 0; q < g.nyields; q++) {
       int32_t y = g.yields[q];
       if (!b->alive[y]) {
@@ -691,6 +723,95 @@ static int pass_simplify(R *r) {
   return any;
 }
 
+/* Drops a region's input or captured token (capture k >= GEN_MAX_REGION_IO): what depended on
+ * it depends on nothing in its place, so the region that yields the value can go too. */
+static int pass_region_io(R *r) {
+  int any = 0;
+  for (int g = 1; g < r->cur.nregions && !r->err; g++) {
+    for (int k = 2 * GEN_MAX_REGION_IO - 1; k >= 0 && !r->err; k--) {
+      const GenRegion *rg = &r->cur.regions[g];
+      int cap = k >= GEN_MAX_REGION_IO, q = cap ? k - GEN_MAX_REGION_IO : k;
+      if (q >= (cap ? rg->ncaptures : rg->ninputs))
+        continue;
+      GenCase cand;
+      if (gen_case_copy(&cand, &r->cur)) {
+        r->err = AF_ENOMEM;
+        break;
+      }
+      GenRegion *cg = &cand.regions[g];
+      int32_t t = cap ? cg->captures[q].tok : cg->inputs[q].tok;
+      AfErr e = {0};
+      if (replace_tok(&cand, t, NULL, 0) != 0) {
+        gen_case_free(&cand);
+        continue;
+      }
+      if (cap) {
+        memmove(&cg->captures[q], &cg->captures[q + 1],
+                sizeof(GenRegionCapture) * (size_t)(cg->ncaptures - q - 1));
+        cg->ncaptures--;
+      } else {
+        memmove(&cg->inputs[q], &cg->inputs[q + 1],
+                sizeof(GenRegionInput) * (size_t)(cg->ninputs - q - 1));
+        cg->ninputs--;
+      }
+      if (gen_case_finish(&cand, &e) != 0) {
+        gen_case_free(&cand);
+        continue;
+      }
+      any |= try_cand(r, &cand);
+    }
+  }
+  return any;
+}
+
+/* A region input becomes a capture of an await of the same value, placed just before the
+ * region's execute op: the region then has what it needs from its parent only, and can be
+ * flattened into it (the await orders more, never less). */
+static int pass_inputs_to_captures(R *r) {
+  int any = 0;
+  for (int g = 1; g < r->cur.nregions && !r->err; g++) {
+    const GenRegion *rg = &r->cur.regions[g];
+    if (rg->ninputs == 0 || rg->ncaptures >= GEN_MAX_REGION_IO)
+      continue;
+    GenCase cand;
+    if (gen_case_copy(&cand, &r->cur)) {
+      r->err = AF_ENOMEM;
+      break;
+    }
+    GenRegion *cg = &cand.regions[g];
+    int at = cg->exec_op;
+    GenOp aw;
+    memset(&aw, 0, sizeof aw);
+    aw.kind = GEN_OP_AWAIT;
+    aw.ctx = cg->parent;
+    aw.region = cg->inputs[0].region;
+    aw.vidx = cg->inputs[0].vidx;
+    aw.tok = cand.ntoks;
+    aw.buf = aw.src = -1;
+    if (gen_case_add_op(&cand, &aw) < 0) {
+      gen_case_free(&cand);
+      r->err = AF_ENOMEM;
+      break;
+    }
+    memmove(&cand.ops[at + 1], &cand.ops[at], sizeof(GenOp) * (size_t)(cand.nops - 1 - at));
+    cand.ops[at] = aw;
+    for (int q = 1; q < cand.nregions; q++)
+      if (cand.regions[q].exec_op >= at)
+        cand.regions[q].exec_op++;
+    cg->captures[cg->ncaptures].outer = aw.tok;
+    cg->captures[cg->ncaptures++].tok = cg->inputs[0].tok;
+    memmove(&cg->inputs[0], &cg->inputs[1], sizeof(GenRegionInput) * (size_t)(cg->ninputs - 1));
+    cg->ninputs--;
+    AfErr e = {0};
+    if (gen_case_finish(&cand, &e) != 0) {
+      gen_case_free(&cand);
+      continue;
+    }
+    any |= try_cand(r, &cand);
+  }
+  return any;
+}
+
 static int pass_shrink(R *r) {
   int any = 0;
   /* every buffer to one element at once, then one by one */
@@ -751,6 +872,9 @@ int reduce_case_opts(const GenCase *in, ReduceTest test, void *ctx, const Reduce
     any |= pass_flatten(&r);
     any |= pass_simplify(&r);
     any |= pass_yields(&r);
+    any |= pass_region_io(&r);
+    any |= pass_inputs_to_captures(&r);
+    any |= pass_flatten(&r);
     any |= pass_remove(&r);
     any |= pass_deps(&r);
     any |= pass_shrink(&r);

@@ -208,8 +208,8 @@ static int exec(I *in, int t) {
     break;
   case LOWER_TAKE:
     S[ins->a] = in->values[ins->region][ins->vidx * in->maxc + ins->consumer];
-    if (t != 0 && in->p->regions[t].ninputs > 0 && k->pc < in->p->regions[t].ninputs)
-      asyncfuzz_rt_note(RT_NOTE_AWAIT, ins->region, ins->vidx); /* a region input */
+    if (ins->imm == 1) /* a region input (wherever destroys placed it among the others) */
+      asyncfuzz_rt_note(RT_NOTE_AWAIT, ins->region, ins->vidx);
     break;
   }
 #undef SLOT
@@ -250,7 +250,9 @@ int runner_run_program(const LowerProgram *p, const RtConfig *cfg, AfErr *err) {
     }
   for (int t = 0; t < p->nfuncs; t++) {
     in.tasks[t].slots = af_calloc((size_t)p->funcs[t].nslots + 1, sizeof(void *));
-    in.values[t] = af_calloc((size_t)(p->regions[t].nvalues + 1) * (size_t)in.maxc, sizeof(void *));
+    in.values[t] =
+        af_calloc((size_t)(p->regions[t].nvalues + p->regions[t].ncaptures + 1) * (size_t)in.maxc,
+                  sizeof(void *));
     if (!in.tasks[t].slots || !in.values[t]) {
       rc = af_err_set(err, AF_ENOMEM, "out of memory running the program");
       goto out;

@@ -203,6 +203,70 @@ static void test_malformed_files(void) {
   gen_case_free(&c);
 }
 
+/* Version 2 (captures): accepted only where declared, checked like any other input; written
+ * as version 2 only when a case uses a capture. */
+static void test_captures(void) {
+  static const char *head =
+      "{\"format\": \"asyncfuzz-case\", \"version\": %d, \"seed\": \"0\", \"spin\": 4,"
+      " \"buffers\": [{\"name\": \"d\", \"kind\": \"device\", \"n\": 4}],"
+      " \"body\": [{\"op\": \"alloc\", \"buf\": \"d\", \"mode\": \"sync\"},"
+      " {\"op\": \"memset\", \"dst\": \"d\", \"value\": 1, \"deps\": [], \"token\": \"t0\"},"
+      " {\"op\": \"execute\", \"region\": \"r1\", \"inputs\": [], \"captures\": [%s], \"body\": ["
+      "  %s], \"yields\": []},"
+      " {\"op\": \"await\", \"region\": \"r1\"}]}";
+  static const struct {
+    int version;
+    const char *caps, *body;
+    int rc;
+    const char *msg;
+  } t[] = {
+      {1, "{\"token\": \"t0\", \"as\": \"c\"}", "", AF_EINVALID, "needs case format version 2"},
+      {2, "{\"token\": \"t7\", \"as\": \"c\"}", "", AF_EINVALID,
+       "token t7 is used before it is defined"},
+      {2, "{\"as\": \"c\"}", "", AF_EPARSE, "a capture needs \"token\""},
+      {3, "", "", AF_EPARSE, "unsupported case format version (this build reads 1 to 2)"},
+      {2, "{\"token\": \"t0\", \"as\": \"c\"}",
+       "{\"op\": \"execute\", \"region\": \"r2\", \"inputs\": [], \"captures\": [{\"token\": "
+       "\"t0\", \"as\": \"c2\"}], \"body\": [], \"yields\": []}, {\"op\": \"await\", \"region\": "
+       "\"r2\"}",
+       AF_EINVALID, "captures token t0 of another context"},
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    char json[2048];
+    snprintf(json, sizeof json, head, t[i].version, t[i].caps, t[i].body);
+    GenCase c;
+    AfErr err = {0};
+    int rc = gen_case_from_json(&c, json, &err);
+    if (rc == 0)
+      rc = gen_validate(&c, &err);
+    if (rc != t[i].rc || strstr(err.msg, t[i].msg) == NULL)
+      fprintf(stderr, "capture case %zu: rc %d, message: %s\n", i, rc, err.msg);
+    CHECK_EQ(rc, t[i].rc);
+    CHECK_CONTAINS(err.msg, t[i].msg);
+    gen_case_free(&c);
+  }
+  /* a valid capture: version 2 written; without one: version 1 */
+  char json[2048];
+  snprintf(json, sizeof json, head, 2, "{\"token\": \"t0\", \"as\": \"c\"}",
+           "{\"op\": \"memset\", \"dst\": \"d\", \"value\": 2, \"deps\": [\"c\"], \"token\": "
+           "\"t9\"}");
+  GenCase c;
+  AfErr err = {0};
+  CHECK_EQ(gen_case_from_json(&c, json, &err), 0);
+  CHECK_EQ(gen_validate(&c, &err), 0);
+  char *out = gen_case_to_json(&c);
+  CHECK_CONTAINS(out, "\"version\": 2,");
+  CHECK_CONTAINS(out, "\"captures\": [{\"token\": \"t0\", \"as\": \"t1\"}]");
+  af_free(out);
+  gen_case_free(&c);
+  snprintf(json, sizeof json, head, 2, "", "");
+  CHECK_EQ(gen_case_from_json(&c, json, &err), 0);
+  out = gen_case_to_json(&c);
+  CHECK_CONTAINS(out, "\"version\": 1,");
+  af_free(out);
+  gen_case_free(&c);
+}
+
 static void roundtrip(const GenCase *c) {
   char *j1 = gen_case_to_json(c);
   GenCase d;
@@ -218,8 +282,9 @@ static void roundtrip(const GenCase *c) {
 }
 
 static void test_roundtrips(const char *srcdir) {
-  const char *corpus[] = {"region-launch-yield",     "launch-two-deps", "sync-alloc-dealloc",
-                          "memcpy-two-deps-dealloc", "region-chain",    "host-wait-twice"};
+  const char *corpus[] = {"region-launch-yield",     "launch-two-deps",     "sync-alloc-dealloc",
+                          "memcpy-two-deps-dealloc", "region-chain",        "host-wait-twice",
+                          "region-capture",          "region-inputs-unused"};
   for (size_t i = 0; i < sizeof corpus / sizeof corpus[0]; i++) {
     char path[1024];
     snprintf(path, sizeof path, "%s/corpus/%s.json", srcdir, corpus[i]);
@@ -262,6 +327,7 @@ static void test_roundtrips(const char *srcdir) {
 int main(int argc, char **argv) {
   test_bad_inputs();
   test_malformed_files();
+  test_captures();
   test_roundtrips(argc > 1 ? argv[1] : "..");
   return TEST_DONE("test_case");
 }

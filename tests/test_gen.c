@@ -208,7 +208,7 @@ static void test_shapes(void) {
 static void test_extra_waits(void) {
   GenConfig cfg;
   gen_config_default(&cfg);
-  long empty = 0, again = 0, shared_region = 0, n = 400;
+  long empty = 0, again = 0, shared_region = 0, captured = 0, n = 400;
   for (uint64_t seed = 0; seed < (uint64_t)n; seed++) {
     GenCase c;
     AfErr err = {0};
@@ -226,25 +226,35 @@ static void test_extra_waits(void) {
       sr |= o->kind == GEN_OP_ALLOC && o->mode == GEN_ALLOC_HOST_SHARED && o->ctx != 0;
     }
     free(waited);
+    int cap = 0; /* a region op that depends on a token it captured */
+    for (int i = 0; i < c.nops; i++)
+      for (int d = 0; d < c.ops[i].ndeps && c.ops[i].ctx > 0; d++)
+        for (int k = 0; k < c.regions[c.ops[i].ctx].ncaptures; k++)
+          cap |= c.regions[c.ops[i].ctx].captures[k].tok == c.ops[i].deps[d];
+    captured += cap;
     empty += e;
     again += a;
     shared_region += sr;
     gen_case_free(&c);
   }
   printf("extra waits over %ld default cases: no operands in %ld, a token waited again in %ld, "
-         "host_shared in a region in %ld\n",
-         n, empty, again, shared_region);
+         "host_shared in a region in %ld; a captured token used in %ld\n",
+         n, empty, again, shared_region, captured);
+  CHECK(captured * 20 >= n);
   CHECK(empty * 20 >= n);
   CHECK(again * 20 >= n);
   CHECK(shared_region * 20 >= n);
-  /* off: no empty wait at all */
+  /* off: no empty wait, no capture at all */
   cfg.extra_wait_pct = 0;
+  cfg.capture_pct = 0;
   for (uint64_t seed = 0; seed < 50; seed++) {
     GenCase c;
     AfErr err = {0};
     CHECK_EQ(gen_generate(&c, seed, &cfg, &err), 0);
     for (int i = 0; i < c.nops; i++)
       CHECK(!(c.ops[i].kind == GEN_OP_HOST_WAIT && c.ops[i].ndeps == 0));
+    for (int r = 1; r < c.nregions; r++)
+      CHECK_EQ(c.regions[r].ncaptures, 0);
     gen_case_free(&c);
   }
   GenCase old;
@@ -256,6 +266,7 @@ static void test_extra_waits(void) {
                          &err),
       0);
   CHECK_EQ(old.cfg.extra_wait_pct, 0);
+  CHECK_EQ(old.cfg.capture_pct, 0);
   gen_case_free(&old);
 }
 

@@ -35,8 +35,9 @@ static void load(const char *name, GenCase *c) {
   CHECK_EQ(rc, 0);
 }
 
-static const char *corpus[] = {"region-launch-yield",     "launch-two-deps", "sync-alloc-dealloc",
-                               "memcpy-two-deps-dealloc", "region-chain",    "host-wait-twice"};
+static const char *corpus[] = {
+    "region-launch-yield", "launch-two-deps", "sync-alloc-dealloc", "memcpy-two-deps-dealloc",
+    "region-chain",        "host-wait-twice", "region-capture",     "region-inputs-unused"};
 #define NCORPUS (sizeof corpus / sizeof corpus[0])
 
 static void test_golden(void) {
@@ -100,6 +101,8 @@ static void test_oracle_values(void) {
   expect("region-chain", chain, 4);
   int32_t twice[] = {21, 22, 23, 24}; /* waits that order nothing new change nothing */
   expect("host-wait-twice", twice, 4);
+  int32_t capture[] = {21, 22, 23, 24}; /* the region's fill after main's memset */
+  expect("region-capture", capture, 4);
 }
 
 static CheckResult check(const GenCase *c, const char *lowering, const char *scheds) {
@@ -152,6 +155,9 @@ static void test_corpus_verdicts(void) {
       {"host-wait-twice", "builtin:fault=wait_destroys", "lazy", VERDICT_LIFETIME,
        "|misused-handle|stream|used-after-destroy|destroyed-by:host-wait",
        "use_of_destroyed_handle|host_wait->host_wait", 1},
+      {"region-capture", "builtin:fault=capture_dropped", "lazy", VERDICT_RACE,
+       "|missing-edge|capture|gpu.launch_func async",
+       "data_race.WAW|memset->launch.af_fill@region|stream->stream|cross-region", 0},
       {"region-chain", "builtin:fault=yield_stream", "lazy", VERDICT_RUNTIME_ERROR,
        "|misused-handle|stream|wrong-kind|via:", "mgpuStreamWaitEvent|CUDA_ERROR_INVALID_HANDLE",
        0},
