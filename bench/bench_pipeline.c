@@ -4,7 +4,9 @@
  * random, pct), compute the oracle's expectations and compare; with the happens-before
  * checker on every run (what `check` and `campaign` do) and without it. Prints one line per
  * size and mode with the median of 7 runs (checker off and on alternating, on the same cases),
- * and the checker's cost as a ratio of medians.
+ * and the checker's cost as a ratio of medians. Then, with the checker on, the same for the
+ * newer constructs of the case language (extra host waits, captures) off and on: what the
+ * richer language costs per case, and in case size.
  *
  * usage: bench_pipeline [seconds-per-run (default 0.5)] [ops,ops,...]
  */
@@ -27,10 +29,15 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* Runs cases for `secs` seconds; returns cases/s, and the mean op count in *mean_ops. */
-static double run(int ops, int checker, double secs, uint64_t *seed, double *mean_ops) {
+static double run(int ops, int checker, int constructs, double secs, uint64_t *seed,
+                  double *mean_ops) {
   GenConfig cfg;
   gen_config_default(&cfg);
   cfg.ops = ops;
+  if (!constructs) { /* the straight-line language before extra waits and captures */
+    cfg.extra_wait_pct = 0;
+    cfg.capture_pct = 0;
+  }
   LowerSpec spec;
   AfErr err = {0};
   lower_spec_parse("builtin", &spec, &err);
@@ -81,7 +88,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < REPS; i++)
       for (int checker = 0; checker <= 1; checker++) {
         uint64_t s0 = seed + (uint64_t)i * 1000000;
-        r[checker][i] = run(ops, checker, secs, &s0, &mean_ops);
+        r[checker][i] = run(ops, checker, 1, secs, &s0, &mean_ops);
       }
     double med[2];
     for (int checker = 0; checker <= 1; checker++) {
@@ -92,6 +99,22 @@ int main(int argc, char **argv) {
     }
     printf("ops=%d checker_cost=%.1f%% (time per case with / without = %.3f)\n", ops,
            (med[0] / med[1] - 1.0) * 100.0, med[0] / med[1]);
+    double mo[2];
+    for (int i = 0; i < REPS; i++)
+      for (int on = 0; on <= 1; on++) {
+        uint64_t s0 = seed + (uint64_t)i * 1000000;
+        r[on][i] = run(ops, 1, on, secs, &s0, &mo[on]);
+      }
+    for (int on = 0; on <= 1; on++) {
+      qsort(r[on], REPS, sizeof(double), cmp_double);
+      med[on] = r[on][REPS / 2];
+      printf("ops=%d checker=1 constructs=%s mean_case_ops=%.1f cases_per_s_median=%.0f min=%.0f "
+             "max=%.0f\n",
+             ops, on ? "on" : "off", mo[on], med[on], r[on][0], r[on][REPS - 1]);
+    }
+    printf("ops=%d constructs_cost=%.1f%% (time per case on / off = %.3f; ops per case on / off "
+           "= %.2f)\n",
+           ops, (med[0] / med[1] - 1.0) * 100.0, med[0] / med[1], mo[1] / mo[0]);
     fflush(stdout);
     seed += (uint64_t)REPS * 1000000;
   }
