@@ -799,7 +799,6 @@ static void op_execute(G *g, Ctx *x, int budget) {
       int t = new_token(g, &child, &outer, 1);
       if (t < 0)
         return;
-      cr = &g->c->regions[r]; /* new_token may grow nothing here, but stay safe */
       cr->captures[cr->ncaptures].outer = outer;
       cr->captures[cr->ncaptures].tok = t;
       cr->ncaptures++;

@@ -445,7 +445,13 @@ void mlir_unconverted_ops(const char *code, char *root, size_t rn, char *out, si
   for (int i = 0; i < cnt; i++)
     ptrs[i] = set[i];
   qsort(ptrs, (size_t)cnt, sizeof ptrs[0], cmp_str);
-  fmt(root, rn, "%s", cnt ? ptrs[0] : "");
+  /* an op of the case's dialects names the cause; what is left of the code around it (a
+   * func.call of a region body the async passes outlined, say) only when nothing else is */
+  int pick = 0;
+  for (int i = cnt - 1; i >= 0; i--)
+    if (strncmp(ptrs[i], "gpu.", 4) == 0 || strncmp(ptrs[i], "async.", 6) == 0)
+      pick = i;
+  fmt(root, rn, "%s", cnt ? ptrs[pick] : "");
   size_t k = 0;
   out[0] = '\0';
   for (int i = 0; i < cnt && i < 4 && k < n; i++) {

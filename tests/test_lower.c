@@ -265,6 +265,25 @@ static void test_tag_calls(void) {
 }
 
 /* The renderer's line map: each case op's line holds that op's operation. */
+/* The op that names an unconverted module: one of the case's dialects, before what is left
+ * around it (the func.call of a region body the async passes outlined sorts first). */
+static void test_unconverted_root(void) {
+  char root[200], ops[400];
+  mlir_unconverted_ops("module {\n"
+                       "  func.func @main() {\n"
+                       "    func.call @async_execute_fn() : () -> ()\n"
+                       "    %0 = gpu.alloc  () : memref<4xi32>\n"
+                       "    llvm.return\n"
+                       "  }\n"
+                       "}\n",
+                       root, sizeof root, ops, sizeof ops);
+  CHECK_STR(root, "gpu.alloc");
+  CHECK_CONTAINS(ops, "func.call");
+  mlir_unconverted_ops("module {\n  func.call @f() : () -> ()\n}\n", root, sizeof root, ops,
+                       sizeof ops);
+  CHECK_STR(root, "func.call");
+}
+
 static void test_line_map(void) {
   char path[512];
   snprintf(path, sizeof path, "%s/tests/data/mlir-run-a.json", srcdir);
@@ -302,6 +321,7 @@ int main(int argc, char **argv) {
   if (argc > 1)
     srcdir = argv[1];
   test_tag_calls();
+  test_unconverted_root();
   test_line_map();
   test_golden();
   test_oracle_values();
