@@ -208,8 +208,21 @@ static int knew(const G *g, const HbResult *k, int n, int32_t s) {
   return r;
 }
 
-int oracle_missing_link(const GenCase *c, const HbResult *k, int from, int32_t seq, int to,
-                        OracleLink *out) {
+/* Whether the captures of region r arrived with nothing handed over: its execute op recorded
+ * no event and waited on nothing for them. Unknown (0) without a trace. */
+static int capture_unhanded(const GenCase *c, int r, const RtRec *trace, int ntrace) {
+  if (trace == NULL || r <= 0 || r >= c->nregions)
+    return 0;
+  int exec = c->regions[r].exec_op;
+  for (int i = 0; i < ntrace; i++)
+    if (trace[i].op == exec &&
+        (trace[i].call == RT_CALL_EVENT_RECORD || trace[i].call == RT_CALL_STREAM_WAIT_EVENT))
+      return 0;
+  return 1;
+}
+
+int oracle_missing_link(const GenCase *c, const HbResult *k, const RtRec *trace, int ntrace,
+                        int from, int32_t seq, int to, OracleLink *out) {
   memset(out, 0, sizeof *out);
   out->from = out->to = out->dep = -1;
   out->mech = -1;
@@ -255,6 +268,14 @@ int oracle_missing_link(const GenCase *c, const HbResult *k, int from, int32_t s
       out->to = n < c->nops ? n : -1;
       out->mech = x->mech;
       out->dep = x->dep;
+      /* a captured token for which nothing was handed over is itself the missing link, for
+       * whatever consumer (the same token's other consumers miss it too) */
+      if (x->dep >= 0 && n < c->nops && c->ops[n].ctx > 0) {
+        int t = c->ops[n].deps[x->dep];
+        if (t >= 0 && t < c->ntoks && g.tok_how[t] == HOW_CAPTURE &&
+            capture_unhanded(c, c->ops[n].ctx, trace, ntrace))
+          out->mech = ORACLE_LINK_CAPTURE;
+      }
     }
   }
   af_free(flag);

@@ -306,7 +306,7 @@ static int ordering_cause(const GenCase *c, const HbReport *r, const RtRec *trac
     af_err_clear(&err);
     if (hb_check(trace, ntrace, &ho, &k, &err))
       return AF_ENOMEM;
-    int rc = oracle_missing_link(c, k, from, seq, to, &l);
+    int rc = oracle_missing_link(c, k, trace, ntrace, from, seq, to, &l);
     hb_result_free(k);
     if (rc)
       return rc;

@@ -111,10 +111,11 @@ typedef struct OracleLink {
 
 /* The first link on the case's paths from op `from` to op `to` that the execution lacked:
  * `from` made trace record seq, and k (checked with HbOptions.nops) says which ops knew it.
- * out->mech is -1 when no link can be named (k lacks the knowledge, the ops are not ordered).
- * 0 or AF_ENOMEM. (cause.c) */
-int oracle_missing_link(const GenCase *c, const HbResult *k, int from, int32_t seq, int to,
-                        OracleLink *out);
+ * trace (may be NULL) tells whether a region's execute op handed anything over for the tokens
+ * it captures. out->mech is -1 when no link can be named (k lacks the knowledge, the ops are
+ * not ordered). 0 or AF_ENOMEM. (cause.c) */
+int oracle_missing_link(const GenCase *c, const HbResult *k, const RtRec *trace, int ntrace,
+                        int from, int32_t seq, int to, OracleLink *out);
 
 /* A link as a signature's words: its mechanism and the parts of its consumer's shape that
  * matter to it ("extra-dep|gpu.memcpy async", "host-wait|gpu.wait deps=2+|dep#1+",

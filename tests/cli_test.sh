@@ -100,6 +100,13 @@ n=$(grep -c '"op":' "$tmp/small2.json")
 [ "$n" -le 8 ] || { echo "FAIL: wait_destroys reduced to $n ops"; fail=$((fail + 1)); }
 expect 1 "reduced wait_destroys case still fails" "$af" check "$tmp/small2.json" --lowering builtin:fault=wait_destroys --schedules eager
 expect_out "destroyed-by:host-wait"
+# a region's host wait on a captured token: with nothing handed over for the capture, the
+# capture is the missing link under every schedule (not the host wait that lost it)
+expect 0 "capture-wait, correct" "$af" check "$src/tests/data/capture-wait.json"
+expect 1 "capture-wait, capture_dropped" "$af" check "$src/tests/data/capture-wait.json" \
+  --lowering builtin:fault=capture_dropped --schedules lazy,eager,random:3
+n=$(grep -c "signature: builtin:fault=capture_dropped|missing-edge|capture|gpu.wait$" "$tmp/out")
+[ "$n" -eq 5 ] || { echo "FAIL: capture-wait: $n of 5 schedules name the capture"; fail=$((fail + 1)); }
 printf "{ not json" > "$tmp/malformed.json"
 expect 3 "reduce a malformed case" "$af" reduce "$tmp/malformed.json"
 
