@@ -26,6 +26,20 @@ for s in $(seq 1 60); do
     --max-deps $((2 + s % 3)) --host-shared 25 --sync 30 --mlir > "$tmp/g.mlir" || { fail=$((fail + 1)); continue; }
   check "$tmp/g.mlir" "generated seed $s"
 done
+# 300 cases with the default knobs (every construct of the language at its default rate),
+# verified by one mlir-opt process over a --split-input-file input
+: > "$tmp/all.mlir"
+for s in $(seq 1001 1300); do
+  [ "$s" -gt 1001 ] && printf '\n// -----\n' >> "$tmp/all.mlir"
+  "$af" gen --seed "$s" --mlir >> "$tmp/all.mlir" || { echo "FAIL: gen --seed $s"; fail=$((fail + 1)); }
+done
+n=$((n + 300))
+if ! "$opt" --split-input-file "$tmp/all.mlir" -o /dev/null 2>"$tmp/err"; then
+  echo "FAIL: mlir-opt rejects $(grep -c 'error:' "$tmp/err") of 300 default cases:"; head -5 "$tmp/err"
+  fail=$((fail + 1))
+fi
+grep -q 'async.execute' "$tmp/all.mlir" && grep -q 'gpu.wait$' "$tmp/all.mlir" \
+  || { echo "FAIL: the default cases lack regions or waits with no operands"; fail=$((fail + 1)); }
 # a single-dependency case: 22.1.8 rejects multi-dependency launches (upstream #156984)
 "$af" render "$src/corpus/region-launch-yield.json" > "$tmp/k.mlir"
 if ! "$opt" "$tmp/k.mlir" \
