@@ -224,19 +224,26 @@ static int handle_maker(RtRef h, const RtRec *trace, int ntrace, int before) {
 }
 
 /* Whether token t came out of a region through async.yield (an await's value, or a region's
- * input), or descends from one through first dependencies (the stream an op inherits). */
+ * input), or descends from one through first dependencies (the stream an op inherits) and
+ * captures (the outer token a region uses). */
 static int yielded_token(const GenCase *c, int t) {
   for (int guard = 0; guard <= c->nops && t >= 0; guard++) {
     int def = -1;
     for (int i = 0; i < c->nops && def < 0; i++)
       if (c->ops[i].tok == t)
         def = i;
-    if (def < 0) {
-      for (int r = 1; r < c->nregions; r++)
+    if (def < 0) { /* a region input came through a yield; a capture is its outer token */
+      int outer = -1;
+      for (int r = 1; r < c->nregions; r++) {
         for (int k = 0; k < c->regions[r].ninputs; k++)
           if (c->regions[r].inputs[k].tok == t)
             return 1;
-      return 0;
+        for (int k = 0; k < c->regions[r].ncaptures; k++)
+          if (c->regions[r].captures[k].tok == t)
+            outer = c->regions[r].captures[k].outer;
+      }
+      t = outer;
+      continue;
     }
     if (c->ops[def].kind == GEN_OP_AWAIT)
       return 1;

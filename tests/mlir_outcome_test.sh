@@ -48,6 +48,10 @@ expect_class corpus/region-launch-yield.json runtime_error \
   '"signature": "mlir-opt|misused-handle|stream|wrong-kind|via:yield"'
 expect_class corpus/region-launch-yield.json runtime_error \
   '"detailed_signature": "mlir-opt|runtime_error|mgpuEventSynchronize|CUDA_ERROR_INVALID_HANDLE|handle of the wrong kind|given=stream"'
+# the same yield, of a stream a region captured, reaching another region through a capture of
+# the awaited value: still the yield (a capture is followed to its outer token)
+expect_class tests/data/mlir-capture-yield.json runtime_error \
+  '"signature": "mlir-opt|misused-handle|stream|wrong-kind|via:yield"'
 # upstream frees an async dealloc at once: a lifetime error in the strict model only
 expect_class tests/data/mlir-simple.json lifetime \
   '"signature": "mlir-opt|missing-edge|dealloc-order|gpu.dealloc async deps=1|dep#0"'
