@@ -207,6 +207,9 @@ typedef struct GenShape {
  * the MLIR spelling the renderer writes ("gpu.launch_func async deps=2+", "gpu.alloc"); the
  * text may go on after a '|'. 0 and *out, or -1 when it names no case op. */
 int gen_shape_parse(const char *text, GenShape *out);
+/* Whether op o is synchronous on the host (a host wait, an observe, an await, an execute, a
+ * synchronous alloc or dealloc): it orders every later op of its context after it. */
+int gen_op_is_sync(const GenOp *o);
 /* Op o's shape in that spelling ("gpu.launch_func async deps=2+", "gpu.wait deps=1"; the ops
  * that are not gpu ops: "observe", "async.execute", "async.await"). */
 void gen_shape_format(const GenOp *o, char *out, size_t n);

@@ -25,6 +25,21 @@ static int op_async(const GenOp *o) {
   }
 }
 
+int gen_op_is_sync(const GenOp *o) {
+  switch (o->kind) {
+  case GEN_OP_HOST_WAIT:
+  case GEN_OP_OBSERVE:
+  case GEN_OP_AWAIT:
+  case GEN_OP_EXECUTE:
+    return 1;
+  case GEN_OP_ALLOC:
+  case GEN_OP_DEALLOC:
+    return !o->async;
+  default:
+    return 0;
+  }
+}
+
 int gen_shape_parse(const char *text, GenShape *out) {
   static const struct {
     const char *name;

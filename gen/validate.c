@@ -157,21 +157,6 @@ static int define_token(V *v, int i, int t, int src, int ctx) {
   return 0;
 }
 
-static int is_sync(const GenOp *o) {
-  switch (o->kind) {
-  case GEN_OP_HOST_WAIT:
-  case GEN_OP_OBSERVE:
-  case GEN_OP_AWAIT:
-  case GEN_OP_EXECUTE:
-    return 1;
-  case GEN_OP_ALLOC:
-  case GEN_OP_DEALLOC:
-    return !o->async;
-  default:
-    return 0;
-  }
-}
-
 static int check_shape(V *v, int i) {
   const GenCase *c = v->c;
   const GenOp *o = &c->ops[i];
@@ -360,7 +345,7 @@ static int visit_op(V *v, int i) {
     if ((rc = define_token(v, i, o->tok, src, o->ctx)))
       return rc;
   }
-  if (is_sync(o))
+  if (gen_op_is_sync(o))
     v->last_sync[o->ctx] = i;
   return 0;
 }

@@ -63,21 +63,6 @@ static void visit(G *g, int node) {
   g->order[g->norder++] = node;
 }
 
-static int is_sync(const GenOp *o) {
-  switch (o->kind) {
-  case GEN_OP_HOST_WAIT:
-  case GEN_OP_OBSERVE:
-  case GEN_OP_AWAIT:
-  case GEN_OP_EXECUTE:
-    return 1;
-  case GEN_OP_ALLOC:
-  case GEN_OP_DEALLOC:
-    return !o->async;
-  default:
-    return 0;
-  }
-}
-
 /* A token link's mechanism: what the consumer does with the token decides it (block the host,
  * order a free, wait for an extra dependency), except that a first dependency that crossed a
  * region boundary is named by how it crossed. */
@@ -121,7 +106,7 @@ static void op_edges(G *g, int i) {
       g->tok_how[o->tok] = HOW_AWAIT;
     }
   }
-  if (is_sync(o))
+  if (gen_op_is_sync(o))
     g->last_sync[ctx] = i;
 }
 
@@ -203,7 +188,7 @@ static int knew(const G *g, const HbResult *k, int n, int32_t s) {
   if (n >= g->c->nops)
     return -1; /* a region's start or end */
   int r = hb_op_knows(k, n, s);
-  if (r < 0 && is_sync(&g->c->ops[n]))
+  if (r < 0 && gen_op_is_sync(&g->c->ops[n]))
     return 0;
   return r;
 }

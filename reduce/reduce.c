@@ -373,6 +373,17 @@ static int try_cand(R *r, GenCase *cand) {
   return 1;
 }
 
+/* try_cand on a candidate edited in place: its derived fields recomputed first (a candidate
+ * that cannot be finished is dropped). */
+static int try_finished(R *r, GenCase *cand) {
+  AfErr e = {0};
+  if (gen_case_finish(cand, &e) != 0) {
+    gen_case_free(cand);
+    return 0;
+  }
+  return try_cand(r, cand);
+}
+
 static int try_drop(R *r, int from, int to) {
   uint8_t *drop = calloc((size_t)(r->cur.nops > 0 ? r->cur.nops : 1), 1);
   if (drop == NULL) {
@@ -713,12 +724,7 @@ static int pass_simplify(R *r) {
       m->vidx = -1;
       m->tok = -1;
     }
-    AfErr e = {0};
-    if (gen_case_finish(&cand, &e) != 0) {
-      gen_case_free(&cand);
-      continue;
-    }
-    any |= try_cand(r, &cand);
+    any |= try_finished(r, &cand);
   }
   return any;
 }
@@ -740,7 +746,6 @@ static int pass_region_io(R *r) {
       }
       GenRegion *cg = &cand.regions[g];
       int32_t t = cap ? cg->captures[q].tok : cg->inputs[q].tok;
-      AfErr e = {0};
       if (replace_tok(&cand, t, NULL, 0) != 0) {
         gen_case_free(&cand);
         continue;
@@ -754,11 +759,7 @@ static int pass_region_io(R *r) {
                 sizeof(GenRegionInput) * (size_t)(cg->ninputs - q - 1));
         cg->ninputs--;
       }
-      if (gen_case_finish(&cand, &e) != 0) {
-        gen_case_free(&cand);
-        continue;
-      }
-      any |= try_cand(r, &cand);
+      any |= try_finished(r, &cand);
     }
   }
   return any;
@@ -802,12 +803,7 @@ static int pass_inputs_to_captures(R *r) {
     cg->captures[cg->ncaptures++].tok = cg->inputs[0].tok;
     memmove(&cg->inputs[0], &cg->inputs[1], sizeof(GenRegionInput) * (size_t)(cg->ninputs - 1));
     cg->ninputs--;
-    AfErr e = {0};
-    if (gen_case_finish(&cand, &e) != 0) {
-      gen_case_free(&cand);
-      continue;
-    }
-    any |= try_cand(r, &cand);
+    any |= try_finished(r, &cand);
   }
   return any;
 }

@@ -152,7 +152,6 @@ static void other_links(void) {
   epilogue(&t, 0, 2);
   Verdict ok = judge(&t, 0);
   CHECK_EQ(ok.cls, VERDICT_PASS);
-  CHECK(strcmp(a.signature, "L|missing-edge|extra-dep|gpu.memset async") != 0);
   printf("another link: %s\n", a.signature);
 }
 
@@ -169,8 +168,7 @@ static void destroyed_stream(void) {
   t.r[t.n - 1].detail = RT_DETAIL_DESTROYED;
   Verdict a = judge(&t, 0);
   CHECK_EQ(a.cls, VERDICT_LIFETIME);
-  CHECK_STR(a.signature,
-            "L|misused-handle|stream|used-after-destroy|destroyed-by:host-wait");
+  CHECK_STR(a.signature, "L|misused-handle|stream|used-after-destroy|destroyed-by:host-wait");
   CHECK_CONTAINS(a.victim, "use_of_destroyed_handle|host_wait->launch.af_fill");
   /* the same misuse tripping another call: the signature stays, the detailed form moves */
   t.r[t.n - 1].call = RT_CALL_STREAM_SYNCHRONIZE;
