@@ -2,7 +2,8 @@
  * bench_language.c: what the generator's default knobs make of the case language, and whether
  * mlir-opt accepts all of it. Generates N cases (seeds 1..N, default knobs), counts the cases
  * that use each construct (a host wait with no operands, a token waited again, a captured
- * token used, host_shared memory in a region, a region, a region input), renders every case
+ * token used, host_shared memory in a region, a region, a region input, a launch on an explicit
+ * stream, two launches on one explicit stream), renders every case
  * and has one mlir-opt process parse and verify them all (--split-input-file). Prints one line
  * per construct and the number of modules mlir-opt rejected (0 expected).
  *
@@ -15,18 +16,35 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { EMPTY_WAIT, WAIT_AGAIN, CAPTURE_USED, SHARED_IN_REGION, REGION, REGION_INPUT, NCON };
+enum {
+  EMPTY_WAIT,
+  WAIT_AGAIN,
+  CAPTURE_USED,
+  SHARED_IN_REGION,
+  REGION,
+  REGION_INPUT,
+  STREAM_LAUNCH,
+  STREAM_ORDERED,
+  NCON
+};
 static const char *const names[NCON] = {"host wait with no operands",
                                         "token waited again",
                                         "captured token used",
                                         "host_shared in a region",
                                         "region",
-                                        "region input"};
+                                        "region input",
+                                        "launch on an explicit stream",
+                                        "two launches on one explicit stream"};
 
 static void constructs(const GenCase *c, int *has) {
   uint8_t *waited = calloc((size_t)c->ntoks + 1, 1);
+  uint8_t *launched = calloc((size_t)c->nstreams + 1, 1);
   for (int i = 0; i < c->nops; i++) {
     const GenOp *o = &c->ops[i];
+    if (o->kind == GEN_OP_LAUNCH && o->stream >= 0 && launched) {
+      has[STREAM_LAUNCH] = 1;
+      has[STREAM_ORDERED] |= launched[o->stream]++ > 0;
+    }
     if (o->kind == GEN_OP_HOST_WAIT) {
       has[EMPTY_WAIT] |= o->ndeps == 0;
       for (int d = 0; d < o->ndeps; d++)
@@ -42,6 +60,7 @@ static void constructs(const GenCase *c, int *has) {
         has[CAPTURE_USED] |= c->regions[o->ctx].captures[k].tok == o->deps[d];
   }
   free(waited);
+  free(launched);
 }
 
 int main(int argc, char **argv) {

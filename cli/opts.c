@@ -32,6 +32,8 @@ const char cli_gen_knobs_help[] =
     "                     with no operands, or on tokens already waited (default 8)\n"
     "  --captures PCT     chance that a region uses tokens of its spawning context\n"
     "                     directly, and that its ops depend on them (default 30)\n"
+    "  --streams PCT      chance that a launch goes on an explicit stream the program\n"
+    "                     creates, synchronizes and destroys itself (default 20)\n"
     "  --mix L,C,S,A,D,W,H,O  op weights: launch, memcpy, memset, alloc, dealloc,\n"
     "                     wait_async, host_wait, observe (default 30,20,8,8,5,8,6,6)\n";
 
@@ -146,6 +148,7 @@ int cli_gen_knob(GenConfig *cfg, const char *opt, const char *val) {
       {"--root-wait", &cfg->root_wait_pct, 0, 100},
       {"--extra-wait", &cfg->extra_wait_pct, 0, 100},
       {"--captures", &cfg->capture_pct, 0, 100},
+      {"--streams", &cfg->stream_pct, 0, 100},
   };
   for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++) {
     if (strcmp(opt, knobs[i].name) == 0) {

@@ -14,8 +14,9 @@
 #include <unistd.h>
 
 static const char *const op_names[GEN_OP__COUNT] = {
-    "wait_async", "alloc",     "dealloc", "memcpy",  "memset",
-    "launch",     "host_wait", "observe", "execute", "await",
+    "wait_async",    "alloc",       "dealloc",        "memcpy",  "memset",
+    "launch",        "host_wait",   "observe",        "execute", "await",
+    "stream_create", "stream_sync", "stream_destroy",
 };
 
 const char *gen_op_name(int kind) {
@@ -87,7 +88,7 @@ int gen_case_add_region(GenCase *c, const GenRegion *r) {
 }
 
 int gen_case_finish(GenCase *c, AfErr *err) {
-  int ntoks = 0;
+  int ntoks = 0, nstreams = 0;
   for (int r = 1; r < c->nregions; r++) {
     GenRegion *g = &c->regions[r];
     g->first = g->exec_op + 1;
@@ -103,6 +104,8 @@ int gen_case_finish(GenCase *c, AfErr *err) {
     GenOp *o = &c->ops[i];
     if (o->tok + 1 > ntoks)
       ntoks = o->tok + 1;
+    if (o->stream + 1 > nstreams)
+      nstreams = o->stream + 1;
     if (o->ctx < 0 || o->ctx >= c->nregions)
       return af_err_set(err, AF_EINVALID, "op #%d (%s): context %d does not exist", i,
                         gen_op_name(o->kind), o->ctx);
@@ -115,6 +118,7 @@ int gen_case_finish(GenCase *c, AfErr *err) {
     }
   }
   c->ntoks = ntoks;
+  c->nstreams = nstreams;
   return 0;
 }
 
@@ -207,9 +211,16 @@ static int put_body(AfBuf *b, const GenCase *c, int from, int to, int ctx, int d
       for (int a = 0; a < o->nargs; a++)
         af_buf_printf(b, "%s\"b%d\"", a ? ", " : "", o->args[a]);
       af_buf_printf(b, "], \"value\": %d", o->value);
+      if (o->stream >= 0) /* version 2 */
+        af_buf_printf(b, ", \"stream\": \"s%d\"", o->stream);
       put_deps(b, o);
       break;
     }
+    case GEN_OP_STREAM_CREATE:
+    case GEN_OP_STREAM_SYNC:
+    case GEN_OP_STREAM_DESTROY:
+      af_buf_printf(b, ", \"stream\": \"s%d\"", o->stream);
+      break;
     case GEN_OP_HOST_WAIT:
       put_deps(b, o);
       break;
@@ -263,6 +274,9 @@ char *gen_case_to_json(const GenCase *c) {
   for (int r = 1; r < c->nregions; r++)
     if (c->regions[r].ncaptures)
       version = 2;
+  for (int i = 0; i < c->nops; i++)
+    if (c->ops[i].stream >= 0)
+      version = 2;
   af_buf_printf(&b, "{\n  \"format\": \"asyncfuzz-case\",\n  \"version\": %d,\n", version);
   af_buf_printf(&b, "  \"seed\": \"%llu\",\n", (unsigned long long)c->seed);
   if (c->has_config) {
@@ -282,6 +296,8 @@ char *gen_case_to_json(const GenCase *c) {
       af_buf_printf(&b, ", \"extra_wait_pct\": %d", g->extra_wait_pct);
     if (g->capture_pct)
       af_buf_printf(&b, ", \"capture_pct\": %d", g->capture_pct);
+    if (g->stream_pct)
+      af_buf_printf(&b, ", \"stream_pct\": %d", g->stream_pct);
     af_buf_puts(&b, "},\n");
   }
   af_buf_printf(&b, "  \"spin\": %d,\n  \"buffers\": [", c->spin);
@@ -428,7 +444,7 @@ static int nm_put(NameMap *m, const char *k, int v) {
 typedef struct Parser {
   GenCase *c;
   AfErr *err;
-  NameMap toks, bufs, regions;
+  NameMap toks, bufs, regions, streams;
   int *tok_def; /* op index (or -2 for a region input) defining each token */
   int captokdef;
 } Parser;
@@ -486,6 +502,28 @@ static int use_buf(Parser *p, const cJSON *o, const char *key, int *out) {
   int id = nm_find(&p->bufs, name);
   if (id < 0)
     return perr(p, AF_EINVALID, "unknown buffer %s%s", name, NULL);
+  *out = id;
+  return 0;
+}
+
+/* The op's "stream": a new name when `define` (a stream_create), else one created before. */
+static int use_stream(Parser *p, const cJSON *o, int define, int32_t *out) {
+  const char *name = jstr(o, "stream");
+  if (name == NULL)
+    return perr(p, AF_EPARSE, "missing \"stream\" (a stream name)%s%s", NULL, NULL);
+  if (p->c->version < 2)
+    return perr(p, AF_EINVALID, "explicit streams (\"stream\") need case format version 2%s%s",
+                NULL, NULL);
+  int id = nm_find(&p->streams, name);
+  if (define) {
+    if (id >= 0)
+      return perr(p, AF_EINVALID, "stream %s is created twice%s", name, NULL);
+    id = p->streams.n;
+    if (nm_put(&p->streams, name, id))
+      return af_err_set(p->err, AF_ENOMEM, "out of memory");
+  } else if (id < 0) {
+    return perr(p, AF_EINVALID, "stream %s is used before its stream_create%s", name, NULL);
+  }
   *out = id;
   return 0;
 }
@@ -651,7 +689,7 @@ static int parse_op(Parser *p, const cJSON *o, int ctx) {
   memset(&op, 0, sizeof op);
   op.ctx = ctx;
   op.tok = -1;
-  op.buf = op.src = op.region = op.vidx = -1;
+  op.buf = op.src = op.region = op.vidx = op.stream = -1;
   op.kind = GEN_OP__COUNT;
   for (int k = 0; k < GEN_OP__COUNT; k++)
     if (strcmp(kind, op_names[k]) == 0)
@@ -709,9 +747,16 @@ static int parse_op(Parser *p, const cJSON *o, int ctx) {
     break;
   case GEN_OP_LAUNCH:
     rc = parse_launch(p, o, &op);
+    if (!rc && jstr(o, "stream"))
+      rc = use_stream(p, o, 0, &op.stream);
     if (!rc)
       rc = parse_deps(p, o, &op);
     wants_token = 1;
+    break;
+  case GEN_OP_STREAM_CREATE:
+  case GEN_OP_STREAM_SYNC:
+  case GEN_OP_STREAM_DESTROY:
+    rc = use_stream(p, o, op.kind == GEN_OP_STREAM_CREATE, &op.stream);
     break;
   case GEN_OP_HOST_WAIT:
     rc = parse_deps(p, o, &op);
@@ -813,6 +858,8 @@ int gen_case_from_json(GenCase *c, const char *text, AfErr *err) {
     jint(cfg, "extra_wait_pct", &g->extra_wait_pct);
     g->capture_pct = 0;
     jint(cfg, "capture_pct", &g->capture_pct);
+    g->stream_pct = 0;
+    jint(cfg, "stream_pct", &g->stream_pct);
     const cJSON *mix = cJSON_GetObjectItemCaseSensitive(cfg, "mix");
     int *w[] = {&g->w_launch,  &g->w_memcpy,     &g->w_memset,    &g->w_alloc,
                 &g->w_dealloc, &g->w_wait_async, &g->w_host_wait, &g->w_observe};
@@ -874,6 +921,7 @@ out:
   nm_free(&p.toks);
   nm_free(&p.bufs);
   nm_free(&p.regions);
+  nm_free(&p.streams);
   af_free(p.tok_def);
   if (rc) {
     gen_case_free(c);

@@ -21,22 +21,26 @@
 #include "../base/afbase.h"
 
 #define GEN_FORMAT_VERSION                                                                         \
-  2                         /* the newest; version 1 (no captures) still loads, and a case         \
-                                without a version-2 construct is still written as version 1 */
+  2                         /* the newest; version 1 (no captures, no explicit streams) still      \
+                                loads, and a case without a version-2 construct is still written   \
+                                as version 1 */
 #define GEN_MAX_DEPS 4      /* dependencies of one op */
 #define GEN_MAX_REGION_IO 4 /* inputs and yielded values of one region */
 
 typedef enum GenOpKind {
-  GEN_OP_WAIT_ASYNC, /* %t = gpu.wait async [deps] */
-  GEN_OP_ALLOC,      /* %b[, %t] = gpu.alloc [async [deps]] [host_shared] */
-  GEN_OP_DEALLOC,    /* [%t =] gpu.dealloc [async [deps]] %b */
-  GEN_OP_MEMCPY,     /* %t = gpu.memcpy async [deps] %dst, %src */
-  GEN_OP_MEMSET,     /* %t = gpu.memset async [deps] %dst, %value */
-  GEN_OP_LAUNCH,     /* %t = gpu.launch_func async [deps] kernel(args..., value, spin) */
-  GEN_OP_HOST_WAIT,  /* gpu.wait [deps]: the host blocks until deps complete */
-  GEN_OP_OBSERVE,    /* the host reads buffer %b: what the oracle compares */
-  GEN_OP_EXECUTE,    /* async.execute region: spawns regions[region] */
-  GEN_OP_AWAIT,      /* async.await of a region's value (token) or of its completion */
+  GEN_OP_WAIT_ASYNC,     /* %t = gpu.wait async [deps] */
+  GEN_OP_ALLOC,          /* %b[, %t] = gpu.alloc [async [deps]] [host_shared] */
+  GEN_OP_DEALLOC,        /* [%t =] gpu.dealloc [async [deps]] %b */
+  GEN_OP_MEMCPY,         /* %t = gpu.memcpy async [deps] %dst, %src */
+  GEN_OP_MEMSET,         /* %t = gpu.memset async [deps] %dst, %value */
+  GEN_OP_LAUNCH,         /* %t = gpu.launch_func async [deps] kernel(args..., value, spin) */
+  GEN_OP_HOST_WAIT,      /* gpu.wait [deps]: the host blocks until deps complete */
+  GEN_OP_OBSERVE,        /* the host reads buffer %b: what the oracle compares */
+  GEN_OP_EXECUTE,        /* async.execute region: spawns regions[region] */
+  GEN_OP_AWAIT,          /* async.await of a region's value (token) or of its completion */
+  GEN_OP_STREAM_CREATE,  /* the program makes stream `stream` (version 2) */
+  GEN_OP_STREAM_SYNC,    /* the host blocks until the work enqueued on `stream` is done */
+  GEN_OP_STREAM_DESTROY, /* the host synchronizes `stream`, then destroys it */
   GEN_OP__COUNT
 } GenOpKind;
 
@@ -59,6 +63,8 @@ typedef struct GenOp {
   int32_t value;  /* memset value, launch scalar */
   int32_t region; /* execute, await */
   int32_t vidx;   /* await: value index, or -1 to await completion only */
+  int32_t stream; /* launch: the explicit stream it is enqueued on (-1: none, the lowering picks
+                     one); stream ops: their stream (version 2) */
 } GenOp;
 
 typedef struct GenBuf {
@@ -110,6 +116,8 @@ typedef struct GenConfig {
                           no operands, or one on tokens a host wait already completed */
   int root_wait_pct;   /* chance that an async op with no dependency gets a fresh `gpu.wait
                           async` token as its one (the form gpu-async-region makes) */
+  int stream_pct;      /* chance that a launch is enqueued on an explicit stream the program
+                          creates itself (version 2) */
   /* op mix weights */
   int w_launch, w_memcpy, w_memset, w_alloc, w_dealloc, w_wait_async, w_host_wait, w_observe;
 } GenConfig;
@@ -126,7 +134,8 @@ typedef struct GenCase {
   GenOp *ops;
   int nregions, capregions; /* regions[0] is unused (ctx 0 is main) */
   GenRegion *regions;
-  int ntoks; /* token ids are 0..ntoks-1 */
+  int ntoks;    /* token ids are 0..ntoks-1 */
+  int nstreams; /* explicit stream ids are 0..nstreams-1 */
 } GenCase;
 
 /* ---- model ---- */
@@ -144,7 +153,7 @@ int gen_case_copy(GenCase *dst, const GenCase *src);
 int gen_case_add_op(GenCase *c, const GenOp *op);
 int gen_case_add_buf(GenCase *c, const GenBuf *b);
 int gen_case_add_region(GenCase *c, const GenRegion *r);
-/* Recomputes ntoks and each region's [first, last] from the ops. 0 or AF_EINVALID. */
+/* Recomputes ntoks, nstreams and each region's [first, last] from the ops. 0 or AF_EINVALID. */
 int gen_case_finish(GenCase *c, AfErr *err);
 /* Number of ops that count toward case size (what reduce minimizes). */
 int gen_case_size(const GenCase *c);

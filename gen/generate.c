@@ -11,76 +11,11 @@
  * token's ancestor set). Random extra dependencies, joins (gpu.wait async), host waits and
  * shuffled dependency order give chains, fork/join shapes and multi-dependency ops.
  */
-#include "gen.h"
+#include "genpriv.h"
 
 #include "../runner/kernels.h"
 
 #include <string.h>
-
-#define MAX_READERS 6
-#define RECENT 8
-
-typedef struct BState {
-  int owner; /* ctx, or -1 while carried by a region value, -2 when dead */
-  int written;
-  int writer; /* token covering the last write (or the async alloc), -1: none */
-  int nreaders;
-  int readers[MAX_READERS];
-  int region_private; /* allocated inside a region: must be freed there */
-  int shared;         /* host_shared allocation */
-} BState;
-
-typedef struct Value {
-  int region, vidx;
-  int nbufs;
-  int *bufs;
-  int claimed;
-} Value;
-
-typedef struct Ctx {
-  int id, depth;
-  int recent[RECENT];
-  int nrecent;
-  int *children; /* regions spawned here, not yet awaited for completion */
-  int nchildren, capchildren;
-} Ctx;
-
-typedef struct G {
-  GenCase *c;
-  GenConfig cfg;
-  AfRng rng;
-  AfErr *err;
-  int rc;
-  /* tokens */
-  int ntok, captok, words;
-  uint64_t *anc;       /* captok rows of `words` */
-  uint64_t *completed; /* per region (capregions rows): tokens a host wait completed */
-  int caprows;
-  int *tok_ctx;
-  /* buffers */
-  BState *bs;
-  int capbs;
-  int live_dev;
-  /* values */
-  Value *vals;
-  int nvals, capvals;
-} G;
-
-static uint64_t *anc_row(G *g, int t) {
-  return g->anc + (size_t)t * (size_t)g->words;
-}
-static uint64_t *done_row(G *g, int ctx) {
-  return g->completed + (size_t)ctx * (size_t)g->words;
-}
-static int bit(const uint64_t *row, int t) {
-  return (int)((row[t >> 6] >> (t & 63)) & 1);
-}
-
-static int oom(G *g) {
-  if (g->rc == 0)
-    g->rc = af_err_set(g->err, AF_ENOMEM, "out of memory generating a case");
-  return g->rc;
-}
 
 /* Re-lays the bitsets out for a larger token capacity. */
 static int grow_tokens(G *g, int need) {
@@ -101,13 +36,15 @@ static int grow_tokens(G *g, int need) {
     af_free(nd);
     if (nc)
       g->tok_ctx = nc;
-    return oom(g);
+    return gen__oom(g);
   }
   g->tok_ctx = nc;
   for (int t = 0; t < g->ntok; t++)
-    memcpy(na + (size_t)t * (size_t)nwords, anc_row(g, t), sizeof(uint64_t) * (size_t)g->words);
+    memcpy(na + (size_t)t * (size_t)nwords, gen__anc_row(g, t),
+           sizeof(uint64_t) * (size_t)g->words);
   for (int r = 0; r < g->caprows; r++)
-    memcpy(nd + (size_t)r * (size_t)nwords, done_row(g, r), sizeof(uint64_t) * (size_t)g->words);
+    memcpy(nd + (size_t)r * (size_t)nwords, gen__done_row(g, r),
+           sizeof(uint64_t) * (size_t)g->words);
   af_free(g->anc);
   af_free(g->completed);
   g->anc = na;
@@ -132,10 +69,10 @@ static int new_token(G *g, Ctx *x, const int *deps, int ndeps) {
   if (grow_tokens(g, g->ntok + 1))
     return -1;
   int t = g->ntok++;
-  uint64_t *row = anc_row(g, t);
+  uint64_t *row = gen__anc_row(g, t);
   memset(row, 0, sizeof(uint64_t) * (size_t)g->words);
   for (int d = 0; d < ndeps; d++) {
-    const uint64_t *dr = anc_row(g, deps[d]);
+    const uint64_t *dr = gen__anc_row(g, deps[d]);
     for (int w = 0; w < g->words; w++)
       row[w] |= dr[w];
     row[deps[d] >> 6] |= 1ull << (deps[d] & 63);
@@ -146,66 +83,18 @@ static int new_token(G *g, Ctx *x, const int *deps, int ndeps) {
 }
 
 static int covered(G *g, int ctx, int t) {
-  return t < 0 || bit(done_row(g, ctx), t);
-}
-
-static GenOp blank(int kind, int ctx) {
-  GenOp o;
-  memset(&o, 0, sizeof o);
-  o.kind = (uint8_t)kind;
-  o.ctx = ctx;
-  o.tok = o.buf = o.src = o.region = o.vidx = -1;
-  return o;
-}
-
-static int emit(G *g, GenOp *o) {
-  if (g->rc)
-    return -1;
-  int i = gen_case_add_op(g->c, o);
-  if (i < 0)
-    return oom(g);
-  return i;
-}
-
-/* A set of tokens to wait for (small). */
-typedef struct TSet {
-  int n;
-  int t[256];
-} TSet;
-
-static void ts_add(TSet *s, int t) {
-  if (t < 0)
-    return;
-  for (int i = 0; i < s->n; i++)
-    if (s->t[i] == t)
-      return;
-  if (s->n < 256)
-    s->t[s->n++] = t;
+  return t < 0 || gen__bit(gen__done_row(g, ctx), t);
 }
 
 /* Adds what an access of buffer b needs in ctx. */
 static void need_for(G *g, Ctx *x, TSet *s, int b, int write) {
   BState *st = &g->bs[b];
   if (!covered(g, x->id, st->writer))
-    ts_add(s, st->writer);
+    gen__ts_add(s, st->writer);
   if (write)
     for (int k = 0; k < st->nreaders; k++)
       if (!covered(g, x->id, st->readers[k]))
-        ts_add(s, st->readers[k]);
-}
-
-/* Drops tokens implied by another member. */
-static void ts_minimize(G *g, TSet *s) {
-  int n = 0;
-  for (int i = 0; i < s->n; i++) {
-    int implied = 0;
-    for (int j = 0; j < s->n && !implied; j++)
-      if (j != i && bit(anc_row(g, s->t[j]), s->t[i]))
-        implied = 1;
-    if (!implied)
-      s->t[n++] = s->t[i];
-  }
-  s->n = n;
+        gen__ts_add(s, st->readers[k]);
 }
 
 static int join(G *g, Ctx *x, const int *deps, int n);
@@ -213,23 +102,23 @@ static int emit_async(G *g, Ctx *x, GenOp *o, const int *deps, int ndeps);
 
 /* Turns a set into at most max_deps dependencies (joining the rest), shuffled. */
 static int finalize_deps(G *g, Ctx *x, TSet *s, int extra_ok, int *deps) {
-  ts_minimize(g, s);
+  gen__ts_minimize(g, s);
   if (s->n == 0 && extra_ok && g->cfg.root_wait_pct > 0 &&
       af_rng_chance(&g->rng, g->cfg.root_wait_pct)) {
-    GenOp o = blank(GEN_OP_WAIT_ASYNC, x->id);
+    GenOp o = gen__blank(GEN_OP_WAIT_ASYNC, x->id);
     int none[1] = {0};
     int t = emit_async(g, x, &o, none, 0);
     if (t < 0)
       return -1;
-    ts_add(s, t);
+    gen__ts_add(s, t);
   }
   if (extra_ok && x->nrecent > 0 && af_rng_chance(&g->rng, g->cfg.extra_dep_pct)) {
-    ts_add(s, x->recent[af_rng_below(&g->rng, (uint32_t)x->nrecent)]);
+    gen__ts_add(s, x->recent[af_rng_below(&g->rng, (uint32_t)x->nrecent)]);
   }
   /* a token this region captured (drawn only when the region has some: older seeds stay) */
   const GenRegion *gr = x->id > 0 ? &g->c->regions[x->id] : NULL;
   if (extra_ok && gr && gr->ncaptures > 0 && af_rng_chance(&g->rng, g->cfg.capture_pct))
-    ts_add(s, gr->captures[af_rng_below(&g->rng, (uint32_t)gr->ncaptures)].tok);
+    gen__ts_add(s, gr->captures[af_rng_below(&g->rng, (uint32_t)gr->ncaptures)].tok);
   int maxd = g->cfg.max_deps;
   while (s->n > maxd && g->rc == 0) {
     int k = s->n - maxd + 1;
@@ -257,31 +146,31 @@ static int emit_async(G *g, Ctx *x, GenOp *o, const int *deps, int ndeps) {
   o->ndeps = ndeps;
   memcpy(o->deps, deps, sizeof(int) * (size_t)ndeps);
   o->tok = new_token(g, x, deps, ndeps);
-  if (o->tok < 0 || emit(g, o) < 0)
+  if (o->tok < 0 || gen__emit(g, o) < 0)
     return -1;
   return o->tok;
 }
 
 static int join(G *g, Ctx *x, const int *deps, int n) {
-  GenOp o = blank(GEN_OP_WAIT_ASYNC, x->id);
+  GenOp o = gen__blank(GEN_OP_WAIT_ASYNC, x->id);
   return emit_async(g, x, &o, deps, n);
 }
 
 static void host_wait(G *g, Ctx *x, TSet *s) {
-  ts_minimize(g, s);
+  gen__ts_minimize(g, s);
   int off = 0;
   while (off < s->n && g->rc == 0) {
     int k = s->n - off;
     if (k > g->cfg.max_deps)
       k = g->cfg.max_deps;
-    GenOp o = blank(GEN_OP_HOST_WAIT, x->id);
+    GenOp o = gen__blank(GEN_OP_HOST_WAIT, x->id);
     o.ndeps = k;
     memcpy(o.deps, s->t + off, sizeof(int) * (size_t)k);
-    if (emit(g, &o) < 0)
+    if (gen__emit(g, &o) < 0)
       return;
-    uint64_t *done = done_row(g, x->id);
+    uint64_t *done = gen__done_row(g, x->id);
     for (int d = 0; d < k; d++) {
-      const uint64_t *a = anc_row(g, o.deps[d]);
+      const uint64_t *a = gen__anc_row(g, o.deps[d]);
       for (int w = 0; w < g->words; w++)
         done[w] |= a[w];
       done[o.deps[d] >> 6] |= 1ull << (o.deps[d] & 63);
@@ -335,7 +224,7 @@ static void op_alloc(G *g, Ctx *x) {
   GenBuf gb = {GEN_BUF_DEVICE, g->cfg.elems, 0};
   int b = gen_case_add_buf(g->c, &gb);
   if (b < 0 || af_grow((void **)&g->bs, &g->capbs, b + 1, sizeof(BState))) {
-    oom(g);
+    gen__oom(g);
     return;
   }
   BState *st = &g->bs[b];
@@ -343,7 +232,7 @@ static void op_alloc(G *g, Ctx *x) {
   st->owner = x->id;
   st->writer = -1;
   st->region_private = x->id != 0;
-  GenOp o = blank(GEN_OP_ALLOC, x->id);
+  GenOp o = gen__blank(GEN_OP_ALLOC, x->id);
   o.buf = b;
   if (af_rng_chance(&g->rng, g->cfg.host_shared_pct)) {
     o.mode = GEN_ALLOC_HOST_SHARED;
@@ -360,13 +249,13 @@ static void op_alloc(G *g, Ctx *x) {
     s.n = 0;
     int deps[GEN_MAX_DEPS];
     if (x->nrecent && af_rng_chance(&g->rng, 60))
-      ts_add(&s, x->recent[af_rng_below(&g->rng, (uint32_t)x->nrecent)]);
+      gen__ts_add(&s, x->recent[af_rng_below(&g->rng, (uint32_t)x->nrecent)]);
     int nd = finalize_deps(g, x, &s, 1, deps);
     if (nd < 0)
       return;
     st->writer = emit_async(g, x, &o, deps, nd);
   } else {
-    emit(g, &o);
+    gen__emit(g, &o);
   }
 }
 
@@ -375,12 +264,12 @@ static void op_dealloc(G *g, Ctx *x, int b) {
   TSet s;
   s.n = 0;
   need_for(g, x, &s, b, 1);
-  GenOp o = blank(GEN_OP_DEALLOC, x->id);
+  GenOp o = gen__blank(GEN_OP_DEALLOC, x->id);
   o.buf = b;
   if (af_rng_chance(&g->rng, g->cfg.sync_pct)) {
     if (s.n)
       host_wait(g, x, &s);
-    emit(g, &o);
+    gen__emit(g, &o);
   } else {
     o.async = 1;
     int deps[GEN_MAX_DEPS];
@@ -409,7 +298,7 @@ static void op_launch(G *g, Ctx *x) {
     if (b < 0)
       k = KERNEL_TRANSFORM;
   }
-  GenOp o = blank(GEN_OP_LAUNCH, x->id);
+  GenOp o = gen__blank(GEN_OP_LAUNCH, x->id);
   o.kernel = (uint8_t)k;
   o.nargs = kernel_info(k)->nbufs;
   o.args[0] = dst;
@@ -422,6 +311,8 @@ static void op_launch(G *g, Ctx *x) {
   need_for(g, x, &s, dst, 1);
   for (int i = 1; i < o.nargs; i++)
     need_for(g, x, &s, o.args[i], 0);
+  int sk = g->cfg.stream_pct > 0 ? gen__pick_stream(g, x, &s) : -1; /* drawn only when on */
+  o.stream = sk >= 0 ? x->streams[sk] : -1;
   int deps[GEN_MAX_DEPS];
   int nd = finalize_deps(g, x, &s, 1, deps);
   if (nd < 0)
@@ -429,6 +320,8 @@ static void op_launch(G *g, Ctx *x) {
   int t = emit_async(g, x, &o, deps, nd);
   if (t < 0)
     return;
+  if (sk >= 0)
+    gen__stream_launched(g, x, sk, t);
   for (int i = 1; i < o.nargs; i++)
     note_access(g, x, o.args[i], 0, t);
   note_access(g, x, dst, 1, t);
@@ -449,7 +342,7 @@ static void op_memcpy(G *g, Ctx *x) {
   }
   if (src < 0 || dst < 0)
     return;
-  GenOp o = blank(GEN_OP_MEMCPY, x->id);
+  GenOp o = gen__blank(GEN_OP_MEMCPY, x->id);
   o.buf = dst;
   o.src = src;
   TSet s;
@@ -471,7 +364,7 @@ static void op_memset(G *g, Ctx *x) {
   int dst = pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1);
   if (dst < 0)
     return;
-  GenOp o = blank(GEN_OP_MEMSET, x->id);
+  GenOp o = gen__blank(GEN_OP_MEMSET, x->id);
   o.buf = dst;
   o.value = (int)af_rng_below(&g->rng, 1000);
   TSet s;
@@ -491,7 +384,7 @@ static void op_wait_async(G *g, Ctx *x) {
   s.n = 0;
   int want = 1 + (int)af_rng_below(&g->rng, (uint32_t)g->cfg.max_deps);
   for (int i = 0; i < want && x->nrecent; i++)
-    ts_add(&s, x->recent[af_rng_below(&g->rng, (uint32_t)x->nrecent)]);
+    gen__ts_add(&s, x->recent[af_rng_below(&g->rng, (uint32_t)x->nrecent)]);
   if (af_rng_chance(&g->rng, 10))
     s.n = 0; /* a fresh stream */
   int deps[GEN_MAX_DEPS];
@@ -501,13 +394,16 @@ static void op_wait_async(G *g, Ctx *x) {
 }
 
 static void op_host_wait(G *g, Ctx *x) {
+  if (g->cfg.stream_pct > 0 && x->nstreams > 0 && af_rng_chance(&g->rng, 35) &&
+      gen__stream_wait(g, x))
+    return;
   TSet s;
   s.n = 0;
   int b = pick_buf(g, x, -1, 0, -1, -1);
   if (b >= 0 && af_rng_chance(&g->rng, 70))
     need_for(g, x, &s, b, 1);
   else if (x->nrecent)
-    ts_add(&s, x->recent[af_rng_below(&g->rng, (uint32_t)x->nrecent)]);
+    gen__ts_add(&s, x->recent[af_rng_below(&g->rng, (uint32_t)x->nrecent)]);
   if (s.n)
     host_wait(g, x, &s);
 }
@@ -515,12 +411,12 @@ static void op_host_wait(G *g, Ctx *x) {
 /* A host gpu.wait that orders nothing new: with no operands, or again on tokens of this
  * context that a host wait already completed (a wait on a completed token must still work). */
 static void op_extra_wait(G *g, Ctx *x) {
-  GenOp o = blank(GEN_OP_HOST_WAIT, x->id);
+  GenOp o = gen__blank(GEN_OP_HOST_WAIT, x->id);
   if (af_rng_chance(&g->rng, 60)) {
-    const uint64_t *done = done_row(g, x->id);
+    const uint64_t *done = gen__done_row(g, x->id);
     int cand[64], n = 0;
     for (int t = 0; t < g->ntok && n < 64; t++)
-      if (g->tok_ctx[t] == x->id && bit(done, t))
+      if (g->tok_ctx[t] == x->id && gen__bit(done, t))
         cand[n++] = t;
     int k = n < g->cfg.max_deps ? n : 1 + (int)af_rng_below(&g->rng, (uint32_t)g->cfg.max_deps);
     for (int d = 0; d < k && n > 0; d++) {
@@ -529,7 +425,7 @@ static void op_extra_wait(G *g, Ctx *x) {
       cand[j] = cand[--n];
     }
   }
-  emit(g, &o);
+  gen__emit(g, &o);
 }
 
 static void observe(G *g, Ctx *x, int b) {
@@ -538,9 +434,9 @@ static void observe(G *g, Ctx *x, int b) {
   need_for(g, x, &s, b, 0);
   if (s.n)
     host_wait(g, x, &s);
-  GenOp o = blank(GEN_OP_OBSERVE, x->id);
+  GenOp o = gen__blank(GEN_OP_OBSERVE, x->id);
   o.buf = b;
-  emit(g, &o);
+  gen__emit(g, &o);
 }
 
 static void op_observe(G *g, Ctx *x) {
@@ -582,7 +478,7 @@ static Value *find_value(G *g, int region, int vidx) {
 /* Awaits child region r from ctx x: a value (claiming its buffers) or its completion. */
 static void await_region(G *g, Ctx *x, int r, int want_value) {
   const GenRegion *gr = &g->c->regions[r];
-  GenOp o = blank(GEN_OP_AWAIT, x->id);
+  GenOp o = gen__blank(GEN_OP_AWAIT, x->id);
   o.region = r;
   int vidx = -1;
   if (want_value && gr->nyields > 0) {
@@ -598,13 +494,13 @@ static void await_region(G *g, Ctx *x, int r, int want_value) {
   o.vidx = vidx;
   if (vidx >= 0) {
     o.tok = new_token(g, x, NULL, 0);
-    if (o.tok < 0 || emit(g, &o) < 0)
+    if (o.tok < 0 || gen__emit(g, &o) < 0)
       return;
     Value *v = find_value(g, r, vidx);
     if (v)
       claim(g, x, v, o.tok);
   } else {
-    emit(g, &o);
+    gen__emit(g, &o);
   }
 }
 
@@ -630,11 +526,11 @@ static void claim_leftovers(G *g, Ctx *x) {
   for (int i = 0; i < g->nvals && g->rc == 0; i++) {
     Value *v = &g->vals[i];
     if (!v->claimed && v->nbufs && g->c->regions[v->region].parent == x->id) {
-      GenOp o = blank(GEN_OP_AWAIT, x->id);
+      GenOp o = gen__blank(GEN_OP_AWAIT, x->id);
       o.region = v->region;
       o.vidx = v->vidx;
       o.tok = new_token(g, x, NULL, 0);
-      if (o.tok < 0 || emit(g, &o) < 0)
+      if (o.tok < 0 || gen__emit(g, &o) < 0)
         return;
       claim(g, x, v, o.tok);
     }
@@ -648,6 +544,7 @@ static void close_region(G *g, Ctx *x, int region) {
     await_region(g, x, r, 1);
     drop_child(x, r);
   }
+  gen__close_streams(g, x);
   claim_leftovers(g, x);
   for (int b = 0; b < g->c->nbufs && g->rc == 0; b++)
     if (g->bs[b].owner == x->id && g->bs[b].region_private)
@@ -671,7 +568,7 @@ static void close_region(G *g, Ctx *x, int region) {
         need_for(g, x, &s, owned[i], 1);
         nb++;
       }
-    ts_minimize(g, &s);
+    gen__ts_minimize(g, &s);
     int t;
     if (s.n == 0 && nb == 0 && x->nrecent)
       t = x->recent[x->nrecent - 1];
@@ -689,7 +586,7 @@ static void close_region(G *g, Ctx *x, int region) {
     GenRegion *out = &g->c->regions[region];
     out->yields[out->nyields++] = t;
     if (af_grow((void **)&g->vals, &g->capvals, g->nvals + 1, sizeof(Value))) {
-      oom(g);
+      gen__oom(g);
       return;
     }
     Value *v = &g->vals[g->nvals++];
@@ -698,7 +595,7 @@ static void close_region(G *g, Ctx *x, int region) {
     v->vidx = k;
     v->bufs = nb ? af_malloc(sizeof(int) * (size_t)nb) : NULL;
     if (nb && v->bufs == NULL) {
-      oom(g);
+      gen__oom(g);
       return;
     }
     for (int i = 0; i < n; i++)
@@ -744,7 +641,7 @@ static void op_execute(G *g, Ctx *x, int budget) {
    * one token the region captures and its ops on those buffers depend on */
   int lent_tok = -1;
   if (s.n)
-    ts_minimize(g, &s);
+    gen__ts_minimize(g, &s);
   if (s.n && g->cfg.capture_pct > 0 && af_rng_chance(&g->rng, g->cfg.capture_pct) &&
       s.n <= g->cfg.max_deps)
     lent_tok = s.n == 1 ? s.t[0] : join(g, x, s.t, s.n);
@@ -752,17 +649,17 @@ static void op_execute(G *g, Ctx *x, int budget) {
     host_wait(g, x, &s);
   if (g->rc)
     return;
-  GenOp o = blank(GEN_OP_EXECUTE, x->id);
+  GenOp o = gen__blank(GEN_OP_EXECUTE, x->id);
   gr.exec_op = g->c->nops;
   int r = gen_case_add_region(g->c, &gr);
   if (r < 0 || grow_tokens(g, g->ntok + 1)) {
-    oom(g);
+    gen__oom(g);
     return;
   }
   o.region = r;
-  if (emit(g, &o) < 0)
+  if (gen__emit(g, &o) < 0)
     return;
-  memset(done_row(g, r), 0, sizeof(uint64_t) * (size_t)g->words);
+  memset(gen__done_row(g, r), 0, sizeof(uint64_t) * (size_t)g->words);
   Ctx child;
   memset(&child, 0, sizeof child);
   child.id = r;
@@ -817,7 +714,7 @@ static void op_execute(G *g, Ctx *x, int budget) {
       af_grow((void **)&x->children, &x->capchildren, x->nchildren + 1, sizeof(int)) == 0)
     x->children[x->nchildren++] = r;
   else
-    oom(g);
+    gen__oom(g);
 }
 
 static void gen_ctx(G *g, Ctx *x, int budget) {
@@ -941,7 +838,7 @@ int gen_generate(GenCase *c, uint64_t seed, const GenConfig *cfg, AfErr *err) {
   g.completed = af_calloc(8, sizeof(uint64_t));
   g.tok_ctx = af_malloc(sizeof(int) * 64);
   if (!g.anc || !g.completed || !g.tok_ctx || c->nregions != 1) {
-    oom(&g);
+    gen__oom(&g);
     goto out;
   }
   Ctx main;
@@ -950,7 +847,7 @@ int gen_generate(GenCase *c, uint64_t seed, const GenConfig *cfg, AfErr *err) {
     GenBuf gb = {GEN_BUF_HOST, cfg->elems, (int)af_rng_below(&g.rng, 1000)};
     int b = gen_case_add_buf(c, &gb);
     if (b < 0 || af_grow((void **)&g.bs, &g.capbs, b + 1, sizeof(BState))) {
-      oom(&g);
+      gen__oom(&g);
       goto out;
     }
     memset(&g.bs[b], 0, sizeof(BState));
@@ -966,6 +863,7 @@ int gen_generate(GenCase *c, uint64_t seed, const GenConfig *cfg, AfErr *err) {
     await_region(&g, &main, main.children[0], 1);
     drop_child(&main, main.children[0]);
   }
+  gen__close_streams(&g, &main);
   claim_leftovers(&g, &main);
   for (int b = 0; b < c->nbufs && g.rc == 0; b++)
     if (g.bs[b].owner == 0 && g.bs[b].shared && g.bs[b].written)

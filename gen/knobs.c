@@ -21,6 +21,7 @@ void gen_config_default(GenConfig *c) {
   c->sync_pct = 20;
   c->extra_wait_pct = 8;
   c->capture_pct = 30;
+  c->stream_pct = 20;
   c->w_launch = 30;
   c->w_memcpy = 20;
   c->w_memset = 8;
@@ -63,4 +64,6 @@ void gen_config_swarm(const GenConfig *base, uint64_t seed, GenConfig *out) {
     out->extra_wait_pct = af_rng_chance(&r, 33) ? 0 : base->extra_wait_pct;
   if (base->capture_pct > 0)
     out->capture_pct = af_rng_chance(&r, 33) ? 0 : base->capture_pct;
+  if (base->stream_pct > 0)
+    out->stream_pct = af_rng_chance(&r, 33) ? 0 : base->stream_pct;
 }

@@ -6,7 +6,9 @@
  * phase away), then its result, exactly as runner/kernels.c computes it. Host buffers are
  * memref.alloc'ed and filled by asyncfuzz_host_init; observations are calls to
  * asyncfuzz_observe(id, buffer) with id = the observe op's index; regions are async.execute
- * with their values as !async.value<!gpu.async.token>.
+ * with their values as !async.value<!gpu.async.token>. An explicit stream is made, synchronized
+ * and destroyed with calls of the mgpu* ABI (llvm.call @mgpuStreamCreate...), and a launch on it
+ * names it as its async object: `gpu.launch_func async [deps] <%st0 : !llvm.ptr> ...`.
  */
 #include "gen.h"
 
@@ -205,6 +207,8 @@ static void render_op_text(R *r, int i, int depth) {
     ind(r, depth);
     af_buf_printf(b, "%%t%d = gpu.launch_func async", o->tok);
     deps(r, o);
+    if (o->stream >= 0)
+      af_buf_printf(b, " <%%st%d : !llvm.ptr>", o->stream);
     af_buf_printf(b,
                   " @asyncfuzz_kernels::@%s blocks in (%%c1, %%c1, %%c1) threads in (%%n%d, %%c1, "
                   "%%c1) args(",
@@ -263,6 +267,21 @@ static void render_op_text(R *r, int i, int depth) {
     af_buf_puts(b, "}\n");
     break;
   }
+  case GEN_OP_STREAM_CREATE:
+    ind(r, depth);
+    af_buf_printf(b, "%%st%d = llvm.call @mgpuStreamCreate() : () -> !llvm.ptr\n", o->stream);
+    break;
+  case GEN_OP_STREAM_SYNC:
+  case GEN_OP_STREAM_DESTROY:
+    ind(r, depth);
+    af_buf_printf(b, "llvm.call @mgpuStreamSynchronize(%%st%d) : (!llvm.ptr) -> ()\n", o->stream);
+    if (o->kind == GEN_OP_STREAM_SYNC)
+      break;
+    if (r->map) /* both calls are the op's */
+      map_line(r, lines_so_far(r), i);
+    ind(r, depth);
+    af_buf_printf(b, "llvm.call @mgpuStreamDestroy(%%st%d) : (!llvm.ptr) -> ()\n", o->stream);
+    break;
   case GEN_OP_AWAIT:
     ind(r, depth);
     if (o->vidx >= 0)
@@ -325,8 +344,8 @@ static void render_func(AfBuf *b, const GenCase *c, const char *name, GenLineMap
   af_buf_puts(b, "    return\n  }\n");
 }
 
-/* mask: the kernels to define (bit k: kernel k) */
-static void render_head(AfBuf *b, unsigned mask) {
+/* mask: the kernels to define (bit k: kernel k); streams: declare the mgpu* stream calls */
+static void render_head(AfBuf *b, unsigned mask, int streams) {
   af_buf_puts(b, "module attributes {gpu.container_module} {\n"
                  "  gpu.module @asyncfuzz_kernels [#nvvm.target] {\n");
   for (int k = 0; k < KERNEL__COUNT; k++)
@@ -335,6 +354,10 @@ static void render_head(AfBuf *b, unsigned mask) {
   af_buf_puts(b, "  }\n"
                  "  func.func private @asyncfuzz_observe(i32, " MT ")\n"
                  "  func.func private @asyncfuzz_host_init(i32, i32, " MT ")\n");
+  if (streams)
+    af_buf_puts(b, "  llvm.func @mgpuStreamCreate() -> !llvm.ptr\n"
+                   "  llvm.func @mgpuStreamSynchronize(!llvm.ptr)\n"
+                   "  llvm.func @mgpuStreamDestroy(!llvm.ptr)\n");
 }
 
 char *gen_render_mlir(const GenCase *c) {
@@ -342,7 +365,7 @@ char *gen_render_mlir(const GenCase *c) {
   af_buf_init(&b);
   af_buf_printf(&b, "// asyncfuzz case: seed %llu, %d ops, spin %d\n", (unsigned long long)c->seed,
                 c->nops, c->spin);
-  render_head(&b, ~0u);
+  render_head(&b, ~0u, c->nstreams > 0);
   render_func(&b, c, "main", NULL);
   af_buf_puts(&b, "}\n");
   return af_buf_take(&b);
@@ -361,11 +384,14 @@ char *gen_render_mlir_batch_map(const GenCase *const *cs, const int *ids, int n,
   af_buf_printf(&b, "// asyncfuzz batch: %d case(s)\n", n);
   /* only the kernels the cases launch: each compiles in every batch's kernel module */
   unsigned mask = 0;
-  for (int i = 0; i < n; i++)
+  int streams = 0;
+  for (int i = 0; i < n; i++) {
+    streams |= cs[i]->nstreams > 0;
     for (int j = 0; j < cs[i]->nops; j++)
       if (cs[i]->ops[j].kind == GEN_OP_LAUNCH)
         mask |= 1u << cs[i]->ops[j].kernel;
-  render_head(&b, mask ? mask : 1u);
+  }
+  render_head(&b, mask ? mask : 1u, streams);
   af_buf_puts(&b, "  func.func private @asyncfuzz_case_begin(i32, i32)\n"
                   "  func.func private @asyncfuzz_case_end(i32, i32)\n");
   char name[32];

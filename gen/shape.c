@@ -31,6 +31,8 @@ int gen_op_is_sync(const GenOp *o) {
   case GEN_OP_OBSERVE:
   case GEN_OP_AWAIT:
   case GEN_OP_EXECUTE:
+  case GEN_OP_STREAM_SYNC:
+  case GEN_OP_STREAM_DESTROY:
     return 1;
   case GEN_OP_ALLOC:
   case GEN_OP_DEALLOC:
@@ -73,11 +75,19 @@ int gen_shape_parse(const char *text, GenShape *out) {
 
 void gen_shape_format(const GenOp *o, char *out, size_t n) {
   static const char *const names[GEN_OP__COUNT] = {
-      [GEN_OP_WAIT_ASYNC] = "gpu.wait",   [GEN_OP_ALLOC] = "gpu.alloc",
-      [GEN_OP_DEALLOC] = "gpu.dealloc",   [GEN_OP_MEMCPY] = "gpu.memcpy",
-      [GEN_OP_MEMSET] = "gpu.memset",     [GEN_OP_LAUNCH] = "gpu.launch_func",
-      [GEN_OP_HOST_WAIT] = "gpu.wait",    [GEN_OP_OBSERVE] = "observe",
-      [GEN_OP_EXECUTE] = "async.execute", [GEN_OP_AWAIT] = "async.await"};
+      [GEN_OP_WAIT_ASYNC] = "gpu.wait",
+      [GEN_OP_ALLOC] = "gpu.alloc",
+      [GEN_OP_DEALLOC] = "gpu.dealloc",
+      [GEN_OP_MEMCPY] = "gpu.memcpy",
+      [GEN_OP_MEMSET] = "gpu.memset",
+      [GEN_OP_LAUNCH] = "gpu.launch_func",
+      [GEN_OP_HOST_WAIT] = "gpu.wait",
+      [GEN_OP_OBSERVE] = "observe",
+      [GEN_OP_EXECUTE] = "async.execute",
+      [GEN_OP_AWAIT] = "async.await",
+      [GEN_OP_STREAM_CREATE] = "llvm.call @mgpuStreamCreate",
+      [GEN_OP_STREAM_SYNC] = "llvm.call @mgpuStreamSynchronize",
+      [GEN_OP_STREAM_DESTROY] = "llvm.call @mgpuStreamDestroy"};
   const char *name = o->kind < GEN_OP__COUNT ? names[o->kind] : "?";
   if (strncmp(name, "gpu.", 4) != 0) {
     snprintf(out, n, "%s", name);

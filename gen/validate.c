@@ -7,8 +7,9 @@
  * sync alloc/dealloc) precedes every later op of that context; a region starts after its
  * execute op and after the regions whose values it consumes have ended (a token it captures
  * from its parent is ordered like a dependency on it); a region ends after
- * its synchronous ops; an await follows the end of its region. Edges only point forward in
- * inline order, so one pass computes every node's ancestor set (a bitset).
+ * its synchronous ops; an await follows the end of its region; the work enqueued on an explicit
+ * stream runs in order, and a stream_sync or stream_destroy follows all of it. Edges only point
+ * forward in inline order, so one pass computes every node's ancestor set (a bitset).
  *
  * Buffer rules are checked in the same pass against each buffer's last write and the reads
  * since: conflicting accesses must be ordered, reads need an earlier write, nothing may
@@ -31,6 +32,8 @@ typedef struct V {
   int *tok_defs;
   int *last_sync; /* per context */
   int *awaited;   /* per region */
+  /* per explicit stream: its stream_create, its last launch (-1: none), its stream_destroy */
+  int *s_create, *s_last, *s_destroy;
   /* per buffer */
   int *alloc_node, *alloc_ctx, *dealloc_node, *last_write;
   int *nreads, *capreads;
@@ -182,6 +185,9 @@ static int check_shape(V *v, int i) {
   case GEN_OP_HOST_WAIT:
   case GEN_OP_OBSERVE:
   case GEN_OP_EXECUTE:
+  case GEN_OP_STREAM_CREATE:
+  case GEN_OP_STREAM_SYNC:
+  case GEN_OP_STREAM_DESTROY:
     wants_tok = 0;
     break;
   default:
@@ -192,6 +198,7 @@ static int check_shape(V *v, int i) {
   if (!wants_tok && o->tok >= 0)
     return fail(v, i, "defines token t%d but is synchronous", o->tok, 0);
   int may_dep = o->kind != GEN_OP_OBSERVE && o->kind != GEN_OP_EXECUTE && o->kind != GEN_OP_AWAIT &&
+                o->kind < GEN_OP_STREAM_CREATE &&
                 !((o->kind == GEN_OP_ALLOC || o->kind == GEN_OP_DEALLOC) && !o->async);
   if (!may_dep && o->ndeps)
     return fail(v, i, "a synchronous op takes no dependencies", 0, 0);
@@ -266,6 +273,40 @@ static int check_shape(V *v, int i) {
   return 0;
 }
 
+/* An op on an explicit stream (a launch given one, or a stream op): the stream must be one its
+ * context created and has not destroyed; the op follows the work enqueued on it before. */
+static int visit_stream(V *v, int i) {
+  const GenCase *c = v->c;
+  const GenOp *o = &c->ops[i];
+  int s = o->stream;
+  if (s < 0 && o->kind != GEN_OP_LAUNCH)
+    return fail(v, i, "names no stream", 0, 0);
+  if (s < 0)
+    return 0;
+  if (s >= c->nstreams)
+    return fail(v, i, "names stream s%d, which does not exist", s, 0);
+  if (o->kind == GEN_OP_STREAM_CREATE) {
+    if (v->s_create[s] >= 0)
+      return fail(v, i, "creates stream s%d a second time (first at op #%d)", s, v->s_create[s]);
+    v->s_create[s] = i;
+    return 0;
+  }
+  if (v->s_create[s] < 0)
+    return fail(v, i, "uses stream s%d, which is not created before it", s, 0);
+  if (v->s_destroy[s] >= 0)
+    return fail(v, i, "uses stream s%d after its stream_destroy (op #%d)", s, v->s_destroy[s]);
+  if (c->ops[v->s_create[s]].ctx != o->ctx)
+    return fail(v, i,
+                "uses stream s%d of another context (r%d); a stream is used where it is created", s,
+                c->ops[v->s_create[s]].ctx);
+  edge(v, v->s_last[s], i);
+  if (o->kind == GEN_OP_LAUNCH)
+    v->s_last[s] = i;
+  if (o->kind == GEN_OP_STREAM_DESTROY)
+    v->s_destroy[s] = i;
+  return 0;
+}
+
 static int visit_op(V *v, int i) {
   const GenCase *c = v->c;
   const GenOp *o = &c->ops[i];
@@ -276,6 +317,8 @@ static int visit_op(V *v, int i) {
     return rc;
   edge(v, v->last_sync[o->ctx], i);
   if ((rc = check_deps(v, i)))
+    return rc;
+  if ((o->kind == GEN_OP_LAUNCH || o->kind >= GEN_OP_STREAM_CREATE) && (rc = visit_stream(v, i)))
     return rc;
   switch (o->kind) {
   case GEN_OP_ALLOC:
@@ -422,7 +465,7 @@ int gen_validate(const GenCase *c, AfErr *err) {
     return af_err_set(err, AF_EINVALID, "spin must not be negative");
   v.nnodes = c->nops + 2 * c->nregions;
   v.words = (v.nnodes + 63) / 64;
-  int nb = c->nbufs, nt = c->ntoks, nr = c->nregions;
+  int nb = c->nbufs, nt = c->ntoks, nr = c->nregions, ns = c->nstreams;
   v.reach = af_calloc((size_t)v.nnodes * (size_t)v.words + 1, sizeof(uint64_t));
   v.tok_src = af_malloc(sizeof(int) * (size_t)(nt + 1));
   v.tok_ctx = af_malloc(sizeof(int) * (size_t)(nt + 1));
@@ -436,9 +479,12 @@ int gen_validate(const GenCase *c, AfErr *err) {
   v.nreads = af_calloc((size_t)nb + 1, sizeof(int));
   v.capreads = af_calloc((size_t)nb + 1, sizeof(int));
   v.reads = af_calloc((size_t)nb + 1, sizeof(int *));
+  v.s_create = af_malloc(sizeof(int) * (size_t)(ns + 1));
+  v.s_last = af_malloc(sizeof(int) * (size_t)(ns + 1));
+  v.s_destroy = af_malloc(sizeof(int) * (size_t)(ns + 1));
   if (!v.reach || !v.tok_src || !v.tok_ctx || !v.tok_defs || !v.last_sync || !v.awaited ||
       !v.alloc_node || !v.alloc_ctx || !v.dealloc_node || !v.last_write || !v.nreads ||
-      !v.capreads || !v.reads) {
+      !v.capreads || !v.reads || !v.s_create || !v.s_last || !v.s_destroy) {
     rc = af_err_set(err, AF_ENOMEM, "out of memory validating the case");
     goto out;
   }
@@ -446,6 +492,8 @@ int gen_validate(const GenCase *c, AfErr *err) {
     v.tok_src[t] = -1;
   for (int r = 0; r < nr; r++)
     v.last_sync[r] = -1;
+  for (int s = 0; s < ns; s++)
+    v.s_create[s] = v.s_last[s] = v.s_destroy[s] = -1;
   for (int b = 0; b < nb; b++) {
     const GenBuf *gb = &c->bufs[b];
     if (gb->n <= 0 || gb->n > 1024) {
@@ -473,11 +521,20 @@ int gen_validate(const GenCase *c, AfErr *err) {
       rc = af_err_set(err, AF_EINVALID,
                       "region r%d (op #%d) is never awaited by the context that spawns it", r,
                       c->regions[r].exec_op);
+  for (int s = 0; s < ns && rc == 0; s++)
+    if (v.s_create[s] >= 0 && v.s_destroy[s] < 0)
+      rc = af_err_set(err, AF_EINVALID,
+                      "stream s%d (created by op #%d) is never destroyed; a program destroys the "
+                      "streams it creates",
+                      s, v.s_create[s]);
 out:
   if (v.reads)
     for (int b = 0; b < nb; b++)
       af_free(v.reads[b]);
   af_free(v.reads);
+  af_free(v.s_destroy);
+  af_free(v.s_last);
+  af_free(v.s_create);
   af_free(v.capreads);
   af_free(v.nreads);
   af_free(v.last_write);

@@ -8,6 +8,9 @@
  *   other stream dependency gets an event created and recorded right after that dependency's
  *   defining op; the op's stream waits on it. Event dependencies are waited on directly.
  *   gpu.wait async always creates a new stream that waits on all its dependencies.
+ * - A launch given an explicit stream runs on it: the stream waits for every dependency (an
+ *   event recorded after each stream dependency's definition), and the launch's token is an
+ *   event recorded on that stream after it. The program's stream ops are calls on its slot.
  * - A sync gpu.wait synchronizes each stream or event dependency. Sync alloc/dealloc use a
  *   null stream. An async dealloc first synchronizes its stream on the host, because
  *   mgpuMemFree is immediate and not stream-ordered.
@@ -121,6 +124,7 @@ typedef struct L {
   uint8_t *needs; /* nops * GEN_MAX_DEPS: 1 if that dep needs an event */
   int *req_head;  /* per token: first request (op*4+d) in a linked list, -1 */
   int *req_next;
+  int *stream_slot; /* per explicit stream of the case: its slot */
 } L;
 
 static int has(const L *l, int f) {
@@ -168,6 +172,11 @@ static int is_event_tok(const L *l, int t) {
   return l->tok_event[t];
 }
 
+/* Whether op o runs on its explicit stream (a launch given one, lowered without the fault). */
+static int on_own_stream(const L *l, const GenOp *o) {
+  return o->kind == GEN_OP_LAUNCH && o->stream >= 0 && !has(l, LOWER_FAULT_STREAM_IGNORED);
+}
+
 /* Which deps of op i need an event recorded after their definition; and the primary. */
 static int plan_op(const L *l, int i, uint8_t *need) {
   const GenOp *o = &l->c->ops[i];
@@ -194,7 +203,7 @@ static int plan_op(const L *l, int i, uint8_t *need) {
   default:
     break;
   }
-  if (o->kind != GEN_OP_WAIT_ASYNC)
+  if (o->kind != GEN_OP_WAIT_ASYNC && !on_own_stream(l, o))
     for (int d = 0; d < n && primary < 0; d++)
       if (!is_event_tok(l, o->deps[d]))
         primary = d;
@@ -261,6 +270,40 @@ static void hand_captures(L *l, int fn, int i, int r) {
   }
 }
 
+/* Stream s waits for every dependency of op i: an event recorded for each stream dependency
+ * (need), the event itself for an event dependency. */
+static void wait_deps(L *l, int fn, int i, int s, const uint8_t *need) {
+  const GenOp *o = &l->c->ops[i];
+  int n = o->ndeps;
+  if (has(l, LOWER_FAULT_DROP_EXTRA_DEPS) && n > 1)
+    n = 1;
+  for (int d = 0; d < n; d++) {
+    int e = need[d] ? l->req_slot[i * GEN_MAX_DEPS + d] : l->tok_slot[o->deps[d]];
+    if (e >= 0) /* (no slot: a dependency the capture_dropped fault lost) */
+      emit2(l, fn, LOWER_STREAM_WAIT_EVENT, i, s, e);
+  }
+}
+
+/* The program's own stream ops. */
+static void lower_stream_op(L *l, int i) {
+  const GenOp *o = &l->c->ops[i];
+  int fn = o->ctx;
+  if (o->kind == GEN_OP_STREAM_CREATE) {
+    int s = new_slot(l, fn);
+    LowerInstr *in = emit(l, fn, LOWER_STREAM_CREATE, i);
+    if (in) {
+      in->a = s;
+      in->imm = 1; /* its stream_destroy op destroys it */
+    }
+    l->stream_slot[o->stream] = s;
+    return;
+  }
+  int s = l->stream_slot[o->stream];
+  emit2(l, fn, LOWER_STREAM_SYNC, i, s, -1);
+  if (o->kind == GEN_OP_STREAM_DESTROY)
+    emit2(l, fn, LOWER_STREAM_DESTROY, i, s, -1);
+}
+
 static void lower_op(L *l, int i) {
   const GenCase *c = l->c;
   const GenOp *o = &c->ops[i];
@@ -275,16 +318,7 @@ static void lower_op(L *l, int i) {
     s = emit_create(l, fn, LOWER_STREAM_CREATE, i);
     if (early)
       record_requests(l, fn, o->tok, s, i);
-    {
-      int n = o->ndeps;
-      if (has(l, LOWER_FAULT_DROP_EXTRA_DEPS) && n > 1)
-        n = 1;
-      for (int d = 0; d < n; d++) {
-        int e = need[d] ? l->req_slot[i * GEN_MAX_DEPS + d] : l->tok_slot[o->deps[d]];
-        if (e >= 0) /* (no slot: a dependency the capture_dropped fault lost) */
-          emit2(l, fn, LOWER_STREAM_WAIT_EVENT, i, s, e);
-      }
-    }
+    wait_deps(l, fn, i, s, need);
     break;
   case GEN_OP_ALLOC:
     if (o->async) {
@@ -342,9 +376,14 @@ static void lower_op(L *l, int i) {
     }
     break;
   case GEN_OP_LAUNCH:
-    s = op_stream(l, fn, i, primary, need, 1);
-    if (early)
-      record_requests(l, fn, o->tok, s, i);
+    if (on_own_stream(l, o)) {
+      s = l->stream_slot[o->stream];
+      wait_deps(l, fn, i, s, need);
+    } else {
+      s = op_stream(l, fn, i, primary, need, 1);
+      if (early)
+        record_requests(l, fn, o->tok, s, i);
+    }
     in = emit(l, fn, LOWER_LAUNCH, i);
     if (in) {
       in->kernel = o->kernel;
@@ -355,6 +394,16 @@ static void lower_op(L *l, int i) {
       in->imm = o->value;
       in->imm2 = c->bufs[o->args[0]].n;
     }
+    if (on_own_stream(l, o)) { /* its token: an event after it, not the program's stream */
+      int e = emit_create(l, fn, LOWER_EVENT_CREATE, i);
+      emit2(l, fn, LOWER_EVENT_RECORD, i, e, s);
+      s = e;
+    }
+    break;
+  case GEN_OP_STREAM_CREATE:
+  case GEN_OP_STREAM_SYNC:
+  case GEN_OP_STREAM_DESTROY:
+    lower_stream_op(l, i);
     break;
   case GEN_OP_HOST_WAIT:
     if (has(l, LOWER_FAULT_DROP_HOST_WAIT))
@@ -531,7 +580,7 @@ static int place_destroys(L *l, LowerFunc *f) {
     int host_wait =
         in->op >= 0 && in->op < l->c->nops && l->c->ops[in->op].kind == GEN_OP_HOST_WAIT;
     if (in->opc == LOWER_STREAM_CREATE)
-      kind[in->a] = 1;
+      kind[in->a] = in->imm ? 0 : 1; /* the program's own stream: its stream_destroy op */
     if (in->opc == LOWER_EVENT_CREATE || in->opc == LOWER_TAKE)
       kind[in->a] = 2;
     if (in->opc == LOWER_YIELD) {
@@ -629,9 +678,10 @@ int lower_builtin(const GenCase *c, const LowerSpec *spec, LowerProgram **out, A
   l.needs = af_calloc((size_t)no * GEN_MAX_DEPS, 1);
   l.req_head = af_malloc(sizeof(int) * (size_t)nt);
   l.req_next = af_malloc(sizeof(int) * (size_t)no * GEN_MAX_DEPS);
+  l.stream_slot = af_calloc((size_t)c->nstreams + 1, sizeof(int));
   if (!p->funcs || !p->regions || !p->buf_elems || !p->buf_host || !l.tok_slot || !l.tok_event ||
       !l.await_consumer || !l.input_consumer || !l.req_slot || !l.needs || !l.req_head ||
-      !l.req_next) {
+      !l.req_next || !l.stream_slot) {
     l.rc = af_err_set(err, AF_ENOMEM, "out of memory lowering");
     goto out;
   }
@@ -663,6 +713,8 @@ int lower_builtin(const GenCase *c, const LowerSpec *spec, LowerProgram **out, A
   }
   for (int i = 0; i < c->nops; i++) {
     const GenOp *o = &c->ops[i];
+    if (on_own_stream(&l, o))
+      l.tok_event[o->tok] = 1;
     if (o->kind == GEN_OP_AWAIT && o->vidx >= 0) {
       l.tok_event[o->tok] = 1;
       l.await_consumer[i] = p->regions[o->region].nconsumers[o->vidx]++;
@@ -718,6 +770,7 @@ int lower_builtin(const GenCase *c, const LowerSpec *spec, LowerProgram **out, A
   for (int f = 0; f < nr && l.rc == 0; f++)
     l.rc = place_destroys(&l, &p->funcs[f]);
 out:
+  af_free(l.stream_slot);
   af_free(l.req_next);
   af_free(l.req_head);
   af_free(l.needs);
@@ -769,7 +822,7 @@ char *lower_program_to_text(const LowerProgram *p) {
         af_buf_printf(&b, "asyncfuzz_host_init(b%d, init=%lld)", in->buf, (long long)in->imm);
         break;
       case LOWER_STREAM_CREATE:
-        af_buf_printf(&b, "%%%d = mgpuStreamCreate()", in->a);
+        af_buf_printf(&b, "%%%d = mgpuStreamCreate()%s", in->a, in->imm ? "  (the program's)" : "");
         break;
       case LOWER_STREAM_DESTROY:
         af_buf_printf(&b, "mgpuStreamDestroy(%%%d)", in->a);

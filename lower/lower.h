@@ -32,7 +32,9 @@
   X(WAIT_DESTROYS, "wait_destroys",                                                                \
     "a host gpu.wait destroys the streams it waits on, as if no later op used their tokens")       \
   X(CAPTURE_DROPPED, "capture_dropped",                                                            \
-    "an op in an async.execute region drops its dependency on a token captured from outside")
+    "an op in an async.execute region drops its dependency on a token captured from outside")      \
+  X(STREAM_IGNORED, "stream_ignored",                                                              \
+    "a launch given an explicit stream runs where its dependencies put it, as if it had none")
 
 enum {
 #define LOWER__FENUM(id, name, desc) LOWER_FAULT_##id,
@@ -82,7 +84,8 @@ typedef enum LowerOpc {
   LOWER_GET_FUNCTION, /* kernel */
   LOWER_MODULE_UNLOAD,
   LOWER_HOST_INIT,     /* buf, imm = init */
-  LOWER_STREAM_CREATE, /* a = slot */
+  LOWER_STREAM_CREATE, /* a = slot; imm = 1: the program's own stream (a stream_create op),
+                          which its stream_destroy op destroys */
   LOWER_STREAM_DESTROY,
   LOWER_STREAM_SYNC,
   LOWER_STREAM_WAIT_EVENT, /* a = stream slot, b = event slot */

@@ -40,6 +40,7 @@ typedef struct G {
   int *order, norder; /* nodes in the case's order */
   int *pos;           /* position of each node in order */
   int *tok_src, *tok_how, *last_sync;
+  int *s_last; /* per explicit stream: its last launch so far */
   int oom;
 } G;
 
@@ -89,6 +90,11 @@ static void op_edges(G *g, int i) {
   const GenOp *o = &c->ops[i];
   int ctx = o->ctx >= 0 && o->ctx < c->nregions ? o->ctx : 0;
   add_edge(g, g->last_sync[ctx], i, ORACLE_LINK_PROGRAM, -1);
+  if (o->stream >= 0 && o->stream < c->nstreams) {
+    add_edge(g, g->s_last[o->stream], i, ORACLE_LINK_STREAM_ORDER, -1);
+    if (o->kind == GEN_OP_LAUNCH)
+      g->s_last[o->stream] = i;
+  }
   for (int d = 0; d < o->ndeps && d < GEN_MAX_DEPS; d++) {
     int t = o->deps[d];
     if (t >= 0 && t < c->ntoks)
@@ -146,8 +152,11 @@ static int build(G *g, const GenCase *c) {
   g->tok_src = af_malloc(sizeof(int) * (size_t)(c->ntoks + 1));
   g->tok_how = af_calloc((size_t)c->ntoks + 1, sizeof(int));
   g->last_sync = af_malloc(sizeof(int) * (size_t)(c->nregions + 1));
-  if (!g->order || !g->pos || !g->tok_src || !g->tok_how || !g->last_sync)
+  g->s_last = af_malloc(sizeof(int) * (size_t)(c->nstreams + 1));
+  if (!g->order || !g->pos || !g->tok_src || !g->tok_how || !g->last_sync || !g->s_last)
     return AF_ENOMEM;
+  for (int s = 0; s < c->nstreams; s++)
+    g->s_last[s] = -1;
   for (int n = 0; n < g->nnodes; n++)
     g->pos[n] = -1;
   for (int t = 0; t < c->ntoks; t++)
@@ -181,6 +190,7 @@ static void release(G *g) {
   af_free(g->tok_src);
   af_free(g->tok_how);
   af_free(g->last_sync);
+  af_free(g->s_last);
 }
 
 /* Whether node n knew call s: 1, 0, or -1 when it made no call that says. */
@@ -274,6 +284,10 @@ void oracle_link_format(const GenCase *c, const OracleLink *l, char *out, size_t
     return;
   }
   const GenOp *o = &c->ops[l->to];
+  /* a stream's order is carried by the launch enqueued on it: whichever op missed it (a later
+   * launch, the host's stream_sync or stream_destroy), the launch is what was misplaced */
+  if (l->mech == ORACLE_LINK_STREAM_ORDER && l->from >= 0 && l->from < c->nops)
+    o = &c->ops[l->from];
   char shape[64];
   gen_shape_format(o, shape, sizeof shape);
   char *deps = strstr(shape, " deps=");
@@ -295,7 +309,8 @@ void oracle_link_format(const GenCase *c, const OracleLink *l, char *out, size_t
       *deps = 0;
     snprintf(out, n, "%s|%s%s", oracle_link_name(l->mech), shape,
              l->mech == ORACLE_LINK_EXTRA_DEP || l->mech == ORACLE_LINK_AWAIT_VALUE ||
-                     l->mech == ORACLE_LINK_REGION_INPUT || l->mech == ORACLE_LINK_CAPTURE
+                     l->mech == ORACLE_LINK_REGION_INPUT || l->mech == ORACLE_LINK_CAPTURE ||
+                     l->mech == ORACLE_LINK_STREAM_ORDER
                  ? ""
                  : where);
     break;

@@ -89,6 +89,8 @@ int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, in
   X(AWAIT_VALUE, "await-value")   /* a token yielded by a region and awaited */                    \
   X(REGION_INPUT, "region-input") /* a token a region receives from another region */              \
   X(CAPTURE, "capture")           /* a token a region uses from the context that spawns it */      \
+  X(STREAM_ORDER, "stream-order") /* work on one explicit stream runs in order; a stream_sync or   \
+                                     stream_destroy follows it */                                  \
   X(SPAWN, "spawn")               /* a region starts after its async.execute */                    \
   X(REGION_END, "region-end")     /* a region ends after its synchronous ops */                    \
   X(AWAIT, "await")               /* async.await follows its region's end */                       \

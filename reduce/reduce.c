@@ -3,6 +3,8 @@
  */
 #include "reduce.h"
 
+#include "../runner/kernels.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,8 +77,29 @@ static int add_live(Fwd *f, const Fwd *fwd, const uint8_t *alive, int32_t t) {
   return 0;
 }
 
+/* The op that creates explicit stream s, or -1. */
+static int stream_creator(const GenCase *c, int s) {
+  for (int i = 0; i < c->nops; i++)
+    if (c->ops[i].kind == GEN_OP_STREAM_CREATE && c->ops[i].stream == s)
+      return i;
+  return -1;
+}
+
+/* A dropped stream_create or stream_destroy takes the whole stream with it: its other stream
+ * ops go, and its launches stay, on no explicit stream (add_ops). */
+static void expand_stream_drops(const GenCase *c, uint8_t *drop) {
+  for (int i = 0; i < c->nops; i++) {
+    const GenOp *o = &c->ops[i];
+    if (!drop[i] || (o->kind != GEN_OP_STREAM_CREATE && o->kind != GEN_OP_STREAM_DESTROY))
+      continue;
+    for (int j = 0; j < c->nops; j++)
+      if (c->ops[j].kind >= GEN_OP_STREAM_CREATE && c->ops[j].stream == o->stream)
+        drop[j] = 1;
+  }
+}
+
 /* Marks what dropped execute ops take with them: their bodies, their awaits, and the
- * execute ops that take their values as region inputs. */
+ * execute ops that take their values as region inputs; and what dropped stream ops take. */
 static void expand_drops(const GenCase *c, uint8_t *drop) {
   int nr = c->nregions;
   for (int changed = 1; changed;) {
@@ -99,6 +122,7 @@ static void expand_drops(const GenCase *c, uint8_t *drop) {
           }
     }
   }
+  expand_stream_drops(c, drop);
 }
 
 /* A candidate being built: the maps from c's regions, tokens, ops and buffers to out's. */
@@ -112,6 +136,8 @@ typedef struct Build {
   uint8_t *alive; /* token still defined */
   int *newop;     /* op kept (1) or gone (-1) */
   int *newbuf;    /* buffer -> its index in out (-1: unused) */
+  int *newstream; /* explicit stream -> its index in out (-1: not yet seen) */
+  int nstreams;   /* streams numbered so far */
 } Build;
 
 /* The tokens region r captures, at its execute op: kept while the token they capture (or the
@@ -266,6 +292,16 @@ static int add_ops(Build *b) {
       o.buf = -1;
     if (o.kind != GEN_OP_MEMCPY)
       o.src = -1;
+    if (o.kind == GEN_OP_LAUNCH && o.stream >= 0) { /* its stream is gone: on none */
+      int cr = stream_creator(c, o.stream);
+      if (cr < 0 || b->newop[cr] < 0)
+        o.stream = -1;
+    }
+    if (o.stream >= 0 && o.stream < c->nstreams) { /* numbered in order of appearance */
+      if (b->newstream[o.stream] < 0)
+        b->newstream[o.stream] = b->nstreams++;
+      o.stream = b->newstream[o.stream];
+    }
     int32_t *refs[4];
     int n = buf_refs(&o, refs);
     for (int q = 0; q < n; q++)
@@ -290,16 +326,19 @@ static int add_ops(Build *b) {
 static int build(const GenCase *c, uint8_t *drop, int flatten, GenCase *out) {
   gen_case_init(out);
   int nr = c->nregions, rc = 1;
-  Build b = {c, drop, flatten, out, NULL, NULL, NULL, NULL, NULL};
+  Build b = {c, drop, flatten, out, NULL, NULL, NULL, NULL, NULL, NULL, 0};
   b.newr = calloc((size_t)(nr > 0 ? nr : 1), sizeof *b.newr);
   b.fwd = calloc((size_t)(c->ntoks > 0 ? c->ntoks : 1), sizeof *b.fwd);
   b.alive = calloc((size_t)(c->ntoks > 0 ? c->ntoks : 1), 1);
   b.newop = calloc((size_t)(c->nops > 0 ? c->nops : 1), sizeof *b.newop);
   b.newbuf = calloc((size_t)(c->nbufs > 0 ? c->nbufs : 1), sizeof *b.newbuf);
-  if (!b.newr || !b.fwd || !b.alive || !b.newop || !b.newbuf) {
+  b.newstream = malloc(sizeof *b.newstream * (size_t)(c->nstreams + 1));
+  if (!b.newr || !b.fwd || !b.alive || !b.newop || !b.newbuf || !b.newstream) {
     rc = AF_ENOMEM;
     goto done;
   }
+  for (int s = 0; s < c->nstreams; s++)
+    b.newstream[s] = -1;
   expand_drops(c, drop);
   if (flatten > 0 && (drop[c->regions[flatten].exec_op] || c->regions[flatten].ninputs > 0))
     goto done;
@@ -330,6 +369,7 @@ done:
   free(b.alive);
   free(b.newop);
   free(b.newbuf);
+  free(b.newstream);
   return rc;
 }
 
@@ -706,6 +746,22 @@ static int pass_simplify(R *r) {
       break;
     }
     GenOp *m = &cand.ops[i];
+    if (launch && m->kernel != KERNEL_FILL) { /* first a launch that reads nothing */
+      GenCase fill;
+      if (gen_case_copy(&fill, &cand)) {
+        gen_case_free(&cand);
+        r->err = AF_ENOMEM;
+        break;
+      }
+      fill.ops[i].kernel = KERNEL_FILL;
+      fill.ops[i].nargs = 1;
+      fill.ops[i].args[1] = fill.ops[i].args[2] = -1;
+      if (try_finished(r, &fill)) {
+        gen_case_free(&cand);
+        any = 1;
+        continue;
+      }
+    }
     if (launch) {
       m->kind = GEN_OP_MEMSET;
       m->buf = m->args[0];
@@ -788,7 +844,7 @@ static int pass_inputs_to_captures(R *r) {
     aw.region = cg->inputs[0].region;
     aw.vidx = cg->inputs[0].vidx;
     aw.tok = cand.ntoks;
-    aw.buf = aw.src = -1;
+    aw.buf = aw.src = aw.stream = -1;
     if (gen_case_add_op(&cand, &aw) < 0) {
       gen_case_free(&cand);
       r->err = AF_ENOMEM;

@@ -267,6 +267,92 @@ static void test_captures(void) {
   gen_case_free(&c);
 }
 
+/* Explicit streams (version 2): every misuse named with its op; stream order counts as order. */
+static void test_streams(void) {
+  static const char *head =
+      "{\"format\": \"asyncfuzz-case\", \"version\": %d, \"seed\": \"0\", \"spin\": 4,"
+      " \"buffers\": [{\"name\": \"d\", \"kind\": \"device\", \"n\": 4}],"
+      " \"body\": [{\"op\": \"alloc\", \"buf\": \"d\", \"mode\": \"sync\"}, %s]}";
+#define FILL(s) "{\"op\": \"launch\", \"kernel\": \"af_fill\", \"args\": [\"d\"], " s "}"
+  static const struct {
+    int version;
+    const char *body;
+    int rc;
+    const char *msg;
+  } t[] = {
+      {1, "{\"op\": \"stream_create\", \"stream\": \"s\"}", AF_EINVALID,
+       "need case format version 2"},
+      {2, "{\"op\": \"stream_create\"}", AF_EPARSE, "op #1: missing \"stream\""},
+      {2, FILL("\"stream\": \"s\", \"deps\": [], \"token\": \"a\""), AF_EINVALID,
+       "op #1: stream s is used before its stream_create"},
+      {2,
+       "{\"op\": \"stream_create\", \"stream\": \"s\"}, {\"op\": \"stream_create\", "
+       "\"stream\": \"s\"}",
+       AF_EINVALID, "op #2: stream s is created twice"},
+      /* two launches on no common stream race; on one stream they are ordered */
+      {2,
+       "{\"op\": \"stream_create\", \"stream\": \"s\"}, " FILL("\"stream\": \"s\", \"deps\": [], "
+                                                               "\"token\": \"a\"") ", " FILL(
+           "\"deps\": [], "
+           "\"token\": \"b\"") ", "
+                               "{\"op\": "
+                               "\"stream_destroy\", "
+                               "\"stream\": \"s\"}",
+       AF_EINVALID, "op #3 (launch): writes b0, which op #2 also writes"},
+      {2, "{\"op\": \"stream_create\", \"stream\": \"s\"}", AF_EINVALID,
+       "stream s0 (created by op #1) is never destroyed"},
+      {2,
+       "{\"op\": \"stream_create\", \"stream\": \"s\"}, {\"op\": \"stream_destroy\", "
+       "\"stream\": \"s\"}, {\"op\": \"stream_sync\", \"stream\": \"s\"}",
+       AF_EINVALID, "op #3 (stream_sync): uses stream s0 after its stream_destroy (op #2)"},
+      {2,
+       "{\"op\": \"stream_create\", \"stream\": \"s\"}, {\"op\": \"execute\", \"region\": "
+       "\"r1\", \"inputs\": [], \"body\": [" FILL(
+           "\"stream\": \"s\", \"deps\": [], \"token\": \"a\"") "], \"yields\": []}, {\"op\": "
+                                                                "\"await\", \"region\": "
+                                                                "\"r1\"}, {\"op\": "
+                                                                "\"stream_destroy\", "
+                                                                "\"stream\": \"s\"}",
+       AF_EINVALID, "op #3 (launch): uses stream s0 of another context (r0)"},
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    char json[2048];
+    snprintf(json, sizeof json, head, t[i].version, t[i].body);
+    GenCase c;
+    AfErr err = {0};
+    int rc = gen_case_from_json(&c, json, &err);
+    if (rc == 0)
+      rc = gen_validate(&c, &err);
+    if (rc != t[i].rc || strstr(err.msg, t[i].msg) == NULL)
+      fprintf(stderr, "stream case %zu: rc %d, message: %s\n", i, rc, err.msg);
+    CHECK_EQ(rc, t[i].rc);
+    CHECK_CONTAINS(err.msg, t[i].msg);
+    gen_case_free(&c);
+  }
+  /* the same two launches on one stream: valid, and written as version 2 with the stream */
+  char json[2048];
+  snprintf(
+      json, sizeof json, head, 2,
+      "{\"op\": \"stream_create\", \"stream\": \"s\"}, " FILL("\"stream\": \"s\", \"deps\": [], "
+                                                              "\"token\": \"a\"") ", " FILL(
+          "\"stream\": \"s\", \"deps\": [], \"token\": \"b\"") ", "
+                                                               "{\"op\": "
+                                                               "\"stream_destroy\", "
+                                                               "\"stream\": \"s\"}");
+#undef FILL
+  GenCase c;
+  AfErr err = {0};
+  CHECK_EQ(gen_case_from_json(&c, json, &err), 0);
+  CHECK_EQ(gen_validate(&c, &err), 0);
+  CHECK_EQ(c.nstreams, 1);
+  char *out = gen_case_to_json(&c);
+  CHECK_CONTAINS(out, "\"version\": 2,");
+  CHECK_CONTAINS(out, "\"value\": 0, \"stream\": \"s0\", \"deps\": []");
+  CHECK_CONTAINS(out, "{\"op\": \"stream_destroy\", \"stream\": \"s0\"}");
+  af_free(out);
+  gen_case_free(&c);
+}
+
 static void roundtrip(const GenCase *c) {
   char *j1 = gen_case_to_json(c);
   GenCase d;
@@ -282,9 +368,9 @@ static void roundtrip(const GenCase *c) {
 }
 
 static void test_roundtrips(const char *srcdir) {
-  const char *corpus[] = {"region-launch-yield",     "launch-two-deps",     "sync-alloc-dealloc",
-                          "memcpy-two-deps-dealloc", "region-chain",        "host-wait-twice",
-                          "region-capture",          "region-inputs-unused"};
+  const char *corpus[] = {"region-launch-yield",     "launch-two-deps",      "sync-alloc-dealloc",
+                          "memcpy-two-deps-dealloc", "region-chain",         "host-wait-twice",
+                          "region-capture",          "region-inputs-unused", "explicit-stream"};
   for (size_t i = 0; i < sizeof corpus / sizeof corpus[0]; i++) {
     char path[1024];
     snprintf(path, sizeof path, "%s/corpus/%s.json", srcdir, corpus[i]);
@@ -328,6 +414,7 @@ int main(int argc, char **argv) {
   test_bad_inputs();
   test_malformed_files();
   test_captures();
+  test_streams();
   test_roundtrips(argc > 1 ? argv[1] : "..");
   return TEST_DONE("test_case");
 }

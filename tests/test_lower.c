@@ -36,8 +36,9 @@ static void load(const char *name, GenCase *c) {
 }
 
 static const char *corpus[] = {
-    "region-launch-yield", "launch-two-deps", "sync-alloc-dealloc", "memcpy-two-deps-dealloc",
-    "region-chain",        "host-wait-twice", "region-capture",     "region-inputs-unused"};
+    "region-launch-yield",     "launch-two-deps",      "sync-alloc-dealloc",
+    "memcpy-two-deps-dealloc", "region-chain",         "host-wait-twice",
+    "region-capture",          "region-inputs-unused", "explicit-stream"};
 #define NCORPUS (sizeof corpus / sizeof corpus[0])
 
 static void test_golden(void) {
@@ -158,6 +159,9 @@ static void test_corpus_verdicts(void) {
       {"region-capture", "builtin:fault=capture_dropped", "lazy", VERDICT_RACE,
        "|missing-edge|capture|gpu.launch_func async",
        "data_race.WAW|memset->launch.af_fill@region|stream->stream|cross-region", 0},
+      {"explicit-stream", "builtin:fault=stream_ignored", "lazy", VERDICT_RACE,
+       "|missing-edge|stream-order|gpu.launch_func async",
+       "data_race.RAW|launch.af_fill->launch.af_transform|stream->stream|dependency", 0},
       {"region-chain", "builtin:fault=yield_stream", "lazy", VERDICT_RUNTIME_ERROR,
        "|misused-handle|stream|wrong-kind|via:", "mgpuStreamWaitEvent|CUDA_ERROR_INVALID_HANDLE",
        0},
