@@ -3,7 +3,8 @@
  * mlir-opt accepts all of it. Generates N cases (seeds 1..N, default knobs), counts the cases
  * that use each construct (a host wait with no operands, a token waited again, a captured
  * token used, host_shared memory in a region, a region, a region input, a launch on an explicit
- * stream, two launches on one explicit stream), renders every case
+ * stream, two launches on one explicit stream, calls, ifs, fors and branches with tokens),
+ * renders every case
  * and has one mlir-opt process parse and verify them all (--split-input-file). Prints one line
  * per construct and the number of modules mlir-opt rejected (0 expected).
  *
@@ -25,6 +26,11 @@ enum {
   REGION_INPUT,
   STREAM_LAUNCH,
   STREAM_ORDERED,
+  CALL,
+  CALL_IN_REGION,
+  IF,
+  FOR,
+  BRANCH,
   NCON
 };
 static const char *const names[NCON] = {"host wait with no operands",
@@ -34,13 +40,26 @@ static const char *const names[NCON] = {"host wait with no operands",
                                         "region",
                                         "region input",
                                         "launch on an explicit stream",
-                                        "two launches on one explicit stream"};
+                                        "two launches on one explicit stream",
+                                        "func.call of a callee taking a token",
+                                        "func.call inside an async.execute region",
+                                        "scf.if yielding a token",
+                                        "scf.for carrying a token",
+                                        "cf.cond_br to blocks that merge with a token"};
 
 static void constructs(const GenCase *c, int *has) {
   uint8_t *waited = calloc((size_t)c->ntoks + 1, 1);
   uint8_t *launched = calloc((size_t)c->nstreams + 1, 1);
   for (int i = 0; i < c->nops; i++) {
     const GenOp *o = &c->ops[i];
+    if (o->kind >= GEN_OP_CALL) {
+      const GenBlock *k = &c->blocks[o->block];
+      has[CALL] |= o->kind == GEN_OP_CALL && k->ninputs > 0;
+      has[CALL_IN_REGION] |= o->kind == GEN_OP_CALL && o->ctx > 0;
+      has[IF] |= o->kind == GEN_OP_IF && o->tok >= 0;
+      has[FOR] |= o->kind == GEN_OP_FOR;
+      has[BRANCH] |= o->kind == GEN_OP_BRANCH && o->tok >= 0;
+    }
     if (o->kind == GEN_OP_LAUNCH && o->stream >= 0 && launched) {
       has[STREAM_LAUNCH] = 1;
       has[STREAM_ORDERED] |= launched[o->stream]++ > 0;

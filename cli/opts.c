@@ -34,6 +34,8 @@ const char cli_gen_knobs_help[] =
     "                     directly, and that its ops depend on them (default 30)\n"
     "  --streams PCT      chance that a launch goes on an explicit stream the program\n"
     "                     creates, synchronizes and destroys itself (default 20)\n"
+    "  --blocks PCT       chance per step of a func.call, scf.if, scf.for or cf.cond_br\n"
+    "                     block whose body issues async work (default 6)\n"
     "  --mix L,C,S,A,D,W,H,O  op weights: launch, memcpy, memset, alloc, dealloc,\n"
     "                     wait_async, host_wait, observe (default 30,20,8,8,5,8,6,6)\n";
 
@@ -149,6 +151,7 @@ int cli_gen_knob(GenConfig *cfg, const char *opt, const char *val) {
       {"--extra-wait", &cfg->extra_wait_pct, 0, 100},
       {"--captures", &cfg->capture_pct, 0, 100},
       {"--streams", &cfg->stream_pct, 0, 100},
+      {"--blocks", &cfg->block_pct, 0, 100},
   };
   for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++) {
     if (strcmp(opt, knobs[i].name) == 0) {

@@ -1,22 +1,20 @@
 /*
- * case.c: the Case model and its JSON form (read with cJSON, written canonically by hand so
- * the same case always gives the same bytes). See docs/case-format.md for the format.
+ * case.c: the Case model and its JSON form, written canonically by hand so the same case always
+ * gives the same bytes (case_read.c reads it). See docs/case-format.md for the format.
  */
 #include "gen.h"
 
 #include "../runner/kernels.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 static const char *const op_names[GEN_OP__COUNT] = {
-    "wait_async",    "alloc",       "dealloc",        "memcpy",  "memset",
-    "launch",        "host_wait",   "observe",        "execute", "await",
-    "stream_create", "stream_sync", "stream_destroy",
+    "wait_async",     "alloc",   "dealloc", "memcpy", "memset",        "launch",
+    "host_wait",      "observe", "execute", "await",  "stream_create", "stream_sync",
+    "stream_destroy", "call",    "if",      "for",    "branch",
 };
 
 const char *gen_op_name(int kind) {
@@ -36,12 +34,19 @@ void gen_case_init(GenCase *c) {
     c->regions[0] = r0;
     c->nregions = 1;
   }
+  /* blocks[0] stands for "no block" */
+  if (af_grow((void **)&c->blocks, &c->capblocks, 1, sizeof(GenBlock)) == 0) {
+    memset(&c->blocks[0], 0, sizeof(GenBlock));
+    c->blocks[0].op = c->blocks[0].yield = -1;
+    c->nblocks = 1;
+  }
 }
 
 void gen_case_free(GenCase *c) {
   af_free(c->bufs);
   af_free(c->ops);
   af_free(c->regions);
+  af_free(c->blocks);
   memset(c, 0, sizeof *c);
 }
 
@@ -50,10 +55,12 @@ int gen_case_copy(GenCase *dst, const GenCase *src) {
   dst->bufs = NULL;
   dst->ops = NULL;
   dst->regions = NULL;
-  dst->capbufs = dst->capops = dst->capregions = 0;
+  dst->blocks = NULL;
+  dst->capbufs = dst->capops = dst->capregions = dst->capblocks = 0;
   if (af_grow((void **)&dst->bufs, &dst->capbufs, src->nbufs + 1, sizeof(GenBuf)) ||
       af_grow((void **)&dst->ops, &dst->capops, src->nops + 1, sizeof(GenOp)) ||
-      af_grow((void **)&dst->regions, &dst->capregions, src->nregions + 1, sizeof(GenRegion))) {
+      af_grow((void **)&dst->regions, &dst->capregions, src->nregions + 1, sizeof(GenRegion)) ||
+      af_grow((void **)&dst->blocks, &dst->capblocks, src->nblocks + 1, sizeof(GenBlock))) {
     gen_case_free(dst);
     return AF_ENOMEM;
   }
@@ -63,6 +70,8 @@ int gen_case_copy(GenCase *dst, const GenCase *src) {
     memcpy(dst->ops, src->ops, sizeof(GenOp) * (size_t)src->nops);
   if (src->nregions)
     memcpy(dst->regions, src->regions, sizeof(GenRegion) * (size_t)src->nregions);
+  if (src->nblocks)
+    memcpy(dst->blocks, src->blocks, sizeof(GenBlock) * (size_t)src->nblocks);
   return 0;
 }
 
@@ -87,8 +96,23 @@ int gen_case_add_region(GenCase *c, const GenRegion *r) {
   return c->nregions++;
 }
 
+int gen_case_add_block(GenCase *c, const GenBlock *b) {
+  if (af_grow((void **)&c->blocks, &c->capblocks, c->nblocks + 1, sizeof(GenBlock)))
+    return AF_ENOMEM;
+  c->blocks[c->nblocks] = *b;
+  return c->nblocks++;
+}
+
 int gen_case_finish(GenCase *c, AfErr *err) {
   int ntoks = 0, nstreams = 0;
+  for (int k = 1; k < c->nblocks; k++) {
+    GenBlock *b = &c->blocks[k];
+    b->first = b->op + 1;
+    b->last = b->op;
+    for (int q = 0; q < b->ninputs && q < GEN_MAX_REGION_IO; q++)
+      if (b->inputs[q].tok + 1 > ntoks)
+        ntoks = b->inputs[q].tok + 1;
+  }
   for (int r = 1; r < c->nregions; r++) {
     GenRegion *g = &c->regions[r];
     g->first = g->exec_op + 1;
@@ -109,6 +133,11 @@ int gen_case_finish(GenCase *c, AfErr *err) {
     if (o->ctx < 0 || o->ctx >= c->nregions)
       return af_err_set(err, AF_EINVALID, "op #%d (%s): context %d does not exist", i,
                         gen_op_name(o->kind), o->ctx);
+    if (o->blk < 0 || o->blk >= c->nblocks || (o->blk > 0 && c->blocks[o->blk].op >= i))
+      return af_err_set(err, AF_EINVALID, "op #%d (%s): block %d does not exist before it", i,
+                        gen_op_name(o->kind), o->blk);
+    if (o->blk > 0)
+      c->blocks[o->blk].last = i;
     int guard = 0;
     for (int r = o->ctx; r > 0 && guard <= c->nregions; r = c->regions[r].parent, guard++) {
       if (c->regions[r].exec_op >= i)
@@ -166,13 +195,42 @@ static void indent(AfBuf *b, int depth) {
     af_buf_puts(b, "  ");
 }
 
-/* Writes ops [from, to] of context ctx (and nested regions) at the given depth. */
-static int put_body(AfBuf *b, const GenCase *c, int from, int to, int ctx, int depth) {
+static void put_inputs(AfBuf *b, const GenRegionCapture *in, int n) {
+  for (int k = 0; k < n; k++)
+    af_buf_printf(b, "%s{\"token\": \"t%d\", \"as\": \"t%d\"}", k ? ", " : "", in[k].outer,
+                  in[k].tok);
+}
+
+static int put_body(AfBuf *b, const GenCase *c, int from, int to, int ctx, int blk, int depth);
+
+/* A call, if, for or branch op: its block's inputs, body and yield (the op's token follows). */
+static void put_block(AfBuf *b, const GenCase *c, const GenOp *o, int depth) {
+  const GenBlock *k = &c->blocks[o->block];
+  if (o->kind == GEN_OP_IF || o->kind == GEN_OP_BRANCH)
+    af_buf_printf(b, ", \"taken\": %s", k->taken ? "true" : "false");
+  if (o->kind == GEN_OP_FOR)
+    af_buf_printf(b, ", \"trips\": %d", k->trips);
+  af_buf_puts(b, ", \"inputs\": [");
+  put_inputs(b, k->inputs, k->ninputs);
+  af_buf_puts(b, "], \"body\": [");
+  if (put_body(b, c, k->first, k->last, o->ctx, o->block, depth + 1)) {
+    af_buf_puts(b, "\n");
+    indent(b, depth);
+  }
+  af_buf_puts(b, "], \"yields\": [");
+  if (k->yield >= 0)
+    af_buf_printf(b, "\"t%d\"", k->yield);
+  af_buf_puts(b, "]");
+}
+
+/* Writes ops [from, to] of context ctx and block blk (and nested regions and blocks) at the
+ * given depth. */
+static int put_body(AfBuf *b, const GenCase *c, int from, int to, int ctx, int blk, int depth) {
   int first = 1;
   int i = from;
   while (i <= to && i < c->nops) {
     const GenOp *o = &c->ops[i];
-    if (o->ctx != ctx) {
+    if (o->ctx != ctx || o->blk != blk) {
       i++;
       continue;
     }
@@ -221,6 +279,14 @@ static int put_body(AfBuf *b, const GenCase *c, int from, int to, int ctx, int d
     case GEN_OP_STREAM_DESTROY:
       af_buf_printf(b, ", \"stream\": \"s%d\"", o->stream);
       break;
+    case GEN_OP_CALL:
+    case GEN_OP_IF:
+    case GEN_OP_FOR:
+    case GEN_OP_BRANCH:
+      put_block(b, c, o, depth);
+      if (c->blocks[o->block].last > i)
+        i = c->blocks[o->block].last;
+      break;
     case GEN_OP_HOST_WAIT:
       put_deps(b, o);
       break;
@@ -235,12 +301,10 @@ static int put_body(AfBuf *b, const GenCase *c, int from, int to, int ctx, int d
                       g->inputs[k].region, g->inputs[k].vidx, g->inputs[k].tok);
       if (g->ncaptures) { /* version 2 */
         af_buf_puts(b, "], \"captures\": [");
-        for (int k = 0; k < g->ncaptures; k++)
-          af_buf_printf(b, "%s{\"token\": \"t%d\", \"as\": \"t%d\"}", k ? ", " : "",
-                        g->captures[k].outer, g->captures[k].tok);
+        put_inputs(b, g->captures, g->ncaptures);
       }
       af_buf_puts(b, "], \"body\": [");
-      int last = put_body(b, c, g->first, g->last, o->region, depth + 1);
+      int last = put_body(b, c, g->first, g->last, o->region, 0, depth + 1);
       if (last) {
         af_buf_puts(b, "\n");
         indent(b, depth);
@@ -275,7 +339,7 @@ char *gen_case_to_json(const GenCase *c) {
     if (c->regions[r].ncaptures)
       version = 2;
   for (int i = 0; i < c->nops; i++)
-    if (c->ops[i].stream >= 0)
+    if (c->ops[i].stream >= 0 || c->ops[i].kind >= GEN_OP_CALL)
       version = 2;
   af_buf_printf(&b, "{\n  \"format\": \"asyncfuzz-case\",\n  \"version\": %d,\n", version);
   af_buf_printf(&b, "  \"seed\": \"%llu\",\n", (unsigned long long)c->seed);
@@ -298,6 +362,8 @@ char *gen_case_to_json(const GenCase *c) {
       af_buf_printf(&b, ", \"capture_pct\": %d", g->capture_pct);
     if (g->stream_pct)
       af_buf_printf(&b, ", \"stream_pct\": %d", g->stream_pct);
+    if (g->block_pct)
+      af_buf_printf(&b, ", \"block_pct\": %d", g->block_pct);
     af_buf_puts(&b, "},\n");
   }
   af_buf_printf(&b, "  \"spin\": %d,\n  \"buffers\": [", c->spin);
@@ -310,7 +376,7 @@ char *gen_case_to_json(const GenCase *c) {
     af_buf_puts(&b, "}");
   }
   af_buf_puts(&b, "\n  ],\n  \"body\": [");
-  if (put_body(&b, c, 0, c->nops - 1, 0, 2))
+  if (put_body(&b, c, 0, c->nops - 1, 0, 0, 2))
     af_buf_puts(&b, "\n  ");
   af_buf_puts(&b, "]\n}\n");
   return af_buf_take(&b);
@@ -364,580 +430,5 @@ int gen_case_save(const GenCase *c, const char *path, AfErr *err) {
 out:
   af_free(tmp);
   af_free(j);
-  return rc;
-}
-
-/* ---- JSON reading ---- */
-
-/* A name table: names of tokens, buffers and regions to ids (linear probing). */
-typedef struct NameMap {
-  char **keys;
-  int *vals;
-  int cap, n;
-} NameMap;
-
-static void nm_free(NameMap *m) {
-  for (int i = 0; i < m->cap; i++)
-    af_free(m->keys[i]);
-  af_free(m->keys);
-  af_free(m->vals);
-  memset(m, 0, sizeof *m);
-}
-
-static int nm_find(const NameMap *m, const char *k) {
-  if (m->cap == 0)
-    return -1;
-  uint64_t h = af_hash64(k, strlen(k));
-  for (int i = 0; i < m->cap; i++) {
-    int j = (int)((h + (uint64_t)i) & (uint64_t)(m->cap - 1));
-    if (m->keys[j] == NULL)
-      return -1;
-    if (strcmp(m->keys[j], k) == 0)
-      return m->vals[j];
-  }
-  return -1;
-}
-
-static int nm_put(NameMap *m, const char *k, int v) {
-  if ((m->n + 1) * 2 > m->cap) {
-    NameMap nm = {0};
-    nm.cap = m->cap ? m->cap * 2 : 64;
-    nm.keys = af_calloc((size_t)nm.cap, sizeof(char *));
-    nm.vals = af_calloc((size_t)nm.cap, sizeof(int));
-    if (nm.keys == NULL || nm.vals == NULL) {
-      af_free(nm.keys);
-      af_free(nm.vals);
-      return AF_ENOMEM;
-    }
-    for (int i = 0; i < m->cap; i++) {
-      if (m->keys[i] == NULL)
-        continue;
-      uint64_t h = af_hash64(m->keys[i], strlen(m->keys[i]));
-      for (int p = 0;; p++) {
-        int j = (int)((h + (uint64_t)p) & (uint64_t)(nm.cap - 1));
-        if (nm.keys[j] == NULL) {
-          nm.keys[j] = m->keys[i];
-          nm.vals[j] = m->vals[i];
-          nm.n++;
-          break;
-        }
-      }
-    }
-    af_free(m->keys);
-    af_free(m->vals);
-    *m = nm;
-  }
-  uint64_t h = af_hash64(k, strlen(k));
-  for (int p = 0;; p++) {
-    int j = (int)((h + (uint64_t)p) & (uint64_t)(m->cap - 1));
-    if (m->keys[j] == NULL) {
-      m->keys[j] = af_strdup(k);
-      if (m->keys[j] == NULL)
-        return AF_ENOMEM;
-      m->vals[j] = v;
-      m->n++;
-      return 0;
-    }
-  }
-}
-
-typedef struct Parser {
-  GenCase *c;
-  AfErr *err;
-  NameMap toks, bufs, regions, streams;
-  int *tok_def; /* op index (or -2 for a region input) defining each token */
-  int captokdef;
-} Parser;
-
-static int perr(Parser *p, int rc, const char *fmt, const char *a, const char *b) {
-  char msg[400];
-  snprintf(msg, sizeof msg, fmt, a ? a : "", b ? b : "");
-  return af_err_set(p->err, rc, "op #%d: %s", p->c->nops, msg);
-}
-
-static const char *jstr(const cJSON *o, const char *key) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-  return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static int jint(const cJSON *o, const char *key, int *out) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-  if (!cJSON_IsNumber(v))
-    return -1;
-  double d = v->valuedouble;
-  if (d < -2147483648.0 || d > 2147483647.0 || d != (double)(int)d)
-    return -1;
-  *out = (int)d;
-  return 0;
-}
-
-static int def_token(Parser *p, const char *name, int def, int *out) {
-  if (name == NULL)
-    return perr(p, AF_EPARSE, "missing \"token\"%s%s", NULL, NULL);
-  int prev = nm_find(&p->toks, name);
-  if (prev >= 0)
-    return perr(p, AF_EINVALID, "token %s is defined twice (tokens must not be reused)%s", name,
-                NULL);
-  int id = p->toks.n;
-  if (nm_put(&p->toks, name, id) ||
-      af_grow((void **)&p->tok_def, &p->captokdef, id + 1, sizeof(int)))
-    return af_err_set(p->err, AF_ENOMEM, "out of memory");
-  p->tok_def[id] = def;
-  *out = id;
-  return 0;
-}
-
-static int use_token(Parser *p, const char *name, int *out) {
-  int id = nm_find(&p->toks, name);
-  if (id < 0)
-    return perr(p, AF_EINVALID, "token %s is used before it is defined%s", name, NULL);
-  *out = id;
-  return 0;
-}
-
-static int use_buf(Parser *p, const cJSON *o, const char *key, int *out) {
-  const char *name = jstr(o, key);
-  if (name == NULL)
-    return perr(p, AF_EPARSE, "missing \"%s\" (a buffer name)%s", key, NULL);
-  int id = nm_find(&p->bufs, name);
-  if (id < 0)
-    return perr(p, AF_EINVALID, "unknown buffer %s%s", name, NULL);
-  *out = id;
-  return 0;
-}
-
-/* The op's "stream": a new name when `define` (a stream_create), else one created before. */
-static int use_stream(Parser *p, const cJSON *o, int define, int32_t *out) {
-  const char *name = jstr(o, "stream");
-  if (name == NULL)
-    return perr(p, AF_EPARSE, "missing \"stream\" (a stream name)%s%s", NULL, NULL);
-  if (p->c->version < 2)
-    return perr(p, AF_EINVALID, "explicit streams (\"stream\") need case format version 2%s%s",
-                NULL, NULL);
-  int id = nm_find(&p->streams, name);
-  if (define) {
-    if (id >= 0)
-      return perr(p, AF_EINVALID, "stream %s is created twice%s", name, NULL);
-    id = p->streams.n;
-    if (nm_put(&p->streams, name, id))
-      return af_err_set(p->err, AF_ENOMEM, "out of memory");
-  } else if (id < 0) {
-    return perr(p, AF_EINVALID, "stream %s is used before its stream_create%s", name, NULL);
-  }
-  *out = id;
-  return 0;
-}
-
-static int parse_deps(Parser *p, const cJSON *o, GenOp *op) {
-  const cJSON *deps = cJSON_GetObjectItemCaseSensitive(o, "deps");
-  op->ndeps = 0;
-  if (deps == NULL)
-    return 0;
-  if (!cJSON_IsArray(deps))
-    return perr(p, AF_EPARSE, "\"deps\" must be an array of token names%s%s", NULL, NULL);
-  int n = cJSON_GetArraySize(deps);
-  if (n > GEN_MAX_DEPS)
-    return perr(p, AF_EINVALID, "too many dependencies (at most 4)%s%s", NULL, NULL);
-  const cJSON *d;
-  cJSON_ArrayForEach(d, deps) {
-    if (!cJSON_IsString(d))
-      return perr(p, AF_EPARSE, "\"deps\" must be an array of token names%s%s", NULL, NULL);
-    int rc = use_token(p, d->valuestring, &op->deps[op->ndeps]);
-    if (rc)
-      return rc;
-    op->ndeps++;
-  }
-  return 0;
-}
-
-static int parse_value_ref(Parser *p, const char *s, int *region, int *vidx) {
-  const char *dot = s ? strrchr(s, '.') : NULL;
-  if (dot == NULL)
-    return perr(p, AF_EPARSE, "bad region value \"%s\" (expected rN.K)%s", s ? s : "", NULL);
-  char name[128];
-  size_t len = (size_t)(dot - s);
-  if (len >= sizeof name)
-    return perr(p, AF_EPARSE, "region name too long%s%s", NULL, NULL);
-  memcpy(name, s, len);
-  name[len] = '\0';
-  char *end;
-  long k = strtol(dot + 1, &end, 10);
-  if (*end != '\0' || k < 0 || k >= GEN_MAX_REGION_IO)
-    return perr(p, AF_EPARSE, "bad value index in \"%s\"%s", s, NULL);
-  int r = nm_find(&p->regions, name);
-  if (r < 0)
-    return perr(p, AF_EINVALID, "region %s is used before its execute op%s", name, NULL);
-  *region = r;
-  *vidx = (int)k;
-  return 0;
-}
-
-static int parse_body(Parser *p, const cJSON *body, int ctx);
-
-/* A launch's kernel, its buffer arguments and its value (the dependencies are parsed after). */
-static int parse_launch(Parser *p, const cJSON *o, GenOp *opp) {
-  const char *kn = jstr(o, "kernel");
-  int k = kn ? kernel_lookup(kn) : -1;
-  if (k < 0)
-    return perr(p, AF_EINVALID, "unknown kernel \"%s\"%s", kn ? kn : "(missing)", NULL);
-  opp->kernel = (uint8_t)k;
-  const cJSON *args = cJSON_GetObjectItemCaseSensitive(o, "args");
-  if (!cJSON_IsArray(args))
-    return perr(p, AF_EPARSE, "launch needs \"args\", an array of buffer names%s%s", NULL, NULL);
-  int n = cJSON_GetArraySize(args);
-  if (n != kernel_info(k)->nbufs)
-    return perr(p, AF_EINVALID, "kernel %s takes a different number of buffers%s", kn, NULL);
-  const cJSON *a;
-  cJSON_ArrayForEach(a, args) {
-    int id = cJSON_IsString(a) ? nm_find(&p->bufs, a->valuestring) : -1;
-    if (id < 0)
-      return perr(p, AF_EINVALID, "launch argument is not a known buffer%s%s", NULL, NULL);
-    opp->args[opp->nargs++] = id;
-  }
-  opp->buf = opp->args[0];
-  if (jint(o, "value", &opp->value))
-    opp->value = 0;
-  return 0;
-}
-
-/* An execute op: its region, inputs, body (recursively) and yields. Adds the op itself. */
-static int parse_execute(Parser *p, const cJSON *o, int ctx, GenOp *opp) {
-  int rc;
-  const char *rn = jstr(o, "region");
-  GenRegion g;
-  memset(&g, 0, sizeof g);
-  g.parent = ctx;
-  g.exec_op = p->c->nops;
-  int ridx = p->c->nregions;
-  if (rn && nm_find(&p->regions, rn) >= 0)
-    return perr(p, AF_EINVALID, "region %s is defined twice%s", rn, NULL);
-  const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(o, "inputs");
-  if (inputs && !cJSON_IsArray(inputs))
-    return perr(p, AF_EPARSE, "\"inputs\" must be an array%s%s", NULL, NULL);
-  if (cJSON_GetArraySize(inputs) > GEN_MAX_REGION_IO)
-    return perr(p, AF_EINVALID, "too many region inputs (at most 4)%s%s", NULL, NULL);
-  const cJSON *in;
-  cJSON_ArrayForEach(in, inputs) {
-    GenRegionInput *gi = &g.inputs[g.ninputs];
-    rc = parse_value_ref(p, jstr(in, "value"), &gi->region, &gi->vidx);
-    if (rc)
-      return rc;
-    rc = def_token(p, jstr(in, "as"), -2 - ridx, &gi->tok);
-    if (rc)
-      return rc;
-    g.ninputs++;
-  }
-  const cJSON *caps = cJSON_GetObjectItemCaseSensitive(o, "captures");
-  if (caps && !cJSON_IsArray(caps))
-    return perr(p, AF_EPARSE, "\"captures\" must be an array%s%s", NULL, NULL);
-  if (caps && p->c->version < 2)
-    return perr(p, AF_EINVALID, "\"captures\" needs case format version 2%s%s", NULL, NULL);
-  if (cJSON_GetArraySize(caps) > GEN_MAX_REGION_IO)
-    return perr(p, AF_EINVALID, "too many captured tokens (at most 4)%s%s", NULL, NULL);
-  const cJSON *cap;
-  cJSON_ArrayForEach(cap, caps) {
-    GenRegionCapture *gc = &g.captures[g.ncaptures];
-    const char *outer = jstr(cap, "token");
-    if (outer == NULL)
-      return perr(p, AF_EPARSE, "a capture needs \"token\" (a token of the context)%s%s", NULL,
-                  NULL);
-    rc = use_token(p, outer, &gc->outer);
-    if (rc)
-      return rc;
-    rc = def_token(p, jstr(cap, "as"), -2 - ridx, &gc->tok);
-    if (rc)
-      return rc;
-    g.ncaptures++;
-  }
-  opp->region = ridx;
-  if (gen_case_add_region(p->c, &g) < 0 || gen_case_add_op(p->c, opp) < 0)
-    return af_err_set(p->err, AF_ENOMEM, "out of memory");
-  char autoname[32];
-  snprintf(autoname, sizeof autoname, "r%d", ridx);
-  if (nm_put(&p->regions, rn ? rn : autoname, ridx))
-    return af_err_set(p->err, AF_ENOMEM, "out of memory");
-  const cJSON *body = cJSON_GetObjectItemCaseSensitive(o, "body");
-  if (body && !cJSON_IsArray(body))
-    return perr(p, AF_EPARSE, "\"body\" must be an array of ops%s%s", NULL, NULL);
-  if (body && (rc = parse_body(p, body, ridx)))
-    return rc;
-  const cJSON *yields = cJSON_GetObjectItemCaseSensitive(o, "yields");
-  if (yields && !cJSON_IsArray(yields))
-    return perr(p, AF_EPARSE, "\"yields\" must be an array of token names%s%s", NULL, NULL);
-  if (cJSON_GetArraySize(yields) > GEN_MAX_REGION_IO)
-    return perr(p, AF_EINVALID, "too many yielded values (at most 4)%s%s", NULL, NULL);
-  GenRegion *gr = &p->c->regions[ridx];
-  const cJSON *y;
-  cJSON_ArrayForEach(y, yields) {
-    if (!cJSON_IsString(y))
-      return perr(p, AF_EPARSE, "\"yields\" must be an array of token names%s%s", NULL, NULL);
-    rc = use_token(p, y->valuestring, &gr->yields[gr->nyields]);
-    if (rc)
-      return rc;
-    gr->nyields++;
-  }
-  return 0;
-}
-
-static int parse_op(Parser *p, const cJSON *o, int ctx) {
-  if (!cJSON_IsObject(o))
-    return perr(p, AF_EPARSE, "an op must be a JSON object%s%s", NULL, NULL);
-  const char *kind = jstr(o, "op");
-  if (kind == NULL)
-    return perr(p, AF_EPARSE, "missing \"op\"%s%s", NULL, NULL);
-  GenOp op;
-  memset(&op, 0, sizeof op);
-  op.ctx = ctx;
-  op.tok = -1;
-  op.buf = op.src = op.region = op.vidx = op.stream = -1;
-  op.kind = GEN_OP__COUNT;
-  for (int k = 0; k < GEN_OP__COUNT; k++)
-    if (strcmp(kind, op_names[k]) == 0)
-      op.kind = (uint8_t)k;
-  if (op.kind == GEN_OP__COUNT)
-    return perr(p, AF_EPARSE, "unknown op \"%s\"%s", kind, NULL);
-  int rc = 0;
-  int wants_token = 0;
-  switch (op.kind) {
-  case GEN_OP_WAIT_ASYNC:
-    rc = parse_deps(p, o, &op);
-    wants_token = 1;
-    break;
-  case GEN_OP_ALLOC: {
-    const char *mode = jstr(o, "mode");
-    if (mode == NULL || strcmp(mode, "async") == 0)
-      op.mode = GEN_ALLOC_ASYNC;
-    else if (strcmp(mode, "sync") == 0)
-      op.mode = GEN_ALLOC_SYNC;
-    else if (strcmp(mode, "host_shared") == 0)
-      op.mode = GEN_ALLOC_HOST_SHARED;
-    else
-      return perr(p, AF_EPARSE, "unknown alloc mode \"%s\"%s", mode, NULL);
-    op.async = op.mode == GEN_ALLOC_ASYNC;
-    rc = use_buf(p, o, "buf", &op.buf);
-    if (!rc && op.async)
-      rc = parse_deps(p, o, &op);
-    wants_token = op.async;
-    break;
-  }
-  case GEN_OP_DEALLOC: {
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "async");
-    op.async = a == NULL || cJSON_IsTrue(a);
-    rc = use_buf(p, o, "buf", &op.buf);
-    if (!rc && op.async)
-      rc = parse_deps(p, o, &op);
-    wants_token = op.async;
-    break;
-  }
-  case GEN_OP_MEMCPY:
-    rc = use_buf(p, o, "dst", &op.buf);
-    if (!rc)
-      rc = use_buf(p, o, "src", &op.src);
-    if (!rc)
-      rc = parse_deps(p, o, &op);
-    wants_token = 1;
-    break;
-  case GEN_OP_MEMSET:
-    rc = use_buf(p, o, "dst", &op.buf);
-    if (!rc && jint(o, "value", &op.value))
-      rc = perr(p, AF_EPARSE, "memset needs an integer \"value\"%s%s", NULL, NULL);
-    if (!rc)
-      rc = parse_deps(p, o, &op);
-    wants_token = 1;
-    break;
-  case GEN_OP_LAUNCH:
-    rc = parse_launch(p, o, &op);
-    if (!rc && jstr(o, "stream"))
-      rc = use_stream(p, o, 0, &op.stream);
-    if (!rc)
-      rc = parse_deps(p, o, &op);
-    wants_token = 1;
-    break;
-  case GEN_OP_STREAM_CREATE:
-  case GEN_OP_STREAM_SYNC:
-  case GEN_OP_STREAM_DESTROY:
-    rc = use_stream(p, o, op.kind == GEN_OP_STREAM_CREATE, &op.stream);
-    break;
-  case GEN_OP_HOST_WAIT:
-    rc = parse_deps(p, o, &op);
-    break;
-  case GEN_OP_OBSERVE:
-    rc = use_buf(p, o, "buf", &op.buf);
-    break;
-  case GEN_OP_AWAIT: {
-    const char *v = jstr(o, "value");
-    if (v) {
-      rc = parse_value_ref(p, v, &op.region, &op.vidx);
-      wants_token = 1;
-    } else {
-      const char *rn = jstr(o, "region");
-      op.region = rn ? nm_find(&p->regions, rn) : -1;
-      if (op.region < 0)
-        return perr(p, AF_EINVALID, "await names no known region (\"value\" or \"region\")%s%s",
-                    NULL, NULL);
-    }
-    break;
-  }
-  case GEN_OP_EXECUTE:
-    return parse_execute(p, o, ctx, &op);
-  }
-  if (rc)
-    return rc;
-  if (wants_token) {
-    rc = def_token(p, jstr(o, "token"), p->c->nops, &op.tok);
-    if (rc)
-      return rc;
-  } else if (jstr(o, "token")) {
-    return perr(p, AF_EINVALID, "a synchronous %s defines no token%s", kind, NULL);
-  }
-  if (gen_case_add_op(p->c, &op) < 0)
-    return af_err_set(p->err, AF_ENOMEM, "out of memory");
-  return 0;
-}
-
-static int parse_body(Parser *p, const cJSON *body, int ctx) {
-  const cJSON *o;
-  cJSON_ArrayForEach(o, body) {
-    int rc = parse_op(p, o, ctx);
-    if (rc)
-      return rc;
-  }
-  return 0;
-}
-
-int gen_case_from_json(GenCase *c, const char *text, AfErr *err) {
-  gen_case_init(c);
-  if (c->nregions != 1)
-    return af_err_set(err, AF_ENOMEM, "out of memory");
-  Parser p;
-  memset(&p, 0, sizeof p);
-  p.c = c;
-  p.err = err;
-  int rc = 0;
-  cJSON *root = cJSON_Parse(text);
-  if (root == NULL) {
-    const char *at = cJSON_GetErrorPtr();
-    long off = at && at >= text ? (long)(at - text) : -1;
-    int line = 1;
-    for (long i = 0; i < off; i++)
-      line += text[i] == '\n';
-    rc = af_err_set(err, AF_EPARSE, "malformed JSON near line %d (byte %ld)", line, off);
-    goto out;
-  }
-  const char *fmt = jstr(root, "format");
-  if (!cJSON_IsObject(root) || fmt == NULL || strcmp(fmt, "asyncfuzz-case") != 0) {
-    rc =
-        af_err_set(err, AF_EPARSE, "not an asyncfuzz case (\"format\" must be \"asyncfuzz-case\")");
-    goto out;
-  }
-  if (jint(root, "version", &c->version) || c->version < 1 || c->version > GEN_FORMAT_VERSION) {
-    rc = af_err_set(err, AF_EPARSE, "unsupported case format version (this build reads 1 to %d)",
-                    GEN_FORMAT_VERSION);
-    goto out;
-  }
-  const char *seed = jstr(root, "seed");
-  c->seed = seed ? strtoull(seed, NULL, 10) : 0;
-  const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(root, "config");
-  if (cJSON_IsObject(cfg)) {
-    GenConfig *g = &c->cfg;
-    gen_config_default(g);
-    c->has_config = 1;
-    jint(cfg, "ops", &g->ops);
-    jint(cfg, "buffers", &g->buffers);
-    jint(cfg, "host_bufs", &g->host_bufs);
-    jint(cfg, "elems", &g->elems);
-    jint(cfg, "max_deps", &g->max_deps);
-    jint(cfg, "extra_dep_pct", &g->extra_dep_pct);
-    jint(cfg, "region_pct", &g->region_pct);
-    jint(cfg, "max_nesting", &g->max_nesting);
-    jint(cfg, "spin", &g->spin);
-    jint(cfg, "host_shared_pct", &g->host_shared_pct);
-    jint(cfg, "sync_pct", &g->sync_pct);
-    jint(cfg, "root_wait_pct", &g->root_wait_pct);
-    g->extra_wait_pct = 0; /* absent: a case made before the knob existed */
-    jint(cfg, "extra_wait_pct", &g->extra_wait_pct);
-    g->capture_pct = 0;
-    jint(cfg, "capture_pct", &g->capture_pct);
-    g->stream_pct = 0;
-    jint(cfg, "stream_pct", &g->stream_pct);
-    const cJSON *mix = cJSON_GetObjectItemCaseSensitive(cfg, "mix");
-    int *w[] = {&g->w_launch,  &g->w_memcpy,     &g->w_memset,    &g->w_alloc,
-                &g->w_dealloc, &g->w_wait_async, &g->w_host_wait, &g->w_observe};
-    if (cJSON_IsArray(mix) && cJSON_GetArraySize(mix) == 8)
-      for (int i = 0; i < 8; i++) {
-        const cJSON *x = cJSON_GetArrayItem(mix, i);
-        if (cJSON_IsNumber(x))
-          *w[i] = x->valueint;
-      }
-  }
-  if (jint(root, "spin", &c->spin) || c->spin < 0) {
-    rc = af_err_set(err, AF_EPARSE, "\"spin\" must be a non-negative integer");
-    goto out;
-  }
-  const cJSON *bufs = cJSON_GetObjectItemCaseSensitive(root, "buffers");
-  if (!cJSON_IsArray(bufs)) {
-    rc = af_err_set(err, AF_EPARSE, "\"buffers\" must be an array");
-    goto out;
-  }
-  const cJSON *b;
-  cJSON_ArrayForEach(b, bufs) {
-    const char *name = jstr(b, "name");
-    const char *kind = jstr(b, "kind");
-    GenBuf gb;
-    memset(&gb, 0, sizeof gb);
-    if (name == NULL || kind == NULL || jint(b, "n", &gb.n) || gb.n <= 0 || gb.n > 1024) {
-      rc = af_err_set(err, AF_EPARSE,
-                      "buffer #%d needs \"name\", \"kind\" and \"n\" (1..1024 elements)", c->nbufs);
-      goto out;
-    }
-    if (strcmp(kind, "host") == 0)
-      gb.kind = GEN_BUF_HOST;
-    else if (strcmp(kind, "device") == 0)
-      gb.kind = GEN_BUF_DEVICE;
-    else {
-      rc = af_err_set(err, AF_EPARSE, "buffer %s: kind must be \"host\" or \"device\"", name);
-      goto out;
-    }
-    jint(b, "init", &gb.init);
-    if (nm_find(&p.bufs, name) >= 0) {
-      rc = af_err_set(err, AF_EINVALID, "buffer %s is declared twice", name);
-      goto out;
-    }
-    if (nm_put(&p.bufs, name, c->nbufs) || gen_case_add_buf(c, &gb) < 0) {
-      rc = af_err_set(err, AF_ENOMEM, "out of memory");
-      goto out;
-    }
-  }
-  const cJSON *body = cJSON_GetObjectItemCaseSensitive(root, "body");
-  if (!cJSON_IsArray(body)) {
-    rc = af_err_set(err, AF_EPARSE, "\"body\" must be an array of ops");
-    goto out;
-  }
-  rc = parse_body(&p, body, 0);
-  if (rc == 0)
-    rc = gen_case_finish(c, err);
-out:
-  cJSON_Delete(root);
-  nm_free(&p.toks);
-  nm_free(&p.bufs);
-  nm_free(&p.regions);
-  nm_free(&p.streams);
-  af_free(p.tok_def);
-  if (rc) {
-    gen_case_free(c);
-    gen_case_init(c);
-  }
-  return rc;
-}
-
-int gen_case_load(GenCase *c, const char *path, AfErr *err) {
-  gen_case_init(c);
-  char *text;
-  int rc = af_read_file(path, &text, NULL, err);
-  if (rc)
-    return rc;
-  gen_case_free(c);
-  rc = gen_case_from_json(c, text, err);
-  af_free(text);
   return rc;
 }

@@ -41,6 +41,12 @@ typedef enum GenOpKind {
   GEN_OP_STREAM_CREATE,  /* the program makes stream `stream` (version 2) */
   GEN_OP_STREAM_SYNC,    /* the host blocks until the work enqueued on `stream` is done */
   GEN_OP_STREAM_DESTROY, /* the host synchronizes `stream`, then destroys it */
+  GEN_OP_CALL,   /* [%t =] func.call of a private callee whose body is blocks[block] (version 2) */
+  GEN_OP_IF,     /* [%t =] scf.if on a condition computed at run time: blocks[block] is the
+                    branch taken; the other one only yields (version 2) */
+  GEN_OP_FOR,    /* %t = scf.for, a run-time trip count, a token carried as iter_arg */
+  GEN_OP_BRANCH, /* cf.cond_br to two blocks that branch on to one block; blocks[block] is the
+                    block taken; the merge block's argument is %t (version 2) */
   GEN_OP__COUNT
 } GenOpKind;
 
@@ -65,6 +71,8 @@ typedef struct GenOp {
   int32_t vidx;   /* await: value index, or -1 to await completion only */
   int32_t stream; /* launch: the explicit stream it is enqueued on (-1: none, the lowering picks
                      one); stream ops: their stream (version 2) */
+  int32_t blk;    /* the block whose body this op is in (0: none) */
+  int32_t block;  /* call, if, for, branch: the block it runs */
 } GenOp;
 
 typedef struct GenBuf {
@@ -84,6 +92,24 @@ typedef struct GenRegionCapture {
   int32_t outer; /* a token of the region's parent context, defined before the execute op */
   int32_t tok;   /* its name inside the region */
 } GenRegionCapture;
+
+/* The body of a call, if, for or branch op (version 2). It runs inline, in the host context of
+ * its op, once, in the case's meaning: a for op runs it `trips` times, and the rules make every
+ * iteration do the same (see docs/case-format.md). Its ops are the ones after its op whose blk
+ * is this block; blocks do not nest, and a body holds no execute op. A token crosses into the
+ * body as an input (a call's argument, a for's iter_arg, a branch's block argument; if, for and
+ * branch bodies may also use their context's tokens directly) and out of it as the op's token,
+ * bound to the token the body yields. */
+typedef struct GenBlock {
+  int32_t op;          /* its call/if/for/branch op */
+  int32_t first, last; /* body ops: [first, last] (last < first: empty) */
+  int32_t ninputs;
+  GenRegionCapture inputs[GEN_MAX_REGION_IO]; /* outer token, and its name inside */
+  int32_t yield; /* the body's token the op's token stands for, or -1 */
+  int32_t taken; /* if, branch: 1 when the live body is the true
+                    successor, 0 when the condition is false */
+  int32_t trips; /* for: iterations at run time (1..64) */
+} GenBlock;
 
 typedef struct GenRegion {
   int32_t exec_op; /* index of the execute op; its ctx is the parent */
@@ -118,6 +144,7 @@ typedef struct GenConfig {
                           async` token as its one (the form gpu-async-region makes) */
   int stream_pct;      /* chance that a launch is enqueued on an explicit stream the program
                           creates itself (version 2) */
+  int block_pct;       /* chance per step of a call, if, for or branch block (version 2) */
   /* op mix weights */
   int w_launch, w_memcpy, w_memset, w_alloc, w_dealloc, w_wait_async, w_host_wait, w_observe;
 } GenConfig;
@@ -134,6 +161,8 @@ typedef struct GenCase {
   GenOp *ops;
   int nregions, capregions; /* regions[0] is unused (ctx 0 is main) */
   GenRegion *regions;
+  int nblocks, capblocks; /* blocks[0] is unused (blk 0: no block) */
+  GenBlock *blocks;
   int ntoks;    /* token ids are 0..ntoks-1 */
   int nstreams; /* explicit stream ids are 0..nstreams-1 */
 } GenCase;
@@ -153,7 +182,9 @@ int gen_case_copy(GenCase *dst, const GenCase *src);
 int gen_case_add_op(GenCase *c, const GenOp *op);
 int gen_case_add_buf(GenCase *c, const GenBuf *b);
 int gen_case_add_region(GenCase *c, const GenRegion *r);
-/* Recomputes ntoks, nstreams and each region's [first, last] from the ops. 0 or AF_EINVALID. */
+int gen_case_add_block(GenCase *c, const GenBlock *b);
+/* Recomputes ntoks, nstreams and each region's and block's [first, last] from the ops. 0 or
+ * AF_EINVALID. */
 int gen_case_finish(GenCase *c, AfErr *err);
 /* Number of ops that count toward case size (what reduce minimizes). */
 int gen_case_size(const GenCase *c);

@@ -17,71 +17,6 @@
 
 #include <string.h>
 
-/* Re-lays the bitsets out for a larger token capacity. */
-static int grow_tokens(G *g, int need) {
-  if (need <= g->captok && g->c->nregions <= g->caprows)
-    return 0;
-  int ncap = g->captok;
-  while (ncap < need)
-    ncap *= 2;
-  int nrows = g->caprows;
-  while (nrows < g->c->nregions + 1)
-    nrows *= 2;
-  int nwords = (ncap + 63) / 64;
-  uint64_t *na = af_calloc((size_t)ncap * (size_t)nwords, sizeof(uint64_t));
-  uint64_t *nd = af_calloc((size_t)nrows * (size_t)nwords, sizeof(uint64_t));
-  int *nc = af_realloc(g->tok_ctx, sizeof(int) * (size_t)ncap);
-  if (!na || !nd || !nc) {
-    af_free(na);
-    af_free(nd);
-    if (nc)
-      g->tok_ctx = nc;
-    return gen__oom(g);
-  }
-  g->tok_ctx = nc;
-  for (int t = 0; t < g->ntok; t++)
-    memcpy(na + (size_t)t * (size_t)nwords, gen__anc_row(g, t),
-           sizeof(uint64_t) * (size_t)g->words);
-  for (int r = 0; r < g->caprows; r++)
-    memcpy(nd + (size_t)r * (size_t)nwords, gen__done_row(g, r),
-           sizeof(uint64_t) * (size_t)g->words);
-  af_free(g->anc);
-  af_free(g->completed);
-  g->anc = na;
-  g->completed = nd;
-  g->captok = ncap;
-  g->caprows = nrows;
-  g->words = nwords;
-  return 0;
-}
-
-static void remember(Ctx *x, int t) {
-  if (x->nrecent < RECENT) {
-    x->recent[x->nrecent++] = t;
-  } else {
-    memmove(x->recent, x->recent + 1, sizeof(int) * (RECENT - 1));
-    x->recent[RECENT - 1] = t;
-  }
-}
-
-/* A new token of ctx whose ancestors are deps (and their ancestors). */
-static int new_token(G *g, Ctx *x, const int *deps, int ndeps) {
-  if (grow_tokens(g, g->ntok + 1))
-    return -1;
-  int t = g->ntok++;
-  uint64_t *row = gen__anc_row(g, t);
-  memset(row, 0, sizeof(uint64_t) * (size_t)g->words);
-  for (int d = 0; d < ndeps; d++) {
-    const uint64_t *dr = gen__anc_row(g, deps[d]);
-    for (int w = 0; w < g->words; w++)
-      row[w] |= dr[w];
-    row[deps[d] >> 6] |= 1ull << (deps[d] & 63);
-  }
-  g->tok_ctx[t] = x->id;
-  remember(x, t);
-  return t;
-}
-
 static int covered(G *g, int ctx, int t) {
   return t < 0 || gen__bit(gen__done_row(g, ctx), t);
 }
@@ -97,17 +32,15 @@ static void need_for(G *g, Ctx *x, TSet *s, int b, int write) {
         gen__ts_add(s, st->readers[k]);
 }
 
-static int join(G *g, Ctx *x, const int *deps, int n);
-static int emit_async(G *g, Ctx *x, GenOp *o, const int *deps, int ndeps);
-
 /* Turns a set into at most max_deps dependencies (joining the rest), shuffled. */
 static int finalize_deps(G *g, Ctx *x, TSet *s, int extra_ok, int *deps) {
+  gen__import(g, s);
   gen__ts_minimize(g, s);
   if (s->n == 0 && extra_ok && g->cfg.root_wait_pct > 0 &&
       af_rng_chance(&g->rng, g->cfg.root_wait_pct)) {
     GenOp o = gen__blank(GEN_OP_WAIT_ASYNC, x->id);
     int none[1] = {0};
-    int t = emit_async(g, x, &o, none, 0);
+    int t = gen__emit_async(g, x, &o, none, 0);
     if (t < 0)
       return -1;
     gen__ts_add(s, t);
@@ -117,14 +50,15 @@ static int finalize_deps(G *g, Ctx *x, TSet *s, int extra_ok, int *deps) {
   }
   /* a token this region captured (drawn only when the region has some: older seeds stay) */
   const GenRegion *gr = x->id > 0 ? &g->c->regions[x->id] : NULL;
-  if (extra_ok && gr && gr->ncaptures > 0 && af_rng_chance(&g->rng, g->cfg.capture_pct))
+  if (extra_ok && gr && gr->ncaptures > 0 && !g->cur_blk &&
+      af_rng_chance(&g->rng, g->cfg.capture_pct))
     gen__ts_add(s, gr->captures[af_rng_below(&g->rng, (uint32_t)gr->ncaptures)].tok);
   int maxd = g->cfg.max_deps;
   while (s->n > maxd && g->rc == 0) {
     int k = s->n - maxd + 1;
     if (k > maxd)
       k = maxd;
-    int j = join(g, x, s->t, k);
+    int j = gen__join(g, x, s->t, k);
     if (j < 0)
       return -1;
     memmove(s->t, s->t + k, sizeof(int) * (size_t)(s->n - k));
@@ -141,22 +75,8 @@ static int finalize_deps(G *g, Ctx *x, TSet *s, int extra_ok, int *deps) {
   return s->n;
 }
 
-/* Emits an async op o with dependencies deps; returns its token. */
-static int emit_async(G *g, Ctx *x, GenOp *o, const int *deps, int ndeps) {
-  o->ndeps = ndeps;
-  memcpy(o->deps, deps, sizeof(int) * (size_t)ndeps);
-  o->tok = new_token(g, x, deps, ndeps);
-  if (o->tok < 0 || gen__emit(g, o) < 0)
-    return -1;
-  return o->tok;
-}
-
-static int join(G *g, Ctx *x, const int *deps, int n) {
-  GenOp o = gen__blank(GEN_OP_WAIT_ASYNC, x->id);
-  return emit_async(g, x, &o, deps, n);
-}
-
 static void host_wait(G *g, Ctx *x, TSet *s) {
+  gen__import(g, s);
   gen__ts_minimize(g, s);
   int off = 0;
   while (off < s->n && g->rc == 0) {
@@ -181,6 +101,8 @@ static void host_wait(G *g, Ctx *x, TSet *s) {
 
 static void note_access(G *g, Ctx *x, int b, int write, int tok) {
   BState *st = &g->bs[b];
+  if (!write && g->blk_read)
+    g->blk_read[b] = 1;
   if (write) {
     st->writer = tok;
     st->nreaders = 0;
@@ -188,10 +110,15 @@ static void note_access(G *g, Ctx *x, int b, int write, int tok) {
     return;
   }
   if (st->nreaders == MAX_READERS) {
-    int j = join(g, x, st->readers, g->cfg.max_deps < MAX_READERS ? g->cfg.max_deps : MAX_READERS);
+    int k = g->cfg.max_deps < MAX_READERS ? g->cfg.max_deps : MAX_READERS;
+    TSet s; /* (in a block's body: as the body may name them) */
+    s.n = 0;
+    for (int r = 0; r < k; r++)
+      gen__ts_add(&s, st->readers[r]);
+    gen__import(g, &s);
+    int j = gen__join(g, x, s.t, s.n);
     if (j < 0)
       return;
-    int k = g->cfg.max_deps < MAX_READERS ? g->cfg.max_deps : MAX_READERS;
     memmove(st->readers, st->readers + k, sizeof(int) * (size_t)(MAX_READERS - k));
     st->nreaders -= k;
     st->readers[st->nreaders++] = j;
@@ -211,6 +138,8 @@ static int pick_buf(G *g, Ctx *x, int want_kind, int need_written, int not1, int
       continue;
     if (need_written && !st->written)
       continue;
+    if (!need_written && g->blk_read && g->blk_read[b])
+      continue; /* (a for's body: what an earlier op of it read is not written) */
     cand[n++] = b;
   }
   return n ? cand[af_rng_below(&g->rng, (uint32_t)n)] : -1;
@@ -253,7 +182,7 @@ static void op_alloc(G *g, Ctx *x) {
     int nd = finalize_deps(g, x, &s, 1, deps);
     if (nd < 0)
       return;
-    st->writer = emit_async(g, x, &o, deps, nd);
+    st->writer = gen__emit_async(g, x, &o, deps, nd);
   } else {
     gen__emit(g, &o);
   }
@@ -276,7 +205,7 @@ static void op_dealloc(G *g, Ctx *x, int b) {
     int nd = finalize_deps(g, x, &s, 1, deps);
     if (nd < 0)
       return;
-    emit_async(g, x, &o, deps, nd);
+    gen__emit_async(g, x, &o, deps, nd);
   }
   st->owner = -2;
   g->live_dev--;
@@ -311,13 +240,13 @@ static void op_launch(G *g, Ctx *x) {
   need_for(g, x, &s, dst, 1);
   for (int i = 1; i < o.nargs; i++)
     need_for(g, x, &s, o.args[i], 0);
-  int sk = g->cfg.stream_pct > 0 ? gen__pick_stream(g, x, &s) : -1; /* drawn only when on */
+  int sk = g->cfg.stream_pct > 0 && !x->body ? gen__pick_stream(g, x, &s) : -1; /* when on */
   o.stream = sk >= 0 ? x->streams[sk] : -1;
   int deps[GEN_MAX_DEPS];
   int nd = finalize_deps(g, x, &s, 1, deps);
   if (nd < 0)
     return;
-  int t = emit_async(g, x, &o, deps, nd);
+  int t = gen__emit_async(g, x, &o, deps, nd);
   if (t < 0)
     return;
   if (sk >= 0)
@@ -353,7 +282,7 @@ static void op_memcpy(G *g, Ctx *x) {
   int nd = finalize_deps(g, x, &s, 1, deps);
   if (nd < 0)
     return;
-  int t = emit_async(g, x, &o, deps, nd);
+  int t = gen__emit_async(g, x, &o, deps, nd);
   if (t < 0)
     return;
   note_access(g, x, src, 0, t);
@@ -374,7 +303,7 @@ static void op_memset(G *g, Ctx *x) {
   int nd = finalize_deps(g, x, &s, 1, deps);
   if (nd < 0)
     return;
-  int t = emit_async(g, x, &o, deps, nd);
+  int t = gen__emit_async(g, x, &o, deps, nd);
   if (t >= 0)
     note_access(g, x, dst, 1, t);
 }
@@ -390,7 +319,7 @@ static void op_wait_async(G *g, Ctx *x) {
   int deps[GEN_MAX_DEPS];
   int nd = finalize_deps(g, x, &s, 0, deps);
   if (nd >= 0)
-    join(g, x, deps, nd);
+    gen__join(g, x, deps, nd);
 }
 
 static void op_host_wait(G *g, Ctx *x) {
@@ -416,7 +345,7 @@ static void op_extra_wait(G *g, Ctx *x) {
     const uint64_t *done = gen__done_row(g, x->id);
     int cand[64], n = 0;
     for (int t = 0; t < g->ntok && n < 64; t++)
-      if (g->tok_ctx[t] == x->id && gen__bit(done, t))
+      if (g->tok_ctx[t] == x->id && g->tok_blk[t] == 0 && gen__bit(done, t))
         cand[n++] = t;
     int k = n < g->cfg.max_deps ? n : 1 + (int)af_rng_below(&g->rng, (uint32_t)g->cfg.max_deps);
     for (int d = 0; d < k && n > 0; d++) {
@@ -493,7 +422,7 @@ static void await_region(G *g, Ctx *x, int r, int want_value) {
   }
   o.vidx = vidx;
   if (vidx >= 0) {
-    o.tok = new_token(g, x, NULL, 0);
+    o.tok = gen__new_token(g, x, NULL, 0);
     if (o.tok < 0 || gen__emit(g, &o) < 0)
       return;
     Value *v = find_value(g, r, vidx);
@@ -529,7 +458,7 @@ static void claim_leftovers(G *g, Ctx *x) {
       GenOp o = gen__blank(GEN_OP_AWAIT, x->id);
       o.region = v->region;
       o.vidx = v->vidx;
-      o.tok = new_token(g, x, NULL, 0);
+      o.tok = gen__new_token(g, x, NULL, 0);
       if (o.tok < 0 || gen__emit(g, &o) < 0)
         return;
       claim(g, x, v, o.tok);
@@ -579,7 +508,7 @@ static void close_region(G *g, Ctx *x, int region) {
       int nd = finalize_deps(g, x, &s, 0, deps);
       if (nd < 0)
         return;
-      t = join(g, x, deps, nd);
+      t = gen__join(g, x, deps, nd);
     }
     if (t < 0)
       return;
@@ -644,7 +573,7 @@ static void op_execute(G *g, Ctx *x, int budget) {
     gen__ts_minimize(g, &s);
   if (s.n && g->cfg.capture_pct > 0 && af_rng_chance(&g->rng, g->cfg.capture_pct) &&
       s.n <= g->cfg.max_deps)
-    lent_tok = s.n == 1 ? s.t[0] : join(g, x, s.t, s.n);
+    lent_tok = s.n == 1 ? s.t[0] : gen__join(g, x, s.t, s.n);
   else if (s.n)
     host_wait(g, x, &s);
   if (g->rc)
@@ -652,7 +581,7 @@ static void op_execute(G *g, Ctx *x, int budget) {
   GenOp o = gen__blank(GEN_OP_EXECUTE, x->id);
   gr.exec_op = g->c->nops;
   int r = gen_case_add_region(g->c, &gr);
-  if (r < 0 || grow_tokens(g, g->ntok + 1)) {
+  if (r < 0 || gen__grow_tokens(g, g->ntok + 1)) {
     gen__oom(g);
     return;
   }
@@ -665,7 +594,7 @@ static void op_execute(G *g, Ctx *x, int budget) {
   child.id = r;
   child.depth = x->depth + 1;
   for (int k = 0; k < gr.ninputs; k++) {
-    int t = new_token(g, &child, NULL, 0);
+    int t = gen__new_token(g, &child, NULL, 0);
     if (t < 0)
       return;
     g->c->regions[r].inputs[k].tok = t;
@@ -675,7 +604,7 @@ static void op_execute(G *g, Ctx *x, int budget) {
   }
   int lent_in = -1; /* lent_tok as the region names it */
   if (lent_tok >= 0) {
-    lent_in = new_token(g, &child, &lent_tok, 1);
+    lent_in = gen__new_token(g, &child, &lent_tok, 1);
     if (lent_in < 0)
       return;
     GenRegion *cr = &g->c->regions[r];
@@ -693,7 +622,7 @@ static void op_execute(G *g, Ctx *x, int budget) {
         dup |= cr->captures[j].outer == outer;
       if (dup)
         continue;
-      int t = new_token(g, &child, &outer, 1);
+      int t = gen__new_token(g, &child, &outer, 1);
       if (t < 0)
         return;
       cr->captures[cr->ncaptures].outer = outer;
@@ -720,24 +649,31 @@ static void op_execute(G *g, Ctx *x, int budget) {
 static void gen_ctx(G *g, Ctx *x, int budget) {
   const GenConfig *c = &g->cfg;
   int start = g->c->nops;
+  int body = x->body, loop = body && g->cur_kind == GEN_OP_FOR;
   int w[10] = {c->w_launch,
                c->w_memcpy,
                c->w_memset,
-               c->w_alloc,
-               c->w_dealloc,
+               body ? 0 : c->w_alloc,
+               body ? 0 : c->w_dealloc,
                c->w_wait_async,
-               c->w_host_wait,
-               x->id == 0 ? c->w_observe : 0,
+               loop ? 0 : c->w_host_wait,
+               x->id == 0 && !body ? c->w_observe : 0,
                0,
                x->nchildren ? 6 : 0};
   int guard = 0;
   while (g->rc == 0 && g->c->nops - start < budget && g->c->nops < c->ops + 8 &&
          guard++ < 20 * budget + 100) {
-    if (c->extra_wait_pct > 0 && af_rng_chance(&g->rng, c->extra_wait_pct)) {
+    if (body) {
+      /* a block's body: only the op kinds below */
+    } else if (c->extra_wait_pct > 0 && af_rng_chance(&g->rng, c->extra_wait_pct)) {
       op_extra_wait(g, x); /* drawn only when on: seeds made without the knob stay the same */
       continue;
+    } else if (c->block_pct > 0 && af_rng_chance(&g->rng, c->block_pct)) {
+      int remaining = budget - (g->c->nops - start);
+      gen__op_block(g, x, 1 + (int)af_rng_below(&g->rng, (uint32_t)(remaining / 3 + 2)));
+      continue;
     }
-    if (af_rng_chance(&g->rng, c->region_pct) && x->depth < c->max_nesting) {
+    if (!body && af_rng_chance(&g->rng, c->region_pct) && x->depth < c->max_nesting) {
       int remaining = budget - (g->c->nops - start);
       int sub = 2 + (int)af_rng_below(&g->rng, (uint32_t)(remaining / 2 + 2));
       op_execute(g, x, sub);
@@ -837,7 +773,10 @@ int gen_generate(GenCase *c, uint64_t seed, const GenConfig *cfg, AfErr *err) {
   g.anc = af_calloc(64, sizeof(uint64_t));
   g.completed = af_calloc(8, sizeof(uint64_t));
   g.tok_ctx = af_malloc(sizeof(int) * 64);
-  if (!g.anc || !g.completed || !g.tok_ctx || c->nregions != 1) {
+  g.tok_blk = af_malloc(sizeof(int) * 64);
+  g.gen_body = gen_ctx;
+  g.cur_iter = -1;
+  if (!g.anc || !g.completed || !g.tok_ctx || !g.tok_blk || c->nregions != 1 || c->nblocks != 1) {
     gen__oom(&g);
     goto out;
   }
@@ -884,6 +823,7 @@ out:
   af_free(g.vals);
   af_free(g.bs);
   af_free(g.tok_ctx);
+  af_free(g.tok_blk);
   af_free(g.anc);
   af_free(g.completed);
   if (rc) {

@@ -38,6 +38,7 @@ typedef struct Ctx {
   int nstreams; /* explicit streams this context created and has not destroyed */
   int streams[GEN__MAX_STREAMS];
   int stream_last[GEN__MAX_STREAMS]; /* token of the last launch on each, -1: none */
+  int body; /* 1: a block's body (async work and host waits only; see blocks.c) */
 } Ctx;
 
 typedef struct G {
@@ -52,6 +53,7 @@ typedef struct G {
   uint64_t *completed; /* per region (capregions rows): tokens a host wait completed */
   int caprows;
   int *tok_ctx;
+  int *tok_blk; /* the block whose body made each token (0: none) */
   /* buffers */
   BState *bs;
   int capbs;
@@ -59,6 +61,12 @@ typedef struct G {
   /* values */
   Value *vals;
   int nvals, capvals;
+  /* the block whose body is being generated (blocks.c) */
+  int cur_blk;       /* 0: none */
+  int cur_kind;      /* its op's kind */
+  int cur_iter;      /* a call's or for's input that stands for every outer token, or -1 */
+  uint8_t *blk_read; /* for: buffers an op of the body read (no later op may write them) */
+  void (*gen_body)(struct G *g, Ctx *x, int budget); /* generates a context's ops (gen_ctx) */
 } G;
 
 /* A set of tokens to wait for (small). */
@@ -80,6 +88,17 @@ GenOp gen__blank(int kind, int ctx);
 /* Appends o to the case; its index, or -1. */
 int gen__emit(G *g, GenOp *o);
 void gen__ts_add(TSet *s, int t);
+/* Re-lays the bitsets out for room for `need` tokens (and every region). 0 or AF_ENOMEM. */
+int gen__grow_tokens(G *g, int need);
+/* Notes t as one of x's recent tokens (extra dependencies draw from them). */
+void gen__remember(Ctx *x, int t);
+/* A new token of x (in the block being generated, if any) whose ancestors are deps and theirs;
+ * -1 on OOM. */
+int gen__new_token(G *g, Ctx *x, const int *deps, int ndeps);
+/* Emits async op o with dependencies deps; returns its token (-1 on OOM). */
+int gen__emit_async(G *g, Ctx *x, GenOp *o, const int *deps, int ndeps);
+/* A gpu.wait async on deps; its token. */
+int gen__join(G *g, Ctx *x, const int *deps, int n);
 /* Drops tokens implied by another member. */
 void gen__ts_minimize(G *g, TSet *s);
 
@@ -96,5 +115,14 @@ void gen__stream_launched(G *g, Ctx *x, int k, int t);
 int gen__stream_wait(G *g, Ctx *x);
 /* Destroys every stream x still has (a context closes). */
 void gen__close_streams(G *g, Ctx *x);
+
+/* ---- call, if, for and branch blocks (blocks.c) ---- */
+
+/* A block op of a kind drawn for x, with a body of about budget ops (made by g->gen_body). */
+void gen__op_block(G *g, Ctx *x, int budget);
+/* Token set s as the body being generated may use it: a token of the context that a call's or
+ * for's body cannot use directly becomes the input that stands for it; a for's op with nothing
+ * to wait for waits for the carried token. */
+void gen__import(G *g, TSet *s);
 
 #endif

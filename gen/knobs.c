@@ -22,6 +22,7 @@ void gen_config_default(GenConfig *c) {
   c->extra_wait_pct = 8;
   c->capture_pct = 30;
   c->stream_pct = 20;
+  c->block_pct = 6;
   c->w_launch = 30;
   c->w_memcpy = 20;
   c->w_memset = 8;
@@ -66,4 +67,6 @@ void gen_config_swarm(const GenConfig *base, uint64_t seed, GenConfig *out) {
     out->capture_pct = af_rng_chance(&r, 33) ? 0 : base->capture_pct;
   if (base->stream_pct > 0)
     out->stream_pct = af_rng_chance(&r, 33) ? 0 : base->stream_pct;
+  if (base->block_pct > 0)
+    out->block_pct = af_rng_chance(&r, 33) ? 0 : base->block_pct;
 }

@@ -75,6 +75,7 @@ static void kernel_func(AfBuf *b, int k) {
 
 typedef struct R {
   const GenCase *c;
+  const char *fname; /* the case's host function */
   AfBuf *b;
   int k;           /* fresh SSA counter */
   GenLineMap *map; /* NULL: none wanted */
@@ -143,7 +144,7 @@ static int i32const(R *r, int depth, int32_t v) {
   return k;
 }
 
-static int render_body(R *r, int from, int to, int ctx, int depth);
+static int render_body(R *r, int from, int to, int ctx, int blk, int depth);
 
 static void render_op_text(R *r, int i, int depth);
 
@@ -153,7 +154,186 @@ static void render_op(R *r, int i, int depth) {
   int before = r->map ? lines_so_far(r) : 0;
   render_op_text(r, i, depth);
   if (r->map)
-    map_line(r, r->c->ops[i].kind == GEN_OP_EXECUTE ? before + 1 : lines_so_far(r), i);
+    map_line(r,
+             r->c->ops[i].kind == GEN_OP_EXECUTE ||
+                     (r->c->ops[i].kind >= GEN_OP_IF && r->c->ops[i].kind <= GEN_OP_BRANCH)
+                 ? before + 1
+                 : lines_so_far(r),
+             i);
+}
+
+/* The buffers block k's body uses, as a bitmap over c's buffers; how many. */
+static int block_bufs(const GenCase *c, int k, uint8_t *used) {
+  int n = 0;
+  memset(used, 0, (size_t)c->nbufs);
+  for (int j = c->blocks[k].first; j <= c->blocks[k].last; j++) {
+    int32_t bufs[4];
+    int writes[4];
+    int na = c->ops[j].blk == k ? gen_op_accesses(c, j, bufs, writes) : 0;
+    for (int q = 0; q < na; q++)
+      if (!used[bufs[q]]++)
+        n++;
+  }
+  return n;
+}
+
+/* A call op: the call of its callee (render_callees writes the callee). */
+static void render_call(R *r, int i, int depth) {
+  const GenCase *c = r->c;
+  const GenOp *o = &c->ops[i];
+  const GenBlock *k = &c->blocks[o->block];
+  uint8_t *used = af_calloc((size_t)c->nbufs + 1, 1);
+  if (used == NULL) {
+    r->b->oom = 1;
+    return;
+  }
+  block_bufs(c, o->block, used);
+  ind(r, depth);
+  if (o->tok >= 0)
+    af_buf_printf(r->b, "%%t%d = ", o->tok);
+  af_buf_printf(r->b, "func.call @%s_fn%d(", r->fname, o->block);
+  int n = 0;
+  for (int q = 0; q < k->ninputs; q++)
+    af_buf_printf(r->b, "%s%%t%d", n++ ? ", " : "", tok_value(c, k->inputs[q].outer));
+  for (int b = 0; b < c->nbufs; b++)
+    if (used[b])
+      af_buf_printf(r->b, "%s%%b%d", n++ ? ", " : "", b);
+  af_buf_puts(r->b, ") : (");
+  n = 0;
+  for (int q = 0; q < k->ninputs; q++)
+    af_buf_printf(r->b, "%s!gpu.async.token", n++ ? ", " : "");
+  for (int b = 0; b < c->nbufs; b++)
+    if (used[b])
+      af_buf_printf(r->b, "%s" MT, n++ ? ", " : "");
+  af_buf_printf(r->b, ") -> (%s)\n", o->tok >= 0 ? "!gpu.async.token" : "");
+  af_free(used);
+}
+
+/* The live body of block k, then its yield with `term` ("scf.yield", "cf.br ^X" or "return"). */
+static void live_body(R *r, int k, int depth, const char *term, int branch) {
+  const GenCase *c = r->c;
+  const GenBlock *g = &c->blocks[k];
+  const GenOp *o = &c->ops[g->op];
+  render_body(r, g->first, g->last, o->ctx, k, depth);
+  ind(r, depth);
+  if (g->yield < 0) {
+    af_buf_printf(r->b, "%s\n", term);
+    return;
+  }
+  af_buf_printf(r->b, "%s%s%%t%d : !gpu.async.token%s\n", term, branch ? "(" : " ",
+                tok_value(c, g->yield), branch ? ")" : "");
+}
+
+/* An if, for or branch op, with its body in place (a call: render_call). */
+static void render_block(R *r, int i, int depth) {
+  const GenCase *c = r->c;
+  const GenOp *o = &c->ops[i];
+  const GenBlock *g = &c->blocks[o->block];
+  AfBuf *b = r->b;
+  int k = o->block;
+  const char *cond = g->taken ? "%af_true" : "%af_false";
+  const char *res = o->tok >= 0 ? " -> (!gpu.async.token)" : "";
+  switch (o->kind) {
+  case GEN_OP_CALL:
+    render_call(r, i, depth);
+    break;
+  case GEN_OP_IF: /* the live body where the condition sends the host */
+    ind(r, depth);
+    if (o->tok >= 0)
+      af_buf_printf(b, "%%t%d = ", o->tok);
+    af_buf_printf(b, "scf.if %s%s {\n", cond, res);
+    if (!g->taken && o->tok >= 0) {
+      ind(r, depth + 1);
+      af_buf_printf(b, "%%af_dead%d = gpu.wait async\n", k);
+      ind(r, depth + 1);
+      af_buf_printf(b, "scf.yield %%af_dead%d : !gpu.async.token\n", k);
+    }
+    if (!g->taken) {
+      ind(r, depth);
+      af_buf_puts(b, "} else {\n");
+    }
+    live_body(r, k, depth + 1, "scf.yield", 0);
+    if (g->taken && o->tok >= 0) {
+      ind(r, depth);
+      af_buf_puts(b, "} else {\n");
+      ind(r, depth + 1);
+      af_buf_printf(b, "%%af_dead%d = gpu.wait async\n", k);
+      ind(r, depth + 1);
+      af_buf_printf(b, "scf.yield %%af_dead%d : !gpu.async.token\n", k);
+    }
+    ind(r, depth);
+    af_buf_puts(b, "}\n");
+    break;
+  case GEN_OP_FOR:
+    ind(r, depth);
+    af_buf_printf(b,
+                  "%%t%d = scf.for %%af_iv%d = %%af_c0 to %%af_trips%d step %%c1 iter_args(%%t%d "
+                  "= %%t%d) -> (!gpu.async.token) {\n",
+                  o->tok, k, k, g->inputs[0].tok, tok_value(c, g->inputs[0].outer));
+    live_body(r, k, depth + 1, "scf.yield", 0);
+    ind(r, depth);
+    af_buf_puts(b, "}\n");
+    break;
+  case GEN_OP_BRANCH: {
+    /* cf.cond_br to ^t and ^f (in that order in the text), both branching to ^m, whose argument
+     * is the op's token; the dead block passes the first input's outer token, or a fresh one */
+    char live[32], dead[32], merge[48];
+    snprintf(live, sizeof live, "^af_bb%d_%s", k, g->taken ? "t" : "f");
+    snprintf(dead, sizeof dead, "^af_bb%d_%s", k, g->taken ? "f" : "t");
+    snprintf(merge, sizeof merge, "cf.br ^af_bb%d_m", k);
+    ind(r, depth);
+    af_buf_printf(b, "cf.cond_br %s, ^af_bb%d_t", cond, k);
+    for (int pass = 0; pass < 2; pass++) {
+      int is_live = (pass == 0) == (g->taken != 0);
+      if (pass)
+        af_buf_printf(b, ", ^af_bb%d_f", k);
+      if (is_live && g->ninputs) {
+        af_buf_puts(b, "(");
+        for (int q = 0; q < g->ninputs; q++)
+          af_buf_printf(b, "%s%%t%d", q ? ", " : "", tok_value(c, g->inputs[q].outer));
+        af_buf_puts(b, " : ");
+        for (int q = 0; q < g->ninputs; q++)
+          af_buf_printf(b, "%s!gpu.async.token", q ? ", " : "");
+        af_buf_puts(b, ")");
+      }
+    }
+    af_buf_puts(b, "\n");
+    for (int pass = 0; pass < 2; pass++) {
+      int is_live = (pass == 0) == (g->taken != 0);
+      ind(r, depth - 1);
+      af_buf_printf(b, "%s", is_live ? live : dead);
+      if (is_live && g->ninputs) {
+        af_buf_puts(b, "(");
+        for (int q = 0; q < g->ninputs; q++)
+          af_buf_printf(b, "%s%%t%d: !gpu.async.token", q ? ", " : "", g->inputs[q].tok);
+        af_buf_puts(b, ")");
+      }
+      af_buf_puts(b, ":\n");
+      if (is_live) {
+        live_body(r, k, depth, merge, 1);
+        continue;
+      }
+      ind(r, depth);
+      if (o->tok < 0) {
+        af_buf_printf(b, "%s\n", merge);
+      } else if (g->ninputs) {
+        af_buf_printf(b, "%s(%%t%d : !gpu.async.token)\n", merge, tok_value(c, g->inputs[0].outer));
+      } else {
+        af_buf_printf(b, "%%af_dead%d = gpu.wait async\n", k);
+        ind(r, depth);
+        af_buf_printf(b, "%s(%%af_dead%d : !gpu.async.token)\n", merge, k);
+      }
+    }
+    ind(r, depth - 1);
+    af_buf_printf(b, "^af_bb%d_m", k);
+    if (o->tok >= 0)
+      af_buf_printf(b, "(%%t%d: !gpu.async.token)", o->tok);
+    af_buf_puts(b, ":\n");
+    break;
+  }
+  default:
+    break;
+  }
 }
 
 static void render_op_text(R *r, int i, int depth) {
@@ -252,7 +432,7 @@ static void render_op_text(R *r, int i, int depth) {
       af_buf_puts(b, ")");
     }
     af_buf_puts(b, " {\n");
-    render_body(r, g->first, g->last, o->region, depth + 1);
+    render_body(r, g->first, g->last, o->region, 0, depth + 1);
     ind(r, depth + 1);
     af_buf_puts(b, "async.yield");
     for (int v = 0; v < g->nyields; v++)
@@ -282,6 +462,12 @@ static void render_op_text(R *r, int i, int depth) {
     ind(r, depth);
     af_buf_printf(b, "llvm.call @mgpuStreamDestroy(%%st%d) : (!llvm.ptr) -> ()\n", o->stream);
     break;
+  case GEN_OP_CALL:
+  case GEN_OP_IF:
+  case GEN_OP_FOR:
+  case GEN_OP_BRANCH:
+    render_block(r, i, depth);
+    break;
   case GEN_OP_AWAIT:
     ind(r, depth);
     if (o->vidx >= 0)
@@ -293,11 +479,11 @@ static void render_op_text(R *r, int i, int depth) {
   }
 }
 
-static int render_body(R *r, int from, int to, int ctx, int depth) {
+static int render_body(R *r, int from, int to, int ctx, int blk, int depth) {
   int i = from;
   while (i <= to && i < r->c->nops) {
     const GenOp *o = &r->c->ops[i];
-    if (o->ctx != ctx) {
+    if (o->ctx != ctx || o->blk != blk) {
       i++;
       continue;
     }
@@ -307,18 +493,16 @@ static int render_body(R *r, int from, int to, int ctx, int depth) {
       if (g->last > i)
         i = g->last;
     }
+    if (o->kind >= GEN_OP_CALL && r->c->blocks[o->block].last > i)
+      i = r->c->blocks[o->block].last;
     i++;
   }
   return 0;
 }
 
-/* The case's host code as `func.func @name()`. */
-static void render_func(AfBuf *b, const GenCase *c, const char *name, GenLineMap *map) {
-  R r = {c, b, 0, map, 0, 0};
-  af_buf_printf(b,
-                "  func.func @%s() {\n"
-                "    %%c1 = arith.constant 1 : index\n",
-                name);
+/* The constants every host function of the case starts with. */
+static void render_consts(AfBuf *b, const GenCase *c) {
+  af_buf_puts(b, "    %c1 = arith.constant 1 : index\n");
   af_buf_printf(b, "    %%spin = arith.constant %d : i32\n", c->spin);
   /* one index constant per distinct buffer size */
   for (int i = 0; i < c->nbufs; i++) {
@@ -328,6 +512,73 @@ static void render_func(AfBuf *b, const GenCase *c, const char *name, GenLineMap
     if (!seen)
       af_buf_printf(b, "    %%n%d = arith.constant %d : index\n", c->bufs[i].n, c->bufs[i].n);
   }
+}
+
+/* The values the host computes at run time for if, for and branch blocks, from the first
+ * element of the first host buffer (what no pass can fold): %af_true, %af_false, and for each
+ * for block k its trip count %af_trips<k>. */
+static void render_conditions(R *r) {
+  const GenCase *c = r->c;
+  int h = -1, any = 0;
+  for (int b = 0; b < c->nbufs && h < 0; b++)
+    if (c->bufs[b].kind == GEN_BUF_HOST)
+      h = b;
+  for (int k = 1; k < c->nblocks; k++)
+    any |= c->ops[c->blocks[k].op].kind != GEN_OP_CALL;
+  if (!any || h < 0)
+    return;
+  int32_t v0 = kernel_host_init_value(c->bufs[h].init, 0);
+  af_buf_printf(r->b,
+                "    %%af_c0 = arith.constant 0 : index\n"
+                "    %%af_hv = memref.load %%b%d[%%af_c0] : " MT "\n"
+                "    %%af_h0 = arith.constant %d : i32\n"
+                "    %%af_true = arith.cmpi eq, %%af_hv, %%af_h0 : i32\n"
+                "    %%af_false = arith.cmpi ne, %%af_hv, %%af_h0 : i32\n",
+                h, v0);
+  for (int k = 1; k < c->nblocks; k++) {
+    if (c->ops[c->blocks[k].op].kind != GEN_OP_FOR)
+      continue;
+    af_buf_printf(r->b,
+                  "    %%af_nb%d = arith.constant %d : i32\n"
+                  "    %%af_d%d = arith.subi %%af_hv, %%af_nb%d : i32\n"
+                  "    %%af_trips%d = arith.index_cast %%af_d%d : i32 to index\n",
+                  k, (int32_t)((uint32_t)v0 - (uint32_t)c->blocks[k].trips), k, k, k, k);
+  }
+}
+
+/* The callee of every call block, after the case's function. */
+static void render_callees(R *r) {
+  const GenCase *c = r->c;
+  uint8_t *used = af_calloc((size_t)c->nbufs + 1, 1);
+  if (used == NULL) {
+    r->b->oom = 1;
+    return;
+  }
+  for (int k = 1; k < c->nblocks; k++) {
+    const GenBlock *g = &c->blocks[k];
+    if (c->ops[g->op].kind != GEN_OP_CALL)
+      continue;
+    block_bufs(c, k, used);
+    af_buf_printf(r->b, "  func.func private @%s_fn%d(", r->fname, k);
+    int n = 0;
+    for (int q = 0; q < g->ninputs; q++)
+      af_buf_printf(r->b, "%s%%t%d: !gpu.async.token", n++ ? ", " : "", g->inputs[q].tok);
+    for (int b = 0; b < c->nbufs; b++)
+      if (used[b])
+        af_buf_printf(r->b, "%s%%b%d: " MT, n++ ? ", " : "", b);
+    af_buf_printf(r->b, ")%s {\n", g->yield >= 0 ? " -> !gpu.async.token" : "");
+    render_consts(r->b, c);
+    live_body(r, k, 2, "return", 0);
+    af_buf_puts(r->b, "  }\n");
+  }
+  af_free(used);
+}
+
+/* The case's host code as `func.func @name()`. */
+static void render_func(AfBuf *b, const GenCase *c, const char *name, GenLineMap *map) {
+  R r = {c, name, b, 0, map, 0, 0};
+  af_buf_printf(b, "  func.func @%s() {\n", name);
+  render_consts(b, c);
   for (int i = 0; i < c->nbufs; i++) {
     if (c->bufs[i].kind != GEN_BUF_HOST)
       continue;
@@ -337,11 +588,13 @@ static void render_func(AfBuf *b, const GenCase *c, const char *name, GenLineMap
         b, "    func.call @asyncfuzz_host_init(%%k%d, %%k%d, %%b%d) : (i32, i32, " MT ") -> ()\n",
         id, init, i);
   }
-  render_body(&r, 0, c->nops - 1, 0, 2);
+  render_conditions(&r);
+  render_body(&r, 0, c->nops - 1, 0, 0, 2);
   for (int i = 0; i < c->nbufs; i++)
     if (c->bufs[i].kind == GEN_BUF_HOST)
       af_buf_printf(b, "    memref.dealloc %%b%d : " MT "\n", i);
   af_buf_puts(b, "    return\n  }\n");
+  render_callees(&r);
 }
 
 /* mask: the kernels to define (bit k: kernel k); streams: declare the mgpu* stream calls */

@@ -87,7 +87,11 @@ void gen_shape_format(const GenOp *o, char *out, size_t n) {
       [GEN_OP_AWAIT] = "async.await",
       [GEN_OP_STREAM_CREATE] = "llvm.call @mgpuStreamCreate",
       [GEN_OP_STREAM_SYNC] = "llvm.call @mgpuStreamSynchronize",
-      [GEN_OP_STREAM_DESTROY] = "llvm.call @mgpuStreamDestroy"};
+      [GEN_OP_STREAM_DESTROY] = "llvm.call @mgpuStreamDestroy",
+      [GEN_OP_CALL] = "func.call",
+      [GEN_OP_IF] = "scf.if",
+      [GEN_OP_FOR] = "scf.for",
+      [GEN_OP_BRANCH] = "cf.cond_br"};
   const char *name = o->kind < GEN_OP__COUNT ? names[o->kind] : "?";
   if (strncmp(name, "gpu.", 4) != 0) {
     snprintf(out, n, "%s", name);

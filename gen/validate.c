@@ -29,6 +29,7 @@ typedef struct V {
   uint64_t *reach; /* nnodes * words */
   int *tok_src;    /* node producing each token (-1: not yet defined) */
   int *tok_ctx;
+  int *tok_blk; /* block whose body defines each token (0: none) */
   int *tok_defs;
   int *last_sync; /* per context */
   int *awaited;   /* per region */
@@ -130,6 +131,14 @@ static int access(V *v, int i, int b, int write) {
   return add_read(v, b, i);
 }
 
+/* Whether token t may be used in block blk (0: outside blocks): a block's own tokens only in it;
+ * the context's other tokens anywhere, except in a call's body, which sees only its inputs. */
+static int blk_sees(const V *v, int blk, int t) {
+  if (v->tok_blk[t] == blk)
+    return 1;
+  return blk > 0 && v->tok_blk[t] == 0 && v->c->ops[v->c->blocks[blk].op].kind != GEN_OP_CALL;
+}
+
 static int check_deps(V *v, int i) {
   const GenCase *c = v->c;
   const GenOp *o = &c->ops[i];
@@ -144,6 +153,11 @@ static int check_deps(V *v, int i) {
                   "depends on token t%d of another context (r%d); pass it through "
                   "yield/await or region inputs",
                   t, v->tok_ctx[t]);
+    if (!blk_sees(v, o->blk, t))
+      return fail(v, i,
+                  "depends on token t%d, which is not visible in its block (a block's tokens stay "
+                  "in it; a call's body sees only its inputs)",
+                  t, 0);
     edge(v, v->tok_src[t], i);
   }
   return 0;
@@ -157,13 +171,30 @@ static int define_token(V *v, int i, int t, int src, int ctx) {
                 0);
   v->tok_src[t] = src;
   v->tok_ctx[t] = ctx;
+  v->tok_blk[t] = 0;
+  return 0;
+}
+
+/* What a block's body may hold: async work and (outside a for) host waits. */
+static int check_in_block(V *v, int i) {
+  const GenCase *c = v->c;
+  const GenOp *o = &c->ops[i];
+  int kind = c->ops[c->blocks[o->blk].op].kind;
+  int ok = o->kind == GEN_OP_WAIT_ASYNC || o->kind == GEN_OP_MEMCPY || o->kind == GEN_OP_MEMSET ||
+           (o->kind == GEN_OP_LAUNCH && o->stream < 0) ||
+           (o->kind == GEN_OP_HOST_WAIT && kind != GEN_OP_FOR);
+  if (!ok)
+    return af_err_set(v->err, AF_EINVALID,
+                      "op #%d (%s): cannot be in the body of a %s (a block holds async work "
+                      "without explicit streams, and host waits outside a for)",
+                      i, gen_op_name(o->kind), gen_op_name(kind));
   return 0;
 }
 
 static int check_shape(V *v, int i) {
   const GenCase *c = v->c;
   const GenOp *o = &c->ops[i];
-  int wants_tok;
+  int rc, wants_tok;
   switch (o->kind) {
   case GEN_OP_WAIT_ASYNC:
   case GEN_OP_MEMCPY:
@@ -182,6 +213,14 @@ static int check_shape(V *v, int i) {
   case GEN_OP_AWAIT:
     wants_tok = o->vidx >= 0;
     break;
+  case GEN_OP_CALL:
+  case GEN_OP_IF:
+  case GEN_OP_FOR:
+  case GEN_OP_BRANCH:
+    if (o->block <= 0 || o->block >= c->nblocks || c->blocks[o->block].op != i)
+      return fail(v, i, "names block %d, which it does not define", o->block, 0);
+    wants_tok = c->blocks[o->block].yield >= 0;
+    break;
   case GEN_OP_HOST_WAIT:
   case GEN_OP_OBSERVE:
   case GEN_OP_EXECUTE:
@@ -197,6 +236,11 @@ static int check_shape(V *v, int i) {
     return fail(v, i, "an async op must define a token", 0, 0);
   if (!wants_tok && o->tok >= 0)
     return fail(v, i, "defines token t%d but is synchronous", o->tok, 0);
+  if (o->blk > 0 && (o->blk >= c->nblocks || c->blocks[o->blk].op >= i ||
+                     c->ops[c->blocks[o->blk].op].ctx != o->ctx))
+    return fail(v, i, "is in block %d, which does not begin before it in its context", o->blk, 0);
+  if (o->blk > 0 && (rc = check_in_block(v, i)))
+    return rc;
   int may_dep = o->kind != GEN_OP_OBSERVE && o->kind != GEN_OP_EXECUTE && o->kind != GEN_OP_AWAIT &&
                 o->kind < GEN_OP_STREAM_CREATE &&
                 !((o->kind == GEN_OP_ALLOC || o->kind == GEN_OP_DEALLOC) && !o->async);
@@ -307,6 +351,116 @@ static int visit_stream(V *v, int i) {
   return 0;
 }
 
+/* A call, if, for or branch op: its block's shape, and its inputs bound inside. */
+static int visit_block(V *v, int i) {
+  const GenCase *c = v->c;
+  const GenOp *o = &c->ops[i];
+  const GenBlock *k = &c->blocks[o->block];
+  if (o->blk)
+    return fail(v, i, "is in the body of another block (blocks do not nest)", 0, 0);
+  if (o->kind == GEN_OP_BRANCH && o->ctx != 0)
+    return fail(v, i, "a branch is in main only (an async.execute body has a single block)", 0, 0);
+  if (o->kind == GEN_OP_FOR && (k->ninputs != 1 || k->yield < 0))
+    return fail(v, i, "a for carries exactly one token: one input and one yielded token", 0, 0);
+  if (o->kind == GEN_OP_FOR && (k->trips < 1 || k->trips > 64))
+    return fail(v, i, "a for runs 1 to 64 iterations, not %d", k->trips, 0);
+  if (k->ninputs < 0 || k->ninputs > GEN_MAX_REGION_IO || k->taken < 0 || k->taken > 1)
+    return fail(v, i, "its block b%d is malformed", o->block, 0);
+  if (o->kind == GEN_OP_IF && k->ninputs)
+    return fail(v, i, "an if takes no inputs (its body uses the context's tokens directly)", 0, 0);
+  int host = 0;
+  for (int b = 0; b < c->nbufs; b++)
+    host |= c->bufs[b].kind == GEN_BUF_HOST;
+  if (o->kind != GEN_OP_CALL && !host)
+    return fail(v, i,
+                "needs a host buffer: its condition or trip count is computed at run time from "
+                "the first host buffer",
+                0, 0);
+  for (int q = 0; q < k->ninputs; q++) {
+    int t = k->inputs[q].outer;
+    if (t < 0 || t >= c->ntoks || v->tok_src[t] == -1)
+      return fail(v, i, "passes token t%d into its block, which is not defined before it", t, 0);
+    if (v->tok_ctx[t] != o->ctx || v->tok_blk[t] != 0)
+      return fail(v, i, "passes token t%d, which it does not see, into its block", t, 0);
+    int rc = define_token(v, i, k->inputs[q].tok, v->tok_src[t], o->ctx);
+    if (rc)
+      return rc;
+    v->tok_blk[k->inputs[q].tok] = o->block;
+  }
+  return 0;
+}
+
+/* A for's body repeats: every op must follow the carried token, the yielded token must follow
+ * every op, and no op may write what an earlier op of the body read (each iteration then does
+ * exactly what the first did). */
+static int check_for(V *v, int b) {
+  const GenCase *c = v->c;
+  const GenBlock *k = &c->blocks[b];
+  int nt = c->ntoks, rc = 0;
+  uint8_t *carried = af_calloc((size_t)nt + 1, 1), *need = af_calloc((size_t)nt + 1, 1);
+  uint8_t *read = af_calloc((size_t)c->nbufs + 1, 1);
+  if (!carried || !need || !read) {
+    rc = af_err_set(v->err, AF_ENOMEM, "out of memory validating the case");
+    goto out;
+  }
+  carried[k->inputs[0].tok] = 1;
+  for (int j = k->first; j <= k->last && rc == 0; j++) {
+    const GenOp *o = &c->ops[j];
+    int ok = 0;
+    for (int d = 0; d < o->ndeps; d++)
+      ok |= carried[o->deps[d]];
+    if (!ok)
+      rc = fail(v, j,
+                "in a for's body, does not follow the carried token (the next iteration "
+                "would race with the last)",
+                0, 0);
+    else if (o->tok >= 0)
+      carried[o->tok] = 1;
+    int32_t bufs[4];
+    int writes[4];
+    int na = gen_op_accesses(c, j, bufs, writes);
+    for (int q = 0; q < na && rc == 0; q++) {
+      if (writes[q] && read[bufs[q]])
+        rc = fail(v, j,
+                  "writes b%d, which an earlier op of the for's body reads (iterations would "
+                  "differ)",
+                  bufs[q], 0);
+      read[bufs[q]] |= !writes[q];
+    }
+  }
+  need[k->yield] = 1;
+  for (int j = k->last; j >= k->first && rc == 0; j--) {
+    const GenOp *o = &c->ops[j];
+    if (o->tok < 0 || !need[o->tok])
+      rc = fail(v, j,
+                "in a for's body, is not followed by the yielded token (the next iteration "
+                "would race with it)",
+                0, 0);
+    for (int d = 0; d < o->ndeps && rc == 0; d++)
+      need[o->deps[d]] = 1;
+  }
+out:
+  af_free(read);
+  af_free(need);
+  af_free(carried);
+  return rc;
+}
+
+/* The end of block b: its yield, a for's rules, and the op's token, bound to the yield. */
+static int visit_block_end(V *v, int b) {
+  const GenCase *c = v->c;
+  const GenBlock *k = &c->blocks[b];
+  const GenOp *o = &c->ops[k->op];
+  int y = k->yield;
+  if (y >= 0 &&
+      (y >= c->ntoks || v->tok_src[y] == -1 || v->tok_ctx[y] != o->ctx || !blk_sees(v, b, y)))
+    return fail(v, k->op, "its block yields token t%d, which the block does not see", y, 0);
+  int rc = o->kind == GEN_OP_FOR ? check_for(v, b) : 0;
+  if (rc == 0 && o->tok >= 0)
+    rc = define_token(v, k->op, o->tok, v->tok_src[y], o->ctx);
+  return rc;
+}
+
 static int visit_op(V *v, int i) {
   const GenCase *c = v->c;
   const GenOp *o = &c->ops[i];
@@ -318,7 +472,10 @@ static int visit_op(V *v, int i) {
   edge(v, v->last_sync[o->ctx], i);
   if ((rc = check_deps(v, i)))
     return rc;
-  if ((o->kind == GEN_OP_LAUNCH || o->kind >= GEN_OP_STREAM_CREATE) && (rc = visit_stream(v, i)))
+  if ((o->kind == GEN_OP_LAUNCH || (o->kind >= GEN_OP_STREAM_CREATE && o->kind < GEN_OP_CALL)) &&
+      (rc = visit_stream(v, i)))
+    return rc;
+  if (o->kind >= GEN_OP_CALL && (rc = visit_block(v, i)))
     return rc;
   switch (o->kind) {
   case GEN_OP_ALLOC:
@@ -379,7 +536,7 @@ static int visit_op(V *v, int i) {
   for (int k = 0; k < na; k++)
     if ((rc = access(v, i, bufs[k], writes[k])))
       return rc;
-  if (o->tok >= 0) {
+  if (o->tok >= 0 && o->kind < GEN_OP_CALL) { /* (a block's token: at the block's end) */
     int src = i;
     if (o->kind == GEN_OP_AWAIT) {
       const GenRegion *g = &c->regions[o->region];
@@ -387,6 +544,7 @@ static int visit_op(V *v, int i) {
     }
     if ((rc = define_token(v, i, o->tok, src, o->ctx)))
       return rc;
+    v->tok_blk[o->tok] = o->blk;
   }
   if (gen_op_is_sync(o))
     v->last_sync[o->ctx] = i;
@@ -422,7 +580,7 @@ static int visit_start(V *v, int r) {
     if (t < 0 || t >= c->ntoks || v->tok_src[t] == -1)
       return fail(v, g->exec_op, "region r%d captures token t%d, which is not defined before it", r,
                   t);
-    if (v->tok_ctx[t] != g->parent)
+    if (v->tok_ctx[t] != g->parent || v->tok_blk[t] != 0)
       return fail(v, g->exec_op,
                   "region r%d captures token t%d of another context (a nested region captures "
                   "what its parent captured)",
@@ -439,7 +597,8 @@ static int visit_end(V *v, int r) {
   const GenRegion *g = &v->c->regions[r];
   for (int k = 0; k < g->nyields; k++) {
     int t = g->yields[k];
-    if (t < 0 || t >= v->c->ntoks || v->tok_src[t] == -1 || v->tok_ctx[t] != r)
+    if (t < 0 || t >= v->c->ntoks || v->tok_src[t] == -1 || v->tok_ctx[t] != r ||
+        v->tok_blk[t] != 0)
       return fail(v, g->exec_op, "region r%d yields token t%d, which it does not define", r, t);
   }
   edge(v, v->last_sync[r], END(v, r));
@@ -469,6 +628,7 @@ int gen_validate(const GenCase *c, AfErr *err) {
   v.reach = af_calloc((size_t)v.nnodes * (size_t)v.words + 1, sizeof(uint64_t));
   v.tok_src = af_malloc(sizeof(int) * (size_t)(nt + 1));
   v.tok_ctx = af_malloc(sizeof(int) * (size_t)(nt + 1));
+  v.tok_blk = af_calloc((size_t)nt + 1, sizeof(int));
   v.tok_defs = af_calloc((size_t)nt + 1, sizeof(int));
   v.last_sync = af_malloc(sizeof(int) * (size_t)nr);
   v.awaited = af_calloc((size_t)nr, sizeof(int));
@@ -482,9 +642,9 @@ int gen_validate(const GenCase *c, AfErr *err) {
   v.s_create = af_malloc(sizeof(int) * (size_t)(ns + 1));
   v.s_last = af_malloc(sizeof(int) * (size_t)(ns + 1));
   v.s_destroy = af_malloc(sizeof(int) * (size_t)(ns + 1));
-  if (!v.reach || !v.tok_src || !v.tok_ctx || !v.tok_defs || !v.last_sync || !v.awaited ||
-      !v.alloc_node || !v.alloc_ctx || !v.dealloc_node || !v.last_write || !v.nreads ||
-      !v.capreads || !v.reads || !v.s_create || !v.s_last || !v.s_destroy) {
+  if (!v.reach || !v.tok_src || !v.tok_ctx || !v.tok_blk || !v.tok_defs || !v.last_sync ||
+      !v.awaited || !v.alloc_node || !v.alloc_ctx || !v.dealloc_node || !v.last_write ||
+      !v.nreads || !v.capreads || !v.reads || !v.s_create || !v.s_last || !v.s_destroy) {
     rc = af_err_set(err, AF_ENOMEM, "out of memory validating the case");
     goto out;
   }
@@ -509,6 +669,11 @@ int gen_validate(const GenCase *c, AfErr *err) {
     rc = visit_op(&v, i);
     if (rc == 0 && c->ops[i].kind == GEN_OP_EXECUTE)
       rc = visit_start(&v, c->ops[i].region);
+    /* the block that ends here: the one this op is in, or its own when empty */
+    int k = c->ops[i].blk > 0 ? c->ops[i].blk : c->ops[i].kind >= GEN_OP_CALL ? c->ops[i].block : 0;
+    if (rc == 0 && k > 0 && k < c->nblocks &&
+        (c->blocks[k].last >= c->blocks[k].first ? c->blocks[k].last : c->blocks[k].op) == i)
+      rc = visit_block_end(&v, k);
     for (int r = nr - 1; r >= 1 && rc == 0; r--) {
       const GenRegion *g = &c->regions[r];
       int last = g->last >= g->first ? g->last : g->exec_op;
@@ -545,6 +710,7 @@ out:
   af_free(v.last_sync);
   af_free(v.tok_defs);
   af_free(v.tok_ctx);
+  af_free(v.tok_blk);
   af_free(v.tok_src);
   af_free(v.reach);
   return rc;

@@ -11,6 +11,10 @@
  * - A launch given an explicit stream runs on it: the stream waits for every dependency (an
  *   event recorded after each stream dependency's definition), and the launch's token is an
  *   event recorded on that stream after it. The program's stream ops are calls on its slot.
+ * - A token that crosses into a call, if, for or branch body (an argument, an iter_arg, a block
+ *   argument) or out of it (the op's token) is an event: one is recorded on the stream of a
+ *   stream token. A body runs inline; a for's body is lowered once per iteration, the carried
+ *   event of one iteration being the input of the next.
  * - A sync gpu.wait synchronizes each stream or event dependency. Sync alloc/dealloc use a
  *   null stream. An async dealloc first synchronizes its stream on the host, because
  *   mgpuMemFree is immediate and not stream-ordered.
@@ -284,6 +288,64 @@ static void wait_deps(L *l, int fn, int i, int s, const uint8_t *need) {
   }
 }
 
+/* Token t as an event in function fn: its own slot when it is one, else an event recorded on its
+ * stream (-1 when t has no slot). */
+static int to_event(L *l, int fn, int t, int op) {
+  int s = t >= 0 ? l->tok_slot[t] : -1;
+  if (s < 0 || is_event_tok(l, t))
+    return s;
+  int e = emit_create(l, fn, LOWER_EVENT_CREATE, op);
+  emit2(l, fn, LOWER_EVENT_RECORD, op, e, s);
+  return e;
+}
+
+/* A call, if or branch op: its block's inputs, as events inside. */
+static void block_entry(L *l, int i) {
+  const GenOp *o = &l->c->ops[i];
+  const GenBlock *k = &l->c->blocks[o->block];
+  for (int q = 0; q < k->ninputs; q++) {
+    int e = to_event(l, o->ctx, k->inputs[q].outer, i);
+    if (o->kind == GEN_OP_CALL && has(l, LOWER_FAULT_CALL_ARG_DROPPED))
+      e = -1; /* the callee's ops that depend on it wait for nothing */
+    l->tok_slot[k->inputs[q].tok] = e;
+  }
+}
+
+/* The end of block b: the op's token, an event of the yielded one. */
+static void block_end(L *l, int b) {
+  const GenBlock *k = &l->c->blocks[b];
+  const GenOp *o = &l->c->ops[k->op];
+  if (o->tok < 0)
+    return;
+  int e;
+  if (o->kind == GEN_OP_IF && has(l, LOWER_FAULT_IF_RESULT_STALE))
+    e = emit_create(l, o->ctx, LOWER_EVENT_CREATE, k->op); /* never recorded: nothing to wait */
+  else if (o->kind == GEN_OP_BRANCH && !k->taken && has(l, LOWER_FAULT_MERGE_FIRST_PRED))
+    /* the first successor's token: what the dead block passes */
+    e = k->ninputs ? to_event(l, o->ctx, k->inputs[0].outer, k->op)
+                   : emit_create(l, o->ctx, LOWER_EVENT_CREATE, k->op);
+  else
+    e = to_event(l, o->ctx, k->yield, k->op);
+  l->tok_slot[o->tok] = e;
+}
+
+static void lower_op(L *l, int i);
+
+/* A for op: its body once per iteration, each one's yield carried (as an event) into the next. */
+static void lower_for(L *l, int i) {
+  const GenOp *o = &l->c->ops[i];
+  const GenBlock *k = &l->c->blocks[o->block];
+  int first = to_event(l, o->ctx, k->inputs[0].outer, i), iter = first;
+  for (int it = 0; it < k->trips && l->rc == 0; it++) {
+    l->tok_slot[k->inputs[0].tok] = has(l, LOWER_FAULT_LOOP_CARRIED_INITIAL) ? first : iter;
+    for (int j = k->first; j <= k->last; j++)
+      if (l->c->ops[j].blk == o->block)
+        lower_op(l, j);
+    iter = to_event(l, o->ctx, k->yield, i);
+  }
+  l->tok_slot[o->tok] = iter;
+}
+
 /* The program's own stream ops. */
 static void lower_stream_op(L *l, int i) {
   const GenOp *o = &l->c->ops[i];
@@ -302,6 +364,39 @@ static void lower_stream_op(L *l, int i) {
   emit2(l, fn, LOWER_STREAM_SYNC, i, s, -1);
   if (o->kind == GEN_OP_STREAM_DESTROY)
     emit2(l, fn, LOWER_STREAM_DESTROY, i, s, -1);
+}
+
+/* A launch: on its explicit stream, or on the stream its dependencies give. Returns its token's
+ * slot. */
+static int lower_launch(L *l, int i, int primary, const uint8_t *need) {
+  const GenOp *o = &l->c->ops[i];
+  int fn = o->ctx, s;
+  int early = has(l, LOWER_FAULT_RECORD_EARLY);
+  LowerInstr *in;
+  if (on_own_stream(l, o)) {
+    s = l->stream_slot[o->stream];
+    wait_deps(l, fn, i, s, need);
+  } else {
+    s = op_stream(l, fn, i, primary, need, 1);
+    if (early)
+      record_requests(l, fn, o->tok, s, i);
+  }
+  in = emit(l, fn, LOWER_LAUNCH, i);
+  if (in) {
+    in->kernel = o->kernel;
+    in->nbufs = (uint8_t)o->nargs;
+    for (int a = 0; a < o->nargs; a++)
+      in->bufs[a] = o->args[a];
+    in->b = s;
+    in->imm = o->value;
+    in->imm2 = l->c->bufs[o->args[0]].n;
+  }
+  if (on_own_stream(l, o)) { /* its token: an event after it, not the program's stream */
+    int e = emit_create(l, fn, LOWER_EVENT_CREATE, i);
+    emit2(l, fn, LOWER_EVENT_RECORD, i, e, s);
+    s = e;
+  }
+  return s;
 }
 
 static void lower_op(L *l, int i) {
@@ -376,35 +471,21 @@ static void lower_op(L *l, int i) {
     }
     break;
   case GEN_OP_LAUNCH:
-    if (on_own_stream(l, o)) {
-      s = l->stream_slot[o->stream];
-      wait_deps(l, fn, i, s, need);
-    } else {
-      s = op_stream(l, fn, i, primary, need, 1);
-      if (early)
-        record_requests(l, fn, o->tok, s, i);
-    }
-    in = emit(l, fn, LOWER_LAUNCH, i);
-    if (in) {
-      in->kernel = o->kernel;
-      in->nbufs = (uint8_t)o->nargs;
-      for (int a = 0; a < o->nargs; a++)
-        in->bufs[a] = o->args[a];
-      in->b = s;
-      in->imm = o->value;
-      in->imm2 = c->bufs[o->args[0]].n;
-    }
-    if (on_own_stream(l, o)) { /* its token: an event after it, not the program's stream */
-      int e = emit_create(l, fn, LOWER_EVENT_CREATE, i);
-      emit2(l, fn, LOWER_EVENT_RECORD, i, e, s);
-      s = e;
-    }
+    s = lower_launch(l, i, primary, need);
     break;
   case GEN_OP_STREAM_CREATE:
   case GEN_OP_STREAM_SYNC:
   case GEN_OP_STREAM_DESTROY:
     lower_stream_op(l, i);
     break;
+  case GEN_OP_CALL:
+  case GEN_OP_IF:
+  case GEN_OP_BRANCH:
+    block_entry(l, i);
+    return; /* its token: at the block's end */
+  case GEN_OP_FOR:
+    lower_for(l, i);
+    return;
   case GEN_OP_HOST_WAIT:
     if (has(l, LOWER_FAULT_DROP_HOST_WAIT))
       break;
@@ -715,6 +796,13 @@ int lower_builtin(const GenCase *c, const LowerSpec *spec, LowerProgram **out, A
     const GenOp *o = &c->ops[i];
     if (on_own_stream(&l, o))
       l.tok_event[o->tok] = 1;
+    if (o->kind >= GEN_OP_CALL) { /* a block's tokens across its boundary are events */
+      const GenBlock *k = &c->blocks[o->block];
+      for (int q = 0; q < k->ninputs; q++)
+        l.tok_event[k->inputs[q].tok] = 1;
+      if (o->tok >= 0)
+        l.tok_event[o->tok] = 1;
+    }
     if (o->kind == GEN_OP_AWAIT && o->vidx >= 0) {
       l.tok_event[o->tok] = 1;
       l.await_consumer[i] = p->regions[o->region].nconsumers[o->vidx]++;
@@ -756,9 +844,17 @@ int lower_builtin(const GenCase *c, const LowerSpec *spec, LowerProgram **out, A
     }
   }
   for (int i = 0; i < c->nops && l.rc == 0; i++) {
+    const GenOp *o = &c->ops[i];
     lower_op(&l, i);
-    if (c->ops[i].kind == GEN_OP_EXECUTE)
-      open_region(&l, c->ops[i].region);
+    if (o->kind == GEN_OP_EXECUTE)
+      open_region(&l, o->region);
+    if (o->kind == GEN_OP_FOR && c->blocks[o->block].last > i)
+      i = c->blocks[o->block].last; /* (lower_for lowered the body) */
+    /* the block that ends here: the one this op is in, or its own when empty */
+    int k = o->blk > 0 ? o->blk : o->kind >= GEN_OP_CALL ? o->block : 0;
+    if (k > 0 && c->ops[c->blocks[k].op].kind != GEN_OP_FOR &&
+        (c->blocks[k].last >= c->blocks[k].first ? c->blocks[k].last : c->blocks[k].op) == i)
+      block_end(&l, k);
     for (int r = nr - 1; r >= 1; r--) {
       const GenRegion *g = &c->regions[r];
       int last = g->last >= g->first ? g->last : g->exec_op;
@@ -785,121 +881,4 @@ out:
   }
   *out = p;
   return 0;
-}
-
-/* ---- listing ---- */
-
-static void put_slot(AfBuf *b, int s) {
-  if (s < 0)
-    af_buf_puts(b, "null");
-  else
-    af_buf_printf(b, "%%%d", s);
-}
-
-char *lower_program_to_text(const LowerProgram *p) {
-  AfBuf b;
-  af_buf_init(&b);
-  for (int fi = 0; fi < p->nfuncs; fi++) {
-    const LowerFunc *f = &p->funcs[fi];
-    if (fi == 0)
-      af_buf_puts(&b, "func @main {\n");
-    else
-      af_buf_printf(&b, "func @region%d {\n", fi);
-    for (int i = 0; i < f->ninstrs; i++) {
-      const LowerInstr *in = &f->instrs[i];
-      af_buf_puts(&b, "  ");
-      switch (in->opc) {
-      case LOWER_MODULE_LOAD:
-        af_buf_puts(&b, "mgpuModuleLoad()");
-        break;
-      case LOWER_GET_FUNCTION:
-        af_buf_printf(&b, "mgpuModuleGetFunction(\"%s\")", kernel_info(in->kernel)->name);
-        break;
-      case LOWER_MODULE_UNLOAD:
-        af_buf_puts(&b, "mgpuModuleUnload()");
-        break;
-      case LOWER_HOST_INIT:
-        af_buf_printf(&b, "asyncfuzz_host_init(b%d, init=%lld)", in->buf, (long long)in->imm);
-        break;
-      case LOWER_STREAM_CREATE:
-        af_buf_printf(&b, "%%%d = mgpuStreamCreate()%s", in->a, in->imm ? "  (the program's)" : "");
-        break;
-      case LOWER_STREAM_DESTROY:
-        af_buf_printf(&b, "mgpuStreamDestroy(%%%d)", in->a);
-        break;
-      case LOWER_STREAM_SYNC:
-        af_buf_printf(&b, "mgpuStreamSynchronize(%%%d)", in->a);
-        break;
-      case LOWER_STREAM_WAIT_EVENT:
-        af_buf_printf(&b, "mgpuStreamWaitEvent(%%%d, %%%d)", in->a, in->b);
-        break;
-      case LOWER_EVENT_CREATE:
-        af_buf_printf(&b, "%%%d = mgpuEventCreate()", in->a);
-        break;
-      case LOWER_EVENT_DESTROY:
-        af_buf_printf(&b, "mgpuEventDestroy(%%%d)", in->a);
-        break;
-      case LOWER_EVENT_SYNC:
-        af_buf_printf(&b, "mgpuEventSynchronize(%%%d)", in->a);
-        break;
-      case LOWER_EVENT_RECORD:
-        af_buf_printf(&b, "mgpuEventRecord(%%%d, %%%d)", in->a, in->b);
-        break;
-      case LOWER_MEM_ALLOC:
-        af_buf_printf(&b, "b%d = mgpuMemAlloc(%lld, ", in->buf, (long long)in->imm);
-        put_slot(&b, in->b);
-        af_buf_printf(&b, ", %d)", (int)in->imm2);
-        break;
-      case LOWER_MEM_FREE:
-        af_buf_printf(&b, "mgpuMemFree(b%d, ", in->buf);
-        put_slot(&b, in->b);
-        af_buf_puts(&b, ")");
-        break;
-      case LOWER_MEMCPY:
-        af_buf_printf(&b, "mgpuMemcpy(b%d, b%d, %lld, ", in->buf, in->buf2, (long long)in->imm);
-        put_slot(&b, in->b);
-        af_buf_puts(&b, ")");
-        break;
-      case LOWER_MEMSET32:
-        af_buf_printf(&b, "mgpuMemset32(b%d, %lld, %lld, ", in->buf, (long long)in->imm,
-                      (long long)in->imm2);
-        put_slot(&b, in->b);
-        af_buf_puts(&b, ")");
-        break;
-      case LOWER_LAUNCH:
-        af_buf_printf(&b, "mgpuLaunchKernel(%s, [", kernel_info(in->kernel)->name);
-        for (int a = 0; a < in->nbufs; a++)
-          af_buf_printf(&b, "%sb%d", a ? ", " : "", in->bufs[a]);
-        af_buf_printf(&b, "], v=%lld, n=%lld, ", (long long)in->imm, (long long)in->imm2);
-        put_slot(&b, in->b);
-        af_buf_puts(&b, ")");
-        break;
-      case LOWER_OBSERVE:
-        af_buf_printf(&b, "asyncfuzz_observe(%lld, b%d)", (long long)in->imm, in->buf);
-        break;
-      case LOWER_SPAWN:
-        af_buf_printf(&b, "async.execute @region%d", in->region);
-        break;
-      case LOWER_YIELD:
-        af_buf_printf(&b, "yield r%d.%d to consumer %d: %%%d", in->region, in->vidx, in->consumer,
-                      in->a);
-        break;
-      case LOWER_DONE:
-        af_buf_puts(&b, "region done");
-        break;
-      case LOWER_AWAIT:
-        af_buf_printf(&b, "async.await @region%d", in->region);
-        break;
-      case LOWER_TAKE:
-        af_buf_printf(&b, "%%%d = take r%d.%d as consumer %d", in->a, in->region, in->vidx,
-                      in->consumer);
-        break;
-      }
-      if (in->op >= 0)
-        af_buf_printf(&b, "    // op #%d", in->op);
-      af_buf_puts(&b, "\n");
-    }
-    af_buf_puts(&b, "}\n");
-  }
-  return af_buf_take(&b);
 }

@@ -44,7 +44,19 @@ typedef struct G {
   int oom;
 } G;
 
-enum { HOW_OP, HOW_AWAIT, HOW_INPUT, HOW_CAPTURE };
+enum {
+  HOW_OP,
+  HOW_AWAIT,
+  HOW_INPUT,
+  HOW_CAPTURE,
+  HOW_CALL_ARG,
+  HOW_CALL_RESULT,
+  HOW_IF_RESULT,
+  HOW_ITER,
+  HOW_LOOP_RESULT,
+  HOW_BRANCH_ARG,
+  HOW_MERGE
+};
 
 #define START(g, r) ((g)->c->nops + 2 * (r))
 #define END(g, r) ((g)->c->nops + 2 * (r) + 1)
@@ -80,8 +92,13 @@ static int dep_mech(const GenOp *o, int how, int d) {
     return ORACLE_LINK_AWAIT_VALUE;
   if (how == HOW_INPUT)
     return ORACLE_LINK_REGION_INPUT;
-  if (how == HOW_CAPTURE)
-    return ORACLE_LINK_CAPTURE;
+  static const int by_how[] = {
+      [HOW_CAPTURE] = ORACLE_LINK_CAPTURE,         [HOW_CALL_ARG] = ORACLE_LINK_CALL_ARG,
+      [HOW_CALL_RESULT] = ORACLE_LINK_CALL_RESULT, [HOW_IF_RESULT] = ORACLE_LINK_IF_RESULT,
+      [HOW_ITER] = ORACLE_LINK_LOOP_CARRIED,       [HOW_LOOP_RESULT] = ORACLE_LINK_LOOP_RESULT,
+      [HOW_BRANCH_ARG] = ORACLE_LINK_BRANCH_ARG,   [HOW_MERGE] = ORACLE_LINK_MERGE_ARG};
+  if (how >= HOW_CAPTURE && how <= HOW_MERGE)
+    return by_how[how];
   return ORACLE_LINK_OWN_DEP;
 }
 
@@ -102,6 +119,20 @@ static void op_edges(G *g, int i) {
   }
   if (o->kind == GEN_OP_AWAIT && o->region > 0 && o->region < c->nregions)
     add_edge(g, END(g, o->region), i, ORACLE_LINK_AWAIT, -1);
+  if (o->kind >= GEN_OP_CALL && o->block > 0 && o->block < c->nblocks) {
+    const GenBlock *k = &c->blocks[o->block];
+    int how = o->kind == GEN_OP_CALL  ? HOW_CALL_ARG
+              : o->kind == GEN_OP_FOR ? HOW_ITER
+                                      : HOW_BRANCH_ARG;
+    for (int q = 0; q < k->ninputs && q < GEN_MAX_REGION_IO; q++) {
+      int t = k->inputs[q].outer, in = k->inputs[q].tok;
+      if (t >= 0 && t < c->ntoks && in >= 0 && in < c->ntoks) {
+        g->tok_src[in] = g->tok_src[t];
+        g->tok_how[in] = how;
+      }
+    }
+    return; /* its token: at the block's end (block_end) */
+  }
   if (o->tok >= 0 && o->tok < c->ntoks) {
     g->tok_src[o->tok] = i;
     g->tok_how[o->tok] = HOW_OP;
@@ -142,6 +173,20 @@ static void start_edges(G *g, int r) {
   g->last_sync[r] = START(g, r);
 }
 
+/* The end of block b: the op's token stands for the yielded one. */
+static void block_end(G *g, int b) {
+  const GenCase *c = g->c;
+  const GenBlock *k = &c->blocks[b];
+  const GenOp *o = &c->ops[k->op];
+  if (o->tok < 0 || o->tok >= c->ntoks || k->yield < 0 || k->yield >= c->ntoks)
+    return;
+  g->tok_src[o->tok] = g->tok_src[k->yield];
+  g->tok_how[o->tok] = o->kind == GEN_OP_CALL  ? HOW_CALL_RESULT
+                       : o->kind == GEN_OP_IF  ? HOW_IF_RESULT
+                       : o->kind == GEN_OP_FOR ? HOW_LOOP_RESULT
+                                               : HOW_MERGE;
+}
+
 /* The graph, in the order validate.c visits it. 0 or AF_ENOMEM. */
 static int build(G *g, const GenCase *c) {
   memset(g, 0, sizeof *g);
@@ -171,6 +216,10 @@ static int build(G *g, const GenCase *c) {
       visit(g, START(g, o->region));
       start_edges(g, o->region);
     }
+    int kb = o->blk > 0 ? o->blk : o->kind >= GEN_OP_CALL ? o->block : 0;
+    if (kb > 0 && kb < c->nblocks &&
+        (c->blocks[kb].last >= c->blocks[kb].first ? c->blocks[kb].last : c->blocks[kb].op) == i)
+      block_end(g, kb);
     for (int r = c->nregions - 1; r >= 1; r--) {
       const GenRegion *rg = &c->regions[r];
       int last = rg->last >= rg->first ? rg->last : rg->exec_op;
@@ -278,6 +327,36 @@ int oracle_missing_link(const GenCase *c, const HbResult *k, const RtRec *trace,
   return 0;
 }
 
+/* Which iteration of its op's loop trace call s is: the calls of the same kind its op made
+ * before it. */
+static int iteration(const RtRec *trace, int ntrace, int32_t s) {
+  if (s < 0 || s >= ntrace)
+    return -1;
+  int n = 0;
+  for (int j = 0; j < s; j++)
+    n += trace[j].op == trace[s].op && trace[j].call == trace[s].call;
+  return n;
+}
+
+int oracle_loop_link(const GenCase *c, const RtRec *trace, int ntrace, int op1, int32_t seq1,
+                     int op2, int32_t seq2, OracleLink *out) {
+  if (op1 < 0 || op1 >= c->nops || op2 < 0 || op2 >= c->nops || trace == NULL)
+    return 0;
+  int b = c->ops[op1].blk;
+  if (b <= 0 || b >= c->nblocks || c->ops[op2].blk != b ||
+      c->ops[c->blocks[b].op].kind != GEN_OP_FOR)
+    return 0;
+  int i1 = iteration(trace, ntrace, seq1), i2 = iteration(trace, ntrace, seq2);
+  if (i1 < 0 || i2 < 0 || i1 == i2)
+    return 0;
+  memset(out, 0, sizeof *out);
+  out->from = op1;
+  out->to = op2;
+  out->dep = -1;
+  out->mech = ORACLE_LINK_LOOP_CARRIED;
+  return 1;
+}
+
 void oracle_link_format(const GenCase *c, const OracleLink *l, char *out, size_t n) {
   if (l->mech < 0 || l->to < 0 || l->to >= c->nops) {
     snprintf(out, n, "unattributed");
@@ -288,6 +367,21 @@ void oracle_link_format(const GenCase *c, const OracleLink *l, char *out, size_t
    * launch, the host's stream_sync or stream_destroy), the launch is what was misplaced */
   if (l->mech == ORACLE_LINK_STREAM_ORDER && l->from >= 0 && l->from < c->nops)
     o = &c->ops[l->from];
+  /* a block's boundary is what its crossing tokens pass: whichever op missed one, the block op
+   * is named (call, scf.if, scf.for, cf.cond_br) */
+  if (l->mech >= ORACLE_LINK_CALL_ARG && l->mech <= ORACLE_LINK_MERGE_ARG) {
+    int into = l->mech == ORACLE_LINK_CALL_ARG || l->mech == ORACLE_LINK_LOOP_CARRIED ||
+               l->mech == ORACLE_LINK_BRANCH_ARG;
+    int x = -1;
+    if (into && o->blk > 0 && o->blk < c->nblocks)
+      x = c->blocks[o->blk].op;
+    int t = !into && l->dep >= 0 && l->dep < o->ndeps ? o->deps[l->dep] : -1;
+    for (int i = 0; i < c->nops && t >= 0 && x < 0; i++)
+      if (c->ops[i].kind >= GEN_OP_CALL && c->ops[i].tok == t)
+        x = i;
+    if (x >= 0 && x < c->nops)
+      o = &c->ops[x];
+  }
   char shape[64];
   gen_shape_format(o, shape, sizeof shape);
   char *deps = strstr(shape, " deps=");
@@ -310,7 +404,7 @@ void oracle_link_format(const GenCase *c, const OracleLink *l, char *out, size_t
     snprintf(out, n, "%s|%s%s", oracle_link_name(l->mech), shape,
              l->mech == ORACLE_LINK_EXTRA_DEP || l->mech == ORACLE_LINK_AWAIT_VALUE ||
                      l->mech == ORACLE_LINK_REGION_INPUT || l->mech == ORACLE_LINK_CAPTURE ||
-                     l->mech == ORACLE_LINK_STREAM_ORDER
+                     l->mech >= ORACLE_LINK_STREAM_ORDER
                  ? ""
                  : where);
     break;

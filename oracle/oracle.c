@@ -226,7 +226,14 @@ static int handle_maker(RtRef h, const RtRec *trace, int ntrace, int before) {
 /* Whether token t came out of a region through async.yield (an await's value, or a region's
  * input), or descends from one through first dependencies (the stream an op inherits) and
  * captures (the outer token a region uses). */
-static int yielded_token(const GenCase *c, int t) {
+static const char *const block_in[] = {"call-arg", "if-arg", "loop-carried", "branch-arg"};
+static const char *const block_out[] = {"call-result", "if-result", "loop-result", "merge-arg"};
+
+/* How token t crossed into the context or block where it is used, following the chain of first
+ * dependencies back: "yield" (a region's value, awaited or taken as a region input), a block's
+ * input or result ("call-arg", "loop-result"...), or NULL (it never crossed; a capture is its
+ * outer token). */
+static const char *token_crossing(const GenCase *c, int t) {
   for (int guard = 0; guard <= c->nops && t >= 0; guard++) {
     int def = -1;
     for (int i = 0; i < c->nops && def < 0; i++)
@@ -237,19 +244,25 @@ static int yielded_token(const GenCase *c, int t) {
       for (int r = 1; r < c->nregions; r++) {
         for (int k = 0; k < c->regions[r].ninputs; k++)
           if (c->regions[r].inputs[k].tok == t)
-            return 1;
+            return "yield";
         for (int k = 0; k < c->regions[r].ncaptures; k++)
           if (c->regions[r].captures[k].tok == t)
             outer = c->regions[r].captures[k].outer;
       }
+      for (int k = 1; k < c->nblocks; k++)
+        for (int q = 0; q < c->blocks[k].ninputs; q++)
+          if (c->blocks[k].inputs[q].tok == t && c->ops[c->blocks[k].op].kind >= GEN_OP_CALL)
+            return block_in[c->ops[c->blocks[k].op].kind - GEN_OP_CALL];
       t = outer;
       continue;
     }
     if (c->ops[def].kind == GEN_OP_AWAIT)
-      return 1;
+      return "yield";
+    if (c->ops[def].kind >= GEN_OP_CALL)
+      return block_out[c->ops[def].kind - GEN_OP_CALL];
     t = c->ops[def].ndeps > 0 ? c->ops[def].deps[0] : -1;
   }
-  return 0;
+  return NULL;
 }
 
 /* How a handle made by op `maker` reached op `user`: yielded out of a region (the user awaits
@@ -260,9 +273,11 @@ static const char *handle_travel(const GenCase *c, int maker, int user) {
     const GenOp *u = &c->ops[user];
     if (u->kind == GEN_OP_AWAIT && u->vidx >= 0)
       return "yield";
-    for (int d = 0; d < u->ndeps; d++)
-      if (yielded_token(c, u->deps[d]))
-        return "yield";
+    for (int d = 0; d < u->ndeps; d++) {
+      const char *how = token_crossing(c, u->deps[d]);
+      if (how)
+        return how;
+    }
   }
   if (maker < 0 || maker >= c->nops || user < 0 || user >= c->nops)
     return "unknown";
@@ -313,7 +328,9 @@ static int ordering_cause(const GenCase *c, const HbReport *r, const RtRec *trac
     af_err_clear(&err);
     if (hb_check(trace, ntrace, &ho, &k, &err))
       return AF_ENOMEM;
-    int rc = oracle_missing_link(c, k, trace, ntrace, from, seq, to, &l);
+    int rc = oracle_loop_link(c, trace, ntrace, r->op1, r->seq1, r->op2, r->seq2, &l)
+                 ? 0
+                 : oracle_missing_link(c, k, trace, ntrace, from, seq, to, &l);
     hb_result_free(k);
     if (rc)
       return rc;

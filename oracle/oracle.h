@@ -91,6 +91,14 @@ int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, in
   X(CAPTURE, "capture")           /* a token a region uses from the context that spawns it */      \
   X(STREAM_ORDER, "stream-order") /* work on one explicit stream runs in order; a stream_sync or   \
                                      stream_destroy follows it */                                  \
+  X(CALL_ARG, "call-arg")         /* a first dependency on a token passed to a function */         \
+  X(CALL_RESULT, "call-result")   /* ... on the token a function returned */                       \
+  X(IF_RESULT, "if-result")       /* ... on the token an scf.if yielded */                         \
+  X(LOOP_CARRIED, "loop-carried") /* ... on an scf.for's iter_arg; or one iteration's access       \
+                                     racing another's */                                           \
+  X(LOOP_RESULT, "loop-result")   /* ... on the token an scf.for returned */                       \
+  X(BRANCH_ARG, "branch-arg")     /* ... on a block argument a cf.cond_br passed */                \
+  X(MERGE_ARG, "merge-arg")       /* ... on the argument of a block two branches reach */          \
   X(SPAWN, "spawn")               /* a region starts after its async.execute */                    \
   X(REGION_END, "region-end")     /* a region ends after its synchronous ops */                    \
   X(AWAIT, "await")               /* async.await follows its region's end */                       \
@@ -110,6 +118,12 @@ typedef struct OracleLink {
   int mech;     /* OracleLinkMech, -1 when none was found */
   int dep;      /* the dependency index of a token link, else -1 */
 } OracleLink;
+
+/* When ops op1 and op2 of a checker report are in one scf.for body and its calls seq1 and seq2
+ * ran in different iterations, the carried token is the missing link: fills *out (mechanism
+ * loop-carried, consumer op2) and returns 1; else 0. */
+int oracle_loop_link(const GenCase *c, const RtRec *trace, int ntrace, int op1, int32_t seq1,
+                     int op2, int32_t seq2, OracleLink *out);
 
 /* The first link on the case's paths from op `from` to op `to` that the execution lacked:
  * `from` made trace record seq, and k (checked with HbOptions.nops) says which ops knew it.

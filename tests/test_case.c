@@ -291,13 +291,13 @@ static void test_streams(void) {
        AF_EINVALID, "op #2: stream s is created twice"},
       /* two launches on no common stream race; on one stream they are ordered */
       {2,
-       "{\"op\": \"stream_create\", \"stream\": \"s\"}, " FILL("\"stream\": \"s\", \"deps\": [], "
-                                                               "\"token\": \"a\"") ", " FILL(
-           "\"deps\": [], "
-           "\"token\": \"b\"") ", "
-                               "{\"op\": "
-                               "\"stream_destroy\", "
-                               "\"stream\": \"s\"}",
+       "{\"op\": \"stream_create\", \"stream\": \"s\"}, " FILL(
+           "\"stream\": \"s\", \"deps\": [], "
+           "\"token\": \"a\"") ", " FILL("\"deps\": [], "
+                                         "\"token\": \"b\"") ", "
+                                                             "{\"op\": "
+                                                             "\"stream_destroy\", "
+                                                             "\"stream\": \"s\"}",
        AF_EINVALID, "op #3 (launch): writes b0, which op #2 also writes"},
       {2, "{\"op\": \"stream_create\", \"stream\": \"s\"}", AF_EINVALID,
        "stream s0 (created by op #1) is never destroyed"},
@@ -333,12 +333,21 @@ static void test_streams(void) {
   char json[2048];
   snprintf(
       json, sizeof json, head, 2,
-      "{\"op\": \"stream_create\", \"stream\": \"s\"}, " FILL("\"stream\": \"s\", \"deps\": [], "
-                                                              "\"token\": \"a\"") ", " FILL(
-          "\"stream\": \"s\", \"deps\": [], \"token\": \"b\"") ", "
-                                                               "{\"op\": "
-                                                               "\"stream_destroy\", "
-                                                               "\"stream\": \"s\"}");
+      "{\"op\": \"stream_create\", \"stream\": \"s\"}, " FILL(
+          "\"stream\": \"s\", \"deps\": [], "
+          "\"token\": \"a\"") ", " FILL("\"stream\": \"s\", \"deps\": [], \"token\": \"b\"") ", "
+                                                                                             "{\"op"
+                                                                                             "\": "
+                                                                                             "\"str"
+                                                                                             "eam_"
+                                                                                             "destr"
+                                                                                             "oy\","
+                                                                                             " "
+                                                                                             "\"str"
+                                                                                             "eam\""
+                                                                                             ": "
+                                                                                             "\"s\""
+                                                                                             "}");
 #undef FILL
   GenCase c;
   AfErr err = {0};
@@ -368,9 +377,11 @@ static void roundtrip(const GenCase *c) {
 }
 
 static void test_roundtrips(const char *srcdir) {
-  const char *corpus[] = {"region-launch-yield",     "launch-two-deps",      "sync-alloc-dealloc",
-                          "memcpy-two-deps-dealloc", "region-chain",         "host-wait-twice",
-                          "region-capture",          "region-inputs-unused", "explicit-stream"};
+  const char *corpus[] = {
+      "region-launch-yield", "launch-two-deps", "sync-alloc-dealloc", "memcpy-two-deps-dealloc",
+      "region-chain",        "host-wait-twice", "region-capture",     "region-inputs-unused",
+      "explicit-stream",     "call-token-arg",  "if-token-result",    "for-carried-token",
+      "branch-merge"};
   for (size_t i = 0; i < sizeof corpus / sizeof corpus[0]; i++) {
     char path[1024];
     snprintf(path, sizeof path, "%s/corpus/%s.json", srcdir, corpus[i]);

@@ -36,9 +36,10 @@ static void load(const char *name, GenCase *c) {
 }
 
 static const char *corpus[] = {
-    "region-launch-yield",     "launch-two-deps",      "sync-alloc-dealloc",
-    "memcpy-two-deps-dealloc", "region-chain",         "host-wait-twice",
-    "region-capture",          "region-inputs-unused", "explicit-stream"};
+    "region-launch-yield", "launch-two-deps", "sync-alloc-dealloc", "memcpy-two-deps-dealloc",
+    "region-chain",        "host-wait-twice", "region-capture",     "region-inputs-unused",
+    "explicit-stream",     "call-token-arg",  "if-token-result",    "for-carried-token",
+    "branch-merge"};
 #define NCORPUS (sizeof corpus / sizeof corpus[0])
 
 static void test_golden(void) {
@@ -162,6 +163,18 @@ static void test_corpus_verdicts(void) {
       {"explicit-stream", "builtin:fault=stream_ignored", "lazy", VERDICT_RACE,
        "|missing-edge|stream-order|gpu.launch_func async",
        "data_race.RAW|launch.af_fill->launch.af_transform|stream->stream|dependency", 0},
+      {"call-token-arg", "builtin:fault=call_arg_dropped", "lazy", VERDICT_RACE,
+       "|missing-edge|call-arg|func.call",
+       "data_race.RAW|memset->launch.af_transform|stream->stream|dependency", 0},
+      {"if-token-result", "builtin:fault=if_result_stale", "lazy", VERDICT_RACE,
+       "|missing-edge|if-result|scf.if",
+       "data_race.RAW|launch.af_transform->memcpy.D2H|stream->stream|dependency", 0},
+      {"for-carried-token", "builtin:fault=loop_carried_initial", "lazy", VERDICT_RACE,
+       "|missing-edge|loop-carried|scf.for",
+       "data_race.WAW|launch.af_fill->launch.af_fill|stream->stream|dependency", 0},
+      {"branch-merge", "builtin:fault=merge_first_pred", "lazy", VERDICT_RACE,
+       "|missing-edge|merge-arg|cf.cond_br",
+       "data_race.RAW|launch.af_transform->memcpy.D2H|stream->stream|dependency", 0},
       {"region-chain", "builtin:fault=yield_stream", "lazy", VERDICT_RUNTIME_ERROR,
        "|misused-handle|stream|wrong-kind|via:", "mgpuStreamWaitEvent|CUDA_ERROR_INVALID_HANDLE",
        0},

