@@ -31,6 +31,7 @@ enum {
   IF,
   FOR,
   BRANCH,
+  BRANCH_BUF,
   NCON
 };
 static const char *const names[NCON] = {"host wait with no operands",
@@ -45,7 +46,8 @@ static const char *const names[NCON] = {"host wait with no operands",
                                         "func.call inside an async.execute region",
                                         "scf.if yielding a token",
                                         "scf.for carrying a token",
-                                        "cf.cond_br to blocks that merge with a token"};
+                                        "cf.cond_br to blocks that merge with a token",
+                                        "cf.cond_br passing a buffer as a block argument"};
 
 static void constructs(const GenCase *c, int *has) {
   uint8_t *waited = calloc((size_t)c->ntoks + 1, 1);
@@ -59,6 +61,7 @@ static void constructs(const GenCase *c, int *has) {
       has[IF] |= o->kind == GEN_OP_IF && o->tok >= 0;
       has[FOR] |= o->kind == GEN_OP_FOR;
       has[BRANCH] |= o->kind == GEN_OP_BRANCH && o->tok >= 0;
+      has[BRANCH_BUF] |= o->kind == GEN_OP_BRANCH && k->nbufargs > 0;
     }
     if (o->kind == GEN_OP_LAUNCH && o->stream >= 0 && launched) {
       has[STREAM_LAUNCH] = 1;

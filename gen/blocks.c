@@ -7,7 +7,8 @@
  * token joined, at the block's op, from every token the context's buffers still wait for, so
  * it stands for any of them (and in a for, every op then follows the carried token). An if's
  * and a branch's body use the context's tokens directly, and a branch passes one or two of
- * them as block arguments. The block yields a join of its body's last tokens, and what the
+ * them as block arguments (and buffers, which its body then names by the arguments). The block
+ * yields a join of its body's last tokens, and what the
  * buffers waited for inside the body is, after it, the block op's token. A for's body never
  * writes a buffer it read before (pick_buf and note_access keep to that), so every iteration
  * does what the first did.
@@ -123,6 +124,10 @@ static int bind_inputs(G *g, Ctx *x, int kind, GenBlock *k) {
     for (int i = 0; i < s.n && n < 2; i++)
       if (af_rng_chance(&g->rng, 60))
         outer[n++] = s.t[i];
+    /* buffers of the context, passed as block arguments too */
+    for (int b = 0; b < g->c->nbufs && k->nbufargs < 2; b++)
+      if (g->bs[b].owner == x->id && af_rng_chance(&g->rng, 30))
+        k->bufargs[k->nbufargs++] = b;
   }
   for (int q = 0; q < n; q++) {
     k->inputs[q].outer = outer[q];

@@ -212,6 +212,11 @@ static void put_block(AfBuf *b, const GenCase *c, const GenOp *o, int depth) {
     af_buf_printf(b, ", \"trips\": %d", k->trips);
   af_buf_puts(b, ", \"inputs\": [");
   put_inputs(b, k->inputs, k->ninputs);
+  if (k->nbufargs) {
+    af_buf_puts(b, "], \"buffer_args\": [");
+    for (int q = 0; q < k->nbufargs; q++)
+      af_buf_printf(b, "%s\"b%d\"", q ? ", " : "", k->bufargs[q]);
+  }
   af_buf_puts(b, "], \"body\": [");
   if (put_body(b, c, k->first, k->last, o->ctx, o->block, depth + 1)) {
     af_buf_puts(b, "\n");

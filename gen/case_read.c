@@ -269,6 +269,18 @@ static int parse_block(Parser *p, const cJSON *o, int ctx, GenOp *opp) {
   int rc = parse_bindings(p, inputs, "a block input", k.op, k.inputs, &k.ninputs);
   if (rc)
     return rc;
+  const cJSON *bargs = cJSON_GetObjectItemCaseSensitive(o, "buffer_args");
+  if (bargs && (!cJSON_IsArray(bargs) || cJSON_GetArraySize(bargs) > GEN_MAX_REGION_IO ||
+                opp->kind != GEN_OP_BRANCH))
+    return perr(p, AF_EINVALID, "\"buffer_args\" is a branch's array of at most 4 buffer names%s%s",
+                NULL, NULL);
+  const cJSON *ba;
+  cJSON_ArrayForEach(ba, bargs) {
+    int id = cJSON_IsString(ba) ? nm_find(&p->bufs, ba->valuestring) : -1;
+    if (id < 0)
+      return perr(p, AF_EINVALID, "a buffer argument is not a known buffer%s%s", NULL, NULL);
+    k.bufargs[k.nbufargs++] = id;
+  }
   opp->block = p->c->nblocks;
   int idx = p->c->nops;
   if (gen_case_add_block(p->c, &k) < 0 || gen_case_add_op(p->c, opp) < 0)

@@ -105,10 +105,12 @@ typedef struct GenBlock {
   int32_t first, last; /* body ops: [first, last] (last < first: empty) */
   int32_t ninputs;
   GenRegionCapture inputs[GEN_MAX_REGION_IO]; /* outer token, and its name inside */
-  int32_t yield; /* the body's token the op's token stands for, or -1 */
-  int32_t taken; /* if, branch: 1 when the live body is the true
-                    successor, 0 when the condition is false */
-  int32_t trips; /* for: iterations at run time (1..64) */
+  int32_t yield;                      /* the body's token the op's token stands for, or -1 */
+  int32_t taken;                      /* if, branch: 1 when the live body is the true
+                                         successor, 0 when the condition is false */
+  int32_t trips;                      /* for: iterations at run time (1..64) */
+  int32_t nbufargs;                   /* branch: buffers passed to the live block as block */
+  int32_t bufargs[GEN_MAX_REGION_IO]; /* arguments, which its body then names (same buffers) */
 } GenBlock;
 
 typedef struct GenRegion {

@@ -83,6 +83,18 @@ typedef struct R {
   int line;        /* lines completed in b */
 } R;
 
+/* Buffer b as the op being rendered names it: %bN, or the block argument a branch's live block
+ * received it as. */
+static void put_buf(R *r, const GenOp *o, int b) {
+  const GenBlock *k = o->blk > 0 ? &r->c->blocks[o->blk] : NULL;
+  for (int q = 0; k && q < k->nbufargs; q++)
+    if (k->bufargs[q] == b) {
+      af_buf_printf(r->b, "%%af_b%d_b%d", o->blk, b);
+      return;
+    }
+  af_buf_printf(r->b, "%%b%d", b);
+}
+
 /* Lines completed in the buffer so far. */
 static int lines_so_far(R *r) {
   for (; r->scanned < r->b->len; r->scanned++)
@@ -287,13 +299,17 @@ static void render_block(R *r, int i, int depth) {
       int is_live = (pass == 0) == (g->taken != 0);
       if (pass)
         af_buf_printf(b, ", ^af_bb%d_f", k);
-      if (is_live && g->ninputs) {
+      if (is_live && g->ninputs + g->nbufargs) {
         af_buf_puts(b, "(");
         for (int q = 0; q < g->ninputs; q++)
           af_buf_printf(b, "%s%%t%d", q ? ", " : "", tok_value(c, g->inputs[q].outer));
+        for (int q = 0; q < g->nbufargs; q++)
+          af_buf_printf(b, "%s%%b%d", q + g->ninputs ? ", " : "", g->bufargs[q]);
         af_buf_puts(b, " : ");
         for (int q = 0; q < g->ninputs; q++)
           af_buf_printf(b, "%s!gpu.async.token", q ? ", " : "");
+        for (int q = 0; q < g->nbufargs; q++)
+          af_buf_printf(b, "%s" MT, q + g->ninputs ? ", " : "");
         af_buf_puts(b, ")");
       }
     }
@@ -302,10 +318,12 @@ static void render_block(R *r, int i, int depth) {
       int is_live = (pass == 0) == (g->taken != 0);
       ind(r, depth - 1);
       af_buf_printf(b, "%s", is_live ? live : dead);
-      if (is_live && g->ninputs) {
+      if (is_live && g->ninputs + g->nbufargs) {
         af_buf_puts(b, "(");
         for (int q = 0; q < g->ninputs; q++)
           af_buf_printf(b, "%s%%t%d: !gpu.async.token", q ? ", " : "", g->inputs[q].tok);
+        for (int q = 0; q < g->nbufargs; q++)
+          af_buf_printf(b, "%s%%af_b%d_b%d: " MT, q + g->ninputs ? ", " : "", k, g->bufargs[q]);
         af_buf_puts(b, ")");
       }
       af_buf_puts(b, ":\n");
@@ -372,14 +390,20 @@ static void render_op_text(R *r, int i, int depth) {
     ind(r, depth);
     af_buf_printf(b, "%%t%d = gpu.memcpy async", o->tok);
     deps(r, o);
-    af_buf_printf(b, " %%b%d, %%b%d : " MT ", " MT "\n", o->buf, o->src);
+    af_buf_puts(b, " ");
+    put_buf(r, o, o->buf);
+    af_buf_puts(b, ", ");
+    put_buf(r, o, o->src);
+    af_buf_puts(b, " : " MT ", " MT "\n");
     break;
   case GEN_OP_MEMSET: {
     int k = i32const(r, depth, o->value);
     ind(r, depth);
     af_buf_printf(b, "%%t%d = gpu.memset async", o->tok);
     deps(r, o);
-    af_buf_printf(b, " %%b%d, %%k%d : " MT ", i32\n", o->buf, k);
+    af_buf_puts(b, " ");
+    put_buf(r, o, o->buf);
+    af_buf_printf(b, ", %%k%d : " MT ", i32\n", k);
     break;
   }
   case GEN_OP_LAUNCH: {
@@ -393,8 +417,10 @@ static void render_op_text(R *r, int i, int depth) {
                   " @asyncfuzz_kernels::@%s blocks in (%%c1, %%c1, %%c1) threads in (%%n%d, %%c1, "
                   "%%c1) args(",
                   kernel_info(o->kernel)->name, c->bufs[o->args[0]].n);
-    for (int a = 0; a < o->nargs; a++)
-      af_buf_printf(b, "%%b%d : " MT ", ", o->args[a]);
+    for (int a = 0; a < o->nargs; a++) {
+      put_buf(r, o, o->args[a]);
+      af_buf_puts(b, " : " MT ", ");
+    }
     af_buf_printf(b, "%%k%d : i32, %%spin : i32)\n", k);
     break;
   }

@@ -376,6 +376,19 @@ static int visit_block(V *v, int i) {
                 "needs a host buffer: its condition or trip count is computed at run time from "
                 "the first host buffer",
                 0, 0);
+  if (k->nbufargs < 0 || k->nbufargs > GEN_MAX_REGION_IO ||
+      (k->nbufargs && o->kind != GEN_OP_BRANCH))
+    return fail(v, i, "only a branch passes buffers as block arguments (at most 4)", 0, 0);
+  for (int q = 0; q < k->nbufargs; q++) {
+    int b = k->bufargs[q];
+    if (b < 0 || b >= c->nbufs)
+      return fail(v, i, "passes buffer %d, which does not exist, as a block argument", b, 0);
+    if (v->alloc_node[b] == -2 || v->dealloc_node[b] >= 0 || !in_scope(c, o->ctx, v->alloc_ctx[b]))
+      return fail(v, i, "passes b%d as a block argument where it is not allocated", b, 0);
+    for (int p = 0; p < q; p++)
+      if (k->bufargs[p] == b)
+        return fail(v, i, "passes b%d twice as a block argument", b, 0);
+  }
   for (int q = 0; q < k->ninputs; q++) {
     int t = k->inputs[q].outer;
     if (t < 0 || t >= c->ntoks || v->tok_src[t] == -1)

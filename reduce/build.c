@@ -225,6 +225,8 @@ static int keep_bufs(Build *b) {
     for (int q = 0; q < n; q++)
       if (*refs[q] >= 0 && *refs[q] < c->nbufs)
         b->newbuf[*refs[q]] = 1;
+    for (int q = 0; o.kind == GEN_OP_BRANCH && q < c->blocks[o.block].nbufargs; q++)
+      b->newbuf[c->blocks[o.block].bufargs[q]] = 1;
     if (o.kind >= GEN_OP_IF && o.kind <= GEN_OP_BRANCH) /* its condition's host buffer */
       for (int k = 0; k < c->nbufs; k++)
         if (c->bufs[k].kind == GEN_BUF_HOST) {
@@ -307,6 +309,8 @@ static int add_blocks(Build *b) {
         return 1;
       g.yield = b->fwd[g.yield].t[0];
     }
+    for (int q = 0; q < g.nbufargs; q++)
+      g.bufargs[q] = b->newbuf[g.bufargs[q]];
     b->newblk[k] = nb++;
     if (gen_case_add_block(b->out, &g) < 0)
       return AF_ENOMEM;

@@ -395,19 +395,28 @@ static void inline_block(GenCase *cand, int k) {
       cand->blocks[q].op--;
 }
 
-/* Inlines each block into its context, when the case still fails without it. */
+/* Inlines each block into its context, when the case still fails without it; else passes no
+ * buffers as its block arguments, when it passes some. */
 static int pass_inline_blocks(R *r) {
   int any = 0;
   for (int k = r->cur.nblocks - 1; k >= 1 && !r->err; k--) {
-    if (k >= r->cur.nblocks)
-      continue;
-    GenCase cand;
-    if (gen_case_copy(&cand, &r->cur)) {
-      r->err = AF_ENOMEM;
-      break;
+    for (int move = 0; move < 2 && k < r->cur.nblocks && !r->err; move++) {
+      if (move == 1 && r->cur.blocks[k].nbufargs == 0)
+        break;
+      GenCase cand;
+      if (gen_case_copy(&cand, &r->cur)) {
+        r->err = AF_ENOMEM;
+        break;
+      }
+      if (move == 0)
+        inline_block(&cand, k);
+      else
+        cand.blocks[k].nbufargs = 0;
+      if (try_finished(r, &cand)) {
+        any = 1;
+        break;
+      }
     }
-    inline_block(&cand, k);
-    any |= try_finished(r, &cand);
   }
   return any;
 }

@@ -362,6 +362,88 @@ static void test_streams(void) {
   gen_case_free(&c);
 }
 
+/* Blocks (version 2): every ill-formed call, if, for and branch named with its op. */
+static void test_blocks(void) {
+  static const char *head =
+      "{\"format\": \"asyncfuzz-case\", \"version\": %d, \"seed\": \"0\", \"spin\": 4,"
+      " \"buffers\": [{\"name\": \"h\", \"kind\": \"host\", \"n\": 4},"
+      " {\"name\": \"d\", \"kind\": \"device\", \"n\": 4}, {\"name\": \"e\", \"kind\": "
+      "\"device\", \"n\": 4}],"
+      " \"body\": [{\"op\": \"alloc\", \"buf\": \"d\", \"mode\": \"sync\"},"
+      " {\"op\": \"alloc\", \"buf\": \"e\", \"mode\": \"sync\"},"
+      " {\"op\": \"memset\", \"dst\": \"d\", \"value\": 1, \"deps\": [], \"token\": \"t0\"}, %s]}";
+#define MS(dst, dep, tok)                                                                          \
+  "{\"op\": \"memset\", \"dst\": \"" dst "\", \"value\": 2, \"deps\": [" dep                       \
+  "], \"token\": \"" tok "\"}"
+  static const struct {
+    int version;
+    const char *body;
+    int rc;
+    const char *msg;
+  } t[] = {
+      {1, "{\"op\": \"if\", \"taken\": true, \"body\": []}", AF_EINVALID,
+       "\"if\" needs case format version 2"},
+      {2, "{\"op\": \"if\", \"body\": []}", AF_EPARSE, "op #3: if needs \"taken\""},
+      {2, "{\"op\": \"for\", \"trips\": 0, \"inputs\": [{\"token\": \"t0\", \"as\": \"p\"}]}",
+       AF_EINVALID, "for needs \"trips\", 1 to 64"},
+      {2, "{\"op\": \"frob\", \"taken\": true}", AF_EPARSE, "unknown op \"frob\""},
+      /* a call's body sees only its inputs */
+      {2, "{\"op\": \"call\", \"body\": [" MS("e", "\"t0\"", "x") "]}", AF_EINVALID,
+       "op #4 (memset): depends on token t0, which is not visible in its block"},
+      /* a block's token does not escape it */
+      {2,
+       "{\"op\": \"if\", \"taken\": true, \"body\": [" MS("e", "\"t0\"",
+                                                          "x") "]}, " MS("e", "\"x\"", "y"),
+       AF_EINVALID, "op #5 (memset): depends on token t1, which is not visible in its block"},
+      {2, "{\"op\": \"if\", \"taken\": true, \"body\": [{\"op\": \"if\", \"taken\": true}]}",
+       AF_EINVALID, "a if inside a block body (blocks do not nest)"},
+      {2, "{\"op\": \"if\", \"taken\": true, \"body\": [{\"op\": \"observe\", \"buf\": \"h\"}]}",
+       AF_EINVALID, "op #4 (observe): cannot be in the body of a if"},
+      {2,
+       "{\"op\": \"if\", \"taken\": true, \"body\": [" MS("e", "\"t0\"", "x") "], \"yields\": "
+                                                                              "[\"x\"]}",
+       AF_EINVALID, "exactly when its body yields one"},
+      /* a for: every op follows the carried token; no op writes what an earlier one read */
+      {2,
+       "{\"op\": \"for\", \"trips\": 2, \"inputs\": [{\"token\": \"t0\", \"as\": \"p\"}], "
+       "\"body\": [" MS("e", "", "x") "], \"yields\": [\"x\"], \"token\": \"r\"}",
+       AF_EINVALID, "op #4 (memset): in a for's body, does not follow the carried token"},
+      {2,
+       "{\"op\": \"for\", \"trips\": 2, \"inputs\": [{\"token\": \"t0\", \"as\": \"p\"}], "
+       "\"body\": [{\"op\": \"memcpy\", \"dst\": \"e\", \"src\": \"d\", \"deps\": [\"p\"], "
+       "\"token\": \"x\"}, " MS("d", "\"x\"", "y") "], \"yields\": [\"y\"], \"token\": \"r\"}",
+       AF_EINVALID, "op #5 (memset): writes b1, which an earlier op of the for's body reads"},
+      {2,
+       "{\"op\": \"for\", \"trips\": 2, \"inputs\": [], \"body\": [], \"yields\": [\"t0\"], "
+       "\"token\": \"r\"}",
+       AF_EINVALID, "op #3 (for): a for carries exactly one token"},
+      {2, "{\"op\": \"branch\", \"taken\": true, \"buffer_args\": [\"zz\"]}", AF_EINVALID,
+       "a buffer argument is not a known buffer"},
+      {2, "{\"op\": \"call\", \"buffer_args\": [\"d\"]}", AF_EINVALID,
+       "\"buffer_args\" is a branch's array"},
+      {2,
+       "{\"op\": \"execute\", \"region\": \"r1\", \"inputs\": [], \"body\": [{\"op\": "
+       "\"branch\", \"taken\": true}], \"yields\": []}, {\"op\": \"await\", \"region\": "
+       "\"r1\"}",
+       AF_EINVALID, "op #4 (branch): a branch is in main only"},
+  };
+#undef MS
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    char json[4096];
+    snprintf(json, sizeof json, head, t[i].version, t[i].body);
+    GenCase c;
+    AfErr err = {0};
+    int rc = gen_case_from_json(&c, json, &err);
+    if (rc == 0)
+      rc = gen_validate(&c, &err);
+    if (rc != t[i].rc || strstr(err.msg, t[i].msg) == NULL)
+      fprintf(stderr, "block case %zu: rc %d, message: %s\n", i, rc, err.msg);
+    CHECK_EQ(rc, t[i].rc);
+    CHECK_CONTAINS(err.msg, t[i].msg);
+    gen_case_free(&c);
+  }
+}
+
 static void roundtrip(const GenCase *c) {
   char *j1 = gen_case_to_json(c);
   GenCase d;
@@ -426,6 +508,7 @@ int main(int argc, char **argv) {
   test_malformed_files();
   test_captures();
   test_streams();
+  test_blocks();
   test_roundtrips(argc > 1 ? argv[1] : "..");
   return TEST_DONE("test_case");
 }
