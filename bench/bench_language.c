@@ -32,6 +32,8 @@ enum {
   FOR,
   BRANCH,
   BRANCH_BUF,
+  TYPED_COPY,
+  TYPED_SET,
   NCON
 };
 static const char *const names[NCON] = {"host wait with no operands",
@@ -47,7 +49,9 @@ static const char *const names[NCON] = {"host wait with no operands",
                                         "scf.if yielding a token",
                                         "scf.for carrying a token",
                                         "cf.cond_br to blocks that merge with a token",
-                                        "cf.cond_br passing a buffer as a block argument"};
+                                        "cf.cond_br passing a buffer as a block argument",
+                                        "memcpy of i16, i64 or f32 buffers",
+                                        "memset of an i16 or f32 buffer"};
 
 static void constructs(const GenCase *c, int *has) {
   uint8_t *waited = calloc((size_t)c->ntoks + 1, 1);
@@ -63,6 +67,8 @@ static void constructs(const GenCase *c, int *has) {
       has[BRANCH] |= o->kind == GEN_OP_BRANCH && o->tok >= 0;
       has[BRANCH_BUF] |= o->kind == GEN_OP_BRANCH && k->nbufargs > 0;
     }
+    has[TYPED_COPY] |= o->kind == GEN_OP_MEMCPY && c->bufs[o->buf].elem != GEN_ELEM_I32;
+    has[TYPED_SET] |= o->kind == GEN_OP_MEMSET && c->bufs[o->buf].elem != GEN_ELEM_I32;
     if (o->kind == GEN_OP_LAUNCH && o->stream >= 0 && launched) {
       has[STREAM_LAUNCH] = 1;
       has[STREAM_ORDERED] |= launched[o->stream]++ > 0;

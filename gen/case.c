@@ -151,6 +151,42 @@ int gen_case_finish(GenCase *c, AfErr *err) {
   return 0;
 }
 
+const char *gen_elem_name(int e) {
+  static const char *const names[GEN_ELEM__COUNT] = {"i32", "i16", "i64", "f32"};
+  return e >= 0 && e < GEN_ELEM__COUNT ? names[e] : "?";
+}
+
+int gen_elem_size(int e) {
+  return e == GEN_ELEM_I16 ? 2 : e == GEN_ELEM_I64 ? 8 : 4;
+}
+
+int gen_elem_lookup(const char *name) {
+  for (int e = 0; e < GEN_ELEM__COUNT && name; e++)
+    if (strcmp(name, gen_elem_name(e)) == 0)
+      return e;
+  return -1;
+}
+
+int gen_elem_words(int e, int64_t v, int32_t *w) {
+  switch (e) {
+  case GEN_ELEM_I16:
+    w[0] = (int16_t)v;
+    return 1;
+  case GEN_ELEM_I64:
+    w[0] = (int32_t)(uint32_t)((uint64_t)v & 0xffffffffu);
+    w[1] = (int32_t)(uint32_t)((uint64_t)v >> 32);
+    return 2;
+  case GEN_ELEM_F32: {
+    float f = (float)v;
+    memcpy(&w[0], &f, 4);
+    return 1;
+  }
+  default:
+    w[0] = (int32_t)v;
+    return 1;
+  }
+}
+
 int gen_case_size(const GenCase *c) {
   return c->nops;
 }
@@ -346,6 +382,9 @@ char *gen_case_to_json(const GenCase *c) {
   for (int i = 0; i < c->nops; i++)
     if (c->ops[i].stream >= 0 || c->ops[i].kind >= GEN_OP_CALL)
       version = 2;
+  for (int i = 0; i < c->nbufs; i++)
+    if (c->bufs[i].elem != GEN_ELEM_I32)
+      version = 2;
   af_buf_printf(&b, "{\n  \"format\": \"asyncfuzz-case\",\n  \"version\": %d,\n", version);
   af_buf_printf(&b, "  \"seed\": \"%llu\",\n", (unsigned long long)c->seed);
   if (c->has_config) {
@@ -369,6 +408,8 @@ char *gen_case_to_json(const GenCase *c) {
       af_buf_printf(&b, ", \"stream_pct\": %d", g->stream_pct);
     if (g->block_pct)
       af_buf_printf(&b, ", \"block_pct\": %d", g->block_pct);
+    if (g->typed_pct)
+      af_buf_printf(&b, ", \"typed_pct\": %d", g->typed_pct);
     af_buf_puts(&b, "},\n");
   }
   af_buf_printf(&b, "  \"spin\": %d,\n  \"buffers\": [", c->spin);
@@ -376,6 +417,8 @@ char *gen_case_to_json(const GenCase *c) {
     const GenBuf *g = &c->bufs[i];
     af_buf_printf(&b, "%s\n    {\"name\": \"b%d\", \"kind\": \"%s\", \"n\": %d", i ? "," : "", i,
                   g->kind == GEN_BUF_HOST ? "host" : "device", g->n);
+    if (g->elem != GEN_ELEM_I32) /* version 2 */
+      af_buf_printf(&b, ", \"type\": \"%s\"", gen_elem_name(g->elem));
     if (g->kind == GEN_BUF_HOST)
       af_buf_printf(&b, ", \"init\": %d", g->init);
     af_buf_puts(&b, "}");

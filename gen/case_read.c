@@ -593,6 +593,8 @@ int gen_case_from_json(GenCase *c, const char *text, AfErr *err) {
     jint(cfg, "stream_pct", &g->stream_pct);
     g->block_pct = 0;
     jint(cfg, "block_pct", &g->block_pct);
+    g->typed_pct = 0;
+    jint(cfg, "typed_pct", &g->typed_pct);
     const cJSON *mix = cJSON_GetObjectItemCaseSensitive(cfg, "mix");
     int *w[] = {&g->w_launch,  &g->w_memcpy,     &g->w_memset,    &g->w_alloc,
                 &g->w_dealloc, &g->w_wait_async, &g->w_host_wait, &g->w_observe};
@@ -632,6 +634,16 @@ int gen_case_from_json(GenCase *c, const char *text, AfErr *err) {
       goto out;
     }
     jint(b, "init", &gb.init);
+    const char *type = jstr(b, "type");
+    int e = type ? gen_elem_lookup(type) : GEN_ELEM_I32;
+    if (e < 0 || (type && c->version < 2)) {
+      rc = af_err_set(err, AF_EPARSE,
+                      e < 0 ? "buffer %s: type must be i32, i16, i64 or f32"
+                            : "buffer %s: \"type\" needs case format version 2",
+                      name);
+      goto out;
+    }
+    gb.elem = (uint8_t)e;
     if (nm_find(&p.bufs, name) >= 0) {
       rc = af_err_set(err, AF_EINVALID, "buffer %s is declared twice", name);
       goto out;

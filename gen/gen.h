@@ -75,11 +75,31 @@ typedef struct GenOp {
   int32_t block;  /* call, if, for, branch: the block it runs */
 } GenOp;
 
+/* Element types. Kernels take i32 buffers only; memcpy and memset (not of i64: no runtime call
+ * sets 64-bit elements) take any (version 2). */
+typedef enum GenElem {
+  GEN_ELEM_I32,
+  GEN_ELEM_I16,
+  GEN_ELEM_I64,
+  GEN_ELEM_F32,
+  GEN_ELEM__COUNT
+} GenElem;
+
 typedef struct GenBuf {
   uint8_t kind; /* GenBufKind */
-  int32_t n;    /* elements (i32) */
-  int32_t init; /* host buffers: initial content kernel_host_init_value(init, i) */
+  int32_t n;    /* elements */
+  int32_t init; /* host buffers: initial content kernel_host_init_value(init, i), as the type */
+  uint8_t elem; /* GenElem */
 } GenBuf;
+
+/* "i32", "i16", "i64", "f32"; bytes per element; the type of that name or -1. */
+const char *gen_elem_name(int e);
+int gen_elem_size(int e);
+int gen_elem_lookup(const char *name);
+/* The 32-bit words that hold one element of type e as observations carry it: i16 sign-extended,
+ * f32 as its bits, i64 as its low then its high word (2 words); v is the element's integer
+ * value (memset value, or initial content). Returns the number of words (1 or 2). */
+int gen_elem_words(int e, int64_t v, int32_t *w);
 
 typedef struct GenRegionInput {
   int32_t region, vidx; /* the value consumed: regions[region] yields[vidx] */
@@ -147,6 +167,8 @@ typedef struct GenConfig {
   int stream_pct;      /* chance that a launch is enqueued on an explicit stream the program
                           creates itself (version 2) */
   int block_pct;       /* chance per step of a call, if, for or branch block (version 2) */
+  int typed_pct;       /* share of buffers (but the first host one) of i16, i64 or f32: used by
+                          memcpy and memset only (version 2) */
   /* op mix weights */
   int w_launch, w_memcpy, w_memset, w_alloc, w_dealloc, w_wait_async, w_host_wait, w_observe;
 } GenConfig;

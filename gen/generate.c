@@ -128,11 +128,20 @@ static void note_access(G *g, Ctx *x, int b, int write, int tok) {
 
 /* ---- picking buffers ---- */
 
-static int pick_buf(G *g, Ctx *x, int want_kind, int need_written, int not1, int not2) {
+/* A buffer x owns, of kind want_kind (-1: any) and element type elem (ANY_ELEM, NOT_I64, or a
+ * GenElem), written before when need_written, other than not1 and not2; -1 when none. */
+#define ANY_ELEM -1
+#define NOT_I64 -2
+#define NOT_I32 -3
+static int pick_buf(G *g, Ctx *x, int want_kind, int need_written, int not1, int not2, int elem) {
   int cand[256], n = 0;
   for (int b = 0; b < g->c->nbufs && n < 256; b++) {
     BState *st = &g->bs[b];
+    int e = g->c->bufs[b].elem;
     if (st->owner != x->id || b == not1 || b == not2)
+      continue;
+    if ((elem >= 0 && e != elem) || (elem == NOT_I64 && e == GEN_ELEM_I64) ||
+        (elem == NOT_I32 && e == GEN_ELEM_I32))
       continue;
     if (want_kind >= 0 && g->c->bufs[b].kind != want_kind)
       continue;
@@ -150,7 +159,14 @@ static int pick_buf(G *g, Ctx *x, int want_kind, int need_written, int not1, int
 static void op_alloc(G *g, Ctx *x) {
   if (g->live_dev >= g->cfg.buffers)
     return;
-  GenBuf gb = {GEN_BUF_DEVICE, g->cfg.elems, 0};
+  GenBuf gb = {GEN_BUF_DEVICE, g->cfg.elems, 0, GEN_ELEM_I32};
+  if (g->cfg.typed_pct > 0 && af_rng_chance(&g->rng, g->cfg.typed_pct)) { /* only when on */
+    gb.elem = (uint8_t)(1 + af_rng_below(&g->rng, GEN_ELEM__COUNT - 1));
+    for (int h = 0; h < g->c->nbufs; h++) /* mostly the type of a host buffer, to copy to */
+      if (g->c->bufs[h].kind == GEN_BUF_HOST && g->c->bufs[h].elem != GEN_ELEM_I32 &&
+          af_rng_chance(&g->rng, 70))
+        gb.elem = g->c->bufs[h].elem;
+  }
   int b = gen_case_add_buf(g->c, &gb);
   if (b < 0 || af_grow((void **)&g->bs, &g->capbs, b + 1, sizeof(BState))) {
     gen__oom(g);
@@ -213,17 +229,17 @@ static void op_dealloc(G *g, Ctx *x, int b) {
 
 static void op_launch(G *g, Ctx *x) {
   int k = (int)af_rng_below(&g->rng, KERNEL__COUNT);
-  int dst = pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1);
+  int dst = pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1, GEN_ELEM_I32);
   if (dst < 0)
     return;
   int a = -1, b = -1;
   if (k >= KERNEL_TRANSFORM) {
-    a = pick_buf(g, x, GEN_BUF_DEVICE, 1, dst, -1);
+    a = pick_buf(g, x, GEN_BUF_DEVICE, 1, dst, -1, GEN_ELEM_I32);
     if (a < 0)
       k = KERNEL_FILL;
   }
   if (k == KERNEL_COMBINE) {
-    b = pick_buf(g, x, GEN_BUF_DEVICE, 1, dst, a);
+    b = pick_buf(g, x, GEN_BUF_DEVICE, 1, dst, a, GEN_ELEM_I32);
     if (b < 0)
       k = KERNEL_TRANSFORM;
   }
@@ -258,16 +274,22 @@ static void op_launch(G *g, Ctx *x) {
 
 static void op_memcpy(G *g, Ctx *x) {
   int dir = (int)af_rng_below(&g->rng, 3); /* 0 H2D, 1 D2H, 2 D2D */
+  /* typed buffers are few: half the copies (drawn only when on) look for one first */
+  int se = g->cfg.typed_pct > 0 && af_rng_chance(&g->rng, 50) ? NOT_I32 : ANY_ELEM;
   int src, dst;
   if (dir == 0) {
-    src = pick_buf(g, x, GEN_BUF_HOST, 1, -1, -1);
-    dst = pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1);
+    src = pick_buf(g, x, GEN_BUF_HOST, 1, -1, -1, se);
+    if (src < 0)
+      src = pick_buf(g, x, GEN_BUF_HOST, 1, -1, -1, ANY_ELEM);
+    dst = pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1, src >= 0 ? g->c->bufs[src].elem : 0);
   } else if (dir == 1) {
-    src = pick_buf(g, x, GEN_BUF_DEVICE, 1, -1, -1);
-    dst = pick_buf(g, x, GEN_BUF_HOST, 0, -1, -1);
+    src = pick_buf(g, x, GEN_BUF_DEVICE, 1, -1, -1, se);
+    if (src < 0)
+      src = pick_buf(g, x, GEN_BUF_DEVICE, 1, -1, -1, ANY_ELEM);
+    dst = pick_buf(g, x, GEN_BUF_HOST, 0, -1, -1, src >= 0 ? g->c->bufs[src].elem : 0);
   } else {
-    src = pick_buf(g, x, GEN_BUF_DEVICE, 1, -1, -1);
-    dst = pick_buf(g, x, GEN_BUF_DEVICE, 0, src, -1);
+    src = pick_buf(g, x, GEN_BUF_DEVICE, 1, -1, -1, ANY_ELEM);
+    dst = pick_buf(g, x, GEN_BUF_DEVICE, 0, src, -1, src >= 0 ? g->c->bufs[src].elem : 0);
   }
   if (src < 0 || dst < 0)
     return;
@@ -290,7 +312,7 @@ static void op_memcpy(G *g, Ctx *x) {
 }
 
 static void op_memset(G *g, Ctx *x) {
-  int dst = pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1);
+  int dst = pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1, NOT_I64);
   if (dst < 0)
     return;
   GenOp o = gen__blank(GEN_OP_MEMSET, x->id);
@@ -328,7 +350,7 @@ static void op_host_wait(G *g, Ctx *x) {
     return;
   TSet s;
   s.n = 0;
-  int b = pick_buf(g, x, -1, 0, -1, -1);
+  int b = pick_buf(g, x, -1, 0, -1, -1, ANY_ELEM);
   if (b >= 0 && af_rng_chance(&g->rng, 70))
     need_for(g, x, &s, b, 1);
   else if (x->nrecent)
@@ -371,9 +393,9 @@ static void observe(G *g, Ctx *x, int b) {
 static void op_observe(G *g, Ctx *x) {
   if (x->id != 0)
     return;
-  int b = pick_buf(g, x, GEN_BUF_HOST, 1, -1, -1);
+  int b = pick_buf(g, x, GEN_BUF_HOST, 1, -1, -1, ANY_ELEM);
   if (af_rng_chance(&g->rng, 30)) {
-    int sb = pick_buf(g, x, GEN_BUF_DEVICE, 1, -1, -1);
+    int sb = pick_buf(g, x, GEN_BUF_DEVICE, 1, -1, -1, ANY_ELEM);
     if (sb >= 0 && g->bs[sb].shared)
       b = sb;
   }
@@ -553,11 +575,11 @@ static void op_execute(G *g, Ctx *x, int budget) {
   /* lent buffers: made quiescent first */
   int lend[4], nl = 0;
   int want = 1 + (int)af_rng_below(&g->rng, 3);
-  int hb = pick_buf(g, x, GEN_BUF_HOST, 0, -1, -1);
+  int hb = pick_buf(g, x, GEN_BUF_HOST, 0, -1, -1, ANY_ELEM);
   if (hb >= 0 && af_rng_chance(&g->rng, 60))
     lend[nl++] = hb;
   while (nl < want) {
-    int b = pick_buf(g, x, -1, 0, nl ? lend[0] : -1, nl > 1 ? lend[1] : -1);
+    int b = pick_buf(g, x, -1, 0, nl ? lend[0] : -1, nl > 1 ? lend[1] : -1, ANY_ELEM);
     if (b < 0 || (nl > 2 && b == lend[2]))
       break;
     lend[nl++] = b;
@@ -703,7 +725,7 @@ static void gen_ctx(G *g, Ctx *x, int budget) {
       op_alloc(g, x);
       break;
     case 4: {
-      int b = pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1);
+      int b = pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1, ANY_ELEM);
       if (b >= 0 && (x->id == 0 || g->bs[b].region_private))
         op_dealloc(g, x, b);
       break;
@@ -783,7 +805,9 @@ int gen_generate(GenCase *c, uint64_t seed, const GenConfig *cfg, AfErr *err) {
   Ctx main;
   memset(&main, 0, sizeof main);
   for (int i = 0; i < cfg->host_bufs; i++) {
-    GenBuf gb = {GEN_BUF_HOST, cfg->elems, (int)af_rng_below(&g.rng, 1000)};
+    GenBuf gb = {GEN_BUF_HOST, cfg->elems, (int)af_rng_below(&g.rng, 1000), GEN_ELEM_I32};
+    if (i > 0 && cfg->typed_pct > 0 && af_rng_chance(&g.rng, 2 * cfg->typed_pct)) /* first: i32 */
+      gb.elem = (uint8_t)(1 + af_rng_below(&g.rng, GEN_ELEM__COUNT - 1));
     int b = gen_case_add_buf(c, &gb);
     if (b < 0 || af_grow((void **)&g.bs, &g.capbs, b + 1, sizeof(BState))) {
       gen__oom(&g);

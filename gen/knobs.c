@@ -23,6 +23,7 @@ void gen_config_default(GenConfig *c) {
   c->capture_pct = 30;
   c->stream_pct = 20;
   c->block_pct = 6;
+  c->typed_pct = 25;
   c->w_launch = 30;
   c->w_memcpy = 20;
   c->w_memset = 8;
@@ -69,4 +70,6 @@ void gen_config_swarm(const GenConfig *base, uint64_t seed, GenConfig *out) {
     out->stream_pct = af_rng_chance(&r, 33) ? 0 : base->stream_pct;
   if (base->block_pct > 0)
     out->block_pct = af_rng_chance(&r, 33) ? 0 : base->block_pct;
+  if (base->typed_pct > 0)
+    out->typed_pct = af_rng_chance(&r, 33) ? 0 : base->typed_pct;
 }

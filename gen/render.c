@@ -19,6 +19,20 @@
 
 #define MT "memref<?xi32>"
 
+/* Buffer b's memref type. */
+static const char *mty(const GenCase *c, int b) {
+  static const char *const t[GEN_ELEM__COUNT] = {"memref<?xi32>", "memref<?xi16>", "memref<?xi64>",
+                                                 "memref<?xf32>"};
+  int e = b >= 0 && b < c->nbufs ? c->bufs[b].elem : 0;
+  return t[e < GEN_ELEM__COUNT ? e : 0];
+}
+
+/* The host hook's name suffix for buffer b's type ("" for i32). */
+static const char *hook_sfx(const GenCase *c, int b) {
+  int e = c->bufs[b].elem;
+  return e == GEN_ELEM_I32 ? "" : e == GEN_ELEM_I16 ? "_i16" : e == GEN_ELEM_I64 ? "_i64" : "_f32";
+}
+
 static void kernel_func(AfBuf *b, int k) {
   const KernelInfo *ki = kernel_info(k);
   af_buf_printf(b, "    gpu.func @%s(%%dst: " MT, ki->name);
@@ -216,7 +230,7 @@ static void render_call(R *r, int i, int depth) {
     af_buf_printf(r->b, "%s!gpu.async.token", n++ ? ", " : "");
   for (int b = 0; b < c->nbufs; b++)
     if (used[b])
-      af_buf_printf(r->b, "%s" MT, n++ ? ", " : "");
+      af_buf_printf(r->b, "%s%s", n++ ? ", " : "", mty(c, b));
   af_buf_printf(r->b, ") -> (%s)\n", o->tok >= 0 ? "!gpu.async.token" : "");
   af_free(used);
 }
@@ -309,7 +323,7 @@ static void render_block(R *r, int i, int depth) {
         for (int q = 0; q < g->ninputs; q++)
           af_buf_printf(b, "%s!gpu.async.token", q ? ", " : "");
         for (int q = 0; q < g->nbufargs; q++)
-          af_buf_printf(b, "%s" MT, q + g->ninputs ? ", " : "");
+          af_buf_printf(b, "%s%s", q + g->ninputs ? ", " : "", mty(c, g->bufargs[q]));
         af_buf_puts(b, ")");
       }
     }
@@ -323,7 +337,8 @@ static void render_block(R *r, int i, int depth) {
         for (int q = 0; q < g->ninputs; q++)
           af_buf_printf(b, "%s%%t%d: !gpu.async.token", q ? ", " : "", g->inputs[q].tok);
         for (int q = 0; q < g->nbufargs; q++)
-          af_buf_printf(b, "%s%%af_b%d_b%d: " MT, q + g->ninputs ? ", " : "", k, g->bufargs[q]);
+          af_buf_printf(b, "%s%%af_b%d_b%d: %s", q + g->ninputs ? ", " : "", k, g->bufargs[q],
+                        mty(c, g->bufargs[q]));
         af_buf_puts(b, ")");
       }
       af_buf_puts(b, ":\n");
@@ -354,6 +369,26 @@ static void render_block(R *r, int i, int depth) {
   }
 }
 
+/* A memset: its value as the element type (an i16 truncated, an f32 exact), then the op. */
+static void render_memset(R *r, const GenOp *o, int depth) {
+  const GenCase *c = r->c;
+  AfBuf *b = r->b;
+  int e = c->bufs[o->buf].elem, k = r->k++;
+  ind(r, depth);
+  if (e == GEN_ELEM_F32)
+    af_buf_printf(b, "%%k%d = arith.constant %d.0 : f32\n", k, o->value);
+  else if (e == GEN_ELEM_I16)
+    af_buf_printf(b, "%%k%d = arith.constant %d : i16\n", k, (int16_t)o->value);
+  else
+    af_buf_printf(b, "%%k%d = arith.constant %d : %s\n", k, o->value, gen_elem_name(e));
+  ind(r, depth);
+  af_buf_printf(b, "%%t%d = gpu.memset async", o->tok);
+  deps(r, o);
+  af_buf_puts(b, " ");
+  put_buf(r, o, o->buf);
+  af_buf_printf(b, ", %%k%d : %s, %s\n", k, mty(c, o->buf), gen_elem_name(e));
+}
+
 static void render_op_text(R *r, int i, int depth) {
   const GenCase *c = r->c;
   const GenOp *o = &c->ops[i];
@@ -374,7 +409,7 @@ static void render_op_text(R *r, int i, int depth) {
       af_buf_printf(b, "%%b%d = gpu.alloc%s", o->buf,
                     o->mode == GEN_ALLOC_HOST_SHARED ? " host_shared" : "");
     }
-    af_buf_printf(b, " (%%n%d) : " MT "\n", c->bufs[o->buf].n);
+    af_buf_printf(b, " (%%n%d) : %s\n", c->bufs[o->buf].n, mty(c, o->buf));
     break;
   case GEN_OP_DEALLOC:
     ind(r, depth);
@@ -384,7 +419,7 @@ static void render_op_text(R *r, int i, int depth) {
     } else {
       af_buf_puts(b, "gpu.dealloc");
     }
-    af_buf_printf(b, " %%b%d : " MT "\n", o->buf);
+    af_buf_printf(b, " %%b%d : %s\n", o->buf, mty(c, o->buf));
     break;
   case GEN_OP_MEMCPY:
     ind(r, depth);
@@ -394,18 +429,11 @@ static void render_op_text(R *r, int i, int depth) {
     put_buf(r, o, o->buf);
     af_buf_puts(b, ", ");
     put_buf(r, o, o->src);
-    af_buf_puts(b, " : " MT ", " MT "\n");
+    af_buf_printf(b, " : %s, %s\n", mty(c, o->buf), mty(c, o->src));
     break;
-  case GEN_OP_MEMSET: {
-    int k = i32const(r, depth, o->value);
-    ind(r, depth);
-    af_buf_printf(b, "%%t%d = gpu.memset async", o->tok);
-    deps(r, o);
-    af_buf_puts(b, " ");
-    put_buf(r, o, o->buf);
-    af_buf_printf(b, ", %%k%d : " MT ", i32\n", k);
+  case GEN_OP_MEMSET:
+    render_memset(r, o, depth);
     break;
-  }
   case GEN_OP_LAUNCH: {
     int k = i32const(r, depth, o->value);
     ind(r, depth);
@@ -433,8 +461,8 @@ static void render_op_text(R *r, int i, int depth) {
   case GEN_OP_OBSERVE: {
     int k = i32const(r, depth, i);
     ind(r, depth);
-    af_buf_printf(b, "func.call @asyncfuzz_observe(%%k%d, %%b%d) : (i32, " MT ") -> ()\n", k,
-                  o->buf);
+    af_buf_printf(b, "func.call @asyncfuzz_observe%s(%%k%d, %%b%d) : (i32, %s) -> ()\n",
+                  hook_sfx(c, o->buf), k, o->buf, mty(c, o->buf));
     break;
   }
   case GEN_OP_EXECUTE: {
@@ -547,7 +575,7 @@ static void render_conditions(R *r) {
   const GenCase *c = r->c;
   int h = -1, any = 0;
   for (int b = 0; b < c->nbufs && h < 0; b++)
-    if (c->bufs[b].kind == GEN_BUF_HOST)
+    if (c->bufs[b].kind == GEN_BUF_HOST && c->bufs[b].elem == GEN_ELEM_I32)
       h = b;
   for (int k = 1; k < c->nblocks; k++)
     any |= c->ops[c->blocks[k].op].kind != GEN_OP_CALL;
@@ -591,7 +619,7 @@ static void render_callees(R *r) {
       af_buf_printf(r->b, "%s%%t%d: !gpu.async.token", n++ ? ", " : "", g->inputs[q].tok);
     for (int b = 0; b < c->nbufs; b++)
       if (used[b])
-        af_buf_printf(r->b, "%s%%b%d: " MT, n++ ? ", " : "", b);
+        af_buf_printf(r->b, "%s%%b%d: %s", n++ ? ", " : "", b, mty(c, b));
     af_buf_printf(r->b, ")%s {\n", g->yield >= 0 ? " -> !gpu.async.token" : "");
     render_consts(r->b, c);
     live_body(r, k, 2, "return", 0);
@@ -608,23 +636,25 @@ static void render_func(AfBuf *b, const GenCase *c, const char *name, GenLineMap
   for (int i = 0; i < c->nbufs; i++) {
     if (c->bufs[i].kind != GEN_BUF_HOST)
       continue;
-    af_buf_printf(b, "    %%b%d = memref.alloc(%%n%d) : " MT "\n", i, c->bufs[i].n);
+    af_buf_printf(b, "    %%b%d = memref.alloc(%%n%d) : %s\n", i, c->bufs[i].n, mty(c, i));
     int id = i32const(&r, 2, i), init = i32const(&r, 2, c->bufs[i].init);
-    af_buf_printf(
-        b, "    func.call @asyncfuzz_host_init(%%k%d, %%k%d, %%b%d) : (i32, i32, " MT ") -> ()\n",
-        id, init, i);
+    af_buf_printf(b,
+                  "    func.call @asyncfuzz_host_init%s(%%k%d, %%k%d, %%b%d) : (i32, i32, %s) -> "
+                  "()\n",
+                  hook_sfx(c, i), id, init, i, mty(c, i));
   }
   render_conditions(&r);
   render_body(&r, 0, c->nops - 1, 0, 0, 2);
   for (int i = 0; i < c->nbufs; i++)
     if (c->bufs[i].kind == GEN_BUF_HOST)
-      af_buf_printf(b, "    memref.dealloc %%b%d : " MT "\n", i);
+      af_buf_printf(b, "    memref.dealloc %%b%d : %s\n", i, mty(c, i));
   af_buf_puts(b, "    return\n  }\n");
   render_callees(&r);
 }
 
-/* mask: the kernels to define (bit k: kernel k); streams: declare the mgpu* stream calls */
-static void render_head(AfBuf *b, unsigned mask, int streams) {
+/* mask: the kernels to define (bit k: kernel k); streams: declare the mgpu* stream calls;
+ * types: the element types of host buffers (bit e), whose hooks are declared */
+static void render_head(AfBuf *b, unsigned mask, int streams, unsigned types) {
   af_buf_puts(b, "module attributes {gpu.container_module} {\n"
                  "  gpu.module @asyncfuzz_kernels [#nvvm.target] {\n");
   for (int k = 0; k < KERNEL__COUNT; k++)
@@ -633,10 +663,31 @@ static void render_head(AfBuf *b, unsigned mask, int streams) {
   af_buf_puts(b, "  }\n"
                  "  func.func private @asyncfuzz_observe(i32, " MT ")\n"
                  "  func.func private @asyncfuzz_host_init(i32, i32, " MT ")\n");
+  static const char *const sfx[GEN_ELEM__COUNT] = {"", "_i16", "_i64", "_f32"};
+  static const char *const ty[GEN_ELEM__COUNT] = {"i32", "i16", "i64", "f32"};
+  for (int e = 1; e < GEN_ELEM__COUNT; e++)
+    if (types & (1u << e))
+      af_buf_printf(b,
+                    "  func.func private @asyncfuzz_observe%s(i32, memref<?x%s>)\n"
+                    "  func.func private @asyncfuzz_host_init%s(i32, i32, memref<?x%s>)\n",
+                    sfx[e], ty[e], sfx[e], ty[e]);
   if (streams)
     af_buf_puts(b, "  llvm.func @mgpuStreamCreate() -> !llvm.ptr\n"
                    "  llvm.func @mgpuStreamSynchronize(!llvm.ptr)\n"
                    "  llvm.func @mgpuStreamDestroy(!llvm.ptr)\n");
+}
+
+/* The element types of the buffers c's host hooks take (host buffers, observed buffers), as a
+ * bitmask. */
+static unsigned host_types(const GenCase *c) {
+  unsigned m = 0;
+  for (int b = 0; b < c->nbufs; b++)
+    if (c->bufs[b].kind == GEN_BUF_HOST)
+      m |= 1u << c->bufs[b].elem;
+  for (int i = 0; i < c->nops; i++)
+    if (c->ops[i].kind == GEN_OP_OBSERVE && c->ops[i].buf >= 0 && c->ops[i].buf < c->nbufs)
+      m |= 1u << c->bufs[c->ops[i].buf].elem;
+  return m;
 }
 
 char *gen_render_mlir(const GenCase *c) {
@@ -644,7 +695,7 @@ char *gen_render_mlir(const GenCase *c) {
   af_buf_init(&b);
   af_buf_printf(&b, "// asyncfuzz case: seed %llu, %d ops, spin %d\n", (unsigned long long)c->seed,
                 c->nops, c->spin);
-  render_head(&b, ~0u, c->nstreams > 0);
+  render_head(&b, ~0u, c->nstreams > 0, host_types(c));
   render_func(&b, c, "main", NULL);
   af_buf_puts(&b, "}\n");
   return af_buf_take(&b);
@@ -664,13 +715,15 @@ char *gen_render_mlir_batch_map(const GenCase *const *cs, const int *ids, int n,
   /* only the kernels the cases launch: each compiles in every batch's kernel module */
   unsigned mask = 0;
   int streams = 0;
+  unsigned types = 0;
   for (int i = 0; i < n; i++) {
     streams |= cs[i]->nstreams > 0;
+    types |= host_types(cs[i]);
     for (int j = 0; j < cs[i]->nops; j++)
       if (cs[i]->ops[j].kind == GEN_OP_LAUNCH)
         mask |= 1u << cs[i]->ops[j].kernel;
   }
-  render_head(&b, mask ? mask : 1u, streams);
+  render_head(&b, mask ? mask : 1u, streams, types);
   af_buf_puts(&b, "  func.func private @asyncfuzz_case_begin(i32, i32)\n"
                   "  func.func private @asyncfuzz_case_end(i32, i32)\n");
   char name[32];

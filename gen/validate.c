@@ -278,6 +278,11 @@ static int check_shape(V *v, int i) {
   case GEN_OP_MEMSET:
     if (B[o->buf].kind != GEN_BUF_DEVICE)
       return fail(v, i, "b%d is a host buffer; this op needs a device buffer", o->buf, 0);
+    if (o->kind == GEN_OP_MEMSET && B[o->buf].elem == GEN_ELEM_I64)
+      return fail(v, i,
+                  "sets b%d, an i64 buffer: no runtime call sets 64-bit elements (MLIR lowers "
+                  "16- and 32-bit memsets only)",
+                  o->buf, 0);
     break;
   case GEN_OP_MEMCPY:
     if (o->buf == o->src)
@@ -288,11 +293,17 @@ static int check_shape(V *v, int i) {
     if (B[o->buf].n != B[o->src].n)
       return fail(v, i, "copies between buffers of different sizes (%d and %d elements)",
                   B[o->src].n, B[o->buf].n);
+    if (B[o->buf].elem != B[o->src].elem)
+      return af_err_set(v->err, AF_EINVALID,
+                        "op #%d (memcpy): copies between buffers of different types (%s to %s)", i,
+                        gen_elem_name(B[o->src].elem), gen_elem_name(B[o->buf].elem));
     break;
   case GEN_OP_LAUNCH:
     for (int a = 0; a < o->nargs; a++) {
       if (B[o->args[a]].kind != GEN_BUF_DEVICE)
         return fail(v, i, "passes host buffer b%d to a kernel", o->args[a], 0);
+      if (B[o->args[a]].elem != GEN_ELEM_I32)
+        return fail(v, i, "passes b%d to a kernel, whose buffers are i32", o->args[a], 0);
       if (B[o->args[a]].n != B[o->args[0]].n)
         return fail(v, i, "passes buffers of different sizes (b%d, b%d)", o->args[0], o->args[a]);
       for (int a2 = 0; a2 < a; a2++)
@@ -370,11 +381,11 @@ static int visit_block(V *v, int i) {
     return fail(v, i, "an if takes no inputs (its body uses the context's tokens directly)", 0, 0);
   int host = 0;
   for (int b = 0; b < c->nbufs; b++)
-    host |= c->bufs[b].kind == GEN_BUF_HOST;
+    host |= c->bufs[b].kind == GEN_BUF_HOST && c->bufs[b].elem == GEN_ELEM_I32;
   if (o->kind != GEN_OP_CALL && !host)
     return fail(v, i,
-                "needs a host buffer: its condition or trip count is computed at run time from "
-                "the first host buffer",
+                "needs an i32 host buffer: its condition or trip count is computed at run time "
+                "from the first one",
                 0, 0);
   if (k->nbufargs < 0 || k->nbufargs > GEN_MAX_REGION_IO ||
       (k->nbufargs && o->kind != GEN_OP_BRANCH))

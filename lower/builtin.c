@@ -299,16 +299,29 @@ static int to_event(L *l, int fn, int t, int op) {
   return e;
 }
 
+/* A fresh event for token t, recorded where its work is (an event token is first waited on by
+ * a fresh stream), as a block's input gets: the handover is visible in the trace. */
+static int hand_event(L *l, int fn, int t, int op) {
+  int s = t >= 0 ? l->tok_slot[t] : -1;
+  if (s < 0)
+    return -1;
+  if (is_event_tok(l, t)) {
+    int ws = emit_create(l, fn, LOWER_STREAM_CREATE, op);
+    emit2(l, fn, LOWER_STREAM_WAIT_EVENT, op, ws, s);
+    s = ws;
+  }
+  int e = emit_create(l, fn, LOWER_EVENT_CREATE, op);
+  emit2(l, fn, LOWER_EVENT_RECORD, op, e, s);
+  return e;
+}
+
 /* A call, if or branch op: its block's inputs, as events inside. */
 static void block_entry(L *l, int i) {
   const GenOp *o = &l->c->ops[i];
   const GenBlock *k = &l->c->blocks[o->block];
-  for (int q = 0; q < k->ninputs; q++) {
-    int e = to_event(l, o->ctx, k->inputs[q].outer, i);
-    if (o->kind == GEN_OP_CALL && has(l, LOWER_FAULT_CALL_ARG_DROPPED))
-      e = -1; /* the callee's ops that depend on it wait for nothing */
-    l->tok_slot[k->inputs[q].tok] = e;
-  }
+  int dropped = o->kind == GEN_OP_CALL && has(l, LOWER_FAULT_CALL_ARG_DROPPED);
+  for (int q = 0; q < k->ninputs; q++) /* (dropped: the callee's ops wait for nothing) */
+    l->tok_slot[k->inputs[q].tok] = dropped ? -1 : hand_event(l, o->ctx, k->inputs[q].outer, i);
 }
 
 /* The end of block b: the op's token, an event of the yielded one. */
@@ -335,7 +348,7 @@ static void lower_op(L *l, int i);
 static void lower_for(L *l, int i) {
   const GenOp *o = &l->c->ops[i];
   const GenBlock *k = &l->c->blocks[o->block];
-  int first = to_event(l, o->ctx, k->inputs[0].outer, i), iter = first;
+  int first = hand_event(l, o->ctx, k->inputs[0].outer, i), iter = first;
   for (int it = 0; it < k->trips && l->rc == 0; it++) {
     l->tok_slot[k->inputs[0].tok] = has(l, LOWER_FAULT_LOOP_CARRIED_INITIAL) ? first : iter;
     for (int j = k->first; j <= k->last; j++)
@@ -425,7 +438,7 @@ static void lower_op(L *l, int i) {
     if (in) {
       in->buf = o->buf;
       in->b = s;
-      in->imm = (int64_t)c->bufs[o->buf].n * 4;
+      in->imm = (int64_t)c->bufs[o->buf].n * gen_elem_size(c->bufs[o->buf].elem);
       in->imm2 = o->mode == GEN_ALLOC_HOST_SHARED;
     }
     break;
@@ -455,18 +468,21 @@ static void lower_op(L *l, int i) {
       in->buf = o->buf;
       in->buf2 = o->src;
       in->b = s;
-      in->imm = (int64_t)c->bufs[o->buf].n * 4;
+      in->imm = (int64_t)c->bufs[o->buf].n *
+                (has(l, LOWER_FAULT_COPY_SIZE_I32) ? 4 : gen_elem_size(c->bufs[o->buf].elem));
     }
     break;
   case GEN_OP_MEMSET:
     s = op_stream(l, fn, i, primary, need, 1);
     if (early)
       record_requests(l, fn, o->tok, s, i);
-    in = emit(l, fn, LOWER_MEMSET32, i);
-    if (in) {
+    in = emit(l, fn, c->bufs[o->buf].elem == GEN_ELEM_I16 ? LOWER_MEMSET16 : LOWER_MEMSET32, i);
+    if (in) { /* the value as the element type's bits (an f32's, a 16-bit pattern) */
+      int32_t w[2];
+      gen_elem_words(c->bufs[o->buf].elem, o->value, w);
       in->buf = o->buf;
       in->b = s;
-      in->imm = o->value;
+      in->imm = c->bufs[o->buf].elem == GEN_ELEM_I16 ? (uint16_t)w[0] : (uint32_t)w[0];
       in->imm2 = c->bufs[o->buf].n;
     }
     break;
@@ -627,6 +643,7 @@ static int uses(const LowerInstr *in, int *out) {
   case LOWER_MEM_FREE:
   case LOWER_MEMCPY:
   case LOWER_MEMSET32:
+  case LOWER_MEMSET16:
   case LOWER_LAUNCH:
     if (in->b >= 0)
       out[n++] = in->b;
@@ -729,7 +746,28 @@ void lower_program_free(LowerProgram *p) {
   af_free(p->regions);
   af_free(p->buf_elems);
   af_free(p->buf_host);
+  af_free(p->buf_elem);
   af_free(p);
+}
+
+/* main's prologue: the kernel module, its functions and the host buffers */
+static void prologue(L *l) {
+  const GenCase *c = l->c;
+  emit(l, 0, LOWER_MODULE_LOAD, -1);
+  for (int k = 0; k < KERNEL__COUNT; k++) {
+    LowerInstr *in = emit(l, 0, LOWER_GET_FUNCTION, -1);
+    if (in)
+      in->kernel = (uint8_t)k;
+  }
+  for (int b = 0; b < c->nbufs; b++) {
+    if (c->bufs[b].kind != GEN_BUF_HOST)
+      continue;
+    LowerInstr *in = emit(l, 0, LOWER_HOST_INIT, -1);
+    if (in) {
+      in->buf = b;
+      in->imm = c->bufs[b].init;
+    }
+  }
 }
 
 int lower_builtin(const GenCase *c, const LowerSpec *spec, LowerProgram **out, AfErr *err) {
@@ -751,6 +789,7 @@ int lower_builtin(const GenCase *c, const LowerSpec *spec, LowerProgram **out, A
   p->regions = af_calloc((size_t)nr, sizeof(LowerRegionInfo));
   p->buf_elems = af_malloc(sizeof(int32_t) * (size_t)(c->nbufs + 1));
   p->buf_host = af_calloc((size_t)c->nbufs + 1, 1);
+  p->buf_elem = af_calloc((size_t)c->nbufs + 1, 1);
   l.tok_slot = af_malloc(sizeof(int) * (size_t)nt);
   l.tok_event = af_calloc((size_t)nt, 1);
   l.await_consumer = af_malloc(sizeof(int) * (size_t)no);
@@ -760,15 +799,16 @@ int lower_builtin(const GenCase *c, const LowerSpec *spec, LowerProgram **out, A
   l.req_head = af_malloc(sizeof(int) * (size_t)nt);
   l.req_next = af_malloc(sizeof(int) * (size_t)no * GEN_MAX_DEPS);
   l.stream_slot = af_calloc((size_t)c->nstreams + 1, sizeof(int));
-  if (!p->funcs || !p->regions || !p->buf_elems || !p->buf_host || !l.tok_slot || !l.tok_event ||
-      !l.await_consumer || !l.input_consumer || !l.req_slot || !l.needs || !l.req_head ||
-      !l.req_next || !l.stream_slot) {
+  if (!p->funcs || !p->regions || !p->buf_elems || !p->buf_host || !p->buf_elem || !l.tok_slot ||
+      !l.tok_event || !l.await_consumer || !l.input_consumer || !l.req_slot || !l.needs ||
+      !l.req_head || !l.req_next || !l.stream_slot) {
     l.rc = af_err_set(err, AF_ENOMEM, "out of memory lowering");
     goto out;
   }
   for (int b = 0; b < c->nbufs; b++) {
     p->buf_elems[b] = c->bufs[b].n;
     p->buf_host[b] = c->bufs[b].kind == GEN_BUF_HOST;
+    p->buf_elem[b] = c->bufs[b].elem;
   }
   for (int t = 0; t < nt; t++) {
     l.tok_slot[t] = -1;
@@ -827,22 +867,7 @@ int lower_builtin(const GenCase *c, const LowerSpec *spec, LowerProgram **out, A
       l.req_head[t] = r;
     }
   }
-  /* main prologue: the kernel module, its functions and the host buffers */
-  emit(&l, 0, LOWER_MODULE_LOAD, -1);
-  for (int k = 0; k < KERNEL__COUNT; k++) {
-    LowerInstr *in = emit(&l, 0, LOWER_GET_FUNCTION, -1);
-    if (in)
-      in->kernel = (uint8_t)k;
-  }
-  for (int b = 0; b < c->nbufs; b++) {
-    if (c->bufs[b].kind != GEN_BUF_HOST)
-      continue;
-    LowerInstr *in = emit(&l, 0, LOWER_HOST_INIT, -1);
-    if (in) {
-      in->buf = b;
-      in->imm = c->bufs[b].init;
-    }
-  }
+  prologue(&l);
   for (int i = 0; i < c->nops && l.rc == 0; i++) {
     const GenOp *o = &c->ops[i];
     lower_op(&l, i);

@@ -82,8 +82,9 @@ char *lower_program_to_text(const LowerProgram *p) {
         af_buf_puts(&b, ")");
         break;
       case LOWER_MEMSET32:
-        af_buf_printf(&b, "mgpuMemset32(b%d, %lld, %lld, ", in->buf, (long long)in->imm,
-                      (long long)in->imm2);
+      case LOWER_MEMSET16:
+        af_buf_printf(&b, "mgpuMemset%d(b%d, %lld, %lld, ", in->opc == LOWER_MEMSET16 ? 16 : 32,
+                      in->buf, (long long)in->imm, (long long)in->imm2);
         put_slot(&b, in->b);
         af_buf_puts(&b, ")");
         break;

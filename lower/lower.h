@@ -45,7 +45,9 @@
     "iteration yielded")                                                                           \
   X(MERGE_FIRST_PRED, "merge_first_pred",                                                          \
     "a block reached from two branches takes its token argument from the first one in the text, "  \
-    "whichever branch ran")
+    "whichever branch ran")                                                                        \
+  X(COPY_SIZE_I32, "copy_size_i32",                                                                \
+    "gpu.memcpy copies 4 bytes per element, whatever the element type")
 
 enum {
 #define LOWER__FENUM(id, name, desc) LOWER_FAULT_##id,
@@ -108,6 +110,7 @@ typedef enum LowerOpc {
   LOWER_MEM_FREE,     /* buf, b = stream slot or -1 */
   LOWER_MEMCPY,       /* buf = dst, buf2 = src, b = stream, imm = bytes */
   LOWER_MEMSET32,     /* buf, b = stream, imm = value, imm2 = count */
+  LOWER_MEMSET16,     /* buf, b = stream, imm = value (16 bits), imm2 = count */
   LOWER_LAUNCH,       /* kernel, bufs[nbufs], b = stream, imm = value, imm2 = elements */
   LOWER_OBSERVE,      /* buf, imm = observe id */
   LOWER_SPAWN,        /* region */
@@ -153,6 +156,7 @@ typedef struct LowerProgram {
   LowerRegionInfo *regions; /* nfuncs entries */
   int nbufs;
   int32_t *buf_elems; /* elements per buffer */
+  uint8_t *buf_elem;  /* their GenElem */
   uint8_t *buf_host;  /* 1: a host buffer the program allocates */
   int spin;
 } LowerProgram;

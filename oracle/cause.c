@@ -40,7 +40,9 @@ typedef struct G {
   int *order, norder; /* nodes in the case's order */
   int *pos;           /* position of each node in order */
   int *tok_src, *tok_how, *last_sync;
-  int *s_last; /* per explicit stream: its last launch so far */
+  int *tok_prev; /* the token a crossing one stands for (its outer token, the yield), or -1 */
+  int *tok_reg;  /* a captured token: the region that captured it */
+  int *s_last;   /* per explicit stream: its last launch so far */
   int oom;
 } G;
 
@@ -92,14 +94,20 @@ static int dep_mech(const GenOp *o, int how, int d) {
     return ORACLE_LINK_AWAIT_VALUE;
   if (how == HOW_INPUT)
     return ORACLE_LINK_REGION_INPUT;
-  static const int by_how[] = {
-      [HOW_CAPTURE] = ORACLE_LINK_CAPTURE,         [HOW_CALL_ARG] = ORACLE_LINK_CALL_ARG,
-      [HOW_CALL_RESULT] = ORACLE_LINK_CALL_RESULT, [HOW_IF_RESULT] = ORACLE_LINK_IF_RESULT,
-      [HOW_ITER] = ORACLE_LINK_LOOP_CARRIED,       [HOW_LOOP_RESULT] = ORACLE_LINK_LOOP_RESULT,
-      [HOW_BRANCH_ARG] = ORACLE_LINK_BRANCH_ARG,   [HOW_MERGE] = ORACLE_LINK_MERGE_ARG};
-  if (how >= HOW_CAPTURE && how <= HOW_MERGE)
-    return by_how[how];
+  if (how == HOW_CAPTURE)
+    return ORACLE_LINK_CAPTURE;
+  /* a block's boundary is named only where it evidently lost the token (block_link) */
   return ORACLE_LINK_OWN_DEP;
+}
+
+/* The link a block's boundary carries, by how a token crossed it. */
+static int block_mech(int how) {
+  static const int by_how[] = {
+      [HOW_CALL_ARG] = ORACLE_LINK_CALL_ARG,       [HOW_CALL_RESULT] = ORACLE_LINK_CALL_RESULT,
+      [HOW_IF_RESULT] = ORACLE_LINK_IF_RESULT,     [HOW_ITER] = ORACLE_LINK_LOOP_CARRIED,
+      [HOW_LOOP_RESULT] = ORACLE_LINK_LOOP_RESULT, [HOW_BRANCH_ARG] = ORACLE_LINK_BRANCH_ARG,
+      [HOW_MERGE] = ORACLE_LINK_MERGE_ARG};
+  return how >= HOW_CALL_ARG && how <= HOW_MERGE ? by_how[how] : -1;
 }
 
 static void op_edges(G *g, int i) {
@@ -129,6 +137,7 @@ static void op_edges(G *g, int i) {
       if (t >= 0 && t < c->ntoks && in >= 0 && in < c->ntoks) {
         g->tok_src[in] = g->tok_src[t];
         g->tok_how[in] = how;
+        g->tok_prev[in] = t;
       }
     }
     return; /* its token: at the block's end (block_end) */
@@ -141,6 +150,7 @@ static void op_edges(G *g, int i) {
       int y = c->regions[o->region].yields[o->vidx];
       g->tok_src[o->tok] = y >= 0 && y < c->ntoks ? g->tok_src[y] : -1;
       g->tok_how[o->tok] = HOW_AWAIT;
+      g->tok_prev[o->tok] = y >= 0 && y < c->ntoks ? y : -1;
     }
   }
   if (gen_op_is_sync(o))
@@ -161,6 +171,7 @@ static void start_edges(G *g, int r) {
       int y = src->yields[in->vidx];
       g->tok_src[in->tok] = y >= 0 && y < c->ntoks ? g->tok_src[y] : -1;
       g->tok_how[in->tok] = HOW_INPUT;
+      g->tok_prev[in->tok] = y >= 0 && y < c->ntoks ? y : -1;
     }
   }
   for (int k = 0; k < rg->ncaptures && k < GEN_MAX_REGION_IO; k++) {
@@ -168,6 +179,8 @@ static void start_edges(G *g, int r) {
     if (t >= 0 && t < c->ntoks && in >= 0 && in < c->ntoks) {
       g->tok_src[in] = g->tok_src[t];
       g->tok_how[in] = HOW_CAPTURE;
+      g->tok_prev[in] = t;
+      g->tok_reg[in] = r;
     }
   }
   g->last_sync[r] = START(g, r);
@@ -181,6 +194,7 @@ static void block_end(G *g, int b) {
   if (o->tok < 0 || o->tok >= c->ntoks || k->yield < 0 || k->yield >= c->ntoks)
     return;
   g->tok_src[o->tok] = g->tok_src[k->yield];
+  g->tok_prev[o->tok] = k->yield;
   g->tok_how[o->tok] = o->kind == GEN_OP_CALL  ? HOW_CALL_RESULT
                        : o->kind == GEN_OP_IF  ? HOW_IF_RESULT
                        : o->kind == GEN_OP_FOR ? HOW_LOOP_RESULT
@@ -198,8 +212,13 @@ static int build(G *g, const GenCase *c) {
   g->tok_how = af_calloc((size_t)c->ntoks + 1, sizeof(int));
   g->last_sync = af_malloc(sizeof(int) * (size_t)(c->nregions + 1));
   g->s_last = af_malloc(sizeof(int) * (size_t)(c->nstreams + 1));
-  if (!g->order || !g->pos || !g->tok_src || !g->tok_how || !g->last_sync || !g->s_last)
+  g->tok_prev = af_malloc(sizeof(int) * (size_t)(c->ntoks + 1));
+  g->tok_reg = af_calloc((size_t)c->ntoks + 1, sizeof(int));
+  if (!g->order || !g->pos || !g->tok_src || !g->tok_how || !g->last_sync || !g->s_last ||
+      !g->tok_prev || !g->tok_reg)
     return AF_ENOMEM;
+  for (int t = 0; t < c->ntoks; t++)
+    g->tok_prev[t] = -1;
   for (int s = 0; s < c->nstreams; s++)
     g->s_last[s] = -1;
   for (int n = 0; n < g->nnodes; n++)
@@ -240,6 +259,8 @@ static void release(G *g) {
   af_free(g->tok_how);
   af_free(g->last_sync);
   af_free(g->s_last);
+  af_free(g->tok_prev);
+  af_free(g->tok_reg);
 }
 
 /* Whether node n knew call s: 1, 0, or -1 when it made no call that says. */
@@ -263,6 +284,55 @@ static int capture_unhanded(const GenCase *c, int r, const RtRec *trace, int ntr
         (trace[i].call == RT_CALL_EVENT_RECORD || trace[i].call == RT_CALL_STREAM_WAIT_EVENT))
       return 0;
   return 1;
+}
+
+/* Whether block op b's token arrived with nothing in it: its op created an event it never
+ * recorded (the consumers of that token wait for nothing). Unknown (0) without a trace. */
+static int result_unhanded(const GenCase *c, int b, const RtRec *trace, int ntrace) {
+  if (trace == NULL || b < 0 || b >= c->nops)
+    return 0;
+  int made = 0, recorded = 0;
+  for (int i = 0; i < ntrace; i++) {
+    made += trace[i].op == b && trace[i].call == RT_CALL_EVENT_CREATE;
+    recorded += trace[i].op == b && trace[i].call == RT_CALL_EVENT_RECORD;
+  }
+  return made > recorded;
+}
+
+/* Whether block op b handed its inputs over with nothing: it recorded no event before its body's
+ * first call (a lowering that hands a token into a body records one). Unknown (0) without a
+ * trace, or when the block has no input. */
+static int input_unhanded(const GenCase *c, int b, const RtRec *trace, int ntrace) {
+  if (trace == NULL || b < 0 || b >= c->nops || c->ops[b].kind < GEN_OP_CALL ||
+      c->blocks[c->ops[b].block].ninputs == 0)
+    return 0;
+  int k = c->ops[b].block, ran = 0;
+  for (int i = 0; i < ntrace; i++) {
+    int op = trace[i].op;
+    if (op == b && trace[i].call == RT_CALL_EVENT_RECORD)
+      return 0;
+    if (op >= 0 && op < c->nops && c->ops[op].blk == k)
+      ran = 1;
+    if (ran)
+      break;
+  }
+  return 1;
+}
+
+/* The block op whose boundary token t crossed (an input bound inside it, or its own token). */
+static int block_of(const GenCase *c, int t) {
+  for (int i = 0; i < c->nops; i++) {
+    const GenOp *o = &c->ops[i];
+    if (o->kind < GEN_OP_CALL)
+      continue;
+    if (o->tok == t)
+      return i;
+    const GenBlock *k = &c->blocks[o->block];
+    for (int q = 0; q < k->ninputs; q++)
+      if (k->inputs[q].tok == t)
+        return i;
+  }
+  return -1;
 }
 
 int oracle_missing_link(const GenCase *c, const HbResult *k, const RtRec *trace, int ntrace,
@@ -313,12 +383,28 @@ int oracle_missing_link(const GenCase *c, const HbResult *k, const RtRec *trace,
       out->mech = x->mech;
       out->dep = x->dep;
       /* a captured token for which nothing was handed over is itself the missing link, for
-       * whatever consumer (the same token's other consumers miss it too) */
-      if (x->dep >= 0 && n < c->nops && c->ops[n].ctx > 0) {
+       * whatever consumer (the same token's other consumers miss it too), and wherever the
+       * token went after the capture (into a call, a block, a region) */
+      if (x->dep >= 0 && n < c->nops) {
         int t = c->ops[n].deps[x->dep];
-        if (t >= 0 && t < c->ntoks && g.tok_how[t] == HOW_CAPTURE &&
-            capture_unhanded(c, c->ops[n].ctx, trace, ntrace))
-          out->mech = ORACLE_LINK_CAPTURE;
+        for (int guard = 0; t >= 0 && t < c->ntoks && guard <= c->ntoks; guard++) {
+          if (g.tok_how[t] == HOW_CAPTURE && capture_unhanded(c, g.tok_reg[t], trace, ntrace)) {
+            out->mech = ORACLE_LINK_CAPTURE;
+            break;
+          }
+          /* so is a block's boundary that carried nothing: inputs handed over without an
+           * event, or a token whose event was never recorded */
+          int bm = block_mech(g.tok_how[t]), bop = bm >= 0 ? block_of(c, t) : -1;
+          int in = g.tok_how[t] == HOW_CALL_ARG || g.tok_how[t] == HOW_ITER ||
+                   g.tok_how[t] == HOW_BRANCH_ARG;
+          if (bop >= 0 && (in ? input_unhanded(c, bop, trace, ntrace)
+                              : result_unhanded(c, bop, trace, ntrace))) {
+            out->mech = bm;
+            out->from = bop;
+            break;
+          }
+          t = g.tok_prev[t];
+        }
       }
     }
   }
@@ -375,7 +461,9 @@ void oracle_link_format(const GenCase *c, const OracleLink *l, char *out, size_t
     int x = -1;
     if (into && o->blk > 0 && o->blk < c->nblocks)
       x = c->blocks[o->blk].op;
-    int t = !into && l->dep >= 0 && l->dep < o->ndeps ? o->deps[l->dep] : -1;
+    if (l->from >= 0 && l->from < c->nops && c->ops[l->from].kind >= GEN_OP_CALL)
+      x = l->from; /* (a block's boundary that carried nothing, wherever the token went after) */
+    int t = !into && x < 0 && l->dep >= 0 && l->dep < o->ndeps ? o->deps[l->dep] : -1;
     for (int i = 0; i < c->nops && t >= 0 && x < 0; i++)
       if (c->ops[i].kind >= GEN_OP_CALL && c->ops[i].tok == t)
         x = i;

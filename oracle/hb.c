@@ -334,6 +334,11 @@ static uint64_t ref_u64(RtRef r) {
   return ((uint64_t)RT_REF_ID(r) << 32) | RT_REF_VAL(r);
 }
 
+/* Bytes per element of a host_init or observe record: its fourth argument when typed, else 4. */
+static uint32_t elem_bytes(const RtRec *r) {
+  return r->nargs > 3 ? (uint32_t)ref_u64(r->args[3]) : 4;
+}
+
 /* ---- calls ---- */
 
 static void free_buf(H *h, int a, const RtRec *r) {
@@ -544,9 +549,10 @@ static void step_memory(H *h, int a, const RtRec *r) {
     Buf *b = buf_of(h, hr, 1);
     Epoch e = {a, v[a], seq, r->op};
     if (b) {
+      uint32_t bytes = (uint32_t)ref_u64(r->args[2]) * elem_bytes(r);
       if (!b->known) /* first init: the buffer comes into being */
-        buf_reset(h, b, (uint32_t)ref_u64(r->args[2]) * 4, 0, e);
-      access(h, a, hr, 0, (uint32_t)ref_u64(r->args[2]) * 4, 1, seq);
+        buf_reset(h, b, bytes, 0, e);
+      access(h, a, hr, 0, bytes, 1, seq);
     }
     break;
   }
@@ -559,7 +565,7 @@ static void step_memory(H *h, int a, const RtRec *r) {
   }
   case RT_CALL_OBSERVE: {
     uint32_t lo, hi;
-    range_of(r->args[1], ref_u64(r->args[2]) * 4, &lo, &hi);
+    range_of(r->args[1], ref_u64(r->args[2]) * elem_bytes(r), &lo, &hi);
     access(h, a, r->args[1], lo, hi, 0, seq);
     break;
   }

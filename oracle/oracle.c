@@ -35,6 +35,11 @@ void oracle_expected_free(OracleExpected *e) {
   af_free(e);
 }
 
+/* The 32-bit words buffer b holds (an observation's length): two per i64 element. */
+static int words_of(const GenBuf *b) {
+  return b->n * (b->elem == GEN_ELEM_I64 ? 2 : 1);
+}
+
 int oracle_expect(const GenCase *c, OracleExpected **out, AfErr *err) {
   *out = NULL;
   int rc = 0;
@@ -48,25 +53,30 @@ int oracle_expect(const GenCase *c, OracleExpected **out, AfErr *err) {
   for (int i = 0; i < c->nops; i++)
     if (c->ops[i].kind == GEN_OP_OBSERVE) {
       nobs++;
-      total += c->bufs[c->ops[i].buf].n;
+      total += words_of(&c->bufs[c->ops[i].buf]);
     }
   e->obs = af_calloc((size_t)nobs + 1, sizeof(OracleObs));
   e->data = af_malloc(sizeof(int32_t) * (size_t)(total + 1));
   if (!e->obs || !e->data)
     goto oom;
   for (int b = 0; b < c->nbufs; b++) {
-    mem[b] = af_malloc(sizeof(int32_t) * (size_t)c->bufs[b].n);
+    const GenBuf *gb = &c->bufs[b];
+    mem[b] = af_malloc(sizeof(int32_t) * (size_t)words_of(gb));
     if (mem[b] == NULL)
       goto oom;
     writer[b] = -1;
-    for (int k = 0; k < c->bufs[b].n; k++)
-      mem[b][k] = c->bufs[b].kind == GEN_BUF_HOST ? kernel_host_init_value(c->bufs[b].init, k)
-                                                  : KERNEL_UNINIT;
+    for (int k = 0, w = 0; k < gb->n; k++) {
+      if (gb->kind == GEN_BUF_HOST)
+        w += gen_elem_words(gb->elem, kernel_host_init_value(gb->init, k), &mem[b][w]);
+      else
+        for (int q = gb->elem == GEN_ELEM_I64 ? 2 : 1; q > 0; q--)
+          mem[b][w++] = KERNEL_UNINIT;
+    }
   }
   int64_t off = 0;
   for (int i = 0; i < c->nops; i++) {
     const GenOp *o = &c->ops[i];
-    int n = o->buf >= 0 && o->buf < c->nbufs ? c->bufs[o->buf].n : 0;
+    int n = o->buf >= 0 && o->buf < c->nbufs ? words_of(&c->bufs[o->buf]) : 0;
     switch (o->kind) {
     case GEN_OP_ALLOC:
       for (int k = 0; k < n; k++)
@@ -81,8 +91,8 @@ int oracle_expect(const GenCase *c, OracleExpected **out, AfErr *err) {
       writer[o->buf] = i;
       break;
     case GEN_OP_MEMSET:
-      for (int k = 0; k < n; k++)
-        mem[o->buf][k] = o->value;
+      for (int k = 0; k < n;)
+        k += gen_elem_words(c->bufs[o->buf].elem, o->value, &mem[o->buf][k]);
       writer[o->buf] = i;
       break;
     case GEN_OP_LAUNCH: {

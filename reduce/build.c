@@ -27,7 +27,7 @@ int reduce__add_tok(Fwd *f, int32_t t) {
 }
 
 /* The op's buffer references, for renumbering: pointers into o. */
-static int buf_refs(GenOp *o, int32_t **refs) {
+int reduce__buf_refs(GenOp *o, int32_t **refs) {
   int n = 0;
   switch (o->kind) {
   case GEN_OP_ALLOC:
@@ -221,7 +221,7 @@ static int keep_bufs(Build *b) {
       continue;
     GenOp o = c->ops[i];
     int32_t *refs[4];
-    int n = buf_refs(&o, refs);
+    int n = reduce__buf_refs(&o, refs);
     for (int q = 0; q < n; q++)
       if (*refs[q] >= 0 && *refs[q] < c->nbufs)
         b->newbuf[*refs[q]] = 1;
@@ -353,7 +353,7 @@ static int add_ops(Build *b) {
       o.stream = b->newstream[o.stream];
     }
     int32_t *refs[4];
-    int n = buf_refs(&o, refs);
+    int n = reduce__buf_refs(&o, refs);
     for (int q = 0; q < n; q++)
       *refs[q] = b->newbuf[*refs[q]];
     if (o.kind == GEN_OP_EXECUTE || o.kind == GEN_OP_AWAIT) {

@@ -395,6 +395,58 @@ static void inline_block(GenCase *cand, int k) {
       cand->blocks[q].op--;
 }
 
+/* Buffer `from` replaced by `to` (same kind, type and size) everywhere, its own alloc and
+ * dealloc dropped: fewer buffers and fewer ops when the failure does not need two. */
+static int pass_merge_bufs(R *r) {
+  int any = 0;
+  for (int from = r->cur.nbufs - 1; from >= 0 && !r->err; from--) {
+    for (int to = 0; to < r->cur.nbufs && from < r->cur.nbufs && !r->err; to++) {
+      const GenBuf *a = &r->cur.bufs[from], *b = &r->cur.bufs[to];
+      if (to == from || a->kind != GEN_BUF_DEVICE || b->kind != a->kind || b->elem != a->elem ||
+          b->n != a->n)
+        continue;
+      GenCase ren;
+      if (gen_case_copy(&ren, &r->cur)) {
+        r->err = AF_ENOMEM;
+        break;
+      }
+      uint8_t *drop = calloc((size_t)ren.nops + 1, 1);
+      if (drop == NULL) {
+        gen_case_free(&ren);
+        r->err = AF_ENOMEM;
+        break;
+      }
+      for (int i = 0; i < ren.nops; i++) {
+        GenOp *o = &ren.ops[i];
+        if ((o->kind == GEN_OP_ALLOC || o->kind == GEN_OP_DEALLOC) && o->buf == from) {
+          drop[i] = 1;
+          continue;
+        }
+        int32_t *refs[4];
+        int n = reduce__buf_refs(o, refs);
+        for (int q = 0; q < n; q++)
+          if (*refs[q] == from)
+            *refs[q] = to;
+        for (int k = 1; o->kind == GEN_OP_BRANCH && k < ren.nblocks; k++)
+          for (int q = 0; q < ren.blocks[k].nbufargs; q++)
+            if (ren.blocks[k].bufargs[q] == from)
+              ren.blocks[k].bufargs[q] = to;
+      }
+      GenCase cand;
+      int rc = reduce__build(&ren, drop, 0, &cand);
+      free(drop);
+      gen_case_free(&ren);
+      if (rc == 0 && try_cand(r, &cand)) {
+        any = 1;
+        break;
+      }
+      if (rc != 0)
+        r->st->invalid++;
+    }
+  }
+  return any;
+}
+
 /* Inlines each block into its context, when the case still fails without it; else passes no
  * buffers as its block arguments, when it passes some. */
 static int pass_inline_blocks(R *r) {
@@ -452,15 +504,52 @@ static int tok_used(const GenCase *c, int32_t t) {
     for (int d = 0; d < c->ops[i].ndeps; d++)
       if (c->ops[i].deps[d] == t)
         return 1;
-  for (int g = 1; g < c->nregions; g++)
+  for (int g = 1; g < c->nregions; g++) {
     for (int v = 0; v < c->regions[g].nyields; v++)
       if (c->regions[g].yields[v] == t)
         return 1;
+    for (int k = 0; k < c->regions[g].ncaptures; k++)
+      if (c->regions[g].captures[k].outer == t)
+        return 1;
+  }
+  for (int k = 1; k < c->nblocks; k++) {
+    if (c->blocks[k].yield == t)
+      return 1;
+    for (int q = 0; q < c->blocks[k].ninputs; q++)
+      if (c->blocks[k].inputs[q].outer == t)
+        return 1;
+  }
   return 0;
 }
 
 /* Simpler ops: a launch becomes a memset of what it writes (it reads nothing then), an async
  * alloc a synchronous one, an await of an unused value an await of the region's completion. */
+/* An async op whose token later ops need, without its data access: a gpu.wait async on the same
+ * dependencies (what it wrote, and the buffers only it read, may then go). */
+static int pass_to_wait(R *r) {
+  int any = 0;
+  for (int i = 0; i < r->cur.nops && !r->err; i++) {
+    const GenOp *o = &r->cur.ops[i];
+    if ((o->kind != GEN_OP_MEMCPY && o->kind != GEN_OP_MEMSET && o->kind != GEN_OP_LAUNCH) ||
+        !tok_used(&r->cur, o->tok))
+      continue;
+    GenCase cand;
+    if (gen_case_copy(&cand, &r->cur)) {
+      r->err = AF_ENOMEM;
+      break;
+    }
+    GenOp *m = &cand.ops[i];
+    m->kind = GEN_OP_WAIT_ASYNC;
+    m->buf = m->src = m->stream = -1;
+    m->nargs = 0;
+    m->args[0] = m->args[1] = m->args[2] = -1;
+    m->value = 0;
+    m->kernel = 0;
+    any |= try_finished(r, &cand);
+  }
+  return any;
+}
+
 static int pass_simplify(R *r) {
   int any = 0;
   for (int i = 0; i < r->cur.nops && !r->err; i++) {
@@ -469,7 +558,9 @@ static int pass_simplify(R *r) {
     int launch = kind == GEN_OP_LAUNCH && o->nargs > 1;
     int alloc = kind == GEN_OP_ALLOC && o->async && o->mode == GEN_ALLOC_ASYNC;
     int await = kind == GEN_OP_AWAIT && o->vidx >= 0 && !tok_used(&r->cur, o->tok);
-    if (!launch && !alloc && !await)
+    int copy = kind == GEN_OP_MEMCPY && r->cur.bufs[o->buf].kind == GEN_BUF_DEVICE &&
+               r->cur.bufs[o->buf].elem != GEN_ELEM_I64; /* a write that reads nothing */
+    if (!launch && !alloc && !await && !copy)
       continue;
     GenCase cand;
     if (gen_case_copy(&cand, &r->cur)) {
@@ -477,23 +568,38 @@ static int pass_simplify(R *r) {
       break;
     }
     GenOp *m = &cand.ops[i];
-    if (launch && m->kernel != KERNEL_FILL) { /* first a launch that reads nothing */
-      GenCase fill;
-      if (gen_case_copy(&fill, &cand)) {
-        gen_case_free(&cand);
+    /* first a launch that reads less: af_fill (nothing), then af_transform of one input */
+    int fewer = 0;
+    for (int v = 0; launch && v < 3 && !fewer && !r->err; v++) {
+      if ((v == 0 && m->kernel == KERNEL_FILL) || (v > 0 && m->kernel != KERNEL_COMBINE))
+        continue;
+      GenCase less;
+      if (gen_case_copy(&less, &cand)) {
         r->err = AF_ENOMEM;
         break;
       }
-      fill.ops[i].kernel = KERNEL_FILL;
-      fill.ops[i].nargs = 1;
-      fill.ops[i].args[1] = fill.ops[i].args[2] = -1;
-      if (try_finished(r, &fill)) {
-        gen_case_free(&cand);
-        any = 1;
-        continue;
-      }
+      GenOp *lo = &less.ops[i];
+      lo->kernel = v == 0 ? KERNEL_FILL : KERNEL_TRANSFORM;
+      lo->nargs = v == 0 ? 1 : 2;
+      if (v == 2)
+        lo->args[1] = lo->args[2];
+      lo->args[2] = -1;
+      if (v == 0)
+        lo->args[1] = -1;
+      fewer = try_finished(r, &less);
     }
-    if (launch) {
+    if (fewer || r->err) {
+      gen_case_free(&cand);
+      any |= fewer;
+      if (r->err)
+        break;
+      continue;
+    }
+    if (copy) {
+      m->kind = GEN_OP_MEMSET;
+      m->src = -1;
+      m->value = 0;
+    } else if (launch) {
       m->kind = GEN_OP_MEMSET;
       m->buf = m->args[0];
       m->src = -1;
@@ -654,6 +760,9 @@ int reduce_case_opts(const GenCase *in, ReduceTest test, void *ctx, const Reduce
     int any = pass_remove(&r);
     any |= pass_flatten(&r);
     any |= pass_inline_blocks(&r);
+    any |= pass_to_wait(&r);
+    if (r.cur.nops <= 24) /* (n^2 candidates: once the case is small) */
+      any |= pass_merge_bufs(&r);
     any |= pass_simplify(&r);
     any |= pass_yields(&r);
     any |= pass_region_io(&r);

@@ -12,6 +12,8 @@ typedef struct Fwd {
   int32_t t[GEN_MAX_DEPS];
 } Fwd;
 
+/* The op's buffer references (pointers into o, at most 4); how many. */
+int reduce__buf_refs(GenOp *o, int32_t **refs);
 /* Adds t to f once; -1 when f is full. */
 int reduce__add_tok(Fwd *f, int32_t t);
 /* c without the ops marked in drop[] (expanded here to what they take with them), with region

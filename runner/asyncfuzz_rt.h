@@ -69,6 +69,21 @@ void asyncfuzz_observe(int32_t id, int32_t *allocated, int32_t *aligned, int64_t
  * so the trace can name it h<id>. */
 void asyncfuzz_host_init(int32_t id, int32_t init, int32_t *allocated, int32_t *aligned,
                          int64_t offset, int64_t size, int64_t stride);
+/* The same for buffers of i16, i64 and f32 (memref<?xi16>...): an observation carries each
+ * element as 32-bit words (i16 sign-extended, f32 as its bits, i64 low word then high word), and
+ * the trace records the element size as a fourth argument. */
+void asyncfuzz_observe_i16(int32_t id, int16_t *allocated, int16_t *aligned, int64_t offset,
+                           int64_t size, int64_t stride);
+void asyncfuzz_observe_i64(int32_t id, int64_t *allocated, int64_t *aligned, int64_t offset,
+                           int64_t size, int64_t stride);
+void asyncfuzz_observe_f32(int32_t id, float *allocated, float *aligned, int64_t offset,
+                           int64_t size, int64_t stride);
+void asyncfuzz_host_init_i16(int32_t id, int32_t init, int16_t *allocated, int16_t *aligned,
+                             int64_t offset, int64_t size, int64_t stride);
+void asyncfuzz_host_init_i64(int32_t id, int32_t init, int64_t *allocated, int64_t *aligned,
+                             int64_t offset, int64_t size, int64_t stride);
+void asyncfuzz_host_init_f32(int32_t id, int32_t init, float *allocated, float *aligned,
+                             int64_t offset, int64_t size, int64_t stride);
 /* A batch (many cases in one mlir-runner process, gen_render_mlir_batch) brackets each run of
  * a case under schedule `sched`: begin starts a fresh run, keeping the kernel modules loaded
  * so far, under schedule number `sched` of $ASYNCFUZZ_SCHEDULES ("POLICY@SEED,...", else

@@ -78,6 +78,39 @@ static int pick_task(I *in, int current) {
   }
 }
 
+/* The host's init (init = 1) or observe of host buffer ins->buf, through the hook of its type. */
+static void host_hook(I *in, const LowerInstr *ins, int init) {
+  void *h = in->bufs[ins->buf];
+  int64_t n = in->p->buf_elems[ins->buf];
+  int32_t id = init ? ins->buf : (int32_t)ins->imm, v = (int32_t)ins->imm;
+  switch (in->p->buf_elem[ins->buf]) {
+  case GEN_ELEM_I16:
+    if (init)
+      asyncfuzz_host_init_i16(id, v, h, h, 0, n, 1);
+    else
+      asyncfuzz_observe_i16(id, h, h, 0, n, 1);
+    break;
+  case GEN_ELEM_I64:
+    if (init)
+      asyncfuzz_host_init_i64(id, v, h, h, 0, n, 1);
+    else
+      asyncfuzz_observe_i64(id, h, h, 0, n, 1);
+    break;
+  case GEN_ELEM_F32:
+    if (init)
+      asyncfuzz_host_init_f32(id, v, h, h, 0, n, 1);
+    else
+      asyncfuzz_observe_f32(id, h, h, 0, n, 1);
+    break;
+  default:
+    if (init)
+      asyncfuzz_host_init(id, v, h, h, 0, n, 1);
+    else
+      asyncfuzz_observe(id, h, h, 0, n, 1);
+    break;
+  }
+}
+
 static void launch(I *in, const LowerInstr *ins, void *stream) {
   void *ptrs[2 * KERNEL_MAX_BUFS];
   int64_t ints[3 * KERNEL_MAX_BUFS];
@@ -136,11 +169,9 @@ static int exec(I *in, int t) {
   case LOWER_MODULE_UNLOAD:
     mgpuModuleUnload(in->module);
     break;
-  case LOWER_HOST_INIT: {
-    int32_t *h = in->bufs[ins->buf];
-    asyncfuzz_host_init(ins->buf, (int32_t)ins->imm, h, h, 0, in->p->buf_elems[ins->buf], 1);
+  case LOWER_HOST_INIT:
+    host_hook(in, ins, 1);
     break;
-  }
   case LOWER_STREAM_CREATE:
     S[ins->a] = mgpuStreamCreate();
     break;
@@ -177,14 +208,15 @@ static int exec(I *in, int t) {
   case LOWER_MEMSET32:
     mgpuMemset32(in->bufs[ins->buf], (unsigned)ins->imm, (size_t)ins->imm2, SLOT(ins->b));
     break;
+  case LOWER_MEMSET16:
+    mgpuMemset16(in->bufs[ins->buf], (unsigned short)ins->imm, (size_t)ins->imm2, SLOT(ins->b));
+    break;
   case LOWER_LAUNCH:
     launch(in, ins, SLOT(ins->b));
     break;
-  case LOWER_OBSERVE: {
-    int32_t *h = in->bufs[ins->buf];
-    asyncfuzz_observe((int32_t)ins->imm, h, h, 0, in->p->buf_elems[ins->buf], 1);
+  case LOWER_OBSERVE:
+    host_hook(in, ins, 0);
     break;
-  }
   case LOWER_SPAWN:
     asyncfuzz_rt_note(RT_NOTE_SPAWN, ins->region, -1);
     in->tasks[ins->region].state = T_READY;
@@ -242,7 +274,9 @@ int runner_run_program(const LowerProgram *p, const RtConfig *cfg, AfErr *err) {
   }
   for (int b = 0; b < p->nbufs; b++)
     if (p->buf_host[b]) {
-      in.bufs[b] = calloc((size_t)p->buf_elems[b], sizeof(int32_t));
+      in.bufs[b] = calloc((size_t)p->buf_elems[b], p->buf_elem[b] == GEN_ELEM_I16   ? 2
+                                                   : p->buf_elem[b] == GEN_ELEM_I64 ? 8
+                                                                                    : 4);
       if (in.bufs[b] == NULL) {
         rc = af_err_set(err, AF_ENOMEM, "out of memory allocating host buffers");
         goto out;

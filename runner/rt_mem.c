@@ -280,28 +280,55 @@ void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor, int64_t element
 
 /* ---- host hooks ---- */
 
-void asyncfuzz_observe(int32_t id, int32_t *allocated, int32_t *aligned, int64_t offset,
-                       int64_t size, int64_t stride) {
-  (void)allocated;
+/* Element e of a host buffer of type esize (2: i16, 4: i32 or f32 by `flt`, 8: i64) as the
+ * 32-bit words observations carry (gen_elem_words); how many. */
+static int elem_words(const char *p, int esize, int flt, int32_t *w) {
+  switch (esize) {
+  case 2: {
+    int16_t v;
+    memcpy(&v, p, 2);
+    w[0] = v;
+    return 1;
+  }
+  case 8: {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    w[0] = (int32_t)(uint32_t)(v & 0xffffffffu);
+    w[1] = (int32_t)(uint32_t)(v >> 32);
+    return 2;
+  }
+  default:
+    (void)flt; /* an f32's bits are its word */
+    memcpy(&w[0], p, 4);
+    return 1;
+  }
+}
+
+/* The host reads `size` elements of esize bytes at base (stride elements apart). Typed calls
+ * (esize != 4 or a float) record the element size as a fourth argument. */
+static void observe_common(int32_t id, const char *base, int64_t size, int64_t stride, int esize,
+                           int flt) {
   Rt *rt = runner__enter();
   runner__pump(rt);
   RtRec *r = runner__rec_new(rt, RT_CALL_OBSERVE);
-  const int32_t *base = aligned + offset;
   runner__rec_arg(r, runner__ref_int((uint32_t)id));
   runner__rec_arg(r, runner__ref_ptr(rt, base));
   runner__rec_arg(r, runner__ref_int((uint64_t)size));
+  if (esize != 4 || flt)
+    runner__rec_arg(r, runner__ref_int((uint64_t)esize));
   RtRef bref = runner__ref_ptr(rt, base);
   int devmem = rt->dev && RT_REF_KIND(bref) == RT_REF_BUF && !rt->allocs[RT_REF_ID(bref)].shared;
-  if (aligned == NULL || size < 0 || devmem ||
-      runner__freed_alloc(rt, base, (size_t)size * 4) >= 0) {
+  if (base == NULL || size < 0 || devmem ||
+      runner__freed_alloc(rt, base, (size_t)size * (size_t)esize) >= 0) {
     runner__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS,
-                     aligned && size >= 0 && !devmem ? RT_DETAIL_USE_AFTER_FREE
-                                                     : RT_DETAIL_BAD_POINTER);
+                     base && size >= 0 && !devmem ? RT_DETAIL_USE_AFTER_FREE
+                                                  : RT_DETAIL_BAD_POINTER);
     runner__leave(rt);
     return;
   }
+  int per = esize == 8 ? 2 : 1;
   if (af_grow((void **)&rt->obs, &rt->capobs, rt->nobs + 1, sizeof(RtObs)) ||
-      af_grow((void **)&rt->obsdata, &rt->capobsdata, rt->nobsdata + (int)size + 1,
+      af_grow((void **)&rt->obsdata, &rt->capobsdata, rt->nobsdata + (int)size * per + 1,
               sizeof(int32_t))) {
     rt->oom = 1;
     runner__leave(rt);
@@ -311,31 +338,68 @@ void asyncfuzz_observe(int32_t id, int32_t *allocated, int32_t *aligned, int64_t
   o->id = id;
   o->tid = runner__t_tid;
   o->seq = r ? r->seq : 0;
-  o->n = size;
+  o->n = size * per;
   o->vals = (const int32_t *)(intptr_t)rt->nobsdata; /* an offset until end() */
   for (int64_t i = 0; i < size; i++)
-    rt->obsdata[rt->nobsdata++] = base[i * stride];
+    rt->nobsdata += elem_words(base + i * stride * esize, esize, flt, &rt->obsdata[rt->nobsdata]);
   runner__leave(rt);
 }
 
-void asyncfuzz_host_init(int32_t id, int32_t init, int32_t *allocated, int32_t *aligned,
-                         int64_t offset, int64_t size, int64_t stride) {
+void asyncfuzz_observe(int32_t id, int32_t *allocated, int32_t *aligned, int64_t offset,
+                       int64_t size, int64_t stride) {
   (void)allocated;
+  observe_common(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride, 4, 0);
+}
+
+void asyncfuzz_observe_i16(int32_t id, int16_t *allocated, int16_t *aligned, int64_t offset,
+                           int64_t size, int64_t stride) {
+  (void)allocated;
+  observe_common(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride, 2, 0);
+}
+
+void asyncfuzz_observe_i64(int32_t id, int64_t *allocated, int64_t *aligned, int64_t offset,
+                           int64_t size, int64_t stride) {
+  (void)allocated;
+  observe_common(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride, 8, 0);
+}
+
+void asyncfuzz_observe_f32(int32_t id, float *allocated, float *aligned, int64_t offset,
+                           int64_t size, int64_t stride) {
+  (void)allocated;
+  observe_common(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride, 4, 1);
+}
+
+/* The host fills a host buffer: element i is kernel_host_init_value(init, i) as the type. */
+static void host_init_common(int32_t id, int32_t init, char *base, int64_t size, int64_t stride,
+                             int esize, int flt) {
   Rt *rt = runner__enter();
   runner__pump(rt);
   RtRec *r = runner__rec_new(rt, RT_CALL_HOST_INIT);
-  if (aligned == NULL || size < 0) {
+  if (base == NULL || size < 0) {
     runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_POINTER);
     runner__leave(rt);
     return;
   }
-  int32_t *base = aligned + offset;
-  for (int64_t i = 0; i < size; i++)
-    base[i * stride] = kernel_host_init_value(init, i);
+  for (int64_t i = 0; i < size; i++) {
+    int32_t v = kernel_host_init_value(init, i);
+    char *p = base + i * stride * esize;
+    if (esize == 2) {
+      int16_t x = (int16_t)v;
+      memcpy(p, &x, 2);
+    } else if (esize == 8) {
+      int64_t x = v;
+      memcpy(p, &x, 8);
+    } else if (flt) {
+      float x = (float)v;
+      memcpy(p, &x, 4);
+    } else {
+      memcpy(p, &v, 4);
+    }
+  }
   if (af_grow((void **)&rt->hosts, &rt->caphosts, rt->nhosts + 1, sizeof(HostBuf)) == 0) {
     HostBuf *h = &rt->hosts[rt->nhosts++];
-    h->p = (char *)base;
-    h->bytes = (size_t)(size > 0 ? size : 0) * 4 * (size_t)(stride > 0 ? stride : 1);
+    h->p = base;
+    h->bytes = (size_t)(size > 0 ? size : 0) * (size_t)esize * (size_t)(stride > 0 ? stride : 1);
     h->id = id;
   } else {
     rt->oom = 1;
@@ -343,5 +407,31 @@ void asyncfuzz_host_init(int32_t id, int32_t init, int32_t *allocated, int32_t *
   runner__rec_arg(r, runner__ref_int((uint32_t)id));
   runner__rec_arg(r, runner__ref_int((uint32_t)init));
   runner__rec_arg(r, runner__ref_int((uint64_t)size));
+  if (esize != 4 || flt)
+    runner__rec_arg(r, runner__ref_int((uint64_t)esize));
   runner__leave(rt);
+}
+
+void asyncfuzz_host_init(int32_t id, int32_t init, int32_t *allocated, int32_t *aligned,
+                         int64_t offset, int64_t size, int64_t stride) {
+  (void)allocated;
+  host_init_common(id, init, aligned ? (char *)(aligned + offset) : NULL, size, stride, 4, 0);
+}
+
+void asyncfuzz_host_init_i16(int32_t id, int32_t init, int16_t *allocated, int16_t *aligned,
+                             int64_t offset, int64_t size, int64_t stride) {
+  (void)allocated;
+  host_init_common(id, init, aligned ? (char *)(aligned + offset) : NULL, size, stride, 2, 0);
+}
+
+void asyncfuzz_host_init_i64(int32_t id, int32_t init, int64_t *allocated, int64_t *aligned,
+                             int64_t offset, int64_t size, int64_t stride) {
+  (void)allocated;
+  host_init_common(id, init, aligned ? (char *)(aligned + offset) : NULL, size, stride, 8, 0);
+}
+
+void asyncfuzz_host_init_f32(int32_t id, int32_t init, float *allocated, float *aligned,
+                             int64_t offset, int64_t size, int64_t stride) {
+  (void)allocated;
+  host_init_common(id, init, aligned ? (char *)(aligned + offset) : NULL, size, stride, 4, 1);
 }

@@ -463,7 +463,7 @@ static void test_roundtrips(const char *srcdir) {
       "region-launch-yield", "launch-two-deps", "sync-alloc-dealloc", "memcpy-two-deps-dealloc",
       "region-chain",        "host-wait-twice", "region-capture",     "region-inputs-unused",
       "explicit-stream",     "call-token-arg",  "if-token-result",    "for-carried-token",
-      "branch-merge"};
+      "branch-merge",        "typed-buffers"};
   for (size_t i = 0; i < sizeof corpus / sizeof corpus[0]; i++) {
     char path[1024];
     snprintf(path, sizeof path, "%s/corpus/%s.json", srcdir, corpus[i]);

@@ -39,7 +39,7 @@ static const char *corpus[] = {
     "region-launch-yield", "launch-two-deps", "sync-alloc-dealloc", "memcpy-two-deps-dealloc",
     "region-chain",        "host-wait-twice", "region-capture",     "region-inputs-unused",
     "explicit-stream",     "call-token-arg",  "if-token-result",    "for-carried-token",
-    "branch-merge"};
+    "branch-merge",        "typed-buffers"};
 #define NCORPUS (sizeof corpus / sizeof corpus[0])
 
 static void test_golden(void) {
@@ -173,8 +173,11 @@ static void test_corpus_verdicts(void) {
        "|missing-edge|loop-carried|scf.for",
        "data_race.WAW|launch.af_fill->launch.af_fill|stream->stream|dependency", 0},
       {"branch-merge", "builtin:fault=merge_first_pred", "lazy", VERDICT_RACE,
-       "|missing-edge|merge-arg|cf.cond_br",
+       "|missing-edge|own-dep|gpu.memcpy async deps=1",
        "data_race.RAW|launch.af_transform->memcpy.D2H|stream->stream|dependency", 0},
+      {"typed-buffers", "builtin:fault=copy_size_i32", "lazy", VERDICT_RUNTIME_ERROR,
+       "|runtime_error|CUDA_ERROR_ILLEGAL_ADDRESS|pointer range outside every buffer",
+       "mgpuMemcpy|CUDA_ERROR_ILLEGAL_ADDRESS", 1},
       {"region-chain", "builtin:fault=yield_stream", "lazy", VERDICT_RUNTIME_ERROR,
        "|misused-handle|stream|wrong-kind|via:", "mgpuStreamWaitEvent|CUDA_ERROR_INVALID_HANDLE",
        0},

@@ -109,8 +109,9 @@ static void faults_caught(void) {
 /* A generated case whose faulty lowering differs from the correct one exercises the faulty
  * rule; the checker must flag it under eager, where the device completes everything at once
  * and observations alone see nothing. A difference can be harmless (a dropped dependency that
- * another path already implies), so one of the first ten exercising cases must be flagged (the
- * fault with the fewest flagged, capture_dropped, flags about a third). */
+ * another path already implies), so at least a fifth of the exercising cases, and one of the
+ * first twenty, must be flagged (the fault with the fewest flagged, capture_dropped, flags about
+ * a third). */
 static void faults_caught_by_checker_under_eager(void) {
   GenConfig cfg;
   gen_config_default(&cfg);
@@ -122,7 +123,7 @@ static void faults_caught_by_checker_under_eager(void) {
     snprintf(name, sizeof name, "builtin:fault=%s", lower_fault_name(f));
     LowerSpec bad;
     CHECK_EQ(lower_spec_parse(name, &bad, &err), 0);
-    int exercised = 0, flagged = 0, first = -1, obs_eager = 0, first_flagged = -1;
+    int exercised = 0, flagged = 0, first = -1, obs_eager = 0, first_flagged = -1, refused = 0;
     for (int i = 0; i < 300; i++) {
       GenCase c;
       CHECK_EQ(gen_generate(&c, (uint64_t)(5000 + i), &cfg, &err), 0);
@@ -142,6 +143,7 @@ static void faults_caught_by_checker_under_eager(void) {
         exercised++;
         flagged += v.hb_failed;
         obs_eager += v.obs_failed;
+        refused += v.rt_failed;
         if (first < 0)
           first = i;
         if (first_flagged < 0 && v.hb_failed)
@@ -153,7 +155,13 @@ static void faults_caught_by_checker_under_eager(void) {
            "observation %d\n",
            lower_fault_name(f), flagged, exercised, first_flagged, obs_eager);
     CHECK(first >= 0);
-    CHECK(first_flagged >= 0 && first_flagged < 10);
+    if (f == LOWER_FAULT_COPY_SIZE_I32) { /* a data fault, not an ordering one: the runtime
+                                             refuses the copy or the host reads the wrong data */
+      CHECK(obs_eager + refused >= exercised / 2);
+      continue;
+    }
+    CHECK(first_flagged >= 0 && first_flagged < 20);
+    CHECK(flagged * 5 >= exercised);
   }
 }
 

@@ -67,11 +67,7 @@ int main(void) {
       CHECK_EQ(gen_validate(&out, &err), 0);
       CHECK_EQ(k.invalid_tested, 0);
       CHECK_EQ(check_signature_test(&out, &k.t), 1); /* the same signature */
-      /* Known gap (issue 14, open): an scf.if's stale token that reaches its consumer through a
-       * region input keeps both regions, since turning the input into a capture changes the
-       * link the signature names; such a case reduces to 11 ops. Every other case: 8. */
-      int bound = f == LOWER_FAULT_IF_RESULT_STALE ? 12 : 8;
-      CHECK(out.nops <= bound);
+      CHECK(out.nops <= 8);
       CHECK_EQ(reduce_case(&c, counting_test, &k, &again, &st2, &err), 0);
       char *a = gen_case_to_json(&out), *b = gen_case_to_json(&again);
       CHECK_STR(a, b); /* deterministic */
