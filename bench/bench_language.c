@@ -34,6 +34,7 @@ enum {
   BRANCH_BUF,
   TYPED_COPY,
   TYPED_SET,
+  VIEW,
   NCON
 };
 static const char *const names[NCON] = {"host wait with no operands",
@@ -51,7 +52,8 @@ static const char *const names[NCON] = {"host wait with no operands",
                                         "cf.cond_br to blocks that merge with a token",
                                         "cf.cond_br passing a buffer as a block argument",
                                         "memcpy of i16, i64 or f32 buffers",
-                                        "memset of an i16 or f32 buffer"};
+                                        "memset of an i16 or f32 buffer",
+                                        "memcpy or memset of a memref.subview"};
 
 static void constructs(const GenCase *c, int *has) {
   uint8_t *waited = calloc((size_t)c->ntoks + 1, 1);
@@ -69,6 +71,7 @@ static void constructs(const GenCase *c, int *has) {
     }
     has[TYPED_COPY] |= o->kind == GEN_OP_MEMCPY && c->bufs[o->buf].elem != GEN_ELEM_I32;
     has[TYPED_SET] |= o->kind == GEN_OP_MEMSET && c->bufs[o->buf].elem != GEN_ELEM_I32;
+    has[VIEW] |= o->view[0][1] > 0 || o->view[1][1] > 0;
     if (o->kind == GEN_OP_LAUNCH && o->stream >= 0 && launched) {
       has[STREAM_LAUNCH] = 1;
       has[STREAM_ORDERED] |= launched[o->stream]++ > 0;

@@ -17,13 +17,13 @@ static void knobs_cmdline(const GenConfig *g, char *out, size_t n) {
   snprintf(out, n,
            "--ops %d --buffers %d --host-bufs %d --elems %d --max-deps %d --extra-deps %d "
            "--regions %d --nesting %d --spin %d --host-shared %d --sync %d --root-wait %d "
-           "--extra-wait %d --captures %d --streams %d --blocks %d --typed %d --mix "
+           "--extra-wait %d --captures %d --streams %d --blocks %d --typed %d --views %d --mix "
            "%d,%d,%d,%d,%d,%d,%d,%d",
            g->ops, g->buffers, g->host_bufs, g->elems, g->max_deps, g->extra_dep_pct, g->region_pct,
            g->max_nesting, g->spin, g->host_shared_pct, g->sync_pct, g->root_wait_pct,
            g->extra_wait_pct, g->capture_pct, g->stream_pct, g->block_pct, g->typed_pct,
-           g->w_launch, g->w_memcpy, g->w_memset, g->w_alloc, g->w_dealloc, g->w_wait_async,
-           g->w_host_wait, g->w_observe);
+           g->view_pct, g->w_launch, g->w_memcpy, g->w_memset, g->w_alloc, g->w_dealloc,
+           g->w_wait_async, g->w_host_wait, g->w_observe);
 }
 
 int campaign__write_info(Campaign *k, const Sig *s) {

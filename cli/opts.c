@@ -38,6 +38,8 @@ const char cli_gen_knobs_help[] =
     "                     block whose body issues async work (default 6)\n"
     "  --typed PCT        share of buffers of i16, i64 or f32 elements, which memcpy\n"
     "                     and memset use (kernels take i32) (default 25)\n"
+    "  --views PCT        chance that a memcpy or memset works on memref.subviews\n"
+    "                     (offset, size, stride) of its buffers (default 15)\n"
     "  --mix L,C,S,A,D,W,H,O  op weights: launch, memcpy, memset, alloc, dealloc,\n"
     "                     wait_async, host_wait, observe (default 30,20,8,8,5,8,6,6)\n";
 
@@ -155,6 +157,7 @@ int cli_gen_knob(GenConfig *cfg, const char *opt, const char *val) {
       {"--streams", &cfg->stream_pct, 0, 100},
       {"--blocks", &cfg->block_pct, 0, 100},
       {"--typed", &cfg->typed_pct, 0, 100},
+      {"--views", &cfg->view_pct, 0, 100},
   };
   for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++) {
     if (strcmp(opt, knobs[i].name) == 0) {

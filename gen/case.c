@@ -191,6 +191,20 @@ int gen_case_size(const GenCase *c) {
   return c->nops;
 }
 
+void gen_op_view(const GenCase *c, const GenOp *o, int k, int32_t *off, int32_t *len,
+                 int32_t *stride) {
+  int b = k ? o->src : o->buf;
+  if (o->view[k][1] > 0) {
+    *off = o->view[k][0];
+    *len = o->view[k][1];
+    *stride = o->view[k][2];
+    return;
+  }
+  *off = 0;
+  *len = b >= 0 && b < c->nbufs ? c->bufs[b].n : 0;
+  *stride = 1;
+}
+
 int gen_op_accesses(const GenCase *c, int i, int32_t *bufs, int *writes) {
   const GenOp *o = &c->ops[i];
   int n = 0;
@@ -224,6 +238,14 @@ static void put_deps(AfBuf *b, const GenOp *o) {
   for (int d = 0; d < o->ndeps; d++)
     af_buf_printf(b, "%s\"t%d\"", d ? ", " : "", o->deps[d]);
   af_buf_puts(b, "]");
+}
+
+static void put_views(AfBuf *b, const GenOp *o) {
+  static const char *const key[2] = {"dst_view", "src_view"};
+  for (int k = 0; k < 2; k++)
+    if (o->view[k][1] > 0) /* version 2 */
+      af_buf_printf(b, ", \"%s\": [%d, %d, %d]", key[k], o->view[k][0], o->view[k][1],
+                    o->view[k][2]);
 }
 
 static void indent(AfBuf *b, int depth) {
@@ -298,10 +320,12 @@ static int put_body(AfBuf *b, const GenCase *c, int from, int to, int ctx, int b
       break;
     case GEN_OP_MEMCPY:
       af_buf_printf(b, ", \"dst\": \"b%d\", \"src\": \"b%d\"", o->buf, o->src);
+      put_views(b, o);
       put_deps(b, o);
       break;
     case GEN_OP_MEMSET:
       af_buf_printf(b, ", \"dst\": \"b%d\", \"value\": %d", o->buf, o->value);
+      put_views(b, o);
       put_deps(b, o);
       break;
     case GEN_OP_LAUNCH: {
@@ -380,7 +404,8 @@ char *gen_case_to_json(const GenCase *c) {
     if (c->regions[r].ncaptures)
       version = 2;
   for (int i = 0; i < c->nops; i++)
-    if (c->ops[i].stream >= 0 || c->ops[i].kind >= GEN_OP_CALL)
+    if (c->ops[i].stream >= 0 || c->ops[i].kind >= GEN_OP_CALL || c->ops[i].view[0][1] > 0 ||
+        c->ops[i].view[1][1] > 0)
       version = 2;
   for (int i = 0; i < c->nbufs; i++)
     if (c->bufs[i].elem != GEN_ELEM_I32)
@@ -410,6 +435,8 @@ char *gen_case_to_json(const GenCase *c) {
       af_buf_printf(&b, ", \"block_pct\": %d", g->block_pct);
     if (g->typed_pct)
       af_buf_printf(&b, ", \"typed_pct\": %d", g->typed_pct);
+    if (g->view_pct)
+      af_buf_printf(&b, ", \"view_pct\": %d", g->view_pct);
     af_buf_puts(&b, "},\n");
   }
   af_buf_printf(&b, "  \"spin\": %d,\n  \"buffers\": [", c->spin);

@@ -174,6 +174,33 @@ static int use_stream(Parser *p, const cJSON *o, int define, int32_t *out) {
   return 0;
 }
 
+/* "dst_view" / "src_view": [offset, length, stride] (version 2). */
+static int parse_views(Parser *p, const cJSON *o, GenOp *op) {
+  static const char *const key[2] = {"dst_view", "src_view"};
+  for (int k = 0; k < 2; k++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key[k]);
+    if (v == NULL)
+      continue;
+    if (k == 1 && op->kind != GEN_OP_MEMCPY)
+      return perr(p, AF_EINVALID, "only a memcpy has a \"src_view\"%s%s", NULL, NULL);
+    if (p->c->version < 2)
+      return perr(p, AF_EINVALID, "\"%s\" needs case format version 2%s", key[k], NULL);
+    int ok = cJSON_IsArray(v) && cJSON_GetArraySize(v) == 3;
+    for (int q = 0; q < 3 && ok; q++) {
+      const cJSON *x = cJSON_GetArrayItem(v, q);
+      double d = cJSON_IsNumber(x) ? x->valuedouble : -1;
+      ok = d >= (q ? 1 : 0) && d <= 1024 && d == (double)(int)d;
+      op->view[k][q] = ok ? (int32_t)d : 0;
+    }
+    if (!ok)
+      return perr(p, AF_EPARSE,
+                  "\"%s\" is [offset, length, stride]: an offset of 0 or more, a length and "
+                  "a stride of 1 or more%s",
+                  key[k], NULL);
+  }
+  return 0;
+}
+
 static int parse_deps(Parser *p, const cJSON *o, GenOp *op) {
   const cJSON *deps = cJSON_GetObjectItemCaseSensitive(o, "deps");
   op->ndeps = 0;
@@ -458,6 +485,8 @@ static int parse_op(Parser *p, const cJSON *o, int ctx) {
     if (!rc)
       rc = use_buf(p, o, "src", &op.src);
     if (!rc)
+      rc = parse_views(p, o, &op);
+    if (!rc)
       rc = parse_deps(p, o, &op);
     wants_token = 1;
     break;
@@ -465,6 +494,8 @@ static int parse_op(Parser *p, const cJSON *o, int ctx) {
     rc = use_buf(p, o, "dst", &op.buf);
     if (!rc && jint(o, "value", &op.value))
       rc = perr(p, AF_EPARSE, "memset needs an integer \"value\"%s%s", NULL, NULL);
+    if (!rc)
+      rc = parse_views(p, o, &op);
     if (!rc)
       rc = parse_deps(p, o, &op);
     wants_token = 1;
@@ -595,6 +626,8 @@ int gen_case_from_json(GenCase *c, const char *text, AfErr *err) {
     jint(cfg, "block_pct", &g->block_pct);
     g->typed_pct = 0;
     jint(cfg, "typed_pct", &g->typed_pct);
+    g->view_pct = 0;
+    jint(cfg, "view_pct", &g->view_pct);
     const cJSON *mix = cJSON_GetObjectItemCaseSensitive(cfg, "mix");
     int *w[] = {&g->w_launch,  &g->w_memcpy,     &g->w_memset,    &g->w_alloc,
                 &g->w_dealloc, &g->w_wait_async, &g->w_host_wait, &g->w_observe};

@@ -72,7 +72,11 @@ typedef struct GenOp {
   int32_t stream; /* launch: the explicit stream it is enqueued on (-1: none, the lowering picks
                      one); stream ops: their stream (version 2) */
   int32_t blk;    /* the block whose body this op is in (0: none) */
-  int32_t block;  /* call, if, for, branch: the block it runs */
+  /* memcpy (dst 0, src 1), memset (dst 0): the operand as a view of its buffer, a
+   * memref.subview of `len` elements from `off`, `stride` apart; len 0: the whole buffer
+   * (version 2) */
+  int32_t view[2][3];
+  int32_t block; /* call, if, for, branch: the block it runs */
 } GenOp;
 
 /* Element types. Kernels take i32 buffers only; memcpy and memset (not of i64: no runtime call
@@ -169,6 +173,7 @@ typedef struct GenConfig {
   int block_pct;       /* chance per step of a call, if, for or branch block (version 2) */
   int typed_pct;       /* share of buffers (but the first host one) of i16, i64 or f32: used by
                           memcpy and memset only (version 2) */
+  int view_pct;        /* chance that a memcpy or memset works on memref.subviews (version 2) */
   /* op mix weights */
   int w_launch, w_memcpy, w_memset, w_alloc, w_dealloc, w_wait_async, w_host_wait, w_observe;
 } GenConfig;
@@ -214,6 +219,10 @@ int gen_case_finish(GenCase *c, AfErr *err);
 int gen_case_size(const GenCase *c);
 /* Stable 64-bit hash of the case content (its canonical JSON). */
 uint64_t gen_case_hash(const GenCase *c);
+/* Operand k (0: dst, 1: src) of op o as a view: its offset, length and stride in elements (the
+ * whole buffer when it has no view). */
+void gen_op_view(const GenCase *c, const GenOp *o, int k, int32_t *off, int32_t *len,
+                 int32_t *stride);
 /* Buffer accessed by op i as (buf, write) pairs; returns how many (<= 4). */
 int gen_op_accesses(const GenCase *c, int i, int32_t *bufs, int *writes);
 
@@ -266,6 +275,7 @@ char *gen_render_mlir_batch_map(const GenCase *const *cs, const int *ids, int n,
  * more; -1 in a pattern: any). */
 typedef struct GenShape {
   int kind, async, deps;
+  int view; /* 1: a memcpy or memset of a memref.subview ("... view"); -1: any */
 } GenShape;
 /* Parses an op shape as the mlir-opt lowering's verdicts name the op that stopped a case, in
  * the MLIR spelling the renderer writes ("gpu.launch_func async deps=2+", "gpu.alloc"); the

@@ -272,6 +272,30 @@ static void op_launch(G *g, Ctx *x) {
   note_access(g, x, dst, 1, t);
 }
 
+/* A view of `len` of a buffer's n elements: stride 1 or 2, an offset that keeps it inside. */
+static void draw_view(G *g, int n, int len, int32_t *v) {
+  int stride = af_rng_chance(&g->rng, 50) && (len - 1) * 2 < n ? 2 : 1;
+  v[0] = (int32_t)af_rng_below(&g->rng, (uint32_t)(n - (len - 1) * stride));
+  v[1] = len;
+  v[2] = stride;
+}
+
+/* Views for o's operands (drawn only when the knob is on): a memcpy's source and destination,
+ * a memset's destination; a destination only once its buffer is written whole. */
+static void draw_views(G *g, GenOp *o) {
+  if (g->cfg.view_pct <= 0 || !af_rng_chance(&g->rng, g->cfg.view_pct))
+    return;
+  int n = g->c->bufs[o->buf].n, len = 1 + (int)af_rng_below(&g->rng, (uint32_t)n);
+  int dst = g->bs[o->buf].written && af_rng_chance(&g->rng, 70);
+  int src = o->kind == GEN_OP_MEMCPY; /* (both sides of a copy are the same length) */
+  if (!dst)
+    len = n; /* a whole-buffer destination: the source's view spans as many elements */
+  if (dst)
+    draw_view(g, n, len, o->view[0]);
+  if (src)
+    draw_view(g, g->c->bufs[o->src].n, len, o->view[1]);
+}
+
 static void op_memcpy(G *g, Ctx *x) {
   int dir = (int)af_rng_below(&g->rng, 3); /* 0 H2D, 1 D2H, 2 D2D */
   /* typed buffers are few: half the copies (drawn only when on) look for one first */
@@ -296,6 +320,7 @@ static void op_memcpy(G *g, Ctx *x) {
   GenOp o = gen__blank(GEN_OP_MEMCPY, x->id);
   o.buf = dst;
   o.src = src;
+  draw_views(g, &o);
   TSet s;
   s.n = 0;
   need_for(g, x, &s, dst, 1);
@@ -318,6 +343,8 @@ static void op_memset(G *g, Ctx *x) {
   GenOp o = gen__blank(GEN_OP_MEMSET, x->id);
   o.buf = dst;
   o.value = (int)af_rng_below(&g->rng, 1000);
+  if (g->bs[dst].written) /* (a view of a buffer not yet written would leave the rest undefined) */
+    draw_views(g, &o);
   TSet s;
   s.n = 0;
   need_for(g, x, &s, dst, 1);

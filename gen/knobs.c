@@ -24,6 +24,7 @@ void gen_config_default(GenConfig *c) {
   c->stream_pct = 20;
   c->block_pct = 6;
   c->typed_pct = 25;
+  c->view_pct = 15;
   c->w_launch = 30;
   c->w_memcpy = 20;
   c->w_memset = 8;
@@ -72,4 +73,6 @@ void gen_config_swarm(const GenConfig *base, uint64_t seed, GenConfig *out) {
     out->block_pct = af_rng_chance(&r, 33) ? 0 : base->block_pct;
   if (base->typed_pct > 0)
     out->typed_pct = af_rng_chance(&r, 33) ? 0 : base->typed_pct;
+  if (base->view_pct > 0)
+    out->view_pct = af_rng_chance(&r, 33) ? 0 : base->view_pct;
 }

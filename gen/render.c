@@ -99,14 +99,20 @@ typedef struct R {
 
 /* Buffer b as the op being rendered names it: %bN, or the block argument a branch's live block
  * received it as. */
-static void put_buf(R *r, const GenOp *o, int b) {
+static void buf_name(R *r, const GenOp *o, int b, char *out, size_t n) {
   const GenBlock *k = o->blk > 0 ? &r->c->blocks[o->blk] : NULL;
   for (int q = 0; k && q < k->nbufargs; q++)
     if (k->bufargs[q] == b) {
-      af_buf_printf(r->b, "%%af_b%d_b%d", o->blk, b);
+      snprintf(out, n, "%%af_b%d_b%d", o->blk, b);
       return;
     }
-  af_buf_printf(r->b, "%%b%d", b);
+  snprintf(out, n, "%%b%d", b);
+}
+
+static void put_buf(R *r, const GenOp *o, int b) {
+  char name[48];
+  buf_name(r, o, b, name, sizeof name);
+  af_buf_puts(r->b, name);
 }
 
 /* Lines completed in the buffer so far. */
@@ -369,6 +375,33 @@ static void render_block(R *r, int i, int depth) {
   }
 }
 
+/* Operand k (0: dst, 1: src) of memcpy or memset o: its buffer, or a memref.subview of it written
+ * here (offset, size and stride as index constants). Its SSA name and type go to name and type. */
+static void view_operand(R *r, const GenOp *o, int k, int depth, char *name, size_t n, char *type,
+                         size_t tn) {
+  const GenCase *c = r->c;
+  int b = k ? o->src : o->buf;
+  buf_name(r, o, b, name, n);
+  snprintf(type, tn, "%s", mty(c, b));
+  if (o->view[k][1] <= 0)
+    return;
+  int q[3];
+  for (int f = 0; f < 3; f++) {
+    q[f] = r->k++;
+    ind(r, depth);
+    af_buf_printf(r->b, "%%k%d = arith.constant %d : index\n", q[f], o->view[k][f]);
+  }
+  char strided[96];
+  snprintf(strided, sizeof strided, "memref<?x%s, strided<[?], offset: ?>>",
+           gen_elem_name(c->bufs[b].elem));
+  int v = r->k++;
+  ind(r, depth);
+  af_buf_printf(r->b, "%%k%d = memref.subview %s[%%k%d] [%%k%d] [%%k%d] : %s to %s\n", v, name,
+                q[0], q[1], q[2], type, strided);
+  snprintf(name, n, "%%k%d", v);
+  snprintf(type, tn, "%s", strided);
+}
+
 /* A memset: its value as the element type (an i16 truncated, an f32 exact), then the op. */
 static void render_memset(R *r, const GenOp *o, int depth) {
   const GenCase *c = r->c;
@@ -381,12 +414,12 @@ static void render_memset(R *r, const GenOp *o, int depth) {
     af_buf_printf(b, "%%k%d = arith.constant %d : i16\n", k, (int16_t)o->value);
   else
     af_buf_printf(b, "%%k%d = arith.constant %d : %s\n", k, o->value, gen_elem_name(e));
+  char dn[48], dt[96];
+  view_operand(r, o, 0, depth, dn, sizeof dn, dt, sizeof dt);
   ind(r, depth);
   af_buf_printf(b, "%%t%d = gpu.memset async", o->tok);
   deps(r, o);
-  af_buf_puts(b, " ");
-  put_buf(r, o, o->buf);
-  af_buf_printf(b, ", %%k%d : %s, %s\n", k, mty(c, o->buf), gen_elem_name(e));
+  af_buf_printf(b, " %s, %%k%d : %s, %s\n", dn, k, dt, gen_elem_name(e));
 }
 
 static void render_op_text(R *r, int i, int depth) {
@@ -421,16 +454,16 @@ static void render_op_text(R *r, int i, int depth) {
     }
     af_buf_printf(b, " %%b%d : %s\n", o->buf, mty(c, o->buf));
     break;
-  case GEN_OP_MEMCPY:
+  case GEN_OP_MEMCPY: {
+    char dn[48], dt[96], sn[48], st[96];
+    view_operand(r, o, 0, depth, dn, sizeof dn, dt, sizeof dt);
+    view_operand(r, o, 1, depth, sn, sizeof sn, st, sizeof st);
     ind(r, depth);
     af_buf_printf(b, "%%t%d = gpu.memcpy async", o->tok);
     deps(r, o);
-    af_buf_puts(b, " ");
-    put_buf(r, o, o->buf);
-    af_buf_puts(b, ", ");
-    put_buf(r, o, o->src);
-    af_buf_printf(b, " : %s, %s\n", mty(c, o->buf), mty(c, o->src));
+    af_buf_printf(b, " %s, %s : %s, %s\n", dn, sn, dt, st);
     break;
+  }
   case GEN_OP_MEMSET:
     render_memset(r, o, depth);
     break;

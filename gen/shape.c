@@ -68,6 +68,7 @@ int gen_shape_parse(const char *text, GenShape *out) {
     out->kind = kind;
     out->async = async;
     out->deps = d == NULL ? -1 : d[6] == '2' ? 2 : d[6] == '1' ? 1 : 0;
+    out->view = strstr(buf, " view") ? 1 : -1;
     return 0;
   }
   return -1;
@@ -98,14 +99,16 @@ void gen_shape_format(const GenOp *o, char *out, size_t n) {
     return;
   }
   int bucket = o->ndeps >= 2 ? 2 : o->ndeps;
-  snprintf(out, n, "%s%s deps=%d%s", name, op_async(o) ? " async" : "", bucket,
-           bucket == 2 ? "+" : "");
+  snprintf(out, n, "%s%s deps=%d%s%s", name, op_async(o) ? " async" : "", bucket,
+           bucket == 2 ? "+" : "", o->view[0][1] > 0 || o->view[1][1] > 0 ? " view" : "");
 }
 
 int gen_op_has_shape(const GenOp *o, const GenShape *s) {
   if (o->kind != s->kind || op_async(o) != s->async)
     return 0;
   int bucket = o->ndeps >= 2 ? 2 : o->ndeps;
+  if (s->view == 1 && o->view[0][1] <= 0 && o->view[1][1] <= 0)
+    return 0;
   return s->deps < 0 || s->deps == bucket;
 }
 

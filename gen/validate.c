@@ -191,6 +191,27 @@ static int check_in_block(V *v, int i) {
   return 0;
 }
 
+/* An op's views lie inside their buffers; only a memcpy or memset has any. Sets err. */
+static int check_views(V *v, int i) {
+  const GenCase *c = v->c;
+  const GenOp *o = &c->ops[i];
+  static const char *const side[2] = {"dst", "src"};
+  for (int k = 0; k < 2; k++) {
+    const int32_t *w = o->view[k];
+    int b = k ? o->src : o->buf;
+    if (w[1] <= 0)
+      continue;
+    if ((k == 1 && o->kind != GEN_OP_MEMCPY) || b < 0 || w[0] < 0 || w[2] < 1 ||
+        (int64_t)w[0] + (int64_t)(w[1] - 1) * w[2] >= c->bufs[b].n)
+      return af_err_set(v->err, AF_EINVALID,
+                        "op #%d (%s): its %s view [%d, %d, %d] (offset, length, stride) lies "
+                        "outside b%d (%d elements)",
+                        i, gen_op_name(o->kind), side[k], w[0], w[1], w[2], b,
+                        b >= 0 ? c->bufs[b].n : 0);
+  }
+  return 0;
+}
+
 static int check_shape(V *v, int i) {
   const GenCase *c = v->c;
   const GenOp *o = &c->ops[i];
@@ -241,6 +262,8 @@ static int check_shape(V *v, int i) {
     return fail(v, i, "is in block %d, which does not begin before it in its context", o->blk, 0);
   if (o->blk > 0 && (rc = check_in_block(v, i)))
     return rc;
+  if (o->kind != GEN_OP_MEMCPY && o->kind != GEN_OP_MEMSET && (o->view[0][1] || o->view[1][1]))
+    return fail(v, i, "has a view; only a memcpy or memset works on views", 0, 0);
   int may_dep = o->kind != GEN_OP_OBSERVE && o->kind != GEN_OP_EXECUTE && o->kind != GEN_OP_AWAIT &&
                 o->kind < GEN_OP_STREAM_CREATE &&
                 !((o->kind == GEN_OP_ALLOC || o->kind == GEN_OP_DEALLOC) && !o->async);
@@ -278,6 +301,8 @@ static int check_shape(V *v, int i) {
   case GEN_OP_MEMSET:
     if (B[o->buf].kind != GEN_BUF_DEVICE)
       return fail(v, i, "b%d is a host buffer; this op needs a device buffer", o->buf, 0);
+    if (o->kind == GEN_OP_MEMSET && check_views(v, i))
+      return AF_EINVALID;
     if (o->kind == GEN_OP_MEMSET && B[o->buf].elem == GEN_ELEM_I64)
       return fail(v, i,
                   "sets b%d, an i64 buffer: no runtime call sets 64-bit elements (MLIR lowers "
@@ -290,9 +315,14 @@ static int check_shape(V *v, int i) {
     if (B[o->buf].kind == GEN_BUF_HOST && B[o->src].kind == GEN_BUF_HOST)
       return fail(v, i, "copies host to host (b%d to b%d); gpu.memcpy needs a device side", o->src,
                   o->buf);
-    if (B[o->buf].n != B[o->src].n)
-      return fail(v, i, "copies between buffers of different sizes (%d and %d elements)",
-                  B[o->src].n, B[o->buf].n);
+    if (check_views(v, i))
+      return AF_EINVALID;
+    int32_t od, ld, sd, os, ls, ss;
+    gen_op_view(c, o, 0, &od, &ld, &sd);
+    gen_op_view(c, o, 1, &os, &ls, &ss);
+    if (ld != ls)
+      return fail(v, i, "copies between views or buffers of different sizes (%d and %d elements)",
+                  ls, ld);
     if (B[o->buf].elem != B[o->src].elem)
       return af_err_set(v->err, AF_EINVALID,
                         "op #%d (memcpy): copies between buffers of different types (%s to %s)", i,
@@ -553,6 +583,12 @@ static int visit_op(V *v, int i) {
   default:
     break;
   }
+  if ((o->kind == GEN_OP_MEMCPY || o->kind == GEN_OP_MEMSET) && o->view[0][1] > 0 &&
+      v->last_write[o->buf] == -2)
+    return fail(v, i,
+                "writes a view of b%d before the whole buffer is written (the rest of it would "
+                "stay undefined)",
+                o->buf, 0);
   int32_t bufs[4];
   int writes[4];
   int na = gen_op_accesses(c, i, bufs, writes);

@@ -412,6 +412,43 @@ static int lower_launch(L *l, int i, int primary, const uint8_t *need) {
   return s;
 }
 
+/* A memcpy or memset on stream s: one call over a whole buffer or a contiguous view, one per
+ * element of a strided view (mgpuMemcpy and mgpuMemset copy and set contiguous memory). */
+static void emit_data(L *l, int fn, int i, int s) {
+  const GenCase *c = l->c;
+  const GenOp *o = &c->ops[i];
+  int e = c->bufs[o->buf].elem, es = gen_elem_size(e), copy = o->kind == GEN_OP_MEMCPY;
+  int32_t od, ld, sd, os = 0, ls, ss = 1;
+  gen_op_view(c, o, 0, &od, &ld, &sd);
+  if (copy)
+    gen_op_view(c, o, 1, &os, &ls, &ss);
+  if (has(l, LOWER_FAULT_VIEW_OFFSET_DROPPED))
+    od = os = 0; /* the subview's base pointer, its offset lost */
+  int runs = sd == 1 && ss == 1 ? 1 : ld, per = runs == 1 ? ld : 1;
+  int32_t w[2];
+  gen_elem_words(e, o->value, w);
+  for (int k = 0; k < runs; k++) {
+    LowerInstr *in = emit(l, fn,
+                          copy                ? LOWER_MEMCPY
+                          : e == GEN_ELEM_I16 ? LOWER_MEMSET16
+                                              : LOWER_MEMSET32,
+                          i);
+    if (in == NULL)
+      return;
+    in->buf = o->buf;
+    in->b = s;
+    in->off = (int64_t)(od + k * sd) * es;
+    if (copy) {
+      in->buf2 = o->src;
+      in->off2 = (int64_t)(os + k * ss) * es;
+      in->imm = (int64_t)per * (has(l, LOWER_FAULT_COPY_SIZE_I32) ? 4 : es);
+    } else { /* the value as the element type's bits (an f32's, a 16-bit pattern) */
+      in->imm = e == GEN_ELEM_I16 ? (uint16_t)w[0] : (uint32_t)w[0];
+      in->imm2 = per;
+    }
+  }
+}
+
 static void lower_op(L *l, int i) {
   const GenCase *c = l->c;
   const GenOp *o = &c->ops[i];
@@ -463,28 +500,13 @@ static void lower_op(L *l, int i) {
       s = op_stream(l, fn, i, primary, need, 1);
     if (early)
       record_requests(l, fn, o->tok, s, i);
-    in = emit(l, fn, LOWER_MEMCPY, i);
-    if (in) {
-      in->buf = o->buf;
-      in->buf2 = o->src;
-      in->b = s;
-      in->imm = (int64_t)c->bufs[o->buf].n *
-                (has(l, LOWER_FAULT_COPY_SIZE_I32) ? 4 : gen_elem_size(c->bufs[o->buf].elem));
-    }
+    emit_data(l, fn, i, s);
     break;
   case GEN_OP_MEMSET:
     s = op_stream(l, fn, i, primary, need, 1);
     if (early)
       record_requests(l, fn, o->tok, s, i);
-    in = emit(l, fn, c->bufs[o->buf].elem == GEN_ELEM_I16 ? LOWER_MEMSET16 : LOWER_MEMSET32, i);
-    if (in) { /* the value as the element type's bits (an f32's, a 16-bit pattern) */
-      int32_t w[2];
-      gen_elem_words(c->bufs[o->buf].elem, o->value, w);
-      in->buf = o->buf;
-      in->b = s;
-      in->imm = c->bufs[o->buf].elem == GEN_ELEM_I16 ? (uint16_t)w[0] : (uint32_t)w[0];
-      in->imm2 = c->bufs[o->buf].n;
-    }
+    emit_data(l, fn, i, s);
     break;
   case GEN_OP_LAUNCH:
     s = lower_launch(l, i, primary, need);

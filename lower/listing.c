@@ -77,14 +77,22 @@ char *lower_program_to_text(const LowerProgram *p) {
         af_buf_puts(&b, ")");
         break;
       case LOWER_MEMCPY:
-        af_buf_printf(&b, "mgpuMemcpy(b%d, b%d, %lld, ", in->buf, in->buf2, (long long)in->imm);
+        af_buf_printf(&b, "mgpuMemcpy(b%d", in->buf);
+        if (in->off)
+          af_buf_printf(&b, "+%lld", (long long)in->off);
+        af_buf_printf(&b, ", b%d", in->buf2);
+        if (in->off2)
+          af_buf_printf(&b, "+%lld", (long long)in->off2);
+        af_buf_printf(&b, ", %lld, ", (long long)in->imm);
         put_slot(&b, in->b);
         af_buf_puts(&b, ")");
         break;
       case LOWER_MEMSET32:
       case LOWER_MEMSET16:
-        af_buf_printf(&b, "mgpuMemset%d(b%d, %lld, %lld, ", in->opc == LOWER_MEMSET16 ? 16 : 32,
-                      in->buf, (long long)in->imm, (long long)in->imm2);
+        af_buf_printf(&b, "mgpuMemset%d(b%d", in->opc == LOWER_MEMSET16 ? 16 : 32, in->buf);
+        if (in->off)
+          af_buf_printf(&b, "+%lld", (long long)in->off);
+        af_buf_printf(&b, ", %lld, %lld, ", (long long)in->imm, (long long)in->imm2);
         put_slot(&b, in->b);
         af_buf_puts(&b, ")");
         break;

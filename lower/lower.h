@@ -47,7 +47,10 @@
     "a block reached from two branches takes its token argument from the first one in the text, "  \
     "whichever branch ran")                                                                        \
   X(COPY_SIZE_I32, "copy_size_i32",                                                                \
-    "gpu.memcpy copies 4 bytes per element, whatever the element type")
+    "gpu.memcpy copies 4 bytes per element, whatever the element type")                            \
+  X(VIEW_OFFSET_DROPPED, "view_offset_dropped",                                                    \
+    "a memcpy or memset of a memref.subview starts at its buffer's base: the view's offset is "    \
+    "ignored")
 
 enum {
 #define LOWER__FENUM(id, name, desc) LOWER_FAULT_##id,
@@ -131,6 +134,7 @@ typedef struct LowerInstr {
   int32_t region, vidx, consumer;
   int32_t op; /* the Case op this instruction lowers, or -1 */
   int64_t imm, imm2;
+  int64_t off, off2; /* memcpy, memset: byte offsets into buf and buf2 (views) */
 } LowerInstr;
 
 typedef struct LowerFunc {

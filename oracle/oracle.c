@@ -86,15 +86,26 @@ int oracle_expect(const GenCase *c, OracleExpected **out, AfErr *err) {
       for (int k = 0; k < n; k++)
         mem[o->buf][k] = KERNEL_POISON;
       break;
-    case GEN_OP_MEMCPY:
-      memcpy(mem[o->buf], mem[o->src], sizeof(int32_t) * (size_t)n);
+    case GEN_OP_MEMCPY: { /* element by element, view to view (distinct buffers) */
+      int32_t od, ld, sd, os, ls, ss;
+      gen_op_view(c, o, 0, &od, &ld, &sd);
+      gen_op_view(c, o, 1, &os, &ls, &ss);
+      int w = c->bufs[o->buf].elem == GEN_ELEM_I64 ? 2 : 1;
+      for (int k = 0; k < ld && k < ls; k++)
+        for (int q = 0; q < w; q++)
+          mem[o->buf][(od + k * sd) * w + q] = mem[o->src][(os + k * ss) * w + q];
       writer[o->buf] = i;
       break;
-    case GEN_OP_MEMSET:
-      for (int k = 0; k < n;)
-        k += gen_elem_words(c->bufs[o->buf].elem, o->value, &mem[o->buf][k]);
+    }
+    case GEN_OP_MEMSET: {
+      int32_t od, ld, sd;
+      gen_op_view(c, o, 0, &od, &ld, &sd);
+      int w = c->bufs[o->buf].elem == GEN_ELEM_I64 ? 2 : 1;
+      for (int k = 0; k < ld; k++)
+        gen_elem_words(c->bufs[o->buf].elem, o->value, &mem[o->buf][(od + k * sd) * w]);
       writer[o->buf] = i;
       break;
+    }
     case GEN_OP_LAUNCH: {
       const int32_t *src[KERNEL_MAX_BUFS];
       for (int a = 1; a < o->nargs; a++)
@@ -460,7 +471,7 @@ int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, in
         v->hb_errors++;
       }
   v->hb_failed = v->hb_errors > 0;
-  char obs_sig[160] = "", obs_detail[300] = "";
+  char obs_sig[160] = "", obs_detail[300] = "", obs_victim[160] = "";
   /* observations: match by id; each expected one must appear exactly once */
   for (int k = 0; k < e->nobs && !v->obs_failed; k++) {
     const OracleObs *x = &e->obs[k];
@@ -493,7 +504,16 @@ int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, in
     for (int64_t i = 0; i < x->n; i++) {
       if (got->vals[i] != x->vals[i]) {
         v->obs_failed = 1;
-        snprintf(obs_sig, sizeof obs_sig, "wrong_result|%s|%s", wdesc, value_kind(got->vals[i]));
+        /* the writer's kind, not where it ran: a data fault is the same wherever its op stands
+         * (the detailed form keeps @region) */
+        char wkind[64];
+        snprintf(wkind, sizeof wkind, "%s", wdesc);
+        char *at = strstr(wkind, "@region");
+        if (at)
+          *at = '\0';
+        snprintf(obs_sig, sizeof obs_sig, "wrong_result|%s|%s", wkind, value_kind(got->vals[i]));
+        snprintf(obs_victim, sizeof obs_victim, "wrong_result|%s|%s", wdesc,
+                 value_kind(got->vals[i]));
         snprintf(obs_detail, sizeof obs_detail,
                  "observation of op #%d (b%d, last written by %s op #%d): element %lld expected "
                  "%d, got %d (%s)",
@@ -566,6 +586,8 @@ int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, in
   } else if (v->obs_failed) {
     v->cls = VERDICT_WRONG_RESULT;
     fmt_into(v->signature, sizeof v->signature, "%s|%s", lowering, obs_sig);
+    if (obs_victim[0])
+      fmt_into(v->victim, sizeof v->victim, "%s|%s", lowering, obs_victim);
   } else {
     v->cls = VERDICT_PASS;
     fmt_into(v->signature, sizeof v->signature, "%s|pass", lowering);

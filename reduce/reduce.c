@@ -540,11 +540,30 @@ static int pass_to_wait(R *r) {
     }
     GenOp *m = &cand.ops[i];
     m->kind = GEN_OP_WAIT_ASYNC;
+    memset(m->view, 0, sizeof m->view);
     m->buf = m->src = m->stream = -1;
     m->nargs = 0;
     m->args[0] = m->args[1] = m->args[2] = -1;
     m->value = 0;
     m->kernel = 0;
+    any |= try_finished(r, &cand);
+  }
+  return any;
+}
+
+/* A memcpy or memset on its whole buffers instead of on views of them. */
+static int pass_unview(R *r) {
+  int any = 0;
+  for (int i = 0; i < r->cur.nops && !r->err; i++) {
+    const GenOp *o = &r->cur.ops[i];
+    if (o->view[0][1] <= 0 && o->view[1][1] <= 0)
+      continue;
+    GenCase cand;
+    if (gen_case_copy(&cand, &r->cur)) {
+      r->err = AF_ENOMEM;
+      break;
+    }
+    memset(cand.ops[i].view, 0, sizeof cand.ops[i].view);
     any |= try_finished(r, &cand);
   }
   return any;
@@ -599,6 +618,7 @@ static int pass_simplify(R *r) {
       m->kind = GEN_OP_MEMSET;
       m->src = -1;
       m->value = 0;
+      m->view[1][0] = m->view[1][1] = m->view[1][2] = 0;
     } else if (launch) {
       m->kind = GEN_OP_MEMSET;
       m->buf = m->args[0];
@@ -761,6 +781,7 @@ int reduce_case_opts(const GenCase *in, ReduceTest test, void *ctx, const Reduce
     any |= pass_flatten(&r);
     any |= pass_inline_blocks(&r);
     any |= pass_to_wait(&r);
+    any |= pass_unview(&r);
     if (r.cur.nops <= 24) /* (n^2 candidates: once the case is small) */
       any |= pass_merge_bufs(&r);
     any |= pass_simplify(&r);

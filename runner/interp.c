@@ -203,13 +203,16 @@ static int exec(I *in, int t) {
     mgpuMemFree(in->bufs[ins->buf], SLOT(ins->b));
     break;
   case LOWER_MEMCPY:
-    mgpuMemcpy(in->bufs[ins->buf], in->bufs[ins->buf2], (size_t)ins->imm, SLOT(ins->b));
+    mgpuMemcpy((char *)in->bufs[ins->buf] + ins->off, (char *)in->bufs[ins->buf2] + ins->off2,
+               (size_t)ins->imm, SLOT(ins->b));
     break;
   case LOWER_MEMSET32:
-    mgpuMemset32(in->bufs[ins->buf], (unsigned)ins->imm, (size_t)ins->imm2, SLOT(ins->b));
+    mgpuMemset32((char *)in->bufs[ins->buf] + ins->off, (unsigned)ins->imm, (size_t)ins->imm2,
+                 SLOT(ins->b));
     break;
   case LOWER_MEMSET16:
-    mgpuMemset16(in->bufs[ins->buf], (unsigned short)ins->imm, (size_t)ins->imm2, SLOT(ins->b));
+    mgpuMemset16((char *)in->bufs[ins->buf] + ins->off, (unsigned short)ins->imm, (size_t)ins->imm2,
+                 SLOT(ins->b));
     break;
   case LOWER_LAUNCH:
     launch(in, ins, SLOT(ins->b));

@@ -459,11 +459,21 @@ static void roundtrip(const GenCase *c) {
 }
 
 static void test_roundtrips(const char *srcdir) {
-  const char *corpus[] = {
-      "region-launch-yield", "launch-two-deps", "sync-alloc-dealloc", "memcpy-two-deps-dealloc",
-      "region-chain",        "host-wait-twice", "region-capture",     "region-inputs-unused",
-      "explicit-stream",     "call-token-arg",  "if-token-result",    "for-carried-token",
-      "branch-merge",        "typed-buffers"};
+  const char *corpus[] = {"region-launch-yield",
+                          "launch-two-deps",
+                          "sync-alloc-dealloc",
+                          "memcpy-two-deps-dealloc",
+                          "region-chain",
+                          "host-wait-twice",
+                          "region-capture",
+                          "region-inputs-unused",
+                          "explicit-stream",
+                          "call-token-arg",
+                          "if-token-result",
+                          "for-carried-token",
+                          "branch-merge",
+                          "typed-buffers",
+                          "views"};
   for (size_t i = 0; i < sizeof corpus / sizeof corpus[0]; i++) {
     char path[1024];
     snprintf(path, sizeof path, "%s/corpus/%s.json", srcdir, corpus[i]);

@@ -315,7 +315,7 @@ static void test_op_shapes(void) {
         launch1 = {.kind = GEN_OP_LAUNCH, .ndeps = 1};
   GenOp salloc = {.kind = GEN_OP_ALLOC, .async = 0, .mode = GEN_ALLOC_HOST_SHARED};
   GenOp aalloc = {.kind = GEN_OP_ALLOC, .async = 1, .ndeps = 0};
-  GenShape l2 = {GEN_OP_LAUNCH, 1, 2}, sa = {GEN_OP_ALLOC, 0, -1};
+  GenShape l2 = {GEN_OP_LAUNCH, 1, 2, -1}, sa = {GEN_OP_ALLOC, 0, -1, -1};
   CHECK(gen_op_has_shape(&launch2, &l2));
   CHECK(!gen_op_has_shape(&launch1, &l2));
   CHECK(gen_op_has_shape(&salloc, &sa));
@@ -331,7 +331,7 @@ static void test_op_shapes(void) {
     if (c.ops[i].kind == GEN_OP_LAUNCH && c.ops[i].ndeps >= 2)
       nl++;
   CHECK_EQ(gen_case_has_shape(&c, &l2, 1), nl > 0);
-  GenShape none = {GEN_OP__COUNT, 0, -1};
+  GenShape none = {GEN_OP__COUNT, 0, -1, -1};
   CHECK(!gen_case_has_shape(&c, &none, 1));
   CHECK(!gen_case_has_shape(&c, &l2, 0));
   gen_case_free(&c);

@@ -35,11 +35,21 @@ static void load(const char *name, GenCase *c) {
   CHECK_EQ(rc, 0);
 }
 
-static const char *corpus[] = {
-    "region-launch-yield", "launch-two-deps", "sync-alloc-dealloc", "memcpy-two-deps-dealloc",
-    "region-chain",        "host-wait-twice", "region-capture",     "region-inputs-unused",
-    "explicit-stream",     "call-token-arg",  "if-token-result",    "for-carried-token",
-    "branch-merge",        "typed-buffers"};
+static const char *corpus[] = {"region-launch-yield",
+                               "launch-two-deps",
+                               "sync-alloc-dealloc",
+                               "memcpy-two-deps-dealloc",
+                               "region-chain",
+                               "host-wait-twice",
+                               "region-capture",
+                               "region-inputs-unused",
+                               "explicit-stream",
+                               "call-token-arg",
+                               "if-token-result",
+                               "for-carried-token",
+                               "branch-merge",
+                               "typed-buffers",
+                               "views"};
 #define NCORPUS (sizeof corpus / sizeof corpus[0])
 
 static void test_golden(void) {
@@ -138,7 +148,8 @@ static void test_corpus_verdicts(void) {
     const char *name, *fault, *sched;
     int cls;
     const char *sig, *victim; /* the cause; the detailed form */
-    int refused;              /* the fault makes calls fail: their work never runs */
+    int refused; /* the fault makes calls fail (their work never runs) or moves the wrong data:
+                    the data come out wrong under eager too */
   } bugs[] = {
       {"region-launch-yield", "builtin:fault=yield_stream", "eager", VERDICT_RUNTIME_ERROR,
        "|misused-handle|stream|wrong-kind|via:yield",
@@ -178,6 +189,8 @@ static void test_corpus_verdicts(void) {
       {"typed-buffers", "builtin:fault=copy_size_i32", "lazy", VERDICT_RUNTIME_ERROR,
        "|runtime_error|CUDA_ERROR_ILLEGAL_ADDRESS|pointer range outside every buffer",
        "mgpuMemcpy|CUDA_ERROR_ILLEGAL_ADDRESS", 1},
+      {"views", "builtin:fault=view_offset_dropped", "lazy", VERDICT_WRONG_RESULT,
+       "|wrong_result|memcpy.D2H|stale", "wrong_result|memcpy.D2H|stale", 1},
       {"region-chain", "builtin:fault=yield_stream", "lazy", VERDICT_RUNTIME_ERROR,
        "|misused-handle|stream|wrong-kind|via:", "mgpuStreamWaitEvent|CUDA_ERROR_INVALID_HANDLE",
        0},
