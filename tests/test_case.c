@@ -444,6 +444,62 @@ static void test_blocks(void) {
   }
 }
 
+/* Views (version 2): outside the buffer, unequal copies, on the wrong op, before a whole write. */
+static void test_views(void) {
+  static const char *head =
+      "{\"format\": \"asyncfuzz-case\", \"version\": %d, \"seed\": \"0\", \"spin\": 4,"
+      " \"buffers\": [{\"name\": \"h\", \"kind\": \"host\", \"n\": 8},"
+      " {\"name\": \"d\", \"kind\": \"device\", \"n\": 8}],"
+      " \"body\": [{\"op\": \"alloc\", \"buf\": \"d\", \"mode\": \"sync\"}, %s]}";
+  static const struct {
+    int version;
+    const char *body;
+    int rc;
+    const char *msg;
+  } t[] = {
+      {1,
+       "{\"op\": \"memcpy\", \"dst\": \"d\", \"src\": \"h\", \"src_view\": [0, 8, 1], "
+       "\"deps\": [], \"token\": \"a\"}",
+       AF_EINVALID, "\"src_view\" needs case format version 2"},
+      {2,
+       "{\"op\": \"memcpy\", \"dst\": \"d\", \"src\": \"h\", \"src_view\": [4, 3, 2], "
+       "\"deps\": [], \"token\": \"a\"}",
+       AF_EINVALID,
+       "op #1 (memcpy): its src view [4, 3, 2] (offset, length, stride) lies outside b0 (8 "
+       "elements)"},
+      {2,
+       "{\"op\": \"memcpy\", \"dst\": \"d\", \"src\": \"h\", \"src_view\": [0, 4, 1], "
+       "\"deps\": [], \"token\": \"a\"}",
+       AF_EINVALID, "op #1 (memcpy): copies between views or buffers of different sizes (4 and 8"},
+      {2,
+       "{\"op\": \"memset\", \"dst\": \"d\", \"value\": 1, \"dst_view\": [0, 2, 1], "
+       "\"deps\": [], \"token\": \"a\"}",
+       AF_EINVALID, "op #1 (memset): writes a view of b1 before the whole buffer is written"},
+      {2,
+       "{\"op\": \"memset\", \"dst\": \"d\", \"value\": 1, \"src_view\": [0, 2, 1], "
+       "\"deps\": [], \"token\": \"a\"}",
+       AF_EINVALID, "only a memcpy has a \"src_view\""},
+      {2,
+       "{\"op\": \"memset\", \"dst\": \"d\", \"value\": 1, \"dst_view\": [0, 0, 1], "
+       "\"deps\": [], \"token\": \"a\"}",
+       AF_EPARSE, "\"dst_view\" is [offset, length, stride]"},
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    char json[2048];
+    snprintf(json, sizeof json, head, t[i].version, t[i].body);
+    GenCase c;
+    AfErr err = {0};
+    int rc = gen_case_from_json(&c, json, &err);
+    if (rc == 0)
+      rc = gen_validate(&c, &err);
+    if (rc != t[i].rc || strstr(err.msg, t[i].msg) == NULL)
+      fprintf(stderr, "view case %zu: rc %d, message: %s\n", i, rc, err.msg);
+    CHECK_EQ(rc, t[i].rc);
+    CHECK_CONTAINS(err.msg, t[i].msg);
+    gen_case_free(&c);
+  }
+}
+
 static void roundtrip(const GenCase *c) {
   char *j1 = gen_case_to_json(c);
   GenCase d;
@@ -519,6 +575,7 @@ int main(int argc, char **argv) {
   test_captures();
   test_streams();
   test_blocks();
+  test_views();
   test_roundtrips(argc > 1 ? argv[1] : "..");
   return TEST_DONE("test_case");
 }
