@@ -472,6 +472,9 @@ void oracle_link_format(const GenCase *c, const OracleLink *l, char *out, size_t
   }
   char shape[64];
   gen_shape_format(o, shape, sizeof shape);
+  char *view = strstr(shape, " view"); /* (a view changes how an op is lowered, not its order) */
+  if (view)
+    *view = '\0';
   char *deps = strstr(shape, " deps=");
   const char *where = o->ctx ? "@region" : "";
   const char *cls = l->dep < 0 ? "" : l->dep == 0 ? "|dep#0" : "|dep#1+";
