@@ -355,7 +355,8 @@ static void op_name(const char *line, char *out, size_t n) {
     out[0] = '\0';
 }
 
-/* "gpu.launch_func async deps=2+": the op, whether it is async, its dependency count. */
+/* "gpu.launch_func async deps=2+": the op, whether it is async, its dependency count, and
+ * " view" when an operand is a strided view (a memref.subview), as gen_shape_format says it. */
 static void op_shape(const char *line, const char *op, char *out, size_t n) {
   size_t len = strcspn(line, "\n");
   const char *at = strstr(line, op);
@@ -394,11 +395,14 @@ static void op_shape(const char *line, const char *op, char *out, size_t n) {
       return;
     }
   }
-  fmt(out, n, "%s%s%s", op, async ? " async" : "",
+  char text[1024];
+  fmt(text, sizeof text, "%.*s", (int)(end - line < 1000 ? end - line : 1000), line);
+  fmt(out, n, "%s%s%s%s", op, async ? " async" : "",
       !async && deps == 0 ? ""
       : deps == 0         ? " deps=0"
       : deps == 1         ? " deps=1"
-                          : " deps=2+");
+                          : " deps=2+",
+      strstr(text, "strided<") ? " view" : "");
 }
 
 static int cmp_str(const void *a, const void *b) {
