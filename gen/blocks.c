@@ -47,18 +47,35 @@ void gen__import(G *g, TSet *s) {
     s->t[s->n++] = g->cur_iter;
 }
 
+static int join_all(G *g, Ctx *x, TSet *s);
+
+/* Adds t to s, which stands for everything it holds: a full set is first reduced to the tokens
+ * no other one implies, and joined into one when that is not enough. */
+static void add_all(G *g, Ctx *x, TSet *s, int t) {
+  if (s->n == (int)(sizeof s->t / sizeof s->t[0])) {
+    gen__ts_minimize(g, s);
+    if (s->n == (int)(sizeof s->t / sizeof s->t[0])) {
+      int j = join_all(g, x, s);
+      s->n = 0;
+      if (j >= 0)
+        s->t[s->n++] = j;
+    }
+  }
+  gen__ts_add(s, t);
+}
+
 /* What x's buffers wait for: their writers' and readers' tokens not yet completed. */
 static void frontier(G *g, Ctx *x, TSet *s) {
   s->n = 0;
-  for (int b = 0; b < g->c->nbufs; b++) {
+  for (int b = 0; b < g->c->nbufs && g->rc == 0; b++) {
     const BState *st = &g->bs[b];
     if (st->owner != x->id)
       continue;
     if (!covered(g, x->id, st->writer))
-      gen__ts_add(s, st->writer);
+      add_all(g, x, s, st->writer);
     for (int r = 0; r < st->nreaders; r++)
       if (!covered(g, x->id, st->readers[r]))
-        gen__ts_add(s, st->readers[r]);
+        add_all(g, x, s, st->readers[r]);
   }
   gen__ts_minimize(g, s);
 }
@@ -182,9 +199,10 @@ void gen__op_block(G *g, Ctx *x, int budget) {
    * follows all of this one) */
   TSet s;
   s.n = 0;
-  for (int t = 0; t < g->ntok; t++)
+  int ntok = g->ntok; /* (joins add_all makes are block tokens too, and cover what they join) */
+  for (int t = 0; t < ntok && g->rc == 0; t++)
     if (g->tok_blk[t] == b && g->tok_ctx[t] == x->id)
-      gen__ts_add(&s, t);
+      add_all(g, &body, &s, t);
   gen__ts_minimize(g, &s);
   int y = s.n ? join_all(g, &body, &s) : -1;
   g->cur_blk = 0;
