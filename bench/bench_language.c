@@ -35,6 +35,7 @@ enum {
   TYPED_COPY,
   TYPED_SET,
   VIEW,
+  CAST,
   NCON
 };
 static const char *const names[NCON] = {"host wait with no operands",
@@ -53,7 +54,8 @@ static const char *const names[NCON] = {"host wait with no operands",
                                         "cf.cond_br passing a buffer as a block argument",
                                         "memcpy of i16, i64 or f32 buffers",
                                         "memset of an i16 or f32 buffer",
-                                        "memcpy or memset of a memref.subview"};
+                                        "memcpy or memset of a memref.subview",
+                                        "static allocation cast to a dynamic shape"};
 
 static void constructs(const GenCase *c, int *has) {
   uint8_t *waited = calloc((size_t)c->ntoks + 1, 1);
@@ -72,6 +74,7 @@ static void constructs(const GenCase *c, int *has) {
     has[TYPED_COPY] |= o->kind == GEN_OP_MEMCPY && c->bufs[o->buf].elem != GEN_ELEM_I32;
     has[TYPED_SET] |= o->kind == GEN_OP_MEMSET && c->bufs[o->buf].elem != GEN_ELEM_I32;
     has[VIEW] |= o->view[0][1] > 0 || o->view[1][1] > 0;
+    has[CAST] |= o->kind == GEN_OP_ALLOC && c->bufs[o->buf].stat;
     if (o->kind == GEN_OP_LAUNCH && o->stream >= 0 && launched) {
       has[STREAM_LAUNCH] = 1;
       has[STREAM_ORDERED] |= launched[o->stream]++ > 0;

@@ -408,7 +408,7 @@ char *gen_case_to_json(const GenCase *c) {
         c->ops[i].view[1][1] > 0)
       version = 2;
   for (int i = 0; i < c->nbufs; i++)
-    if (c->bufs[i].elem != GEN_ELEM_I32)
+    if (c->bufs[i].elem != GEN_ELEM_I32 || c->bufs[i].stat)
       version = 2;
   af_buf_printf(&b, "{\n  \"format\": \"asyncfuzz-case\",\n  \"version\": %d,\n", version);
   af_buf_printf(&b, "  \"seed\": \"%llu\",\n", (unsigned long long)c->seed);
@@ -446,6 +446,8 @@ char *gen_case_to_json(const GenCase *c) {
                   g->kind == GEN_BUF_HOST ? "host" : "device", g->n);
     if (g->elem != GEN_ELEM_I32) /* version 2 */
       af_buf_printf(&b, ", \"type\": \"%s\"", gen_elem_name(g->elem));
+    if (g->stat) /* version 2 */
+      af_buf_puts(&b, ", \"static\": true");
     if (g->kind == GEN_BUF_HOST)
       af_buf_printf(&b, ", \"init\": %d", g->init);
     af_buf_puts(&b, "}");

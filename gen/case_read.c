@@ -677,6 +677,15 @@ int gen_case_from_json(GenCase *c, const char *text, AfErr *err) {
       goto out;
     }
     gb.elem = (uint8_t)e;
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(b, "static");
+    if (st && (!cJSON_IsBool(st) || c->version < 2 || gb.kind != GEN_BUF_DEVICE)) {
+      rc = af_err_set(err, AF_EPARSE,
+                      "buffer %s: \"static\" (true or false) is for device buffers, in case "
+                      "format version 2",
+                      name);
+      goto out;
+    }
+    gb.stat = cJSON_IsTrue(st);
     if (nm_find(&p.bufs, name) >= 0) {
       rc = af_err_set(err, AF_EINVALID, "buffer %s is declared twice", name);
       goto out;

@@ -94,6 +94,8 @@ typedef struct GenBuf {
   int32_t n;    /* elements */
   int32_t init; /* host buffers: initial content kernel_host_init_value(init, i), as the type */
   uint8_t elem; /* GenElem */
+  uint8_t stat; /* device: allocated with a static shape, used through a memref.cast to the
+                   dynamic memref<?xT> (version 2) */
 } GenBuf;
 
 /* "i32", "i16", "i64", "f32"; bytes per element; the type of that name or -1. */

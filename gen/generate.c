@@ -159,7 +159,9 @@ static int pick_buf(G *g, Ctx *x, int want_kind, int need_written, int not1, int
 static void op_alloc(G *g, Ctx *x) {
   if (g->live_dev >= g->cfg.buffers)
     return;
-  GenBuf gb = {GEN_BUF_DEVICE, g->cfg.elems, 0, GEN_ELEM_I32};
+  GenBuf gb = {GEN_BUF_DEVICE, g->cfg.elems, 0, GEN_ELEM_I32, 0};
+  if (g->cfg.view_pct > 0) /* (drawn only when on) a static allocation, cast to ?xT */
+    gb.stat = af_rng_chance(&g->rng, g->cfg.view_pct) != 0;
   if (g->cfg.typed_pct > 0 && af_rng_chance(&g->rng, g->cfg.typed_pct)) { /* only when on */
     gb.elem = (uint8_t)(1 + af_rng_below(&g->rng, GEN_ELEM__COUNT - 1));
     for (int h = 0; h < g->c->nbufs; h++) /* mostly the type of a host buffer, to copy to */
@@ -832,7 +834,7 @@ int gen_generate(GenCase *c, uint64_t seed, const GenConfig *cfg, AfErr *err) {
   Ctx main;
   memset(&main, 0, sizeof main);
   for (int i = 0; i < cfg->host_bufs; i++) {
-    GenBuf gb = {GEN_BUF_HOST, cfg->elems, (int)af_rng_below(&g.rng, 1000), GEN_ELEM_I32};
+    GenBuf gb = {GEN_BUF_HOST, cfg->elems, (int)af_rng_below(&g.rng, 1000), GEN_ELEM_I32, 0};
     if (i > 0 && cfg->typed_pct > 0 && af_rng_chance(&g.rng, 2 * cfg->typed_pct)) /* first: i32 */
       gb.elem = (uint8_t)(1 + af_rng_below(&g.rng, GEN_ELEM__COUNT - 1));
     int b = gen_case_add_buf(c, &gb);

@@ -422,6 +422,33 @@ static void render_memset(R *r, const GenOp *o, int depth) {
   af_buf_printf(b, " %s, %%k%d : %s, %s\n", dn, k, dt, gen_elem_name(e));
 }
 
+/* An alloc; a static allocation is cast to the dynamic shape every other op uses. */
+static void render_alloc(R *r, int i, int depth) {
+  const GenCase *c = r->c;
+  const GenOp *o = &c->ops[i];
+  AfBuf *b = r->b;
+  const GenBuf *gb = &c->bufs[o->buf];
+  const char *sfx = gb->stat ? "_s" : "";
+  ind(r, depth);
+  if (o->async) {
+    af_buf_printf(b, "%%b%d%s, %%t%d = gpu.alloc async", o->buf, sfx, o->tok);
+    deps(r, o);
+  } else {
+    af_buf_printf(b, "%%b%d%s = gpu.alloc%s", o->buf, sfx,
+                  o->mode == GEN_ALLOC_HOST_SHARED ? " host_shared" : "");
+  }
+  if (!gb->stat) {
+    af_buf_printf(b, " (%%n%d) : %s\n", gb->n, mty(c, o->buf));
+    return;
+  }
+  af_buf_printf(b, " () : memref<%dx%s>\n", gb->n, gen_elem_name(gb->elem));
+  if (r->map) /* the allocation's calls are on this line */
+    map_line(r, lines_so_far(r), i);
+  ind(r, depth);
+  af_buf_printf(b, "%%b%d = memref.cast %%b%d_s : memref<%dx%s> to %s\n", o->buf, o->buf, gb->n,
+                gen_elem_name(gb->elem), mty(c, o->buf));
+}
+
 static void render_op_text(R *r, int i, int depth) {
   const GenCase *c = r->c;
   const GenOp *o = &c->ops[i];
@@ -434,15 +461,7 @@ static void render_op_text(R *r, int i, int depth) {
     af_buf_puts(b, "\n");
     break;
   case GEN_OP_ALLOC:
-    ind(r, depth);
-    if (o->async) {
-      af_buf_printf(b, "%%b%d, %%t%d = gpu.alloc async", o->buf, o->tok);
-      deps(r, o);
-    } else {
-      af_buf_printf(b, "%%b%d = gpu.alloc%s", o->buf,
-                    o->mode == GEN_ALLOC_HOST_SHARED ? " host_shared" : "");
-    }
-    af_buf_printf(b, " (%%n%d) : %s\n", c->bufs[o->buf].n, mty(c, o->buf));
+    render_alloc(r, i, depth);
     break;
   case GEN_OP_DEALLOC:
     ind(r, depth);

@@ -716,6 +716,10 @@ int gen_validate(const GenCase *c, AfErr *err) {
     v.s_create[s] = v.s_last[s] = v.s_destroy[s] = -1;
   for (int b = 0; b < nb; b++) {
     const GenBuf *gb = &c->bufs[b];
+    if (gb->stat && gb->kind != GEN_BUF_DEVICE) {
+      rc = af_err_set(err, AF_EINVALID, "buffer b%d: only a device buffer has a static shape", b);
+      goto out;
+    }
     if (gb->n <= 0 || gb->n > 1024) {
       rc = af_err_set(err, AF_EINVALID, "buffer b%d has %d elements (1..1024)", b, gb->n);
       goto out;

@@ -551,9 +551,21 @@ static int pass_to_wait(R *r) {
   return any;
 }
 
-/* A memcpy or memset on its whole buffers instead of on views of them. */
+/* A memcpy or memset on its whole buffers instead of on views of them; a buffer allocated
+ * with its dynamic shape instead of a static one cast to it. */
 static int pass_unview(R *r) {
   int any = 0;
+  for (int b = 0; b < r->cur.nbufs && !r->err; b++) {
+    if (!r->cur.bufs[b].stat)
+      continue;
+    GenCase cand;
+    if (gen_case_copy(&cand, &r->cur)) {
+      r->err = AF_ENOMEM;
+      break;
+    }
+    cand.bufs[b].stat = 0;
+    any |= try_finished(r, &cand);
+  }
   for (int i = 0; i < r->cur.nops && !r->err; i++) {
     const GenOp *o = &r->cur.ops[i];
     if (o->view[0][1] <= 0 && o->view[1][1] <= 0)

@@ -484,6 +484,18 @@ static void test_views(void) {
        "\"deps\": [], \"token\": \"a\"}",
        AF_EPARSE, "\"dst_view\" is [offset, length, stride]"},
   };
+  /* a static allocation (cast to the dynamic shape) is for device buffers, in version 2 */
+  {
+    GenCase c;
+    AfErr err = {0};
+    const char *host_static =
+        "{\"format\": \"asyncfuzz-case\", \"version\": 2, \"seed\": \"0\", \"spin\": 4,"
+        " \"buffers\": [{\"name\": \"h\", \"kind\": \"host\", \"n\": 8, \"static\": true}],"
+        " \"body\": []}";
+    CHECK_EQ(gen_case_from_json(&c, host_static, &err), AF_EPARSE);
+    CHECK_CONTAINS(err.msg, "buffer h: \"static\" (true or false) is for device buffers");
+    gen_case_free(&c);
+  }
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
     char json[2048];
     snprintf(json, sizeof json, head, t[i].version, t[i].body);
