@@ -246,6 +246,23 @@ static int op_stream(L *l, int fn, int i, int primary, const uint8_t *need, int 
   return s;
 }
 
+/* A fresh event for token t, recorded where its work is (an event token is first waited on by
+ * a fresh stream), as a region's capture and a block's input get: the handover is visible in
+ * the trace. -1 when t has no slot. */
+static int hand_event(L *l, int fn, int t, int op) {
+  int s = t >= 0 ? l->tok_slot[t] : -1;
+  if (s < 0)
+    return -1;
+  if (is_event_tok(l, t)) {
+    int ws = emit_create(l, fn, LOWER_STREAM_CREATE, op);
+    emit2(l, fn, LOWER_STREAM_WAIT_EVENT, op, ws, s);
+    s = ws;
+  }
+  int e = emit_create(l, fn, LOWER_EVENT_CREATE, op);
+  emit2(l, fn, LOWER_EVENT_RECORD, op, e, s);
+  return e;
+}
+
 /* Before spawning region r: an event for each token it captures, recorded where the token's
  * work is (an event token is first waited on by a fresh stream), handed over as the region's
  * value nvalues + k. The region owns (and destroys) it. */
@@ -254,16 +271,9 @@ static void hand_captures(L *l, int fn, int i, int r) {
   if (has(l, LOWER_FAULT_CAPTURE_DROPPED))
     return;
   for (int k = 0; k < g->ncaptures; k++) {
-    int t = g->captures[k].outer, s = l->tok_slot[t];
-    if (s < 0)
+    int e = hand_event(l, fn, g->captures[k].outer, i);
+    if (e < 0)
       continue;
-    if (is_event_tok(l, t)) {
-      int ws = emit_create(l, fn, LOWER_STREAM_CREATE, i);
-      emit2(l, fn, LOWER_STREAM_WAIT_EVENT, i, ws, s);
-      s = ws;
-    }
-    int e = emit_create(l, fn, LOWER_EVENT_CREATE, i);
-    emit2(l, fn, LOWER_EVENT_RECORD, i, e, s);
     LowerInstr *in = emit(l, fn, LOWER_YIELD, i);
     if (in) {
       in->a = e;
@@ -294,22 +304,6 @@ static int to_event(L *l, int fn, int t, int op) {
   int s = t >= 0 ? l->tok_slot[t] : -1;
   if (s < 0 || is_event_tok(l, t))
     return s;
-  int e = emit_create(l, fn, LOWER_EVENT_CREATE, op);
-  emit2(l, fn, LOWER_EVENT_RECORD, op, e, s);
-  return e;
-}
-
-/* A fresh event for token t, recorded where its work is (an event token is first waited on by
- * a fresh stream), as a block's input gets: the handover is visible in the trace. */
-static int hand_event(L *l, int fn, int t, int op) {
-  int s = t >= 0 ? l->tok_slot[t] : -1;
-  if (s < 0)
-    return -1;
-  if (is_event_tok(l, t)) {
-    int ws = emit_create(l, fn, LOWER_STREAM_CREATE, op);
-    emit2(l, fn, LOWER_STREAM_WAIT_EVENT, op, ws, s);
-    s = ws;
-  }
   int e = emit_create(l, fn, LOWER_EVENT_CREATE, op);
   emit2(l, fn, LOWER_EVENT_RECORD, op, e, s);
   return e;

@@ -35,9 +35,14 @@ void oracle_expected_free(OracleExpected *e) {
   af_free(e);
 }
 
+/* The 32-bit words one element of type e takes in an observation: two for an i64. */
+static int words_per(int e) {
+  return e == GEN_ELEM_I64 ? 2 : 1;
+}
+
 /* The 32-bit words buffer b holds (an observation's length): two per i64 element. */
 static int words_of(const GenBuf *b) {
-  return b->n * (b->elem == GEN_ELEM_I64 ? 2 : 1);
+  return b->n * words_per(b->elem);
 }
 
 int oracle_expect(const GenCase *c, OracleExpected **out, AfErr *err) {
@@ -69,7 +74,7 @@ int oracle_expect(const GenCase *c, OracleExpected **out, AfErr *err) {
       if (gb->kind == GEN_BUF_HOST)
         w += gen_elem_words(gb->elem, kernel_host_init_value(gb->init, k), &mem[b][w]);
       else
-        for (int q = gb->elem == GEN_ELEM_I64 ? 2 : 1; q > 0; q--)
+        for (int q = words_per(gb->elem); q > 0; q--)
           mem[b][w++] = KERNEL_UNINIT;
     }
   }
@@ -90,7 +95,7 @@ int oracle_expect(const GenCase *c, OracleExpected **out, AfErr *err) {
       int32_t od, ld, sd, os, ls, ss;
       gen_op_view(c, o, 0, &od, &ld, &sd);
       gen_op_view(c, o, 1, &os, &ls, &ss);
-      int w = c->bufs[o->buf].elem == GEN_ELEM_I64 ? 2 : 1;
+      int w = words_per(c->bufs[o->buf].elem);
       for (int k = 0; k < ld && k < ls; k++)
         for (int q = 0; q < w; q++)
           mem[o->buf][(od + k * sd) * w + q] = mem[o->src][(os + k * ss) * w + q];
@@ -100,7 +105,7 @@ int oracle_expect(const GenCase *c, OracleExpected **out, AfErr *err) {
     case GEN_OP_MEMSET: {
       int32_t od, ld, sd;
       gen_op_view(c, o, 0, &od, &ld, &sd);
-      int w = c->bufs[o->buf].elem == GEN_ELEM_I64 ? 2 : 1;
+      int w = words_per(c->bufs[o->buf].elem);
       for (int k = 0; k < ld; k++)
         gen_elem_words(c->bufs[o->buf].elem, o->value, &mem[o->buf][(od + k * sd) * w]);
       writer[o->buf] = i;

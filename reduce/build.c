@@ -60,14 +60,6 @@ static int add_live(Fwd *f, const Fwd *fwd, const uint8_t *alive, int32_t t) {
   return 0;
 }
 
-/* The op that creates explicit stream s, or -1. */
-static int stream_creator(const GenCase *c, int s) {
-  for (int i = 0; i < c->nops; i++)
-    if (c->ops[i].kind == GEN_OP_STREAM_CREATE && c->ops[i].stream == s)
-      return i;
-  return -1;
-}
-
 /* A dropped stream_create or stream_destroy takes the whole stream with it: its other stream
  * ops go, and its launches stay, on no explicit stream (add_ops). */
 static void expand_stream_drops(const GenCase *c, uint8_t *drop) {
@@ -125,6 +117,7 @@ typedef struct Build {
   int *newstream; /* explicit stream -> its index in out (-1: not yet seen) */
   int nstreams;   /* streams numbered so far */
   int *newblk;    /* block -> its index in out (-1: gone) */
+  int *screate;   /* explicit stream -> the op that creates it (-1: none) */
 } Build;
 
 /* The tokens region r captures, at its execute op: kept while the token they capture (or the
@@ -343,7 +336,7 @@ static int add_ops(Build *b) {
     if (o.kind != GEN_OP_MEMCPY)
       o.src = -1;
     if (o.kind == GEN_OP_LAUNCH && o.stream >= 0) { /* its stream is gone: on none */
-      int cr = stream_creator(c, o.stream);
+      int cr = o.stream < c->nstreams ? b->screate[o.stream] : -1;
       if (cr < 0 || b->newop[cr] < 0)
         o.stream = -1;
     }
@@ -384,7 +377,7 @@ static int add_ops(Build *b) {
 int reduce__build(const GenCase *c, uint8_t *drop, int flatten, GenCase *out) {
   gen_case_init(out);
   int nr = c->nregions, rc = 1;
-  Build b = {c, drop, flatten, out, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL};
+  Build b = {c, drop, flatten, out, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL};
   b.newr = calloc((size_t)(nr > 0 ? nr : 1), sizeof *b.newr);
   b.fwd = calloc((size_t)(c->ntoks > 0 ? c->ntoks : 1), sizeof *b.fwd);
   b.alive = calloc((size_t)(c->ntoks > 0 ? c->ntoks : 1), 1);
@@ -392,12 +385,18 @@ int reduce__build(const GenCase *c, uint8_t *drop, int flatten, GenCase *out) {
   b.newbuf = calloc((size_t)(c->nbufs > 0 ? c->nbufs : 1), sizeof *b.newbuf);
   b.newstream = malloc(sizeof *b.newstream * (size_t)(c->nstreams + 1));
   b.newblk = malloc(sizeof *b.newblk * (size_t)(c->nblocks + 1));
-  if (!b.newr || !b.fwd || !b.alive || !b.newop || !b.newbuf || !b.newstream || !b.newblk) {
+  b.screate = malloc(sizeof *b.screate * (size_t)(c->nstreams + 1));
+  if (!b.newr || !b.fwd || !b.alive || !b.newop || !b.newbuf || !b.newstream || !b.newblk ||
+      !b.screate) {
     rc = AF_ENOMEM;
     goto done;
   }
   for (int s = 0; s < c->nstreams; s++)
-    b.newstream[s] = -1;
+    b.newstream[s] = b.screate[s] = -1;
+  for (int i = 0; i < c->nops; i++)
+    if (c->ops[i].kind == GEN_OP_STREAM_CREATE && c->ops[i].stream >= 0 &&
+        c->ops[i].stream < c->nstreams)
+      b.screate[c->ops[i].stream] = i;
   expand_drops(c, drop);
   if (flatten > 0 && (drop[c->regions[flatten].exec_op] || c->regions[flatten].ninputs > 0))
     goto done;
@@ -430,5 +429,6 @@ done:
   free(b.newbuf);
   free(b.newstream);
   free(b.newblk);
+  free(b.screate);
   return rc;
 }

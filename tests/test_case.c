@@ -267,6 +267,33 @@ static void test_captures(void) {
   gen_case_free(&c);
 }
 
+/* An input a version-2 construct makes ill-formed: `body` in a case of `version`, refused with rc
+ * and an error containing msg. */
+typedef struct Refusal {
+  int version;
+  const char *body;
+  int rc;
+  const char *msg;
+} Refusal;
+
+/* Each of t[0..n) put into head (version, body) is refused as it says. */
+static void expect_refusals(const char *what, const char *head, const Refusal *t, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    char json[4096];
+    snprintf(json, sizeof json, head, t[i].version, t[i].body);
+    GenCase c;
+    AfErr err = {0};
+    int rc = gen_case_from_json(&c, json, &err);
+    if (rc == 0)
+      rc = gen_validate(&c, &err);
+    if (rc != t[i].rc || strstr(err.msg, t[i].msg) == NULL)
+      fprintf(stderr, "%s case %zu: rc %d, message: %s\n", what, i, rc, err.msg);
+    CHECK_EQ(rc, t[i].rc);
+    CHECK_CONTAINS(err.msg, t[i].msg);
+    gen_case_free(&c);
+  }
+}
+
 /* Explicit streams (version 2): every misuse named with its op; stream order counts as order. */
 static void test_streams(void) {
   static const char *head =
@@ -274,12 +301,7 @@ static void test_streams(void) {
       " \"buffers\": [{\"name\": \"d\", \"kind\": \"device\", \"n\": 4}],"
       " \"body\": [{\"op\": \"alloc\", \"buf\": \"d\", \"mode\": \"sync\"}, %s]}";
 #define FILL(s) "{\"op\": \"launch\", \"kernel\": \"af_fill\", \"args\": [\"d\"], " s "}"
-  static const struct {
-    int version;
-    const char *body;
-    int rc;
-    const char *msg;
-  } t[] = {
+  static const Refusal t[] = {
       {1, "{\"op\": \"stream_create\", \"stream\": \"s\"}", AF_EINVALID,
        "need case format version 2"},
       {2, "{\"op\": \"stream_create\"}", AF_EPARSE, "op #1: missing \"stream\""},
@@ -315,20 +337,7 @@ static void test_streams(void) {
                                                                 "\"stream\": \"s\"}",
        AF_EINVALID, "op #3 (launch): uses stream s0 of another context (r0)"},
   };
-  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-    char json[2048];
-    snprintf(json, sizeof json, head, t[i].version, t[i].body);
-    GenCase c;
-    AfErr err = {0};
-    int rc = gen_case_from_json(&c, json, &err);
-    if (rc == 0)
-      rc = gen_validate(&c, &err);
-    if (rc != t[i].rc || strstr(err.msg, t[i].msg) == NULL)
-      fprintf(stderr, "stream case %zu: rc %d, message: %s\n", i, rc, err.msg);
-    CHECK_EQ(rc, t[i].rc);
-    CHECK_CONTAINS(err.msg, t[i].msg);
-    gen_case_free(&c);
-  }
+  expect_refusals("stream", head, t, sizeof t / sizeof t[0]);
   /* the same two launches on one stream: valid, and written as version 2 with the stream */
   char json[2048];
   snprintf(
@@ -375,12 +384,7 @@ static void test_blocks(void) {
 #define MS(dst, dep, tok)                                                                          \
   "{\"op\": \"memset\", \"dst\": \"" dst "\", \"value\": 2, \"deps\": [" dep                       \
   "], \"token\": \"" tok "\"}"
-  static const struct {
-    int version;
-    const char *body;
-    int rc;
-    const char *msg;
-  } t[] = {
+  static const Refusal t[] = {
       {1, "{\"op\": \"if\", \"taken\": true, \"body\": []}", AF_EINVALID,
        "\"if\" needs case format version 2"},
       {2, "{\"op\": \"if\", \"body\": []}", AF_EPARSE, "op #3: if needs \"taken\""},
@@ -428,20 +432,7 @@ static void test_blocks(void) {
        AF_EINVALID, "op #4 (branch): a branch is in main only"},
   };
 #undef MS
-  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-    char json[4096];
-    snprintf(json, sizeof json, head, t[i].version, t[i].body);
-    GenCase c;
-    AfErr err = {0};
-    int rc = gen_case_from_json(&c, json, &err);
-    if (rc == 0)
-      rc = gen_validate(&c, &err);
-    if (rc != t[i].rc || strstr(err.msg, t[i].msg) == NULL)
-      fprintf(stderr, "block case %zu: rc %d, message: %s\n", i, rc, err.msg);
-    CHECK_EQ(rc, t[i].rc);
-    CHECK_CONTAINS(err.msg, t[i].msg);
-    gen_case_free(&c);
-  }
+  expect_refusals("block", head, t, sizeof t / sizeof t[0]);
 }
 
 /* Views (version 2): outside the buffer, unequal copies, on the wrong op, before a whole write. */
@@ -451,12 +442,7 @@ static void test_views(void) {
       " \"buffers\": [{\"name\": \"h\", \"kind\": \"host\", \"n\": 8},"
       " {\"name\": \"d\", \"kind\": \"device\", \"n\": 8}],"
       " \"body\": [{\"op\": \"alloc\", \"buf\": \"d\", \"mode\": \"sync\"}, %s]}";
-  static const struct {
-    int version;
-    const char *body;
-    int rc;
-    const char *msg;
-  } t[] = {
+  static const Refusal t[] = {
       {1,
        "{\"op\": \"memcpy\", \"dst\": \"d\", \"src\": \"h\", \"src_view\": [0, 8, 1], "
        "\"deps\": [], \"token\": \"a\"}",
@@ -496,20 +482,7 @@ static void test_views(void) {
     CHECK_CONTAINS(err.msg, "buffer h: \"static\" (true or false) is for device buffers");
     gen_case_free(&c);
   }
-  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-    char json[2048];
-    snprintf(json, sizeof json, head, t[i].version, t[i].body);
-    GenCase c;
-    AfErr err = {0};
-    int rc = gen_case_from_json(&c, json, &err);
-    if (rc == 0)
-      rc = gen_validate(&c, &err);
-    if (rc != t[i].rc || strstr(err.msg, t[i].msg) == NULL)
-      fprintf(stderr, "view case %zu: rc %d, message: %s\n", i, rc, err.msg);
-    CHECK_EQ(rc, t[i].rc);
-    CHECK_CONTAINS(err.msg, t[i].msg);
-    gen_case_free(&c);
-  }
+  expect_refusals("view", head, t, sizeof t / sizeof t[0]);
 }
 
 static void roundtrip(const GenCase *c) {
