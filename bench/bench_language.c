@@ -35,6 +35,8 @@ enum {
   TYPED_COPY,
   TYPED_SET,
   VIEW,
+  KERNEL_VIEW,
+  KERNEL_STRIDED,
   CAST,
   NCON
 };
@@ -55,6 +57,8 @@ static const char *const names[NCON] = {"host wait with no operands",
                                         "memcpy of i16, i64 or f32 buffers",
                                         "memset of an i16 or f32 buffer",
                                         "memcpy or memset of a memref.subview",
+                                        "kernel operand that is a memref.subview",
+                                        "kernel operand on a strided view",
                                         "static allocation cast to a dynamic shape"};
 
 static void constructs(const GenCase *c, int *has) {
@@ -73,7 +77,10 @@ static void constructs(const GenCase *c, int *has) {
     }
     has[TYPED_COPY] |= o->kind == GEN_OP_MEMCPY && c->bufs[o->buf].elem != GEN_ELEM_I32;
     has[TYPED_SET] |= o->kind == GEN_OP_MEMSET && c->bufs[o->buf].elem != GEN_ELEM_I32;
-    has[VIEW] |= o->view[0][1] > 0 || o->view[1][1] > 0;
+    has[VIEW] |= o->kind != GEN_OP_LAUNCH && gen_op_has_view(o);
+    has[KERNEL_VIEW] |= o->kind == GEN_OP_LAUNCH && gen_op_has_view(o);
+    for (int a = 0; o->kind == GEN_OP_LAUNCH && a < o->nargs; a++)
+      has[KERNEL_STRIDED] |= o->view[a][1] > 1 && o->view[a][2] > 1;
     has[CAST] |= o->kind == GEN_OP_ALLOC && c->bufs[o->buf].stat;
     if (o->kind == GEN_OP_LAUNCH && o->stream >= 0 && launched) {
       has[STREAM_LAUNCH] = 1;

@@ -38,8 +38,9 @@ const char cli_gen_knobs_help[] =
     "                     block whose body issues async work (default 6)\n"
     "  --typed PCT        share of buffers of i16, i64 or f32 elements, which memcpy\n"
     "                     and memset use (kernels take i32) (default 25)\n"
-    "  --views PCT        chance that a memcpy or memset works on memref.subviews\n"
-    "                     (offset, size, stride) of its buffers (default 15)\n"
+    "  --views PCT        chance that a memcpy, memset or kernel launch works on\n"
+    "                     memref.subviews (offset, size, stride) of its buffers, and\n"
+    "                     that a device buffer is static, cast to ?xT (default 15)\n"
     "  --mix L,C,S,A,D,W,H,O  op weights: launch, memcpy, memset, alloc, dealloc,\n"
     "                     wait_async, host_wait, observe (default 30,20,8,8,5,8,6,6)\n";
 

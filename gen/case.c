@@ -193,8 +193,8 @@ int gen_case_size(const GenCase *c) {
 
 void gen_op_view(const GenCase *c, const GenOp *o, int k, int32_t *off, int32_t *len,
                  int32_t *stride) {
-  int b = k ? o->src : o->buf;
-  if (o->view[k][1] > 0) {
+  int b = o->kind == GEN_OP_LAUNCH ? (k < o->nargs ? o->args[k] : -1) : k ? o->src : o->buf;
+  if (k >= 0 && k < 3 && o->view[k][1] > 0) {
     *off = o->view[k][0];
     *len = o->view[k][1];
     *stride = o->view[k][2];
@@ -240,8 +240,26 @@ static void put_deps(AfBuf *b, const GenOp *o) {
   af_buf_puts(b, "]");
 }
 
+int gen_op_has_view(const GenOp *o) {
+  return o->view[0][1] > 0 || o->view[1][1] > 0 || o->view[2][1] > 0;
+}
+
 static void put_views(AfBuf *b, const GenOp *o) {
   static const char *const key[2] = {"dst_view", "src_view"};
+  if (o->kind == GEN_OP_LAUNCH) { /* "arg_views", one per argument, null for a whole buffer */
+    if (!gen_op_has_view(o))
+      return;
+    af_buf_puts(b, ", \"arg_views\": [");
+    for (int k = 0; k < o->nargs && k < 3; k++) {
+      af_buf_puts(b, k ? ", " : "");
+      if (o->view[k][1] > 0)
+        af_buf_printf(b, "[%d, %d, %d]", o->view[k][0], o->view[k][1], o->view[k][2]);
+      else
+        af_buf_puts(b, "null");
+    }
+    af_buf_puts(b, "]");
+    return;
+  }
   for (int k = 0; k < 2; k++)
     if (o->view[k][1] > 0) /* version 2 */
       af_buf_printf(b, ", \"%s\": [%d, %d, %d]", key[k], o->view[k][0], o->view[k][1],
@@ -336,6 +354,7 @@ static int put_body(AfBuf *b, const GenCase *c, int from, int to, int ctx, int b
       af_buf_printf(b, "], \"value\": %d", o->value);
       if (o->stream >= 0) /* version 2 */
         af_buf_printf(b, ", \"stream\": \"s%d\"", o->stream);
+      put_views(b, o);
       put_deps(b, o);
       break;
     }
@@ -404,8 +423,7 @@ char *gen_case_to_json(const GenCase *c) {
     if (c->regions[r].ncaptures)
       version = 2;
   for (int i = 0; i < c->nops; i++)
-    if (c->ops[i].stream >= 0 || c->ops[i].kind >= GEN_OP_CALL || c->ops[i].view[0][1] > 0 ||
-        c->ops[i].view[1][1] > 0)
+    if (c->ops[i].stream >= 0 || c->ops[i].kind >= GEN_OP_CALL || gen_op_has_view(&c->ops[i]))
       version = 2;
   for (int i = 0; i < c->nbufs; i++)
     if (c->bufs[i].elem != GEN_ELEM_I32 || c->bufs[i].stat)

@@ -174,29 +174,54 @@ static int use_stream(Parser *p, const cJSON *o, int define, int32_t *out) {
   return 0;
 }
 
-/* "dst_view" / "src_view": [offset, length, stride] (version 2). */
+/* One view, [offset, length, stride], into op->view[k]; what names it in errors. */
+static int parse_view(Parser *p, const cJSON *v, const char *what, int32_t *out) {
+  if (p->c->version < 2)
+    return perr(p, AF_EINVALID, "\"%s\" needs case format version 2%s", what, NULL);
+  int ok = cJSON_IsArray(v) && cJSON_GetArraySize(v) == 3;
+  for (int q = 0; q < 3 && ok; q++) {
+    const cJSON *x = cJSON_GetArrayItem(v, q);
+    double d = cJSON_IsNumber(x) ? x->valuedouble : -1;
+    ok = d >= (q ? 1 : 0) && d <= 1024 && d == (double)(int)d;
+    out[q] = ok ? (int32_t)d : 0;
+  }
+  if (!ok)
+    return perr(p, AF_EPARSE,
+                "\"%s\" is [offset, length, stride]: an offset of 0 or more, a length and "
+                "a stride of 1 or more%s",
+                what, NULL);
+  return 0;
+}
+
+/* "dst_view" / "src_view" of a memcpy or memset; "arg_views" of a launch, one per argument,
+ * null for a whole buffer (version 2). */
 static int parse_views(Parser *p, const cJSON *o, GenOp *op) {
   static const char *const key[2] = {"dst_view", "src_view"};
+  const cJSON *av = cJSON_GetObjectItemCaseSensitive(o, "arg_views");
+  if (av != NULL && op->kind != GEN_OP_LAUNCH)
+    return perr(p, AF_EINVALID, "only a launch has \"arg_views\"%s%s", NULL, NULL);
+  if (av != NULL) {
+    if (!cJSON_IsArray(av) || cJSON_GetArraySize(av) != op->nargs)
+      return perr(p, AF_EPARSE,
+                  "\"arg_views\" is an array with one entry per argument (a view or null)%s%s",
+                  NULL, NULL);
+    for (int k = 0; k < op->nargs; k++) {
+      const cJSON *v = cJSON_GetArrayItem(av, k);
+      int rc = cJSON_IsNull(v) ? 0 : parse_view(p, v, "arg_views", op->view[k]);
+      if (rc)
+        return rc;
+    }
+  }
   for (int k = 0; k < 2; k++) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key[k]);
     if (v == NULL)
       continue;
-    if (k == 1 && op->kind != GEN_OP_MEMCPY)
-      return perr(p, AF_EINVALID, "only a memcpy has a \"src_view\"%s%s", NULL, NULL);
-    if (p->c->version < 2)
-      return perr(p, AF_EINVALID, "\"%s\" needs case format version 2%s", key[k], NULL);
-    int ok = cJSON_IsArray(v) && cJSON_GetArraySize(v) == 3;
-    for (int q = 0; q < 3 && ok; q++) {
-      const cJSON *x = cJSON_GetArrayItem(v, q);
-      double d = cJSON_IsNumber(x) ? x->valuedouble : -1;
-      ok = d >= (q ? 1 : 0) && d <= 1024 && d == (double)(int)d;
-      op->view[k][q] = ok ? (int32_t)d : 0;
-    }
-    if (!ok)
-      return perr(p, AF_EPARSE,
-                  "\"%s\" is [offset, length, stride]: an offset of 0 or more, a length and "
-                  "a stride of 1 or more%s",
-                  key[k], NULL);
+    if (op->kind == GEN_OP_LAUNCH || (k == 1 && op->kind != GEN_OP_MEMCPY))
+      return perr(p, AF_EINVALID, "\"%s\" belongs to a memcpy%s", key[k],
+                  k ? "" : " or memset (a launch has \"arg_views\")");
+    int rc = parse_view(p, v, key[k], op->view[k]);
+    if (rc)
+      return rc;
   }
   return 0;
 }
@@ -343,6 +368,11 @@ static int parse_launch(Parser *p, const cJSON *o, GenOp *opp) {
   int k = kn ? kernel_lookup(kn) : -1;
   if (k < 0)
     return perr(p, AF_EINVALID, "unknown kernel \"%s\"%s", kn ? kn : "(missing)", NULL);
+  if (k >= KERNEL__COUNT)
+    return perr(p, AF_EINVALID,
+                "kernel \"%s\" is the view form the renderer picks; name %s and give "
+                "\"arg_views\"",
+                kn, kernel_info(KERNEL_BASE(k))->name);
   opp->kernel = (uint8_t)k;
   const cJSON *args = cJSON_GetObjectItemCaseSensitive(o, "args");
   if (!cJSON_IsArray(args))
@@ -504,6 +534,8 @@ static int parse_op(Parser *p, const cJSON *o, int ctx) {
     rc = parse_launch(p, o, &op);
     if (!rc && jstr(o, "stream"))
       rc = use_stream(p, o, 0, &op.stream);
+    if (!rc)
+      rc = parse_views(p, o, &op);
     if (!rc)
       rc = parse_deps(p, o, &op);
     wants_token = 1;

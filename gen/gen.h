@@ -72,10 +72,10 @@ typedef struct GenOp {
   int32_t stream; /* launch: the explicit stream it is enqueued on (-1: none, the lowering picks
                      one); stream ops: their stream (version 2) */
   int32_t blk;    /* the block whose body this op is in (0: none) */
-  /* memcpy (dst 0, src 1), memset (dst 0): the operand as a view of its buffer, a
-   * memref.subview of `len` elements from `off`, `stride` apart; len 0: the whole buffer
-   * (version 2) */
-  int32_t view[2][3];
+  /* memcpy (dst 0, src 1), memset (dst 0), launch (args[k] as k): the operand as a view of its
+   * buffer, a memref.subview of `len` elements from `off`, `stride` apart; len 0: the whole
+   * buffer (version 2) */
+  int32_t view[3][3];
   int32_t block; /* call, if, for, branch: the block it runs */
 } GenOp;
 
@@ -221,10 +221,12 @@ int gen_case_finish(GenCase *c, AfErr *err);
 int gen_case_size(const GenCase *c);
 /* Stable 64-bit hash of the case content (its canonical JSON). */
 uint64_t gen_case_hash(const GenCase *c);
-/* Operand k (0: dst, 1: src) of op o as a view: its offset, length and stride in elements (the
- * whole buffer when it has no view). */
+/* Operand k (memcpy, memset: 0 dst, 1 src; launch: args[k]) of op o as a view: its offset,
+ * length and stride in elements (the whole buffer when it has no view). */
 void gen_op_view(const GenCase *c, const GenOp *o, int k, int32_t *off, int32_t *len,
                  int32_t *stride);
+/* Whether any operand of o is a view. */
+int gen_op_has_view(const GenOp *o);
 /* Buffer accessed by op i as (buf, write) pairs; returns how many (<= 4). */
 int gen_op_accesses(const GenCase *c, int i, int32_t *bufs, int *writes);
 

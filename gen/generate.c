@@ -229,6 +229,28 @@ static void op_dealloc(G *g, Ctx *x, int b) {
   g->live_dev--;
 }
 
+/* A view of `len` of a buffer's n elements: stride 1 or 2, an offset that keeps it inside. */
+static void draw_view(G *g, int n, int len, int32_t *v) {
+  int stride = af_rng_chance(&g->rng, 50) && (len - 1) * 2 < n ? 2 : 1;
+  v[0] = (int32_t)af_rng_below(&g->rng, (uint32_t)(n - (len - 1) * stride));
+  v[1] = len;
+  v[2] = stride;
+}
+
+/* Views for a launch's operands (drawn only when the knob is on): one length for all, each
+ * operand a view of it (the destination only once its buffer is written whole). */
+static void draw_launch_views(G *g, GenOp *o) {
+  if (g->cfg.view_pct <= 0 || !af_rng_chance(&g->rng, g->cfg.view_pct))
+    return;
+  int n = g->c->bufs[o->args[0]].n;
+  int len = g->bs[o->args[0]].written ? 1 + (int)af_rng_below(&g->rng, (uint32_t)n) : n;
+  for (int a = 0; a < o->nargs; a++) {
+    int na = g->c->bufs[o->args[a]].n;
+    if (len < na || (a > 0 && af_rng_chance(&g->rng, 50)))
+      draw_view(g, na, len, o->view[a]);
+  }
+}
+
 static void op_launch(G *g, Ctx *x) {
   int k = (int)af_rng_below(&g->rng, KERNEL__COUNT);
   int dst = pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1, GEN_ELEM_I32);
@@ -253,6 +275,7 @@ static void op_launch(G *g, Ctx *x) {
   o.args[2] = b;
   o.buf = dst;
   o.value = (int)af_rng_below(&g->rng, 100);
+  draw_launch_views(g, &o);
   TSet s;
   s.n = 0;
   need_for(g, x, &s, dst, 1);
@@ -272,14 +295,6 @@ static void op_launch(G *g, Ctx *x) {
   for (int i = 1; i < o.nargs; i++)
     note_access(g, x, o.args[i], 0, t);
   note_access(g, x, dst, 1, t);
-}
-
-/* A view of `len` of a buffer's n elements: stride 1 or 2, an offset that keeps it inside. */
-static void draw_view(G *g, int n, int len, int32_t *v) {
-  int stride = af_rng_chance(&g->rng, 50) && (len - 1) * 2 < n ? 2 : 1;
-  v[0] = (int32_t)af_rng_below(&g->rng, (uint32_t)(n - (len - 1) * stride));
-  v[1] = len;
-  v[2] = stride;
 }
 
 /* Views for o's operands (drawn only when the knob is on): a memcpy's source and destination,

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #define MT "memref<?xi32>"
+#define SMT "memref<?xi32, strided<[?], offset: ?>>" /* a view form's operands */
 
 /* Buffer b's memref type. */
 static const char *mty(const GenCase *c, int b) {
@@ -33,33 +34,37 @@ static const char *hook_sfx(const GenCase *c, int b) {
   return e == GEN_ELEM_I32 ? "" : e == GEN_ELEM_I16 ? "_i16" : e == GEN_ELEM_I64 ? "_i64" : "_f32";
 }
 
+/* Kernel k as a gpu.func; a view form (k >= KERNEL__COUNT) takes strided operands. */
 static void kernel_func(AfBuf *b, int k) {
   const KernelInfo *ki = kernel_info(k);
-  af_buf_printf(b, "    gpu.func @%s(%%dst: " MT, ki->name);
+  const char *t = k >= KERNEL__COUNT ? SMT : MT;
+  af_buf_printf(b, "    gpu.func @%s(%%dst: %s", ki->name, t);
   if (ki->nbufs > 1)
-    af_buf_puts(b, ", %a: " MT);
+    af_buf_printf(b, ", %%a: %s", t);
   if (ki->nbufs > 2)
-    af_buf_puts(b, ", %b: " MT);
-  af_buf_puts(b, ", %v: i32, %spin: i32) kernel {\n"
-                 "      %c0 = arith.constant 0 : index\n"
-                 "      %tid = gpu.thread_id x\n"
-                 "      %bid = gpu.block_id x\n"
-                 "      %bdim = gpu.block_dim x\n"
-                 "      %base = arith.muli %bid, %bdim : index\n"
-                 "      %i = arith.addi %base, %tid : index\n"
-                 "      %n = memref.dim %dst, %c0 : " MT "\n"
-                 "      %inb = arith.cmpi ult, %i, %n : index\n"
-                 "      scf.if %inb {\n");
+    af_buf_printf(b, ", %%b: %s", t);
+  af_buf_printf(b,
+                ", %%v: i32, %%spin: i32) kernel {\n"
+                "      %%c0 = arith.constant 0 : index\n"
+                "      %%tid = gpu.thread_id x\n"
+                "      %%bid = gpu.block_id x\n"
+                "      %%bdim = gpu.block_dim x\n"
+                "      %%base = arith.muli %%bid, %%bdim : index\n"
+                "      %%i = arith.addi %%base, %%tid : index\n"
+                "      %%n = memref.dim %%dst, %%c0 : %s\n"
+                "      %%inb = arith.cmpi ult, %%i, %%n : index\n"
+                "      scf.if %%inb {\n",
+                t);
   af_buf_printf(b,
                 "        %%sentinel = arith.constant %d : i32\n"
                 "        %%z = arith.constant 0 : i32\n"
                 "        %%one = arith.constant 1 : i32\n"
                 "        scf.for %%s = %%z to %%spin step %%one : i32 {\n"
-                "          %%old = memref.atomic_rmw assign %%sentinel, %%dst[%%i] : (i32, " MT
-                ") -> i32\n"
+                "          %%old = memref.atomic_rmw assign %%sentinel, %%dst[%%i] : (i32, %s) -> "
+                "i32\n"
                 "        }\n",
-                KERNEL_SENTINEL);
-  switch (k) {
+                KERNEL_SENTINEL, t);
+  switch (KERNEL_BASE(k)) {
   case KERNEL_FILL:
     af_buf_puts(b, "        %c7 = arith.constant 7 : i32\n"
                    "        %ii = arith.index_cast %i : index to i32\n"
@@ -67,24 +72,30 @@ static void kernel_func(AfBuf *b, int k) {
                    "        %r = arith.addi %m, %ii : i32\n");
     break;
   case KERNEL_TRANSFORM:
-    af_buf_puts(b, "        %c3 = arith.constant 3 : i32\n"
-                   "        %x = memref.load %a[%i] : " MT "\n"
-                   "        %m = arith.muli %x, %c3 : i32\n"
-                   "        %r = arith.addi %m, %v : i32\n");
+    af_buf_printf(b,
+                  "        %%c3 = arith.constant 3 : i32\n"
+                  "        %%x = memref.load %%a[%%i] : %s\n"
+                  "        %%m = arith.muli %%x, %%c3 : i32\n"
+                  "        %%r = arith.addi %%m, %%v : i32\n",
+                  t);
     break;
   case KERNEL_COMBINE:
-    af_buf_puts(b, "        %c5 = arith.constant 5 : i32\n"
-                   "        %x = memref.load %a[%i] : " MT "\n"
-                   "        %y = memref.load %b[%i] : " MT "\n"
-                   "        %m = arith.muli %y, %c5 : i32\n"
-                   "        %s1 = arith.addi %x, %m : i32\n"
-                   "        %r = arith.addi %s1, %v : i32\n");
+    af_buf_printf(b,
+                  "        %%c5 = arith.constant 5 : i32\n"
+                  "        %%x = memref.load %%a[%%i] : %s\n"
+                  "        %%y = memref.load %%b[%%i] : %s\n"
+                  "        %%m = arith.muli %%y, %%c5 : i32\n"
+                  "        %%s1 = arith.addi %%x, %%m : i32\n"
+                  "        %%r = arith.addi %%s1, %%v : i32\n",
+                  t, t);
     break;
   }
-  af_buf_puts(b, "        %last = memref.atomic_rmw assign %r, %dst[%i] : (i32, " MT ") -> i32\n"
-                 "      }\n"
-                 "      gpu.return\n"
-                 "    }\n");
+  af_buf_printf(b,
+                "        %%last = memref.atomic_rmw assign %%r, %%dst[%%i] : (i32, %s) -> i32\n"
+                "      }\n"
+                "      gpu.return\n"
+                "    }\n",
+                t);
 }
 
 typedef struct R {
@@ -107,12 +118,6 @@ static void buf_name(R *r, const GenOp *o, int b, char *out, size_t n) {
       return;
     }
   snprintf(out, n, "%%b%d", b);
-}
-
-static void put_buf(R *r, const GenOp *o, int b) {
-  char name[48];
-  buf_name(r, o, b, name, sizeof name);
-  af_buf_puts(r->b, name);
 }
 
 /* Lines completed in the buffer so far. */
@@ -375,12 +380,13 @@ static void render_block(R *r, int i, int depth) {
   }
 }
 
-/* Operand k (0: dst, 1: src) of memcpy or memset o: its buffer, or a memref.subview of it written
- * here (offset, size and stride as index constants). Its SSA name and type go to name and type. */
+/* Operand k (0: dst, 1: src; a launch's args[k]) of memcpy, memset or launch o: its buffer, or a
+ * memref.subview of it written here (offset, size and stride as index constants). Its SSA name
+ * and type go to name and type. */
 static void view_operand(R *r, const GenOp *o, int k, int depth, char *name, size_t n, char *type,
                          size_t tn) {
   const GenCase *c = r->c;
-  int b = k ? o->src : o->buf;
+  int b = o->kind == GEN_OP_LAUNCH ? o->args[k] : k ? o->src : o->buf;
   buf_name(r, o, b, name, n);
   snprintf(type, tn, "%s", mty(c, b));
   if (o->view[k][1] <= 0)
@@ -400,6 +406,47 @@ static void view_operand(R *r, const GenOp *o, int k, int depth, char *name, siz
                 q[0], q[1], q[2], type, strided);
   snprintf(name, n, "%%k%d", v);
   snprintf(type, tn, "%s", strided);
+}
+
+/* A launch. One with a view among its operands launches the kernel's view form: every operand
+ * a memref.subview or a memref.cast to the strided type, one thread per element of the views. */
+static void render_launch(R *r, const GenOp *o, int depth) {
+  const GenCase *c = r->c;
+  AfBuf *b = r->b;
+  int view = gen_op_has_view(o), k = i32const(r, depth, o->value), nth = -1;
+  char name[KERNEL_MAX_BUFS][48], type[KERNEL_MAX_BUFS][96];
+  for (int a = 0; a < o->nargs; a++) {
+    view_operand(r, o, a, depth, name[a], sizeof name[a], type[a], sizeof type[a]);
+    if (view && o->view[a][1] <= 0) { /* the whole buffer, cast to the strided type */
+      int v = r->k++;
+      ind(r, depth);
+      af_buf_printf(b, "%%k%d = memref.cast %s : " MT " to " SMT "\n", v, name[a]);
+      snprintf(name[a], sizeof name[a], "%%k%d", v);
+      snprintf(type[a], sizeof type[a], SMT);
+    }
+  }
+  if (view) {
+    int32_t off, len, stride;
+    gen_op_view(c, o, 0, &off, &len, &stride);
+    nth = r->k++;
+    ind(r, depth);
+    af_buf_printf(b, "%%k%d = arith.constant %d : index\n", nth, len);
+  }
+  ind(r, depth);
+  af_buf_printf(b, "%%t%d = gpu.launch_func async", o->tok);
+  deps(r, o);
+  if (o->stream >= 0)
+    af_buf_printf(b, " <%%st%d : !llvm.ptr>", o->stream);
+  af_buf_printf(b, " @asyncfuzz_kernels::@%s blocks in (%%c1, %%c1, %%c1) threads in (",
+                kernel_info(o->kernel + (view ? KERNEL__COUNT : 0))->name);
+  if (view)
+    af_buf_printf(b, "%%k%d", nth);
+  else
+    af_buf_printf(b, "%%n%d", c->bufs[o->args[0]].n);
+  af_buf_puts(b, ", %c1, %c1) args(");
+  for (int a = 0; a < o->nargs; a++)
+    af_buf_printf(b, "%s : %s, ", name[a], type[a]);
+  af_buf_printf(b, "%%k%d : i32, %%spin : i32)\n", k);
 }
 
 /* A memset: its value as the element type (an i16 truncated, an f32 exact), then the op. */
@@ -486,24 +533,9 @@ static void render_op_text(R *r, int i, int depth) {
   case GEN_OP_MEMSET:
     render_memset(r, o, depth);
     break;
-  case GEN_OP_LAUNCH: {
-    int k = i32const(r, depth, o->value);
-    ind(r, depth);
-    af_buf_printf(b, "%%t%d = gpu.launch_func async", o->tok);
-    deps(r, o);
-    if (o->stream >= 0)
-      af_buf_printf(b, " <%%st%d : !llvm.ptr>", o->stream);
-    af_buf_printf(b,
-                  " @asyncfuzz_kernels::@%s blocks in (%%c1, %%c1, %%c1) threads in (%%n%d, %%c1, "
-                  "%%c1) args(",
-                  kernel_info(o->kernel)->name, c->bufs[o->args[0]].n);
-    for (int a = 0; a < o->nargs; a++) {
-      put_buf(r, o, o->args[a]);
-      af_buf_puts(b, " : " MT ", ");
-    }
-    af_buf_printf(b, "%%k%d : i32, %%spin : i32)\n", k);
+  case GEN_OP_LAUNCH:
+    render_launch(r, o, depth);
     break;
-  }
   case GEN_OP_HOST_WAIT:
     ind(r, depth);
     af_buf_puts(b, "gpu.wait");
@@ -704,12 +736,21 @@ static void render_func(AfBuf *b, const GenCase *c, const char *name, GenLineMap
   render_callees(&r);
 }
 
+/* The kernels case c launches (bit k: kernel id k, a view form's included). */
+static unsigned launched(const GenCase *c) {
+  unsigned mask = 0;
+  for (int j = 0; j < c->nops; j++)
+    if (c->ops[j].kind == GEN_OP_LAUNCH)
+      mask |= 1u << (c->ops[j].kernel + (gen_op_has_view(&c->ops[j]) ? KERNEL__COUNT : 0));
+  return mask;
+}
+
 /* mask: the kernels to define (bit k: kernel k); streams: declare the mgpu* stream calls;
  * types: the element types of host buffers (bit e), whose hooks are declared */
 static void render_head(AfBuf *b, unsigned mask, int streams, unsigned types) {
   af_buf_puts(b, "module attributes {gpu.container_module} {\n"
                  "  gpu.module @asyncfuzz_kernels [#nvvm.target] {\n");
-  for (int k = 0; k < KERNEL__COUNT; k++)
+  for (int k = 0; k < KERNEL__IDS; k++)
     if (mask & (1u << k))
       kernel_func(b, k);
   af_buf_puts(b, "  }\n"
@@ -747,7 +788,8 @@ char *gen_render_mlir(const GenCase *c) {
   af_buf_init(&b);
   af_buf_printf(&b, "// asyncfuzz case: seed %llu, %d ops, spin %d\n", (unsigned long long)c->seed,
                 c->nops, c->spin);
-  render_head(&b, ~0u, c->nstreams > 0, host_types(c));
+  /* every base kernel (a reproducer can launch any), the view forms it launches */
+  render_head(&b, launched(c) | ((1u << KERNEL__COUNT) - 1), c->nstreams > 0, host_types(c));
   render_func(&b, c, "main", NULL);
   af_buf_puts(&b, "}\n");
   return af_buf_take(&b);
@@ -772,8 +814,7 @@ char *gen_render_mlir_batch_map(const GenCase *const *cs, const int *ids, int n,
     streams |= cs[i]->nstreams > 0;
     types |= host_types(cs[i]);
     for (int j = 0; j < cs[i]->nops; j++)
-      if (cs[i]->ops[j].kind == GEN_OP_LAUNCH)
-        mask |= 1u << cs[i]->ops[j].kernel;
+      mask |= launched(cs[i]);
   }
   render_head(&b, mask ? mask : 1u, streams, types);
   af_buf_puts(&b, "  func.func private @asyncfuzz_case_begin(i32, i32)\n"

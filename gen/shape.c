@@ -100,14 +100,14 @@ void gen_shape_format(const GenOp *o, char *out, size_t n) {
   }
   int bucket = o->ndeps >= 2 ? 2 : o->ndeps;
   snprintf(out, n, "%s%s deps=%d%s%s", name, op_async(o) ? " async" : "", bucket,
-           bucket == 2 ? "+" : "", o->view[0][1] > 0 || o->view[1][1] > 0 ? " view" : "");
+           bucket == 2 ? "+" : "", gen_op_has_view(o) ? " view" : "");
 }
 
 int gen_op_has_shape(const GenOp *o, const GenShape *s) {
   if (o->kind != s->kind || op_async(o) != s->async)
     return 0;
   int bucket = o->ndeps >= 2 ? 2 : o->ndeps;
-  if (s->view == 1 && o->view[0][1] <= 0 && o->view[1][1] <= 0)
+  if (s->view == 1 && !gen_op_has_view(o))
     return 0;
   return s->deps < 0 || s->deps == bucket;
 }

@@ -191,23 +191,54 @@ static int check_in_block(V *v, int i) {
   return 0;
 }
 
-/* An op's views lie inside their buffers; only a memcpy or memset has any. Sets err. */
+/* An op's views lie inside their buffers; only a memcpy, memset or launch has any. Sets err. */
 static int check_views(V *v, int i) {
   const GenCase *c = v->c;
   const GenOp *o = &c->ops[i];
   static const char *const side[2] = {"dst", "src"};
-  for (int k = 0; k < 2; k++) {
+  int launch = o->kind == GEN_OP_LAUNCH;
+  for (int k = 0; k < 3; k++) {
     const int32_t *w = o->view[k];
-    int b = k ? o->src : o->buf;
+    int b = launch ? (k < o->nargs ? o->args[k] : -1) : k == 1 ? o->src : o->buf;
+    char what[24];
+    if (launch)
+      snprintf(what, sizeof what, "argument %d", k);
+    else
+      snprintf(what, sizeof what, "%s", k < 2 ? side[k] : "third");
     if (w[1] <= 0)
       continue;
-    if ((k == 1 && o->kind != GEN_OP_MEMCPY) || b < 0 || w[0] < 0 || w[2] < 1 ||
-        (int64_t)w[0] + (int64_t)(w[1] - 1) * w[2] >= c->bufs[b].n)
+    if ((!launch && k == 2) || (k == 1 && o->kind == GEN_OP_MEMSET) || b < 0 || w[0] < 0 ||
+        w[2] < 1 || (int64_t)w[0] + (int64_t)(w[1] - 1) * w[2] >= c->bufs[b].n)
       return af_err_set(v->err, AF_EINVALID,
                         "op #%d (%s): its %s view [%d, %d, %d] (offset, length, stride) lies "
                         "outside b%d (%d elements)",
-                        i, gen_op_name(o->kind), side[k], w[0], w[1], w[2], b,
+                        i, gen_op_name(o->kind), what, w[0], w[1], w[2], b,
                         b >= 0 ? c->bufs[b].n : 0);
+  }
+  return 0;
+}
+
+/* A launch's buffers: device, i32, distinct, and of one length (views included). */
+static int check_launch(V *v, int i) {
+  const GenCase *c = v->c;
+  const GenOp *o = &c->ops[i];
+  const GenBuf *B = c->bufs;
+  if (check_views(v, i))
+    return AF_EINVALID;
+  for (int a = 0; a < o->nargs; a++) {
+    if (B[o->args[a]].kind != GEN_BUF_DEVICE)
+      return fail(v, i, "passes host buffer b%d to a kernel", o->args[a], 0);
+    if (B[o->args[a]].elem != GEN_ELEM_I32)
+      return fail(v, i, "passes b%d to a kernel, whose buffers are i32", o->args[a], 0);
+    int32_t off, len, len0, stride;
+    gen_op_view(c, o, a, &off, &len, &stride);
+    gen_op_view(c, o, 0, &off, &len0, &stride);
+    if (len != len0)
+      return fail(v, i, "passes buffers or views of different sizes (b%d, b%d)", o->args[0],
+                  o->args[a]);
+    for (int a2 = 0; a2 < a; a2++)
+      if (o->args[a] == o->args[a2])
+        return fail(v, i, "passes b%d twice; kernel arguments must not alias", o->args[a], 0);
   }
   return 0;
 }
@@ -262,8 +293,9 @@ static int check_shape(V *v, int i) {
     return fail(v, i, "is in block %d, which does not begin before it in its context", o->blk, 0);
   if (o->blk > 0 && (rc = check_in_block(v, i)))
     return rc;
-  if (o->kind != GEN_OP_MEMCPY && o->kind != GEN_OP_MEMSET && (o->view[0][1] || o->view[1][1]))
-    return fail(v, i, "has a view; only a memcpy or memset works on views", 0, 0);
+  if (o->kind != GEN_OP_MEMCPY && o->kind != GEN_OP_MEMSET && o->kind != GEN_OP_LAUNCH &&
+      gen_op_has_view(o))
+    return fail(v, i, "has a view; only a memcpy, memset or launch works on views", 0, 0);
   int may_dep = o->kind != GEN_OP_OBSERVE && o->kind != GEN_OP_EXECUTE && o->kind != GEN_OP_AWAIT &&
                 o->kind < GEN_OP_STREAM_CREATE &&
                 !((o->kind == GEN_OP_ALLOC || o->kind == GEN_OP_DEALLOC) && !o->async);
@@ -283,7 +315,7 @@ static int check_shape(V *v, int i) {
     bufs[nb++] = o->src;
     break;
   case GEN_OP_LAUNCH:
-    if (kernel_info(o->kernel) == NULL || o->nargs != kernel_info(o->kernel)->nbufs)
+    if (o->kernel >= KERNEL__COUNT || o->nargs != kernel_info(o->kernel)->nbufs)
       return fail(v, i, "unknown kernel or wrong number of buffers", 0, 0);
     for (int a = 0; a < o->nargs; a++)
       bufs[nb++] = o->args[a];
@@ -329,18 +361,7 @@ static int check_shape(V *v, int i) {
                         gen_elem_name(B[o->src].elem), gen_elem_name(B[o->buf].elem));
     break;
   case GEN_OP_LAUNCH:
-    for (int a = 0; a < o->nargs; a++) {
-      if (B[o->args[a]].kind != GEN_BUF_DEVICE)
-        return fail(v, i, "passes host buffer b%d to a kernel", o->args[a], 0);
-      if (B[o->args[a]].elem != GEN_ELEM_I32)
-        return fail(v, i, "passes b%d to a kernel, whose buffers are i32", o->args[a], 0);
-      if (B[o->args[a]].n != B[o->args[0]].n)
-        return fail(v, i, "passes buffers of different sizes (b%d, b%d)", o->args[0], o->args[a]);
-      for (int a2 = 0; a2 < a; a2++)
-        if (o->args[a] == o->args[a2])
-          return fail(v, i, "passes b%d twice; kernel arguments must not alias", o->args[a], 0);
-    }
-    break;
+    return check_launch(v, i);
   case GEN_OP_OBSERVE:
     if (o->ctx != 0)
       return fail(v, i, "observe must be in the host's main function, not in region r%d", o->ctx,
@@ -583,12 +604,13 @@ static int visit_op(V *v, int i) {
   default:
     break;
   }
-  if ((o->kind == GEN_OP_MEMCPY || o->kind == GEN_OP_MEMSET) && o->view[0][1] > 0 &&
-      v->last_write[o->buf] == -2)
+  int wb = o->kind == GEN_OP_LAUNCH ? o->args[0] : o->buf; /* (a launch is its args) */
+  if ((o->kind == GEN_OP_MEMCPY || o->kind == GEN_OP_MEMSET || o->kind == GEN_OP_LAUNCH) &&
+      o->view[0][1] > 0 && v->last_write[wb] == -2)
     return fail(v, i,
                 "writes a view of b%d before the whole buffer is written (the rest of it would "
                 "stay undefined)",
-                o->buf, 0);
+                wb, 0);
   int32_t bufs[4];
   int writes[4];
   int na = gen_op_accesses(c, i, bufs, writes);

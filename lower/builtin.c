@@ -392,11 +392,19 @@ static int lower_launch(L *l, int i, int primary, const uint8_t *need) {
   if (in) {
     in->kernel = o->kernel;
     in->nbufs = (uint8_t)o->nargs;
-    for (int a = 0; a < o->nargs; a++)
+    int32_t len, len0 = 0;
+    for (int a = 0; a < o->nargs; a++) {
       in->bufs[a] = o->args[a];
+      gen_op_view(l->c, o, a, &in->voff[a], &len, &in->vstride[a]);
+      len0 = a ? len0 : len;
+      if (has(l, LOWER_FAULT_VIEW_OFFSET_DROPPED))
+        in->voff[a] = 0; /* the subview's base pointer, its offset lost */
+      if (has(l, LOWER_FAULT_VIEW_STRIDE_DROPPED))
+        in->vstride[a] = 1;
+    }
     in->b = s;
     in->imm = o->value;
-    in->imm2 = l->c->bufs[o->args[0]].n;
+    in->imm2 = len0;
   }
   if (on_own_stream(l, o)) { /* its token: an event after it, not the program's stream */
     int e = emit_create(l, fn, LOWER_EVENT_CREATE, i);
@@ -418,6 +426,8 @@ static void emit_data(L *l, int fn, int i, int s) {
     gen_op_view(c, o, 1, &os, &ls, &ss);
   if (has(l, LOWER_FAULT_VIEW_OFFSET_DROPPED))
     od = os = 0; /* the subview's base pointer, its offset lost */
+  if (has(l, LOWER_FAULT_VIEW_STRIDE_DROPPED))
+    sd = ss = 1; /* a strided view taken as contiguous */
   int runs = sd == 1 && ss == 1 ? 1 : ld, per = runs == 1 ? ld : 1;
   int32_t w[2];
   gen_elem_words(e, o->value, w);

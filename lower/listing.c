@@ -98,8 +98,11 @@ char *lower_program_to_text(const LowerProgram *p) {
         break;
       case LOWER_LAUNCH:
         af_buf_printf(&b, "mgpuLaunchKernel(%s, [", kernel_info(in->kernel)->name);
-        for (int a = 0; a < in->nbufs; a++)
+        for (int a = 0; a < in->nbufs; a++) {
           af_buf_printf(&b, "%sb%d", a ? ", " : "", in->bufs[a]);
+          if (in->voff[a] || in->vstride[a] > 1) /* a view: +offset*stride, in elements */
+            af_buf_printf(&b, "+%d*%d", in->voff[a], in->vstride[a]);
+        }
         af_buf_printf(&b, "], v=%lld, n=%lld, ", (long long)in->imm, (long long)in->imm2);
         put_slot(&b, in->b);
         af_buf_puts(&b, ")");

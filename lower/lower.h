@@ -49,8 +49,11 @@
   X(COPY_SIZE_I32, "copy_size_i32",                                                                \
     "gpu.memcpy copies 4 bytes per element, whatever the element type")                            \
   X(VIEW_OFFSET_DROPPED, "view_offset_dropped",                                                    \
-    "a memcpy or memset of a memref.subview starts at its buffer's base: the view's offset is "    \
-    "ignored")
+    "a memcpy, memset or kernel operand that is a memref.subview starts at its buffer's base: "    \
+    "the view's offset is ignored")                                                                \
+  X(VIEW_STRIDE_DROPPED, "view_stride_dropped",                                                    \
+    "a strided memref.subview is passed to a memcpy, memset or kernel as if it were contiguous: "  \
+    "its stride is taken as 1")
 
 enum {
 #define LOWER__FENUM(id, name, desc) LOWER_FAULT_##id,
@@ -114,7 +117,8 @@ typedef enum LowerOpc {
   LOWER_MEMCPY,       /* buf = dst, buf2 = src, b = stream, imm = bytes */
   LOWER_MEMSET32,     /* buf, b = stream, imm = value, imm2 = count */
   LOWER_MEMSET16,     /* buf, b = stream, imm = value (16 bits), imm2 = count */
-  LOWER_LAUNCH,       /* kernel, bufs[nbufs], b = stream, imm = value, imm2 = elements */
+  LOWER_LAUNCH,       /* kernel, bufs[nbufs] (views voff, vstride), b = stream, imm = value,
+                         imm2 = elements */
   LOWER_OBSERVE,      /* buf, imm = observe id */
   LOWER_SPAWN,        /* region */
   LOWER_YIELD,        /* a = slot handed to consumer `consumer` of value (region, vidx) */
@@ -134,7 +138,8 @@ typedef struct LowerInstr {
   int32_t region, vidx, consumer;
   int32_t op; /* the Case op this instruction lowers, or -1 */
   int64_t imm, imm2;
-  int64_t off, off2; /* memcpy, memset: byte offsets into buf and buf2 (views) */
+  int64_t off, off2;           /* memcpy, memset: byte offsets into buf and buf2 (views) */
+  int32_t voff[3], vstride[3]; /* launch: each operand's view, offset and stride in elements */
 } LowerInstr;
 
 typedef struct LowerFunc {

@@ -23,11 +23,14 @@ __attribute__((format(printf, 3, 4))) static void fmt(char *out, size_t n, const
 }
 
 /* The kernels' pipeline and the host's, as upstream's GPU integration tests run them, in one
- * --pass-pipeline (gpu-module-to-binary emits PTX text: no CUDA is needed to compile). */
+ * --pass-pipeline (gpu-module-to-binary emits PTX text: no CUDA is needed to compile). The host
+ * part starts with expand-strided-metadata, as upstream's gpu-lower-to-nvvm-pipeline does: no
+ * later pass lowers a memref.subview, so without it every view would stay unconverted. */
 #define MLIR_KERNELS                                                                               \
   "gpu.module(strip-debuginfo,convert-scf-to-cf,convert-gpu-to-nvvm),nvvm-attach-target"
 #define MLIR_HOST                                                                                  \
-  "gpu-to-llvm,reconcile-unrealized-casts,gpu-module-to-binary{format=isa},"                       \
+  "expand-strided-metadata,gpu-to-llvm,reconcile-unrealized-casts,"                                \
+  "gpu-module-to-binary{format=isa},"                                                              \
   "async-to-async-runtime,async-runtime-ref-counting,convert-async-to-llvm,convert-scf-to-cf,"     \
   "convert-func-to-llvm,convert-arith-to-llvm,convert-cf-to-llvm,finalize-memref-to-llvm,"         \
   "reconcile-unrealized-casts"

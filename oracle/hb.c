@@ -532,15 +532,26 @@ static void step_memory(H *h, int a, const RtRec *r) {
       break;
     int sa = stream_agent(h, r->args[1]);
     enqueue(h, a, sa);
-    uint64_t bytes = ref_u64(r->args[2 + ki->nbufs + 1]) * 4;
-    for (int pass = 0; pass < 2; pass++) /* reads first, then writes */
+    uint64_t n = ref_u64(r->args[2 + ki->nbufs + 1]);
+    int strided = r->nargs >= 2 + 2 * ki->nbufs + 2; /* views' strides follow */
+    for (int pass = 0; pass < 2; pass++)             /* reads first, then writes */
       for (int k = 0; k < ki->nbufs; k++) {
         int w = (ki->access[k] & KERNEL_WRITE) != 0;
+        uint64_t st = strided ? ref_u64(r->args[2 + ki->nbufs + 2 + k]) : 1;
         if (w != pass)
           continue;
         uint32_t lo, hi;
-        range_of(r->args[2 + k], bytes, &lo, &hi);
-        access(h, sa, r->args[2 + k], lo, hi, w, seq);
+        if (st <= 1) {
+          range_of(r->args[2 + k], n * 4, &lo, &hi);
+          access(h, sa, r->args[2 + k], lo, hi, w, seq);
+          continue;
+        }
+        for (uint64_t e = 0; e < n && e < 0x10000; e++) { /* the view's elements only */
+          uint64_t at = RT_REF_VAL(r->args[2 + k]) + e * st * 4;
+          if (at + 4 > 0xFFFFFFFFu)
+            break;
+          access(h, sa, r->args[2 + k], (uint32_t)at, (uint32_t)at + 4, w, seq);
+        }
       }
     break;
   }

@@ -111,11 +111,17 @@ int oracle_expect(const GenCase *c, OracleExpected **out, AfErr *err) {
       writer[o->buf] = i;
       break;
     }
-    case GEN_OP_LAUNCH: {
+    case GEN_OP_LAUNCH: { /* over its operands' views (distinct buffers) */
       const int32_t *src[KERNEL_MAX_BUFS];
-      for (int a = 1; a < o->nargs; a++)
-        src[a - 1] = mem[o->args[a]];
-      kernel_ref(o->kernel, mem[o->args[0]], src, c->bufs[o->args[0]].n, o->value);
+      int64_t stride[KERNEL_MAX_BUFS] = {1, 1, 1};
+      int32_t voff[KERNEL_MAX_BUFS] = {0}, len[KERNEL_MAX_BUFS] = {0}, st;
+      for (int a = 0; a < o->nargs; a++) {
+        gen_op_view(c, o, a, &voff[a], &len[a], &st);
+        stride[a] = st;
+        if (a)
+          src[a - 1] = mem[o->args[a]] + voff[a];
+      }
+      kernel_ref_strided(o->kernel, mem[o->args[0]] + voff[0], src, stride, len[0], o->value);
       writer[o->args[0]] = i;
       break;
     }

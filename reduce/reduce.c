@@ -473,6 +473,9 @@ static int pass_inline_blocks(R *r) {
   return any;
 }
 
+/* Token t goes: every op that depends on it depends on deps[0..n) instead; a block input or a
+ * capture of it takes the one dep (a capture of nothing goes, and so do the uses of its name in
+ * the region). Returns -1 where it cannot (a yielded token, several deps for one input). */
 static int replace_tok(GenCase *c, int32_t t, const int32_t *deps, int n) {
   for (int i = 0; i < c->nops; i++) {
     GenOp *o = &c->ops[i];
@@ -496,6 +499,33 @@ static int replace_tok(GenCase *c, int32_t t, const int32_t *deps, int n) {
     for (int v = 0; v < c->regions[g].nyields; v++)
       if (c->regions[g].yields[v] == t)
         return -1;
+  for (int k = 1; k < c->nblocks; k++) /* a block input is one token: it takes the one dep */
+    for (int q = 0; q < c->blocks[k].ninputs; q++)
+      if (c->blocks[k].inputs[q].outer == t) {
+        if (n != 1)
+          return -1;
+        c->blocks[k].inputs[q].outer = deps[0];
+      }
+  for (int g = 1; g < c->nregions; g++) { /* a capture takes the one dep, or goes */
+    GenRegion *rg = &c->regions[g];
+    for (int k = 0; k < rg->ncaptures; k++) {
+      if (rg->captures[k].outer != t)
+        continue;
+      if (n > 1)
+        return -1;
+      if (n == 1) {
+        rg->captures[k].outer = deps[0];
+        continue;
+      }
+      int32_t inner = rg->captures[k].tok;
+      memmove(&rg->captures[k], &rg->captures[k + 1],
+              sizeof rg->captures[0] * (size_t)(rg->ncaptures - k - 1));
+      rg->ncaptures--;
+      k--;
+      if (replace_tok(c, inner, NULL, 0))
+        return -1;
+    }
+  }
   return 0;
 }
 
@@ -568,7 +598,7 @@ static int pass_unview(R *r) {
   }
   for (int i = 0; i < r->cur.nops && !r->err; i++) {
     const GenOp *o = &r->cur.ops[i];
-    if (o->view[0][1] <= 0 && o->view[1][1] <= 0)
+    if (!gen_op_has_view(o))
       continue;
     GenCase cand;
     if (gen_case_copy(&cand, &r->cur)) {
@@ -612,11 +642,16 @@ static int pass_simplify(R *r) {
       GenOp *lo = &less.ops[i];
       lo->kernel = v == 0 ? KERNEL_FILL : KERNEL_TRANSFORM;
       lo->nargs = v == 0 ? 1 : 2;
-      if (v == 2)
+      if (v == 2) {
         lo->args[1] = lo->args[2];
+        memcpy(lo->view[1], lo->view[2], sizeof lo->view[1]);
+      }
       lo->args[2] = -1;
-      if (v == 0)
+      memset(lo->view[2], 0, sizeof lo->view[2]);
+      if (v == 0) {
         lo->args[1] = -1;
+        memset(lo->view[1], 0, sizeof lo->view[1]);
+      }
       fewer = try_finished(r, &less);
     }
     if (fewer || r->err) {
@@ -631,11 +666,12 @@ static int pass_simplify(R *r) {
       m->src = -1;
       m->value = 0;
       m->view[1][0] = m->view[1][1] = m->view[1][2] = 0;
-    } else if (launch) {
+    } else if (launch) { /* (the destination's view, if any, stays the memset's) */
       m->kind = GEN_OP_MEMSET;
       m->buf = m->args[0];
       m->src = -1;
       m->nargs = 0;
+      memset(m->view[1], 0, sizeof m->view[1] * 2);
     } else if (alloc) {
       if (replace_tok(&cand, m->tok, m->deps, m->ndeps) != 0) {
         gen_case_free(&cand);

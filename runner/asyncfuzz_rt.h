@@ -285,7 +285,7 @@ enum {
 #define RT_REF_ID(r) ((int)(((r) >> 32) & 0xFFFFFFu))
 #define RT_REF_VAL(r) ((uint32_t)(r))
 
-#define RT_REC_ARGS 8
+#define RT_REC_ARGS 10
 typedef struct RtRec {
   uint32_t seq;  /* index in the trace */
   int32_t tid;   /* calling thread (0 = host); -1 for device-side EXEC records */

@@ -119,9 +119,9 @@ static void launch(I *in, const LowerInstr *ins, void *stream) {
   int np = 0;
   for (int a = 0; a < ins->nbufs; a++) {
     ptrs[2 * a] = ptrs[2 * a + 1] = in->bufs[ins->bufs[a]];
-    ints[3 * a] = 0;
-    ints[3 * a + 1] = in->p->buf_elems[ins->bufs[a]];
-    ints[3 * a + 2] = 1;
+    ints[3 * a] = ins->voff[a]; /* a view's descriptor: its offset, size and stride */
+    ints[3 * a + 1] = ins->imm2;
+    ints[3 * a + 2] = ins->vstride[a] > 0 ? ins->vstride[a] : 1;
     params[np++] = &ptrs[2 * a];
     params[np++] = &ptrs[2 * a + 1];
     params[np++] = &ints[3 * a];

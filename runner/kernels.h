@@ -20,6 +20,12 @@
 
 typedef enum KernelId { KERNEL_FILL, KERNEL_TRANSFORM, KERNEL_COMBINE, KERNEL__COUNT } KernelId;
 
+/* Kernel ids KERNEL__COUNT + k name the view form of kernel k ("af_fill_v"...): the same
+ * computation, its gpu.func taking memref<?xi32, strided<[?], offset: ?>> operands, which MLIR
+ * code launches on memref.subviews. Cases name the base kernels only. */
+#define KERNEL__IDS (2 * KERNEL__COUNT)
+#define KERNEL_BASE(id) ((id) % KERNEL__COUNT)
+
 /* How a kernel accesses one buffer argument (its declared access signature). */
 enum { KERNEL_READ = 1, KERNEL_WRITE = 2 };
 
@@ -29,14 +35,19 @@ typedef struct KernelInfo {
   uint8_t access[KERNEL_MAX_BUFS]; /* KERNEL_READ / KERNEL_WRITE per buffer argument */
 } KernelInfo;
 
-/* Kernel metadata by id; NULL for an out-of-range id. */
+/* Kernel metadata by id (a view form included); NULL for an out-of-range id. */
 const KernelInfo *kernel_info(int id);
-/* Kernel id for a name, or -1 when no kernel has that name. */
+/* Kernel id for a name (a view form's included), or -1 when no kernel has that name. */
 int kernel_lookup(const char *name);
 
 /* The C reference: computes dst[i] for i < n from the sources (src[0..nbufs-2]) and v. dst
  * must not alias a source. */
 void kernel_ref(int id, int32_t *dst, const int32_t *const *src, int64_t n, int32_t v);
+
+/* The same over strided operands: element i of operand k is at [i * stride[k]] (stride[0]: dst;
+ * NULL: all 1, as kernel_ref). */
+void kernel_ref_strided(int id, int32_t *dst, const int32_t *const *src, const int64_t *stride,
+                        int64_t n, int32_t v);
 
 /* The value a host buffer holds after asyncfuzz_host_init(init): element i. */
 int32_t kernel_host_init_value(int32_t init, int64_t i);

@@ -34,7 +34,7 @@ static int h_lookup(Rt *rt, const void *h, unsigned kind, int *detail, RtRef *re
   for (int i = rt->nmodules - 1; i >= 0 && found < 0; i--)
     if (rt->mods[i] == h)
       found = i, fkind = H_MODULE;
-  for (int k = 0; k < KERNEL__COUNT && found < 0; k++)
+  for (int k = 0; k < KERNEL__IDS && found < 0; k++)
     if (rt->fns[k] == h)
       found = k, fkind = H_FUNC;
   if (found < 0) {
@@ -84,7 +84,7 @@ int runner__h_decode(Rt *rt, const void *h, unsigned kind, int *detail, RtRef *r
   int n = hk == H_STREAM   ? rt->nstreams
           : hk == H_EVENT  ? rt->nevents
           : hk == H_MODULE ? rt->nmodules
-          : hk == H_FUNC   ? KERNEL__COUNT
+          : hk == H_FUNC   ? KERNEL__IDS
                            : 0;
   int rk = hk == H_STREAM   ? RT_REF_STREAM
            : hk == H_EVENT  ? RT_REF_EVENT

@@ -55,14 +55,15 @@ static void step(Rt *rt, int s) {
   switch (w->kind) {
   case W_KERNEL:
     for (int b = 0; b < w->nbufs && bad < 0; b++)
-      bad = runner__freed_alloc(rt, w->bufs[b], (size_t)w->n * 4);
+      bad = runner__freed_alloc(rt, w->bufs[b],
+                                w->n > 0 ? ((size_t)(w->n - 1) * (size_t)w->stride[b] + 1) * 4 : 0);
     if (bad >= 0) {
       exec_rec(rt, s, w, EXEC_DONE, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
       break;
     }
     if (w->phase == 0) {
       for (int64_t i = 0; i < w->n; i++)
-        w->bufs[0][i] = KERNEL_SENTINEL;
+        w->bufs[0][i * w->stride[0]] = KERNEL_SENTINEL;
       w->phase = 1;
       exec_rec(rt, s, w, EXEC_START, 0, 0);
       return; /* stays at the head */
@@ -70,7 +71,7 @@ static void step(Rt *rt, int s) {
       const int32_t *src[KERNEL_MAX_BUFS];
       for (int b = 1; b < w->nbufs; b++)
         src[b - 1] = w->bufs[b];
-      kernel_ref(w->kernel, w->bufs[0], src, w->n, w->v);
+      kernel_ref_strided(w->kernel, w->bufs[0], src, w->stride, w->n, w->v);
       exec_rec(rt, s, w, EXEC_DONE, 0, 0);
     }
     break;

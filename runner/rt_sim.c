@@ -151,30 +151,38 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t g
     return;
   }
   int32_t *bufs[KERNEL_MAX_BUFS];
+  int64_t stride[KERNEL_MAX_BUFS] = {1, 1, 1};
   int64_t n = -1;
-  int bad = 0;
+  int bad = 0, strided = 0;
   for (int b = 0; b < ki->nbufs; b++) {
     int32_t *aligned = *(int32_t **)params[5 * b + 1];
     int64_t off = *(int64_t *)params[5 * b + 2];
     int64_t size = *(int64_t *)params[5 * b + 3];
+    stride[b] = *(int64_t *)params[5 * b + 4];
+    strided |= stride[b] != 1;
     bufs[b] = aligned + off;
     runner__rec_arg(r, runner__ref_ptr(rt, bufs[b]));
     if (n < 0)
       n = size;
     else if (size != n)
       bad = 1;
+    if (stride[b] < 1)
+      bad = 1;
   }
   int32_t v = *(int32_t *)params[5 * ki->nbufs];
   runner__rec_arg(r, runner__ref_int((uint32_t)v));
   runner__rec_arg(r, runner__ref_int((uint64_t)(n > 0 ? n : 0)));
+  for (int b = 0; b < ki->nbufs && strided; b++) /* a view's strides follow (trace format) */
+    runner__rec_arg(r, runner__ref_int((uint64_t)stride[b]));
   if (bad || n < 0 || (intptr_t)n > gridX * blockX) {
     runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_ARGS);
     runner__leave(rt);
     return;
   }
   for (int b = 0; b < ki->nbufs && !raw; b++) {
-    int bad_ptr = runner__range_kind(rt, bufs[b], (size_t)n * 4) != 1;
-    if (bad_ptr || (rt->dev && runner__freed_alloc(rt, bufs[b], (size_t)n * 4) >= 0)) {
+    size_t span = n > 0 ? ((size_t)(n - 1) * (size_t)stride[b] + 1) * 4 : 0;
+    int bad_ptr = runner__range_kind(rt, bufs[b], span) != 1;
+    if (bad_ptr || (rt->dev && runner__freed_alloc(rt, bufs[b], span) >= 0)) {
       runner__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS,
                        bad_ptr ? RT_DETAIL_BAD_POINTER : RT_DETAIL_USE_AFTER_FREE);
       runner__leave(rt);
@@ -199,6 +207,7 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t g
     w->kernel = k;
     w->nbufs = ki->nbufs;
     memcpy(w->bufs, bufs, sizeof bufs);
+    memcpy(w->stride, stride, sizeof stride);
     w->n = n;
     w->v = v;
   }

@@ -55,6 +55,7 @@ typedef struct Work {
   uint32_t call; /* trace seq of the enqueuing call */
   int kernel, nbufs;
   int32_t *bufs[KERNEL_MAX_BUFS];
+  int64_t stride[KERNEL_MAX_BUFS]; /* elements between a kernel operand's elements */
   int64_t n;
   int32_t v;
   void *dst;
@@ -106,10 +107,10 @@ typedef struct Rt {
   int nmodules, modules_live;
   void **mods; /* cuda: the driver's module of each module handle (NULL once unloaded) */
   int capmods;
-  void *fns[KERNEL__COUNT]; /* cuda: the driver's function of each kernel, latest module */
-  const RtDevOps *dev;      /* the backend's device, or NULL for the sim */
-  int dev_broken;           /* a sticky device error: every later call fails */
-  uint32_t mod_epoch;       /* module handles outlive runs in batch mode (asyncfuzz_case_begin) */
+  void *fns[KERNEL__IDS]; /* cuda: the driver's function of each kernel, latest module */
+  const RtDevOps *dev;    /* the backend's device, or NULL for the sim */
+  int dev_broken;         /* a sticky device error: every later call fails */
+  uint32_t mod_epoch;     /* module handles outlive runs in batch mode (asyncfuzz_case_begin) */
   Alloc *allocs;
   int nallocs, capallocs;
   HostBuf *hosts;

@@ -464,7 +464,7 @@ static void test_views(void) {
       {2,
        "{\"op\": \"memset\", \"dst\": \"d\", \"value\": 1, \"src_view\": [0, 2, 1], "
        "\"deps\": [], \"token\": \"a\"}",
-       AF_EINVALID, "only a memcpy has a \"src_view\""},
+       AF_EINVALID, "\"src_view\" belongs to a memcpy"},
       {2,
        "{\"op\": \"memset\", \"dst\": \"d\", \"value\": 1, \"dst_view\": [0, 0, 1], "
        "\"deps\": [], \"token\": \"a\"}",
@@ -483,6 +483,55 @@ static void test_views(void) {
     gen_case_free(&c);
   }
   expect_refusals("view", head, t, sizeof t / sizeof t[0]);
+}
+
+/* Kernel operands as views (version 2): each one inside its buffer, all of one length, the
+ * destination's only after a whole write; the view forms of the kernels are the renderer's. */
+static void test_kernel_views(void) {
+  static const char *head =
+      "{\"format\": \"asyncfuzz-case\", \"version\": %d, \"seed\": \"0\", \"spin\": 4,"
+      " \"buffers\": [{\"name\": \"d\", \"kind\": \"device\", \"n\": 8},"
+      " {\"name\": \"e\", \"kind\": \"device\", \"n\": 8}],"
+      " \"body\": [{\"op\": \"alloc\", \"buf\": \"d\", \"mode\": \"sync\"},"
+      " {\"op\": \"alloc\", \"buf\": \"e\", \"mode\": \"sync\"},"
+      " {\"op\": \"memset\", \"dst\": \"d\", \"value\": 1, \"deps\": [], \"token\": \"z\"}, %s]}";
+#define L "{\"op\": \"launch\", \"kernel\": "
+  static const Refusal t[] = {
+      {1,
+       L "\"af_fill\", \"args\": [\"d\"], \"arg_views\": [[0, 2, 1]], \"deps\": [\"z\"], "
+         "\"token\": \"a\"}",
+       AF_EINVALID, "\"arg_views\" needs case format version 2"},
+      {2,
+       L "\"af_fill\", \"args\": [\"d\"], \"arg_views\": [[6, 3, 1]], \"deps\": [\"z\"], "
+         "\"token\": \"a\"}",
+       AF_EINVALID,
+       "op #3 (launch): its argument 0 view [6, 3, 1] (offset, length, stride) lies outside b0 (8 "
+       "elements)"},
+      {2,
+       L "\"af_transform\", \"args\": [\"d\", \"e\"], \"arg_views\": [null, [0, 4, 2]], "
+         "\"deps\": [\"z\"], \"token\": \"a\"}",
+       AF_EINVALID, "op #3 (launch): passes buffers or views of different sizes (b0, b1)"},
+      {2,
+       L "\"af_fill\", \"args\": [\"e\"], \"arg_views\": [[0, 2, 1]], \"deps\": [\"z\"], "
+         "\"token\": \"a\"}",
+       AF_EINVALID, "op #3 (launch): writes a view of b1 before the whole buffer is written"},
+      {2,
+       L "\"af_fill\", \"args\": [\"d\"], \"arg_views\": [], \"deps\": [\"z\"], "
+         "\"token\": \"a\"}",
+       AF_EPARSE, "\"arg_views\" is an array with one entry per argument (a view or null)"},
+      {2,
+       L "\"af_fill\", \"args\": [\"d\"], \"dst_view\": [0, 2, 1], \"deps\": [\"z\"], "
+         "\"token\": \"a\"}",
+       AF_EINVALID, "\"dst_view\" belongs to a memcpy or memset (a launch has \"arg_views\")"},
+      {2, L "\"af_fill_v\", \"args\": [\"d\"], \"deps\": [\"z\"], \"token\": \"a\"}", AF_EINVALID,
+       "kernel \"af_fill_v\" is the view form the renderer picks; name af_fill"},
+      {2,
+       "{\"op\": \"memset\", \"dst\": \"d\", \"value\": 1, \"arg_views\": [[0, 2, 1]], "
+       "\"deps\": [\"z\"], \"token\": \"a\"}",
+       AF_EINVALID, "only a launch has \"arg_views\""},
+  };
+#undef L
+  expect_refusals("kernel view", head, t, sizeof t / sizeof t[0]);
 }
 
 static void roundtrip(const GenCase *c) {
@@ -514,7 +563,8 @@ static void test_roundtrips(const char *srcdir) {
                           "for-carried-token",
                           "branch-merge",
                           "typed-buffers",
-                          "views"};
+                          "views",
+                          "kernel-views"};
   for (size_t i = 0; i < sizeof corpus / sizeof corpus[0]; i++) {
     char path[1024];
     snprintf(path, sizeof path, "%s/corpus/%s.json", srcdir, corpus[i]);
@@ -561,6 +611,7 @@ int main(int argc, char **argv) {
   test_streams();
   test_blocks();
   test_views();
+  test_kernel_views();
   test_roundtrips(argc > 1 ? argv[1] : "..");
   return TEST_DONE("test_case");
 }

@@ -49,7 +49,8 @@ static const char *corpus[] = {"region-launch-yield",
                                "for-carried-token",
                                "branch-merge",
                                "typed-buffers",
-                               "views"};
+                               "views",
+                               "kernel-views"};
 #define NCORPUS (sizeof corpus / sizeof corpus[0])
 
 static void test_golden(void) {
@@ -190,6 +191,10 @@ static void test_corpus_verdicts(void) {
        "|runtime_error|CUDA_ERROR_ILLEGAL_ADDRESS|pointer range outside every buffer",
        "mgpuMemcpy|CUDA_ERROR_ILLEGAL_ADDRESS", 1},
       {"views", "builtin:fault=view_offset_dropped", "lazy", VERDICT_WRONG_RESULT,
+       "|wrong_result|memcpy.D2H|stale", "wrong_result|memcpy.D2H|stale", 1},
+      {"kernel-views", "builtin:fault=view_stride_dropped", "lazy", VERDICT_WRONG_RESULT,
+       "|wrong_result|memcpy.D2H|stale", "wrong_result|memcpy.D2H|stale", 1},
+      {"kernel-views", "builtin:fault=view_offset_dropped", "lazy", VERDICT_WRONG_RESULT,
        "|wrong_result|memcpy.D2H|stale", "wrong_result|memcpy.D2H|stale", 1},
       {"region-chain", "builtin:fault=yield_stream", "lazy", VERDICT_RUNTIME_ERROR,
        "|misused-handle|stream|wrong-kind|via:", "mgpuStreamWaitEvent|CUDA_ERROR_INVALID_HANDLE",

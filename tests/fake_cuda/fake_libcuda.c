@@ -43,6 +43,7 @@ typedef struct Work {
   int kind;
   int kernel, nbufs, hang, fault, crash;
   int32_t *bufs[KERNEL_MAX_BUFS];
+  int64_t stride[KERNEL_MAX_BUFS];
   int64_t n;
   int32_t v, spin;
   void *dst;
@@ -151,7 +152,7 @@ static void exec(Work *w) {
     const int32_t *src[KERNEL_MAX_BUFS];
     for (int b = 1; b < w->nbufs; b++)
       src[b - 1] = w->bufs[b];
-    kernel_ref(w->kernel, w->bufs[0], src, w->n, w->v);
+    kernel_ref_strided(w->kernel, w->bufs[0], src, w->stride, w->n, w->v);
     g_clock_ns += w->spin;
     break;
   }
@@ -319,7 +320,7 @@ CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
   int k = kernel_lookup(name);
   if (k < 0)
     return CUDA_ERROR_NOT_FOUND;
-  static Func funcs[KERNEL__COUNT];
+  static Func funcs[KERNEL__IDS];
   if (!live(&funcs[k], K_FUNC)) {
     funcs[k].kernel = k;
     reg(&funcs[k].o, K_FUNC);
@@ -350,6 +351,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
     int32_t *aligned = *(int32_t **)params[5 * b + 1];
     int64_t off = *(int64_t *)params[5 * b + 2];
     w->bufs[b] = aligned + off;
+    w->stride[b] = *(int64_t *)params[5 * b + 4]; /* the memref descriptor's stride */
     if (b == 0)
       w->n = *(int64_t *)params[5 * b + 3];
   }
