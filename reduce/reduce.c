@@ -581,6 +581,51 @@ static int pass_to_wait(R *r) {
   return any;
 }
 
+/* A host wait goes, its dependencies given to the later async ops of its context instead: the
+ * order it gave them stays, one op fewer (a wait that only ordered the next op). */
+static int pass_wait_to_deps(R *r) {
+  int any = 0;
+  for (int i = r->cur.nops - 1; i >= 0 && !r->err; i--) {
+    const GenOp *w = &r->cur.ops[i];
+    if (w->kind != GEN_OP_HOST_WAIT || w->ndeps == 0)
+      continue;
+    GenCase tmp, cand;
+    if (gen_case_copy(&tmp, &r->cur)) {
+      r->err = AF_ENOMEM;
+      break;
+    }
+    int ok = 1;
+    for (int j = i + 1; j < tmp.nops && ok; j++) {
+      GenOp *o = &tmp.ops[j];
+      if (o->ctx != w->ctx || o->blk > 0 || o->tok < 0 || o->kind >= GEN_OP_HOST_WAIT)
+        continue; /* (an async op of the same context takes dependencies) */
+      Fwd f = {0};
+      for (int d = 0; d < o->ndeps && ok; d++)
+        ok = reduce__add_tok(&f, o->deps[d]) == 0;
+      for (int d = 0; d < w->ndeps && ok; d++)
+        ok = reduce__add_tok(&f, w->deps[d]) == 0;
+      ok = ok && f.n <= GEN_MAX_DEPS;
+      o->ndeps = f.n;
+      memcpy(o->deps, f.t, sizeof o->deps);
+    }
+    uint8_t *drop = calloc((size_t)tmp.nops, 1);
+    if (drop == NULL) {
+      gen_case_free(&tmp);
+      r->err = AF_ENOMEM;
+      break;
+    }
+    drop[i] = 1;
+    int rc = ok ? reduce__build(&tmp, drop, 0, &cand) : -1;
+    free(drop);
+    gen_case_free(&tmp);
+    if (rc == 0)
+      any |= try_cand(r, &cand);
+    else if (rc == AF_ENOMEM)
+      r->err = AF_ENOMEM;
+  }
+  return any;
+}
+
 /* A memcpy or memset on its whole buffers instead of on views of them; a buffer allocated
  * with its dynamic shape instead of a static one cast to it. */
 static int pass_unview(R *r) {
@@ -829,6 +874,7 @@ int reduce_case_opts(const GenCase *in, ReduceTest test, void *ctx, const Reduce
     any |= pass_flatten(&r);
     any |= pass_inline_blocks(&r);
     any |= pass_to_wait(&r);
+    any |= pass_wait_to_deps(&r);
     any |= pass_unview(&r);
     if (r.cur.nops <= 24) /* (n^2 candidates: once the case is small) */
       any |= pass_merge_bufs(&r);

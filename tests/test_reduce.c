@@ -25,14 +25,14 @@ static int counting_test(const GenCase *c, void *ctx) {
 int main(void) {
   GenConfig cfg;
   gen_config_default(&cfg);
-  cfg.ops = 170;
+  cfg.ops = 190;
   for (int f = 0; f < LOWER_FAULT__COUNT; f++) {
     char name[160];
     snprintf(name, sizeof name, "builtin:fault=%s", lower_fault_name(f));
     LowerSpec spec;
     AfErr err = {0};
     CHECK_EQ(lower_spec_parse(name, &spec, &err), 0);
-    /* the first generated case of >= 150 ops that fails */
+    /* the first generated case of >= 200 ops that fails */
     GenCase c;
     CheckResult *res = af_malloc(sizeof *res);
     for (int nth = 0, seed0 = 0; nth < 3; nth++) {
@@ -45,7 +45,7 @@ int main(void) {
         CheckOpts o = {0};
         o.stop_at_first = 1;
         CHECK_EQ(check_case(&c, &spec, s, 2, NULL, &o, res, &err), 0);
-        if (c.nops >= 150 && res->first_fail >= 0) {
+        if (c.nops >= 200 && res->first_fail >= 0) {
           fail = res->sched[res->first_fail];
           snprintf(sig, sizeof sig, "%s", res->verdict[res->first_fail].signature);
           break;
