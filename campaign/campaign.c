@@ -633,6 +633,7 @@ void campaign_free(Campaign *k) {
   for (int i = 0; i < k->nsigs; i++)
     af_free(k->sigs[i].forms);
   af_free(k->sigs);
+  af_free(k->alias);
   af_free(k->found);
   af_free(k);
 }

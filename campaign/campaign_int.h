@@ -57,6 +57,12 @@ struct Campaign {
   CampaignFinding *found; /* the result's copy of the signatures */
   Sig *sigs;
   int nsigs, capsigs;
+  /* lowering signatures named by an op on a view: the name without " view" where the view did
+   * not matter (record.c), "" where it did */
+  struct ViewAlias {
+    char from[256], to[256];
+  } * alias;
+  int nalias, capalias;
   CampaignStatus st;
   long executed_per[CAMPAIGN_MAX_LOWERINGS]; /* cases that reached execution, per lowering */
   /* steering: op shapes the generator must not produce, each with where it comes from */

@@ -269,9 +269,69 @@ static int reduce_finding(Campaign *k, Sig *sig, const GenCase *c, const Schedul
   return rc == 0 ? 0 : -1;
 }
 
+/* A lowering finding named by an op on a view ("gpu.memset async deps=2+ view") keeps the view
+ * in its name only if the view matters. The first time a signature of that form comes, the
+ * case is run again with every view dropped: if it fails with the same name less " view", that
+ * name is the finding, and the view-free case its case (*plain, *pv); later occurrences of the
+ * view form count as it (their cases keep their views). Returns 1 when v is renamed (into *pv),
+ * 0 when not (also when the run again fails: the name stays as it came), -1 out of memory. */
+static int view_alias(Campaign *k, int low, const GenCase *c, const Schedule *s, const Verdict *v,
+                      GenCase *plain, int *have_plain, Verdict *pv) {
+  if ((v->cls != VERDICT_LOWERING_UNCONVERTED && v->cls != VERDICT_LOWERING_REJECTED) ||
+      !strstr(v->signature, " view"))
+    return 0;
+  for (int i = 0; i < k->nalias; i++)
+    if (strcmp(k->alias[i].from, v->signature) == 0) {
+      if (!k->alias[i].to[0])
+        return 0;
+      *pv = *v;
+      snprintf(pv->signature, sizeof pv->signature, "%s", k->alias[i].to);
+      if (strcmp(v->victim, v->signature) == 0)
+        snprintf(pv->victim, sizeof pv->victim, "%s", k->alias[i].to);
+      return 1;
+    }
+  if (af_grow((void **)&k->alias, &k->capalias, k->nalias + 1, sizeof *k->alias)) {
+    campaign__problem(k, "out of memory");
+    return -1;
+  }
+  struct ViewAlias *a = &k->alias[k->nalias++];
+  snprintf(a->from, sizeof a->from, "%s", v->signature);
+  a->to[0] = '\0';
+  AfErr err = {0};
+  int rc = check_view_free(c, &k->c.specs[low], s, &k->c.opts, v, plain, pv, &err);
+  if (rc < 0)
+    campaign__problem(k, "running %s with no views: %s (the name keeps the view)", v->signature,
+                      err.msg);
+  if (rc == 1) {
+    snprintf(a->to, sizeof a->to, "%s", pv->signature);
+    *have_plain = 1;
+  }
+  return rc == 1;
+}
+
+static int record_one(Campaign *k, int low, const GenCase *c, const Schedule *s, const Verdict *v,
+                      const OracleExpected *e, int alias);
+
 /* Records a failure; returns -1 when output cannot be written. */
 int campaign__record(Campaign *k, int low, const GenCase *c, const Schedule *s, const Verdict *v,
                      const OracleExpected *e) {
+  GenCase plain;
+  Verdict pv;
+  int have_plain = 0;
+  int alias = view_alias(k, low, c, s, v, &plain, &have_plain, &pv);
+  if (alias < 0)
+    return -1;
+  int rc = alias ? record_one(k, low, have_plain ? &plain : c, s, &pv, have_plain ? NULL : e,
+                              !have_plain)
+                 : record_one(k, low, c, s, v, e, 0);
+  if (have_plain)
+    gen_case_free(&plain);
+  return rc;
+}
+
+/* alias: c fails with the view form of v's name (its case is not the finding's smallest). */
+static int record_one(Campaign *k, int low, const GenCase *c, const Schedule *s, const Verdict *v,
+                      const OracleExpected *e, int alias) {
   k->st.failures++;
   Sig *sig = NULL;
   for (int i = 0; i < k->nsigs; i++)
@@ -367,7 +427,7 @@ int campaign__record(Campaign *k, int low, const GenCase *c, const Schedule *s, 
     form->pending++;
     return 0;
   }
-  int smaller = c->nops < sig->f.smallest_ops;
+  int smaller = c->nops < sig->f.smallest_ops && !alias;
   if (smaller || sig->exact < DB_EXACT_PER_RUN) {
     if (db_record(k, sig, c, s, v, smaller))
       return -1;

@@ -52,6 +52,40 @@ int check_cases(const GenCase *const *cs, int n, const LowerSpec *spec, const Sc
   return 0;
 }
 
+int check_view_free(const GenCase *c, const LowerSpec *spec, const Schedule *s, const CheckOpts *o,
+                    const Verdict *v, GenCase *plain, Verdict *pv, AfErr *err) {
+  const char *at = strstr(v->signature, " view");
+  if ((v->cls != VERDICT_LOWERING_UNCONVERTED && v->cls != VERDICT_LOWERING_REJECTED) || !at)
+    return 0;
+  char base[sizeof v->signature];
+  snprintf(base, sizeof base, "%.*s%s", (int)(at - v->signature), v->signature, at + 5);
+  int viewed = 0;
+  for (int i = 0; i < c->nops; i++)
+    viewed |= gen_op_has_view(&c->ops[i]);
+  if (!viewed)
+    return 0;
+  if (gen_case_copy(plain, c))
+    return af_err_set(err, AF_ENOMEM, "out of memory");
+  for (int i = 0; i < plain->nops; i++)
+    memset(plain->ops[i].view, 0, sizeof plain->ops[i].view);
+  CheckResult *r = af_malloc(sizeof *r);
+  CheckOpts oo = *o;
+  oo.stop_at_first = 1;
+  int rc = r ? check_case(plain, spec, s, 1, NULL, &oo, r, err) : AF_ENOMEM;
+  int same = rc == 0 && r->first_fail == 0 && strcmp(r->verdict[0].signature, base) == 0;
+  if (same) { /* v's detail (what the case itself showed), and that the view does not matter */
+    static const char note[] = "\n(with every view dropped it fails the same way)";
+    *pv = r->verdict[0];
+    int keep = (int)(sizeof pv->detail - sizeof note);
+    snprintf(pv->detail, sizeof pv->detail, "%.*s%s", keep, v->detail, note);
+  } else
+    gen_case_free(plain);
+  af_free(r);
+  if (rc == AF_ENOMEM)
+    return af_err_set(err, AF_ENOMEM, "out of memory");
+  return rc ? rc : same;
+}
+
 int check_signature_test(const GenCase *c, void *ctx) {
   CheckSigTest *t = ctx;
   CheckResult *r = af_malloc(sizeof *r);
