@@ -145,11 +145,11 @@ char *check_reproducer(const GenCase *c, const LowerSpec *spec, const Schedule *
                 "//\n// RUN: mlir-opt %%s --pass-pipeline='%s' \\\n"
                 "// RUN: | env ASYNCFUZZ_POLICY=%s ASYNCFUZZ_SCHED_SEED=%llu "
                 "ASYNCFUZZ_TRACE=/dev/stderr \\\n"
-                "// RUN:   mlir-runner -O0 -e main --entry-point-result=void \\\n"
-                "// RUN:   --shared-libs=%%asyncfuzz_rt,%%mlir_runner_utils\n",
-                pipeline, policy, (unsigned long long)s->seed);
-  af_buf_puts(&b, "// (%asyncfuzz_rt: libasyncfuzz_rt.so from asyncfuzz; %mlir_runner_utils: "
-                  "libmlir_runner_utils.so of the same LLVM.)\n//\n// verdict: ");
+                "// RUN:   %s -O0 -e main --entry-point-result=void \\\n"
+                "// RUN:   --shared-libs=%%asyncfuzz_rt\n",
+                pipeline, policy, (unsigned long long)s->seed,
+                mlir_runner_name(spec->kind == LOWER_MLIR_OPT ? spec->major : 0));
+  af_buf_puts(&b, "// (%asyncfuzz_rt: libasyncfuzz_rt.so from asyncfuzz.)\n//\n// verdict: ");
   af_buf_puts(&b, oracle_verdict_name(v->cls));
   af_buf_puts(&b, "\n// ");
   for (const char *p = v->detail; *p; p++) {

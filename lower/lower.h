@@ -78,10 +78,11 @@ typedef struct LowerSpec {
   /* mlir-opt (lower/mlir.c) */
   char variant[32];    /* named pipeline, or "custom" */
   char opt[1024];      /* the mlir-opt executable */
-  char runner[1024];   /* mlir-runner next to it */
-  char utils[1024];    /* libmlir_runner_utils next to it */
+  char runner[1024];   /* mlir-runner (mlir-cpu-runner in LLVM 19) next to it */
+  char utils[1024];    /* libmlir_runner_utils next to it ("": none installed) */
   char rtlib[1024];    /* libasyncfuzz_rt.so */
   char version[128];   /* what mlir-opt --version says, e.g. "Debian LLVM version 22.1.8" */
+  int major;           /* its LLVM major version (19 or newer) */
   char pipeline[2048]; /* the --pass-pipeline string */
   double timeout;      /* seconds per case for each tool (batches get more) */
 } LowerSpec;

@@ -96,17 +96,30 @@ int mlir_find_tool(const LowerSpec *spec, const char *name, const char *env_var,
   return 1;
 }
 
-/* The runner utils library of that LLVM: lib/libmlir_runner_utils.so[.MAJOR.MINOR]. */
-static int find_utils(const char *bindir, char *out, size_t n) {
+/* What differs between the LLVM releases asyncfuzz drives, in one place: the oldest it takes
+ * (gpu-module-to-binary and the async lowering as the pipelines use them: LLVM 19), and the
+ * runner's name (mlir-cpu-runner until LLVM 19, mlir-runner from LLVM 20). The pipelines'
+ * passes have the same names in all of them. */
+#define MLIR_OLDEST_MAJOR 19
+const char *mlir_runner_name(int major) {
+  return major <= 0 || major >= 20 ? "mlir-runner" : "mlir-cpu-runner";
+}
+
+/* The runner utils library of that LLVM, lib/libmlir_runner_utils.so[.MAJOR.1], if installed
+ * (the modules asyncfuzz renders call none of it: it is passed to the runner only when found;
+ * Debian 12's libmlir-19, which ships it for LLVM 19, cannot be installed with libmlir-22).
+ * $ASYNCFUZZ_RUNNER_UTILS names one (it must exist). Returns 1 found, 0 none, -1 a bad env. */
+static int find_utils(const char *bindir, int major, char *out, size_t n) {
   const char *env = getenv("ASYNCFUZZ_RUNNER_UTILS");
+  out[0] = '\0';
   if (env && *env) {
     fmt(out, n, "%s", env);
-    return access(env, R_OK) == 0;
+    return access(env, R_OK) == 0 ? 1 : -1;
   }
-  static const char *const names[] = {"libmlir_runner_utils.so", "libmlir_runner_utils.so.22.1",
-                                      "libmlir_runner_utils.so.21.1",
-                                      "libmlir_runner_utils.so.20.1"};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+  char names[2][64];
+  fmt(names[0], sizeof names[0], "libmlir_runner_utils.so");
+  fmt(names[1], sizeof names[1], "libmlir_runner_utils.so.%d.1", major);
+  for (size_t i = 0; i < 2; i++) {
     char p[2048];
     fmt(p, sizeof p, "%s/../lib/%s", bindir, names[i]);
     if (access(p, R_OK) == 0) {
@@ -176,14 +189,14 @@ static int ask_version(LowerSpec *s, AfErr *err) {
     line++;
   size_t len = strcspn(line, "\n");
   fmt(s->version, sizeof s->version, "%.*s", (int)len, line);
-  int major = atoi(v + 13);
+  s->major = atoi(v + 13);
   af_free(text);
-  if (major < 20)
+  if (s->major < MLIR_OLDEST_MAJOR)
     return af_err_set(err, AF_EINVALID,
-                      "%s is %s; asyncfuzz needs LLVM 20 or newer (gpu-module-to-binary, "
-                      "mlir-runner): install mlir-22-tools or name a newer build with "
-                      "--lowering mlir-opt:PATH",
-                      s->opt, s->version);
+                      "%s is %s; asyncfuzz needs LLVM %d or newer (gpu-module-to-binary and the "
+                      "async lowering as its pipelines use them): install mlir-22-tools or name "
+                      "a newer build with --lowering mlir-opt:PATH",
+                      s->opt, s->version, MLIR_OLDEST_MAJOR);
   return 0;
 }
 
@@ -261,18 +274,16 @@ int lower_mlir_spec_parse(const char *str, LowerSpec *s, AfErr *err) {
       return af_err_set(err, AF_EINVALID, "ASYNCFUZZ_MLIR_RUNNER=%s: not found or not executable",
                         renv);
   } else {
-    fmt(s->runner, sizeof s->runner, "%s/mlir-runner", bindir);
+    fmt(s->runner, sizeof s->runner, "%s/%s", bindir, mlir_runner_name(s->major));
     if (!exists_x(s->runner))
       return af_err_set(err, AF_EINVALID,
-                        "mlir-runner not found next to %s (in %s): install mlir-22-tools, or "
-                        "set ASYNCFUZZ_MLIR_RUNNER",
-                        s->opt, bindir);
+                        "%s not found next to %s (%s, in %s): install mlir-%d-tools, or set "
+                        "ASYNCFUZZ_MLIR_RUNNER",
+                        mlir_runner_name(s->major), s->opt, s->version, bindir, s->major);
   }
-  if (!find_utils(bindir, s->utils, sizeof s->utils))
-    return af_err_set(err, AF_EINVALID,
-                      "libmlir_runner_utils not found in %s/../lib: install mlir-22-tools, or set "
-                      "ASYNCFUZZ_RUNNER_UTILS",
-                      bindir);
+  if (find_utils(bindir, s->major, s->utils, sizeof s->utils) < 0)
+    return af_err_set(err, AF_EINVALID, "ASYNCFUZZ_RUNNER_UTILS=%s: not found or not readable",
+                      s->utils);
   if (!find_rtlib(s->rtlib, sizeof s->rtlib))
     return af_err_set(err, AF_EINVALID,
                       "libasyncfuzz_rt.so not found next to the asyncfuzz executable: set "
@@ -552,7 +563,8 @@ int mlir_lower_file(const LowerSpec *spec, const char *in_path, const char *out_
 int mlir_run_file(const LowerSpec *spec, const char *path, char *const env[], const char *out_path,
                   const char *err_path, double timeout_s, ProcResult *r, AfErr *err) {
   char libs[2200];
-  fmt(libs, sizeof libs, "--shared-libs=%s,%s", spec->rtlib, spec->utils);
+  fmt(libs, sizeof libs, "--shared-libs=%s%s%s", spec->rtlib, spec->utils[0] ? "," : "",
+      spec->utils);
   char *argv[] = {(char *)spec->runner,        "-O0", "-e",         "main",
                   "--entry-point-result=void", libs,  (char *)path, NULL};
   return af_proc_run(argv, env, NULL, out_path, err_path, timeout_s, r, err);

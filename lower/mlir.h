@@ -33,6 +33,9 @@ typedef struct MlirLowered {
 } MlirLowered;
 
 /* Named pipelines: "default", "async-region". */
+/* The runner's name in LLVM `major` ("mlir-cpu-runner" before LLVM 20, then "mlir-runner"); 0:
+ * the newest. */
+const char *mlir_runner_name(int major);
 int mlir_variant_count(void);
 const char *mlir_variant_name(int i);
 const char *mlir_variant_desc(int i);

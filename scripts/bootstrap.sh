@@ -2,7 +2,8 @@
 # Installs the Debian packages asyncfuzz needs, when they are missing (idempotent).
 # Runs apt-get update only if something must be installed (once, or twice when it adds a
 # suite). With --test, also what only the tests need (chromium, to render the HTML report
-# headless). llvm-22 (opt, llc) is for compile-batch. The CUDA toolkit is not a Debian
+# headless; mlir-19-tools and mlir-16-tools, LLVM releases beside 22). llvm-22 (opt, llc) is
+# for compile-batch. The CUDA toolkit is not a Debian
 # package: the cuda backend is built where the toolkit is installed (nvcc, the driver stub
 # library), and left out elsewhere.
 #
@@ -19,7 +20,7 @@ for a in "$@"; do
     --test) test_too=1 ;;
     --list) list=1 ;;
     -h | --help)
-      sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -31,7 +32,9 @@ done
 
 need=(cmake gcc make pkg-config libcjson-dev libsqlite3-dev sqlite3 mlir-22-tools llvm-22)
 if [ $test_too = 1 ]; then
-  need+=(chromium)
+  # LLVM 19 beside 22, and LLVM 16 (too old: refused). Never libmlir-19: it conflicts with
+  # libmlir-22, and apt would remove mlir-22-tools to install it.
+  need+=(chromium mlir-19-tools mlir-16-tools)
 fi
 if [ $list = 1 ]; then
   printf '%s\n' "${need[@]}"

@@ -198,10 +198,37 @@ ASYNCFUZZ_MLIR_OPT=/nonexistent "$af" campaign --lowering mlir-opt --cases 1 --o
 [ $? -eq 2 ] && grep -q "ASYNCFUZZ_MLIR_OPT=/nonexistent: not found" "$tmp/out" || bad "ASYNCFUZZ_MLIR_OPT missing: $(cat "$tmp/out")"
 "$af" check "$src/corpus/launch-two-deps.json" --lowering mlir-opt:/bin/true > "$tmp/out" 2>&1
 [ $? -eq 2 ] && grep -q "does not name an LLVM version" "$tmp/out" || bad "not an mlir-opt: $(cat "$tmp/out")"
-"$af" check "$src/corpus/launch-two-deps.json" --lowering "mlir-opt:$src/tests/tools/old-mlir-opt.sh" > "$tmp/out" 2>&1
-[ $? -eq 2 ] && grep -q "LLVM version 17.0.6; asyncfuzz needs LLVM 20 or newer" "$tmp/out" || bad "too old: $(cat "$tmp/out")"
+# Debian's LLVM 16 (mlir-16-tools, which bootstrap.sh --test installs) is too old
+if [ -x /usr/lib/llvm-16/bin/mlir-opt ]; then
+  "$af" check "$src/corpus/launch-two-deps.json" --lowering mlir-opt:/usr/lib/llvm-16/bin/mlir-opt > "$tmp/out" 2>&1
+  [ $? -eq 2 ] && grep -q "is Debian LLVM version 16.0.6; asyncfuzz needs LLVM 19 or newer" "$tmp/out" ||
+    bad "too old: $(cat "$tmp/out")"
+else
+  bad "no /usr/lib/llvm-16/bin/mlir-opt: install mlir-16-tools (scripts/bootstrap.sh --test does)"
+fi
 "$af" check "$src/corpus/launch-two-deps.json" --lowering mlir-opt@nosuch > "$tmp/out" 2>&1
 [ $? -eq 2 ] && grep -q "unknown mlir-opt pipeline \"nosuch\" (named pipelines: default, async-region)" "$tmp/out" || bad "unknown variant: $(cat "$tmp/out")"
+
+# ---- LLVM 19 (mlir-19-tools, its runner mlir-cpu-runner) beside LLVM 22 ----
+o19=/usr/lib/llvm-19/bin/mlir-opt
+if [ -x "$o19" ]; then
+  "$af" check "$src/corpus/launch-two-deps.json" "$src/corpus/kernel-views.json" \
+    "$src/tests/data/mlir-simple.json" --lowering "mlir-opt:$o19" --schedules eager,lazy --json \
+    > "$tmp/out19" 2> "$tmp/err19"
+  grep -q '"lowering_version": "Debian LLVM version 19\.' "$tmp/out19" || bad "LLVM 19: version not recorded"
+  [ "$(grep -F launch-two-deps.json "$tmp/out19" | verdict_of)" = lowering_rejected ] ||
+    bad "LLVM 19: launch-two-deps: $(head -c 400 "$tmp/out19") $(head -3 "$tmp/err19")"
+  [ "$(grep -F kernel-views.json "$tmp/out19" | verdict_of)" = pass ] ||
+    bad "LLVM 19: kernel-views does not run: $(grep -F kernel-views.json "$tmp/out19" | head -c 400)"
+  [ "$(grep -F mlir-simple.json "$tmp/out19" | verdict_of)" = lifetime ] ||
+    bad "LLVM 19: mlir-simple: $(grep -F mlir-simple.json "$tmp/out19" | head -c 400)"
+  # its reproducer names LLVM 19's runner
+  "$af" reduce "$src/corpus/launch-two-deps.json" --lowering "mlir-opt:$o19" --schedules eager \
+    -o "$tmp/r19.json" --mlir "$tmp/r19.mlir" > /dev/null 2>&1
+  grep -q "RUN:   mlir-cpu-runner -O0" "$tmp/r19.mlir" || bad "LLVM 19 reproducer: $(head -12 "$tmp/r19.mlir")"
+else
+  bad "no $o19: install mlir-19-tools (scripts/bootstrap.sh --test does)"
+fi
 
 # ---- the async-region variant and a custom pipeline run ----
 "$af" check "$src/corpus/region-launch-yield.json" --lowering mlir-opt@async-region --schedules eager --json > "$tmp/out" 2>&1
