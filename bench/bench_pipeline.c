@@ -6,8 +6,8 @@
  * size and mode with the median of 7 runs (checker off and on alternating, on the same cases),
  * and the checker's cost as a ratio of medians. Then, with the checker on, the same for the
  * newer constructs of the case language (extra host waits, captures, explicit streams, call,
- * if, for and branch blocks) off and on: what the richer language costs per case, and in case
- * size.
+ * if, for and branch blocks, i16/i64/f32 buffers, views and static allocations) off and on: what
+ * the richer language costs per case, and in case size.
  *
  * usage: bench_pipeline [seconds-per-run (default 0.5)] [ops,ops,...]
  */
@@ -35,12 +35,14 @@ static double run(int ops, int checker, int constructs, double secs, uint64_t *s
   GenConfig cfg;
   gen_config_default(&cfg);
   cfg.ops = ops;
-  if (!constructs) { /* the straight-line language before extra waits, captures, explicit
-                        streams and blocks */
+  if (!constructs) { /* the straight-line i32 language before extra waits, captures, explicit
+                        streams, blocks, element types and views */
     cfg.extra_wait_pct = 0;
     cfg.capture_pct = 0;
     cfg.stream_pct = 0;
     cfg.block_pct = 0;
+    cfg.typed_pct = 0;
+    cfg.view_pct = 0;
   }
   LowerSpec spec;
   AfErr err = {0};

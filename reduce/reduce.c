@@ -626,10 +626,27 @@ static int pass_wait_to_deps(R *r) {
   return any;
 }
 
-/* A memcpy or memset on its whole buffers instead of on views of them; a buffer allocated
- * with its dynamic shape instead of a static one cast to it. */
+/* Buffers of i32 instead of i16, i64 or f32 (all at once, then one by one); a memcpy, memset or
+ * launch on its whole buffers instead of on views of them; a buffer allocated with its dynamic
+ * shape instead of a static one cast to it. */
 static int pass_unview(R *r) {
   int any = 0;
+  for (int b = -1; b < r->cur.nbufs && !r->err; b++) { /* i32 buffers: all (-1), then one */
+    int typed = 0;
+    for (int q = 0; q < r->cur.nbufs; q++)
+      typed += (b < 0 || q == b) && r->cur.bufs[q].elem != GEN_ELEM_I32;
+    if (typed == 0 || (b < 0 && typed == 1))
+      continue;
+    GenCase cand;
+    if (gen_case_copy(&cand, &r->cur)) {
+      r->err = AF_ENOMEM;
+      break;
+    }
+    for (int q = 0; q < cand.nbufs; q++)
+      if (b < 0 || q == b)
+        cand.bufs[q].elem = GEN_ELEM_I32;
+    any |= try_finished(r, &cand);
+  }
   for (int b = 0; b < r->cur.nbufs && !r->err; b++) {
     if (!r->cur.bufs[b].stat)
       continue;

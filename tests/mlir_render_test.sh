@@ -40,6 +40,9 @@ if ! "$opt" --split-input-file "$tmp/all.mlir" -o /dev/null 2>"$tmp/err"; then
 fi
 grep -q 'async.execute' "$tmp/all.mlir" && grep -q 'gpu.wait$' "$tmp/all.mlir" \
   || { echo "FAIL: the default cases lack regions or waits with no operands"; fail=$((fail + 1)); }
+grep -q 'gpu.func @af_[a-z]*_v(%dst: memref<?xi32, strided<\[?\], offset: ?>>' "$tmp/all.mlir" \
+  && grep -q 'memref.cast .* : memref<?xi32> to memref<?xi32, strided<' "$tmp/all.mlir" \
+  || { echo "FAIL: the default cases launch no kernel on views"; fail=$((fail + 1)); }
 # a single-dependency case: 22.1.8 rejects multi-dependency launches (upstream #156984)
 "$af" render "$src/corpus/region-launch-yield.json" > "$tmp/k.mlir"
 if ! "$opt" "$tmp/k.mlir" \
