@@ -146,14 +146,18 @@ char *check_reproducer(const GenCase *c, const LowerSpec *spec, const Schedule *
   if (spec->kind != LOWER_MLIR_OPT)
     af_buf_puts(&b,
                 "// The RUN lines run the real lowering (mlir-opt's default pipeline) on it.\n");
+  char lvl[16] = ""; /* the runner's JIT level ("": its default) */
+  int jit = spec->kind == LOWER_MLIR_OPT ? spec->jit_opt : 0;
+  if (jit >= 0)
+    snprintf(lvl, sizeof lvl, " -O%d", jit);
   af_buf_printf(&b,
                 "//\n// RUN: mlir-opt %%s --pass-pipeline='%s' \\\n"
                 "// RUN: | env ASYNCFUZZ_POLICY=%s ASYNCFUZZ_SCHED_SEED=%llu "
                 "ASYNCFUZZ_TRACE=/dev/stderr \\\n"
-                "// RUN:   %s -O0 -e main --entry-point-result=void \\\n"
+                "// RUN:   %s%s -e main --entry-point-result=void \\\n"
                 "// RUN:   --shared-libs=%%asyncfuzz_rt\n",
                 pipeline, policy, (unsigned long long)s->seed,
-                mlir_runner_name(spec->kind == LOWER_MLIR_OPT ? spec->major : 0));
+                mlir_runner_name(spec->kind == LOWER_MLIR_OPT ? spec->major : 0), lvl);
   af_buf_puts(&b, "// (%asyncfuzz_rt: libasyncfuzz_rt.so from asyncfuzz.)\n//\n// verdict: ");
   af_buf_puts(&b, oracle_verdict_name(v->cls));
   af_buf_puts(&b, "\n// ");

@@ -56,6 +56,20 @@ static void tool_verdict(const LowerSpec *spec, int cls, const char *cause, cons
   fmt(v->detail, sizeof v->detail, "%s", detail);
 }
 
+/* Whether the runner's stderr (file path) reports LLVM failing to compile the module (an
+ * "LLVM ERROR:" or an assertion: code generation, before the case runs), and its cause. */
+static int jit_crash(const char *path, char *cause, size_t n) {
+  char *text = NULL;
+  AfErr e = {0};
+  if (af_read_file(path, &text, NULL, &e) != 0)
+    return 0;
+  int hit = strstr(text, "LLVM ERROR:") != NULL || strstr(text, "Assertion `") != NULL;
+  if (hit)
+    mlir_crash_cause(text, cause, n);
+  af_free(text);
+  return hit;
+}
+
 /* Judges the trace file of one case. *found: whether the file was there. */
 int check_judge_trace(const char *path, const GenCase *c, const LowerSpec *spec,
                       const OracleExpected *e, const CheckOpts *o, Verdict *v, int *found,
@@ -235,9 +249,15 @@ static int run_alone(const LowerSpec *spec, const char *dir, int i, const GenCas
     if (rc)
       break;
     if (!found) { /* this schedule did not finish: how the runner ended says why */
-      char last[400], detail[700];
+      char last[400], detail[700], jit[400];
       tail_line(errp, last, sizeof last);
-      if (r.timed_out) {
+      if (!r.timed_out && jit_crash(errp, jit, sizeof jit)) {
+        char lvl[24];
+        fmt(lvl, sizeof lvl, spec->jit_opt < 0 ? "its default level" : "-O%d", spec->jit_opt);
+        fmt(detail, sizeof detail, "the runner's JIT (%s) failed compiling the lowered module: %s",
+            lvl, jit);
+        tool_verdict(spec, VERDICT_JIT_CRASH, jit, detail, &v);
+      } else if (r.timed_out) {
         fmt(detail, sizeof detail, "mlir-runner ran past its limit on this case alone");
         tool_verdict(spec, VERDICT_TIMEOUT, "mlir-runner", detail, &v);
       } else if (r.signaled) {

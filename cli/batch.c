@@ -11,7 +11,7 @@
 
 static const char compile_help[] =
     "usage: asyncfuzz compile-batch (CASE.json... | --gen N [--seed S] [knobs]) -o DIR\n"
-    "                               [--lowering mlir-opt[@VARIANT][:PATH]] [--pipeline P]\n"
+    "                               [--lowering mlir-opt[@VARIANT][+O<n>][:PATH]] [--pipeline P]\n"
     "Lowers and compiles cases ahead of time, on a machine with LLVM 22 (mlir-opt,\n"
     "mlir-translate, opt, llc; $ASYNCFUZZ_MLIR_TRANSLATE, $ASYNCFUZZ_LLVM_OPT and\n"
     "$ASYNCFUZZ_LLC override), into\n"

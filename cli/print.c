@@ -63,7 +63,9 @@ void cli_check_text(AfBuf *b, const char *path, const LowerSpec *spec, const Che
     const Verdict *v = &res->verdict[k];
     af_buf_printf(b, "%-24s %s", sch, oracle_verdict_name(v->cls));
     if (v->cls != VERDICT_PASS) {
-      if (is_lowering_class(v->cls))
+      if (v->cls == VERDICT_JIT_CRASH)
+        af_buf_puts(b, "  [found by: mlir-runner's JIT]");
+      else if (is_lowering_class(v->cls))
         af_buf_puts(b, "  [found by: mlir-opt]");
       else
         af_buf_printf(b, "  [found by:%s%s%s]", v->obs_failed ? " observation" : "",

@@ -63,7 +63,7 @@ const char *lower_version(const LowerSpec *spec) {
 
 int lower_spec_parse(const char *s, LowerSpec *out, AfErr *err) {
   memset(out, 0, sizeof *out);
-  if (strncmp(s, "mlir-opt", 8) == 0 && (s[8] == '\0' || s[8] == '@' || s[8] == ':'))
+  if (strncmp(s, "mlir-opt", 8) == 0 && (s[8] == '\0' || s[8] == '@' || s[8] == ':' || s[8] == '+'))
     return lower_mlir_spec_parse(s, out, err);
   if (strcmp(s, "builtin") == 0) {
     out->kind = LOWER_BUILTIN;
@@ -78,7 +78,7 @@ int lower_spec_parse(const char *s, LowerSpec *out, AfErr *err) {
       af_buf_printf(&b, "%s%s", f ? ", " : "", fault_names[f]);
     int rc = af_err_set(err, AF_EUSAGE,
                         "unknown lowering \"%s\": use builtin, builtin:fault=NAME[,NAME] "
-                        "(faults: %s) or mlir-opt[@VARIANT][:PATH]",
+                        "(faults: %s) or mlir-opt[@VARIANT][+O<n>|+Odefault][:PATH]",
                         s, b.p ? b.p : "");
     af_buf_free(&b);
     return rc;

@@ -83,12 +83,15 @@ typedef struct LowerSpec {
   char rtlib[1024];    /* libasyncfuzz_rt.so */
   char version[128];   /* what mlir-opt --version says, e.g. "Debian LLVM version 22.1.8" */
   int major;           /* its LLVM major version (19 or newer) */
+  int jit_opt;         /* the runner's JIT optimization level: 0 to 3 (-O<n>), or -1 for the
+                          runner's default (no -O flag) */
   char pipeline[2048]; /* the --pass-pipeline string */
   double timeout;      /* seconds per case for each tool (batches get more) */
 } LowerSpec;
 
 /* Parses a lowering spec: "builtin", "builtin:fault=NAME[,NAME...]", or
- * "mlir-opt[@VARIANT][:PATH]". An mlir-opt spec finds the tools and asks mlir-opt for its
+ * "mlir-opt[@VARIANT][+O<n>|+Odefault][:PATH]" (+O: the runner's JIT optimization level,
+ * -O0 when not given). An mlir-opt spec finds the tools and asks mlir-opt for its
  * version here, so a missing, unusable or too old mlir-opt is reported at once. Returns 0,
  * AF_EUSAGE with a message listing what is valid, or AF_EINVALID (the tools). */
 int lower_spec_parse(const char *s, LowerSpec *out, AfErr *err);

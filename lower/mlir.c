@@ -208,13 +208,32 @@ int lower_mlir_spec_parse(const char *str, LowerSpec *s, AfErr *err) {
   if (t && atof(t) > 0)
     s->timeout = atof(t);
   const char *p = str + 8;
-  char variant[64] = "default";
+  char variant[64] = "default", jit[32] = "";
   const char *path = NULL;
   if (*p == '@') {
     p++;
-    size_t len = strcspn(p, ":");
+    size_t len = strcspn(p, ":+");
     fmt(variant, sizeof variant, "%.*s", (int)len, p);
     p += len;
+  }
+  if (*p == '+') { /* the runner's JIT optimization level */
+    p++;
+    size_t len = strcspn(p, ":");
+    fmt(jit, sizeof jit, "%.*s", (int)len, p);
+    p += len;
+    if (strcmp(jit, "Odefault") == 0)
+      s->jit_opt = -1;
+    else if (strlen(jit) == 2 && jit[0] == 'O' && jit[1] >= '0' && jit[1] <= '3')
+      s->jit_opt = jit[1] - '0';
+    else
+      return af_err_set(err, AF_EUSAGE,
+                        "unknown JIT optimization level \"+%s\" in %s (+O0, +O1, +O2, +O3, or "
+                        "+Odefault: the runner's own)",
+                        jit, str);
+  } else if (*p && *p != ':') {
+    return af_err_set(err, AF_EUSAGE,
+                      "cannot read lowering \"%s\": mlir-opt[@VARIANT][+O<n>|+Odefault][:PATH]",
+                      str);
   }
   if (*p == ':')
     path = p + 1;
@@ -234,10 +253,13 @@ int lower_mlir_spec_parse(const char *str, LowerSpec *s, AfErr *err) {
   }
   fmt(s->variant, sizeof s->variant, "%s", variant);
   fmt(s->pipeline, sizeof s->pipeline, "%s", variants[vi].pipeline);
+  char lvl[16] = ""; /* in the name unless -O0, so earlier names stay as they were */
+  if (s->jit_opt != 0)
+    fmt(lvl, sizeof lvl, s->jit_opt < 0 ? "+Odefault" : "+O%d", s->jit_opt);
   if (vi == 0)
-    fmt(s->name, sizeof s->name, "mlir-opt");
+    fmt(s->name, sizeof s->name, "mlir-opt%s", lvl);
   else
-    fmt(s->name, sizeof s->name, "mlir-opt@%s", variant);
+    fmt(s->name, sizeof s->name, "mlir-opt@%s%s", variant, lvl);
   if (path && *path) {
     if (!af_find_exe(path, s->opt, sizeof s->opt))
       return af_err_set(err, AF_EINVALID, "mlir-opt %s not found or not executable", path);
@@ -562,11 +584,21 @@ int mlir_lower_file(const LowerSpec *spec, const char *in_path, const char *out_
 
 int mlir_run_file(const LowerSpec *spec, const char *path, char *const env[], const char *out_path,
                   const char *err_path, double timeout_s, ProcResult *r, AfErr *err) {
-  char libs[2200];
+  char libs[2200], opt[8];
   fmt(libs, sizeof libs, "--shared-libs=%s%s%s", spec->rtlib, spec->utils[0] ? "," : "",
       spec->utils);
-  char *argv[] = {(char *)spec->runner,        "-O0", "-e",         "main",
-                  "--entry-point-result=void", libs,  (char *)path, NULL};
+  fmt(opt, sizeof opt, "-O%d", spec->jit_opt);
+  char *argv[8];
+  int k = 0;
+  argv[k++] = (char *)spec->runner;
+  if (spec->jit_opt >= 0) /* (-1: the runner's default level, no flag) */
+    argv[k++] = opt;
+  argv[k++] = "-e";
+  argv[k++] = "main";
+  argv[k++] = "--entry-point-result=void";
+  argv[k++] = libs;
+  argv[k++] = (char *)path;
+  argv[k] = NULL;
   return af_proc_run(argv, env, NULL, out_path, err_path, timeout_s, r, err);
 }
 

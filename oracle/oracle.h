@@ -28,6 +28,7 @@
   X(LOWERING_REJECTED, "lowering_rejected")                                                        \
   X(LOWERING_UNCONVERTED, "lowering_unconverted")                                                  \
   X(LOWERING_CRASH, "lowering_crash")                                                              \
+  X(JIT_CRASH, "jit_crash")                                                                        \
   X(TIMEOUT, "timeout")
 
 typedef enum VerdictClass {

@@ -216,6 +216,22 @@ fi
 "$af" check "$src/corpus/launch-two-deps.json" --lowering mlir-opt@nosuch > "$tmp/out" 2>&1
 [ $? -eq 2 ] && grep -q "unknown mlir-opt pipeline \"nosuch\" (named pipelines: default, async-region)" "$tmp/out" || bad "unknown variant: $(cat "$tmp/out")"
 
+# ---- the runner's JIT optimization level ----
+# At its default level (no -O flag) LLVM 22's JIT aborts compiling mlir-run-a's lowered module
+# (it runs at -O0 and -O2): a jit_crash of that case alone; its batch neighbour keeps its verdict
+"$af" check "$src/tests/data/mlir-run-a.json" "$src/tests/data/mlir-run-b.json" \
+  --lowering mlir-opt+Odefault --schedules eager --json > "$tmp/out" 2> "$tmp/err"
+[ "$(v mlir-run-a.json)" = jit_crash ] || bad "JIT abort: verdict '$(v mlir-run-a.json)'"
+grep -F mlir-run-a.json "$tmp/out" |
+  grep -qF '"signature": "mlir-opt+Odefault|jit_crash|LLVM ERROR: Do not know how to promote this operator' ||
+  bad "JIT abort: signature: $(grep -F mlir-run-a.json "$tmp/out" | head -c 600)"
+[ "$(v mlir-run-b.json)" = lifetime ] || bad "a batch neighbour of a JIT abort: '$(v mlir-run-b.json)'"
+"$af" check "$src/tests/data/mlir-run-a.json" --lowering mlir-opt+O2 --schedules eager --json > "$tmp/out" 2>&1
+[ "$(v mlir-run-a.json)" = lifetime ] || bad "-O2: mlir-run-a gives '$(v mlir-run-a.json)'"
+grep -qF '"lowering": "mlir-opt+O2"' "$tmp/out" || bad "-O2: the lowering's name: $(head -c 300 "$tmp/out")"
+"$af" check "$src/tests/data/mlir-run-a.json" --lowering mlir-opt+O7 > "$tmp/out" 2>&1
+[ $? -eq 2 ] && grep -qF 'unknown JIT optimization level "+O7"' "$tmp/out" || bad "+O7: $(cat "$tmp/out")"
+
 # ---- LLVM 19 (mlir-19-tools, its runner mlir-cpu-runner) beside LLVM 22 ----
 o19=/usr/lib/llvm-19/bin/mlir-opt
 if [ -x "$o19" ]; then
