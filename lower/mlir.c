@@ -105,6 +105,45 @@ const char *mlir_runner_name(int major) {
   return major <= 0 || major >= 20 ? "mlir-runner" : "mlir-cpu-runner";
 }
 
+/* LLVM 19 locates what --split-input-file parsed relative to its chunk, as
+ * `within split at FILE:N offset :L:C` (quoted in printed locations: loc("within split at
+ * FILE:N offset ":L:C)), where LLVM 20 and newer give the file's own line, N + L - 1. Returns
+ * text with the older form rewritten to the newer (FILE:LINE:C, loc("FILE":LINE:C)), or NULL
+ * when out of memory. */
+static char *unsplit_locs(const char *text) {
+  static const char key[] = "within split at ";
+  AfBuf b;
+  af_buf_init(&b);
+  const char *p = text;
+  for (const char *k = strstr(p, key); k; k = strstr(p, key)) {
+    const char *f = k + sizeof key - 1, *off = strstr(f, " offset ");
+    const char *nl = strchr(f, '\n');
+    const char *colon = off ? off : NULL; /* FILE:N ends where " offset " begins */
+    while (colon && colon > f && *colon != ':')
+      colon--;
+    const char *after = off ? off + 8 : NULL; /* `:L:C` or `":L:C` */
+    int quoted = after && *after == '"';
+    if (!off || (nl && off > nl) || colon <= f || after[quoted] != ':') {
+      af_buf_put(&b, p, (size_t)(f - p)); /* not the form: kept as it is */
+      p = f;
+      continue;
+    }
+    long n = strtol(colon + 1, NULL, 10);
+    char *end = NULL;
+    long l = strtol(after + quoted + 1, &end, 10);
+    af_buf_put(&b, p, (size_t)(k - p));
+    af_buf_put(&b, f, (size_t)(colon - f));
+    af_buf_printf(&b, "%s:%ld", quoted ? "\"" : "", n + l - 1);
+    p = end;
+  }
+  af_buf_puts(&b, p);
+  if (b.oom) {
+    af_buf_free(&b);
+    return NULL;
+  }
+  return b.p ? b.p : af_strdup("");
+}
+
 /* The runner utils library of that LLVM, lib/libmlir_runner_utils.so[.MAJOR.1], if installed
  * (the modules asyncfuzz renders call none of it: it is passed to the runner only when found;
  * Debian 12's libmlir-19, which ships it for LLVM 19, cannot be installed with libmlir-22).
@@ -767,6 +806,18 @@ int mlir_lower_batch(const LowerSpec *spec, const char *dir, char *const *chunks
     rc = af_read_file(outp, &text, NULL, err);
   if (rc == 0 && !r.timed_out && !r.signaled)
     rc = af_read_file(errp, &report, NULL, err);
+  for (int t = 0; t < 2 && rc == 0 && (t ? report : text); t++) { /* LLVM 19's locations */
+    char **x = t ? &report : &text;
+    if (strstr(*x, "within split at ") == NULL)
+      continue;
+    char *u = unsplit_locs(*x);
+    if (u == NULL)
+      rc = af_err_set(err, AF_ENOMEM, "out of memory");
+    else {
+      af_free(*x);
+      *x = u;
+    }
+  }
   if (rc || r.timed_out || r.signaled || (r.exited && r.code > 1)) {
     /* the batch as a whole failed: one case per process finds the case responsible */
     af_free(text);
@@ -835,124 +886,4 @@ int mlir_lower_batch(const LowerSpec *spec, const char *dir, char *const *chunks
   af_free(report);
   af_free(start);
   return rc;
-}
-
-/* ---- case ops for the calls of lowered code ---- */
-
-typedef struct LocAlias {
-  const char *name; /* "#loc12" */
-  size_t nlen;
-  const char *val; /* what follows "= " on its line */
-  size_t vlen;
-} LocAlias;
-
-/* The input line a location names: its first "FILE":LINE:COL, through aliases (depth-limited).
- * -1 when there is none (unknown, or a location made of names only). */
-static int loc_line(const char *s, size_t n, const LocAlias *al, int nal, int depth) {
-  for (size_t i = 0; i + 1 < n; i++) {
-    if (s[i] == '"') { /* a string: "FILE":LINE:COL, or a name */
-      size_t j = i + 1;
-      while (j < n && s[j] != '"')
-        j += s[j] == '\\' ? 2 : 1;
-      if (j + 2 < n && s[j + 1] == ':' && isdigit((unsigned char)s[j + 2]))
-        return (int)strtol(s + j + 2, NULL, 10);
-      i = j;
-    } else if (s[i] == '#' && depth < 8) {
-      size_t j = i + 1;
-      while (j < n && (isalnum((unsigned char)s[j]) || s[j] == '_'))
-        j++;
-      for (int k = 0; k < nal; k++)
-        if (al[k].nlen == j - i && memcmp(al[k].name, s + i, j - i) == 0) {
-          int l = loc_line(al[k].val, al[k].vlen, al, nal, depth + 1);
-          if (l > 0)
-            return l;
-        }
-      i = j - 1;
-    }
-  }
-  return -1;
-}
-
-/* 1: the line calls the runtime library (a call, or an LLVM-level gpu.launch_func, which
- * becomes mgpuLaunchKernel when the module is translated); 2: it returns from a function (the
- * op is reset there, so nothing after it, such as the module unload at exit, keeps a stale
- * one); 0: neither. */
-static int tag_kind(const char *line, size_t len) {
-  static const char *const callee[] = {"@mgpu", "@mlirAsyncRuntime", "@asyncfuzz_observe(",
-                                       "@asyncfuzz_host_init("};
-  char buf[256];
-  fmt(buf, sizeof buf, "%.*s", (int)(len < 255 ? len : 255), line);
-  const char *p = buf + strspn(buf, " ");
-  if (strncmp(p, "llvm.return", 11) == 0)
-    return 2;
-  if (strncmp(p, "gpu.launch_func", 15) == 0)
-    return 1;
-  const char *c = strstr(buf, "llvm.call @");
-  if (c == NULL)
-    return 0;
-  for (size_t k = 0; k < sizeof callee / sizeof callee[0]; k++)
-    if (strncmp(c + 10, callee[k], strlen(callee[k])) == 0)
-      return 1;
-  return 0;
-}
-
-char *mlir_tag_calls(const char *code, const GenLineMap *map, int first_line, int *ncalls,
-                     int *ntagged) {
-  *ncalls = *ntagged = 0;
-  if (first_line < 1)
-    first_line = 1;
-  /* the location aliases: lines "#locN = loc(...)" */
-  LocAlias *al = NULL;
-  int nal = 0, cap = 0;
-  for (const char *l = code; l && *l;) {
-    const char *nl = strchr(l, '\n');
-    size_t len = nl ? (size_t)(nl - l) : strlen(l);
-    const char *eq = l[0] == '#' ? strstr(l, " = ") : NULL;
-    if (eq && eq < l + len) {
-      if (af_grow((void **)&al, &cap, nal + 1, sizeof *al)) {
-        af_free(al);
-        return NULL;
-      }
-      al[nal++] = (LocAlias){l, (size_t)(eq - l), eq + 3, len - (size_t)(eq + 3 - l)};
-    }
-    l = nl ? nl + 1 : NULL;
-  }
-  AfBuf b;
-  af_buf_init(&b);
-  int k = 0, declared = 0;
-  for (const char *l = code; l && *l;) {
-    const char *nl = strchr(l, '\n');
-    size_t len = nl ? (size_t)(nl - l) : strlen(l);
-    int kind = tag_kind(l, len);
-    if (kind) {
-      int op = -1;
-      const char *loc = NULL;
-      for (const char *q = l; (q = strstr(q, " loc(")) != NULL && q < l + len; q++)
-        loc = q; /* the op's own location ends its line */
-      if (loc && kind == 1) {
-        int line = loc_line(loc, (size_t)(l + len - loc), al, nal, 0);
-        int at = line - first_line;
-        if (map && line > 0 && at >= 0 && at < map->nlines)
-          op = map->op[at];
-      }
-      size_t ind = strspn(l, " ");
-      af_buf_printf(&b,
-                    "%.*s%%afop%d = llvm.mlir.constant(%d : i32) : i32\n"
-                    "%.*sllvm.call @asyncfuzz_rt_set_op(%%afop%d) : (i32) -> ()\n",
-                    (int)ind, l, k, op, (int)ind, l, k);
-      k++;
-      *ncalls += kind == 1;
-      *ntagged += op >= 0;
-    }
-    af_buf_put(&b, l, len);
-    af_buf_puts(&b, "\n");
-    if (!declared && strncmp(l, "module", 6) == 0) { /* the module's first line */
-      af_buf_puts(&b, "  llvm.func @asyncfuzz_rt_set_op(i32) attributes {sym_visibility = "
-                      "\"private\"}\n");
-      declared = 1;
-    }
-    l = nl ? nl + 1 : NULL;
-  }
-  af_free(al);
-  return af_buf_take(&b);
 }

@@ -245,6 +245,15 @@ if [ -x "$o19" ]; then
     bad "LLVM 19: kernel-views does not run: $(grep -F kernel-views.json "$tmp/out19" | head -c 400)"
   [ "$(grep -F mlir-simple.json "$tmp/out19" | verdict_of)" = lifetime ] ||
     bad "LLVM 19: mlir-simple: $(grep -F mlir-simple.json "$tmp/out19" | head -c 400)"
+  # in one batch, LLVM 19's chunk-relative locations ("within split at") are read as 22's:
+  # the rejected op is located and the neighbour's calls are mapped to its ops, so the names
+  # are the ones LLVM 22 gives
+  grep -F launch-two-deps.json "$tmp/out19" |
+    grep -qF '"signature": "mlir-opt|lowering_rejected|gpu.launch_func async deps=2+|failed' ||
+    bad "LLVM 19: the rejected op is not located: $(grep -F launch-two-deps.json "$tmp/out19" | head -c 400)"
+  grep -F mlir-simple.json "$tmp/out19" |
+    grep -qF '"signature": "mlir-opt|missing-edge|dealloc-order|gpu.dealloc async deps=1|dep#0"' ||
+    bad "LLVM 19: calls not mapped to ops: $(grep -F mlir-simple.json "$tmp/out19" | head -c 400)"
   # its reproducer names LLVM 19's runner
   "$af" reduce "$src/corpus/launch-two-deps.json" --lowering "mlir-opt:$o19" --schedules eager \
     -o "$tmp/r19.json" --mlir "$tmp/r19.mlir" > /dev/null 2>&1
