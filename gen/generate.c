@@ -237,8 +237,9 @@ static void draw_view(G *g, int n, int len, int32_t *v) {
   v[2] = stride;
 }
 
-/* Views for a launch's operands (drawn only when the knob is on): one length for all, each
- * operand a view of it (the destination only once its buffer is written whole). */
+/* Views for a launch's operands (drawn only when the knob is on): one length for all (less than
+ * the whole buffer only once the destination is written whole); an operand shorter than its
+ * buffer is a view, a source of the whole length one at even odds. */
 static void draw_launch_views(G *g, GenOp *o) {
   if (g->cfg.view_pct <= 0 || !af_rng_chance(&g->rng, g->cfg.view_pct))
     return;
