@@ -146,10 +146,10 @@ char *check_reproducer(const GenCase *c, const LowerSpec *spec, const Schedule *
   if (spec->kind != LOWER_MLIR_OPT)
     af_buf_puts(&b,
                 "// The RUN lines run the real lowering (mlir-opt's default pipeline) on it.\n");
-  char lvl[16] = ""; /* the runner's JIT level ("": its default) */
-  int jit = spec->kind == LOWER_MLIR_OPT ? spec->jit_opt : 0;
-  if (jit >= 0)
-    snprintf(lvl, sizeof lvl, " -O%d", jit);
+  char lvl[16] = " "; /* the runner's JIT level (none: its default) */
+  mlir_jit_flag(spec, lvl + 1, sizeof lvl - 1);
+  if (lvl[1] == '\0')
+    lvl[0] = '\0';
   af_buf_printf(&b,
                 "//\n// RUN: mlir-opt %%s --pass-pipeline='%s' \\\n"
                 "// RUN: | env ASYNCFUZZ_POLICY=%s ASYNCFUZZ_SCHED_SEED=%llu "

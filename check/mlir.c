@@ -253,7 +253,9 @@ static int run_alone(const LowerSpec *spec, const char *dir, int i, const GenCas
       tail_line(errp, last, sizeof last);
       if (!r.timed_out && jit_crash(errp, jit, sizeof jit)) {
         char lvl[24];
-        fmt(lvl, sizeof lvl, spec->jit_opt < 0 ? "its default level" : "-O%d", spec->jit_opt);
+        mlir_jit_flag(spec, lvl, sizeof lvl);
+        if (!lvl[0])
+          fmt(lvl, sizeof lvl, "its default level");
         fmt(detail, sizeof detail, "the runner's JIT (%s) failed compiling the lowered module: %s",
             lvl, jit);
         tool_verdict(spec, VERDICT_JIT_CRASH, jit, detail, &v);

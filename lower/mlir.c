@@ -105,6 +105,11 @@ const char *mlir_runner_name(int major) {
   return major <= 0 || major >= 20 ? "mlir-runner" : "mlir-cpu-runner";
 }
 
+void mlir_jit_flag(const LowerSpec *spec, char *out, size_t n) {
+  int lvl = spec->kind == LOWER_MLIR_OPT ? spec->jit_opt : 0;
+  fmt(out, n, lvl >= 0 ? "-O%d" : "", lvl);
+}
+
 /* LLVM 19 locates what --split-input-file parsed relative to its chunk, as
  * `within split at FILE:N offset :L:C` (quoted in printed locations: loc("within split at
  * FILE:N offset ":L:C)), where LLVM 20 and newer give the file's own line, N + L - 1. Returns
@@ -626,11 +631,11 @@ int mlir_run_file(const LowerSpec *spec, const char *path, char *const env[], co
   char libs[2200], opt[8];
   fmt(libs, sizeof libs, "--shared-libs=%s%s%s", spec->rtlib, spec->utils[0] ? "," : "",
       spec->utils);
-  fmt(opt, sizeof opt, "-O%d", spec->jit_opt);
+  mlir_jit_flag(spec, opt, sizeof opt);
   char *argv[8];
   int k = 0;
   argv[k++] = (char *)spec->runner;
-  if (spec->jit_opt >= 0) /* (-1: the runner's default level, no flag) */
+  if (opt[0]) /* (none: the runner's default level) */
     argv[k++] = opt;
   argv[k++] = "-e";
   argv[k++] = "main";

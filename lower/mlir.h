@@ -36,6 +36,8 @@ typedef struct MlirLowered {
 /* The runner's name in LLVM `major` ("mlir-cpu-runner" before LLVM 20, then "mlir-runner"); 0:
  * the newest. */
 const char *mlir_runner_name(int major);
+/* The runner's optimization flag for spec ("-O0".."-O3"), or "" for the runner's own level. */
+void mlir_jit_flag(const LowerSpec *spec, char *out, size_t n);
 int mlir_variant_count(void);
 const char *mlir_variant_name(int i);
 const char *mlir_variant_desc(int i);

@@ -32,6 +32,14 @@ typedef struct R {
 } R;
 
 /* Tries a candidate: valid and interesting -> it becomes the current case. 1: accepted. */
+/* cand: a copy of the current case; 1 (r->err set) when out of memory. */
+static int copy_cur(R *r, GenCase *cand) {
+  if (gen_case_copy(cand, &r->cur) == 0)
+    return 0;
+  r->err = AF_ENOMEM;
+  return 1;
+}
+
 static int try_cand(R *r, GenCase *cand) {
   AfErr e = {0};
   if (r->o.deadline > 0 && mono() > r->o.deadline) {
@@ -289,10 +297,8 @@ static int pass_deps(R *r) {
       if (d >= r->cur.ops[i].ndeps)
         continue;
       GenCase cand;
-      if (gen_case_copy(&cand, &r->cur)) {
-        r->err = AF_ENOMEM;
+      if (copy_cur(r, &cand))
         break;
-      }
       GenOp *o = &cand.ops[i];
       memmove(&o->deps[d], &o->deps[d + 1], sizeof(int32_t) * (size_t)(o->ndeps - d - 1));
       o->ndeps--;
@@ -317,10 +323,8 @@ static int pass_yields(R *r) {
       if (used)
         continue;
       GenCase cand;
-      if (gen_case_copy(&cand, &r->cur)) {
-        r->err = AF_ENOMEM;
+      if (copy_cur(r, &cand))
         break;
-      }
       GenRegion *rg = &cand.regions[g];
       memmove(&rg->yields[v], &rg->yields[v + 1], sizeof(int32_t) * (size_t)(rg->nyields - v - 1));
       rg->nyields--;
@@ -406,10 +410,8 @@ static int pass_merge_bufs(R *r) {
           b->n != a->n)
         continue;
       GenCase ren;
-      if (gen_case_copy(&ren, &r->cur)) {
-        r->err = AF_ENOMEM;
+      if (copy_cur(r, &ren))
         break;
-      }
       uint8_t *drop = calloc((size_t)ren.nops + 1, 1);
       if (drop == NULL) {
         gen_case_free(&ren);
@@ -456,10 +458,8 @@ static int pass_inline_blocks(R *r) {
       if (move == 1 && r->cur.blocks[k].nbufargs == 0)
         break;
       GenCase cand;
-      if (gen_case_copy(&cand, &r->cur)) {
-        r->err = AF_ENOMEM;
+      if (copy_cur(r, &cand))
         break;
-      }
       if (move == 0)
         inline_block(&cand, k);
       else
@@ -552,8 +552,6 @@ static int tok_used(const GenCase *c, int32_t t) {
   return 0;
 }
 
-/* Simpler ops: a launch becomes a memset of what it writes (it reads nothing then), an async
- * alloc a synchronous one, an await of an unused value an await of the region's completion. */
 /* An async op whose token later ops need, without its data access: a gpu.wait async on the same
  * dependencies (what it wrote, and the buffers only it read, may then go). */
 static int pass_to_wait(R *r) {
@@ -564,10 +562,8 @@ static int pass_to_wait(R *r) {
         !tok_used(&r->cur, o->tok))
       continue;
     GenCase cand;
-    if (gen_case_copy(&cand, &r->cur)) {
-      r->err = AF_ENOMEM;
+    if (copy_cur(r, &cand))
       break;
-    }
     GenOp *m = &cand.ops[i];
     m->kind = GEN_OP_WAIT_ASYNC;
     memset(m->view, 0, sizeof m->view);
@@ -590,10 +586,8 @@ static int pass_wait_to_deps(R *r) {
     if (w->kind != GEN_OP_HOST_WAIT || w->ndeps == 0)
       continue;
     GenCase tmp, cand;
-    if (gen_case_copy(&tmp, &r->cur)) {
-      r->err = AF_ENOMEM;
+    if (copy_cur(r, &tmp))
       break;
-    }
     int ok = 1;
     for (int j = i + 1; j < tmp.nops && ok; j++) {
       GenOp *o = &tmp.ops[j];
@@ -638,10 +632,8 @@ static int pass_unview(R *r) {
     if (typed == 0 || (b < 0 && typed == 1))
       continue;
     GenCase cand;
-    if (gen_case_copy(&cand, &r->cur)) {
-      r->err = AF_ENOMEM;
+    if (copy_cur(r, &cand))
       break;
-    }
     for (int q = 0; q < cand.nbufs; q++)
       if (b < 0 || q == b)
         cand.bufs[q].elem = GEN_ELEM_I32;
@@ -651,10 +643,8 @@ static int pass_unview(R *r) {
     if (!r->cur.bufs[b].stat)
       continue;
     GenCase cand;
-    if (gen_case_copy(&cand, &r->cur)) {
-      r->err = AF_ENOMEM;
+    if (copy_cur(r, &cand))
       break;
-    }
     cand.bufs[b].stat = 0;
     any |= try_finished(r, &cand);
   }
@@ -663,16 +653,17 @@ static int pass_unview(R *r) {
     if (!gen_op_has_view(o))
       continue;
     GenCase cand;
-    if (gen_case_copy(&cand, &r->cur)) {
-      r->err = AF_ENOMEM;
+    if (copy_cur(r, &cand))
       break;
-    }
     memset(cand.ops[i].view, 0, sizeof cand.ops[i].view);
     any |= try_finished(r, &cand);
   }
   return any;
 }
 
+/* Simpler ops: a launch becomes a kernel reading fewer buffers, or a memset of what it writes
+ * (it reads nothing then), a memcpy a memset, an async alloc a synchronous one, an await of an
+ * unused value an await of the region's completion. */
 static int pass_simplify(R *r) {
   int any = 0;
   for (int i = 0; i < r->cur.nops && !r->err; i++) {
@@ -686,10 +677,8 @@ static int pass_simplify(R *r) {
     if (!launch && !alloc && !await && !copy)
       continue;
     GenCase cand;
-    if (gen_case_copy(&cand, &r->cur)) {
-      r->err = AF_ENOMEM;
+    if (copy_cur(r, &cand))
       break;
-    }
     GenOp *m = &cand.ops[i];
     /* first a launch that reads less: af_fill (nothing), then af_transform of one input */
     int fewer = 0;
@@ -763,10 +752,8 @@ static int pass_region_io(R *r) {
       if (q >= (cap ? rg->ncaptures : rg->ninputs))
         continue;
       GenCase cand;
-      if (gen_case_copy(&cand, &r->cur)) {
-        r->err = AF_ENOMEM;
+      if (copy_cur(r, &cand))
         break;
-      }
       GenRegion *cg = &cand.regions[g];
       int32_t t = cap ? cg->captures[q].tok : cg->inputs[q].tok;
       if (replace_tok(&cand, t, NULL, 0) != 0) {
@@ -798,10 +785,8 @@ static int pass_inputs_to_captures(R *r) {
     if (rg->ninputs == 0 || rg->ncaptures >= GEN_MAX_REGION_IO)
       continue;
     GenCase cand;
-    if (gen_case_copy(&cand, &r->cur)) {
-      r->err = AF_ENOMEM;
+    if (copy_cur(r, &cand))
       break;
-    }
     GenRegion *cg = &cand.regions[g];
     int at = cg->exec_op;
     GenOp aw;
@@ -836,10 +821,8 @@ static int pass_shrink(R *r) {
   /* every buffer to one element at once, then one by one */
   for (int b = -1; b < r->cur.nbufs && !r->err; b++) {
     GenCase cand;
-    if (gen_case_copy(&cand, &r->cur)) {
-      r->err = AF_ENOMEM;
+    if (copy_cur(r, &cand))
       break;
-    }
     int changed = 0;
     for (int q = 0; q < cand.nbufs; q++)
       if ((b < 0 || q == b) && cand.bufs[q].n > 1) {
@@ -860,10 +843,8 @@ static int pass_shrink(R *r) {
     if (r->cur.spin <= spins[k])
       break;
     GenCase cand;
-    if (gen_case_copy(&cand, &r->cur)) {
-      r->err = AF_ENOMEM;
+    if (copy_cur(r, &cand))
       break;
-    }
     cand.spin = spins[k];
     if (try_cand(r, &cand)) {
       any = 1;

@@ -4,7 +4,10 @@
  * a message naming the op and the reason. argv[1]: the source directory.
  */
 #include "../gen/gen.h"
+#include "corpus.h"
 #include "test.h"
+
+#include <dirent.h>
 
 static char *wrap(const char *buffers, const char *body) {
   AfBuf b;
@@ -549,23 +552,17 @@ static void roundtrip(const GenCase *c) {
 }
 
 static void test_roundtrips(const char *srcdir) {
-  const char *corpus[] = {"region-launch-yield",
-                          "launch-two-deps",
-                          "sync-alloc-dealloc",
-                          "memcpy-two-deps-dealloc",
-                          "region-chain",
-                          "host-wait-twice",
-                          "region-capture",
-                          "region-inputs-unused",
-                          "explicit-stream",
-                          "call-token-arg",
-                          "if-token-result",
-                          "for-carried-token",
-                          "branch-merge",
-                          "typed-buffers",
-                          "views",
-                          "kernel-views"};
-  for (size_t i = 0; i < sizeof corpus / sizeof corpus[0]; i++) {
+  /* the list is the whole corpus: a case added to corpus/ and not to it fails here */
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/corpus", srcdir);
+  DIR *dp = opendir(dir);
+  size_t files = 0;
+  for (struct dirent *e = dp ? readdir(dp) : NULL; e; e = readdir(dp))
+    files += strlen(e->d_name) > 5 && strcmp(e->d_name + strlen(e->d_name) - 5, ".json") == 0;
+  if (dp)
+    closedir(dp);
+  CHECK_EQ(files, NCORPUS);
+  for (size_t i = 0; i < NCORPUS; i++) {
     char path[1024];
     snprintf(path, sizeof path, "%s/corpus/%s.json", srcdir, corpus[i]);
     GenCase c;

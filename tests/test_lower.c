@@ -5,6 +5,7 @@
  * the fault switch that matches its upstream bug. argv[1]: the source directory.
  */
 #include "../check/check.h"
+#include "corpus.h"
 #include "test.h"
 
 static const char *srcdir = "..";
@@ -34,24 +35,6 @@ static void load(const char *name, GenCase *c) {
     fprintf(stderr, "%s: %s\n", path, err.msg);
   CHECK_EQ(rc, 0);
 }
-
-static const char *corpus[] = {"region-launch-yield",
-                               "launch-two-deps",
-                               "sync-alloc-dealloc",
-                               "memcpy-two-deps-dealloc",
-                               "region-chain",
-                               "host-wait-twice",
-                               "region-capture",
-                               "region-inputs-unused",
-                               "explicit-stream",
-                               "call-token-arg",
-                               "if-token-result",
-                               "for-carried-token",
-                               "branch-merge",
-                               "typed-buffers",
-                               "views",
-                               "kernel-views"};
-#define NCORPUS (sizeof corpus / sizeof corpus[0])
 
 static void test_golden(void) {
   for (size_t i = 0; i < NCORPUS; i++) {
