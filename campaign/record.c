@@ -125,6 +125,8 @@ static int db_record(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s,
   if (with_case) {
     json = gen_case_to_json(c);
     mlir = gen_render_mlir(c);
+    if (mlir)
+      mlir_retarget(spec, mlir);
     Verdict again;
     if (spec->kind != LOWER_MLIR_OPT && sig->f.count == 1 && /* the failing run once more */
         check_run_once(c, spec, s, &k->c.opts, NULL, &again, &err) == 0)

@@ -42,13 +42,13 @@ static int run_program(const LowerProgram *p, const GenCase *c, const LowerSpec 
     if (hrc)
       return hrc;
   }
-  int jrc = oracle_judge(c, e, obs, nobs, trace, ntrace, &sum, hb, spec->name, v);
+  int jrc = oracle_judge(c, e, obs, nobs, trace, ntrace, &sum, hb, lower_family(spec), v);
   hb_result_free(hb);
   if (jrc)
     return af_err_set(err, AF_ENOMEM, "out of memory judging a run");
   if (rc == AF_EDEADLOCK && v->cls == VERDICT_PASS) {
     v->cls = VERDICT_RUNTIME_ERROR;
-    snprintf(v->signature, sizeof v->signature, "%s|runtime_error|deadlock", spec->name);
+    snprintf(v->signature, sizeof v->signature, "%s|runtime_error|deadlock", lower_family(spec));
     snprintf(v->victim, sizeof v->victim, "%s", v->signature);
     snprintf(v->detail, sizeof v->detail, "%s", err ? err->msg : "deadlock");
     if (err)

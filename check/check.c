@@ -31,8 +31,19 @@ int check_run_once(const GenCase *c, const LowerSpec *spec, const Schedule *s, c
   return rc;
 }
 
+int check_runs_on(const LowerSpec *spec, const CheckOpts *o, AfErr *err) {
+  if (spec->kind == LOWER_MLIR_OPT && strcmp(spec->target, "rocdl") == 0 && o &&
+      o->backend != RT_BACKEND_SIM)
+    return af_err_set(err, AF_EUSAGE,
+                      "%s: rocdl code (AMD GPU binaries) runs on the sim backend only, not on %s",
+                      spec->name, check_backend_name(o));
+  return 0;
+}
+
 int check_case(const GenCase *c, const LowerSpec *spec, const Schedule *s, int ns,
                const OracleExpected *e, const CheckOpts *o, CheckResult *out, AfErr *err) {
+  if (check_runs_on(spec, o, err))
+    return err->rc;
   if (spec->kind == LOWER_MLIR_OPT)
     return check__mlir(&c, 1, spec, s, ns, &e, o, out, err);
   if (o && o->backend == RT_BACKEND_CUDA && o->isolate)
@@ -42,6 +53,8 @@ int check_case(const GenCase *c, const LowerSpec *spec, const Schedule *s, int n
 
 int check_cases(const GenCase *const *cs, int n, const LowerSpec *spec, const Schedule *s, int ns,
                 const OracleExpected *const *es, const CheckOpts *o, CheckResult *out, AfErr *err) {
+  if (check_runs_on(spec, o, err))
+    return err->rc;
   if (spec->kind == LOWER_MLIR_OPT)
     return check__mlir(cs, n, spec, s, ns, es, o, out, err);
   for (int i = 0; i < n; i++) {
@@ -182,8 +195,10 @@ char *check_reproducer(const GenCase *c, const LowerSpec *spec, const Schedule *
     af_buf_free(&t);
   }
   char *mod = gen_render_mlir(c);
-  if (mod)
+  if (mod) {
+    mlir_retarget(spec, mod); /* rocdl: no NVVM attribute (the pipeline attaches the target) */
     af_buf_puts(&b, mod);
+  }
   af_free(mod);
   if (mod == NULL)
     b.oom = 1;

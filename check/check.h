@@ -39,6 +39,8 @@ typedef struct CheckOpts {
   int isolate;       /* cuda, builtin lowering: run in the GPU child process (gpu_child.c) */
 } CheckOpts;
 
+/* 0 when code of spec can run on o's backend; AF_EUSAGE (rocdl code off the sim). */
+int check_runs_on(const LowerSpec *spec, const CheckOpts *o, AfErr *err);
 /* "sim", "cuda" or "cuda:raw": the backend as runs and the database record it. */
 const char *check_backend_name(const CheckOpts *o);
 /* " --backend cuda --spin 4096": the backend options of replay commands ("" for the sim). */

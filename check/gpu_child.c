@@ -271,7 +271,7 @@ static void fault_verdicts(const LowerSpec *spec, const Schedule *s, int ns, int
     v->cls = cls;
     v->rt_failed = 1;
     v->hb_first = v->error_seq = -1;
-    snprintf(v->signature, sizeof v->signature, "%s|%s|%s", spec->name,
+    snprintf(v->signature, sizeof v->signature, "%s|%s|%s", lower_family(spec),
              cls == VERDICT_TIMEOUT ? "timeout|device" : "runtime_error|device-process", sig);
     snprintf(v->detail, sizeof v->detail,
              "the GPU child process %s while it ran this case; it was replaced", why);

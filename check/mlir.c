@@ -40,8 +40,8 @@ void check_lowering_verdict(const LowerSpec *spec, const MlirLowered *l, Verdict
   static const int cls[] = {VERDICT_PASS, VERDICT_LOWERING_REJECTED, VERDICT_LOWERING_UNCONVERTED,
                             VERDICT_LOWERING_CRASH, VERDICT_TIMEOUT};
   v->cls = cls[l->outcome];
-  fmt(v->signature, sizeof v->signature, "%s|%s|%s", spec->name, oracle_verdict_name(v->cls),
-      l->cause);
+  fmt(v->signature, sizeof v->signature, "%s|%s|%s", lower_family(spec),
+      oracle_verdict_name(v->cls), l->cause);
   fmt(v->detail, sizeof v->detail, "%s", l->detail);
 }
 
@@ -52,7 +52,8 @@ static void tool_verdict(const LowerSpec *spec, int cls, const char *cause, cons
   v->error_seq = -1;
   v->cls = cls;
   v->rt_failed = cls == VERDICT_RUNTIME_ERROR;
-  fmt(v->signature, sizeof v->signature, "%s|%s|%s", spec->name, oracle_verdict_name(cls), cause);
+  fmt(v->signature, sizeof v->signature, "%s|%s|%s", lower_family(spec), oracle_verdict_name(cls),
+      cause);
   fmt(v->detail, sizeof v->detail, "%s", detail);
 }
 
@@ -93,7 +94,8 @@ int check_judge_trace(const char *path, const GenCase *c, const LowerSpec *spec,
     ho.nasync = t.sum.max_async;
     rc = hb_check(t.recs, t.nrecs, &ho, &hb, err);
   }
-  if (rc == 0 && oracle_judge(c, e, t.obs, t.nobs, t.recs, t.nrecs, &t.sum, hb, spec->name, v))
+  if (rc == 0 &&
+      oracle_judge(c, e, t.obs, t.nobs, t.recs, t.nrecs, &t.sum, hb, lower_family(spec), v))
     rc = af_err_set(err, AF_ENOMEM, "out of memory judging a run");
   hb_result_free(hb);
   runner_trace_free(&t);

@@ -175,7 +175,7 @@ static const char check_help[] =
     "NAME eager|lazy|random|pct (default %s; seeds derive from --seed\n"
     "unless given).\n"
     "SPEC: builtin (default), builtin:fault=NAME[,NAME], or "
-    "mlir-opt[@VARIANT][+O<n>|+Odefault][:PATH]\n"
+    "mlir-opt[@VARIANT][/TARGET][+O<n>|+Odefault][:PATH]\n"
     "(the real lowering: mlir-opt's passes, run by mlir-runner on the simulator;\n"
     "VARIANT default|async-region; --pipeline replaces the pass pipeline). Several\n"
     "--lowering options check the case with each and report where verdicts differ.\n"
@@ -320,6 +320,10 @@ int cmd_check(int argc, char **argv) {
   AfErr err = {0};
   for (int i = 0; i < nlow && ex == 0; i++) {
     ex = cli_parse_lowering("check", lowerings[i], pipeline, 1, &specs[i]);
+    if (ex == 0 && check_runs_on(&specs[i], &o, &err)) {
+      fprintf(stderr, "asyncfuzz check: %s\n", err.msg);
+      ex = EXIT_USAGE;
+    }
   }
   Schedule s[CHECK_MAX_SCHED];
   int ns = 0;
@@ -371,16 +375,17 @@ int cmd_check(int argc, char **argv) {
 
 int cmd_check_trace(int argc, char **argv) {
   const char *path = NULL, *case_path = NULL, *lowering = "external";
-  int lenient = 0;
+  int lenient = 0, print = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (cli_is_help(a)) {
       printf("usage: asyncfuzz check-trace TRACE.bin [--case CASE.json] [--lowering NAME]\n"
-             "                          [--memfree-sync]\n"
+             "                          [--memfree-sync] [--print]\n"
              "Runs the happens-before checker over a binary trace written by the runtime\n"
              "library (ASYNCFUZZ_TRACE_BIN=FILE, e.g. code lowered by mlir-opt and run by\n"
              "mlir-runner) and prints its reports. With --case, also judges the run against the\n"
              "case's oracle and prints the verdict and its signature (NAME labels the lowering).\n"
+             "--print also prints every record (docs/trace-format.md).\n"
              "Exit 0 when nothing is wrong, 1 when something is, 3 on a bad file.\n");
       return 0;
     } else if (strcmp(a, "--case") == 0 && i + 1 < argc) {
@@ -389,6 +394,8 @@ int cmd_check_trace(int argc, char **argv) {
       lowering = argv[++i];
     } else if (strcmp(a, "--memfree-sync") == 0) {
       lenient = 1;
+    } else if (strcmp(a, "--print") == 0) {
+      print = 1;
     } else if (a[0] == '-') {
       fprintf(stderr, "asyncfuzz check-trace: unknown or incomplete option %s (see --help)\n", a);
       return EXIT_USAGE;
@@ -430,6 +437,10 @@ int cmd_check_trace(int argc, char **argv) {
     af_buf_printf(&b, "%d records, %d observations; checker: %d report(s), %d error(s)%s\n",
                   t.nrecs, t.nobs, hb->nreports, hb->nerrors,
                   hb->truncated ? " (more not shown)" : "");
+    for (int i = 0; print && i < t.nrecs; i++) {
+      asyncfuzz_rt_format_rec(&b, &t.recs[i]);
+      af_buf_puts(&b, "\n");
+    }
     for (int i = 0; i < hb->nreports; i++) {
       af_buf_puts(&b, "  ");
       hb_format_report(&b, &hb->reports[i], t.recs, t.nrecs);

@@ -61,9 +61,14 @@ const char *lower_version(const LowerSpec *spec) {
   return "asyncfuzz-builtin-1";
 }
 
+const char *lower_family(const LowerSpec *spec) {
+  return spec->family[0] ? spec->family : spec->name;
+}
+
 int lower_spec_parse(const char *s, LowerSpec *out, AfErr *err) {
   memset(out, 0, sizeof *out);
-  if (strncmp(s, "mlir-opt", 8) == 0 && (s[8] == '\0' || s[8] == '@' || s[8] == ':' || s[8] == '+'))
+  const char *m = strncmp(s, "matrix:", 7) == 0 ? s + 7 : s;
+  if (strncmp(m, "mlir-opt", 8) == 0 && (m[8] == '\0' || strchr("@:+/", m[8])))
     return lower_mlir_spec_parse(s, out, err);
   if (strcmp(s, "builtin") == 0) {
     out->kind = LOWER_BUILTIN;
@@ -78,7 +83,7 @@ int lower_spec_parse(const char *s, LowerSpec *out, AfErr *err) {
       af_buf_printf(&b, "%s%s", f ? ", " : "", fault_names[f]);
     int rc = af_err_set(err, AF_EUSAGE,
                         "unknown lowering \"%s\": use builtin, builtin:fault=NAME[,NAME] "
-                        "(faults: %s) or mlir-opt[@VARIANT][+O<n>|+Odefault][:PATH]",
+                        "(faults: %s) or mlir-opt[@VARIANT][/TARGET][+O<n>|+Odefault][:PATH]",
                         s, b.p ? b.p : "");
     af_buf_free(&b);
     return rc;

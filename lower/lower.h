@@ -86,19 +86,28 @@ typedef struct LowerSpec {
   int jit_opt;         /* the runner's JIT optimization level: 0 to 3 (-O<n>), or -1 for the
                           runner's default (no -O flag) */
   char pipeline[2048]; /* the --pass-pipeline string */
+  char target[8];      /* the kernels' target: "nvvm" or "rocdl" */
+  char rocm[1024];     /* rocdl: the ROCm toolkit whose amdgcn/bitcode is linked */
+  int matrix;          /* a configuration of a campaign's matrix ("matrix:" spec) */
+  char family[160];    /* what its signatures start with: name, or "mlir-opt" for matrix
+                          configurations, so one bug is one finding on every configuration */
   double timeout;      /* seconds per case for each tool (batches get more) */
 } LowerSpec;
 
 /* Parses a lowering spec: "builtin", "builtin:fault=NAME[,NAME...]", or
- * "mlir-opt[@VARIANT][+O<n>|+Odefault][:PATH]" (+O: the runner's JIT optimization level,
- * -O0 when not given). An mlir-opt spec finds the tools and asks mlir-opt for its
- * version here, so a missing, unusable or too old mlir-opt is reported at once. Returns 0,
- * AF_EUSAGE with a message listing what is valid, or AF_EINVALID (the tools). */
+ * "[matrix:]mlir-opt[@VARIANT][/nvvm|/rocdl][+O<n>|+Odefault][:PATH]" (/: the kernels' target,
+ * nvvm when not given; +O: the runner's JIT optimization level, -O0 when not given; matrix:
+ * a configuration of a campaign's matrix, named by its build, its signatures by "mlir-opt"). An
+ * mlir-opt spec finds the tools and asks mlir-opt for its version here, so a missing, unusable or
+ * too old mlir-opt is reported at once. Returns 0, AF_EUSAGE with a message listing what is valid,
+ * or AF_EINVALID (the tools). */
 int lower_spec_parse(const char *s, LowerSpec *out, AfErr *err);
 /* Replaces an mlir-opt spec's pipeline with `pipeline` (variant "custom"). */
 int lower_spec_set_pipeline(LowerSpec *spec, const char *pipeline, AfErr *err);
 /* The version string recorded with results of this lowering. */
 const char *lower_version(const LowerSpec *spec);
+/* What its signatures start with: the family of a matrix configuration, else the name. */
+const char *lower_family(const LowerSpec *spec);
 
 /* ---- Program: the builtin lowering's output ---- */
 

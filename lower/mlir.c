@@ -22,94 +22,6 @@ __attribute__((format(printf, 3, 4))) static void fmt(char *out, size_t n, const
   va_end(ap);
 }
 
-/* The kernels' pipeline and the host's, as upstream's GPU integration tests run them, in one
- * --pass-pipeline (gpu-module-to-binary emits PTX text: no CUDA is needed to compile). The host
- * part starts with expand-strided-metadata, as upstream's gpu-lower-to-nvvm-pipeline does: no
- * later pass lowers a memref.subview, so without it every view would stay unconverted. */
-#define MLIR_KERNELS                                                                               \
-  "gpu.module(strip-debuginfo,convert-scf-to-cf,convert-gpu-to-nvvm),nvvm-attach-target"
-#define MLIR_HOST                                                                                  \
-  "expand-strided-metadata,gpu-to-llvm,reconcile-unrealized-casts,"                                \
-  "gpu-module-to-binary{format=isa},"                                                              \
-  "async-to-async-runtime,async-runtime-ref-counting,convert-async-to-llvm,convert-scf-to-cf,"     \
-  "convert-func-to-llvm,convert-arith-to-llvm,convert-cf-to-llvm,finalize-memref-to-llvm,"         \
-  "reconcile-unrealized-casts"
-
-static const struct {
-  const char *name, *desc, *pipeline;
-} variants[] = {
-    {"default", "upstream's GPU integration-test pipeline",
-     "builtin.module(" MLIR_KERNELS "," MLIR_HOST ")"},
-    {"async-region", "gpu-async-region on every function first, then the default pipeline",
-     "builtin.module(func.func(gpu-async-region)," MLIR_KERNELS "," MLIR_HOST ")"},
-};
-#define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
-
-int mlir_variant_count(void) {
-  return NVARIANTS;
-}
-const char *mlir_variant_name(int i) {
-  return variants[i].name;
-}
-const char *mlir_variant_desc(int i) {
-  return variants[i].desc;
-}
-const char *mlir_variant_pipeline(int i) {
-  return variants[i].pipeline;
-}
-
-/* ---- finding the tools ---- */
-
-static int dir_of(const char *path, char *out, size_t n) {
-  char real[PATH_MAX];
-  if (realpath(path, real) == NULL)
-    return 0;
-  char *slash = strrchr(real, '/');
-  if (slash == NULL)
-    return 0;
-  *slash = '\0';
-  fmt(out, n, "%s", real);
-  return 1;
-}
-
-static int exists_x(const char *p) {
-  return access(p, X_OK) == 0;
-}
-
-int mlir_find_tool(const LowerSpec *spec, const char *name, const char *env_var, char *out,
-                   size_t n) {
-  const char *env = env_var ? getenv(env_var) : NULL;
-  if (env && *env) {
-    fmt(out, n, "%s", env);
-    return exists_x(env);
-  }
-  char bin[PATH_MAX];
-  if (!dir_of(spec->opt, bin, sizeof bin))
-    return 0;
-  char p[PATH_MAX + 64];
-  fmt(p, sizeof p, "%s/%s", bin, name);
-  if (!exists_x(p))
-    fmt(p, sizeof p, "%s/%s-22", bin, name);
-  if (!exists_x(p))
-    return 0;
-  fmt(out, n, "%s", p);
-  return 1;
-}
-
-/* What differs between the LLVM releases asyncfuzz drives, in one place: the oldest it takes
- * (gpu-module-to-binary and the async lowering as the pipelines use them: LLVM 19), and the
- * runner's name (mlir-cpu-runner until LLVM 19, mlir-runner from LLVM 20). The pipelines'
- * passes have the same names in all of them. */
-#define MLIR_OLDEST_MAJOR 19
-const char *mlir_runner_name(int major) {
-  return major <= 0 || major >= 20 ? "mlir-runner" : "mlir-cpu-runner";
-}
-
-void mlir_jit_flag(const LowerSpec *spec, char *out, size_t n) {
-  int lvl = spec->kind == LOWER_MLIR_OPT ? spec->jit_opt : 0;
-  fmt(out, n, lvl >= 0 ? "-O%d" : "", lvl);
-}
-
 /* LLVM 19 locates what --split-input-file parsed relative to its chunk, as
  * `within split at FILE:N offset :L:C` (quoted in printed locations: loc("within split at
  * FILE:N offset ":L:C)), where LLVM 20 and newer give the file's own line, N + L - 1. Returns
@@ -147,240 +59,6 @@ static char *unsplit_locs(const char *text) {
     return NULL;
   }
   return b.p ? b.p : af_strdup("");
-}
-
-/* The runner utils library of that LLVM, lib/libmlir_runner_utils.so[.MAJOR.1], if installed
- * (the modules asyncfuzz renders call none of it: it is passed to the runner only when found;
- * Debian 12's libmlir-19, which ships it for LLVM 19, cannot be installed with libmlir-22).
- * $ASYNCFUZZ_RUNNER_UTILS names one (it must exist). Returns 1 found, 0 none, -1 a bad env. */
-static int find_utils(const char *bindir, int major, char *out, size_t n) {
-  const char *env = getenv("ASYNCFUZZ_RUNNER_UTILS");
-  out[0] = '\0';
-  if (env && *env) {
-    fmt(out, n, "%s", env);
-    return access(env, R_OK) == 0 ? 1 : -1;
-  }
-  char names[2][64];
-  fmt(names[0], sizeof names[0], "libmlir_runner_utils.so");
-  fmt(names[1], sizeof names[1], "libmlir_runner_utils.so.%d.1", major);
-  for (size_t i = 0; i < 2; i++) {
-    char p[2048];
-    fmt(p, sizeof p, "%s/../lib/%s", bindir, names[i]);
-    if (access(p, R_OK) == 0) {
-      char real[PATH_MAX];
-      fmt(out, n, "%s", realpath(p, real) ? real : p);
-      return 1;
-    }
-  }
-  return 0;
-}
-
-/* libasyncfuzz_rt.so: $ASYNCFUZZ_RT_LIB, else next to (or below) the running executable. */
-static int find_rtlib(char *out, size_t n) {
-  const char *env = getenv("ASYNCFUZZ_RT_LIB");
-  if (env && *env) {
-    fmt(out, n, "%s", env);
-    return access(env, R_OK) == 0;
-  }
-  char dir[PATH_MAX];
-  if (!dir_of("/proc/self/exe", dir, sizeof dir))
-    return 0;
-  static const char *const rel[] = {"", "/..", "/../lib", "/../../lib"};
-  for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-    char p[PATH_MAX + 64];
-    fmt(p, sizeof p, "%s%s/libasyncfuzz_rt.so", dir, rel[i]);
-    if (access(p, R_OK) == 0) {
-      char real[PATH_MAX];
-      fmt(out, n, "%s", realpath(p, real) ? real : p);
-      return 1;
-    }
-  }
-  return 0;
-}
-
-static int ask_version(LowerSpec *s, AfErr *err) {
-  char tdir[4096];
-  if (mlir_tmpdir(tdir, sizeof tdir, err))
-    return err->rc;
-  char outp[4200];
-  fmt(outp, sizeof outp, "%s/version.txt", tdir);
-  char *argv[] = {s->opt, "--version", NULL};
-  ProcResult r;
-  int rc = af_proc_run(argv, NULL, NULL, outp, outp, 60, &r, err);
-  char *text = NULL;
-  if (rc == 0)
-    rc = af_read_file(outp, &text, NULL, err);
-  af_rm_tree(tdir);
-  if (rc)
-    return rc;
-  if (!r.exited || r.code != 0) {
-    af_free(text);
-    return af_err_set(err, AF_EINVALID,
-                      "%s --version failed (%s %d): is it an mlir-opt? Install mlir-22-tools or "
-                      "name one with --lowering mlir-opt:PATH",
-                      s->opt, r.exited ? "exit" : "signal", r.exited ? r.code : r.sig);
-  }
-  const char *v = strstr(text, "LLVM version ");
-  if (v == NULL) {
-    af_free(text);
-    return af_err_set(err, AF_EINVALID,
-                      "%s --version does not name an LLVM version: is it an mlir-opt?", s->opt);
-  }
-  const char *line = v;
-  while (line > text && line[-1] != '\n')
-    line--;
-  while (*line == ' ')
-    line++;
-  size_t len = strcspn(line, "\n");
-  fmt(s->version, sizeof s->version, "%.*s", (int)len, line);
-  s->major = atoi(v + 13);
-  af_free(text);
-  if (s->major < MLIR_OLDEST_MAJOR)
-    return af_err_set(err, AF_EINVALID,
-                      "%s is %s; asyncfuzz needs LLVM %d or newer (gpu-module-to-binary and the "
-                      "async lowering as its pipelines use them): install mlir-22-tools or name "
-                      "a newer build with --lowering mlir-opt:PATH",
-                      s->opt, s->version, MLIR_OLDEST_MAJOR);
-  return 0;
-}
-
-int lower_mlir_spec_parse(const char *str, LowerSpec *s, AfErr *err) {
-  memset(s, 0, sizeof *s);
-  s->kind = LOWER_MLIR_OPT;
-  s->timeout = 60;
-  const char *t = getenv("ASYNCFUZZ_TOOL_TIMEOUT");
-  if (t && atof(t) > 0)
-    s->timeout = atof(t);
-  const char *p = str + 8;
-  char variant[64] = "default", jit[32] = "";
-  const char *path = NULL;
-  if (*p == '@') {
-    p++;
-    size_t len = strcspn(p, ":+");
-    fmt(variant, sizeof variant, "%.*s", (int)len, p);
-    p += len;
-  }
-  if (*p == '+') { /* the runner's JIT optimization level */
-    p++;
-    size_t len = strcspn(p, ":");
-    fmt(jit, sizeof jit, "%.*s", (int)len, p);
-    p += len;
-    if (strcmp(jit, "Odefault") == 0)
-      s->jit_opt = -1;
-    else if (strlen(jit) == 2 && jit[0] == 'O' && jit[1] >= '0' && jit[1] <= '3')
-      s->jit_opt = jit[1] - '0';
-    else
-      return af_err_set(err, AF_EUSAGE,
-                        "unknown JIT optimization level \"+%s\" in %s (+O0, +O1, +O2, +O3, or "
-                        "+Odefault: the runner's own)",
-                        jit, str);
-  } else if (*p && *p != ':') {
-    return af_err_set(err, AF_EUSAGE,
-                      "cannot read lowering \"%s\": mlir-opt[@VARIANT][+O<n>|+Odefault][:PATH]",
-                      str);
-  }
-  if (*p == ':')
-    path = p + 1;
-  int vi = -1;
-  for (int i = 0; i < NVARIANTS; i++)
-    if (strcmp(variants[i].name, variant) == 0)
-      vi = i;
-  if (vi < 0) {
-    AfBuf b;
-    af_buf_init(&b);
-    for (int i = 0; i < NVARIANTS; i++)
-      af_buf_printf(&b, "%s%s", i ? ", " : "", variants[i].name);
-    int rc = af_err_set(err, AF_EUSAGE, "unknown mlir-opt pipeline \"%s\" (named pipelines: %s)",
-                        variant, b.p ? b.p : "");
-    af_buf_free(&b);
-    return rc;
-  }
-  fmt(s->variant, sizeof s->variant, "%s", variant);
-  fmt(s->pipeline, sizeof s->pipeline, "%s", variants[vi].pipeline);
-  char lvl[16] = ""; /* in the name unless -O0, so earlier names stay as they were */
-  if (s->jit_opt != 0)
-    fmt(lvl, sizeof lvl, s->jit_opt < 0 ? "+Odefault" : "+O%d", s->jit_opt);
-  if (vi == 0)
-    fmt(s->name, sizeof s->name, "mlir-opt%s", lvl);
-  else
-    fmt(s->name, sizeof s->name, "mlir-opt@%s%s", variant, lvl);
-  if (path && *path) {
-    if (!af_find_exe(path, s->opt, sizeof s->opt))
-      return af_err_set(err, AF_EINVALID, "mlir-opt %s not found or not executable", path);
-    fmt(s->arg, sizeof s->arg, "%s:%s", s->name, path);
-  } else {
-    const char *env = getenv("ASYNCFUZZ_MLIR_OPT");
-    int found = 0;
-    if (env && *env) {
-      found = af_find_exe(env, s->opt, sizeof s->opt);
-      if (!found)
-        return af_err_set(err, AF_EINVALID, "ASYNCFUZZ_MLIR_OPT=%s: not found or not executable",
-                          env);
-    }
-    if (!found)
-      found = af_find_exe("mlir-opt-22", s->opt, sizeof s->opt) ||
-              af_find_exe("/usr/lib/llvm-22/bin/mlir-opt", s->opt, sizeof s->opt) ||
-              af_find_exe("mlir-opt", s->opt, sizeof s->opt);
-    if (!found)
-      return af_err_set(err, AF_EINVALID,
-                        "mlir-opt not found: install Debian's mlir-22-tools (apt-get install "
-                        "mlir-22-tools; scripts/bootstrap.sh does), or name one with --lowering "
-                        "mlir-opt:PATH or ASYNCFUZZ_MLIR_OPT");
-    fmt(s->arg, sizeof s->arg, "%s", s->name);
-  }
-  int rc = ask_version(s, err);
-  if (rc)
-    return rc;
-  char bindir[PATH_MAX];
-  if (!dir_of(s->opt, bindir, sizeof bindir))
-    return af_err_set(err, AF_EINVALID, "cannot resolve %s: %s", s->opt, strerror(errno));
-  const char *renv = getenv("ASYNCFUZZ_MLIR_RUNNER");
-  if (renv && *renv) {
-    if (!af_find_exe(renv, s->runner, sizeof s->runner))
-      return af_err_set(err, AF_EINVALID, "ASYNCFUZZ_MLIR_RUNNER=%s: not found or not executable",
-                        renv);
-  } else {
-    fmt(s->runner, sizeof s->runner, "%s/%s", bindir, mlir_runner_name(s->major));
-    if (!exists_x(s->runner))
-      return af_err_set(err, AF_EINVALID,
-                        "%s not found next to %s (%s, in %s): install mlir-%d-tools, or set "
-                        "ASYNCFUZZ_MLIR_RUNNER",
-                        mlir_runner_name(s->major), s->opt, s->version, bindir, s->major);
-  }
-  if (find_utils(bindir, s->major, s->utils, sizeof s->utils) < 0)
-    return af_err_set(err, AF_EINVALID, "ASYNCFUZZ_RUNNER_UTILS=%s: not found or not readable",
-                      s->utils);
-  if (!find_rtlib(s->rtlib, sizeof s->rtlib))
-    return af_err_set(err, AF_EINVALID,
-                      "libasyncfuzz_rt.so not found next to the asyncfuzz executable: set "
-                      "ASYNCFUZZ_RT_LIB");
-  return 0;
-}
-
-int lower_spec_set_pipeline(LowerSpec *s, const char *pipeline, AfErr *err) {
-  if (s->kind != LOWER_MLIR_OPT)
-    return af_err_set(err, AF_EUSAGE, "--pipeline applies to mlir-opt lowerings only");
-  if (strlen(pipeline) >= sizeof s->pipeline)
-    return af_err_set(err, AF_EUSAGE, "--pipeline: too long");
-  fmt(s->pipeline, sizeof s->pipeline, "%s", pipeline);
-  fmt(s->variant, sizeof s->variant, "custom");
-  fmt(s->name, sizeof s->name, "mlir-opt@custom");
-  const char *colon = strchr(s->arg, ':');
-  char arg[sizeof s->arg];
-  fmt(arg, sizeof arg, "mlir-opt@custom%s", colon ? colon : "");
-  fmt(s->arg, sizeof s->arg, "%s", arg);
-  return 0;
-}
-
-int mlir_tmpdir(char *out, size_t n, AfErr *err) {
-  const char *base = getenv("TMPDIR");
-  if (base == NULL || *base == '\0')
-    base = "/tmp";
-  fmt(out, n, "%s/asyncfuzz-XXXXXX", base);
-  if (mkdtemp(out) == NULL)
-    return af_err_set(err, AF_EIO, "cannot create a temporary directory in %s: %s", base,
-                      strerror(errno));
-  return 0;
 }
 
 /* ---- normalizing what mlir-opt says ---- */
@@ -611,8 +289,28 @@ void mlir_crash_cause(const char *report, char *out, size_t n) {
 
 /* ---- running the tools ---- */
 
+void mlir_retarget(const LowerSpec *spec, char *text) {
+  static const char attr[] = " [#nvvm.target]";
+  if (spec->kind != LOWER_MLIR_OPT || strcmp(spec->target, "rocdl") != 0)
+    return;
+  for (char *a = strstr(text, attr); a; a = strstr(a, attr))
+    memmove(a, a + sizeof attr - 1, strlen(a + sizeof attr - 1) + 1);
+}
+
 int mlir_lower_file(const LowerSpec *spec, const char *in_path, const char *out_path,
                     const char *err_path, double timeout_s, ProcResult *r, AfErr *err) {
+  if (strcmp(spec->target, "rocdl") == 0) { /* the input retargeted in place */
+    char *text = NULL;
+    size_t len;
+    int rc = af_read_file(in_path, &text, &len, err);
+    if (rc == 0) {
+      mlir_retarget(spec, text);
+      rc = af_write_file(in_path, text, strlen(text), err);
+    }
+    af_free(text);
+    if (rc)
+      return rc;
+  }
   char pp[sizeof spec->pipeline + 32];
   fmt(pp, sizeof pp, "--pass-pipeline=%s", spec->pipeline);
   char *argv[] = {(char *)spec->opt,
@@ -788,8 +486,10 @@ int mlir_lower_batch(const LowerSpec *spec, const char *dir, char *const *chunks
   fmt(outp, sizeof outp, "%s/batch.out.mlir", dir);
   fmt(errp, sizeof errp, "%s/batch.err", dir);
   int rc = in.oom ? af_err_set(err, AF_ENOMEM, "out of memory") : 0;
-  if (rc == 0)
-    rc = af_write_file(inp, in.p, in.len, err);
+  if (rc == 0) {
+    mlir_retarget(spec, in.p);
+    rc = af_write_file(inp, in.p, strlen(in.p), err);
+  }
   af_buf_free(&in);
   ProcResult r;
   if (rc == 0) {

@@ -48,6 +48,13 @@ const char *mlir_variant_pipeline(int i);
  * an error when mlir-opt could not be run at all. */
 int mlir_lower_batch(const LowerSpec *spec, const char *dir, char *const *chunks, int n,
                      MlirLowered *out, AfErr *err);
+/* For the rocdl target, the rendered module's kernels lose their #nvvm.target (in place; lines
+ * keep their numbers): rocdl-attach-target gives them theirs, and an NVVM attribute anywhere
+ * loads the NVVM dialect, which changes how gpu-to-llvm lowers the host code. Unchanged for
+ * other targets. mlir_lower_batch and mlir_lower_file (on its input file) call it. */
+void mlir_retarget(const LowerSpec *spec, char *text);
+/* The LLVM version of an mlir-opt spec, e.g. "22.1.8" (its version string after "version "). */
+const char *mlir_llvm_version(const LowerSpec *spec);
 /* Lowers the module in in_path to out_path (no splitting). *r says how mlir-opt ended. */
 int mlir_lower_file(const LowerSpec *spec, const char *in_path, const char *out_path,
                     const char *err_path, double timeout_s, ProcResult *r, AfErr *err);

@@ -3,7 +3,8 @@
 # Runs apt-get update only if something must be installed (once, or twice when it adds a
 # suite). With --test, also what only the tests need (chromium, to render the HTML report
 # headless; mlir-19-tools and mlir-16-tools, LLVM releases beside 22). llvm-22 (opt, llc) is
-# for compile-batch. The CUDA toolkit is not a Debian
+# for compile-batch; rocm-device-libs, the ROCm device libraries that code lowered for the
+# rocdl target links. The CUDA toolkit is not a Debian
 # package: the cuda backend is built where the toolkit is installed (nvcc, the driver stub
 # library), and left out elsewhere.
 #
@@ -30,7 +31,8 @@ for a in "$@"; do
   esac
 done
 
-need=(cmake gcc make pkg-config libcjson-dev libsqlite3-dev sqlite3 mlir-22-tools llvm-22)
+need=(cmake gcc make pkg-config libcjson-dev libsqlite3-dev sqlite3 mlir-22-tools llvm-22
+  rocm-device-libs)
 if [ $test_too = 1 ]; then
   # LLVM 19 beside 22, and LLVM 16 (too old: refused). Never libmlir-19: it conflicts with
   # libmlir-22, and apt would remove mlir-22-tools to install it.
