@@ -16,6 +16,8 @@
 #define _GNU_SOURCE
 #include "campaign_int.h"
 
+#include "../lower/mlir.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -34,6 +36,14 @@ static void progress(Campaign *k, int final) {
     k->st.elapsed = campaign__now() - k->t0;
     k->st.nspecs = k->c.nspecs;
     k->st.signatures = k->nsigs;
+    k->st.nconfigs = k->c.nmatrix;
+    for (int i = 0; i < k->c.nmatrix; i++) {
+      long c = k->conf[i].cases;
+      if (i == 0 || c < k->st.conf_min)
+        k->st.conf_min = c;
+      if (i == 0 || c > k->st.conf_max)
+        k->st.conf_max = c;
+    }
     k->hooks->progress(&k->st, final, k->hooks->ctx);
   }
 }
@@ -66,7 +76,23 @@ static int write_summary(Campaign *k, double el) {
     }
     fprintf(f, ", \"executed_cases\": %ld}", k->executed_per[i]);
   }
-  fprintf(f, "],\n \"backend\": \"%s\", \"device\": ", k->c.backend);
+  fprintf(f, "],\n \"configurations\": [");
+  for (int i = 0; i < k->c.nmatrix; i++) {
+    const LowerSpec *sp = &k->c.matrix[i];
+    char axes[200];
+    mlir_config_axes(sp, axes, sizeof axes);
+    fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
+    json_esc(f, sp->name);
+    fprintf(f, ", \"axes\": ");
+    json_esc(f, axes);
+    fprintf(f, ", \"version\": ");
+    json_esc(f, sp->version);
+    fprintf(f, ", \"cases\": %ld, \"executed_cases\": %ld, \"failing_cases\": %ld}",
+            k->conf[i].cases, k->conf[i].executed, k->conf[i].failures);
+  }
+  fprintf(f, "],\n \"matrix_checked\": %ld, \"matrix_differ\": %ld", k->st.matrix_checked,
+          k->st.matrix_differ);
+  fprintf(f, ",\n \"backend\": \"%s\", \"device\": ", k->c.backend);
   json_esc(f, k->c.device);
   fprintf(f, ", \"schedules\": ");
   json_esc(f, k->c.sched_spec);
@@ -94,8 +120,16 @@ static int write_summary(Campaign *k, double el) {
     fprintf(f,
             ", \"class\": \"%s\", \"lowering\": \"%s\", \"count\": %ld, \"smallest_ops\": %d, "
             "\"dir\": \"failures/%s\", \"known\": %s",
-            oracle_verdict_name(s->f.cls), k->c.specs[s->f.low].name, s->f.count, s->f.smallest_ops,
-            s->f.dir, s->f.suppressed ? "true" : "false");
+            oracle_verdict_name(s->f.cls), campaign_spec(&k->c, s->f.low)->name, s->f.count,
+            s->f.smallest_ops, s->f.dir, s->f.suppressed ? "true" : "false");
+    if (s->f.matrix_n > 0) {
+      fprintf(f, ", \"configurations\": {\"checked\": %d, \"reproduces\": %d, \"differ_by\": ",
+              s->f.matrix_n, s->f.matrix_rep);
+      json_esc(f, s->f.matrix_axes);
+      fprintf(f, ", \"verdicts\": ");
+      json_esc(f, s->matrix ? s->matrix : "");
+      fprintf(f, "}");
+    }
     fprintf(f, ", \"forms\": [");
     for (int j = 0; j < s->nforms; j++) {
       fprintf(f, "%s{\"detailed\": ", j ? ", " : "");
@@ -204,6 +238,14 @@ static void tools_json(const Campaign *k, char *out, size_t n) {
   out[0] = '\0';
   for (int i = 0; i < k->c.nspecs && len < n; i++) {
     const LowerSpec *sp = &k->c.specs[i];
+    if (i == k->c.matrix_low && k->c.nmatrix > 0) { /* its configurations, by name */
+      for (int c = 0; c < k->c.nmatrix && len < n; c++) {
+        int w = snprintf(out + len, n - len, "%s{\"lowering\": \"%s\", \"version\": \"%s\"}",
+                         i || c ? ", " : "[", k->c.matrix[c].name, k->c.matrix[c].version);
+        len += w > 0 ? (size_t)w : 0;
+      }
+      continue;
+    }
     int w = snprintf(
         out + len, n - len, "%s{\"lowering\": \"%s\", \"version\": \"%s\"%s%s%s}", i ? ", " : "[",
         sp->name, lower_version(sp), sp->kind == LOWER_MLIR_OPT ? ", \"pipeline\": \"" : "",
@@ -290,31 +332,33 @@ static int gen_batch(Campaign *k, int w, int jobs, uint64_t *next, int n, GenCas
 /* Checks cases[0..n) through every lowering: res[l * B + j] for lowering l, case j. The
  * schedules' seeds derive from each case's seed (mlir-opt: from the batch's first case, one
  * set per process). -1 when the pipeline could not run (reported). */
-static int check_batch(Campaign *k, GenCase *cases, OracleExpected **es, const GenCase **cp, int n,
-                       CheckResult *res) {
+static int check_batch(Campaign *k, int conf, GenCase *cases, OracleExpected **es,
+                       const GenCase **cp, int n, CheckResult *res) {
   AfErr err = {0};
   for (int l = 0; l < k->c.nspecs; l++) {
     CheckResult *r = res + (size_t)l * (size_t)k->batch;
     int rc = 0;
     Schedule s[CHECK_MAX_SCHED];
-    if (k->c.specs[l].kind == LOWER_MLIR_OPT) {
+    const LowerSpec *sp =
+        campaign_spec(&k->c, k->c.nmatrix > 0 && l == k->c.matrix_low ? k->c.nspecs + conf : l);
+    if (sp->kind == LOWER_MLIR_OPT) {
       for (int j = 0; j < k->nsched; j++) {
         s[j] = k->sched[j];
         s[j].seed = af_mix64(cases[0].seed, (uint64_t)j + 1);
       }
-      rc = check_cases(cp, n, &k->c.specs[l], s, k->nsched, (const OracleExpected *const *)es,
-                       &k->c.opts, r, &err);
+      rc = check_cases(cp, n, sp, s, k->nsched, (const OracleExpected *const *)es, &k->c.opts, r,
+                       &err);
     } else {
       for (int j = 0; j < n && rc == 0; j++) {
         for (int q = 0; q < k->nsched; q++) {
           s[q] = k->sched[q];
           s[q].seed = af_mix64(cases[j].seed, (uint64_t)q + 1);
         }
-        rc = check_case(&cases[j], &k->c.specs[l], s, k->nsched, es[j], &k->c.opts, &r[j], &err);
+        rc = check_case(&cases[j], sp, s, k->nsched, es[j], &k->c.opts, &r[j], &err);
       }
     }
     if (rc) {
-      campaign__problem(k, "lowering %s, cases from seed %llu: %s", k->c.specs[l].name,
+      campaign__problem(k, "lowering %s, cases from seed %llu: %s", sp->name,
                         (unsigned long long)cases[0].seed, err.msg);
       return -1;
     }
@@ -323,7 +367,7 @@ static int check_batch(Campaign *k, GenCase *cases, OracleExpected **es, const G
 }
 
 /* Records the batch's failures and differences. -1 when output cannot be written. */
-static int record_batch(Campaign *k, GenCase *cases, OracleExpected **es, int n,
+static int record_batch(Campaign *k, int conf, GenCase *cases, OracleExpected **es, int n,
                         const CheckResult *res) {
   for (int j = 0; j < n; j++) {
     k->st.cases++;
@@ -334,7 +378,14 @@ static int record_batch(Campaign *k, GenCase *cases, OracleExpected **es, int n,
       rs[l] = r;
       executed &= r->executed != 0;
       k->executed_per[l] += r->executed != 0;
-      if (r->first_fail >= 0 && campaign__record(k, l, &cases[j], &r->sched[r->first_fail],
+      int low = l;
+      if (k->c.nmatrix > 0 && l == k->c.matrix_low) {
+        low = k->c.nspecs + conf;
+        k->conf[conf].cases++;
+        k->conf[conf].executed += r->executed != 0;
+        k->conf[conf].failures += r->first_fail >= 0;
+      }
+      if (r->first_fail >= 0 && campaign__record(k, low, &cases[j], &r->sched[r->first_fail],
                                                  &r->verdict[r->first_fail], es[j]) != 0)
         return -1;
     }
@@ -386,11 +437,14 @@ static int loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int s
     int n = B, ngen;
     if (max_cases > 0 && max_cases - k->st.cases < n)
       n = (int)(max_cases - k->st.cases);
+    /* the matrix's configurations in turn, batch by batch, across the workers */
+    int conf = k->c.nmatrix > 0 ? (int)(((long)w + (long)jobs * k->nbatch) % k->c.nmatrix) : 0;
+    k->nbatch++;
     ex = gen_batch(k, w, jobs, &next, n, cases, es, cp, &ngen);
     if (ex == 0)
-      ex = check_batch(k, cases, es, cp, n, res);
+      ex = check_batch(k, conf, cases, es, cp, n, res);
     if (ex == 0)
-      ex = record_batch(k, cases, es, n, res);
+      ex = record_batch(k, conf, cases, es, n, res);
     for (int j = 0; j < ngen; j++) {
       oracle_expected_free(es[j]);
       es[j] = NULL;
@@ -408,6 +462,9 @@ static int loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int s
       me->executed = k->st.executed;
       me->avoided = k->st.avoided;
       memcpy(me->executed_per, k->executed_per, sizeof me->executed_per);
+      memcpy(me->conf, k->conf, sizeof me->conf);
+      me->matrix_checked = k->st.matrix_checked;
+      me->matrix_differ = k->st.matrix_differ;
     }
   }
   af_free(cases);
@@ -440,6 +497,24 @@ static void worker(Campaign *k, Slot *slots, int w, int jobs) {
   store_close(k->db);
   fflush(NULL);
   _exit(ex != 0 ? 4 : k->st.failures > 0 ? 1 : 0);
+}
+
+/* The run's cases per configuration into the database. -1 when it cannot be written. */
+static int config_counts(Campaign *k, Store *db) {
+  StoreConfigCount c[CAMPAIGN_MAX_CONFIGS];
+  for (int i = 0; i < k->c.nmatrix; i++) {
+    c[i].config = k->c.matrix[i].name;
+    c[i].version = k->c.matrix[i].version;
+    c[i].cases = k->conf[i].cases;
+    c[i].executed = k->conf[i].executed;
+    c[i].failures = k->conf[i].failures;
+  }
+  AfErr err = {0};
+  if (k->c.nmatrix > 0 && store_config_counts(db, k->run_id, c, k->c.nmatrix, &err) != 0) {
+    campaign__problem(k, "%s", err.msg);
+    return -1;
+  }
+  return 0;
 }
 
 /* The parent of workers: the status line from their counters, SIGTERM passed on, the resume
@@ -479,7 +554,16 @@ static int workers_wait(Campaign *k, const pid_t *pids, int started, int jobs, S
       k->st.differ_cases += sl[i].differ;
       k->st.executed += sl[i].executed;
       k->st.avoided += sl[i].avoided;
+      k->st.matrix_checked += sl[i].matrix_checked;
+      k->st.matrix_differ += sl[i].matrix_differ;
     }
+    memset(k->conf, 0, sizeof k->conf);
+    for (int i = 0; i < jobs; i++)
+      for (int c = 0; c < k->c.nmatrix; c++) {
+        k->conf[c].cases += sl[i].conf[c].cases;
+        k->conf[c].executed += sl[i].conf[c].executed;
+        k->conf[c].failures += sl[i].conf[c].failures;
+      }
     memset(k->executed_per, 0, sizeof k->executed_per);
     for (int i = 0; i < jobs; i++)
       for (int l = 0; l < k->c.nspecs; l++)
@@ -496,6 +580,8 @@ static int workers_wait(Campaign *k, const pid_t *pids, int started, int jobs, S
     AfErr err = {0};
     if (store_open(k->c.db_path, 0, &db, &err) == 0) {
       store_run_end(db, k->run_id, k->st.cases, k->st.executed, el, &err);
+      if (config_counts(k, db) != 0)
+        failed = 1;
       store_run_findings(db, k->run_id, &res->db_findings, &err);
       store_close(db);
     } else {
@@ -522,6 +608,8 @@ static int run_here(Campaign *k, Slot *slots, CampaignResult *res) {
     campaign__problem(k, "%s", err.msg);
     failed = 1;
   }
+  if (k->db && config_counts(k, k->db) != 0)
+    failed = 1;
   write_state(k->c.out, k->c.seed, 1, slots);
   progress(k, 1);
   for (int i = 0; i < k->nsigs; i++)
@@ -583,6 +671,7 @@ int campaign_run(Campaign *k, const CampaignHooks *hooks, CampaignResult *res, A
   res->nfindings = k->nsigs > 0 ? k->nsigs : 0;
   res->differ = k->differ;
   res->ndiffer = k->ndiffer;
+  res->conf = k->conf;
   res->failed = failed;
   return 0;
 }
@@ -592,6 +681,12 @@ int campaign_open(const CampaignConfig *cfg, int resume, Campaign **out, uint64_
   *out = NULL;
   if (cfg->nspecs < 1 || cfg->nspecs > CAMPAIGN_MAX_LOWERINGS)
     return af_err_set(err, AF_EUSAGE, "1 to %d lowerings", CAMPAIGN_MAX_LOWERINGS);
+  if (cfg->nmatrix < 0 || cfg->nmatrix > CAMPAIGN_MAX_CONFIGS ||
+      (cfg->nmatrix > 0 && (cfg->matrix_low < 0 || cfg->matrix_low >= cfg->nspecs)))
+    return af_err_set(err, AF_EUSAGE,
+                      "a matrix of 1 to %d configurations (this one has %d): fewer builds or "
+                      "axis values (--matrix)",
+                      CAMPAIGN_MAX_CONFIGS, cfg->nmatrix);
   Campaign *k = af_calloc(1, sizeof *k);
   if (k == NULL)
     return af_err_set(err, AF_ENOMEM, "out of memory");
@@ -630,8 +725,10 @@ void campaign_free(Campaign *k) {
   if (k == NULL)
     return;
   store_close(k->db);
-  for (int i = 0; i < k->nsigs; i++)
+  for (int i = 0; i < k->nsigs; i++) {
     af_free(k->sigs[i].forms);
+    af_free(k->sigs[i].matrix);
+  }
   af_free(k->sigs);
   af_free(k->alias);
   af_free(k->found);

@@ -18,15 +18,22 @@
 #define CAMPAIGN_CAMPAIGN_H
 
 #include "../check/check.h"
+#include "../lower/mlir.h"
 
 #include <signal.h>
 
 #define CAMPAIGN_MAX_LOWERINGS 8
+#define CAMPAIGN_MAX_CONFIGS 64
 
 typedef struct CampaignConfig {
   const char *out;        /* the output directory (created) */
   const LowerSpec *specs; /* the lowerings, 1..CAMPAIGN_MAX_LOWERINGS (the caller's) */
   int nspecs;
+  /* the configuration matrix of lowering matrix_low (mlir_matrix): each batch runs on the
+   * next configuration in turn, and each new finding's minimized case on all of them. Flat
+   * lowering index nspecs + i is configuration i (campaign_spec). nmatrix 0: none. */
+  const LowerSpec *matrix;
+  int nmatrix, matrix_low;
   GenConfig cfg;               /* the generator's knobs */
   int swarm;                   /* each case draws its own knobs around cfg */
   int batch;                   /* cases per batch (mlir-opt: per process) */
@@ -60,6 +67,10 @@ typedef struct CampaignStatus {
   long corpus;       /* case files saved under failures/ */
   int nspecs;
   long differ_cases;
+  int nconfigs;            /* the matrix's configurations (0: none) */
+  long conf_min, conf_max; /* the fewest and most cases a configuration has had */
+  long matrix_checked;     /* new findings checked on every configuration */
+  long matrix_differ;      /* ... of which the configurations disagree on */
 } CampaignStatus;
 
 typedef struct CampaignHooks {
@@ -76,7 +87,9 @@ typedef struct CampaignHooks {
 typedef struct CampaignFinding {
   char signature[256];
   int cls; /* VerdictClass */
-  int low; /* index into the lowerings */
+  int low; /* index into the lowerings (campaign_spec): the one it was first found with */
+  int matrix_n, matrix_rep; /* configurations its minimized case ran on, and reproduced on */
+  char matrix_axes[64];     /* the axes the verdicts differ by (LLVM, pipeline, target, JIT) */
   long count;
   int smallest_ops;
   Schedule smallest_sched;
@@ -90,6 +103,11 @@ typedef struct CampaignDiffer {
   uint64_t first_seed;
 } CampaignDiffer;
 
+/* Cases per configuration of the matrix. */
+typedef struct CampaignConfCount {
+  long cases, executed, failures;
+} CampaignConfCount;
+
 typedef struct CampaignResult {
   CampaignStatus st;
   int stopped;                     /* *stop ended it */
@@ -98,11 +116,25 @@ typedef struct CampaignResult {
   int nfindings;
   const CampaignDiffer *differ;
   int ndiffer;
-  long db_findings; /* findings in this run, by the database (-1: no database) */
-  int failed;       /* output or the database could not be written: results partial */
+  const CampaignConfCount *conf; /* [nmatrix], the configurations' cases */
+  long db_findings;              /* findings in this run, by the database (-1: no database) */
+  int failed;                    /* output or the database could not be written: results partial */
 } CampaignResult;
 
 typedef struct Campaign Campaign;
+
+/* Lowering low: a lowering of the campaign (low < nspecs) or a configuration of its matrix. */
+const LowerSpec *campaign_spec(const CampaignConfig *c, int low);
+
+/* The campaign's lowerings (c->specs = specs, nspecs) from the command line's specs, with the
+ * mlir-opt pipeline `pipeline` (NULL: the specs'), and its matrix (c->matrix = *matrix,
+ * af_free; c->matrix_low): plain `mlir-opt` is the matrix of axes (mlir_matrix; any_axis: some
+ * were given), and one spec repeated with several builds (mlir-opt:A mlir-opt:B) the matrix of
+ * those builds with its pipeline, target and level. notes: what the defaults left out. 0,
+ * AF_EUSAGE or AF_EINVALID with err naming the spec or build. */
+int campaign_lowerings(const char *const *lowerings, int nlow, const char *pipeline,
+                       const MlirMatrixAxes *axes, int any_axis, CampaignConfig *c,
+                       LowerSpec *specs, LowerSpec **matrix, char *notes, size_t nn, AfErr *err);
 
 /* Checks the configuration (lowerings, schedules, knobs), creates the output directory, and
  * with resume reads the seed to go on from (cfg->seed is replaced). Opens the database and

@@ -36,6 +36,7 @@ typedef struct Sig {
   long exact;      /* occurrences recorded one by one in this run */
   int min_ops;     /* the reducer's result (minimized.json), 0: none */
   int min_partial; /* the campaign's time ran out during that reduction */
+  char *matrix;    /* its verdict per configuration, as info.txt lines (NULL: not checked) */
   int repro_runs, repro_hits;
 } Sig;
 
@@ -43,6 +44,8 @@ typedef struct Sig {
 typedef struct Slot {
   long cases, failures, new_findings, known_hits, corpus, sigs, differ, executed, avoided;
   long executed_per[CAMPAIGN_MAX_LOWERINGS];
+  long matrix_checked, matrix_differ;
+  CampaignConfCount conf[CAMPAIGN_MAX_CONFIGS];
   uint64_t next; /* cases started: the worker's seeds are base + w + jobs * i, i < next */
 } Slot;
 
@@ -64,7 +67,9 @@ struct Campaign {
   } * alias;
   int nalias, capalias;
   CampaignStatus st;
-  long executed_per[CAMPAIGN_MAX_LOWERINGS]; /* cases that reached execution, per lowering */
+  long executed_per[CAMPAIGN_MAX_LOWERINGS];    /* cases that reached execution, per lowering */
+  CampaignConfCount conf[CAMPAIGN_MAX_CONFIGS]; /* per configuration of the matrix */
+  long nbatch;                                  /* batches this process started */
   /* steering: op shapes the generator must not produce, each with where it comes from */
   GenShape avoid[64];
   char avoid_why[64][128];

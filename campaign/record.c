@@ -6,6 +6,7 @@
  */
 #include "campaign_int.h"
 
+#include "../lower/mlir.h"
 #include "../reduce/reduce.h"
 
 #include <errno.h>
@@ -34,7 +35,7 @@ int campaign__write_info(Campaign *k, const Sig *s) {
   if (f == NULL)
     return -1;
   char fs[64], ss[64], knobs[512];
-  const LowerSpec *spec = &k->c.specs[s->f.low];
+  const LowerSpec *spec = campaign_spec(&k->c, s->f.low);
   check_schedule_str(&s->first_sched, fs, sizeof fs);
   check_schedule_str(&s->f.smallest_sched, ss, sizeof ss);
   knobs_cmdline(&s->knobs, knobs, sizeof knobs);
@@ -56,6 +57,11 @@ int campaign__write_info(Campaign *k, const Sig *s) {
             s->min_partial ? "; the campaign's time ran out before it was minimal" : "");
   if (s->flaky)
     fprintf(f, "note: a re-run of the first case gave a different signature\n");
+  if (s->matrix)
+    fprintf(f, "configurations: the %s case reproduces on %d of %d%s%s%s\n%s",
+            s->min_ops > 0 ? "minimized" : "first", s->f.matrix_rep, s->f.matrix_n,
+            s->f.matrix_axes[0] ? " (the verdicts differ by " : "", s->f.matrix_axes,
+            s->f.matrix_axes[0] ? ")" : "", s->matrix);
   fprintf(f, "detail: %s\n", s->detail);
   const char *ba = check_backend_args(&k->c.opts);
   fprintf(f,
@@ -112,7 +118,7 @@ static int db_record(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s,
                      int with_case) {
   if (k->db == NULL)
     return 0;
-  const LowerSpec *spec = &k->c.specs[sig->f.low];
+  const LowerSpec *spec = campaign_spec(&k->c, sig->f.low);
   char sched[64], replay[2048], knobs[512];
   check_schedule_str(s, sched, sizeof sched);
   knobs_cmdline(&c->cfg, knobs, sizeof knobs);
@@ -179,7 +185,7 @@ int campaign__flush_tallies(Campaign *k) {
   int n = 0;
   for (int i = 0; i < k->nsigs; i++) {
     Sig *g = &k->sigs[i];
-    const LowerSpec *spec = &k->c.specs[g->f.low];
+    const LowerSpec *spec = campaign_spec(&k->c, g->f.low);
     for (int j = 0; j < g->nforms; j++) {
       if (g->forms[j].pending == 0)
         continue;
@@ -224,8 +230,10 @@ static Form *count_form(Sig *sig, const Verdict *v) {
 
 /* Reduces a new finding's first case; writes minimized.json and reproducer.mlir next to it
  * and stores both on the finding. A reduction that fails is reported and skipped. */
-static int reduce_finding(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s) {
-  const LowerSpec *spec = &k->c.specs[sig->f.low];
+static int reduce_finding(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s, GenCase *min,
+                          int *have_min) {
+  const LowerSpec *spec = campaign_spec(&k->c, sig->f.low);
+  *have_min = 0;
   if (k->c.reduce == 0 || (k->deadline > 0 && campaign__now() >= k->deadline))
     return 0;
   CheckSigTest t = {spec, s, 1, k->c.opts, sig->f.signature};
@@ -267,8 +275,114 @@ static int reduce_finding(Campaign *k, Sig *sig, const GenCase *c, const Schedul
   }
   af_free(json);
   af_free(mlir);
-  gen_case_free(&out);
+  if (rc == 0 && sig->min_ops > 0) {
+    *min = out; /* the caller's */
+    *have_min = 1;
+  } else {
+    gen_case_free(&out);
+  }
   return rc == 0 ? 0 : -1;
+}
+
+/* Two configurations that differ in one axis only: which one (0 LLVM, 1 pipeline, 2 target,
+ * 3 JIT level), or -1. */
+static int one_axis(const LowerSpec *a, const LowerSpec *b) {
+  int d[4] = {strcmp(a->version, b->version) != 0, strcmp(a->variant, b->variant) != 0,
+              strcmp(a->target, b->target) != 0, a->jit_opt != b->jit_opt};
+  int n = d[0] + d[1] + d[2] + d[3];
+  for (int i = 0; n == 1 && i < 4; i++)
+    if (d[i])
+      return i;
+  return -1;
+}
+
+/* A new finding of the matrix's lowering: its case (the minimized one when there is one) run
+ * on every configuration, under the schedule it failed with. The verdicts go to the database,
+ * info.txt and the summary; those that differ are counted, with the axes that explain them
+ * (two configurations that differ in that axis only and disagree). A configuration that cannot
+ * run is reported and left out. */
+static int matrix_check(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s) {
+  int n = k->c.nmatrix;
+  if (n == 0 || sig->f.low < k->c.nspecs)
+    return 0;
+  StoreConfigVerdict *rows = af_calloc((size_t)n, sizeof *rows);
+  Verdict *v = af_calloc((size_t)n, sizeof *v);
+  CheckResult *r = af_malloc(sizeof *r);
+  char(*axes)[4][24] = af_calloc((size_t)n, sizeof *axes);
+  int *ran = af_calloc((size_t)n, sizeof *ran);
+  if (!rows || !v || !r || !axes || !ran) {
+    af_free(rows), af_free(v), af_free(r), af_free(axes), af_free(ran);
+    campaign__problem(k, "out of memory");
+    return -1;
+  }
+  CheckOpts o = k->c.opts;
+  o.stop_at_first = 1;
+  AfBuf b;
+  af_buf_init(&b);
+  int m = 0, rep = 0;
+  for (int i = 0; i < n; i++) {
+    const LowerSpec *sp = &k->c.matrix[i];
+    AfErr err = {0};
+    if (check_case(c, sp, s, 1, NULL, &o, r, &err) != 0) {
+      campaign__problem(k, "%s on %s: %s", sig->f.signature, sp->name, err.msg);
+      continue;
+    }
+    if (r->first_fail >= 0)
+      v[i] = r->verdict[r->first_fail];
+    else
+      v[i].cls = VERDICT_PASS;
+    ran[i] = 1;
+    StoreConfigVerdict *w = &rows[m++];
+    snprintf(axes[i][0], sizeof axes[i][0], "%s", mlir_llvm_version(sp));
+    snprintf(axes[i][1], sizeof axes[i][1], sp->jit_opt < 0 ? "Odefault" : "O%d", sp->jit_opt);
+    w->config = sp->name;
+    w->version = sp->version;
+    w->llvm = axes[i][0];
+    w->pipeline = sp->variant;
+    w->target = sp->target;
+    w->jit = axes[i][1];
+    w->cls = oracle_verdict_name(v[i].cls);
+    w->signature = v[i].cls == VERDICT_PASS ? "" : v[i].signature;
+    w->reproduces = strcmp(w->signature, sig->f.signature) == 0;
+    rep += w->reproduces;
+    char ax[200];
+    mlir_config_axes(sp, ax, sizeof ax);
+    af_buf_printf(&b, "  %-44s %s\n", ax,
+                  w->reproduces              ? "reproduces"
+                  : v[i].cls == VERDICT_PASS ? "pass"
+                                             : w->signature);
+  }
+  int differ[4] = {0};
+  for (int i = 0; i < n; i++)
+    for (int j = i + 1; j < n; j++)
+      if (ran[i] && ran[j] &&
+          strcmp(v[i].cls == VERDICT_PASS ? "" : v[i].signature,
+                 v[j].cls == VERDICT_PASS ? "" : v[j].signature) != 0) {
+        int a = one_axis(&k->c.matrix[i], &k->c.matrix[j]);
+        if (a >= 0)
+          differ[a] = 1;
+      }
+  static const char *const axis_names[4] = {"LLVM", "pipeline", "target", "JIT"};
+  sig->f.matrix_axes[0] = '\0';
+  for (int a = 0; a < 4; a++)
+    if (differ[a])
+      snprintf(sig->f.matrix_axes + strlen(sig->f.matrix_axes),
+               sizeof sig->f.matrix_axes - strlen(sig->f.matrix_axes), "%s%s",
+               sig->f.matrix_axes[0] ? ", " : "", axis_names[a]);
+  sig->f.matrix_n = m;
+  sig->f.matrix_rep = rep;
+  af_free(sig->matrix);
+  sig->matrix = af_buf_take(&b);
+  k->st.matrix_checked++;
+  k->st.matrix_differ += rep < m;
+  AfErr err = {0};
+  int rc = 0;
+  if (k->db && m > 0 && store_set_configs(k->db, sig->f.signature, k->run_id, rows, m, &err) != 0) {
+    campaign__problem(k, "%s", err.msg);
+    rc = -1;
+  }
+  af_free(rows), af_free(v), af_free(r), af_free(axes), af_free(ran);
+  return rc;
 }
 
 /* A lowering finding named by an op on a view ("gpu.memset async deps=2+ view") keeps the view
@@ -300,7 +414,7 @@ static int view_alias(Campaign *k, int low, const GenCase *c, const Schedule *s,
   snprintf(a->from, sizeof a->from, "%s", v->signature);
   a->to[0] = '\0';
   AfErr err = {0};
-  int rc = check_view_free(c, &k->c.specs[low], s, &k->c.opts, v, plain, pv, &err);
+  int rc = check_view_free(c, campaign_spec(&k->c, low), s, &k->c.opts, v, plain, pv, &err);
   if (rc < 0)
     campaign__problem(k, "running %s with no views: %s (the name keeps the view)", v->signature,
                       err.msg);
@@ -389,7 +503,7 @@ static int record_one(Campaign *k, int low, const GenCase *c, const Schedule *s,
     CheckResult *again = af_malloc(sizeof *again);
     CheckOpts ro = k->c.opts;
     ro.stop_at_first = 0;
-    if (again && check_case(c, &k->c.specs[low], rs, runs, e, &ro, again, &err) == 0) {
+    if (again && check_case(c, campaign_spec(&k->c, low), rs, runs, e, &ro, again, &err) == 0) {
       sig->repro_runs = again->nsched;
       for (int j = 0; j < again->nsched; j++)
         sig->repro_hits += strcmp(again->verdict[j].signature, v->signature) == 0;
@@ -412,11 +526,16 @@ static int record_one(Campaign *k, int low, const GenCase *c, const Schedule *s,
       return -1;
     }
     k->st.corpus += 2;
-    if (db_record(k, sig, c, s, v, 1) != 0 || reduce_finding(k, sig, c, s) != 0)
+    GenCase min;
+    int have_min = 0;
+    if (db_record(k, sig, c, s, v, 1) != 0 || reduce_finding(k, sig, c, s, &min, &have_min) != 0)
       return -1;
     if (sig->min_ops > 0)
       k->st.corpus++;
-    return campaign__write_info(k, sig);
+    int mrc = matrix_check(k, sig, have_min ? &min : c, s);
+    if (have_min)
+      gen_case_free(&min);
+    return mrc != 0 ? -1 : campaign__write_info(k, sig);
   }
   sig->f.count++;
   Form *form = count_form(sig, v);

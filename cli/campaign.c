@@ -4,6 +4,7 @@
  */
 #include "cli.h"
 #include "../campaign/campaign.h"
+#include "../lower/mlir.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -66,6 +67,8 @@ typedef struct Args {
   CampaignConfig c;
   const char *lowerings[CAMPAIGN_MAX_LOWERINGS];
   int nlow;
+  MlirMatrixAxes axes;
+  int any_axis;
   const char *pipeline, *db_path;
   int no_db, resume, quiet;
   int any_mlir; /* a lowering may stop cases before they run: show the share that ran */
@@ -109,6 +112,13 @@ static int parse_opt(Args *a, int argc, char **argv, int *i) {
     a->lowerings[a->nlow++] = argv[++*i];
   } else if (strcmp(o, "--pipeline") == 0 && val) {
     a->pipeline = argv[++*i];
+  } else if (strcmp(o, "--matrix") == 0 && val) {
+    AfErr err = {0};
+    if (mlir_matrix_axis(&a->axes, argv[++*i], &err)) {
+      fprintf(stderr, "asyncfuzz campaign: %s\n", err.msg);
+      return EXIT_USAGE;
+    }
+    a->any_axis = 1;
   } else if (strcmp(o, "--schedules") == 0 && val) {
     c->sched_spec = argv[++*i];
   } else if (strcmp(o, "--out") == 0 && val) {
@@ -163,6 +173,8 @@ static void on_progress(const CampaignStatus *k, int final, void *ctx) {
           k->corpus);
   if (k->nspecs > 1)
     fprintf(stderr, "  differ %ld", k->differ_cases);
+  if (k->nconfigs > 0)
+    fprintf(stderr, "  configs %d (%ld-%ld cases each)", k->nconfigs, k->conf_min, k->conf_max);
   if (k->navoid > 0)
     fprintf(stderr, "  avoided %ld", k->avoided);
   if (a->any_mlir)
@@ -200,8 +212,12 @@ static void print_result(const Args *a, const CampaignResult *r, const char *dbp
       check_schedule_str(&g->smallest_sched, ss, sizeof ss);
       printf("  %6ld x %s\n         smallest %d ops, replay: asyncfuzz check "
              "%s/failures/%s/smallest.json --lowering %s --schedules %s%s\n",
-             g->count, g->signature, g->smallest_ops, c->out, g->dir, c->specs[g->low].arg, ss,
-             check_backend_args(&c->opts));
+             g->count, g->signature, g->smallest_ops, c->out, g->dir, campaign_spec(c, g->low)->arg,
+             ss, check_backend_args(&c->opts));
+      if (g->matrix_n > 0)
+        printf("         configurations: reproduces on %d of %d%s%s%s\n", g->matrix_rep,
+               g->matrix_n, g->matrix_axes[0] ? "; the verdicts differ by " : "", g->matrix_axes,
+               g->matrix_axes[0] ? " (see info.txt)" : "");
     }
     if (c->nspecs > 1) {
       printf("differential: verdicts differ on %ld of %ld cases%s\n", st->differ_cases, st->cases,
@@ -210,6 +226,19 @@ static void print_result(const Args *a, const CampaignResult *r, const char *dbp
         printf("  %6ld x %s (first: case seed %llu)\n", r->differ[i].count, r->differ[i].what,
                (unsigned long long)r->differ[i].first_seed);
     }
+  }
+  if (c->nmatrix > 0) {
+    printf("configurations of %s: %d, cases each (executed, failing):\n",
+           c->specs[c->matrix_low].name, c->nmatrix);
+    for (int i = 0; i < c->nmatrix; i++) {
+      char axes[200];
+      mlir_config_axes(&c->matrix[i], axes, sizeof axes);
+      printf("  %-44s %7ld (%ld, %ld)\n", axes, r->conf[i].cases, r->conf[i].executed,
+             r->conf[i].failures);
+    }
+    printf("matrix: %ld new finding(s) checked on every configuration, %ld of them not on all "
+           "(asyncfuzz db show ID; db list --regressions / --fixed)\n",
+           st->matrix_checked, st->matrix_differ);
   }
   if (st->navoid > 0)
     printf("steering: %ld case(s) drawn again to avoid %d op shape(s) of bugs known or found\n",
@@ -227,8 +256,17 @@ static void print_start(const Args *a, uint64_t seed) {
   const CampaignConfig *c = &a->c;
   fprintf(stderr, "asyncfuzz campaign: %s", a->resume ? "resumed; " : "");
   fprintf(stderr, "lowering");
-  for (int i = 0; i < c->nspecs; i++)
+  for (int i = 0; i < c->nspecs; i++) {
+    if (c->nmatrix > 0 && i == c->matrix_low) {
+      fprintf(stderr, "%s %s, a matrix of %d configurations (", i ? "," : "", c->specs[i].name,
+              c->nmatrix);
+      for (int m = 0; m < c->nmatrix; m++)
+        fprintf(stderr, "%s%s", m ? " " : "", c->matrix[m].name);
+      fprintf(stderr, ")");
+      continue;
+    }
     fprintf(stderr, "%s %s (%s)", i ? "," : "", c->specs[i].name, lower_version(&c->specs[i]));
+  }
   fprintf(stderr, "; backend %s, schedules %s, seed %llu, %ld %s%s, %d job(s), output %s\n",
           c->backend, c->sched_spec, (unsigned long long)seed,
           c->max_cases > 0 ? c->max_cases : c->seconds, c->max_cases > 0 ? "cases" : "seconds",
@@ -271,13 +309,21 @@ int cmd_campaign(int argc, char **argv) {
   if (a.nlow == 0)
     a.lowerings[a.nlow++] = "builtin";
   LowerSpec specs[CAMPAIGN_MAX_LOWERINGS];
-  for (int i = 0; i < a.nlow; i++) {
-    if (cli_parse_lowering("campaign", a.lowerings[i], a.pipeline, 1, &specs[i]))
-      return EXIT_USAGE;
-    a.any_mlir |= specs[i].kind == LOWER_MLIR_OPT;
+  LowerSpec *matrix = NULL;
+  char notes[2048];
+  AfErr lerr = {0};
+  MlirMatrixAxes ax = a.axes;
+  ax.custom = a.pipeline;
+  ax.no_rocdl = c->opts.backend != RT_BACKEND_SIM;
+  if (campaign_lowerings(a.lowerings, a.nlow, a.pipeline, &ax, a.any_axis, c, specs, &matrix, notes,
+                         sizeof notes, &lerr)) {
+    fprintf(stderr, "asyncfuzz campaign: %s\n", lerr.msg);
+    return EXIT_USAGE;
   }
-  c->specs = specs;
-  c->nspecs = a.nlow;
+  for (int i = 0; i < c->nspecs; i++)
+    a.any_mlir |= specs[i].kind == LOWER_MLIR_OPT;
+  if (notes[0])
+    fprintf(stderr, "asyncfuzz campaign: matrix: %s\n", notes);
   char dbp[4096];
   snprintf(dbp, sizeof dbp, "%s", a.db_path ? a.db_path : "");
   if (!a.no_db && a.db_path == NULL)
@@ -289,6 +335,7 @@ int cmd_campaign(int argc, char **argv) {
   int rc = campaign_open(c, a.resume, &k, &seed, &err);
   if (rc) {
     fprintf(stderr, "asyncfuzz campaign: %s\n", err.msg);
+    af_free(matrix);
     return rc == AF_EUSAGE ? EXIT_USAGE : rc == AF_EPARSE ? EXIT_INPUT : EXIT_INTERNAL;
   }
   print_start(&a, seed);
@@ -307,10 +354,12 @@ int cmd_campaign(int argc, char **argv) {
   if (rc) {
     fprintf(stderr, "asyncfuzz campaign: %s\n", err.msg);
     campaign_free(k);
+    af_free(matrix);
     return EXIT_INTERNAL;
   }
   print_result(&a, &r, c->db_path);
   ex = r.failed ? EXIT_INTERNAL : r.st.failures > 0 ? EXIT_FOUND : EXIT_OK;
   campaign_free(k);
+  af_free(matrix);
   return ex;
 }

@@ -16,9 +16,14 @@ static const char db_help[] =
     "usage: asyncfuzz db COMMAND [--db FILE] ...\n"
     "Queries the regression database that campaigns write (default " DEFAULT_DB ").\n"
     "  list [--status S] [--class C] [--lowering L] [--since YYYY-MM-DD]\n"
-    "                      findings, new first\n"
+    "       [--regressions | --fixed]\n"
+    "                      findings, new first; --regressions: those present in a newer LLVM\n"
+    "                      release and absent in an older one (same pipeline, target and JIT\n"
+    "                      level, by each finding's minimized case run on every configuration\n"
+    "                      of a campaign's matrix); --fixed: the reverse\n"
     "  show ID             a finding: signature, reproduction rate, versions, pipeline, the\n"
-    "                      command that replays it, its smallest case and a trace excerpt\n"
+    "                      command that replays it, its verdict on every configuration of the\n"
+    "                      matrix, its smallest case and a trace excerpt\n"
     "  stats               counts per status, class and lowering\n"
     "  mark ID --status S  S: new, known, fixed or wontfix (known and wontfix findings are\n"
     "                      counted by later campaigns, not reported again)\n"
@@ -58,6 +63,28 @@ static int print_buf(AfBuf *b) {
   return ex;
 }
 
+/* store_show with the finding's matrix before its cases */
+static int show(Store *s, int64_t id, AfBuf *b, AfErr *err) {
+  AfBuf m;
+  af_buf_init(&m);
+  int rc = store_show(s, id, b, err);
+  if (rc == 0)
+    rc = store_show_configs(s, id, &m, err);
+  if (rc == 0 && m.p && b->p) {
+    char *at = strstr(b->p, "\nsmallest case (");
+    size_t cut = at ? (size_t)(at - b->p) + 1 : b->len;
+    AfBuf all;
+    af_buf_init(&all);
+    af_buf_put(&all, b->p, cut);
+    af_buf_puts(&all, m.p);
+    af_buf_puts(&all, b->p + cut);
+    af_buf_free(b);
+    *b = all;
+  }
+  af_buf_free(&m);
+  return rc;
+}
+
 int cmd_db(int argc, char **argv) {
   if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     fputs(db_help, argc < 2 ? stderr : stdout);
@@ -65,7 +92,7 @@ int cmd_db(int argc, char **argv) {
   }
   const char *sub = argv[1], *path = DEFAULT_DB, *format = NULL, *arg = NULL;
   StoreFilter f = {-1, NULL, NULL, 0};
-  int status = -1;
+  int status = -1, versions = -1; /* 0: --regressions, 1: --fixed */
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -91,6 +118,12 @@ int cmd_db(int argc, char **argv) {
       }
     } else if (strcmp(a, "--format") == 0 && val) {
       format = argv[++i];
+    } else if (strcmp(a, "--regressions") == 0 || strcmp(a, "--fixed") == 0) {
+      if (versions >= 0 && versions != (a[2] == 'f')) {
+        fprintf(stderr, "asyncfuzz db: --regressions or --fixed, not both\n");
+        return EXIT_USAGE;
+      }
+      versions = a[2] == 'f';
     } else if (a[0] == '-') {
       fprintf(stderr, "asyncfuzz db: unknown or incomplete option %s (see --help)\n", a);
       return EXIT_USAGE;
@@ -102,6 +135,10 @@ int cmd_db(int argc, char **argv) {
     }
   }
   f.status = strcmp(sub, "mark") == 0 ? -1 : status;
+  if (versions >= 0 && strcmp(sub, "list") != 0) {
+    fprintf(stderr, "asyncfuzz db %s: --regressions and --fixed are options of db list\n", sub);
+    return EXIT_USAGE;
+  }
   int64_t id = 0;
   if (strcmp(sub, "show") == 0 || strcmp(sub, "mark") == 0) {
     char *end;
@@ -134,10 +171,12 @@ int cmd_db(int argc, char **argv) {
   AfBuf b;
   af_buf_init(&b);
   int rc = 0;
-  if (strcmp(sub, "list") == 0)
+  if (strcmp(sub, "list") == 0 && versions >= 0)
+    rc = store_list_versions(s, &f, versions, &b, &err);
+  else if (strcmp(sub, "list") == 0)
     rc = store_list(s, &f, &b, &err);
   else if (strcmp(sub, "show") == 0)
-    rc = store_show(s, id, &b, &err);
+    rc = show(s, id, &b, &err);
   else if (strcmp(sub, "stats") == 0)
     rc = store_stats(s, &b, &err);
   else if (strcmp(sub, "export") == 0)

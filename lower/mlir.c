@@ -63,6 +63,14 @@ static char *unsplit_locs(const char *text) {
 
 /* ---- normalizing what mlir-opt says ---- */
 
+/* digits at m end an identifier after its '_': a suffix a pass adds to keep names unique
+ * (async_execute_fn_1), not part of the name */
+static int uniquer(const char *m) {
+  while (isdigit((unsigned char)*m))
+    m++;
+  return !isalnum((unsigned char)*m) && *m != '_';
+}
+
 void mlir_normalize(const char *m, char *out, size_t n) {
   size_t k = 0;
   while (*m && k + 1 < n) {
@@ -71,11 +79,15 @@ void mlir_normalize(const char *m, char *out, size_t n) {
       m++;
       while (isalnum((unsigned char)*m) || *m == '_' || *m == '#')
         m++;
-    } else if (isdigit((unsigned char)*m) &&
-               (k == 0 || !(isalpha((unsigned char)out[k - 1]) || out[k - 1] == '_'))) {
-      out[k++] = 'N';
-      while (isdigit((unsigned char)*m))
-        m++;
+    } else if (isdigit((unsigned char)*m)) {
+      /* a number, or the digits of a name (i32, sm_90) kept whole */
+      int name =
+          k > 0 && (isalpha((unsigned char)out[k - 1]) || (out[k - 1] == '_' && !uniquer(m)));
+      if (!name)
+        out[k++] = 'N';
+      for (; isdigit((unsigned char)*m); m++)
+        if (name && k + 1 < n)
+          out[k++] = *m;
     } else {
       out[k++] = *m == '|' ? '/' : *m; /* '|' separates a signature's fields */
       m++;

@@ -92,6 +92,28 @@ void mlir_lowered_free(MlirLowered *l, int n);
 char *mlir_tag_calls(const char *code, const GenLineMap *map, int first_line, int *ncalls,
                      int *ntagged);
 
+/* ---- the matrix of configurations (a campaign's plain `--lowering mlir-opt`) ---- */
+
+typedef struct MlirMatrixAxes {
+  const char *builds;    /* "PATH,DIR,...": mlir-opt executables or directories with one; NULL:
+                            the builds found (/usr/lib/llvm-N, or $ASYNCFUZZ_MLIR_OPT alone) */
+  const char *pipelines; /* "default,async-region" (the default); NULL */
+  const char *targets;   /* "nvvm,rocdl"; NULL: both (rocdl where its libraries are) */
+  const char *jit;       /* "O0,Odefault" (the default), any of O0..O3 and Odefault */
+  const char *custom;    /* --pipeline: the one pipeline ("custom") */
+  int no_rocdl;          /* the backend cannot run rocdl code: nvvm only */
+} MlirMatrixAxes;
+/* Sets one axis from "AXIS=V1,V2" (--matrix). AF_EUSAGE for an unknown axis. */
+int mlir_matrix_axis(MlirMatrixAxes *ax, const char *opt, AfErr *err);
+/* The configurations of the axes (every build x pipeline x target x level, builds newest
+ * first), each a "matrix:" spec (af_free *out). notes: what the defaults left out and why ("":
+ * nothing). AF_EUSAGE for an unknown value or two builds of one version string, AF_EINVALID
+ * for a build that cannot be used (no runner next to it, too old), naming the build. */
+int mlir_matrix(const MlirMatrixAxes *ax, LowerSpec **out, int *n, char *notes, size_t nn,
+                AfErr *err);
+/* "LLVM 22.1.8, async-region, rocdl, Odefault": a configuration's axes. */
+void mlir_config_axes(const LowerSpec *spec, char *out, size_t n);
+
 /* For lower_spec_parse. */
 int lower_mlir_spec_parse(const char *s, LowerSpec *out, AfErr *err);
 

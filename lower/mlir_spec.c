@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* snprintf where cutting short is intended (long paths) */
@@ -434,6 +435,217 @@ int lower_spec_set_pipeline(LowerSpec *s, const char *pipeline, AfErr *err) {
   fmt(path, sizeof path, "%s", colon ? colon + 1 : "");
   spec_names(s, path);
   return 0;
+}
+
+/* ---- the matrix ---- */
+
+int mlir_matrix_axis(MlirMatrixAxes *ax, const char *opt, AfErr *err) {
+  static const char *const names[] = {"builds", "pipelines", "targets", "jit"};
+  const char **dst[] = {&ax->builds, &ax->pipelines, &ax->targets, &ax->jit};
+  const char *eq = strchr(opt, '=');
+  for (int i = 0; eq && i < 4; i++)
+    if (strlen(names[i]) == (size_t)(eq - opt) && strncmp(opt, names[i], strlen(names[i])) == 0) {
+      if (eq[1] == '\0')
+        return af_err_set(err, AF_EUSAGE, "--matrix %s: no values", opt);
+      *dst[i] = eq + 1;
+      return 0;
+    }
+  return af_err_set(err, AF_EUSAGE,
+                    "--matrix \"%s\": unknown axis; AXIS=V1,V2,... with AXIS one of builds "
+                    "(mlir-opt paths or directories), pipelines (default, async-region), targets "
+                    "(nvvm, rocdl), jit (O0..O3, Odefault)",
+                    opt);
+}
+
+/* The next comma-separated item of *list into out; 0 at the end. */
+static int next_item(const char **list, char *out, size_t n) {
+  const char *p = *list;
+  while (*p == ',' || *p == ' ')
+    p++;
+  if (*p == '\0')
+    return 0;
+  size_t len = strcspn(p, ",");
+  fmt(out, n, "%.*s", (int)len, p);
+  while (len > 0 && out[len - 1] == ' ')
+    out[--len] = '\0';
+  *list = p + strcspn(p, ",");
+  return 1;
+}
+
+/* The builds found: $ASYNCFUZZ_MLIR_OPT alone when set, else every /usr/lib/llvm-N/bin/mlir-opt
+ * of LLVM 19 or newer with its runner (newest first), else mlir-opt on the PATH. A build
+ * found but unusable is left out and said in notes. */
+static int found_builds(LowerSpec *b, int max, int *nb, char *notes, size_t nn, AfErr *err) {
+  *nb = 0;
+  const char *env = getenv("ASYNCFUZZ_MLIR_OPT");
+  if (env && *env)
+    return lower_mlir_spec_parse("mlir-opt", &b[(*nb)++], err);
+  for (int major = 40; major >= MLIR_OLDEST_MAJOR && *nb < max; major--) {
+    char p[64];
+    fmt(p, sizeof p, "/usr/lib/llvm-%d/bin/mlir-opt", major);
+    if (!exists_x(p))
+      continue;
+    char spec[128];
+    fmt(spec, sizeof spec, "mlir-opt:%s", p);
+    AfErr e = {0};
+    if (lower_mlir_spec_parse(spec, &b[*nb], &e) == 0)
+      (*nb)++;
+    else
+      fmt(notes + strlen(notes), nn - strlen(notes), "%sleft out %s: %s", notes[0] ? "; " : "", p,
+          e.msg);
+  }
+  if (*nb == 0)
+    return lower_mlir_spec_parse("mlir-opt", &b[(*nb)++], err);
+  return 0;
+}
+
+/* The builds named: mlir-opt executables, or directories holding one (DIR/mlir-opt or
+ * DIR/bin/mlir-opt). */
+static int named_builds(const char *list, LowerSpec *b, int max, int *nb, AfErr *err) {
+  char item[PATH_MAX];
+  *nb = 0;
+  while (next_item(&list, item, sizeof item)) {
+    if (*nb == max)
+      return af_err_set(err, AF_EUSAGE, "--matrix builds: at most %d builds", max);
+    char path[PATH_MAX + 16];
+    fmt(path, sizeof path, "%s", item);
+    struct stat stt;
+    if (stat(item, &stt) == 0 && S_ISDIR(stt.st_mode)) {
+      fmt(path, sizeof path, "%s/mlir-opt", item);
+      if (!exists_x(path))
+        fmt(path, sizeof path, "%s/bin/mlir-opt", item);
+      if (!exists_x(path))
+        return af_err_set(err, AF_EINVALID, "build %s: no mlir-opt in it (nor in its bin/)", item);
+    }
+    char spec[PATH_MAX + 32];
+    fmt(spec, sizeof spec, "mlir-opt:%s", path);
+    int rc = lower_mlir_spec_parse(spec, &b[*nb], err);
+    if (rc) {
+      char msg[sizeof err->msg];
+      fmt(msg, sizeof msg, "%s", err->msg);
+      af_err_clear(err);
+      return af_err_set(err, rc, "build %s: %s", item, msg);
+    }
+    (*nb)++;
+  }
+  if (*nb == 0)
+    return af_err_set(err, AF_EUSAGE, "--matrix builds: no build named");
+  return 0;
+}
+
+/* configuration (vi, target, jit) of build b into out */
+static int config_of(const LowerSpec *b, int vi, const char *custom, const char *target, int jit,
+                     LowerSpec *out, AfErr *err) {
+  *out = *b;
+  out->matrix = 1;
+  out->jit_opt = jit;
+  fmt(out->target, sizeof out->target, "%s", target);
+  fmt(out->variant, sizeof out->variant, "%s", custom ? "custom" : variants[vi].name);
+  if (strcmp(target, "rocdl") == 0) {
+    int r = find_rocm(out->rocm, sizeof out->rocm);
+    if (r <= 0)
+      return af_err_set(err, AF_EINVALID,
+                        "the rocdl target needs the ROCm device libraries (apt-get install "
+                        "rocm-device-libs; scripts/bootstrap.sh does), or ASYNCFUZZ_ROCM_PATH "
+                        "naming a ROCm with amdgcn/bitcode%s%s",
+                        r < 0 ? ": it has none: " : "", r < 0 ? out->rocm : "");
+  }
+  if (custom)
+    fmt(out->pipeline, sizeof out->pipeline, "%s", custom);
+  else
+    compose(vi, target, out->rocm, out->pipeline, sizeof out->pipeline);
+  spec_names(out, "");
+  return 0;
+}
+
+int mlir_matrix(const MlirMatrixAxes *ax, LowerSpec **out, int *nout, char *notes, size_t nn,
+                AfErr *err) {
+  enum { MAXB = 16 };
+  LowerSpec *b = af_calloc(MAXB, sizeof *b);
+  *out = NULL;
+  *nout = 0;
+  notes[0] = '\0';
+  if (b == NULL)
+    return af_err_set(err, AF_ENOMEM, "out of memory");
+  int nb = 0;
+  int rc = ax->builds ? named_builds(ax->builds, b, MAXB, &nb, err)
+                      : found_builds(b, MAXB, &nb, notes, nn, err);
+  for (int i = 0; rc == 0 && i < nb; i++)
+    for (int j = 0; rc == 0 && j < i; j++)
+      if (strcmp(b[i].version, b[j].version) == 0)
+        rc = af_err_set(err, AF_EUSAGE,
+                        "builds %s and %s are both \"%s\": a matrix names each build by its "
+                        "version, so name one of them only",
+                        b[j].opt, b[i].opt, b[i].version);
+  /* the other axes */
+  int vis[8], nv = 0, jits[8], nj = 0;
+  const char *tgs[2];
+  int nt = 0;
+  char item[64];
+  const char *l = ax->pipelines ? ax->pipelines : ax->custom ? "custom" : "default,async-region";
+  while (rc == 0 && next_item(&l, item, sizeof item) && nv < 8) {
+    int vi = -1;
+    for (int i = 0; i < NVARIANTS; i++)
+      if (strcmp(variants[i].name, item) == 0)
+        vi = i;
+    if (strcmp(item, "custom") == 0 && ax->custom)
+      vi = 0;
+    if (vi < 0)
+      rc = af_err_set(err, AF_EUSAGE,
+                      "--matrix pipelines: unknown pipeline \"%s\" (default, async-region%s)", item,
+                      ax->custom ? ", custom: --pipeline's" : "");
+    vis[nv++] = vi;
+  }
+  char rocm[PATH_MAX];
+  int have_rocm = find_rocm(rocm, sizeof rocm) > 0;
+  l = ax->targets ? ax->targets : ax->no_rocdl || !have_rocm ? "nvvm" : "nvvm,rocdl";
+  if (!ax->targets && !ax->no_rocdl && !have_rocm)
+    fmt(notes + strlen(notes), nn - strlen(notes),
+        "%sno rocdl: the ROCm device libraries are not installed (rocm-device-libs)",
+        notes[0] ? "; " : "");
+  while (rc == 0 && next_item(&l, item, sizeof item) && nt < 2) {
+    if (strcmp(item, "nvvm") && strcmp(item, "rocdl"))
+      rc =
+          af_err_set(err, AF_EUSAGE, "--matrix targets: unknown target \"%s\" (nvvm, rocdl)", item);
+    else if (strcmp(item, "rocdl") == 0 && ax->no_rocdl)
+      rc = af_err_set(err, AF_EUSAGE, "--matrix targets: rocdl code runs on the sim backend only");
+    else
+      tgs[nt++] = strcmp(item, "nvvm") == 0 ? "nvvm" : "rocdl";
+  }
+  l = ax->jit ? ax->jit : "O0,Odefault";
+  while (rc == 0 && next_item(&l, item, sizeof item) && nj < 8) {
+    if (strcmp(item, "Odefault") == 0)
+      jits[nj++] = -1;
+    else if (strlen(item) == 2 && item[0] == 'O' && item[1] >= '0' && item[1] <= '3')
+      jits[nj++] = item[1] - '0';
+    else
+      rc = af_err_set(err, AF_EUSAGE,
+                      "--matrix jit: unknown level \"%s\" (O0, O1, O2, O3, Odefault)", item);
+  }
+  int n = nb * nv * nt * nj;
+  LowerSpec *m = rc == 0 ? af_calloc((size_t)(n ? n : 1), sizeof *m) : NULL;
+  if (rc == 0 && m == NULL)
+    rc = af_err_set(err, AF_ENOMEM, "out of memory");
+  int k = 0;
+  for (int i = 0; rc == 0 && i < nb; i++)
+    for (int v = 0; rc == 0 && v < nv; v++)
+      for (int t = 0; rc == 0 && t < nt; t++)
+        for (int j = 0; rc == 0 && j < nj; j++)
+          rc = config_of(&b[i], vis[v], ax->custom, tgs[t], jits[j], &m[k++], err);
+  af_free(b);
+  if (rc) {
+    af_free(m);
+    return rc;
+  }
+  *out = m;
+  *nout = n;
+  return 0;
+}
+
+void mlir_config_axes(const LowerSpec *s, char *out, size_t n) {
+  char lvl[16];
+  fmt(lvl, sizeof lvl, s->jit_opt < 0 ? "Odefault" : "O%d", s->jit_opt);
+  fmt(out, n, "LLVM %s, %s, %s, %s", mlir_llvm_version(s), s->variant, s->target, lvl);
 }
 
 int mlir_tmpdir(char *out, size_t n, AfErr *err) {

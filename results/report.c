@@ -265,7 +265,11 @@ int store_report_html(Store *s, AfBuf *out, AfErr *err) {
     af_buf_puts(out, "</td></tr>\n");
   }
   sqlite3_finalize(st);
-  af_buf_puts(out, "</tbody></table>\n<h2>Charts</h2>\n");
+  af_buf_puts(out, "</tbody></table>\n");
+  rc = store_report_matrix(s, out, err);
+  if (rc)
+    return rc;
+  af_buf_puts(out, "<h2>Charts</h2>\n");
   static const char *const charts[][3] = {
       {"findings per class", "SELECT class, count(*) FROM findings GROUP BY 1 ORDER BY 1", ""},
       {"findings per lowering", "SELECT lowering, count(*) FROM findings GROUP BY 1 ORDER BY 1",

@@ -113,6 +113,19 @@ static const char *const migrations[] = {
     "INSERT INTO forms(finding, run, detailed, hits) SELECT o.finding, o.run, f.signature,"
     " sum(o.hits) FROM occurrences o JOIN findings f ON f.id = o.finding"
     " GROUP BY o.finding, o.run;",
+    /* v5: the configuration matrix of the mlir-opt lowering. finding_configs: the verdict of a
+     * finding's minimized case on each configuration (build, pipeline, target, JIT level);
+     * run_configs: the cases a run gave each configuration. */
+    "CREATE TABLE finding_configs(finding INTEGER NOT NULL REFERENCES findings(id),"
+    " config TEXT NOT NULL, lowering_version TEXT NOT NULL, llvm TEXT NOT NULL,"
+    " llvm_key INTEGER NOT NULL, pipeline TEXT NOT NULL, target TEXT NOT NULL,"
+    " jit TEXT NOT NULL, class TEXT NOT NULL, signature TEXT NOT NULL,"
+    " reproduces INTEGER NOT NULL, run INTEGER REFERENCES runs(id), checked REAL,"
+    " UNIQUE(finding, config, lowering_version));"
+    "CREATE TABLE run_configs(run INTEGER NOT NULL REFERENCES runs(id), config TEXT NOT NULL,"
+    " lowering_version TEXT NOT NULL, cases INTEGER NOT NULL DEFAULT 0,"
+    " executed INTEGER NOT NULL DEFAULT 0, failures INTEGER NOT NULL DEFAULT 0,"
+    " UNIQUE(run, config, lowering_version));",
 };
 
 /* Counts hits of a detailed form of finding fid in run `run`. */
@@ -551,6 +564,25 @@ int store_merge(Store *s, const char *other, AfErr *err) {
       "  JOIN o.runs orr ON orr.id = ofo.run JOIN runs lr ON lr.uuid = orr.uuid"
       "  WHERE 1"
       " ON CONFLICT(finding, run, detailed) DO UPDATE SET hits = max(hits, excluded.hits);"
+      /* a finding's matrix: the newer check of each configuration */
+      "INSERT INTO finding_configs(finding, config, lowering_version, llvm, llvm_key, pipeline,"
+      " target, jit, class, signature, reproduces, run, checked)"
+      " SELECT lf.id, ofc.config, ofc.lowering_version, ofc.llvm, ofc.llvm_key, ofc.pipeline,"
+      "  ofc.target, ofc.jit, ofc.class, ofc.signature, ofc.reproduces, lr.id, ofc.checked"
+      "  FROM o.finding_configs ofc JOIN o.findings ofi ON ofi.id = ofc.finding"
+      "  JOIN findings lf ON lf.signature = ofi.signature"
+      "  LEFT JOIN o.runs orr ON orr.id = ofc.run LEFT JOIN runs lr ON lr.uuid = orr.uuid"
+      "  WHERE 1"
+      " ON CONFLICT(finding, config, lowering_version) DO UPDATE SET class = excluded.class,"
+      "  signature = excluded.signature, reproduces = excluded.reproduces, run = excluded.run,"
+      "  checked = excluded.checked WHERE excluded.checked > checked;"
+      "INSERT INTO run_configs(run, config, lowering_version, cases, executed, failures)"
+      " SELECT lr.id, orc.config, orc.lowering_version, orc.cases, orc.executed, orc.failures"
+      "  FROM o.run_configs orc JOIN o.runs orr ON orr.id = orc.run"
+      "  JOIN runs lr ON lr.uuid = orr.uuid WHERE 1"
+      " ON CONFLICT(run, config, lowering_version) DO UPDATE SET"
+      "  cases = max(cases, excluded.cases), executed = max(executed, excluded.executed),"
+      "  failures = max(failures, excluded.failures);"
       "UPDATE findings SET count = (SELECT coalesce(sum(hits), 0) FROM occurrences"
       "  WHERE occurrences.finding = findings.id);"
       "COMMIT;";

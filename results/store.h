@@ -18,7 +18,7 @@
 
 #include "../base/afbase.h"
 
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 
 typedef struct Store Store;
 
@@ -110,6 +110,38 @@ int store_export_junit(Store *s, const StoreFilter *f, AfBuf *out, AfErr *err);
 /* A self-contained HTML page: the findings table (new first), counts per class and lowering,
  * findings over time and throughput per run as inline SVG. All text is escaped. */
 int store_report_html(Store *s, AfBuf *out, AfErr *err);
+/* ---- the configuration matrix (matrix.c) ---- */
+
+/* A finding's minimized case run on one configuration of the mlir-opt lowering. */
+typedef struct StoreConfigVerdict {
+  const char *config;    /* its name, e.g. "mlir-opt-22.1.8@async-region/rocdl+Odefault" */
+  const char *version;   /* the build's version string */
+  const char *llvm;      /* its release, e.g. "22.1.8" (ordered numerically) */
+  const char *pipeline;  /* the named pipeline ("default", "async-region", "custom") */
+  const char *target;    /* "nvvm", "rocdl" */
+  const char *jit;       /* "O0".."O3", "Odefault" */
+  const char *cls;       /* the verdict's class ("pass") */
+  const char *signature; /* its signature ("" for pass) */
+  int reproduces;        /* the signature is the finding's */
+} StoreConfigVerdict;
+/* Stores the verdicts of finding `signature` on n configurations (one transaction; a
+ * configuration checked again replaces its row). AF_EINVALID: no such finding. */
+int store_set_configs(Store *s, const char *signature, int64_t run, const StoreConfigVerdict *v,
+                      int n, AfErr *err);
+/* Cases a run gave one configuration (added to what it has). */
+typedef struct StoreConfigCount {
+  const char *config, *version;
+  long cases, executed, failures;
+} StoreConfigCount;
+int store_config_counts(Store *s, int64_t run, const StoreConfigCount *c, int n, AfErr *err);
+/* A finding's matrix as text for `db show` ("" when it has none). */
+int store_show_configs(Store *s, int64_t id, AfBuf *out, AfErr *err);
+/* Findings present in a newer LLVM release and absent in an older one on the same pipeline,
+ * target and JIT level (fixed: the reverse), as text for `db list`. */
+int store_list_versions(Store *s, const StoreFilter *f, int fixed, AfBuf *out, AfErr *err);
+/* The same two lists, and cases per configuration, as HTML sections of the report. */
+int store_report_matrix(Store *s, AfBuf *out, AfErr *err);
+
 /* How many distinct findings a run recorded (for a campaign's summary). */
 int store_run_findings(Store *s, int64_t run, long *findings, AfErr *err);
 

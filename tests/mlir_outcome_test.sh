@@ -139,7 +139,7 @@ grep -qE "differential: verdicts differ on [1-9][0-9]* of 40 cases" "$tmp/out" |
 grep -q '"pipeline": "builtin.module(gpu.module(' "$tmp/camp/summary.json" || bad "campaign summary lacks the pipeline"
 # the share of cases that reached execution: the builtin lowering runs every case, and a case
 # counts for the campaign only when every lowering ran it; the database's run agrees
-ran=$(sed -n 's/.*"cases": 40, "executed_cases": \([0-9]*\),.*/\1/p' "$tmp/camp/summary.json")
+ran=$(sed -n 's/.*"swarm": [a-z]*, "cases": 40, "executed_cases": \([0-9]*\),.*/\1/p' "$tmp/camp/summary.json")
 grep -q '"name": "builtin", "version": "[^"]*", "executed_cases": 40}' "$tmp/camp/summary.json" \
   || bad "campaign summary: the builtin lowering should have run all 40 cases"
 grep -q "\"name\": \"mlir-opt\".*\"executed_cases\": $ran}" "$tmp/camp/summary.json" \
@@ -153,7 +153,7 @@ grep -qF "reached execution: $ran of 40 cases" "$tmp/out" || bad "campaign outpu
   --no-db --no-reduce --out "$tmp/campav" --quiet > "$tmp/out" 2>&1
 grep -qE '"avoided_shapes": \["[^"]*\(found\)' "$tmp/campav/summary.json" || bad "--avoid-found: no shape avoided"
 grep -qE '"avoided_cases": [1-9]' "$tmp/campav/summary.json" || bad "--avoid-found: no case drawn again"
-ran2=$(sed -n 's/.*"cases": 40, "executed_cases": \([0-9]*\),.*/\1/p' "$tmp/campav/summary.json")
+ran2=$(sed -n 's/.*"swarm": [a-z]*, "cases": 40, "executed_cases": \([0-9]*\),.*/\1/p' "$tmp/campav/summary.json")
 [ -n "$ran2" ] && [ -n "$ran" ] && [ "$ran2" -gt "$ran" ] || bad "--avoid-found: $ran2 cases ran, not more than $ran"
 # per case: a case mlir-opt rejects never runs; one it lowers does
 "$af" check "$src/corpus/launch-two-deps.json" "$src/tests/data/mlir-run-a.json" --lowering mlir-opt \

@@ -305,6 +305,17 @@ static void test_unconverted_root(void) {
   CHECK_STR(root, "func.call");
 }
 
+/* A diagnostic normalized: SSA names, numbers and the suffixes passes add to keep a name
+ * unique go; names with digits of their own stay. */
+static void test_normalize(void) {
+  char out[200];
+  mlir_normalize("'llvm.call' op 'async_execute_fn_12' does not reference a valid LLVM function",
+                 out, sizeof out);
+  CHECK_STR(out, "'llvm.call' op 'async_execute_fn_N' does not reference a valid LLVM function");
+  mlir_normalize("%t4 = gpu.alloc (memref<16xf16>) x2 af_fill_v arg_0x", out, sizeof out);
+  CHECK_STR(out, "% = gpu.alloc (memref<Nxf16>) x2 af_fill_v arg_0x");
+}
+
 static void test_line_map(void) {
   char path[512];
   snprintf(path, sizeof path, "%s/tests/data/mlir-run-a.json", srcdir);
@@ -343,6 +354,7 @@ int main(int argc, char **argv) {
     srcdir = argv[1];
   test_tag_calls();
   test_unconverted_root();
+  test_normalize();
   test_line_map();
   test_golden();
   test_oracle_values();

@@ -334,12 +334,102 @@ static void merge(void) {
   printf("merge: twice gives the same database\n");
 }
 
+/* A finding's verdict per configuration: stored, shown, listed as a regression (present in a
+ * newer LLVM release, absent in an older one on the same pipeline, target and level) or as
+ * fixed (the reverse), merged, and the cases per configuration in the report. */
+static void matrix(void) {
+  char a[256], c[256];
+  AfErr err = {0};
+  Store *s;
+  path(a, sizeof a, "matrix-a.db");
+  CHECK_EQ(store_open(a, 1, &s, &err), 0);
+  int64_t run = begin_run(s, "run-m");
+  int is_new;
+  record(s, run, "mlir-opt|reg|x", 1, 5, "d", &is_new);
+  record(s, run, "mlir-opt|fix|y", 2, 5, "d", &is_new);
+  record(s, run, "mlir-opt|all|z", 3, 5, "d", &is_new);
+  /* x: on 22.1.8 only (a regression, 9.0.0 < 19.1.7 < 22.1.8 as numbers); y: on 19.1.7
+   * only, of the default pipeline (fixed); z: everywhere */
+  StoreConfigVerdict v[] = {
+      {"mlir-opt-22.1.8", "LLVM 22.1.8", "22.1.8", "default", "nvvm", "O0", "reg", "mlir-opt|reg|x",
+       1},
+      {"mlir-opt-19.1.7", "LLVM 19.1.7", "19.1.7", "default", "nvvm", "O0", "pass", "", 0},
+      {"mlir-opt-9.0.0", "LLVM 9.0.0", "9.0.0", "default", "nvvm", "O0", "pass", "", 0},
+  };
+  CHECK_EQ(store_set_configs(s, "mlir-opt|reg|x", run, v, 3, &err), 0);
+  StoreConfigVerdict w[] = {
+      {"mlir-opt-22.1.8", "LLVM 22.1.8", "22.1.8", "default", "nvvm", "O0", "other",
+       "mlir-opt|other|q", 0},
+      {"mlir-opt-19.1.7", "LLVM 19.1.7", "19.1.7", "default", "nvvm", "O0", "fix", "mlir-opt|fix|y",
+       1},
+      {"mlir-opt-22.1.8@async-region", "LLVM 22.1.8", "22.1.8", "async-region", "nvvm", "O0", "fix",
+       "mlir-opt|fix|y", 1},
+  };
+  CHECK_EQ(store_set_configs(s, "mlir-opt|fix|y", run, w, 3, &err), 0);
+  StoreConfigVerdict z[] = {
+      {"mlir-opt-22.1.8", "LLVM 22.1.8", "22.1.8", "default", "nvvm", "O0", "all", "mlir-opt|all|z",
+       1},
+      {"mlir-opt-19.1.7", "LLVM 19.1.7", "19.1.7", "default", "nvvm", "O0", "all", "mlir-opt|all|z",
+       1},
+  };
+  CHECK_EQ(store_set_configs(s, "mlir-opt|all|z", run, z, 2, &err), 0);
+  CHECK_EQ(store_set_configs(s, "mlir-opt|none", run, z, 2, &err), AF_EINVALID);
+  af_err_clear(&err);
+  StoreConfigCount cc[] = {{"mlir-opt-22.1.8", "LLVM 22.1.8", 64, 3, 60},
+                           {"mlir-opt-19.1.7", "LLVM 19.1.7", 48, 2, 45}};
+  CHECK_EQ(store_config_counts(s, run, cc, 2, &err), 0);
+  CHECK_EQ(store_config_counts(s, run, cc, 1, &err), 0); /* added: 128 cases */
+  AfBuf b;
+  af_buf_init(&b);
+  CHECK_EQ(store_list_versions(s, NULL, 0, &b, &err), 0);
+  CHECK_CONTAINS(b.p, "mlir-opt|reg|x");
+  CHECK_CONTAINS(b.p, "9.0.0 -> 22.1.8, 19.1.7 -> 22.1.8 (1 config)");
+  CHECK(strstr(b.p, "mlir-opt|fix|y") == NULL && strstr(b.p, "mlir-opt|all|z") == NULL);
+  CHECK_CONTAINS(b.p, "1 finding(s) new in a newer LLVM release");
+  af_buf_free(&b);
+  af_buf_init(&b);
+  CHECK_EQ(store_list_versions(s, NULL, 1, &b, &err), 0);
+  CHECK_CONTAINS(b.p, "19.1.7 -> 22.1.8 (1 config)  mlir-opt|fix|y");
+  CHECK(strstr(b.p, "mlir-opt|reg|x") == NULL && strstr(b.p, "mlir-opt|all|z") == NULL);
+  af_buf_free(&b);
+  af_buf_init(&b);
+  CHECK_EQ(store_show_configs(s, 2, &b, &err), 0);
+  CHECK_CONTAINS(b.p, "reproduces on 2 of 3");
+  CHECK_CONTAINS(b.p, "mlir-opt|other|q");
+  af_buf_free(&b);
+  af_buf_init(&b);
+  CHECK_EQ(store_report_html(s, &b, &err), 0);
+  CHECK_CONTAINS(b.p, "<table id=\"regressions\">");
+  CHECK_CONTAINS(b.p, "<td>mlir-opt-22.1.8</td><td>LLVM 22.1.8</td><td>128</td><td>6</td>");
+  af_buf_free(&b);
+  store_close(s);
+  /* merged into another database (twice: the same), the matrix comes along */
+  path(c, sizeof c, "matrix-c.db");
+  CHECK_EQ(store_open(c, 1, &s, &err), 0);
+  CHECK_EQ(store_merge(s, a, &err), 0);
+  store_close(s);
+  char *once = dump(c);
+  CHECK_EQ(store_open(c, 0, &s, &err), 0);
+  CHECK_EQ(store_merge(s, a, &err), 0);
+  af_buf_init(&b);
+  CHECK_EQ(store_list_versions(s, NULL, 0, &b, &err), 0);
+  CHECK_CONTAINS(b.p, "mlir-opt|reg|x");
+  af_buf_free(&b);
+  store_close(s);
+  char *twice = dump(c);
+  CHECK_STR(twice, once);
+  af_free(once);
+  af_free(twice);
+  printf("matrix: regressions, fixes, show, report and merge\n");
+}
+
 int main(void) {
   if (mkdtemp(dir) == NULL) {
     perror("mkdtemp");
     return 1;
   }
   migrations();
+  matrix();
   refusals();
   metacharacters();
   forms();

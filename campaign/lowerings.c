@@ -1,0 +1,104 @@
+/*
+ * lowerings.c: a campaign's lowerings from the command line's specs, and the matrix of
+ * configurations among them (campaign.h).
+ */
+#include "campaign_int.h"
+
+#include "../lower/mlir.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const LowerSpec *campaign_spec(const CampaignConfig *c, int low) {
+  return low < c->nspecs ? &c->specs[low] : &c->matrix[low - c->nspecs];
+}
+
+/* The part of an mlir-opt spec before its build's path ("mlir-opt@async-region"); 0 when the
+ * spec names no build. */
+static int spec_head(const char *s, char *out, size_t n) {
+  const char *colon = strchr(s, ':');
+  if (strncmp(s, "mlir-opt", 8) != 0 || colon == NULL)
+    return 0;
+  snprintf(out, n, "%.*s", (int)(colon - s), s);
+  return 1;
+}
+
+static int parse(const char *s, const char *pipeline, LowerSpec *out, AfErr *err) {
+  int rc = lower_spec_parse(s, out, err);
+  if (rc == 0 && pipeline && out->kind == LOWER_MLIR_OPT)
+    rc = lower_spec_set_pipeline(out, pipeline, err);
+  return rc;
+}
+
+int campaign_lowerings(const char *const *lowerings, int nlow, const char *pipeline,
+                       const MlirMatrixAxes *axes, int any_axis, CampaignConfig *c,
+                       LowerSpec *specs, LowerSpec **matrix, char *notes, size_t nn, AfErr *err) {
+  char head[256], other[256], builds[8192] = "";
+  const char *names[CAMPAIGN_MAX_LOWERINGS];
+  int mlow = -1, nl = 0;
+  *matrix = NULL;
+  notes[0] = '\0';
+  for (int i = 0; i < nlow; i++) {
+    int grouped = 0;
+    if (spec_head(lowerings[i], head, sizeof head))
+      for (int j = 0; j < nlow; j++)
+        grouped |=
+            j != i && spec_head(lowerings[j], other, sizeof other) && strcmp(head, other) == 0;
+    if (strcmp(lowerings[i], "mlir-opt") == 0 || grouped) {
+      if (mlow >= 0 &&
+          !(grouped && spec_head(names[mlow], other, sizeof other) && strcmp(head, other) == 0))
+        return af_err_set(err, AF_EUSAGE,
+                          "one matrix per campaign: %s and %s both make one (name its "
+                          "configurations with --matrix)",
+                          names[mlow], lowerings[i]);
+      if (grouped) {
+        size_t len = strlen(builds);
+        snprintf(builds + len, sizeof builds - len, "%s%s", len ? "," : "",
+                 strchr(lowerings[i], ':') + 1);
+      }
+      if (mlow >= 0)
+        continue; /* the matrix's lowering is there already */
+      mlow = nl;
+    }
+    if (nl == CAMPAIGN_MAX_LOWERINGS)
+      return af_err_set(err, AF_EUSAGE, "at most %d lowerings", CAMPAIGN_MAX_LOWERINGS);
+    names[nl] = lowerings[i];
+    int rc = parse(lowerings[i], pipeline, &specs[nl], err);
+    if (rc)
+      return rc;
+    nl++;
+  }
+  c->specs = specs;
+  c->nspecs = nl;
+  c->matrix_low = mlow;
+  c->matrix = NULL;
+  c->nmatrix = 0;
+  if (mlow < 0)
+    return any_axis ? af_err_set(err, AF_EUSAGE,
+                                 "--matrix chooses the configurations of the plain mlir-opt "
+                                 "lowering: add --lowering mlir-opt")
+                    : 0;
+  MlirMatrixAxes ax = *axes;
+  LowerSpec *rep = &specs[mlow];
+  char pl[32], jit[16];
+  if (builds[0]) { /* one spec, several builds: its own pipeline, target and level */
+    if (any_axis)
+      return af_err_set(err, AF_EUSAGE,
+                        "--matrix goes with the plain mlir-opt lowering, not with builds named "
+                        "by repeated --lowering options");
+    snprintf(pl, sizeof pl, "%s", rep->variant);
+    snprintf(jit, sizeof jit, rep->jit_opt < 0 ? "Odefault" : "O%d", rep->jit_opt);
+    ax.builds = builds;
+    ax.pipelines = pipeline ? NULL : pl;
+    ax.targets = rep->target;
+    ax.jit = jit;
+  }
+  int n, rc = mlir_matrix(&ax, matrix, &n, notes, nn, err);
+  if (rc)
+    return rc;
+  c->matrix = *matrix;
+  c->nmatrix = n;
+  *rep = (*matrix)[0]; /* the matrix's lowering, named as its signatures are */
+  snprintf(rep->name, sizeof rep->name, "%s", rep->family);
+  return 0;
+}

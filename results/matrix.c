@@ -1,0 +1,277 @@
+/*
+ * matrix.c: the configuration matrix in the database (store.h): each finding's verdict per
+ * configuration of the mlir-opt lowering, the cases of a run per configuration, and the
+ * findings that appear or go away between LLVM releases.
+ */
+#include "store_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* "22.1.8" -> 22001008, so releases order as numbers */
+static int64_t llvm_key(const char *v) {
+  int64_t key = 0;
+  const char *p = v;
+  for (int part = 0; part < 3; part++) {
+    key = key * 1000 + (p && *p >= '0' && *p <= '9' ? strtol(p, NULL, 10) % 1000 : 0);
+    p = p ? strchr(p, '.') : NULL;
+    if (p)
+      p++;
+  }
+  return key;
+}
+
+static void bind_t(sqlite3_stmt *st, int i, const char *t) {
+  sqlite3_bind_text(st, i, t ? t : "", -1, SQLITE_TRANSIENT);
+}
+
+int store_set_configs(Store *s, const char *signature, int64_t run, const StoreConfigVerdict *v,
+                      int n, AfErr *err) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(s->db, "SELECT id FROM findings WHERE signature = ?", -1, &st, NULL) !=
+      SQLITE_OK)
+    return results__db_err(s, err, "query failed");
+  bind_t(st, 1, signature);
+  int64_t fid = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+  sqlite3_finalize(st);
+  if (fid < 0)
+    return af_err_set(err, AF_EINVALID, "%s: no finding %s", s->path, signature);
+  if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+    return results__db_err(s, err, "cannot store the finding's configurations");
+  if (sqlite3_prepare_v2(s->db,
+                         "INSERT INTO finding_configs(finding, config, lowering_version, llvm,"
+                         " llvm_key, pipeline, target, jit, class, signature, reproduces, run,"
+                         " checked) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                         " ON CONFLICT(finding, config, lowering_version) DO UPDATE SET"
+                         " class = excluded.class, signature = excluded.signature,"
+                         " reproduces = excluded.reproduces, run = excluded.run,"
+                         " checked = excluded.checked",
+                         -1, &st, NULL) != SQLITE_OK) {
+    int rc = results__db_err(s, err, "cannot store the finding's configurations");
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+  }
+  int ok = 1;
+  for (int i = 0; i < n && ok; i++) {
+    sqlite3_bind_int64(st, 1, fid);
+    bind_t(st, 2, v[i].config);
+    bind_t(st, 3, v[i].version);
+    bind_t(st, 4, v[i].llvm);
+    sqlite3_bind_int64(st, 5, llvm_key(v[i].llvm));
+    bind_t(st, 6, v[i].pipeline);
+    bind_t(st, 7, v[i].target);
+    bind_t(st, 8, v[i].jit);
+    bind_t(st, 9, v[i].cls);
+    bind_t(st, 10, v[i].signature);
+    sqlite3_bind_int(st, 11, v[i].reproduces != 0);
+    if (run > 0)
+      sqlite3_bind_int64(st, 12, run);
+    else
+      sqlite3_bind_null(st, 12);
+    sqlite3_bind_double(st, 13, (double)time(NULL));
+    ok = sqlite3_step(st) == SQLITE_DONE;
+    sqlite3_reset(st);
+  }
+  sqlite3_finalize(st);
+  if (!ok || sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+    int rc = results__db_err(s, err, "cannot store the finding's configurations");
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+  }
+  return 0;
+}
+
+int store_config_counts(Store *s, int64_t run, const StoreConfigCount *c, int n, AfErr *err) {
+  sqlite3_stmt *st;
+  if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+    return results__db_err(s, err, "cannot store the cases per configuration");
+  if (sqlite3_prepare_v2(s->db,
+                         "INSERT INTO run_configs(run, config, lowering_version, cases, executed,"
+                         " failures) VALUES(?, ?, ?, ?, ?, ?)"
+                         " ON CONFLICT(run, config, lowering_version) DO UPDATE SET"
+                         " cases = cases + excluded.cases, executed = executed + excluded.executed,"
+                         " failures = failures + excluded.failures",
+                         -1, &st, NULL) != SQLITE_OK) {
+    int rc = results__db_err(s, err, "cannot store the cases per configuration");
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+  }
+  int ok = 1;
+  for (int i = 0; i < n && ok; i++) {
+    sqlite3_bind_int64(st, 1, run);
+    bind_t(st, 2, c[i].config);
+    bind_t(st, 3, c[i].version);
+    sqlite3_bind_int64(st, 4, c[i].cases);
+    sqlite3_bind_int64(st, 5, c[i].executed);
+    sqlite3_bind_int64(st, 6, c[i].failures);
+    ok = sqlite3_step(st) == SQLITE_DONE;
+    sqlite3_reset(st);
+  }
+  sqlite3_finalize(st);
+  if (!ok || sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+    int rc = results__db_err(s, err, "cannot store the cases per configuration");
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+  }
+  return 0;
+}
+
+int store_show_configs(Store *s, int64_t id, AfBuf *out, AfErr *err) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(s->db,
+                         "SELECT llvm, pipeline, target, jit, reproduces, class, signature, config"
+                         " FROM finding_configs WHERE finding = ?"
+                         " ORDER BY llvm_key DESC, pipeline, target, jit",
+                         -1, &st, NULL) != SQLITE_OK)
+    return results__db_err(s, err, "query failed");
+  sqlite3_bind_int64(st, 1, id);
+  int n = 0, yes = 0, step;
+  AfBuf rows;
+  af_buf_init(&rows);
+  while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+    int rep = sqlite3_column_int(st, 4);
+    yes += rep;
+    n++;
+    af_buf_printf(&rows, "  %-10s %-13s %-6s %-9s %s\n", results__col(st, 0), results__col(st, 1),
+                  results__col(st, 2), results__col(st, 3),
+                  rep                                        ? "reproduces"
+                  : strcmp(results__col(st, 5), "pass") == 0 ? "pass"
+                  : *results__col(st, 6)                     ? results__col(st, 6)
+                                                             : results__col(st, 5));
+  }
+  sqlite3_finalize(st);
+  if (step == SQLITE_DONE && n > 0) {
+    af_buf_printf(out,
+                  "configurations (the minimized case on each): reproduces on %d of %d\n"
+                  "  %-10s %-13s %-6s %-9s %s\n",
+                  yes, n, "LLVM", "pipeline", "target", "JIT", "verdict");
+    af_buf_puts(out, rows.p ? rows.p : "");
+  }
+  af_buf_free(&rows);
+  return step == SQLITE_DONE ? 0 : results__db_err(s, err, "query failed");
+}
+
+/* The findings of a version change: (id, status, class, count, signature, the releases as
+ * "OLD -> NEW", the configurations it holds on) per row. */
+static int prepare_versions(Store *s, const StoreFilter *f, int fixed, sqlite3_stmt **st,
+                            AfErr *err) {
+  char head[1400];
+  snprintf(head, sizeof head,
+           "SELECT id, status, class, count, signature,"
+           " (SELECT group_concat(pair, ', ') FROM (SELECT a.llvm || ' -> ' || b.llvm"
+           "   AS pair FROM finding_configs a JOIN finding_configs b ON b.finding = a.finding"
+           "   AND b.pipeline = a.pipeline AND b.target = a.target AND b.jit = a.jit"
+           "   AND a.llvm_key < b.llvm_key WHERE a.finding = findings.id AND a.reproduces = %d"
+           "   AND b.reproduces = %d GROUP BY pair ORDER BY min(a.llvm_key), min(b.llvm_key))),"
+           " (SELECT count(DISTINCT a.pipeline || '/' || a.target || '/' || a.jit)"
+           "   FROM finding_configs a JOIN finding_configs b ON b.finding = a.finding"
+           "   AND b.pipeline = a.pipeline AND b.target = a.target AND b.jit = a.jit"
+           "   AND a.llvm_key < b.llvm_key WHERE a.finding = findings.id AND a.reproduces = %d"
+           "   AND b.reproduces = %d)"
+           " FROM findings",
+           fixed, !fixed, fixed, !fixed);
+  char tail[400];
+  snprintf(tail, sizeof tail,
+           " AND EXISTS (SELECT 1 FROM finding_configs a JOIN finding_configs b"
+           " ON b.finding = a.finding AND b.pipeline = a.pipeline AND b.target = a.target"
+           " AND b.jit = a.jit AND a.llvm_key < b.llvm_key WHERE a.finding = findings.id"
+           " AND a.reproduces = %d AND b.reproduces = %d)" NEW_FIRST,
+           fixed, !fixed);
+  return results__prepare_filtered(s, head, f, tail, st, err);
+}
+
+int store_list_versions(Store *s, const StoreFilter *f, int fixed, AfBuf *out, AfErr *err) {
+  sqlite3_stmt *st;
+  int rc = prepare_versions(s, f, fixed, &st, err);
+  if (rc)
+    return rc;
+  af_buf_printf(out, "%5s  %-7s  %-20s %7s  %-26s  %s\n", "id", "status", "class", "count",
+                fixed ? "fixed in (old -> new)" : "regressed in (old -> new)", "signature");
+  int n = 0, step;
+  while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+    char rel[200];
+    snprintf(rel, sizeof rel, "%s (%d config%s)", results__col(st, 5), sqlite3_column_int(st, 6),
+             sqlite3_column_int(st, 6) == 1 ? "" : "s");
+    af_buf_printf(out, "%5lld  %-7s  %-20s %7lld  %-26s  %s\n",
+                  (long long)sqlite3_column_int64(st, 0), results__col(st, 1), results__col(st, 2),
+                  (long long)sqlite3_column_int64(st, 3), rel, results__col(st, 4));
+    n++;
+  }
+  sqlite3_finalize(st);
+  if (step != SQLITE_DONE)
+    return results__db_err(s, err, "query failed");
+  af_buf_printf(out,
+                "%d finding(s) %s a newer LLVM release on the same pipeline, target and JIT "
+                "level (each finding's minimized case, checked on every configuration)\n",
+                n, fixed ? "gone in" : "new in");
+  return 0;
+}
+
+static void html_esc(AfBuf *b, const char *s) {
+  for (; *s; s++) {
+    if (*s == '<')
+      af_buf_puts(b, "&lt;");
+    else if (*s == '>')
+      af_buf_puts(b, "&gt;");
+    else if (*s == '&')
+      af_buf_puts(b, "&amp;");
+    else if (*s == '"')
+      af_buf_puts(b, "&quot;");
+    else
+      af_buf_put(b, s, 1);
+  }
+}
+
+int store_report_matrix(Store *s, AfBuf *out, AfErr *err) {
+  for (int fixed = 0; fixed < 2; fixed++) {
+    sqlite3_stmt *st;
+    int rc = prepare_versions(s, NULL, fixed, &st, err);
+    if (rc)
+      return rc;
+    af_buf_printf(out,
+                  "<h2>%s between LLVM releases</h2>\n<table id=\"%s\"><thead><tr><th>id</th>"
+                  "<th>status</th><th>class</th><th>releases (old -&gt; new)</th>"
+                  "<th>configurations</th><th>signature</th></tr></thead><tbody>\n",
+                  fixed ? "Fixed" : "Regressions", fixed ? "fixed" : "regressions");
+    int n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      af_buf_printf(out, "<tr><td>%lld</td><td>", (long long)sqlite3_column_int64(st, 0));
+      html_esc(out, results__col(st, 1));
+      af_buf_puts(out, "</td><td>");
+      html_esc(out, results__col(st, 2));
+      af_buf_puts(out, "</td><td>");
+      html_esc(out, results__col(st, 5));
+      af_buf_printf(out, "</td><td>%d</td><td class=\"sig\">", sqlite3_column_int(st, 6));
+      html_esc(out, results__col(st, 4));
+      af_buf_puts(out, "</td></tr>\n");
+      n++;
+    }
+    sqlite3_finalize(st);
+    af_buf_printf(out, "</tbody></table>\n<p>%d finding(s)%s</p>\n", n,
+                  fixed ? " present in an older release and absent in a newer one"
+                        : " present in a newer release and absent in an older one");
+  }
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(s->db,
+                         "SELECT config, lowering_version, sum(cases), sum(executed), sum(failures)"
+                         " FROM run_configs GROUP BY config, lowering_version ORDER BY config",
+                         -1, &st, NULL) != SQLITE_OK)
+    return results__db_err(s, err, "query failed");
+  af_buf_puts(out, "<h2>Cases per configuration</h2>\n<table id=\"configs\"><thead><tr>"
+                   "<th>configuration</th><th>version</th><th>cases</th><th>executed</th>"
+                   "<th>failing</th></tr></thead><tbody>\n");
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    af_buf_puts(out, "<tr><td>");
+    html_esc(out, results__col(st, 0));
+    af_buf_puts(out, "</td><td>");
+    html_esc(out, results__col(st, 1));
+    af_buf_printf(out, "</td><td>%lld</td><td>%lld</td><td>%lld</td></tr>\n",
+                  (long long)sqlite3_column_int64(st, 2), (long long)sqlite3_column_int64(st, 3),
+                  (long long)sqlite3_column_int64(st, 4));
+  }
+  sqlite3_finalize(st);
+  af_buf_puts(out, "</tbody></table>\n");
+  return out->oom ? af_err_set(err, AF_ENOMEM, "out of memory") : 0;
+}
