@@ -59,6 +59,11 @@ static void read_lowering(Batch *b, const cJSON *m) {
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(m, fields[f][0]);
     snprintf((char *)fields[f][1], sizes[f], "%s", cJSON_IsString(j) ? j->valuestring : "");
   }
+  /* the target and the signatures' name, as the spec gave them */
+  snprintf(spec->target, sizeof spec->target, "%s",
+           strstr(spec->pipeline, "convert-gpu-to-rocdl") ? "rocdl" : "nvvm");
+  snprintf(spec->family, sizeof spec->family, "%s",
+           strncmp(spec->arg, "matrix:", 7) == 0 ? "mlir-opt" : spec->name);
   const cJSON *tv = cJSON_GetObjectItemCaseSensitive(m, "mlir_translate");
   const cJSON *lv = cJSON_GetObjectItemCaseSensitive(m, "llc");
   AfBuf tb;
@@ -279,6 +284,8 @@ static int run_child(Batch *b, const char *so, int from, double limit, int *next
 int batch_run(Batch *b, const Schedule *s, int ns, const CheckOpts *o, BatchRunStats *stats,
               AfErr *err) {
   memset(stats, 0, sizeof *stats);
+  if (check_runs_on(&b->spec, o, err))
+    return err->rc;
   b->ns = ns < CHECK_MAX_SCHED ? ns : CHECK_MAX_SCHED;
   memcpy(b->s, s, sizeof *s * (size_t)b->ns);
   int rc = mlir_tmpdir(b->tdir, sizeof b->tdir, err);

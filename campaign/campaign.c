@@ -123,8 +123,10 @@ static int write_summary(Campaign *k, double el) {
             oracle_verdict_name(s->f.cls), campaign_spec(&k->c, s->f.low)->name, s->f.count,
             s->f.smallest_ops, s->f.dir, s->f.suppressed ? "true" : "false");
     if (s->f.matrix_n > 0) {
-      fprintf(f, ", \"configurations\": {\"checked\": %d, \"reproduces\": %d, \"differ_by\": ",
-              s->f.matrix_n, s->f.matrix_rep);
+      fprintf(f,
+              ", \"configurations\": {\"checked\": %d, \"reproduces\": %d, \"seconds\": %.3f, "
+              "\"differ_by\": ",
+              s->f.matrix_n, s->f.matrix_rep, s->f.matrix_seconds);
       json_esc(f, s->f.matrix_axes);
       fprintf(f, ", \"verdicts\": ");
       json_esc(f, s->matrix ? s->matrix : "");

@@ -90,6 +90,7 @@ typedef struct CampaignFinding {
   int low; /* index into the lowerings (campaign_spec): the one it was first found with */
   int matrix_n, matrix_rep; /* configurations its minimized case ran on, and reproduced on */
   char matrix_axes[64];     /* the axes the verdicts differ by (LLVM, pipeline, target, JIT) */
+  double matrix_seconds;    /* what running it on every configuration took */
   long count;
   int smallest_ops;
   Schedule smallest_sched;

@@ -317,6 +317,7 @@ static int matrix_check(Campaign *k, Sig *sig, const GenCase *c, const Schedule 
   }
   CheckOpts o = k->c.opts;
   o.stop_at_first = 1;
+  double t0 = campaign__now();
   AfBuf b;
   af_buf_init(&b);
   int m = 0, rep = 0;
@@ -371,6 +372,7 @@ static int matrix_check(Campaign *k, Sig *sig, const GenCase *c, const Schedule 
                sig->f.matrix_axes[0] ? ", " : "", axis_names[a]);
   sig->f.matrix_n = m;
   sig->f.matrix_rep = rep;
+  sig->f.matrix_seconds = campaign__now() - t0;
   af_free(sig->matrix);
   sig->matrix = af_buf_take(&b);
   k->st.matrix_checked++;

@@ -252,7 +252,11 @@ int cmd_run_batch(int argc, char **argv) {
     return cli_exit_for(rc);
   }
   char dev[400] = "";
-  if (a.o.backend == RT_BACKEND_CUDA) {
+  if (check_runs_on(batch_spec(b), &a.o, &err)) {
+    fprintf(stderr, "asyncfuzz run-batch: %s\n", err.msg);
+    ex = EXIT_USAGE;
+  }
+  if (ex == 0 && a.o.backend == RT_BACKEND_CUDA) {
     ex = cli_backend_start("run-batch", &a.o, dev, sizeof dev);
     check_gpu_stop(); /* the batch child opens the device itself */
   }

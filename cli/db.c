@@ -207,8 +207,10 @@ int cmd_report(int argc, char **argv) {
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       printf("usage: asyncfuzz report --html FILE [--db FILE]\n"
              "Writes a self-contained HTML page of the regression database (default " DEFAULT_DB
-             "):\nthe findings table (new first), counts per class and lowering, findings over "
-             "time\nand throughput per run as inline SVG charts.\n");
+             "):\nthe findings table (new first); the findings that regressed or were fixed "
+             "between\nLLVM releases and the cases per configuration of the mlir-opt matrix; "
+             "counts per\nclass and lowering, findings over time and throughput per run as "
+             "inline SVG charts.\n");
       return EXIT_OK;
     } else if (strcmp(a, "--html") == 0 && i + 1 < argc) {
       html = argv[++i];

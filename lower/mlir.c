@@ -79,10 +79,13 @@ void mlir_normalize(const char *m, char *out, size_t n) {
       m++;
       while (isalnum((unsigned char)*m) || *m == '_' || *m == '#')
         m++;
+    } else if (isdigit((unsigned char)*m) && k > 0 && out[k - 1] == '_' && uniquer(m)) {
+      k--; /* a pass's uniquing suffix goes: async_execute_fn_1 is async_execute_fn */
+      while (isdigit((unsigned char)*m))
+        m++;
     } else if (isdigit((unsigned char)*m)) {
       /* a number, or the digits of a name (i32, sm_90) kept whole */
-      int name =
-          k > 0 && (isalpha((unsigned char)out[k - 1]) || (out[k - 1] == '_' && !uniquer(m)));
+      int name = k > 0 && (isalpha((unsigned char)out[k - 1]) || out[k - 1] == '_');
       if (!name)
         out[k++] = 'N';
       for (; isdigit((unsigned char)*m); m++)

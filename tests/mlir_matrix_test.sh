@@ -64,6 +64,15 @@ if [ -f /usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ockl.bc ] || [ -n "${ASYNCFUZZ_
   sig_of < "$tmp/nv" | grep -qF 'mlir-opt|misused-handle|stream|wrong-kind|via:yield' &&
     [ "$(verdict_of < "$tmp/roc")" = pass ] ||
     bad "region-launch-yield: nvvm $(sig_of < "$tmp/nv"), rocdl $(verdict_of < "$tmp/roc") (expected the yield's misused stream, pass)"
+  # compiled ahead of time (compile-batch) and run (run-batch) on the sim, as nvvm batches are;
+  # not on a GPU
+  "$af" compile-batch "$src/corpus/kernel-views.json" "$src/corpus/typed-buffers.json" \
+    --lowering mlir-opt/rocdl -o "$tmp/rb" > "$tmp/out" 2>&1 || bad "rocdl compile-batch: $(tail -2 "$tmp/out")"
+  "$af" run-batch "$tmp/rb" > "$tmp/out" 2>&1 && grep -q '^PASS: ' "$tmp/out" ||
+    bad "rocdl run-batch: $(tail -3 "$tmp/out")"
+  "$af" run-batch "$tmp/rb" --backend cuda > "$tmp/out" 2>&1
+  [ $? -eq 2 ] && grep -q 'runs on the sim backend only' "$tmp/out" ||
+    bad "rocdl run-batch on cuda: $(tail -2 "$tmp/out")"
   # its reproducer has no NVVM attribute: the pipeline attaches the rocdl target
   "$af" reduce "$src/corpus/launch-two-deps.json" --lowering mlir-opt/rocdl --schedules eager \
     -o "$tmp/r.json" --mlir "$tmp/r.mlir" > /dev/null 2>&1
