@@ -37,6 +37,7 @@ typedef struct Sig {
   int min_ops;     /* the reducer's result (minimized.json), 0: none */
   int min_partial; /* the campaign's time ran out during that reduction */
   char *matrix;    /* its verdict per configuration, as info.txt lines (NULL: not checked) */
+  int db_new;      /* new to the database (not found first by another worker or run) */
   int repro_runs, repro_hits;
 } Sig;
 

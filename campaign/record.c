@@ -158,8 +158,10 @@ static int db_record(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s,
   o.repro_hits = sig->repro_hits;
   int is_new, status;
   int rc = store_record(k->db, k->run_id, &o, &is_new, &status, &err);
-  if (rc == 0 && is_new)
+  if (rc == 0 && is_new) {
     k->st.new_findings++;
+    sig->db_new = 1;
+  }
   if (rc == 0)
     sig->exact++;
   af_free(json);
@@ -534,7 +536,8 @@ static int record_one(Campaign *k, int low, const GenCase *c, const Schedule *s,
       return -1;
     if (sig->min_ops > 0)
       k->st.corpus++;
-    int mrc = matrix_check(k, sig, have_min ? &min : c, s);
+    /* on every configuration once: another worker, or an earlier run, did it already */
+    int mrc = k->db == NULL || sig->db_new ? matrix_check(k, sig, have_min ? &min : c, s) : 0;
     if (have_min)
       gen_case_free(&min);
     return mrc != 0 ? -1 : campaign__write_info(k, sig);

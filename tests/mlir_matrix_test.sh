@@ -140,6 +140,15 @@ if [ -x "$o19" ] && [ -x "$o22" ]; then
   replay=$(sed -n 's/^replay: asyncfuzz //p' "$info")
   "$af" $replay > "$tmp/rep" 2>&1
   grep -qF "$(sed -n 's/^signature: //p' "$info")" "$tmp/rep" || bad "matrix replay: $replay: $(head -3 "$tmp/rep")"
+  # with two workers: the turns span both, and each new finding is checked once
+  "$af" campaign --lowering mlir-opt --matrix "builds=$o22,$o19" --matrix pipelines=default \
+    --matrix targets=nvvm --matrix jit=O0 --cases 64 --batch 8 --jobs 2 --seed 77 --no-reduce \
+    --schedules lazy --out "$tmp/mj" > "$tmp/mj.out" 2>&1
+  nf=$(sqlite3 "$tmp/mj/results.db" 'SELECT count(*) FROM findings')
+  grep -q "^matrix: $nf new finding(s) checked on every configuration" "$tmp/mj.out" &&
+    [ "$(sqlite3 "$tmp/mj/results.db" 'SELECT count(*) FROM finding_configs')" = $((2 * nf)) ] &&
+    [ "$(sqlite3 "$tmp/mj/results.db" 'SELECT group_concat(cases) FROM run_configs')" = 32,32 ] ||
+    bad "matrix with --jobs 2: $nf findings: $(grep -A3 '^configurations' "$tmp/mj.out")"
   # the same spec with two builds is the matrix of those builds
   "$af" campaign --lowering "mlir-opt:$o22" --lowering "mlir-opt:$o19" --cases 2 --no-db \
     --no-reduce --schedules eager --out "$tmp/m2" > "$tmp/out" 2>&1
