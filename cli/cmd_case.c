@@ -155,13 +155,16 @@ int cmd_lower(int argc, char **argv) {
   const char *path = NULL, *lowering = "builtin", *pipeline = NULL;
   for (int i = 1; i < argc; i++) {
     if (cli_is_help(argv[i])) {
-      printf(
-          "usage: asyncfuzz lower CASE.json [--lowering SPEC] [--pipeline P]\n"
-          "Prints the mgpu* call program the builtin lowering makes of the case, or, with\n"
-          "SPEC mlir-opt..., the LLVM-dialect module mlir-opt makes of it (or\n"
-          "its outcome class and signature when it does not lower fully; exit 1).\n"
-          "SPEC: builtin (default), builtin:fault=NAME[,NAME] or\n"
-          "mlir-opt[@VARIANT][/TARGET][+O<n>|+Odefault][:PATH] (+O: the runner's JIT level).\n\n");
+      printf("usage: asyncfuzz lower CASE.json [--lowering SPEC] [--pipeline P]\n"
+             "Prints the mgpu* call program the builtin lowering makes of the case, or, with\n"
+             "SPEC mlir-opt..., the LLVM-dialect module mlir-opt makes of it (or\n"
+             "its outcome class and signature when it does not lower fully; exit 1).\n"
+             "SPEC: builtin (default), builtin:fault=NAME[,NAME] or\n"
+             "mlir-opt[@VARIANT][/TARGET][+O<n>|+Odefault][:PATH] (+O: the runner's JIT level).\n"
+             "TARGET: nvvm (the default; the pipelines below) or rocdl: the kernels through\n"
+             "convert-gpu-to-rocdl and rocdl-attach-target{chip=gfx90a}, and\n"
+             "gpu-module-to-binary{format=llvm} with the ROCm device libraries "
+             "(rocm-device-libs).\n\n");
       printf("mlir-opt pipelines (mlir-opt@VARIANT):\n");
       for (int k = 0; k < mlir_variant_count(); k++)
         printf("  %-14s %s:\n                 %s\n", mlir_variant_name(k), mlir_variant_desc(k),

@@ -577,6 +577,9 @@ int mlir_matrix(const MlirMatrixAxes *ax, LowerSpec **out, int *nout, char *note
                         "builds %s and %s are both \"%s\": a matrix names each build by its "
                         "version, so name one of them only",
                         b[j].opt, b[i].opt, b[i].version);
+  if (rc == 0 && ax->custom && ax->pipelines)
+    rc = af_err_set(err, AF_EUSAGE,
+                    "--pipeline replaces the matrix's pipelines: leave out --matrix pipelines=");
   /* the other axes */
   int vis[8], nv = 0, jits[8], nj = 0;
   const char *tgs[2];

@@ -168,6 +168,7 @@ if [ -x "$o19" ] && [ -x "$o22" ]; then
     "--matrix targets=spirv|unknown target \"spirv\" (nvvm, rocdl)" \
     "--matrix jit=O9|unknown level \"O9\" (O0, O1, O2, O3, Odefault)" \
     "--matrix pipelines=fast|unknown pipeline \"fast\"" \
+    "--pipeline builtin.module(canonicalize) --matrix pipelines=default|--pipeline replaces the matrix's pipelines" \
     "--matrix builds=$tmp/norunner|build $tmp/norunner: mlir-runner not found next to" \
     "--matrix builds=$o22,$(command -v mlir-opt-22 || echo "$o22")|are both \"Debian LLVM version 22"; do
     args=${t%%|*} want=${t#*|}
