@@ -625,6 +625,18 @@ int mlir_matrix(const MlirMatrixAxes *ax, LowerSpec **out, int *nout, char *note
       rc = af_err_set(err, AF_EUSAGE,
                       "--matrix jit: unknown level \"%s\" (O0, O1, O2, O3, Odefault)", item);
   }
+  for (int i = 0; rc == 0 && i < nv + nt + nj; i++) /* each value once */
+    for (int j = 0; rc == 0 && j < i; j++) {
+      int same = i < nv                         ? vis[i] == vis[j]
+                 : i < nv + nt && j >= nv       ? tgs[i - nv] == tgs[j - nv]
+                 : i >= nv + nt && j >= nv + nt ? jits[i - nv - nt] == jits[j - nv - nt]
+                                                : 0;
+      if (same)
+        rc = af_err_set(err, AF_EUSAGE, "--matrix: %s names a value twice",
+                        i < nv        ? "pipelines"
+                        : i < nv + nt ? "targets"
+                                      : "jit");
+    }
   int n = nb * nv * nt * nj;
   LowerSpec *m = rc == 0 ? af_calloc((size_t)(n ? n : 1), sizeof *m) : NULL;
   if (rc == 0 && m == NULL)

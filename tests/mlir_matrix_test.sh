@@ -167,6 +167,7 @@ if [ -x "$o19" ] && [ -x "$o22" ]; then
   for t in "--matrix colour=red|--matrix \"colour=red\": unknown axis; AXIS=V1,V2" \
     "--matrix targets=spirv|unknown target \"spirv\" (nvvm, rocdl)" \
     "--matrix jit=O9|unknown level \"O9\" (O0, O1, O2, O3, Odefault)" \
+    "--matrix jit=O0,Odefault,O0|--matrix: jit names a value twice" \
     "--matrix pipelines=fast|unknown pipeline \"fast\"" \
     "--pipeline builtin.module(canonicalize) --matrix pipelines=default|--pipeline replaces the matrix's pipelines" \
     "--matrix builds=$tmp/norunner|build $tmp/norunner: mlir-runner not found next to" \
