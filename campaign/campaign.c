@@ -18,6 +18,7 @@
 
 #include "../lower/mlir.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -204,35 +205,96 @@ int campaign_parse_until(const char *v, long *seconds) {
   return 0;
 }
 
-static int write_state(const char *out, uint64_t seed, int jobs, const Slot *sl) {
+static uint64_t nshards(const Campaign *k) {
+  return k->c.nshards > 1 ? (uint64_t)k->c.nshards : 1;
+}
+
+/* DIR/campaign-state.json: the seed to go on from (every seed of this shard below it has been
+ * checked by some worker), the shard, and the cases and seconds done so far (with the earlier
+ * runs this one resumed). */
+static int write_state(const Campaign *k, int jobs, const Slot *sl, double elapsed) {
   uint64_t min = UINT64_MAX;
-  for (int w = 0; w < jobs; w++)
+  long cases = 0;
+  for (int w = 0; w < jobs; w++) {
     if (sl[w].next < min)
       min = sl[w].next;
+    cases += sl[w].cases;
+  }
   char path[4096], tmp[4200];
-  snprintf(path, sizeof path, "%s/campaign-state.json", out);
+  snprintf(path, sizeof path, "%s/campaign-state.json", k->c.out);
   snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid()); /* workers share DIR */
   FILE *f = fopen(tmp, "w");
   if (f == NULL)
     return -1;
-  /* every seed below next_seed has been checked by some worker */
-  fprintf(f, "{\"next_seed\": %llu}\n", (unsigned long long)(seed + min * (uint64_t)jobs));
+  fprintf(f,
+          "{\"next_seed\": %llu, \"shard\": %d, \"shards\": %d, \"cases\": %ld, "
+          "\"seconds\": %.1f}\n",
+          (unsigned long long)(k->c.seed + min * (uint64_t)jobs * nshards(k)),
+          k->c.nshards > 1 ? k->c.shard : 0, (int)nshards(k), k->prior_cases + cases,
+          k->prior_seconds + elapsed);
   return campaign__commit_file(f, tmp, path);
 }
 
-static int read_state(const char *out, uint64_t *seed) {
+/* The state written by write_state (an older one has only next_seed: shard 0 of 1, nothing
+ * counted). 0, or -1 when there is none or it cannot be read. */
+static int read_state(const char *out, uint64_t *seed, int *shard, int *shards, long *cases,
+                      double *seconds) {
   char path[4096];
   snprintf(path, sizeof path, "%s/campaign-state.json", out);
-  FILE *f = fopen(path, "r");
-  if (f == NULL)
+  char *text = NULL;
+  AfErr err = {0};
+  if (af_read_file(path, &text, NULL, &err) != 0)
     return -1;
-  unsigned long long v;
-  int ok = fscanf(f, " {\"next_seed\": %llu}", &v) == 1;
-  fclose(f);
-  if (!ok)
+  cJSON *j = cJSON_Parse(text);
+  af_free(text);
+  const cJSON *ns = cJSON_GetObjectItemCaseSensitive(j, "next_seed");
+  if (!cJSON_IsNumber(ns)) {
+    cJSON_Delete(j);
     return -1;
-  *seed = v;
+  }
+  /* next_seed may pass 2^53: read from its text */
+  char *num = cJSON_PrintUnformatted(ns);
+  *seed = num ? strtoull(num, NULL, 10) : 0;
+  cJSON_free(num);
+  const cJSON *v;
+  *shard = cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, "shard")) ? v->valueint : 0;
+  *shards = cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, "shards")) ? v->valueint : 1;
+  *cases =
+      cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, "cases")) ? (long)v->valuedouble : 0;
+  *seconds =
+      cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, "seconds")) ? v->valuedouble : 0;
+  cJSON_Delete(j);
   return 0;
+}
+
+/* --resume: the state's seed, the shard checked against the state's, and what is left of the
+ * campaign's cases or seconds (k->nothing_left when none). */
+static int resume_state(Campaign *k, AfErr *err) {
+  int shard, shards;
+  if (read_state(k->c.out, &k->c.seed, &shard, &shards, &k->prior_cases, &k->prior_seconds))
+    return af_err_set(err, AF_EUSAGE,
+                      "--resume: no campaign to resume in %s (campaign-state.json missing or "
+                      "unreadable)",
+                      k->c.out);
+  int mine = k->c.nshards > 1 ? k->c.shard : 0;
+  if (shards != (int)nshards(k) || shard != mine)
+    return af_err_set(err, AF_EPARSE,
+                      "--resume: the campaign in %s is shard %d/%d, not %d/%d: its seeds would "
+                      "overlap another shard's (resume it with --shard %d/%d, or start anew in "
+                      "another directory)",
+                      k->c.out, shard, shards, mine, (int)nshards(k), shard, shards);
+  if (k->c.max_cases > 0) {
+    k->c.max_cases -= k->prior_cases;
+    k->nothing_left = k->c.max_cases <= 0;
+  } else if (!k->c.until) {
+    k->c.seconds -= (long)k->prior_seconds;
+    k->nothing_left = k->c.seconds <= 0;
+  }
+  return 0;
+}
+
+int campaign_nothing_left(const Campaign *k) {
+  return k->nothing_left;
 }
 
 static void tools_json(const Campaign *k, char *out, size_t n) {
@@ -273,10 +335,11 @@ static int open_db(Campaign *k, AfErr *err) {
   snprintf(run.config, sizeof run.config,
            "{\"seed\": %llu, \"schedules\": \"%s\", \"swarm\": %s, \"jobs\": %d, "
            "\"batch\": %d, \"repro\": %d, \"memfree_sync\": %s, \"checker\": %s, "
-           "\"backend\": \"%s\", \"spin\": %d}",
+           "\"backend\": \"%s\", \"spin\": %d, \"shard\": \"%d/%d\"}",
            (unsigned long long)k->c.seed, k->c.sched_spec, k->c.swarm ? "true" : "false", k->c.jobs,
            k->batch, k->c.repro, k->c.opts.memfree_sync ? "true" : "false",
-           k->c.opts.no_checker ? "false" : "true", k->c.backend, k->c.opts.spin);
+           k->c.opts.no_checker ? "false" : "true", k->c.backend, k->c.opts.spin,
+           k->c.nshards > 1 ? k->c.shard : 0, (int)nshards(k));
   if (store_run_begin(k->db, &run, &k->run_id, err))
     return AF_EIO;
   if (k->c.avoid_known && store_each_triaged(k->db, on_triaged, k, err))
@@ -292,7 +355,9 @@ static int gen_batch(Campaign *k, int w, int jobs, uint64_t *next, int n, GenCas
   AfErr err = {0};
   *ngen = 0;
   for (int j = 0; j < n; j++, (*ngen)++) {
-    uint64_t cseed = k->c.seed + (uint64_t)w + (uint64_t)jobs * (*next)++;
+    /* shard I of N: seeds SEED + I + N * k; worker w of the shard: k = w + jobs * i */
+    uint64_t cseed = k->c.seed + (uint64_t)(k->c.nshards > 1 ? k->c.shard : 0) +
+                     nshards(k) * ((uint64_t)w + (uint64_t)jobs * (*next)++);
     GenConfig cfg = k->c.cfg;
     if (k->c.swarm)
       gen_config_swarm(&k->c.cfg, cseed, &cfg);
@@ -433,14 +498,16 @@ static int loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int s
       if (show)
         progress(k, 0);
       if (jobs == 1)
-        write_state(k->c.out, k->c.seed, 1, slots);
+        write_state(k, 1, slots, t - k->t0);
       next_report = t + period;
     }
     int n = B, ngen;
     if (max_cases > 0 && max_cases - k->st.cases < n)
       n = (int)(max_cases - k->st.cases);
     /* the matrix's configurations in turn, batch by batch, across the workers */
-    int conf = k->c.nmatrix > 0 ? (int)(((long)w + (long)jobs * k->nbatch) % k->c.nmatrix) : 0;
+    long turn = (long)(k->c.nshards > 1 ? k->c.shard : 0) +
+                (long)nshards(k) * ((long)w + (long)jobs * k->nbatch);
+    int conf = k->c.nmatrix > 0 ? (int)(turn % k->c.nmatrix) : 0;
     k->nbatch++;
     ex = gen_batch(k, w, jobs, &next, n, cases, es, cp, &ngen);
     if (ex == 0)
@@ -571,7 +638,7 @@ static int workers_wait(Campaign *k, const pid_t *pids, int started, int jobs, S
       for (int l = 0; l < k->c.nspecs; l++)
         k->executed_per[l] += sl[i].executed_per[l];
     progress(k, alive == 0);
-    write_state(k->c.out, k->c.seed, jobs, sl);
+    write_state(k, jobs, sl, campaign__now() - k->t0);
   }
   double el = campaign__now() - k->t0;
   for (int i = 0; i < started; i++)
@@ -612,7 +679,7 @@ static int run_here(Campaign *k, Slot *slots, CampaignResult *res) {
   }
   if (k->db && config_counts(k, k->db) != 0)
     failed = 1;
-  write_state(k->c.out, k->c.seed, 1, slots);
+  write_state(k, 1, slots, el);
   progress(k, 1);
   for (int i = 0; i < k->nsigs; i++)
     if (!k->sigs[i].f.suppressed && campaign__write_info(k, &k->sigs[i]) != 0)
@@ -707,12 +774,12 @@ int campaign_open(const CampaignConfig *cfg, int resume, Campaign **out, uint64_
   }
   if (rc == 0 && campaign__mkdir_p(k->c.out) != 0)
     rc = af_err_set(err, AF_EIO, "cannot create %s: %s", k->c.out, strerror(errno));
-  if (rc == 0 && resume && read_state(k->c.out, &k->c.seed) != 0)
-    rc = af_err_set(err, AF_EUSAGE,
-                    "--resume: no campaign to resume in %s (campaign-state.json missing or "
-                    "unreadable)",
-                    k->c.out);
-  if (rc == 0 && cfg->db_path)
+  if (rc == 0 && resume)
+    rc = resume_state(k, err);
+  if (rc == 0 &&
+      (cfg->nshards < 0 || (cfg->nshards > 1 && (cfg->shard < 0 || cfg->shard >= cfg->nshards))))
+    rc = af_err_set(err, AF_EUSAGE, "--shard %d/%d: I/N with 0 <= I < N", cfg->shard, cfg->nshards);
+  if (rc == 0 && cfg->db_path && !k->nothing_left) /* (nothing to do: no run to record) */
     rc = open_db(k, err);
   if (rc) {
     campaign_free(k);

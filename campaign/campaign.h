@@ -9,8 +9,8 @@
  * It runs until a deadline or a case count, or until *stop is set (a signal handler), always
  * after the batch in flight; it writes DIR/summary.json and DIR/campaign-state.json (where
  * --resume goes on). With jobs > 1 it forks worker processes that share the seed sequence
- * (worker w: seed + w + jobs * i) and the database; the workers end with _exit, and only the
- * calling process returns.
+ * (worker w: seed + w + jobs * i; of shard I of N: seed + I + N * (w + jobs * i)) and the
+ * database; the workers end with _exit, and only the calling process returns.
  *
  * It never prints: progress and the problems it meets go to the hooks.
  */
@@ -43,6 +43,8 @@ typedef struct CampaignConfig {
   const char *device;          /* the device line, as recorded */
   uint64_t seed;               /* the first case seed */
   long seconds;                /* the time limit (when max_cases <= 0) */
+  int until;                   /* seconds is to a time of day (--until): resumed as it is */
+  int shard, nshards;          /* shard I of N (nshards <= 1: none): seeds SEED + I + N * k */
   long max_cases;              /* > 0: stop after this many cases */
   int jobs;                    /* worker processes (1: this one) */
   const char *db_path;         /* the regression database, NULL: none */
@@ -124,6 +126,9 @@ typedef struct CampaignResult {
 
 typedef struct Campaign Campaign;
 
+/* The summary's lines on the matrix: cases per configuration, findings checked on all. */
+void campaign_format_matrix(const CampaignConfig *c, const CampaignResult *r, AfBuf *out);
+
 /* Lowering low: a lowering of the campaign (low < nspecs) or a configuration of its matrix. */
 const LowerSpec *campaign_spec(const CampaignConfig *c, int low);
 
@@ -144,6 +149,9 @@ int campaign_lowerings(const char *const *lowerings, int nlow, const char *pipel
  * *out is freed with campaign_free. OUT: *seed_used, the first seed. */
 int campaign_open(const CampaignConfig *cfg, int resume, Campaign **out, uint64_t *seed_used,
                   AfErr *err);
+/* After campaign_open with resume: 1 when the runs it resumes did all of the campaign's cases
+ * or seconds (campaign_run would do nothing). */
+int campaign_nothing_left(const Campaign *k);
 /* Runs the campaign; fills *res (owned by the campaign, valid until campaign_free). Returns 0
  * (res->failed tells whether results could not be written) or a negative error. */
 int campaign_run(Campaign *k, const CampaignHooks *hooks, CampaignResult *res, AfErr *err);

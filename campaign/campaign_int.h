@@ -70,7 +70,10 @@ struct Campaign {
   CampaignStatus st;
   long executed_per[CAMPAIGN_MAX_LOWERINGS];    /* cases that reached execution, per lowering */
   CampaignConfCount conf[CAMPAIGN_MAX_CONFIGS]; /* per configuration of the matrix */
-  long nbatch;                                  /* batches this process started */
+  long prior_cases;                             /* --resume: cases of the runs before this one */
+  double prior_seconds;                         /* ... and their seconds */
+  int nothing_left; /* --resume: those runs did the campaign's cases or seconds */
+  long nbatch;      /* batches this process started */
   /* steering: op shapes the generator must not produce, each with where it comes from */
   GenShape avoid[64];
   char avoid_why[64][128];

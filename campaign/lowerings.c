@@ -102,3 +102,20 @@ int campaign_lowerings(const char *const *lowerings, int nlow, const char *pipel
   snprintf(rep->name, sizeof rep->name, "%s", rep->family);
   return 0;
 }
+
+void campaign_format_matrix(const CampaignConfig *c, const CampaignResult *r, AfBuf *out) {
+  if (c->nmatrix == 0)
+    return;
+  af_buf_printf(out, "configurations of %s: %d, cases each (executed, failing):\n",
+                c->specs[c->matrix_low].name, c->nmatrix);
+  for (int i = 0; i < c->nmatrix; i++) {
+    char axes[200];
+    mlir_config_axes(&c->matrix[i], axes, sizeof axes);
+    af_buf_printf(out, "  %-44s %7ld (%ld, %ld)\n", axes, r->conf[i].cases, r->conf[i].executed,
+                  r->conf[i].failures);
+  }
+  af_buf_printf(out,
+                "matrix: %ld new finding(s) checked on every configuration, %ld of them not on "
+                "all (asyncfuzz db show ID; db list --regressions / --fixed)\n",
+                r->st.matrix_checked, r->st.matrix_differ);
+}

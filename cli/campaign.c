@@ -38,14 +38,11 @@ static const char campaign_help[] =
     "                  mlir-opt[@VARIANT][/TARGET][+O<n>|+Odefault][:PATH] (the real\n"
     "                  lowering: /nvvm or /rocdl, +O the runner's JIT level, -O0 by default;\n"
     "                  see asyncfuzz lower --help); repeat it to compare lowerings case by\n"
-    "                  case. Plain `mlir-opt` is the matrix of its configurations: every\n"
-    "                  build found (/usr/lib/llvm-N, LLVM 19 or newer; $ASYNCFUZZ_MLIR_OPT\n"
-    "                  alone when set) x pipelines default, async-region x targets nvvm,\n"
-    "                  rocdl (sim only) x JIT levels O0, Odefault. Batches take turns on\n"
-    "                  them; each new finding's minimized case runs on all of them (db show,\n"
-    "                  db list --regressions/--fixed). Its signatures start with mlir-opt on\n"
-    "                  every configuration. One spec repeated with several builds\n"
-    "                  (mlir-opt:A mlir-opt:B) is the matrix of those builds.\n"
+    "                  case. Plain `mlir-opt` is the matrix of its configurations (every\n"
+    "                  build found x pipelines x targets x JIT levels; README: \"The\n"
+    "                  configuration matrix\"): batches take turns on them, and each new\n"
+    "                  finding's minimized case runs on all. mlir-opt:A mlir-opt:B: the\n"
+    "                  matrix of builds A and B.\n"
     "  --matrix AXIS=V1,V2  the matrix's values of one axis (repeat for others):\n"
     "                  builds=PATH|DIR,...  pipelines=default,async-region\n"
     "                  targets=nvvm,rocdl   jit=O0,O1,O2,O3,Odefault\n"
@@ -60,9 +57,12 @@ static const char campaign_help[] =
     "  --spin N|auto   cuda: the sentinel spin count (auto: calibrated on the device)\n"
     "  --until T       stop at local time T (HH:MM, the next one; or YYYY-MM-DDTHH:MM)\n"
     "  --jobs N        N worker processes sharing the seeds and the database\n"
+    "  --shard I/N     shard I of N: the cases of seeds SEED + I + N*k only, so shards with\n"
+    "                  one --seed never test the same case (asyncfuzz slurm --help)\n"
     "  --db FILE       the regression database (default DIR/results.db); --no-db: none\n"
     "  --repro N       re-run each new finding N times for its reproduction rate (default 5)\n"
-    "  --resume        go on from where the campaign in DIR stopped (its next seed)\n"
+    "  --resume        go on from where the campaign in DIR stopped (its next seed), for\n"
+    "                  what is left of its --cases or --seconds (--until: until then)\n"
     "  --no-reduce     do not reduce new findings (by default each is reduced to a\n"
     "                  minimized case and reproducer, within the campaign's time)\n"
     "  --avoid-found   also steer away from the op shapes of this run's lowering findings\n"
@@ -136,7 +136,16 @@ static int parse_opt(Args *a, int argc, char **argv, int *i) {
     c->out = argv[++*i];
   } else if (strcmp(o, "--db") == 0 && val) {
     a->db_path = argv[++*i];
+  } else if (strcmp(o, "--shard") == 0 && val) {
+    int used = 0;
+    if (sscanf(val, "%d/%d%n", &c->shard, &c->nshards, &used) != 2 || val[used] || c->nshards < 1 ||
+        c->shard < 0 || c->shard >= c->nshards) {
+      fprintf(stderr, "asyncfuzz campaign: --shard %s: I/N, shard I of N, 0 <= I < N\n", val);
+      return EXIT_USAGE;
+    }
+    (*i)++;
   } else if (strcmp(o, "--until") == 0 && val) {
+    c->until = 1;
     if (campaign_parse_until(argv[++*i], &c->seconds)) {
       fprintf(stderr, "asyncfuzz campaign: --until needs HH:MM or YYYY-MM-DDTHH:MM (local "
                       "time, in the future)\n");
@@ -238,19 +247,12 @@ static void print_result(const Args *a, const CampaignResult *r, const char *dbp
                (unsigned long long)r->differ[i].first_seed);
     }
   }
-  if (c->nmatrix > 0) {
-    printf("configurations of %s: %d, cases each (executed, failing):\n",
-           c->specs[c->matrix_low].name, c->nmatrix);
-    for (int i = 0; i < c->nmatrix; i++) {
-      char axes[200];
-      mlir_config_axes(&c->matrix[i], axes, sizeof axes);
-      printf("  %-44s %7ld (%ld, %ld)\n", axes, r->conf[i].cases, r->conf[i].executed,
-             r->conf[i].failures);
-    }
-    printf("matrix: %ld new finding(s) checked on every configuration, %ld of them not on all "
-           "(asyncfuzz db show ID; db list --regressions / --fixed)\n",
-           st->matrix_checked, st->matrix_differ);
-  }
+  AfBuf mb;
+  af_buf_init(&mb);
+  campaign_format_matrix(c, r, &mb);
+  fputs(mb.p ? mb.p : "", stdout);
+  af_buf_free(&mb);
+
   if (st->navoid > 0)
     printf("steering: %ld case(s) drawn again to avoid %d op shape(s) of bugs known or found\n",
            st->avoided, st->navoid);
@@ -278,6 +280,8 @@ static void print_start(const Args *a, uint64_t seed) {
     }
     fprintf(stderr, "%s %s (%s)", i ? "," : "", c->specs[i].name, lower_version(&c->specs[i]));
   }
+  if (c->nshards > 1)
+    fprintf(stderr, "; shard %d/%d", c->shard, c->nshards);
   fprintf(stderr, "; backend %s, schedules %s, seed %llu, %ld %s%s, %d job(s), output %s\n",
           c->backend, c->sched_spec, (unsigned long long)seed,
           c->max_cases > 0 ? c->max_cases : c->seconds, c->max_cases > 0 ? "cases" : "seconds",
@@ -349,6 +353,13 @@ int cmd_campaign(int argc, char **argv) {
     af_free(matrix);
     return rc == AF_EUSAGE ? EXIT_USAGE : rc == AF_EPARSE ? EXIT_INPUT : EXIT_INTERNAL;
   }
+  if (campaign_nothing_left(k)) { /* a resumed shard that had done its work */
+    fprintf(stderr, "asyncfuzz campaign: %s has done its %s already: nothing to resume\n", c->out,
+            c->max_cases > -1 ? "cases" : "seconds");
+    campaign_free(k);
+    af_free(matrix);
+    return EXIT_OK;
+  }
   print_start(&a, seed);
   char avoiding[2048];
   campaign_avoiding(k, avoiding, sizeof avoiding);
@@ -362,14 +373,11 @@ int cmd_campaign(int argc, char **argv) {
   CampaignHooks hooks = {on_progress, on_problem, &a, isatty(2) ? 1.0 : 5.0};
   CampaignResult r;
   rc = campaign_run(k, &hooks, &r, &err);
-  if (rc) {
+  if (rc)
     fprintf(stderr, "asyncfuzz campaign: %s\n", err.msg);
-    campaign_free(k);
-    af_free(matrix);
-    return EXIT_INTERNAL;
-  }
-  print_result(&a, &r, c->db_path);
-  ex = r.failed ? EXIT_INTERNAL : r.st.failures > 0 ? EXIT_FOUND : EXIT_OK;
+  else
+    print_result(&a, &r, c->db_path);
+  ex = rc || r.failed ? EXIT_INTERNAL : r.st.failures > 0 ? EXIT_FOUND : EXIT_OK;
   campaign_free(k);
   af_free(matrix);
   return ex;

@@ -72,5 +72,6 @@ int cmd_compile_batch(int argc, char **argv);
 int cmd_run_batch(int argc, char **argv);
 int cmd_db(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_slurm(int argc, char **argv); /* slurm.c */
 
 #endif

@@ -63,28 +63,6 @@ static int print_buf(AfBuf *b) {
   return ex;
 }
 
-/* store_show with the finding's matrix before its cases */
-static int show(Store *s, int64_t id, AfBuf *b, AfErr *err) {
-  AfBuf m;
-  af_buf_init(&m);
-  int rc = store_show(s, id, b, err);
-  if (rc == 0)
-    rc = store_show_configs(s, id, &m, err);
-  if (rc == 0 && m.p && b->p) {
-    char *at = strstr(b->p, "\nsmallest case (");
-    size_t cut = at ? (size_t)(at - b->p) + 1 : b->len;
-    AfBuf all;
-    af_buf_init(&all);
-    af_buf_put(&all, b->p, cut);
-    af_buf_puts(&all, m.p);
-    af_buf_puts(&all, b->p + cut);
-    af_buf_free(b);
-    *b = all;
-  }
-  af_buf_free(&m);
-  return rc;
-}
-
 int cmd_db(int argc, char **argv) {
   if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     fputs(db_help, argc < 2 ? stderr : stdout);
@@ -176,7 +154,7 @@ int cmd_db(int argc, char **argv) {
   else if (strcmp(sub, "list") == 0)
     rc = store_list(s, &f, &b, &err);
   else if (strcmp(sub, "show") == 0)
-    rc = show(s, id, &b, &err);
+    rc = store_show_matrix(s, id, &b, &err);
   else if (strcmp(sub, "stats") == 0)
     rc = store_stats(s, &b, &err);
   else if (strcmp(sub, "export") == 0)

@@ -33,8 +33,10 @@ static const char main_help[] =
     "  compile-batch  lower and compile cases ahead of time into a shared object (mlir-opt)\n"
     "  run-batch  run a compiled batch (GPU runners without MLIR) and judge every case\n"
     "  report     write an HTML report of the regression database\n"
+    "  slurm      submit a campaign to Slurm: one job array task per shard, then a merge\n"
     "\n"
-    "exit codes: 0 ok/pass, 1 failure found, 2 usage error, 3 bad input, 4 internal error\n";
+    "exit codes: 0 ok/pass, 1 failure found, 2 usage error, 3 bad input, 4 internal error,\n"
+    "            5 the scheduler cannot be reached (slurm)\n";
 
 int main(int argc, char **argv) {
   if (argc < 2 || cli_is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
@@ -61,7 +63,8 @@ int main(int argc, char **argv) {
               {"report", cmd_report},
               {"device", cmd_device},
               {"compile-batch", cmd_compile_batch},
-              {"run-batch", cmd_run_batch}};
+              {"run-batch", cmd_run_batch},
+              {"slurm", cmd_slurm}};
   const char *cmd = argv[1];
   int rc = -1;
   for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++)

@@ -275,3 +275,24 @@ int store_report_matrix(Store *s, AfBuf *out, AfErr *err) {
   af_buf_puts(out, "</tbody></table>\n");
   return out->oom ? af_err_set(err, AF_ENOMEM, "out of memory") : 0;
 }
+
+int store_show_matrix(Store *s, int64_t id, AfBuf *b, AfErr *err) {
+  AfBuf m;
+  af_buf_init(&m);
+  int rc = store_show(s, id, b, err);
+  if (rc == 0)
+    rc = store_show_configs(s, id, &m, err);
+  if (rc == 0 && m.p && b->p) { /* before the cases */
+    char *at = strstr(b->p, "\nsmallest case (");
+    size_t cut = at ? (size_t)(at - b->p) + 1 : b->len;
+    AfBuf all;
+    af_buf_init(&all);
+    af_buf_put(&all, b->p, cut);
+    af_buf_puts(&all, m.p);
+    af_buf_puts(&all, b->p + cut);
+    af_buf_free(b);
+    *b = all;
+  }
+  af_buf_free(&m);
+  return rc;
+}

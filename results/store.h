@@ -136,6 +136,8 @@ typedef struct StoreConfigCount {
 int store_config_counts(Store *s, int64_t run, const StoreConfigCount *c, int n, AfErr *err);
 /* A finding's matrix as text for `db show` ("" when it has none). */
 int store_show_configs(Store *s, int64_t id, AfBuf *out, AfErr *err);
+/* store_show with the finding's matrix before its cases. */
+int store_show_matrix(Store *s, int64_t id, AfBuf *out, AfErr *err);
 /* Findings present in a newer LLVM release and absent in an older one on the same pipeline,
  * target and JIT level (fixed: the reverse), as text for `db list`. */
 int store_list_versions(Store *s, const StoreFilter *f, int fixed, AfBuf *out, AfErr *err);

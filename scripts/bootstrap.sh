@@ -2,7 +2,8 @@
 # Installs the Debian packages asyncfuzz needs, when they are missing (idempotent).
 # Runs apt-get update only if something must be installed (once, or twice when it adds a
 # suite). With --test, also what only the tests need (chromium, to render the HTML report
-# headless; mlir-19-tools and mlir-16-tools, LLVM releases beside 22). llvm-22 (opt, llc) is
+# headless; mlir-19-tools and mlir-16-tools, LLVM releases beside 22; Slurm and munge for a
+# private single-node Slurm). llvm-22 (opt, llc) is
 # for compile-batch; rocm-device-libs, the ROCm device libraries that code lowered for the
 # rocdl target links. The CUDA toolkit is not a Debian
 # package: the cuda backend is built where the toolkit is installed (nvcc, the driver stub
@@ -37,6 +38,8 @@ if [ $test_too = 1 ]; then
   # LLVM 19 beside 22, and LLVM 16 (too old: refused). Never libmlir-19: it conflicts with
   # libmlir-22, and apt would remove mlir-22-tools to install it.
   need+=(chromium mlir-19-tools mlir-16-tools)
+  # a private single-node Slurm for tests/slurm_test.sh (started by the test, not as services)
+  need+=(slurmctld slurmd slurm-client munge)
 fi
 if [ $list = 1 ]; then
   printf '%s\n' "${need[@]}"

@@ -1,0 +1,103 @@
+/*
+ * slurm.c: `asyncfuzz slurm submit`: a campaign as a Slurm job array and its merge job
+ * (campaign/slurm.h).
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+#include "../campaign/slurm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char slurm_help[] =
+    "usage: asyncfuzz slurm submit --shards N [--limit K] [--gres G] [--time T]\n"
+    "         [--partition P] [--out DIR] [--db FILE] [--seed S] [--dry-run] [-- CAMPAIGN...]\n"
+    "Writes DIR/asyncfuzz-array.sh (a job array: task I runs `asyncfuzz campaign --shard\n"
+    "I/N` in DIR/shard-I, its own database; --limit K: K at once; --gres, --time and\n"
+    "--partition per task) and DIR/asyncfuzz-merge.sh (after every task: merges the shards\n"
+    "into --db, default DIR/results.db, writes DIR/report.html and DIR/junit.xml, lists the\n"
+    "new findings), submits both with sbatch (not with --dry-run) and prints the job ids.\n"
+    "The campaign's options go after `--` (not --shard, --seed, --out, --db, --jobs).\n"
+    "Submitting again resumes each task from its shard's campaign-state.json; a shard that\n"
+    "is done does nothing. docs/slurm.md has the details and other schedulers.\n"
+    "Exit 0, 2 on bad usage, 4 when the scripts cannot be written, 5 when sbatch is missing\n"
+    "or the controller cannot be reached (the scripts are written).\n";
+
+enum { EXIT_SCHEDULER = 5 };
+
+int cmd_slurm(int argc, char **argv) {
+  if (argc < 2 || strcmp(argv[1], "submit") != 0) {
+    int help = argc > 1 && cli_is_help(argv[1]);
+    fputs(help ? slurm_help : "asyncfuzz slurm: asyncfuzz slurm submit ... (see --help)\n",
+          help ? stdout : stderr);
+    return help ? EXIT_OK : EXIT_USAGE;
+  }
+  SlurmJob j = {0};
+  j.out = "slurm-out";
+  j.seed = (uint64_t)time(NULL);
+  int dry = 0;
+  long v;
+  for (int i = 2; i < argc; i++) {
+    const char *o = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+    if (cli_is_help(o)) {
+      fputs(slurm_help, stdout);
+      return EXIT_OK;
+    } else if (strcmp(o, "--") == 0) {
+      j.args = (const char *const *)argv + i + 1;
+      j.nargs = argc - i - 1;
+      break;
+    } else if (strcmp(o, "--shards") == 0 || strcmp(o, "--limit") == 0) {
+      if (cli_int(o, val, 1, 10000, &v))
+        return EXIT_USAGE;
+      *(o[2] == 's' ? &j.shards : &j.limit) = (int)v;
+      i++;
+    } else if (strcmp(o, "--seed") == 0) {
+      if (cli_u64(o, val, &j.seed))
+        return EXIT_USAGE;
+      i++;
+    } else if (strcmp(o, "--dry-run") == 0) {
+      dry = 1;
+    } else if (val && (strcmp(o, "--gres") == 0 || strcmp(o, "--time") == 0 ||
+                       strcmp(o, "--partition") == 0 || strcmp(o, "--out") == 0 ||
+                       strcmp(o, "--db") == 0)) {
+      const char **dst = o[2] == 'g'   ? &j.gres
+                         : o[2] == 't' ? &j.time
+                         : o[2] == 'p' ? &j.partition
+                         : o[2] == 'o' ? &j.out
+                                       : &j.db;
+      *dst = argv[++i];
+    } else {
+      fprintf(stderr,
+              "asyncfuzz slurm submit: unknown or incomplete option %s (campaign "
+              "options go after --; see --help)\n",
+              o);
+      return EXIT_USAGE;
+    }
+  }
+  AfErr err = {0};
+  SlurmScripts s;
+  int rc = slurm_write(&j, &s, &err); /* --shards is required: 0 is refused */
+  if (rc) {
+    fprintf(stderr, "asyncfuzz slurm submit: %s\n", err.msg);
+    return rc == AF_EUSAGE ? EXIT_USAGE : EXIT_INTERNAL;
+  }
+  printf("wrote %s\nwrote %s\n", s.array, s.merge);
+  if (dry) /* (submit: sbatch ARRAY, then sbatch --dependency=afterany:ID MERGE) */
+    return EXIT_OK;
+  rc = slurm_submit(&s, &err);
+  if (rc) {
+    fprintf(stderr, "asyncfuzz slurm submit: %s\n", err.msg);
+    if (s.array_id[0])
+      fprintf(stderr,
+              "asyncfuzz slurm submit: the array is job %s; submit the merge with: "
+              "sbatch --dependency=afterany:%s %s\n",
+              s.array_id, s.array_id, s.merge);
+    return EXIT_SCHEDULER;
+  }
+  printf("submitted: array job %s (%d task%s, logs %s/logs/shard-I.log), merge job %s after it\n"
+         "results: %s (report.html, junit.xml; merge log %s/logs/merge.log)\n",
+         s.array_id, j.shards, j.shards == 1 ? "" : "s", s.dir, s.merge_id, s.dir, s.dir);
+  return EXIT_OK;
+}
