@@ -178,8 +178,12 @@ while IFS= read -r sig; do
   grep -qxF -- "$sig" <<< "$after" || bad "after SIGKILL: lost finding $sig"
 done <<< "$before"
 "$af" db list --db "$tmp/k/results.db" > /dev/null || bad "after SIGKILL: db list"
-"$af" campaign --cases 100 --resume --lowering builtin:fault=copy_wrong_stream --out "$tmp/k" > "$tmp/out" 2> "$tmp/err"
-[ $? -eq 1 ] && grep -q "resumed" "$tmp/err" || bad "resume after SIGKILL: $(tail -2 "$tmp/err")"
+# --cases counts the cases of every run the campaign resumes: 100 more than the killed one did
+done=$(sed -n 's/.*"cases": \([0-9]*\).*/\1/p' "$tmp/k/campaign-state.json")
+"$af" campaign --cases $((${done:-0} + 100)) --resume --lowering builtin:fault=copy_wrong_stream \
+  --out "$tmp/k" > "$tmp/out" 2> "$tmp/err"
+[ $? -eq 1 ] && grep -q "resumed" "$tmp/err" && grep -q "^campaign done: 100 cases" "$tmp/out" ||
+  bad "resume after SIGKILL: $(tail -2 "$tmp/err") $(head -1 "$tmp/out")"
 
 # ---- the report: escaped, and rendered by headless Chromium ----
 # a finding whose text is markup and SQL (inserted as a lowering's message could carry it)
