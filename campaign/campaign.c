@@ -245,17 +245,18 @@ static int read_state(const char *out, uint64_t *seed, int *shard, int *shards, 
   AfErr err = {0};
   if (af_read_file(path, &text, NULL, &err) != 0)
     return -1;
+  /* next_seed may pass 2^53, where a JSON number (a double) loses digits: read from the text */
+  const char *ns = strstr(text, "\"next_seed\":");
+  char *end = NULL;
+  if (ns)
+    *seed = strtoull(ns + 12, &end, 10);
+  int ok = ns != NULL && end != ns + 12;
   cJSON *j = cJSON_Parse(text);
   af_free(text);
-  const cJSON *ns = cJSON_GetObjectItemCaseSensitive(j, "next_seed");
-  if (!cJSON_IsNumber(ns)) {
+  if (!ok || j == NULL) {
     cJSON_Delete(j);
     return -1;
   }
-  /* next_seed may pass 2^53: read from its text */
-  char *num = cJSON_PrintUnformatted(ns);
-  *seed = num ? strtoull(num, NULL, 10) : 0;
-  cJSON_free(num);
   const cJSON *v;
   *shard = cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, "shard")) ? v->valueint : 0;
   *shards = cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, "shards")) ? v->valueint : 1;

@@ -35,6 +35,14 @@ done
 "$af" campaign --shard 1/4 --seed 1000 --cases 8 --no-db --out "$tmp/s" > /dev/null 2>&1
 "$af" campaign --shard 1/3 --resume --cases 8 --no-db --out "$tmp/s" > "$tmp/out" 2>&1
 [ $? -eq 3 ] && grep -q 'is shard 1/4, not 1/3: its seeds would overlap' "$tmp/out" || bad "resume with another shard count: $(cat "$tmp/out")"
+# a shard's state keeps every digit of a seed past 2^53: it goes on from the exact next one
+"$af" campaign --shard 2/3 --seed 18446744073709551000 --cases 4 --no-db --out "$tmp/big" > /dev/null 2>&1
+grep -q '"next_seed": 18446744073709551012, "shard": 2, "shards": 3, "cases": 4,' "$tmp/big/campaign-state.json" ||
+  bad "big seed: $(cat "$tmp/big/campaign-state.json")"
+"$af" campaign --shard 2/3 --resume --cases 6 --no-db --out "$tmp/big" > /dev/null 2> "$tmp/err"
+grep -q 'seed 18446744073709551012,' "$tmp/err" &&
+  grep -q '"next_seed": 18446744073709551018, "shard": 2, "shards": 3, "cases": 6,' "$tmp/big/campaign-state.json" ||
+  bad "big seed resumed: $(cat "$tmp/big/campaign-state.json") $(head -1 "$tmp/err")"
 # --dry-run writes the scripts and submits nothing; without sbatch they are written too (exit 5)
 "$af" slurm submit --shards 3 --limit 2 --gres gpu:1 --time 1:00:00 --seed 7 --out "$tmp/d" \
   --dry-run -- --seconds 60 --lowering "builtin:fault=drop_extra_deps" > "$tmp/out" 2>&1 || bad "--dry-run: $(cat "$tmp/out")"
