@@ -223,6 +223,13 @@ void af_buf_vprintf(AfBuf *b, const char *fmt, va_list ap) {
   va_end(ap2);
 }
 
+void af_fmt(char *out, size_t n, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(out, n, fmt, ap);
+  va_end(ap);
+}
+
 void af_buf_printf(AfBuf *b, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

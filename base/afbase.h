@@ -89,6 +89,14 @@ typedef struct AfBuf {
   int oom;
 } AfBuf;
 
+/* snprintf where cutting short is intended (long paths, long diagnostics): out is always
+ * terminated. */
+void af_fmt(char *out, size_t n, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 void af_buf_init(AfBuf *b);
 void af_buf_free(AfBuf *b);
 void af_buf_reset(AfBuf *b);

@@ -7,21 +7,12 @@
 #include "../base/proc.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* snprintf where cutting short is intended (paths are checked for length first) */
-__attribute__((format(printf, 3, 4))) static void fmt(char *out, size_t n, const char *f, ...) {
-  va_list ap;
-  va_start(ap, f);
-  vsnprintf(out, n, f, ap);
-  va_end(ap);
-}
 
 /* s as one single-quoted shell word */
 static void sh_word(AfBuf *b, const char *s) {
@@ -36,7 +27,7 @@ static void sh_word(AfBuf *b, const char *s) {
 
 static int mkdir_p(const char *path) {
   char p[4096];
-  fmt(p, sizeof p, "%s", path);
+  af_fmt(p, sizeof p, "%s", path);
   for (char *s = p + 1; *s; s++)
     if (*s == '/') {
       *s = '\0';
@@ -73,7 +64,7 @@ static int write_script(const char *path, AfBuf *b, AfErr *err) {
   if (b->oom)
     return af_err_set(err, AF_ENOMEM, "out of memory");
   char tmp[4200];
-  fmt(tmp, sizeof tmp, "%s.tmp", path);
+  af_fmt(tmp, sizeof tmp, "%s.tmp", path);
   int rc = af_write_file(tmp, b->p, b->len, err);
   if (rc == 0 && (chmod(tmp, 0755) != 0 || rename(tmp, path) != 0)) {
     remove(tmp);
@@ -94,11 +85,11 @@ int slurm_write(const SlurmJob *job, SlurmScripts *s, AfErr *err) {
   if (j->asyncfuzz == NULL)
     j->asyncfuzz = self;
   if (j->out[0] != '/') {
-    fmt(out, sizeof out, "%s/%s", cwd, j->out);
+    af_fmt(out, sizeof out, "%s/%s", cwd, j->out);
     j->out = out;
   }
   if (j->db && j->db[0] != '/') {
-    fmt(db, sizeof db, "%s/%s", cwd, j->db);
+    af_fmt(db, sizeof db, "%s/%s", cwd, j->db);
     j->db = db;
   }
   if (strlen(j->out) > 3000 || (j->db && strlen(j->db) > 3000))
@@ -109,15 +100,15 @@ int slurm_write(const SlurmJob *job, SlurmScripts *s, AfErr *err) {
   if (rc)
     return rc;
   char logs[4200];
-  fmt(logs, sizeof logs, "%s/logs", j->out);
+  af_fmt(logs, sizeof logs, "%s/logs", j->out);
   if (mkdir_p(logs) != 0)
     return af_err_set(err, AF_EIO, "cannot create %s: %s", logs, strerror(errno));
   char defdb[4200];
-  fmt(defdb, sizeof defdb, "%s/results.db", j->out);
+  af_fmt(defdb, sizeof defdb, "%s/results.db", j->out);
   const char *central = j->db ? j->db : defdb;
-  fmt(s->dir, sizeof s->dir, "%s", j->out);
-  fmt(s->array, sizeof s->array, "%s/asyncfuzz-array.sh", j->out);
-  fmt(s->merge, sizeof s->merge, "%s/asyncfuzz-merge.sh", j->out);
+  af_fmt(s->dir, sizeof s->dir, "%s", j->out);
+  af_fmt(s->array, sizeof s->array, "%s/asyncfuzz-array.sh", j->out);
+  af_fmt(s->merge, sizeof s->merge, "%s/asyncfuzz-merge.sh", j->out);
   /* the array: one task per shard */
   AfBuf b;
   af_buf_init(&b);
@@ -208,14 +199,14 @@ int slurm_write(const SlurmJob *job, SlurmScripts *s, AfErr *err) {
 static int sbatch(const char *exe, const char *dep, const char *script, const char *dir, char *id,
                   size_t n, AfErr *err) {
   char outp[4200], errp[4200], depopt[128];
-  fmt(outp, sizeof outp, "%s/logs/sbatch.out", dir);
-  fmt(errp, sizeof errp, "%s/logs/sbatch.err", dir);
+  af_fmt(outp, sizeof outp, "%s/logs/sbatch.out", dir);
+  af_fmt(errp, sizeof errp, "%s/logs/sbatch.err", dir);
   char *argv[6];
   int k = 0;
   argv[k++] = (char *)exe;
   argv[k++] = "--parsable";
   if (dep) {
-    fmt(depopt, sizeof depopt, "--dependency=afterany:%s", dep);
+    af_fmt(depopt, sizeof depopt, "--dependency=afterany:%s", dep);
     argv[k++] = depopt;
   }
   argv[k++] = (char *)script;
@@ -239,7 +230,7 @@ static int sbatch(const char *exe, const char *dep, const char *script, const ch
                     (int)len, msg ? msg : "");
   }
   if (rc == 0)
-    fmt(id, n, "%.*s", (int)strcspn(text, ";\n"), text); /* "ID" or "ID;CLUSTER" */
+    af_fmt(id, n, "%.*s", (int)strcspn(text, ";\n"), text); /* "ID" or "ID;CLUSTER" */
   af_free(text);
   af_free(msg);
   return rc;

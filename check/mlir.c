@@ -23,15 +23,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <stdarg.h>
-
-/* snprintf where cutting short is intended (long paths, long diagnostics) */
-__attribute__((format(printf, 3, 4))) static void fmt(char *out, size_t n, const char *f, ...) {
-  va_list ap;
-  va_start(ap, f);
-  vsnprintf(out, n, f, ap);
-  va_end(ap);
-}
 
 void check_lowering_verdict(const LowerSpec *spec, const MlirLowered *l, Verdict *v) {
   memset(v, 0, sizeof *v);
@@ -40,9 +31,9 @@ void check_lowering_verdict(const LowerSpec *spec, const MlirLowered *l, Verdict
   static const int cls[] = {VERDICT_PASS, VERDICT_LOWERING_REJECTED, VERDICT_LOWERING_UNCONVERTED,
                             VERDICT_LOWERING_CRASH, VERDICT_TIMEOUT};
   v->cls = cls[l->outcome];
-  fmt(v->signature, sizeof v->signature, "%s|%s|%s", lower_family(spec),
-      oracle_verdict_name(v->cls), l->cause);
-  fmt(v->detail, sizeof v->detail, "%s", l->detail);
+  af_fmt(v->signature, sizeof v->signature, "%s|%s|%s", lower_family(spec),
+         oracle_verdict_name(v->cls), l->cause);
+  af_fmt(v->detail, sizeof v->detail, "%s", l->detail);
 }
 
 static void tool_verdict(const LowerSpec *spec, int cls, const char *cause, const char *detail,
@@ -52,9 +43,9 @@ static void tool_verdict(const LowerSpec *spec, int cls, const char *cause, cons
   v->error_seq = -1;
   v->cls = cls;
   v->rt_failed = cls == VERDICT_RUNTIME_ERROR;
-  fmt(v->signature, sizeof v->signature, "%s|%s|%s", lower_family(spec), oracle_verdict_name(cls),
-      cause);
-  fmt(v->detail, sizeof v->detail, "%s", detail);
+  af_fmt(v->signature, sizeof v->signature, "%s|%s|%s", lower_family(spec),
+         oracle_verdict_name(cls), cause);
+  af_fmt(v->detail, sizeof v->detail, "%s", detail);
 }
 
 /* Whether the runner's stderr (file path) reports LLVM failing to compile the module (an
@@ -107,7 +98,7 @@ int check_judge_trace(const char *path, const GenCase *c, const LowerSpec *spec,
  * library needs the sanitizer runtimes loaded into mlir-runner first) becomes LD_PRELOAD. */
 static int run_env(const Schedule *s, int ns, const CheckOpts *o, const char *tdir,
                    char env[11][4200]) {
-  fmt(env[0], sizeof env[0], "ASYNCFUZZ_TRACE_DIR=%s", tdir);
+  af_fmt(env[0], sizeof env[0], "ASYNCFUZZ_TRACE_DIR=%s", tdir);
   size_t k = 0;
   k += (size_t)snprintf(env[1], sizeof env[1], "ASYNCFUZZ_SCHEDULES=");
   for (int j = 0; j < ns && k < sizeof env[1]; j++) {
@@ -115,24 +106,24 @@ static int run_env(const Schedule *s, int ns, const CheckOpts *o, const char *td
                      asyncfuzz_rt_policy_name(s[j].policy), (unsigned long long)s[j].seed);
     k += w > 0 ? (size_t)w : 0;
   }
-  fmt(env[2], sizeof env[2], "ASYNCFUZZ_POLICY");
-  fmt(env[3], sizeof env[3], "ASYNCFUZZ_MEMFREE_SYNC=%d", o && o->memfree_sync ? 1 : 0);
-  fmt(env[4], sizeof env[4], "ASYNCFUZZ_TRACE");
-  fmt(env[5], sizeof env[5], "ASYNCFUZZ_TRACE_BIN");
+  af_fmt(env[2], sizeof env[2], "ASYNCFUZZ_POLICY");
+  af_fmt(env[3], sizeof env[3], "ASYNCFUZZ_MEMFREE_SYNC=%d", o && o->memfree_sync ? 1 : 0);
+  af_fmt(env[4], sizeof env[4], "ASYNCFUZZ_TRACE");
+  af_fmt(env[5], sizeof env[5], "ASYNCFUZZ_TRACE_BIN");
   const char *pre = getenv("ASYNCFUZZ_RUNNER_PRELOAD");
-  fmt(env[6], sizeof env[6], pre && *pre ? "LD_PRELOAD=%s" : "LD_PRELOAD", pre ? pre : "");
-  fmt(env[7], sizeof env[7], "ASYNCFUZZ_SCHED_SEED");
+  af_fmt(env[6], sizeof env[6], pre && *pre ? "LD_PRELOAD=%s" : "LD_PRELOAD", pre ? pre : "");
+  af_fmt(env[7], sizeof env[7], "ASYNCFUZZ_SCHED_SEED");
   int b = o ? o->backend : RT_BACKEND_SIM;
-  fmt(env[8], sizeof env[8], "ASYNCFUZZ_BACKEND=%s",
-      b == RT_BACKEND_CUDA && o->raw_handles ? "cuda:raw" : asyncfuzz_rt_backend_name(b));
+  af_fmt(env[8], sizeof env[8], "ASYNCFUZZ_BACKEND=%s",
+         b == RT_BACKEND_CUDA && o->raw_handles ? "cuda:raw" : asyncfuzz_rt_backend_name(b));
   if (o && o->spin > 0)
-    fmt(env[9], sizeof env[9], "ASYNCFUZZ_SPIN=%d", o->spin);
+    af_fmt(env[9], sizeof env[9], "ASYNCFUZZ_SPIN=%d", o->spin);
   else
-    fmt(env[9], sizeof env[9], "ASYNCFUZZ_SPIN");
+    af_fmt(env[9], sizeof env[9], "ASYNCFUZZ_SPIN");
   if (!(pre && *pre))
     return 10;
   /* mlir-runner's own exit-time leaks are not ours to report, and its crashes are signals */
-  fmt(env[10], sizeof env[10], "ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_abort=0");
+  af_fmt(env[10], sizeof env[10], "ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_abort=0");
   return 11;
 }
 
@@ -147,7 +138,7 @@ static void tail_line(const char *path, char *out, size_t n) {
   while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
     text[--len] = '\0';
   const char *l = strrchr(text, '\n');
-  fmt(out, n, "%s", l ? l + 1 : text);
+  af_fmt(out, n, "%s", l ? l + 1 : text);
   af_free(text);
 }
 
@@ -196,9 +187,9 @@ static int run_batch_module(const LowerSpec *spec, const char *dir, const char *
                             const GenLineMap *map, const Schedule *s, int ns, const CheckOpts *o,
                             int nrun, AfErr *err) {
   char tdir[4200], rerr[4200], tagged[4200], *code = NULL;
-  fmt(tdir, sizeof tdir, "%s/traces", dir);
-  fmt(rerr, sizeof rerr, "%s/runner.err", dir);
-  fmt(tagged, sizeof tagged, "%s/run.tagged.mlir", dir);
+  af_fmt(tdir, sizeof tdir, "%s/traces", dir);
+  af_fmt(rerr, sizeof rerr, "%s/runner.err", dir);
+  af_fmt(tagged, sizeof tagged, "%s/run.tagged.mlir", dir);
   int rc = af_read_file(lowered, &code, NULL, err);
   if (rc == 0)
     rc = write_tagged(tagged, code, map, 1, err);
@@ -235,16 +226,16 @@ static int run_alone(const LowerSpec *spec, const char *dir, int i, const GenCas
     l->first_line = one.first_line;
   }
   out->executed = 1; /* lowered fully: it runs */
-  fmt(mod, sizeof mod, "%s/alone-%d.mlir", dir, i);
-  fmt(tdir, sizeof tdir, "%s/alone-%d", dir, i);
-  fmt(errp, sizeof errp, "%s/alone-%d.err", dir, i);
+  af_fmt(mod, sizeof mod, "%s/alone-%d.mlir", dir, i);
+  af_fmt(tdir, sizeof tdir, "%s/alone-%d", dir, i);
+  af_fmt(errp, sizeof errp, "%s/alone-%d.err", dir, i);
   rc = write_tagged(mod, l->code, map, l->first_line, err);
   ProcResult r;
   if (rc == 0)
     rc = run_process(spec, mod, tdir, errp, s, ns, o, spec->timeout + 2.0 * ns, &r, err);
   for (int k = 0; k < ns && rc == 0; k++) {
     char tpath[4300];
-    fmt(tpath, sizeof tpath, "%s/case-0-%d.bin", tdir, k);
+    af_fmt(tpath, sizeof tpath, "%s/case-0-%d.bin", tdir, k);
     Verdict v;
     int found;
     rc = check_judge_trace(tpath, c, spec, e, o, &v, &found, err);
@@ -257,24 +248,24 @@ static int run_alone(const LowerSpec *spec, const char *dir, int i, const GenCas
         char lvl[24];
         mlir_jit_flag(spec, lvl, sizeof lvl);
         if (!lvl[0])
-          fmt(lvl, sizeof lvl, "its default level");
-        fmt(detail, sizeof detail, "the runner's JIT (%s) failed compiling the lowered module: %s",
-            lvl, jit);
+          af_fmt(lvl, sizeof lvl, "its default level");
+        af_fmt(detail, sizeof detail,
+               "the runner's JIT (%s) failed compiling the lowered module: %s", lvl, jit);
         tool_verdict(spec, VERDICT_JIT_CRASH, jit, detail, &v);
       } else if (r.timed_out) {
-        fmt(detail, sizeof detail, "mlir-runner ran past its limit on this case alone");
+        af_fmt(detail, sizeof detail, "mlir-runner ran past its limit on this case alone");
         tool_verdict(spec, VERDICT_TIMEOUT, "mlir-runner", detail, &v);
       } else if (r.signaled) {
         char cause[200];
-        fmt(cause, sizeof cause, "mlir-runner killed by %s", strsignal(r.sig));
-        fmt(detail, sizeof detail, "%s: %s", cause, last);
+        af_fmt(cause, sizeof cause, "mlir-runner killed by %s", strsignal(r.sig));
+        af_fmt(detail, sizeof detail, "%s: %s", cause, last);
         tool_verdict(spec, VERDICT_RUNTIME_ERROR, cause, detail, &v);
       } else {
         char cause[200], norm[160];
         mlir_normalize(last, norm, sizeof norm);
-        fmt(cause, sizeof cause, "mlir-runner exit %d|%s", r.code, norm);
-        fmt(detail, sizeof detail, "mlir-runner exited %d without finishing the case: %s", r.code,
-            last);
+        af_fmt(cause, sizeof cause, "mlir-runner exit %d|%s", r.code, norm);
+        af_fmt(detail, sizeof detail, "mlir-runner exited %d without finishing the case: %s",
+               r.code, last);
         tool_verdict(spec, VERDICT_RUNTIME_ERROR, cause, detail, &v);
       }
     }
@@ -321,9 +312,9 @@ int check__mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Sc
     ids[i] = i;
   }
   char lowered[4200], inp[4200], errp[4200];
-  fmt(inp, sizeof inp, "%s/run.mlir", dir);
-  fmt(lowered, sizeof lowered, "%s/run.out.mlir", dir);
-  fmt(errp, sizeof errp, "%s/run.err", dir);
+  af_fmt(inp, sizeof inp, "%s/run.mlir", dir);
+  af_fmt(lowered, sizeof lowered, "%s/run.out.mlir", dir);
+  af_fmt(errp, sizeof errp, "%s/run.err", dir);
   int batch_ok = 0;
   if (rc == 0 && n > 1 && g_ok_rate > 0.9) {
     /* likely all runnable: lower the whole batch as one module first */
@@ -379,7 +370,7 @@ int check__mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Sc
     g_ok_rate = 0.7 * g_ok_rate + 0.3 * ((double)nrun / n);
   if (rc == 0 && batch_ok) {
     char tdir[4200];
-    fmt(tdir, sizeof tdir, "%s/traces", dir);
+    af_fmt(tdir, sizeof tdir, "%s/traces", dir);
     rc = run_batch_module(spec, dir, lowered, &bmap, s, ns, o, nrun, err);
     for (int j = 0; j < nrun && rc == 0; j++) {
       int i = ids[j];
@@ -389,7 +380,7 @@ int check__mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Sc
       for (int k = 0; k < ns && all; k++) {
         char tpath[4300];
         struct stat st;
-        fmt(tpath, sizeof tpath, "%s/case-%d-%d.bin", tdir, i, k);
+        af_fmt(tpath, sizeof tpath, "%s/case-%d-%d.bin", tdir, i, k);
         all = stat(tpath, &st) == 0;
       }
       if (!all) { /* the runner died in or before this case: it runs alone */
@@ -399,7 +390,7 @@ int check__mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Sc
       }
       for (int k = 0; k < ns && rc == 0; k++) {
         char tpath[4300];
-        fmt(tpath, sizeof tpath, "%s/case-%d-%d.bin", tdir, i, k);
+        af_fmt(tpath, sizeof tpath, "%s/case-%d-%d.bin", tdir, i, k);
         Verdict v;
         int found;
         rc = check_judge_trace(tpath, cs[i], spec, e, o, &v, &found, err);

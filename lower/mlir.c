@@ -12,15 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <stdarg.h>
-
-/* snprintf where cutting short is intended (long paths, long diagnostics) */
-__attribute__((format(printf, 3, 4))) static void fmt(char *out, size_t n, const char *f, ...) {
-  va_list ap;
-  va_start(ap, f);
-  vsnprintf(out, n, f, ap);
-  va_end(ap);
-}
 
 /* LLVM 19 locates what --split-input-file parsed relative to its chunk, as
  * `within split at FILE:N offset :L:C` (quoted in printed locations: loc("within split at
@@ -161,21 +152,21 @@ static void op_shape(const char *line, const char *op, char *out, size_t n) {
     const char *colon = at ? strstr(at, " : ") : NULL;
     if (colon && colon < end) {
       char types[160];
-      fmt(types, sizeof types, "%.*s", (int)(end - colon - 3), colon + 3);
+      af_fmt(types, sizeof types, "%.*s", (int)(end - colon - 3), colon + 3);
       char norm[160];
       mlir_normalize(types, norm, sizeof norm);
-      fmt(out, n, "unrealized_conversion_cast(%s)", norm);
+      af_fmt(out, n, "unrealized_conversion_cast(%s)", norm);
       return;
     }
   }
   char text[1024];
-  fmt(text, sizeof text, "%.*s", (int)(end - line < 1000 ? end - line : 1000), line);
-  fmt(out, n, "%s%s%s%s", op, async ? " async" : "",
-      !async && deps == 0 ? ""
-      : deps == 0         ? " deps=0"
-      : deps == 1         ? " deps=1"
-                          : " deps=2+",
-      strstr(text, "strided<") ? " view" : "");
+  af_fmt(text, sizeof text, "%.*s", (int)(end - line < 1000 ? end - line : 1000), line);
+  af_fmt(out, n, "%s%s%s%s", op, async ? " async" : "",
+         !async && deps == 0 ? ""
+         : deps == 0         ? " deps=0"
+         : deps == 1         ? " deps=1"
+                             : " deps=2+",
+         strstr(text, "strided<") ? " view" : "");
 }
 
 static int cmp_str(const void *a, const void *b) {
@@ -197,7 +188,7 @@ void mlir_unconverted_ops(const char *code, char *root, size_t rn, char *out, si
       /* the LLVM-level launch that the binary's offloading handler translates */
       size_t len = nl ? (size_t)(nl - line) : strlen(line);
       char buf[1024];
-      fmt(buf, sizeof buf, "%.*s", (int)(len < 1000 ? len : 1000), line);
+      af_fmt(buf, sizeof buf, "%.*s", (int)(len < 1000 ? len : 1000), line);
       bad = strstr(buf, "!llvm.ptr") == NULL || strstr(buf, " async") != NULL;
     }
     if (bad) {
@@ -210,7 +201,7 @@ void mlir_unconverted_ops(const char *code, char *root, size_t rn, char *out, si
       for (int i = 0; i < *cnt && !seen; i++)
         seen = strcmp(set[i], shape) == 0;
       if (!seen && *cnt < MAXS)
-        fmt(set[(*cnt)++], 96, "%s", shape);
+        af_fmt(set[(*cnt)++], 96, "%s", shape);
     }
     line = nl ? nl + 1 : NULL;
   }
@@ -228,7 +219,7 @@ void mlir_unconverted_ops(const char *code, char *root, size_t rn, char *out, si
   for (int i = cnt - 1; i >= 0; i--)
     if (strncmp(ptrs[i], "gpu.", 4) == 0 || strncmp(ptrs[i], "async.", 6) == 0)
       pick = i;
-  fmt(root, rn, "%s", cnt ? ptrs[pick] : "");
+  af_fmt(root, rn, "%s", cnt ? ptrs[pick] : "");
   size_t k = 0;
   out[0] = '\0';
   for (int i = 0; i < cnt && i < 4 && k < n; i++) {
@@ -236,7 +227,7 @@ void mlir_unconverted_ops(const char *code, char *root, size_t rn, char *out, si
     k += w > 0 ? (size_t)w : 0;
   }
   if (cnt > 4 && k < n)
-    fmt(out + k, n - k, ",+%d more", cnt - 4);
+    af_fmt(out + k, n - k, ",+%d more", cnt - 4);
 }
 
 void mlir_crash_cause(const char *report, char *out, size_t n) {
@@ -246,7 +237,7 @@ void mlir_crash_cause(const char *report, char *out, size_t n) {
     const char *k = strstr(report, keys[i]);
     if (k) {
       size_t len = strcspn(k, "\n");
-      fmt(raw, sizeof raw, "%.*s", (int)(len < 400 ? len : 400), k);
+      af_fmt(raw, sizeof raw, "%.*s", (int)(len < 400 ? len : 400), k);
     }
   }
   if (!raw[0]) { /* the first stack frame that is not the signal machinery */
@@ -262,15 +253,15 @@ void mlir_crash_cause(const char *report, char *out, size_t n) {
           sym = strchr(sym + 1, ' ');
           if (sym) {
             char f[400];
-            fmt(f, sizeof f, "%.*s",
-                (int)((line + len) - sym - 1 < 399 ? (line + len) - sym - 1 : 399), sym + 1);
+            af_fmt(f, sizeof f, "%.*s",
+                   (int)((line + len) - sym - 1 < 399 ? (line + len) - sym - 1 : 399), sym + 1);
             if (!strstr(f, "llvm::sys::") && !strstr(f, "SignalHandler") &&
                 !strstr(f, "__restore_rt") && !strstr(f, "libc.so") && !strstr(f, "raise") &&
                 !strstr(f, "abort") && !strstr(f, "pthread_kill")) {
               char *paren = strstr(f, " (/");
               if (paren)
                 *paren = '\0';
-              fmt(raw, sizeof raw, "in %s", f);
+              af_fmt(raw, sizeof raw, "in %s", f);
               break;
             }
           }
@@ -280,7 +271,7 @@ void mlir_crash_cause(const char *report, char *out, size_t n) {
     }
   }
   if (!raw[0])
-    fmt(raw, sizeof raw, "no crash report");
+    af_fmt(raw, sizeof raw, "no crash report");
   /* no paths: keep what follows the last slash of each word */
   char nopath[512];
   size_t k = 0;
@@ -327,7 +318,7 @@ int mlir_lower_file(const LowerSpec *spec, const char *in_path, const char *out_
       return rc;
   }
   char pp[sizeof spec->pipeline + 32];
-  fmt(pp, sizeof pp, "--pass-pipeline=%s", spec->pipeline);
+  af_fmt(pp, sizeof pp, "--pass-pipeline=%s", spec->pipeline);
   char *argv[] = {(char *)spec->opt,
                   "--mlir-disable-threading",
                   "--mlir-print-debuginfo",
@@ -342,8 +333,8 @@ int mlir_lower_file(const LowerSpec *spec, const char *in_path, const char *out_
 int mlir_run_file(const LowerSpec *spec, const char *path, char *const env[], const char *out_path,
                   const char *err_path, double timeout_s, ProcResult *r, AfErr *err) {
   char libs[2200], opt[8];
-  fmt(libs, sizeof libs, "--shared-libs=%s%s%s", spec->rtlib, spec->utils[0] ? "," : "",
-      spec->utils);
+  af_fmt(libs, sizeof libs, "--shared-libs=%s%s%s", spec->rtlib, spec->utils[0] ? "," : "",
+         spec->utils);
   mlir_jit_flag(spec, opt, sizeof opt);
   char *argv[8];
   int k = 0;
@@ -368,8 +359,8 @@ void mlir_lowered_free(MlirLowered *l, int n) {
 
 static void set_outcome(MlirLowered *l, int outcome, const char *cause, const char *detail) {
   l->outcome = outcome;
-  fmt(l->cause, sizeof l->cause, "%s", cause);
-  fmt(l->detail, sizeof l->detail, "%s", detail);
+  af_fmt(l->cause, sizeof l->cause, "%s", cause);
+  af_fmt(l->detail, sizeof l->detail, "%s", detail);
 }
 
 /* The first line of text that contains key, as a string. */
@@ -382,7 +373,7 @@ static void first_line_with(const char *text, const char *key, char *out, size_t
   while (s > text && s[-1] != '\n')
     s--;
   size_t len = strcspn(s, "\n");
-  fmt(out, n, "%.*s", (int)(len < n - 1 ? len : n - 1), s);
+  af_fmt(out, n, "%.*s", (int)(len < n - 1 ? len : n - 1), s);
 }
 
 /* A rejection: mlir-opt's error `msg` located at line `ln` of `chunk` (1-based; 0: not
@@ -406,9 +397,9 @@ static void set_rejected(MlirLowered *l, const char *chunk, long ln, const char 
       src++;
   }
   mlir_normalize(msg, norm, sizeof norm);
-  fmt(cause, sizeof cause, "%s|%s", shape[0] ? shape : "module", norm);
-  fmt(detail, sizeof detail, "error: %.*s%s%.*s", (int)strcspn(msg, "\n"), msg,
-      src ? "\n  at: " : "", src ? (int)strcspn(src, "\n") : 0, src ? src : "");
+  af_fmt(cause, sizeof cause, "%s|%s", shape[0] ? shape : "module", norm);
+  af_fmt(detail, sizeof detail, "error: %.*s%s%.*s", (int)strcspn(msg, "\n"), msg,
+         src ? "\n  at: " : "", src ? (int)strcspn(src, "\n") : 0, src ? src : "");
   set_outcome(l, MLIR_REJECTED, cause, detail);
 }
 
@@ -417,7 +408,7 @@ static void set_lowered(MlirLowered *l, char *code) {
   char root[200], ops[400], d[600];
   mlir_unconverted_ops(code, root, sizeof root, ops, sizeof ops);
   if (ops[0]) {
-    fmt(d, sizeof d, "ops remain after the pipeline: %s", ops);
+    af_fmt(d, sizeof d, "ops remain after the pipeline: %s", ops);
     set_outcome(l, MLIR_UNCONVERTED, root, d);
     af_free(code);
     return;
@@ -431,9 +422,9 @@ static int lower_one(const LowerSpec *spec, const char *dir, int i, const char *
                      MlirLowered *l, AfErr *err) {
   char in[4200], outp[4200], errp[4200];
   l->first_line = 1;
-  fmt(in, sizeof in, "%s/one-%d.mlir", dir, i);
-  fmt(outp, sizeof outp, "%s/one-%d.out.mlir", dir, i);
-  fmt(errp, sizeof errp, "%s/one-%d.err", dir, i);
+  af_fmt(in, sizeof in, "%s/one-%d.mlir", dir, i);
+  af_fmt(outp, sizeof outp, "%s/one-%d.out.mlir", dir, i);
+  af_fmt(errp, sizeof errp, "%s/one-%d.err", dir, i);
   int rc = af_write_file(in, chunk, strlen(chunk), err);
   ProcResult r;
   if (rc == 0)
@@ -446,15 +437,15 @@ static int lower_one(const LowerSpec *spec, const char *dir, int i, const char *
   int out_rc = 0;
   if (r.timed_out) {
     char d[128];
-    fmt(d, sizeof d, "mlir-opt ran past %.0f s on this case alone", spec->timeout);
+    af_fmt(d, sizeof d, "mlir-opt ran past %.0f s on this case alone", spec->timeout);
     set_outcome(l, MLIR_TIMEOUT, "mlir-opt timeout", d);
   } else if (r.signaled) {
     char cause[200];
     mlir_crash_cause(report, cause, sizeof cause);
     char c2[200];
-    fmt(c2, sizeof c2, "%s|%s", strsignal(r.sig), cause);
+    af_fmt(c2, sizeof c2, "%s|%s", strsignal(r.sig), cause);
     char d[768];
-    fmt(d, sizeof d, "mlir-opt killed by %s: %.600s", strsignal(r.sig), report);
+    af_fmt(d, sizeof d, "mlir-opt killed by %s: %.600s", strsignal(r.sig), report);
     set_outcome(l, MLIR_CRASH, c2, d);
   } else if (r.code != 0) {
     /* a located error (one-N.mlir:LINE:COL: error: MSG), as a batch classifies it */
@@ -497,9 +488,9 @@ int mlir_lower_batch(const LowerSpec *spec, const char *dir, char *const *chunks
   }
   start[n] = line + 1;
   char inp[4200], outp[4200], errp[4200];
-  fmt(inp, sizeof inp, "%s/batch.mlir", dir);
-  fmt(outp, sizeof outp, "%s/batch.out.mlir", dir);
-  fmt(errp, sizeof errp, "%s/batch.err", dir);
+  af_fmt(inp, sizeof inp, "%s/batch.mlir", dir);
+  af_fmt(outp, sizeof outp, "%s/batch.out.mlir", dir);
+  af_fmt(errp, sizeof errp, "%s/batch.err", dir);
   int rc = in.oom ? af_err_set(err, AF_ENOMEM, "out of memory") : 0;
   if (rc == 0) {
     mlir_retarget(spec, in.p);
@@ -509,7 +500,7 @@ int mlir_lower_batch(const LowerSpec *spec, const char *dir, char *const *chunks
   ProcResult r;
   if (rc == 0) {
     char pp[sizeof spec->pipeline + 32];
-    fmt(pp, sizeof pp, "--pass-pipeline=%s", spec->pipeline);
+    af_fmt(pp, sizeof pp, "--pass-pipeline=%s", spec->pipeline);
     /* output to stdout: with --split-input-file, mlir-opt streams each chunk's result as it
      * goes, so the chunks that lowered are there even when others failed */
     char *argv[] = {(char *)spec->opt,
@@ -551,7 +542,7 @@ int mlir_lower_batch(const LowerSpec *spec, const char *dir, char *const *chunks
   }
   /* located errors: the first per chunk decides */
   char base[64];
-  fmt(base, sizeof base, "batch.mlir:");
+  af_fmt(base, sizeof base, "batch.mlir:");
   for (const char *p = report; p && *p;) {
     const char *nl = strchr(p, '\n');
     const char *b = strstr(p, base);
@@ -565,7 +556,7 @@ int mlir_lower_batch(const LowerSpec *spec, const char *dir, char *const *chunks
         if (out[i].outcome == MLIR_OK && out[i].cause[0] == '\0') {
           char msg[512];
           size_t len = nl ? (size_t)(nl - e - 9) : strlen(e + 9);
-          fmt(msg, sizeof msg, "%.*s", (int)(len < 500 ? len : 500), e + 9);
+          af_fmt(msg, sizeof msg, "%.*s", (int)(len < 500 ? len : 500), e + 9);
           set_rejected(&out[i], chunks[i], ln - start[i] + 1, msg);
         }
       }

@@ -9,20 +9,11 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* snprintf where cutting short is intended (long paths) */
-__attribute__((format(printf, 3, 4))) static void fmt(char *out, size_t n, const char *f, ...) {
-  va_list ap;
-  va_start(ap, f);
-  vsnprintf(out, n, f, ap);
-  va_end(ap);
-}
 
 /* The kernels' pipeline and the host's, as upstream's GPU integration tests run them, in one
  * --pass-pipeline (gpu-module-to-binary emits PTX text: no CUDA is needed to compile). The host
@@ -70,7 +61,7 @@ static int dir_of(const char *path, char *out, size_t n) {
   if (slash == NULL)
     return 0;
   *slash = '\0';
-  fmt(out, n, "%s", real);
+  af_fmt(out, n, "%s", real);
   return 1;
 }
 
@@ -82,19 +73,19 @@ int mlir_find_tool(const LowerSpec *spec, const char *name, const char *env_var,
                    size_t n) {
   const char *env = env_var ? getenv(env_var) : NULL;
   if (env && *env) {
-    fmt(out, n, "%s", env);
+    af_fmt(out, n, "%s", env);
     return exists_x(env);
   }
   char bin[PATH_MAX];
   if (!dir_of(spec->opt, bin, sizeof bin))
     return 0;
   char p[PATH_MAX + 64];
-  fmt(p, sizeof p, "%s/%s", bin, name);
+  af_fmt(p, sizeof p, "%s/%s", bin, name);
   if (!exists_x(p))
-    fmt(p, sizeof p, "%s/%s-22", bin, name);
+    af_fmt(p, sizeof p, "%s/%s-22", bin, name);
   if (!exists_x(p))
     return 0;
-  fmt(out, n, "%s", p);
+  af_fmt(out, n, "%s", p);
   return 1;
 }
 
@@ -109,7 +100,7 @@ const char *mlir_runner_name(int major) {
 
 void mlir_jit_flag(const LowerSpec *spec, char *out, size_t n) {
   int lvl = spec->kind == LOWER_MLIR_OPT ? spec->jit_opt : 0;
-  fmt(out, n, lvl >= 0 ? "-O%d" : "", lvl);
+  af_fmt(out, n, lvl >= 0 ? "-O%d" : "", lvl);
 }
 
 /* The runner utils library of that LLVM, lib/libmlir_runner_utils.so[.MAJOR.1], if installed
@@ -120,18 +111,18 @@ static int find_utils(const char *bindir, int major, char *out, size_t n) {
   const char *env = getenv("ASYNCFUZZ_RUNNER_UTILS");
   out[0] = '\0';
   if (env && *env) {
-    fmt(out, n, "%s", env);
+    af_fmt(out, n, "%s", env);
     return access(env, R_OK) == 0 ? 1 : -1;
   }
   char names[2][64];
-  fmt(names[0], sizeof names[0], "libmlir_runner_utils.so");
-  fmt(names[1], sizeof names[1], "libmlir_runner_utils.so.%d.1", major);
+  af_fmt(names[0], sizeof names[0], "libmlir_runner_utils.so");
+  af_fmt(names[1], sizeof names[1], "libmlir_runner_utils.so.%d.1", major);
   for (size_t i = 0; i < 2; i++) {
     char p[2048];
-    fmt(p, sizeof p, "%s/../lib/%s", bindir, names[i]);
+    af_fmt(p, sizeof p, "%s/../lib/%s", bindir, names[i]);
     if (access(p, R_OK) == 0) {
       char real[PATH_MAX];
-      fmt(out, n, "%s", realpath(p, real) ? real : p);
+      af_fmt(out, n, "%s", realpath(p, real) ? real : p);
       return 1;
     }
   }
@@ -142,7 +133,7 @@ static int find_utils(const char *bindir, int major, char *out, size_t n) {
 static int find_rtlib(char *out, size_t n) {
   const char *env = getenv("ASYNCFUZZ_RT_LIB");
   if (env && *env) {
-    fmt(out, n, "%s", env);
+    af_fmt(out, n, "%s", env);
     return access(env, R_OK) == 0;
   }
   char dir[PATH_MAX];
@@ -151,10 +142,10 @@ static int find_rtlib(char *out, size_t n) {
   static const char *const rel[] = {"", "/..", "/../lib", "/../../lib"};
   for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
     char p[PATH_MAX + 64];
-    fmt(p, sizeof p, "%s%s/libasyncfuzz_rt.so", dir, rel[i]);
+    af_fmt(p, sizeof p, "%s%s/libasyncfuzz_rt.so", dir, rel[i]);
     if (access(p, R_OK) == 0) {
       char real[PATH_MAX];
-      fmt(out, n, "%s", realpath(p, real) ? real : p);
+      af_fmt(out, n, "%s", realpath(p, real) ? real : p);
       return 1;
     }
   }
@@ -166,7 +157,7 @@ static int ask_version(LowerSpec *s, AfErr *err) {
   if (mlir_tmpdir(tdir, sizeof tdir, err))
     return err->rc;
   char outp[4200];
-  fmt(outp, sizeof outp, "%s/version.txt", tdir);
+  af_fmt(outp, sizeof outp, "%s/version.txt", tdir);
   char *argv[] = {s->opt, "--version", NULL};
   ProcResult r;
   int rc = af_proc_run(argv, NULL, NULL, outp, outp, 60, &r, err);
@@ -195,7 +186,7 @@ static int ask_version(LowerSpec *s, AfErr *err) {
   while (*line == ' ')
     line++;
   size_t len = strcspn(line, "\n");
-  fmt(s->version, sizeof s->version, "%.*s", (int)len, line);
+  af_fmt(s->version, sizeof s->version, "%.*s", (int)len, line);
   s->major = atoi(v + 13);
   af_free(text);
   if (s->major < MLIR_OLDEST_MAJOR)
@@ -219,13 +210,13 @@ static int find_rocm(char *out, size_t n) {
   for (int i = env && *env ? -1 : 0; i < ndirs; i++) {
     const char *d = i < 0 ? env : dirs[i];
     char p[PATH_MAX + 32];
-    fmt(p, sizeof p, "%s/amdgcn/bitcode/ockl.bc", d);
+    af_fmt(p, sizeof p, "%s/amdgcn/bitcode/ockl.bc", d);
     if (access(p, R_OK) == 0) {
-      fmt(out, n, "%s", d);
+      af_fmt(out, n, "%s", d);
       return 1;
     }
     if (i < 0) {
-      fmt(out, n, "%s", env);
+      af_fmt(out, n, "%s", env);
       return -1;
     }
   }
@@ -237,14 +228,14 @@ static int find_rocm(char *out, size_t n) {
  * as MLIR's ROCm wrappers require; isa would call mgpuModuleLoadJIT, which they lack). */
 static void compose(int vi, const char *target, const char *rocm, char *out, size_t n) {
   if (strcmp(target, "rocdl") != 0) {
-    fmt(out, n, "%s", variants[vi].pipeline);
+    af_fmt(out, n, "%s", variants[vi].pipeline);
     return;
   }
-  fmt(out, n,
-      "builtin.module(%sgpu.module(strip-debuginfo,convert-scf-to-cf,convert-gpu-to-rocdl),"
-      "rocdl-attach-target{chip=gfx90a}," MLIR_HOST_HEAD
-      "gpu-module-to-binary{format=llvm toolkit=%s}," MLIR_HOST_TAIL ")",
-      vi ? "func.func(gpu-async-region)," : "", rocm);
+  af_fmt(out, n,
+         "builtin.module(%sgpu.module(strip-debuginfo,convert-scf-to-cf,convert-gpu-to-rocdl),"
+         "rocdl-attach-target{chip=gfx90a}," MLIR_HOST_HEAD
+         "gpu-module-to-binary{format=llvm toolkit=%s}," MLIR_HOST_TAIL ")",
+         vi ? "func.func(gpu-async-region)," : "", rocm);
 }
 
 const char *mlir_llvm_version(const LowerSpec *s) {
@@ -256,22 +247,22 @@ const char *mlir_llvm_version(const LowerSpec *s) {
 static void spec_names(LowerSpec *s, const char *path) {
   char lvl[16] = "", base[160]; /* the level is named unless -O0, as before levels existed */
   if (s->jit_opt != 0)
-    fmt(lvl, sizeof lvl, s->jit_opt < 0 ? "+Odefault" : "+O%d", s->jit_opt);
+    af_fmt(lvl, sizeof lvl, s->jit_opt < 0 ? "+Odefault" : "+O%d", s->jit_opt);
   const char *tg = strcmp(s->target, "nvvm") == 0 ? "" : "/";
-  fmt(base, sizeof base, "%s%s%s%s%s", strcmp(s->variant, "default") ? "@" : "",
-      strcmp(s->variant, "default") ? s->variant : "", tg, *tg ? s->target : "", lvl);
+  af_fmt(base, sizeof base, "%s%s%s%s%s", strcmp(s->variant, "default") ? "@" : "",
+         strcmp(s->variant, "default") ? s->variant : "", tg, *tg ? s->target : "", lvl);
   if (s->matrix) { /* a configuration of the matrix: named by its build, signatures by none */
-    fmt(s->name, sizeof s->name, "mlir-opt-%s%s", mlir_llvm_version(s), base);
-    fmt(s->family, sizeof s->family, "mlir-opt");
-    fmt(s->arg, sizeof s->arg, "matrix:mlir-opt%s:%s", base, s->opt);
+    af_fmt(s->name, sizeof s->name, "mlir-opt-%s%s", mlir_llvm_version(s), base);
+    af_fmt(s->family, sizeof s->family, "mlir-opt");
+    af_fmt(s->arg, sizeof s->arg, "matrix:mlir-opt%s:%s", base, s->opt);
     return;
   }
-  fmt(s->name, sizeof s->name, "mlir-opt%s", base);
-  fmt(s->family, sizeof s->family, "%s", s->name);
+  af_fmt(s->name, sizeof s->name, "mlir-opt%s", base);
+  af_fmt(s->family, sizeof s->family, "%s", s->name);
   if (path[0])
-    fmt(s->arg, sizeof s->arg, "%s:%s", s->name, path);
+    af_fmt(s->arg, sizeof s->arg, "%s:%s", s->name, path);
   else
-    fmt(s->arg, sizeof s->arg, "%s", s->name);
+    af_fmt(s->arg, sizeof s->arg, "%s", s->name);
 }
 
 /* "[matrix:]mlir-opt[@VARIANT][/TARGET][+LEVEL]": the parts before the build's path. */
@@ -283,30 +274,30 @@ static int parse_parts(const char *str, LowerSpec *s, char *variant, size_t vn, 
     p += 7;
   }
   p += 8; /* mlir-opt */
-  fmt(variant, vn, "default");
-  fmt(s->target, sizeof s->target, "nvvm");
+  af_fmt(variant, vn, "default");
+  af_fmt(s->target, sizeof s->target, "nvvm");
   if (*p == '@') {
     p++;
     size_t len = strcspn(p, ":+/");
-    fmt(variant, vn, "%.*s", (int)len, p);
+    af_fmt(variant, vn, "%.*s", (int)len, p);
     p += len;
   }
   if (*p == '/') { /* the target */
     p++;
     size_t len = strcspn(p, ":+");
     char tg[32];
-    fmt(tg, sizeof tg, "%.*s", (int)len, p);
+    af_fmt(tg, sizeof tg, "%.*s", (int)len, p);
     p += len;
     if (strcmp(tg, "nvvm") != 0 && strcmp(tg, "rocdl") != 0)
       return af_err_set(err, AF_EUSAGE, "unknown target \"%s\" in %s (targets: nvvm, rocdl)", tg,
                         str);
-    fmt(s->target, sizeof s->target, "%s", tg);
+    af_fmt(s->target, sizeof s->target, "%s", tg);
   }
   if (*p == '+') { /* the runner's JIT optimization level */
     p++;
     size_t len = strcspn(p, ":");
     char jit[32];
-    fmt(jit, sizeof jit, "%.*s", (int)len, p);
+    af_fmt(jit, sizeof jit, "%.*s", (int)len, p);
     p += len;
     if (strcmp(jit, "Odefault") == 0)
       s->jit_opt = -1;
@@ -338,7 +329,7 @@ static int find_runner(LowerSpec *s, AfErr *err) {
       return af_err_set(err, AF_EINVALID, "ASYNCFUZZ_MLIR_RUNNER=%s: not found or not executable",
                         renv);
   } else {
-    fmt(s->runner, sizeof s->runner, "%s/%s", bindir, mlir_runner_name(s->major));
+    af_fmt(s->runner, sizeof s->runner, "%s/%s", bindir, mlir_runner_name(s->major));
     if (!exists_x(s->runner))
       return af_err_set(err, AF_EINVALID,
                         "%s not found next to %s (%s, in %s): install mlir-%d-tools, or set "
@@ -381,7 +372,7 @@ int lower_mlir_spec_parse(const char *str, LowerSpec *s, AfErr *err) {
     af_buf_free(&b);
     return rc;
   }
-  fmt(s->variant, sizeof s->variant, "%s", variant);
+  af_fmt(s->variant, sizeof s->variant, "%s", variant);
   if (strcmp(s->target, "rocdl") == 0) {
     int r = find_rocm(s->rocm, sizeof s->rocm);
     if (r <= 0)
@@ -428,11 +419,11 @@ int lower_spec_set_pipeline(LowerSpec *s, const char *pipeline, AfErr *err) {
     return af_err_set(err, AF_EUSAGE, "--pipeline applies to mlir-opt lowerings only");
   if (strlen(pipeline) >= sizeof s->pipeline)
     return af_err_set(err, AF_EUSAGE, "--pipeline: too long");
-  fmt(s->pipeline, sizeof s->pipeline, "%s", pipeline);
-  fmt(s->variant, sizeof s->variant, "custom");
+  af_fmt(s->pipeline, sizeof s->pipeline, "%s", pipeline);
+  af_fmt(s->variant, sizeof s->variant, "custom");
   const char *colon = strchr(s->arg + (s->matrix ? 7 : 0), ':');
   char path[sizeof s->arg];
-  fmt(path, sizeof path, "%s", colon ? colon + 1 : "");
+  af_fmt(path, sizeof path, "%s", colon ? colon + 1 : "");
   spec_names(s, path);
   return 0;
 }
@@ -465,7 +456,7 @@ static int next_item(const char **list, char *out, size_t n) {
   if (*p == '\0')
     return 0;
   size_t len = strcspn(p, ",");
-  fmt(out, n, "%.*s", (int)len, p);
+  af_fmt(out, n, "%.*s", (int)len, p);
   while (len > 0 && out[len - 1] == ' ')
     out[--len] = '\0';
   *list = p + strcspn(p, ",");
@@ -482,17 +473,17 @@ static int found_builds(LowerSpec *b, int max, int *nb, char *notes, size_t nn, 
     return lower_mlir_spec_parse("mlir-opt", &b[(*nb)++], err);
   for (int major = 40; major >= MLIR_OLDEST_MAJOR && *nb < max; major--) {
     char p[64];
-    fmt(p, sizeof p, "/usr/lib/llvm-%d/bin/mlir-opt", major);
+    af_fmt(p, sizeof p, "/usr/lib/llvm-%d/bin/mlir-opt", major);
     if (!exists_x(p))
       continue;
     char spec[128];
-    fmt(spec, sizeof spec, "mlir-opt:%s", p);
+    af_fmt(spec, sizeof spec, "mlir-opt:%s", p);
     AfErr e = {0};
     if (lower_mlir_spec_parse(spec, &b[*nb], &e) == 0)
       (*nb)++;
     else
-      fmt(notes + strlen(notes), nn - strlen(notes), "%sleft out %s: %s", notes[0] ? "; " : "", p,
-          e.msg);
+      af_fmt(notes + strlen(notes), nn - strlen(notes), "%sleft out %s: %s", notes[0] ? "; " : "",
+             p, e.msg);
   }
   if (*nb == 0)
     return lower_mlir_spec_parse("mlir-opt", &b[(*nb)++], err);
@@ -508,21 +499,21 @@ static int named_builds(const char *list, LowerSpec *b, int max, int *nb, AfErr 
     if (*nb == max)
       return af_err_set(err, AF_EUSAGE, "--matrix builds: at most %d builds", max);
     char path[PATH_MAX + 16];
-    fmt(path, sizeof path, "%s", item);
+    af_fmt(path, sizeof path, "%s", item);
     struct stat stt;
     if (stat(item, &stt) == 0 && S_ISDIR(stt.st_mode)) {
-      fmt(path, sizeof path, "%s/mlir-opt", item);
+      af_fmt(path, sizeof path, "%s/mlir-opt", item);
       if (!exists_x(path))
-        fmt(path, sizeof path, "%s/bin/mlir-opt", item);
+        af_fmt(path, sizeof path, "%s/bin/mlir-opt", item);
       if (!exists_x(path))
         return af_err_set(err, AF_EINVALID, "build %s: no mlir-opt in it (nor in its bin/)", item);
     }
     char spec[PATH_MAX + 32];
-    fmt(spec, sizeof spec, "mlir-opt:%s", path);
+    af_fmt(spec, sizeof spec, "mlir-opt:%s", path);
     int rc = lower_mlir_spec_parse(spec, &b[*nb], err);
     if (rc) {
       char msg[sizeof err->msg];
-      fmt(msg, sizeof msg, "%s", err->msg);
+      af_fmt(msg, sizeof msg, "%s", err->msg);
       af_err_clear(err);
       return af_err_set(err, rc, "build %s: %s", item, msg);
     }
@@ -539,8 +530,8 @@ static int config_of(const LowerSpec *b, int vi, const char *custom, const char 
   *out = *b;
   out->matrix = 1;
   out->jit_opt = jit;
-  fmt(out->target, sizeof out->target, "%s", target);
-  fmt(out->variant, sizeof out->variant, "%s", custom ? "custom" : variants[vi].name);
+  af_fmt(out->target, sizeof out->target, "%s", target);
+  af_fmt(out->variant, sizeof out->variant, "%s", custom ? "custom" : variants[vi].name);
   if (strcmp(target, "rocdl") == 0) {
     int r = find_rocm(out->rocm, sizeof out->rocm);
     if (r <= 0)
@@ -551,7 +542,7 @@ static int config_of(const LowerSpec *b, int vi, const char *custom, const char 
                         r < 0 ? ": it has none: " : "", r < 0 ? out->rocm : "");
   }
   if (custom)
-    fmt(out->pipeline, sizeof out->pipeline, "%s", custom);
+    af_fmt(out->pipeline, sizeof out->pipeline, "%s", custom);
   else
     compose(vi, target, out->rocm, out->pipeline, sizeof out->pipeline);
   spec_names(out, "");
@@ -603,9 +594,9 @@ int mlir_matrix(const MlirMatrixAxes *ax, LowerSpec **out, int *nout, char *note
   int have_rocm = find_rocm(rocm, sizeof rocm) > 0;
   l = ax->targets ? ax->targets : ax->no_rocdl || !have_rocm ? "nvvm" : "nvvm,rocdl";
   if (!ax->targets && !ax->no_rocdl && !have_rocm)
-    fmt(notes + strlen(notes), nn - strlen(notes),
-        "%sno rocdl: the ROCm device libraries are not installed (rocm-device-libs)",
-        notes[0] ? "; " : "");
+    af_fmt(notes + strlen(notes), nn - strlen(notes),
+           "%sno rocdl: the ROCm device libraries are not installed (rocm-device-libs)",
+           notes[0] ? "; " : "");
   while (rc == 0 && next_item(&l, item, sizeof item) && nt < 2) {
     if (strcmp(item, "nvvm") && strcmp(item, "rocdl"))
       rc =
@@ -659,15 +650,15 @@ int mlir_matrix(const MlirMatrixAxes *ax, LowerSpec **out, int *nout, char *note
 
 void mlir_config_axes(const LowerSpec *s, char *out, size_t n) {
   char lvl[16];
-  fmt(lvl, sizeof lvl, s->jit_opt < 0 ? "Odefault" : "O%d", s->jit_opt);
-  fmt(out, n, "LLVM %s, %s, %s, %s", mlir_llvm_version(s), s->variant, s->target, lvl);
+  af_fmt(lvl, sizeof lvl, s->jit_opt < 0 ? "Odefault" : "O%d", s->jit_opt);
+  af_fmt(out, n, "LLVM %s, %s, %s, %s", mlir_llvm_version(s), s->variant, s->target, lvl);
 }
 
 int mlir_tmpdir(char *out, size_t n, AfErr *err) {
   const char *base = getenv("TMPDIR");
   if (base == NULL || *base == '\0')
     base = "/tmp";
-  fmt(out, n, "%s/asyncfuzz-XXXXXX", base);
+  af_fmt(out, n, "%s/asyncfuzz-XXXXXX", base);
   if (mkdtemp(out) == NULL)
     return af_err_set(err, AF_EIO, "cannot create a temporary directory in %s: %s", base,
                       strerror(errno));

@@ -5,18 +5,9 @@
 #include "mlir.h"
 
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* snprintf where cutting short is intended */
-__attribute__((format(printf, 3, 4))) static void fmt(char *out, size_t n, const char *f, ...) {
-  va_list ap;
-  va_start(ap, f);
-  vsnprintf(out, n, f, ap);
-  va_end(ap);
-}
 
 /* ---- case ops for the calls of lowered code ---- */
 
@@ -62,7 +53,7 @@ static int tag_kind(const char *line, size_t len) {
   static const char *const callee[] = {"@mgpu", "@mlirAsyncRuntime", "@asyncfuzz_observe(",
                                        "@asyncfuzz_host_init("};
   char buf[256];
-  fmt(buf, sizeof buf, "%.*s", (int)(len < 255 ? len : 255), line);
+  af_fmt(buf, sizeof buf, "%.*s", (int)(len < 255 ? len : 255), line);
   const char *p = buf + strspn(buf, " ");
   if (strncmp(p, "llvm.return", 11) == 0)
     return 2;
