@@ -73,9 +73,10 @@ typedef struct LowerSpec {
   int kind;        /* LowerKind */
   unsigned faults; /* bit f set: fault f injected */
   char name[160];  /* canonical name, never a path: "builtin:fault=yield_stream", "mlir-opt",
-                      "mlir-opt@async-region"; it starts every signature */
+                      "mlir-opt@async-region", "mlir-opt-22.1.8/rocdl" (a matrix configuration);
+                      it starts every signature, but for matrix configurations (family) */
   char arg[1200];  /* what --lowering takes to get this lowering again (name, or name:PATH) */
-  /* mlir-opt (lower/mlir.c) */
+  /* mlir-opt (lower/mlir_spec.c, lower/mlir.c) */
   char variant[32];    /* named pipeline, or "custom" */
   char opt[1024];      /* the mlir-opt executable */
   char runner[1024];   /* mlir-runner (mlir-cpu-runner in LLVM 19) next to it */
