@@ -762,11 +762,14 @@ int campaign_open(const CampaignConfig *cfg, int resume, Campaign **out, uint64_
     return af_err_set(err, AF_ENOMEM, "out of memory");
   k->c = *cfg;
   k->run_id = -1;
-  int any_mlir = 0;
+  int any_mlir = 0, rc = 0;
+  for (int i = 0; i < k->c.nspecs + k->c.nmatrix && rc == 0; i++)
+    rc = check_runs_on(campaign_spec(&k->c, i), &k->c.opts, err); /* rocdl on the sim only */
   for (int i = 0; i < k->c.nspecs; i++)
     any_mlir |= k->c.specs[i].kind == LOWER_MLIR_OPT;
   k->batch = any_mlir ? cfg->batch : 1;
-  int rc = check_parse_schedules(cfg->sched_spec, 0, k->sched, CHECK_MAX_SCHED, &k->nsched, err);
+  if (rc == 0)
+    rc = check_parse_schedules(cfg->sched_spec, 0, k->sched, CHECK_MAX_SCHED, &k->nsched, err);
   if (rc == 0) { /* the knobs give cases */
     GenCase probe;
     if (gen_generate(&probe, 0, &k->c.cfg, err) != 0)

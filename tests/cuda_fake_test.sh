@@ -120,6 +120,14 @@ if command -v mlir-opt-22 >/dev/null 2>&1 || [ -n "${ASYNCFUZZ_MLIR_OPT:-}" ]; t
   verdicts <"$T/sim.json" >"$T/sim.v"
   verdicts <"$T/cuda.json" >"$T/cuda.v"
   cmp -s "$T/sim.v" "$T/cuda.v" || fail "mlir-opt: sim and cuda disagree: $(diff "$T/sim.v" "$T/cuda.v")"
+  # rocdl code is AMD's: refused on cuda (exit 2), and the default matrix leaves rocdl out there
+  "$AF" campaign --lowering mlir-opt/rocdl --backend cuda --cases 1 --no-db --out "$T/roc" >"$T/o" 2>&1
+  [ $? -eq 2 ] && grep -q 'runs on the sim backend only, not on cuda' "$T/o" ||
+    fail "rocdl campaign on cuda: $(tail -2 "$T/o")"
+  "$AF" campaign --lowering mlir-opt --backend cuda --cases 1 --no-db --no-reduce --schedules eager \
+    --out "$T/mx" >"$T/o" 2>&1
+  grep -q 'lowering mlir-opt, a matrix of [0-9]* configurations' "$T/o" && ! grep -q '/rocdl' "$T/o" ||
+    fail "matrix on cuda: $(head -3 "$T/o")"
   # a sticky fault in the first case of a batch: that case gets it, the others run in fresh
   # mlir-runner processes and keep their verdicts
   rm -f "$T/once"
