@@ -310,7 +310,7 @@ static int matrix_check(Campaign *k, Sig *sig, const GenCase *c, const Schedule 
   StoreConfigVerdict *rows = af_calloc((size_t)n, sizeof *rows);
   Verdict *v = af_calloc((size_t)n, sizeof *v);
   CheckResult *r = af_malloc(sizeof *r);
-  char(*axes)[4][24] = af_calloc((size_t)n, sizeof *axes);
+  char(*axes)[2][24] = af_calloc((size_t)n, sizeof *axes); /* LLVM release, JIT level */
   int *ran = af_calloc((size_t)n, sizeof *ran);
   if (!rows || !v || !r || !axes || !ran) {
     af_free(rows), af_free(v), af_free(r), af_free(axes), af_free(ran);

@@ -27,6 +27,55 @@ static void bind_t(sqlite3_stmt *st, int i, const char *t) {
   sqlite3_bind_text(st, i, t ? t : "", -1, SQLITE_TRANSIENT);
 }
 
+/* Runs sql once per row i < n, binding each with bind(st, i, ctx), in one transaction: all the
+ * rows or none. what: for the error message. */
+static int insert_rows(Store *s, const char *sql, int n,
+                       void (*bind)(sqlite3_stmt *st, int i, const void *ctx), const void *ctx,
+                       const char *what, AfErr *err) {
+  if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+    return results__db_err(s, err, what);
+  sqlite3_stmt *st = NULL;
+  int ok = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK;
+  for (int i = 0; i < n && ok; i++) {
+    bind(st, i, ctx);
+    ok = sqlite3_step(st) == SQLITE_DONE;
+    sqlite3_reset(st);
+  }
+  sqlite3_finalize(st); /* (NULL: nothing) */
+  if (!ok || sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+    int rc = results__db_err(s, err, what);
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+  }
+  return 0;
+}
+
+typedef struct ConfigRows {
+  int64_t finding, run;
+  const StoreConfigVerdict *v;
+} ConfigRows;
+
+static void bind_verdict(sqlite3_stmt *st, int i, const void *ctx) {
+  const ConfigRows *r = ctx;
+  const StoreConfigVerdict *v = &r->v[i];
+  sqlite3_bind_int64(st, 1, r->finding);
+  bind_t(st, 2, v->config);
+  bind_t(st, 3, v->version);
+  bind_t(st, 4, v->llvm);
+  sqlite3_bind_int64(st, 5, llvm_key(v->llvm));
+  bind_t(st, 6, v->pipeline);
+  bind_t(st, 7, v->target);
+  bind_t(st, 8, v->jit);
+  bind_t(st, 9, v->cls);
+  bind_t(st, 10, v->signature);
+  sqlite3_bind_int(st, 11, v->reproduces != 0);
+  if (r->run > 0)
+    sqlite3_bind_int64(st, 12, r->run);
+  else
+    sqlite3_bind_null(st, 12);
+  sqlite3_bind_double(st, 13, (double)time(NULL));
+}
+
 int store_set_configs(Store *s, const char *signature, int64_t run, const StoreConfigVerdict *v,
                       int n, AfErr *err) {
   sqlite3_stmt *st;
@@ -38,84 +87,42 @@ int store_set_configs(Store *s, const char *signature, int64_t run, const StoreC
   sqlite3_finalize(st);
   if (fid < 0)
     return af_err_set(err, AF_EINVALID, "%s: no finding %s", s->path, signature);
-  if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-    return results__db_err(s, err, "cannot store the finding's configurations");
-  if (sqlite3_prepare_v2(s->db,
-                         "INSERT INTO finding_configs(finding, config, lowering_version, llvm,"
-                         " llvm_key, pipeline, target, jit, class, signature, reproduces, run,"
-                         " checked) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                         " ON CONFLICT(finding, config, lowering_version) DO UPDATE SET"
-                         " class = excluded.class, signature = excluded.signature,"
-                         " reproduces = excluded.reproduces, run = excluded.run,"
-                         " checked = excluded.checked",
-                         -1, &st, NULL) != SQLITE_OK) {
-    int rc = results__db_err(s, err, "cannot store the finding's configurations");
-    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-    return rc;
-  }
-  int ok = 1;
-  for (int i = 0; i < n && ok; i++) {
-    sqlite3_bind_int64(st, 1, fid);
-    bind_t(st, 2, v[i].config);
-    bind_t(st, 3, v[i].version);
-    bind_t(st, 4, v[i].llvm);
-    sqlite3_bind_int64(st, 5, llvm_key(v[i].llvm));
-    bind_t(st, 6, v[i].pipeline);
-    bind_t(st, 7, v[i].target);
-    bind_t(st, 8, v[i].jit);
-    bind_t(st, 9, v[i].cls);
-    bind_t(st, 10, v[i].signature);
-    sqlite3_bind_int(st, 11, v[i].reproduces != 0);
-    if (run > 0)
-      sqlite3_bind_int64(st, 12, run);
-    else
-      sqlite3_bind_null(st, 12);
-    sqlite3_bind_double(st, 13, (double)time(NULL));
-    ok = sqlite3_step(st) == SQLITE_DONE;
-    sqlite3_reset(st);
-  }
-  sqlite3_finalize(st);
-  if (!ok || sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-    int rc = results__db_err(s, err, "cannot store the finding's configurations");
-    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-    return rc;
-  }
-  return 0;
+  ConfigRows rows = {fid, run, v};
+  return insert_rows(s,
+                     "INSERT INTO finding_configs(finding, config, lowering_version, llvm,"
+                     " llvm_key, pipeline, target, jit, class, signature, reproduces, run,"
+                     " checked) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                     " ON CONFLICT(finding, config, lowering_version) DO UPDATE SET"
+                     " class = excluded.class, signature = excluded.signature,"
+                     " reproduces = excluded.reproduces, run = excluded.run,"
+                     " checked = excluded.checked",
+                     n, bind_verdict, &rows, "cannot store the finding's configurations", err);
+}
+
+typedef struct CountRows {
+  int64_t run;
+  const StoreConfigCount *c;
+} CountRows;
+
+static void bind_count(sqlite3_stmt *st, int i, const void *ctx) {
+  const CountRows *r = ctx;
+  sqlite3_bind_int64(st, 1, r->run);
+  bind_t(st, 2, r->c[i].config);
+  bind_t(st, 3, r->c[i].version);
+  sqlite3_bind_int64(st, 4, r->c[i].cases);
+  sqlite3_bind_int64(st, 5, r->c[i].executed);
+  sqlite3_bind_int64(st, 6, r->c[i].failures);
 }
 
 int store_config_counts(Store *s, int64_t run, const StoreConfigCount *c, int n, AfErr *err) {
-  sqlite3_stmt *st;
-  if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-    return results__db_err(s, err, "cannot store the cases per configuration");
-  if (sqlite3_prepare_v2(s->db,
-                         "INSERT INTO run_configs(run, config, lowering_version, cases, executed,"
-                         " failures) VALUES(?, ?, ?, ?, ?, ?)"
-                         " ON CONFLICT(run, config, lowering_version) DO UPDATE SET"
-                         " cases = cases + excluded.cases, executed = executed + excluded.executed,"
-                         " failures = failures + excluded.failures",
-                         -1, &st, NULL) != SQLITE_OK) {
-    int rc = results__db_err(s, err, "cannot store the cases per configuration");
-    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-    return rc;
-  }
-  int ok = 1;
-  for (int i = 0; i < n && ok; i++) {
-    sqlite3_bind_int64(st, 1, run);
-    bind_t(st, 2, c[i].config);
-    bind_t(st, 3, c[i].version);
-    sqlite3_bind_int64(st, 4, c[i].cases);
-    sqlite3_bind_int64(st, 5, c[i].executed);
-    sqlite3_bind_int64(st, 6, c[i].failures);
-    ok = sqlite3_step(st) == SQLITE_DONE;
-    sqlite3_reset(st);
-  }
-  sqlite3_finalize(st);
-  if (!ok || sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-    int rc = results__db_err(s, err, "cannot store the cases per configuration");
-    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-    return rc;
-  }
-  return 0;
+  CountRows rows = {run, c};
+  return insert_rows(s,
+                     "INSERT INTO run_configs(run, config, lowering_version, cases, executed,"
+                     " failures) VALUES(?, ?, ?, ?, ?, ?)"
+                     " ON CONFLICT(run, config, lowering_version) DO UPDATE SET"
+                     " cases = cases + excluded.cases, executed = executed + excluded.executed,"
+                     " failures = failures + excluded.failures",
+                     n, bind_count, &rows, "cannot store the cases per configuration", err);
 }
 
 int store_show_configs(Store *s, int64_t id, AfBuf *out, AfErr *err) {
