@@ -230,6 +230,7 @@ static void set_env(const Batch *b, const CheckOpts *o) {
   setenv("ASYNCFUZZ_TRACE_DIR", b->tdir, 1);
   setenv("ASYNCFUZZ_MEMFREE_SYNC", o->memfree_sync ? "1" : "0", 1);
   setenv("ASYNCFUZZ_BACKEND", check_backend_name(o), 1);
+  setenv("ASYNCFUZZ_ABI", asyncfuzz_rt_abi_name(check_abi(&b->spec, o)), 1);
   char spin[32];
   snprintf(spin, sizeof spin, "%d", o->spin > 0 ? o->spin : 0);
   setenv("ASYNCFUZZ_SPIN", spin, 1);
@@ -390,9 +391,10 @@ int batch_db_begin(const Batch *b, Store *db, const char *scheds, uint64_t seed,
            dev && dev[0] ? dev : "sim (deterministic CPU simulator)");
   snprintf(run.config, sizeof run.config,
            "{\"batch\": true, \"schedules\": \"%s\", \"seed\": %llu, \"memfree_sync\": %s, "
-           "\"checker\": %s, \"backend\": \"%s\", \"spin\": %d}",
+           "\"checker\": %s, \"backend\": \"%s\", \"spin\": %d, \"abi\": \"%s\"}",
            scheds, (unsigned long long)seed, o->memfree_sync ? "true" : "false",
-           o->no_checker ? "false" : "true", check_backend_name(o), o->spin);
+           o->no_checker ? "false" : "true", check_backend_name(o), o->spin,
+           asyncfuzz_rt_abi_name(check_abi(&b->spec, o)));
   return store_run_begin(db, &run, run_id, err);
 }
 

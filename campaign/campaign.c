@@ -336,11 +336,12 @@ static int open_db(Campaign *k, AfErr *err) {
   snprintf(run.config, sizeof run.config,
            "{\"seed\": %llu, \"schedules\": \"%s\", \"swarm\": %s, \"jobs\": %d, "
            "\"batch\": %d, \"repro\": %d, \"memfree_sync\": %s, \"checker\": %s, "
-           "\"backend\": \"%s\", \"spin\": %d, \"shard\": \"%d/%d\"}",
+           "\"backend\": \"%s\", \"spin\": %d, \"shard\": \"%d/%d\", \"abi\": \"%s\"}",
            (unsigned long long)k->c.seed, k->c.sched_spec, k->c.swarm ? "true" : "false", k->c.jobs,
            k->batch, k->c.repro, k->c.opts.memfree_sync ? "true" : "false",
            k->c.opts.no_checker ? "false" : "true", k->c.backend, k->c.opts.spin,
-           k->c.nshards > 1 ? k->c.shard : 0, (int)nshards(k));
+           k->c.nshards > 1 ? k->c.shard : 0, (int)nshards(k),
+           k->c.opts.abi ? asyncfuzz_rt_abi_name(k->c.opts.abi - 1) : "by-target");
   if (store_run_begin(k->db, &run, &k->run_id, err))
     return AF_EIO;
   if (k->c.avoid_known && store_each_triaged(k->db, on_triaged, k, err))

@@ -21,6 +21,7 @@ static int run_program(const LowerProgram *p, const GenCase *c, const LowerSpec 
   cfg.backend = o ? o->backend : RT_BACKEND_SIM;
   cfg.raw_handles = o ? o->raw_handles : 0;
   cfg.spin = o && o->spin > 0 ? o->spin : 0;
+  cfg.abi = check_abi(spec, o);
   int rc = runner_run_program(p, &cfg, err);
   if (rc && rc != AF_EDEADLOCK)
     return rc;
@@ -32,7 +33,7 @@ static int run_program(const LowerProgram *p, const GenCase *c, const LowerSpec 
   HbResult *hb = NULL;
   if (!(o && o->no_checker)) {
     HbOptions ho = {0};
-    ho.lenient_free = cfg.memfree_sync;
+    hb_options_for(&ho, cfg.abi, cfg.memfree_sync);
     ho.nthreads = sum.max_threads;
     ho.nstreams = sum.max_streams;
     ho.nevents = sum.max_events;
@@ -73,7 +74,7 @@ int check__builtin(const GenCase *c, const LowerSpec *spec, const Schedule *s, i
       return rc;
     e = own;
   }
-  rc = lower_builtin(c, spec, &p, err);
+  rc = lower_builtin_abi(c, spec, check_abi(spec, o) == RT_ABI_ROCM, &p, err);
   out->executed = rc == 0 && ns > 0;
   for (int k = 0; k < ns && rc == 0; k++) {
     out->sched[k] = s[k];

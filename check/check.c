@@ -37,6 +37,10 @@ int check_runs_on(const LowerSpec *spec, const CheckOpts *o, AfErr *err) {
     return af_err_set(err, AF_EUSAGE,
                       "%s: rocdl code (AMD GPU binaries) runs on the sim backend only, not on %s",
                       spec->name, check_backend_name(o));
+  if (o && o->backend == RT_BACKEND_CUDA && check_abi(spec, o) != RT_ABI_CUDA)
+    return af_err_set(err, AF_EUSAGE,
+                      "the cuda backend runs the cuda flavour of the runtime ABI only (the rocm "
+                      "flavour runs on the sim)");
   return 0;
 }
 

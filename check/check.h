@@ -37,13 +37,19 @@ typedef struct CheckOpts {
   int raw_handles;   /* cuda: the driver's own handles (cuda:raw) */
   int spin;          /* cuda: >0 replaces every launch's spin count (calibrated or given) */
   int isolate;       /* cuda, builtin lowering: run in the GPU child process (gpu_child.c) */
+  int abi;           /* 0: the lowering's own flavour (rocm for rocdl code, else cuda);
+                        else 1 + RtAbi (--abi) */
 } CheckOpts;
 
-/* 0 when code of spec can run on o's backend; AF_EUSAGE (rocdl code off the sim). */
+/* The RtAbi runs of spec follow under o (o->abi, else the lowering's own flavour). */
+int check_abi(const LowerSpec *spec, const CheckOpts *o);
+/* 0 when code of spec can run on o's backend under its flavour; AF_EUSAGE with the reason
+ * (rocdl code off the sim, the rocm flavour on the cuda backend). */
 int check_runs_on(const LowerSpec *spec, const CheckOpts *o, AfErr *err);
 /* "sim", "cuda" or "cuda:raw": the backend as runs and the database record it. */
 const char *check_backend_name(const CheckOpts *o);
-/* " --backend cuda --spin 4096": the backend options of replay commands ("" for the sim). */
+/* " --backend cuda --spin 4096 --abi rocm": the backend and ABI options of replay commands ("" for
+ * the sim with the lowering's own flavour). */
 const char *check_backend_args(const CheckOpts *o);
 
 typedef struct CheckResult {
@@ -124,6 +130,9 @@ typedef struct CheckGpuInfo {
 /* Starts the child if none runs (o->spin < 0: calibrate to $ASYNCFUZZ_SPIN_US microseconds,
  * default 200) and describes it. AF_EUNSUPPORTED with the reason when the device cannot open. */
 int check_gpu_info(const CheckOpts *o, CheckGpuInfo *info, AfErr *err);
+/* "cuda NAME (sm_90, 132 SMs, 81559 MiB, driver 13.0, built with CUDA 13.0), spin 4096
+ * (calibrated: 201.3 us)": the device as runs record it. */
+void check_gpu_describe(const CheckOpts *o, const CheckGpuInfo *gi, char *dev, size_t n);
 void check_gpu_stop(void);
 
 #endif

@@ -340,3 +340,16 @@ int check__gpu(const GenCase *c, const LowerSpec *spec, const Schedule *s, int n
   free(rq);
   return rc;
 }
+
+void check_gpu_describe(const CheckOpts *o, const CheckGpuInfo *gi, char *dev, size_t n) {
+  char spin[64] = "each case's own spin";
+  if (gi->spin > 0 && gi->spin_us > 0)
+    snprintf(spin, sizeof spin, "spin %d (calibrated: %.1f us)", gi->spin, gi->spin_us);
+  else if (gi->spin > 0)
+    snprintf(spin, sizeof spin, "spin %d", gi->spin);
+  const RtDeviceInfo *d = &gi->dev;
+  snprintf(dev, n, "%s %s (sm_%d%d, %d SMs, %lld MiB, driver %d.%d, built with CUDA %d.%d), %s",
+           check_backend_name(o), d->name, d->cc_major, d->cc_minor, d->sm_count,
+           (long long)d->mem_mib, d->driver_version / 1000, d->driver_version % 1000 / 10,
+           d->cuda_version / 1000, d->cuda_version % 1000 / 10, spin);
+}

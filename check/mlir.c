@@ -23,7 +23,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-
 void check_lowering_verdict(const LowerSpec *spec, const MlirLowered *l, Verdict *v) {
   memset(v, 0, sizeof *v);
   v->hb_first = -1;
@@ -77,7 +76,7 @@ int check_judge_trace(const char *path, const GenCase *c, const LowerSpec *spec,
   HbResult *hb = NULL;
   if (!(o && o->no_checker)) {
     HbOptions ho = {0};
-    ho.lenient_free = o ? o->memfree_sync : 0;
+    hb_options_for(&ho, t.abi, o ? o->memfree_sync : 0); /* the flavour the run followed */
     ho.nthreads = t.sum.max_threads;
     ho.nstreams = t.sum.max_streams;
     ho.nevents = t.sum.max_events;
@@ -96,8 +95,8 @@ int check_judge_trace(const char *path, const GenCase *c, const LowerSpec *spec,
 /* The runtime library's settings for one mlir-runner process that runs its cases under all
  * schedules s[0..ns). ASYNCFUZZ_RUNNER_PRELOAD (a sanitizer build: its instrumented runtime
  * library needs the sanitizer runtimes loaded into mlir-runner first) becomes LD_PRELOAD. */
-static int run_env(const Schedule *s, int ns, const CheckOpts *o, const char *tdir,
-                   char env[11][4200]) {
+static int run_env(const LowerSpec *spec, const Schedule *s, int ns, const CheckOpts *o,
+                   const char *tdir, char env[12][4200]) {
   af_fmt(env[0], sizeof env[0], "ASYNCFUZZ_TRACE_DIR=%s", tdir);
   size_t k = 0;
   k += (size_t)snprintf(env[1], sizeof env[1], "ASYNCFUZZ_SCHEDULES=");
@@ -120,11 +119,12 @@ static int run_env(const Schedule *s, int ns, const CheckOpts *o, const char *td
     af_fmt(env[9], sizeof env[9], "ASYNCFUZZ_SPIN=%d", o->spin);
   else
     af_fmt(env[9], sizeof env[9], "ASYNCFUZZ_SPIN");
+  af_fmt(env[10], sizeof env[10], "ASYNCFUZZ_ABI=%s", asyncfuzz_rt_abi_name(check_abi(spec, o)));
   if (!(pre && *pre))
-    return 10;
+    return 11;
   /* mlir-runner's own exit-time leaks are not ours to report, and its crashes are signals */
-  af_fmt(env[10], sizeof env[10], "ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_abort=0");
-  return 11;
+  af_fmt(env[11], sizeof env[11], "ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_abort=0");
+  return 12;
 }
 
 /* The last non-empty line of a report, for a verdict's detail. */
@@ -159,9 +159,9 @@ static int run_process(const LowerSpec *spec, const char *mod, const char *tdir,
                        AfErr *err) {
   if (mkdir(tdir, 0700) != 0 && errno != EEXIST)
     return af_err_set(err, AF_EIO, "cannot create %s: %s", tdir, strerror(errno));
-  char envs[11][4200];
-  char *env[12];
-  int n = run_env(s, ns, o, tdir, envs);
+  char envs[12][4200];
+  char *env[13];
+  int n = run_env(spec, s, ns, o, tdir, envs);
   for (int i = 0; i < n; i++)
     env[i] = envs[i];
   env[n] = NULL;

@@ -57,18 +57,28 @@ int check_parse_schedules(const char *spec, uint64_t base_seed, Schedule *out, i
   return 0;
 }
 
+int check_abi(const LowerSpec *spec, const CheckOpts *o) {
+  if (o && o->abi > 0)
+    return o->abi - 1;
+  return spec->kind == LOWER_MLIR_OPT && strcmp(spec->target, "rocdl") == 0 ? RT_ABI_ROCM
+                                                                            : RT_ABI_CUDA;
+}
+
 const char *check_backend_name(const CheckOpts *o) {
   return o && o->backend == RT_BACKEND_CUDA ? (o->raw_handles ? "cuda:raw" : "cuda") : "sim";
 }
 
 const char *check_backend_args(const CheckOpts *o) {
-  static _Thread_local char buf[80];
+  static _Thread_local char buf[96];
   buf[0] = '\0';
-  if (o && o->backend == RT_BACKEND_CUDA) {
-    int k = snprintf(buf, sizeof buf, " --backend %s", check_backend_name(o));
+  int k = 0;
+  if (o && o->backend != RT_BACKEND_SIM) {
+    k = snprintf(buf, sizeof buf, " --backend %s", check_backend_name(o));
     if (o->spin > 0)
-      snprintf(buf + k, sizeof buf - (size_t)k, " --spin %d", o->spin);
+      k += snprintf(buf + k, sizeof buf - (size_t)k, " --spin %d", o->spin);
   }
+  if (o && o->abi > 0)
+    snprintf(buf + k, sizeof buf - (size_t)k, " --abi %s", asyncfuzz_rt_abi_name(o->abi - 1));
   return buf;
 }
 

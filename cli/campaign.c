@@ -55,6 +55,7 @@ static const char campaign_help[] =
     "  --no-checker    judge by observations and runtime errors only\n"
     "  --backend B     where lowered code runs: sim (default), cuda, cuda:raw\n"
     "  --spin N|auto   cuda: the sentinel spin count (auto: calibrated on the device)\n"
+    "  --abi cuda|rocm the mgpu* ABI flavour (default: rocm for rocdl configurations)\n"
     "  --until T       stop at local time T (HH:MM, the next one; or YYYY-MM-DDTHH:MM)\n"
     "  --jobs N        N worker processes sharing the seeds and the database\n"
     "  --shard I/N     shard I of N: the cases of seeds SEED + I + N*k only, so shards with\n"
@@ -151,7 +152,7 @@ static int parse_opt(Args *a, int argc, char **argv, int *i) {
                       "time, in the future)\n");
       return EXIT_USAGE;
     }
-  } else if (strcmp(o, "--backend") == 0 || strcmp(o, "--spin") == 0) {
+  } else if (strcmp(o, "--backend") == 0 || strcmp(o, "--spin") == 0 || strcmp(o, "--abi") == 0) {
     if (cli_backend_opt(&c->opts, o, val) < 0)
       return EXIT_USAGE;
     (*i)++;

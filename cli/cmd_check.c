@@ -123,7 +123,7 @@ int cmd_run(int argc, char **argv) {
     int ntrace;
     const RtRec *trace = asyncfuzz_rt_trace(&ntrace);
     HbOptions ho = {0};
-    ho.lenient_free = o.memfree_sync;
+    hb_options_for(&ho, check_abi(&spec, &o), o.memfree_sync);
     ho.max_reports = 200;
     HbResult *hb = NULL;
     if (hb_check(trace, ntrace, &ho, &hb, &err) == 0) {
@@ -385,8 +385,9 @@ int cmd_check_trace(int argc, char **argv) {
              "library (ASYNCFUZZ_TRACE_BIN=FILE, e.g. code lowered by mlir-opt and run by\n"
              "mlir-runner) and prints its reports. With --case, also judges the run against the\n"
              "case's oracle and prints the verdict and its signature (NAME labels the lowering).\n"
-             "--print also prints every record (docs/trace-format.md).\n"
-             "Exit 0 when nothing is wrong, 1 when something is, 3 on a bad file.\n");
+             "--print also prints every record (docs/trace-format.md). The checker follows the\n"
+             "ABI flavour the trace records (docs/abi.md). Exit 0 when nothing is wrong, 1 when "
+             "something is, 3 on a bad file.\n");
       return 0;
     } else if (strcmp(a, "--case") == 0 && i + 1 < argc) {
       case_path = argv[++i];
@@ -423,7 +424,7 @@ int cmd_check_trace(int argc, char **argv) {
   else
     gen_case_init(&c);
   HbOptions ho = {0};
-  ho.lenient_free = lenient;
+  hb_options_for(&ho, t.abi, lenient);
   ho.max_reports = 200;
   HbResult *hb = NULL;
   if (ex == 0 && hb_check(t.recs, t.nrecs, &ho, &hb, &err)) {

@@ -4,9 +4,6 @@
  */
 #include "cli.h"
 #include "../check/check.h"
-#include "../base/proc.h"
-#include "../lower/mlir.h"
-#include "../reduce/reduce.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -55,7 +52,9 @@ const char cli_backend_help[] =
     "                      spin (auto: calibrated so a kernel lasts $ASYNCFUZZ_SPIN_US us,\n"
     "                      default 200). GPU work runs in a child process with a watchdog\n"
     "                      ($ASYNCFUZZ_GPU_TIMEOUT s per case, default 60): a fault or hang\n"
-    "                      gives that case a verdict and a fresh child takes over.\n";
+    "                      gives that case a verdict and a fresh child takes over.\n"
+    "  --abi cuda|rocm     the flavour of the mgpu* ABI runs follow: MLIR's CUDA or ROCm\n"
+    "                      wrappers (docs/abi.md; default: rocm for rocdl code, else cuda)\n";
 
 int cli_backend_opt(CheckOpts *o, const char *opt, const char *val) {
   if (strcmp(opt, "--backend") == 0) {
@@ -67,6 +66,12 @@ int cli_backend_opt(CheckOpts *o, const char *opt, const char *val) {
     }
     o->backend = b;
     return 1;
+  }
+  if (strcmp(opt, "--abi") == 0) {
+    if ((o->abi = 1 + (val ? asyncfuzz_rt_abi_parse(val) : -1)) > 0)
+      return 1;
+    fprintf(stderr, "asyncfuzz: --abi takes cuda or rocm, not %s\n", val ? val : "nothing");
+    return -1;
   }
   if (strcmp(opt, "--spin") == 0) {
     long v;
@@ -95,16 +100,7 @@ int cli_backend_start(const char *cmd, CheckOpts *o, char *dev, size_t n) {
     return EXIT_INTERNAL;
   }
   o->spin = gi.spin;
-  char spin[64] = "each case's own spin";
-  if (gi.spin > 0 && gi.spin_us > 0)
-    snprintf(spin, sizeof spin, "spin %d (calibrated: %.1f us)", gi.spin, gi.spin_us);
-  else if (gi.spin > 0)
-    snprintf(spin, sizeof spin, "spin %d", gi.spin);
-  snprintf(dev, n, "%s %s (sm_%d%d, %d SMs, %lld MiB, driver %d.%d, built with CUDA %d.%d), %s",
-           o->raw_handles ? "cuda:raw" : "cuda", gi.dev.name, gi.dev.cc_major, gi.dev.cc_minor,
-           gi.dev.sm_count, (long long)gi.dev.mem_mib, gi.dev.driver_version / 1000,
-           gi.dev.driver_version % 1000 / 10, gi.dev.cuda_version / 1000,
-           gi.dev.cuda_version % 1000 / 10, spin);
+  check_gpu_describe(o, &gi, dev, n);
   fprintf(stderr, "asyncfuzz %s: device: %s\n", cmd, dev);
   return 0;
 }

@@ -31,91 +31,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const fault_names[] = {
-#define LOWER__FNAME(id, name, desc) name,
-    LOWER_FAULT_MAP(LOWER__FNAME)
-#undef LOWER__FNAME
-};
-static const char *const fault_descs[] = {
-#define LOWER__FDESC(id, name, desc) desc,
-    LOWER_FAULT_MAP(LOWER__FDESC)
-#undef LOWER__FDESC
-};
-
-const char *lower_fault_name(int f) {
-  return f >= 0 && f < LOWER_FAULT__COUNT ? fault_names[f] : "?";
-}
-const char *lower_fault_desc(int f) {
-  return f >= 0 && f < LOWER_FAULT__COUNT ? fault_descs[f] : "?";
-}
-int lower_fault_lookup(const char *name) {
-  for (int f = 0; f < LOWER_FAULT__COUNT; f++)
-    if (strcmp(name, fault_names[f]) == 0)
-      return f;
-  return -1;
-}
-
-const char *lower_version(const LowerSpec *spec) {
-  if (spec->kind == LOWER_MLIR_OPT)
-    return spec->version;
-  return "asyncfuzz-builtin-1";
-}
-
-const char *lower_family(const LowerSpec *spec) {
-  return spec->family[0] ? spec->family : spec->name;
-}
-
-int lower_spec_parse(const char *s, LowerSpec *out, AfErr *err) {
-  memset(out, 0, sizeof *out);
-  const char *m = strncmp(s, "matrix:", 7) == 0 ? s + 7 : s;
-  if (strncmp(m, "mlir-opt", 8) == 0 && (m[8] == '\0' || strchr("@:+/", m[8])))
-    return lower_mlir_spec_parse(s, out, err);
-  if (strcmp(s, "builtin") == 0) {
-    out->kind = LOWER_BUILTIN;
-    snprintf(out->name, sizeof out->name, "builtin");
-    snprintf(out->arg, sizeof out->arg, "builtin");
-    return 0;
-  }
-  if (strncmp(s, "builtin:fault=", 14) != 0) {
-    AfBuf b;
-    af_buf_init(&b);
-    for (int f = 0; f < LOWER_FAULT__COUNT; f++)
-      af_buf_printf(&b, "%s%s", f ? ", " : "", fault_names[f]);
-    int rc = af_err_set(err, AF_EUSAGE,
-                        "unknown lowering \"%s\": use builtin, builtin:fault=NAME[,NAME] "
-                        "(faults: %s) or mlir-opt[@VARIANT][/TARGET][+O<n>|+Odefault][:PATH]",
-                        s, b.p ? b.p : "");
-    af_buf_free(&b);
-    return rc;
-  }
-  out->kind = LOWER_BUILTIN;
-  char list[256];
-  snprintf(list, sizeof list, "%s", s + 14);
-  char *save = NULL;
-  for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-    int f = lower_fault_lookup(tok);
-    if (f < 0)
-      return af_err_set(err, AF_EUSAGE, "unknown fault \"%s\" (see `asyncfuzz lower --help`)", tok);
-    out->faults |= 1u << f;
-  }
-  AfBuf b;
-  af_buf_init(&b);
-  af_buf_puts(&b, "builtin:fault=");
-  int first = 1;
-  for (int f = 0; f < LOWER_FAULT__COUNT; f++)
-    if (out->faults & (1u << f)) {
-      af_buf_printf(&b, "%s%s", first ? "" : ",", fault_names[f]);
-      first = 0;
-    }
-  int oom = b.oom || b.p == NULL;
-  if (!oom) {
-    snprintf(out->name, sizeof out->name, "%s", b.p);
-    snprintf(out->arg, sizeof out->arg, "%s", b.p);
-  }
-  af_buf_free(&b);
-  return oom ? af_err_set(err, AF_ENOMEM, "out of memory") : 0;
-}
-
 /* ---- lowering state ---- */
 
 typedef struct L {
@@ -134,6 +49,10 @@ typedef struct L {
   int *req_head;  /* per token: first request (op*4+d) in a linked list, -1 */
   int *req_next;
   int *stream_slot; /* per explicit stream of the case: its slot */
+  /* rocm flavour: per op, the host staging buffer of an observe of host_shared memory (a copy
+   * of it) or of a 16-bit memset (one element of its value, for what memset32 cannot set) */
+  int rocm;
+  int *stage; /* per op, -1: none */
 } L;
 
 static int has(const L *l, int f) {
@@ -421,6 +340,44 @@ static int lower_launch(L *l, int i, int primary, const uint8_t *need) {
 
 /* A memcpy or memset on stream s: one call over a whole buffer or a contiguous view, one per
  * element of a strided view (mgpuMemcpy and mgpuMemset copy and set contiguous memory). */
+/* A copy of bytes between buf at off and buf2 at off2 on stream slot s. */
+static void emit_copy(L *l, int fn, int i, int s, int buf, int64_t off, int buf2, int64_t off2,
+                      int64_t bytes) {
+  LowerInstr *in = emit(l, fn, LOWER_MEMCPY, i);
+  if (in == NULL)
+    return;
+  in->buf = buf;
+  in->b = s;
+  in->off = off;
+  in->buf2 = buf2;
+  in->off2 = off2;
+  in->imm = bytes;
+}
+
+/* rocm: MLIR's ROCm wrappers have no mgpuMemset16. n 16-bit elements from byte off: the pairs on
+ * 4-byte boundaries with mgpuMemset32 (the value twice), an element left at either end copied
+ * from the op's staging buffer, which holds the value. */
+static void memset16_rocm(L *l, int fn, int i, int s, int buf, int64_t off, int64_t n, uint16_t v) {
+  if (n > 0 && off % 4 != 0) {
+    emit_copy(l, fn, i, s, buf, off, l->stage[i], 0, 2);
+    off += 2;
+    n--;
+  }
+  if (n >= 2) {
+    LowerInstr *in = emit(l, fn, LOWER_MEMSET32, i);
+    if (in == NULL)
+      return;
+    in->buf = buf;
+    in->b = s;
+    in->off = off;
+    in->imm = (uint32_t)v | (uint32_t)v << 16;
+    in->imm2 = n / 2;
+    off += n / 2 * 4;
+  }
+  if (n % 2)
+    emit_copy(l, fn, i, s, buf, off, l->stage[i], 0, 2);
+}
+
 static void emit_data(L *l, int fn, int i, int s) {
   const GenCase *c = l->c;
   const GenOp *o = &c->ops[i];
@@ -436,6 +393,11 @@ static void emit_data(L *l, int fn, int i, int s) {
   int runs = sd == 1 && ss == 1 ? 1 : ld, per = runs == 1 ? ld : 1;
   int32_t w[2];
   gen_elem_words(e, o->value, w);
+  if (!copy && e == GEN_ELEM_I16 && l->rocm) {
+    for (int k = 0; k < runs; k++)
+      memset16_rocm(l, fn, i, s, o->buf, (int64_t)(od + k * sd) * 2, per, (uint16_t)w[0]);
+    return;
+  }
   for (int k = 0; k < runs; k++) {
     LowerInstr *in = emit(l, fn,
                           copy                ? LOWER_MEMCPY
@@ -543,13 +505,22 @@ static void lower_op(L *l, int i) {
               -1);
     }
     break;
-  case GEN_OP_OBSERVE:
+  case GEN_OP_OBSERVE: {
+    int b = o->buf;
+    if (l->stage[i] >= 0) { /* rocm: host_shared is device memory; read a copy of it */
+      s = emit_create(l, fn, LOWER_STREAM_CREATE, i);
+      b = l->stage[i];
+      emit_copy(l, fn, i, s, b, 0, o->buf, 0,
+                (int64_t)c->bufs[o->buf].n * gen_elem_size(c->bufs[o->buf].elem));
+      emit2(l, fn, LOWER_STREAM_SYNC, i, s, -1);
+    }
     in = emit(l, fn, LOWER_OBSERVE, i);
     if (in) {
-      in->buf = o->buf;
+      in->buf = b;
       in->imm = i;
     }
     break;
+  }
   case GEN_OP_EXECUTE:
     hand_captures(l, fn, i, o->region);
     in = emit(l, fn, LOWER_SPAWN, i);
@@ -799,28 +770,82 @@ static void prologue(L *l) {
       in->imm = c->bufs[b].init;
     }
   }
+  for (int i = 0; i < c->nops; i++) { /* rocm's staging buffers */
+    LowerInstr *in = l->stage[i] >= 0 ? emit(l, 0, LOWER_HOST_INIT, -1) : NULL;
+    if (in == NULL)
+      continue;
+    in->buf = l->stage[i];
+    if (c->ops[i].kind == GEN_OP_MEMSET) { /* holds the memset's 16-bit value */
+      int32_t w[2];
+      gen_elem_words(GEN_ELEM_I16, c->ops[i].value, w);
+      in->imm = (uint16_t)w[0];
+      in->imm2 = 1;
+    }
+  }
+}
+
+/* rocm: the staging buffers are host buffers of the element type of the buffer they stage */
+static void stage_bufs(L *l) {
+  const GenCase *c = l->c;
+  LowerProgram *p = l->p;
+  for (int i = 0; i < c->nops; i++) {
+    int b = l->stage[i], src = c->ops[i].buf;
+    if (b < 0)
+      continue;
+    p->buf_host[b] = 1;
+    p->buf_elem[b] = c->bufs[src].elem;
+    p->buf_elems[b] = c->ops[i].kind == GEN_OP_MEMSET ? 1 : c->bufs[src].n;
+  }
+}
+
+/* rocm: which ops need a staging buffer (l->stage), numbered from the case's buffer count.
+ * Returns how many. */
+static int plan_stages(L *l) {
+  const GenCase *c = l->c;
+  int n = 0;
+  for (int i = 0; i < c->nops; i++) {
+    const GenOp *o = &c->ops[i];
+    int shared = 0;
+    for (int k = 0; k < c->nops && o->kind == GEN_OP_OBSERVE; k++)
+      shared |= c->ops[k].kind == GEN_OP_ALLOC && c->ops[k].buf == o->buf &&
+                c->ops[k].mode == GEN_ALLOC_HOST_SHARED;
+    int half = o->kind == GEN_OP_MEMSET && c->bufs[o->buf].elem == GEN_ELEM_I16;
+    l->stage[i] = l->rocm && (shared || half) ? c->nbufs + n++ : -1;
+  }
+  return n;
 }
 
 int lower_builtin(const GenCase *c, const LowerSpec *spec, LowerProgram **out, AfErr *err) {
+  return lower_builtin_abi(c, spec, 0, out, err);
+}
+
+int lower_builtin_abi(const GenCase *c, const LowerSpec *spec, int rocm, LowerProgram **out,
+                      AfErr *err) {
   *out = NULL;
   L l;
   memset(&l, 0, sizeof l);
   l.c = c;
   l.faults = spec->faults;
   l.err = err;
+  l.rocm = rocm;
   int nt = c->ntoks + 1, no = c->nops + 1, nr = c->nregions;
   LowerProgram *p = af_calloc(1, sizeof *p);
   l.p = p;
-  if (p == NULL)
+  l.stage = af_malloc(sizeof(int) * (size_t)no);
+  if (p == NULL || l.stage == NULL) {
+    af_free(p);
+    af_free(l.stage);
     return af_err_set(err, AF_ENOMEM, "out of memory lowering");
+  }
+  int nb = c->nbufs + plan_stages(&l);
   p->nfuncs = nr;
-  p->nbufs = c->nbufs;
+  p->nbufs = nb;
   p->spin = c->spin;
   p->funcs = af_calloc((size_t)nr, sizeof(LowerFunc));
   p->regions = af_calloc((size_t)nr, sizeof(LowerRegionInfo));
-  p->buf_elems = af_malloc(sizeof(int32_t) * (size_t)(c->nbufs + 1));
-  p->buf_host = af_calloc((size_t)c->nbufs + 1, 1);
-  p->buf_elem = af_calloc((size_t)c->nbufs + 1, 1);
+  p->buf_elems = af_malloc(sizeof(int32_t) * (size_t)(nb + 1));
+  p->buf_host = af_calloc((size_t)nb + 1, 1);
+  p->buf_elem = af_calloc((size_t)nb + 1, 1);
   l.tok_slot = af_malloc(sizeof(int) * (size_t)nt);
   l.tok_event = af_calloc((size_t)nt, 1);
   l.await_consumer = af_malloc(sizeof(int) * (size_t)no);
@@ -841,6 +866,7 @@ int lower_builtin(const GenCase *c, const LowerSpec *spec, LowerProgram **out, A
     p->buf_host[b] = c->bufs[b].kind == GEN_BUF_HOST;
     p->buf_elem[b] = c->bufs[b].elem;
   }
+  stage_bufs(&l);
   for (int t = 0; t < nt; t++) {
     l.tok_slot[t] = -1;
     l.req_head[t] = -1;
@@ -922,6 +948,7 @@ int lower_builtin(const GenCase *c, const LowerSpec *spec, LowerProgram **out, A
   for (int f = 0; f < nr && l.rc == 0; f++)
     l.rc = place_destroys(&l, &p->funcs[f]);
 out:
+  af_free(l.stage);
   af_free(l.stream_slot);
   af_free(l.req_next);
   af_free(l.req_head);

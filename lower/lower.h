@@ -116,7 +116,8 @@ typedef enum LowerOpc {
   LOWER_MODULE_LOAD,  /* the program-level kernel module */
   LOWER_GET_FUNCTION, /* kernel */
   LOWER_MODULE_UNLOAD,
-  LOWER_HOST_INIT,     /* buf, imm = init */
+  LOWER_HOST_INIT,     /* buf, imm = init; imm2 = 1: every element holds imm instead (rocm's
+                          staging buffer of a 16-bit memset) */
   LOWER_STREAM_CREATE, /* a = slot; imm = 1: the program's own stream (a stream_create op),
                           which its stream_destroy op destroys */
   LOWER_STREAM_DESTROY,
@@ -187,6 +188,13 @@ typedef struct LowerProgram {
 /* Lowers a valid case with the builtin lowering. *out is owned by the caller
  * (lower_program_free). Returns 0, AF_ENOMEM, or AF_EUNSUPPORTED. */
 int lower_builtin(const GenCase *c, const LowerSpec *spec, LowerProgram **out, AfErr *err);
+/* The same for the ABI flavour the program will run under: rocm != 0 lowers for MLIR's ROCm
+ * wrappers (docs/abi.md), which allocate host_shared as device memory and lack mgpuMemset16:
+ * the host observes a host_shared buffer through a stream-ordered copy into a host staging
+ * buffer, and a 16-bit memset is a mgpuMemset32 of value pairs plus copies of single elements
+ * from a staging buffer that holds the value (program buffers past the case's own). */
+int lower_builtin_abi(const GenCase *c, const LowerSpec *spec, int rocm, LowerProgram **out,
+                      AfErr *err);
 void lower_program_free(LowerProgram *p);
 /* A readable listing of the program (used by `asyncfuzz lower` and the golden tests). */
 char *lower_program_to_text(const LowerProgram *p);

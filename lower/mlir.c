@@ -12,7 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-
 /* LLVM 19 locates what --split-input-file parsed relative to its chunk, as
  * `within split at FILE:N offset :L:C` (quoted in printed locations: loc("within split at
  * FILE:N offset ":L:C)), where LLVM 20 and newer give the file's own line, N + L - 1. Returns

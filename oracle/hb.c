@@ -111,8 +111,19 @@ static void join_rows(H *h, int d, int a) {
     h->ver[d]++;
 }
 
-/* Host thread t enqueues on stream agent sa: the stream's clock takes in the thread's. */
+/* Host thread t enqueues on stream agent sa: the stream's clock takes in the thread's (and
+ * with legacy_sync, the legacy stream's or the created streams'). */
 static void enqueue(H *h, int t, int sa) {
+  if (h->opt.legacy_sync) {
+    int legacy = h->nthreads;
+    if (sa == legacy) {
+      for (int s = 1; s < h->nstreams; s++)
+        if (h->s_created[s])
+          join_rows(h, legacy, legacy + s);
+    } else if (h->s_created[sa - legacy]) {
+      join_rows(h, sa, legacy);
+    }
+  }
   uint32_t *jv = &h->jver[(size_t)(sa - h->nthreads) * (size_t)h->nthreads + (size_t)t];
   if (*jv == h->ver[t] + 1) { /* nothing new but t's own clock */
     uint32_t *dst = row(h, sa);
@@ -743,6 +754,11 @@ static void free_bufs(Buf *arr, int n) {
   af_free(arr);
 }
 
+void hb_options_for(HbOptions *ho, int abi, int memfree_sync) {
+  ho->lenient_free = memfree_sync || abi == RT_ABI_ROCM;
+  ho->legacy_sync = abi == RT_ABI_ROCM;
+}
+
 int hb_check(const RtRec *trace, int n, const HbOptions *opt, HbResult **out, AfErr *err) {
   *out = NULL;
   H h;
@@ -823,6 +839,7 @@ int hb_check(const RtRec *trace, int n, const HbOptions *opt, HbResult **out, Af
     goto out;
   }
   h.res->lenient_free = h.opt.lenient_free;
+  h.res->legacy_sync = h.opt.legacy_sync;
   for (int i = 0; i < n && !h.oom; i++)
     if (trace[i].call != RT_CALL_EXEC && trace[i].call != RT_CALL_LEAK) {
       step(&h, &trace[i]);

@@ -8,7 +8,8 @@
  * join into the host; region spawn, yield and await notes carry clocks between threads. Only
  * orderings the CUDA documentation guarantees create edges: a call that failed creates none
  * (so an EventSynchronize given a stream orders nothing), and mgpuMemFree synchronizes
- * nothing unless the lenient option credits it. Shadow state per buffer byte range keeps the
+ * nothing unless the lenient option credits it (the rocm flavour's hipFree does). With
+ * legacy_sync the legacy stream orders itself with the created streams. Shadow state per buffer byte range keeps the
  * last write and the reads since, so a missing synchronization is reported from the trace
  * alone, whatever the schedule happened to do.
  *
@@ -60,6 +61,9 @@ typedef struct HbReport {
 
 typedef struct HbOptions {
   int lenient_free; /* credit mgpuMemFree with synchronizing the whole device */
+  int legacy_sync;  /* created streams are blocking (the rocm flavour): an enqueue on the
+                       legacy stream s0 follows everything enqueued on them before, and their
+                       later work follows it */
   int max_reports;  /* 0: 64 */
   /* Optional sizes of the trace's id spaces (RtSummary's max_*), which spare the checker a
    * pass over the trace; all 0: it scans. Ids beyond them count as unknown. */
@@ -74,7 +78,8 @@ typedef struct HbResult {
   HbReport *reports;
   int nerrors;      /* reports whose kind is an error */
   int truncated;    /* more were found than max_reports */
-  int lenient_free; /* the option the trace was checked with */
+  int lenient_free; /* the options the trace was checked with */
+  int legacy_sync;
   /* With HbOptions.nops: per case op, the vector clock of the agent that performed its first
    * memory access (or free) right after it, or for an op without one the join of those after
    * each of its calls; per trace record, the agent that performed it and its own clock after. */
@@ -85,6 +90,9 @@ typedef struct HbResult {
   uint32_t *clock; /* per record */
 } HbResult;
 
+/* The options for a run of ABI flavour abi (RtAbi), with memfree_sync as the runtime had it:
+ * rocm frees synchronize (hipFree) and its streams are blocking. */
+void hb_options_for(HbOptions *ho, int abi, int memfree_sync);
 /* Checks a trace. *out is owned by the caller (hb_result_free). 0 or AF_ENOMEM. */
 int hb_check(const RtRec *trace, int n, const HbOptions *opt, HbResult **out, AfErr *err);
 void hb_result_free(HbResult *r);

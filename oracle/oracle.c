@@ -345,7 +345,7 @@ static int is_ordering(int kind) {
 /* The cause of an ordering report: the case's link the execution lacked (cause.c), found by
  * checking the trace again with what each case op knew. 0 or AF_ENOMEM. */
 static int ordering_cause(const GenCase *c, const HbReport *r, const RtRec *trace, int ntrace,
-                          int lenient_free, const char *lowering, Verdict *v) {
+                          const HbResult *hb, const char *lowering, Verdict *v) {
   /* a use after free: the case orders the use before the dealloc, the run did not */
   int uaf = r->kind == HB_USE_AFTER_FREE;
   int from = uaf ? r->op2 : r->op1, to = uaf ? r->op1 : r->op2;
@@ -353,7 +353,8 @@ static int ordering_cause(const GenCase *c, const HbReport *r, const RtRec *trac
   OracleLink l = {-1, -1, -1, -1};
   if (from >= 0 && from < c->nops && to >= 0 && to < c->nops) {
     HbOptions ho = {0};
-    ho.lenient_free = lenient_free;
+    ho.lenient_free = hb->lenient_free;
+    ho.legacy_sync = hb->legacy_sync;
     ho.nops = c->nops;
     HbResult *k = NULL;
     AfErr err;
@@ -380,7 +381,7 @@ static int ordering_cause(const GenCase *c, const HbReport *r, const RtRec *trac
 
 /* Class, cause and victims of the checker report the verdict is built from. 0 or AF_ENOMEM. */
 static int hb_signature(const GenCase *c, const HbReport *r, const RtRec *trace, int ntrace,
-                        int lenient_free, const char *lowering, Verdict *v) {
+                        const HbResult *hb, const char *lowering, Verdict *v) {
   const RtRec *r1 = r->seq1 >= 0 && r->seq1 < ntrace ? &trace[r->seq1] : NULL;
   const RtRec *r2 = r->seq2 >= 0 && r->seq2 < ntrace ? &trace[r->seq2] : NULL;
   char w1[64], w2[64], kind[64];
@@ -434,7 +435,7 @@ static int hb_signature(const GenCase *c, const HbReport *r, const RtRec *trace,
     }
   }
   if (is_ordering(r->kind))
-    return ordering_cause(c, r, trace, ntrace, lenient_free, lowering, v);
+    return ordering_cause(c, r, trace, ntrace, hb, lowering, v);
   return 0;
 }
 
@@ -586,7 +587,7 @@ int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, in
     asyncfuzz_rt_format_rec(&b, rerr);
   } else if (v->hb_failed) {
     const HbReport *r = &hb->reports[v->hb_first];
-    if (hb_signature(c, r, trace, ntrace, hb->lenient_free, lowering, v)) {
+    if (hb_signature(c, r, trace, ntrace, hb, lowering, v)) {
       af_buf_free(&b);
       return AF_ENOMEM;
     }

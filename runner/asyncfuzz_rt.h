@@ -104,6 +104,18 @@ int asyncfuzz_rt_policy_parse(const char *name);
  * API (libasyncfuzz_cuda.so, loaded on first use; see docs/cuda.md). */
 typedef enum RtBackend { RT_BACKEND_SIM, RT_BACKEND_CUDA, RT__BACKEND_COUNT } RtBackend;
 
+/* The flavour of the mgpu* ABI a run follows: what MLIR's CUDA wrappers do, or what its ROCm
+ * wrappers (RocmRuntimeWrappers.cpp) do with the same names (docs/abi.md):
+ * - rocm: mgpuStreamCreate makes streams that synchronize with the legacy (NULL) stream
+ *   (hipStreamCreate's default flags); mgpuMemAlloc ignores isHostShared (device memory, which
+ *   the host cannot read); mgpuMemFree is hipFree, which first synchronizes the device;
+ *   mgpuModuleLoadJIT and mgpuMemset16 do not exist (a call fails, ABI_ABSENT).
+ * - cuda: non-blocking streams, managed memory for isHostShared, frees not ordered. */
+typedef enum RtAbi { RT_ABI_CUDA, RT_ABI_ROCM, RT__ABI_COUNT } RtAbi;
+/* "cuda" / "rocm"; -1 for an unknown name. */
+int asyncfuzz_rt_abi_parse(const char *name);
+const char *asyncfuzz_rt_abi_name(int abi);
+
 typedef struct RtConfig {
   int policy;        /* RtPolicy */
   uint64_t seed;     /* schedule seed (random, pct) */
@@ -113,6 +125,7 @@ typedef struct RtConfig {
   int backend;       /* RtBackend */
   int raw_handles;   /* cuda: hand the driver's own handles to the program (no checks) */
   int spin;          /* cuda: >0 replaces the spin argument of every launch (calibration) */
+  int abi;           /* RtAbi */
 } RtConfig;
 
 /* What a hardware backend reports of its device; recorded with each run. */
@@ -251,7 +264,9 @@ typedef enum RtError {
   X(BAD_POINTER, "pointer range outside every buffer of this run")                                 \
   X(LEAKED, "never destroyed")                                                                     \
   X(ASYNC_STUCK, "async.await of an object nothing can complete")                                  \
-  X(DRIVER, "reported by the driver")
+  X(DRIVER, "reported by the driver")                                                              \
+  X(ABI_ABSENT, "not in this ABI flavour's runtime wrappers")                                      \
+  X(HOST_DEVICE_MEM, "host access to device memory")
 
 typedef enum RtDetail {
 #define RT__DET_ENUM(id, text) RT_DETAIL_##id,

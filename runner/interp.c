@@ -171,6 +171,8 @@ static int exec(I *in, int t) {
     break;
   case LOWER_HOST_INIT:
     host_hook(in, ins, 1);
+    for (int64_t i = 0; ins->imm2 && i < in->p->buf_elems[ins->buf]; i++) /* a 16-bit value */
+      ((uint16_t *)in->bufs[ins->buf])[i] = (uint16_t)ins->imm;
     break;
   case LOWER_STREAM_CREATE:
     S[ins->a] = mgpuStreamCreate();

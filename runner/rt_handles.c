@@ -228,3 +228,11 @@ char *runner__memref_range(int64_t rank, void *desc, int64_t esz, uint64_t *byte
   *bytes = n * (uint64_t)esz;
   return d->aligned + d->offset * esz;
 }
+
+int runner__abi_absent(Rt *rt, RtRec *r) {
+  if (rt->cfg.abi != RT_ABI_ROCM || r == NULL ||
+      (r->call != RT_CALL_MODULE_LOAD_JIT && r->call != RT_CALL_MEMSET16))
+    return 0;
+  runner__rec_fail(rt, r, RT_ERR_NOT_FOUND, RT_DETAIL_ABI_ABSENT);
+  return 1;
+}

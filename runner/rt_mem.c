@@ -20,6 +20,8 @@ void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared) {
   runner__rec_arg(r, runner__ref_int(sizeBytes));
   runner__rec_arg(r, sref);
   runner__rec_arg(r, runner__ref_int(isHostShared ? 1 : 0));
+  /* ROCm's mgpuMemAlloc ignores isHostShared: hipMalloc, device memory */
+  int shared = isHostShared && rt->cfg.abi != RT_ABI_ROCM;
   void *p = NULL;
   if (sizeBytes == 0) {
     if (r)
@@ -30,7 +32,7 @@ void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared) {
   if (rt->dev) {
     int code = af_grow((void **)&rt->allocs, &rt->capallocs, rt->nallocs + 1, sizeof(Alloc))
                    ? 2
-                   : rt->dev->mem_alloc(sizeBytes, isHostShared, &p);
+                   : rt->dev->mem_alloc(sizeBytes, shared, &p);
     /* fresh memory reads KERNEL_UNINIT, as in the sim: set and waited for on the legacy
      * stream before the pointer is returned (the allocation is synchronous) */
     if (code == 0) {
@@ -43,7 +45,7 @@ void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared) {
       memset(a, 0, sizeof *a);
       a->p = p;
       a->bytes = sizeBytes;
-      a->shared = isHostShared;
+      a->shared = shared;
       a->dev = 1;
       if (r)
         r->ret = RT_REF(RT_REF_BUF, rt->nallocs, 0);
@@ -58,7 +60,7 @@ void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared) {
     a->p = p;
     a->bytes = sizeBytes;
     a->freed = 0;
-    a->shared = isHostShared;
+    a->shared = shared;
     int32_t u = KERNEL_UNINIT;
     for (uint64_t i = 0; i + 4 <= sizeBytes; i += 4)
       memcpy((char *)p + i, &u, 4);
@@ -102,14 +104,16 @@ void mgpuMemFree(void *ptr, void *stream) {
     if (a->freed) {
       runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_DOUBLE_FREE);
     } else {
-      if (rt->cfg.memfree_sync)
+      /* hipFree (rocm) performs an implicit hipDeviceSynchronize */
+      int sync = rt->cfg.memfree_sync || rt->cfg.abi == RT_ABI_ROCM;
+      if (sync)
         runner__drain(rt);
       a->freed = 1;
       if (rt->dev) {
         /* tagged: kept until the run ends, poisoned on the legacy stream, which does not wait
          * for the program's (non-blocking) streams: work still using it reads poison, as it
          * would read a reused allocation */
-        if (rt->cfg.memfree_sync)
+        if (sync)
           runner__dev_result(rt, r, rt->dev->ctx_sync(), RT_DETAIL_NONE);
         runner__dev_result(
             rt, r, rt->dev->memset32_async(a->p, (unsigned)KERNEL_POISON, a->bytes / 4, NULL),
@@ -177,9 +181,11 @@ static void memset_common(int call, int kind, void *dst, unsigned value, size_t 
   runner__rec_arg(r, runner__ref_int(count));
   runner__rec_arg(r, sref);
   size_t esz = kind == W_MEMSET32 ? 4 : 2;
-  if (rt->dev && (rt->cfg.raw_handles ||
-                  (s >= 0 && dst != NULL && runner__range_kind(rt, dst, count * esz) >= 0 &&
-                   runner__freed_alloc(rt, dst, count * esz) < 0))) {
+  if (runner__abi_absent(rt, r)) {
+    /* ROCm's wrappers define no mgpuMemset16: nothing is set */
+  } else if (rt->dev && (rt->cfg.raw_handles ||
+                         (s >= 0 && dst != NULL && runner__range_kind(rt, dst, count * esz) >= 0 &&
+                          runner__freed_alloc(rt, dst, count * esz) < 0))) {
     void *ds = s >= 0 && !rt->cfg.raw_handles ? rt->streams[s].dh : stream;
     int code = esz == 4 ? rt->dev->memset32_async(dst, value, count, ds)
                         : rt->dev->memset16_async(dst, (unsigned short)value, count, ds);
@@ -317,12 +323,15 @@ static void observe_common(int32_t id, const char *base, int64_t size, int64_t s
   if (esize != 4 || flt)
     runner__rec_arg(r, runner__ref_int((uint64_t)esize));
   RtRef bref = runner__ref_ptr(rt, base);
-  int devmem = rt->dev && RT_REF_KIND(bref) == RT_REF_BUF && !rt->allocs[RT_REF_ID(bref)].shared;
+  /* device memory (not host_shared, or any under rocm): the host cannot read it, on the sim as
+   * on a GPU */
+  int devmem = RT_REF_KIND(bref) == RT_REF_BUF && !rt->allocs[RT_REF_ID(bref)].shared;
   if (base == NULL || size < 0 || devmem ||
       runner__freed_alloc(rt, base, (size_t)size * (size_t)esize) >= 0) {
     runner__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS,
-                     base && size >= 0 && !devmem ? RT_DETAIL_USE_AFTER_FREE
-                                                  : RT_DETAIL_BAD_POINTER);
+                     base == NULL || size < 0 ? RT_DETAIL_BAD_POINTER
+                     : devmem                 ? RT_DETAIL_HOST_DEVICE_MEM
+                                              : RT_DETAIL_USE_AFTER_FREE);
     runner__leave(rt);
     return;
   }

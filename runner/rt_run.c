@@ -149,6 +149,12 @@ static RtConfig env_config(void) {
   const char *sp = getenv("ASYNCFUZZ_SPIN");
   if (sp && *sp)
     c.spin = atoi(sp);
+  const char *abi = getenv("ASYNCFUZZ_ABI");
+  if (abi && *abi && (c.abi = asyncfuzz_rt_abi_parse(abi)) < 0) {
+    fprintf(stderr, "asyncfuzz runtime: ASYNCFUZZ_ABI=%s is not an ABI flavour (cuda, rocm)\n",
+            abi);
+    exit(2);
+  }
   return c;
 }
 
@@ -268,7 +274,20 @@ void asyncfuzz_rt_shutdown(void) {
   pthread_mutex_unlock(&rt->mu);
 }
 
-/* ---- backends ---- */
+/* ---- ABI flavours and backends ---- */
+
+static const char *const abi_names[RT__ABI_COUNT] = {"cuda", "rocm"};
+
+const char *asyncfuzz_rt_abi_name(int abi) {
+  return abi >= 0 && abi < RT__ABI_COUNT ? abi_names[abi] : "?";
+}
+
+int asyncfuzz_rt_abi_parse(const char *name) {
+  for (int a = 0; a < RT__ABI_COUNT; a++)
+    if (strcmp(name, abi_names[a]) == 0)
+      return a;
+  return -1;
+}
 
 static const char *const backend_names[RT__BACKEND_COUNT] = {"sim", "cuda"};
 

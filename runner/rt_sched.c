@@ -217,7 +217,36 @@ void runner__pump(Rt *rt) {
   }
 }
 
+static Work *push(Rt *rt, int s, int kind, uint32_t call);
+
+/* A wait item on stream s for everything enqueued on stream t so far, unless it is done. */
+static int wait_for(Rt *rt, int s, int t, uint32_t call) {
+  if (rt->streams[t].done >= rt->streams[t].enq)
+    return 0;
+  Work *w = push(rt, s, W_WAIT, call);
+  if (w == NULL)
+    return -1;
+  w->wait_stream = t;
+  w->wait_seq = rt->streams[t].enq;
+  return 0;
+}
+
 Work *runner__enqueue(Rt *rt, int s, int kind, uint32_t call) {
+  /* rocm: streams from mgpuStreamCreate are blocking (hipStreamCreate's default flags): work on
+   * the legacy stream first waits for every one of them, and their later work waits for it */
+  if (rt->cfg.abi == RT_ABI_ROCM) {
+    if (s == 0) {
+      for (int t = 1; t < rt->nstreams; t++)
+        if (wait_for(rt, 0, t, call))
+          return NULL;
+    } else if (wait_for(rt, s, 0, call)) {
+      return NULL;
+    }
+  }
+  return push(rt, s, kind, call);
+}
+
+static Work *push(Rt *rt, int s, int kind, uint32_t call) {
   Stream *st = &rt->streams[s];
   if (st->qhead + st->qlen + 1 > st->qcap) {
     if (st->qhead > 0) {

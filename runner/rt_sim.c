@@ -23,6 +23,10 @@ static void *module_load(int call, void *data, size_t size, int opt) {
   Rt *rt = runner__enter();
   runner__pump(rt);
   RtRec *r = runner__rec_new(rt, call);
+  if (runner__abi_absent(rt, r)) { /* ROCm's mgpuModuleLoadJIT asserts */
+    runner__leave(rt);
+    return NULL;
+  }
   void *dh = NULL;
   if (rt->dev) {
     char log[4200] = "";

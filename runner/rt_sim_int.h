@@ -151,6 +151,9 @@ int runner__stream_arg(Rt *rt, const void *h, int *detail, RtRef *ref);
 void *runner__h_out(Rt *rt, unsigned kind, int idx, void *dh);
 int runner__dev_result(Rt *rt, RtRec *r, int code, int detail);
 int runner__dev_pass(Rt *rt, int idx);
+/* 1 when the run's ABI flavour has no such call (rocm: mgpuModuleLoadJIT, mgpuMemset16); the
+ * record fails with RT_ERR_NOT_FOUND, RT_DETAIL_ABI_ABSENT and the call has no effect. */
+int runner__abi_absent(Rt *rt, RtRec *r);
 int runner__freed_alloc(Rt *rt, const void *p, size_t n);
 int runner__range_kind(Rt *rt, const void *p, size_t n);
 char *runner__memref_range(int64_t rank, void *desc, int64_t esz, uint64_t *bytes);

@@ -254,7 +254,7 @@ int asyncfuzz_rt_write_trace_bin(const char *path) {
                      (uint32_t)rt->ntrace,
                      (uint32_t)rt->nobs,
                      (uint32_t)rt->cfg.policy,
-                     0};
+                     (uint32_t)rt->cfg.abi};
   int bad = fwrite(TRACE_MAGIC, 1, 8, f) != 8;
   bad |= fwrite(hdr, sizeof hdr, 1, f) != 1;
   bad |= fwrite(&rt->sum, sizeof rt->sum, 1, f) != 1;

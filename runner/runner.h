@@ -21,6 +21,7 @@ int runner_run_program(const LowerProgram *p, const RtConfig *cfg, AfErr *err);
 /* A trace read back from a file (a run of code compiled by MLIR). */
 typedef struct RunnerTrace {
   RtSummary sum;
+  int abi; /* RtAbi: the flavour the run followed */
   int nrecs, nobs;
   RtRec *recs;
   RtObs *obs;

@@ -41,6 +41,11 @@ int runner_trace_load(const char *path, RunnerTrace *t, AfErr *err) {
     rc = af_err_set(err, AF_EPARSE, "%s is truncated or corrupt", path);
     goto out;
   }
+  if (hdr[5] >= RT__ABI_COUNT) {
+    rc = af_err_set(err, AF_EPARSE, "%s: unknown ABI flavour %u", path, hdr[5]);
+    goto out;
+  }
+  t->abi = (int)hdr[5];
   t->nrecs = (int)hdr[2];
   t->nobs = (int)hdr[3];
   t->recs = af_malloc(sizeof(RtRec) * ((size_t)t->nrecs + 1));
