@@ -14,7 +14,7 @@
 int check_run_once(const GenCase *c, const LowerSpec *spec, const Schedule *s, const CheckOpts *o,
                    const OracleExpected *e, Verdict *v, AfErr *err) {
   CheckOpts sim;
-  if (o && o->backend == RT_BACKEND_CUDA && o->isolate) {
+  if (o && o->backend != RT_BACKEND_SIM && o->isolate) {
     /* this process must not open the GPU (its GPU child does): the run is replayed on the sim */
     sim = *o;
     sim.backend = RT_BACKEND_SIM;
@@ -32,15 +32,25 @@ int check_run_once(const GenCase *c, const LowerSpec *spec, const Schedule *s, c
 }
 
 int check_runs_on(const LowerSpec *spec, const CheckOpts *o, AfErr *err) {
-  if (spec->kind == LOWER_MLIR_OPT && strcmp(spec->target, "rocdl") == 0 && o &&
-      o->backend != RT_BACKEND_SIM)
+  int rocdl = spec->kind == LOWER_MLIR_OPT && strcmp(spec->target, "rocdl") == 0;
+  if (rocdl && o && o->backend != RT_BACKEND_SIM)
     return af_err_set(err, AF_EUSAGE,
-                      "%s: rocdl code (AMD GPU binaries) runs on the sim backend only, not on %s",
+                      "%s: rocdl code (AMD GPU binaries) runs on the sim backend only, not on %s%s",
+                      spec->name, check_backend_name(o),
+                      o->backend == RT_BACKEND_HIP ? " (it is linked as LLVM bitcode, which an AMD "
+                                                     "GPU does not load)"
+                                                   : "");
+  if (spec->kind == LOWER_MLIR_OPT && !rocdl && o && o->backend == RT_BACKEND_HIP)
+    return af_err_set(err, AF_EUSAGE, "%s: nvvm code (NVIDIA binaries) does not run on %s",
                       spec->name, check_backend_name(o));
   if (o && o->backend == RT_BACKEND_CUDA && check_abi(spec, o) != RT_ABI_CUDA)
     return af_err_set(err, AF_EUSAGE,
                       "the cuda backend runs the cuda flavour of the runtime ABI only (the rocm "
-                      "flavour runs on the sim)");
+                      "flavour runs on the sim and on hip)");
+  if (o && o->backend == RT_BACKEND_HIP && check_abi(spec, o) != RT_ABI_ROCM)
+    return af_err_set(err, AF_EUSAGE,
+                      "the hip backend runs the rocm flavour of the runtime ABI only (the cuda "
+                      "flavour runs on the sim and on cuda)");
   return 0;
 }
 
@@ -50,7 +60,7 @@ int check_case(const GenCase *c, const LowerSpec *spec, const Schedule *s, int n
     return err->rc;
   if (spec->kind == LOWER_MLIR_OPT)
     return check__mlir(&c, 1, spec, s, ns, &e, o, out, err);
-  if (o && o->backend == RT_BACKEND_CUDA && o->isolate)
+  if (o && o->backend != RT_BACKEND_SIM && o->isolate)
     return check__gpu(c, spec, s, ns, o, out, err);
   return check__builtin(c, spec, s, ns, e, o, out, err);
 }

@@ -37,14 +37,15 @@ typedef struct CheckOpts {
   int raw_handles;   /* cuda: the driver's own handles (cuda:raw) */
   int spin;          /* cuda: >0 replaces every launch's spin count (calibrated or given) */
   int isolate;       /* cuda, builtin lowering: run in the GPU child process (gpu_child.c) */
-  int abi;           /* 0: the lowering's own flavour (rocm for rocdl code, else cuda);
-                        else 1 + RtAbi (--abi) */
+  int abi;           /* 0: the flavour of the lowering and backend (rocm for rocdl code and
+                        on hip, else cuda); else 1 + RtAbi (--abi) */
 } CheckOpts;
 
-/* The RtAbi runs of spec follow under o (o->abi, else the lowering's own flavour). */
+/* The RtAbi runs of spec follow under o (o->abi, else rocm on hip or for rocdl code, else
+ * cuda). */
 int check_abi(const LowerSpec *spec, const CheckOpts *o);
 /* 0 when code of spec can run on o's backend under its flavour; AF_EUSAGE with the reason
- * (rocdl code off the sim, the rocm flavour on the cuda backend). */
+ * (rocdl code off the sim, the rocm flavour on cuda, the cuda flavour on hip). */
 int check_runs_on(const LowerSpec *spec, const CheckOpts *o, AfErr *err);
 /* "sim", "cuda" or "cuda:raw": the backend as runs and the database record it. */
 const char *check_backend_name(const CheckOpts *o);
@@ -133,6 +134,9 @@ int check_gpu_info(const CheckOpts *o, CheckGpuInfo *info, AfErr *err);
 /* "cuda NAME (sm_90, 132 SMs, 81559 MiB, driver 13.0, built with CUDA 13.0), spin 4096
  * (calibrated: 201.3 us)": the device as runs record it. */
 void check_gpu_describe(const CheckOpts *o, const CheckGpuInfo *gi, char *dev, size_t n);
+/* "NAME (sm_90, 132 SMs, 81559 MiB, driver 13.0, built with CUDA 13.0)", or for hip "NAME
+ * (gfx90a:sramecc+:xnack-, 104 CUs, 65520 MiB, driver 50221153, built with HIP 5.2)". */
+void check_device_str(const CheckOpts *o, const RtDeviceInfo *d, char *out, size_t n);
 void check_gpu_stop(void);
 
 #endif

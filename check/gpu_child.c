@@ -117,11 +117,11 @@ static void child_main(int in, int out, const CheckOpts *o) {
   memset(&h, 0, sizeof h);
   h.magic = GC_MAGIC;
   h.spin = o->spin > 0 ? o->spin : 0;
-  if (asyncfuzz_rt_backend_open(RT_BACKEND_CUDA, &h.dev, h.msg, sizeof h.msg) == 0) {
+  if (asyncfuzz_rt_backend_open(o->backend, &h.dev, h.msg, sizeof h.msg) == 0) {
     h.ok = 1;
     if (o->spin < 0) {
       double target = env_seconds("ASYNCFUZZ_SPIN_US", 200);
-      if (asyncfuzz_rt_calibrate(target, 256, &h.spin, &h.spin_us, h.msg, sizeof h.msg))
+      if (asyncfuzz_rt_calibrate(o->backend, target, 256, &h.spin, &h.spin_us, h.msg, sizeof h.msg))
         h.ok = 0;
     }
   }
@@ -145,7 +145,7 @@ static void child_main(int in, int out, const CheckOpts *o) {
     GenCase c;
     AfErr e = {0};
     rq.o.isolate = 0;
-    rq.o.backend = RT_BACKEND_CUDA;
+    rq.o.backend = o->backend;
     rq.o.spin = h.spin;
     rp->rc = gen_case_from_json(&c, json, &e);
     if (rp->rc == 0) {
@@ -342,14 +342,11 @@ int check__gpu(const GenCase *c, const LowerSpec *spec, const Schedule *s, int n
 }
 
 void check_gpu_describe(const CheckOpts *o, const CheckGpuInfo *gi, char *dev, size_t n) {
-  char spin[64] = "each case's own spin";
+  char spin[64] = "each case's own spin", d[400];
   if (gi->spin > 0 && gi->spin_us > 0)
     snprintf(spin, sizeof spin, "spin %d (calibrated: %.1f us)", gi->spin, gi->spin_us);
   else if (gi->spin > 0)
     snprintf(spin, sizeof spin, "spin %d", gi->spin);
-  const RtDeviceInfo *d = &gi->dev;
-  snprintf(dev, n, "%s %s (sm_%d%d, %d SMs, %lld MiB, driver %d.%d, built with CUDA %d.%d), %s",
-           check_backend_name(o), d->name, d->cc_major, d->cc_minor, d->sm_count,
-           (long long)d->mem_mib, d->driver_version / 1000, d->driver_version % 1000 / 10,
-           d->cuda_version / 1000, d->cuda_version % 1000 / 10, spin);
+  check_device_str(o, &gi->dev, d, sizeof d);
+  snprintf(dev, n, "%s %s, %s", check_backend_name(o), d, spin);
 }

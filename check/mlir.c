@@ -112,9 +112,7 @@ static int run_env(const LowerSpec *spec, const Schedule *s, int ns, const Check
   const char *pre = getenv("ASYNCFUZZ_RUNNER_PRELOAD");
   af_fmt(env[6], sizeof env[6], pre && *pre ? "LD_PRELOAD=%s" : "LD_PRELOAD", pre ? pre : "");
   af_fmt(env[7], sizeof env[7], "ASYNCFUZZ_SCHED_SEED");
-  int b = o ? o->backend : RT_BACKEND_SIM;
-  af_fmt(env[8], sizeof env[8], "ASYNCFUZZ_BACKEND=%s",
-         b == RT_BACKEND_CUDA && o->raw_handles ? "cuda:raw" : asyncfuzz_rt_backend_name(b));
+  af_fmt(env[8], sizeof env[8], "ASYNCFUZZ_BACKEND=%s", check_backend_name(o));
   if (o && o->spin > 0)
     af_fmt(env[9], sizeof env[9], "ASYNCFUZZ_SPIN=%d", o->spin);
   else

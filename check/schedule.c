@@ -60,12 +60,28 @@ int check_parse_schedules(const char *spec, uint64_t base_seed, Schedule *out, i
 int check_abi(const LowerSpec *spec, const CheckOpts *o) {
   if (o && o->abi > 0)
     return o->abi - 1;
+  if (o && o->backend == RT_BACKEND_HIP)
+    return RT_ABI_ROCM;
   return spec->kind == LOWER_MLIR_OPT && strcmp(spec->target, "rocdl") == 0 ? RT_ABI_ROCM
                                                                             : RT_ABI_CUDA;
 }
 
 const char *check_backend_name(const CheckOpts *o) {
-  return o && o->backend == RT_BACKEND_CUDA ? (o->raw_handles ? "cuda:raw" : "cuda") : "sim";
+  static const char *const names[RT__BACKEND_COUNT][2] = {
+      {"sim", "sim"}, {"cuda", "cuda:raw"}, {"hip", "hip:raw"}};
+  return o && o->backend > 0 && o->backend < RT__BACKEND_COUNT ? names[o->backend][!!o->raw_handles]
+                                                               : "sim";
+}
+
+void check_device_str(const CheckOpts *o, const RtDeviceInfo *d, char *out, size_t n) {
+  if (o && o->backend == RT_BACKEND_HIP)
+    snprintf(out, n, "%s (%s, %d CUs, %lld MiB, driver %d, built with HIP %d.%d)", d->name, d->arch,
+             d->sm_count, (long long)d->mem_mib, d->driver_version, d->cuda_version / 10000000,
+             d->cuda_version / 100000 % 100);
+  else
+    snprintf(out, n, "%s (sm_%d%d, %d SMs, %lld MiB, driver %d.%d, built with CUDA %d.%d)", d->name,
+             d->cc_major, d->cc_minor, d->sm_count, (long long)d->mem_mib, d->driver_version / 1000,
+             d->driver_version % 1000 / 10, d->cuda_version / 1000, d->cuda_version % 1000 / 10);
 }
 
 const char *check_backend_args(const CheckOpts *o) {
@@ -77,7 +93,7 @@ const char *check_backend_args(const CheckOpts *o) {
     if (o->spin > 0)
       k += snprintf(buf + k, sizeof buf - (size_t)k, " --spin %d", o->spin);
   }
-  if (o && o->abi > 0)
+  if (o && o->abi > 0 && !(o->backend == RT_BACKEND_HIP && o->abi - 1 == RT_ABI_ROCM))
     snprintf(buf + k, sizeof buf - (size_t)k, " --abi %s", asyncfuzz_rt_abi_name(o->abi - 1));
   return buf;
 }

@@ -256,7 +256,7 @@ int cmd_run_batch(int argc, char **argv) {
     fprintf(stderr, "asyncfuzz run-batch: %s\n", err.msg);
     ex = EXIT_USAGE;
   }
-  if (ex == 0 && a.o.backend == RT_BACKEND_CUDA) {
+  if (ex == 0 && a.o.backend != RT_BACKEND_SIM) {
     ex = cli_backend_start("run-batch", &a.o, dev, sizeof dev);
     check_gpu_stop(); /* the batch child opens the device itself */
   }

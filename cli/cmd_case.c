@@ -227,14 +227,15 @@ int cmd_lower(int argc, char **argv) {
 int cmd_device(int argc, char **argv) {
   CheckOpts o = {0};
   o.backend = RT_BACKEND_CUDA;
-  for (int i = 1; i < argc; i++) {
+  for (int i = 1, bo; i < argc; i++) {
     if (cli_is_help(argv[i])) {
-      printf("usage: asyncfuzz device [--calibrate] [--target-us N]\n"
-             "Opens the cuda backend's GPU ($ASYNCFUZZ_CUDA_DEVICE, default 0) and prints its\n"
-             "name, compute capability, driver and CUDA versions. --calibrate also measures the\n"
-             "sentinel kernel and prints the spin count that makes it last N microseconds\n"
-             "(default $ASYNCFUZZ_SPIN_US or 200): the value of --spin auto.\n"
-             "Exit 0, or 4 when there is no usable GPU (the reason is printed).\n");
+      printf(
+          "usage: asyncfuzz device [--backend cuda|hip] [--calibrate] [--target-us N]\n"
+          "Opens the backend's GPU ($ASYNCFUZZ_CUDA_DEVICE or $ASYNCFUZZ_HIP_DEVICE, default 0)\n"
+          "and prints its name, architecture, driver and toolkit versions. --calibrate also\n"
+          "measures the sentinel kernel and prints the spin count that makes it last N\n"
+          "microseconds (default $ASYNCFUZZ_SPIN_US or 200): the value of --spin auto.\n"
+          "Exit 0, or 4 when there is no usable GPU (the reason is printed).\n");
       return 0;
     } else if (strcmp(argv[i], "--calibrate") == 0) {
       o.spin = -1;
@@ -242,9 +243,10 @@ int cmd_device(int argc, char **argv) {
       long v;
       if (cli_int(argv[i], argv[i + 1], 1, 10000000, &v))
         return EXIT_USAGE;
-      char buf[32];
-      snprintf(buf, sizeof buf, "%ld", v);
-      setenv("ASYNCFUZZ_SPIN_US", buf, 1);
+      setenv("ASYNCFUZZ_SPIN_US", argv[++i], 1);
+    } else if ((bo = cli_backend_opt(&o, argv[i], i + 1 < argc ? argv[i + 1] : NULL)) != 0) {
+      if (bo < 0 || o.backend == RT_BACKEND_SIM)
+        return EXIT_USAGE; /* (--backend sim has no device) */
       i++;
     } else {
       fprintf(stderr, "asyncfuzz device: unknown or incomplete option %s (see --help)\n", argv[i]);

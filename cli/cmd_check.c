@@ -98,7 +98,7 @@ int cmd_run(int argc, char **argv) {
   }
   Verdict v;
   AfErr err = {0};
-  if (o.backend == RT_BACKEND_CUDA && (ex = cli_open_backend_here(&o)) != 0) {
+  if (o.backend != RT_BACKEND_SIM && (ex = cli_open_backend_here(&o)) != 0) {
     gen_case_free(&c);
     return ex;
   }

@@ -48,6 +48,8 @@ const char cli_backend_help[] =
     "                      misuse is refused and reported before it reaches the driver\n"
     "  --backend cuda:raw  the driver's own handles: misuse reaches the driver, as with\n"
     "                      MLIR's wrappers (the driver's answer is traced)\n"
+    "  --backend hip[:raw] an AMD GPU through the HIP runtime, as MLIR's ROCm wrappers\n"
+    "                      call it (the rocm flavour; docs/hip.md)\n"
     "  --spin N|auto       cuda: sentinel writes per kernel element, replacing each case's\n"
     "                      spin (auto: calibrated so a kernel lasts $ASYNCFUZZ_SPIN_US us,\n"
     "                      default 200). GPU work runs in a child process with a watchdog\n"
@@ -60,7 +62,7 @@ int cli_backend_opt(CheckOpts *o, const char *opt, const char *val) {
   if (strcmp(opt, "--backend") == 0) {
     int b = val ? asyncfuzz_rt_backend_parse(val, &o->raw_handles) : -1;
     if (b < 0) {
-      fprintf(stderr, "asyncfuzz: --backend takes sim, cuda or cuda:raw, not %s\n",
+      fprintf(stderr, "asyncfuzz: --backend takes sim, cuda, cuda:raw, hip or hip:raw, not %s\n",
               val ? val : "nothing");
       return -1;
     }
@@ -88,7 +90,7 @@ int cli_backend_opt(CheckOpts *o, const char *opt, const char *val) {
 }
 
 int cli_backend_start(const char *cmd, CheckOpts *o, char *dev, size_t n) {
-  if (o->backend != RT_BACKEND_CUDA) {
+  if (o->backend == RT_BACKEND_SIM) {
     snprintf(dev, n, "sim (deterministic CPU simulator)");
     return 0;
   }
@@ -96,7 +98,8 @@ int cli_backend_start(const char *cmd, CheckOpts *o, char *dev, size_t n) {
   CheckGpuInfo gi;
   AfErr err = {0};
   if (check_gpu_info(o, &gi, &err)) {
-    fprintf(stderr, "asyncfuzz %s: the cuda backend cannot run here: %s\n", cmd, err.msg);
+    fprintf(stderr, "asyncfuzz %s: the %s backend cannot run here: %s\n", cmd,
+            asyncfuzz_rt_backend_name(o->backend), err.msg);
     return EXIT_INTERNAL;
   }
   o->spin = gi.spin;
@@ -259,24 +262,21 @@ int cli_parse_lowering(const char *cmd, const char *s, const char *pipeline, int
   return 0;
 }
 
-/* `run` and `device`: the cuda backend in this process, the spin calibrated when asked. */
+/* `run` and `device`: a GPU backend in this process, the spin calibrated when asked. */
 int cli_open_backend_here(CheckOpts *o) {
   RtDeviceInfo di;
-  char msg[600];
-  if (asyncfuzz_rt_backend_open(RT_BACKEND_CUDA, &di, msg, sizeof msg)) {
-    fprintf(stderr, "asyncfuzz: the cuda backend cannot run here: %s\n", msg);
+  char msg[600], d[400];
+  const char *name = asyncfuzz_rt_backend_name(o->backend);
+  if (asyncfuzz_rt_backend_open(o->backend, &di, msg, sizeof msg)) {
+    fprintf(stderr, "asyncfuzz: the %s backend cannot run here: %s\n", name, msg);
     return EXIT_INTERNAL;
   }
-  fprintf(stderr,
-          "asyncfuzz: device %d: %s (sm_%d%d, %d SMs, %lld MiB, driver %d.%d, built with CUDA "
-          "%d.%d)\n",
-          di.device, di.name, di.cc_major, di.cc_minor, di.sm_count, (long long)di.mem_mib,
-          di.driver_version / 1000, di.driver_version % 1000 / 10, di.cuda_version / 1000,
-          di.cuda_version % 1000 / 10);
+  check_device_str(o, &di, d, sizeof d);
+  fprintf(stderr, "asyncfuzz: %s device %d: %s\n", name, di.device, d);
   if (o->spin < 0) {
     const char *t = getenv("ASYNCFUZZ_SPIN_US");
     double target = t && atof(t) > 0 ? atof(t) : 200, us = 0;
-    if (asyncfuzz_rt_calibrate(target, 256, &o->spin, &us, msg, sizeof msg)) {
+    if (asyncfuzz_rt_calibrate(o->backend, target, 256, &o->spin, &us, msg, sizeof msg)) {
       fprintf(stderr, "asyncfuzz: calibration failed: %s\n", msg);
       return EXIT_INTERNAL;
     }

@@ -100,9 +100,10 @@ typedef enum RtPolicy { RT_EAGER, RT_LAZY, RT_RANDOM, RT_PCT, RT__POLICY_COUNT }
 const char *asyncfuzz_rt_policy_name(int policy);
 int asyncfuzz_rt_policy_parse(const char *name);
 
-/* Where device work runs: the deterministic simulator, or an NVIDIA GPU through the CUDA Driver
- * API (libasyncfuzz_cuda.so, loaded on first use; see docs/cuda.md). */
-typedef enum RtBackend { RT_BACKEND_SIM, RT_BACKEND_CUDA, RT__BACKEND_COUNT } RtBackend;
+/* Where device work runs: the deterministic simulator, an NVIDIA GPU through the CUDA Driver
+ * API (libasyncfuzz_cuda.so, loaded on first use; see docs/cuda.md), or an AMD GPU through the
+ * HIP runtime (libasyncfuzz_hip.so; docs/hip.md). */
+typedef enum RtBackend { RT_BACKEND_SIM, RT_BACKEND_CUDA, RT_BACKEND_HIP, RT__BACKEND_COUNT } RtBackend;
 
 /* The flavour of the mgpu* ABI a run follows: what MLIR's CUDA wrappers do, or what its ROCm
  * wrappers (RocmRuntimeWrappers.cpp) do with the same names (docs/abi.md):
@@ -132,23 +133,26 @@ typedef struct RtConfig {
 typedef struct RtDeviceInfo {
   char name[128];
   int device, cc_major, cc_minor, sm_count;
-  int driver_version; /* cuDriverGetVersion: 13000 = 13.0 */
-  int cuda_version;   /* the CUDA toolkit the backend was built with */
+  int driver_version; /* cuDriverGetVersion: 13000 = 13.0 (hip: hipDriverGetVersion) */
+  int cuda_version;   /* the CUDA toolkit the backend was built with (hip: HIP_VERSION) */
   int64_t mem_mib;
+  char arch[64]; /* hip: the GPU's gcnArchName ("gfx90a:sramecc+:xnack-") */
 } RtDeviceInfo;
 
-/* "sim", "cuda", "cuda:raw" (tagged handles are the default: "cuda:tagged"). Returns the
- * RtBackend and sets *raw, or -1 for an unknown name. */
+/* "sim", "cuda", "cuda:raw", "hip", "hip:raw" (tagged handles are the default: "cuda:tagged",
+ * "hip:tagged"). Returns the RtBackend and sets *raw, or -1 for an unknown name. */
 int asyncfuzz_rt_backend_parse(const char *name, int *raw);
 const char *asyncfuzz_rt_backend_name(int backend);
 /* Opens a backend in this process (cuda: loads libasyncfuzz_cuda.so, or $ASYNCFUZZ_CUDA_BACKEND,
- * and initializes device $ASYNCFUZZ_CUDA_DEVICE, default 0). Idempotent. Returns 0, or
- * AF_EUNSUPPORTED with the reason in msg (no driver, no GPU, a build without CUDA). A CUDA
+ * and initializes device $ASYNCFUZZ_CUDA_DEVICE, default 0; hip: libasyncfuzz_hip.so or
+ * $ASYNCFUZZ_HIP_BACKEND, device $ASYNCFUZZ_HIP_DEVICE). Idempotent. Returns 0, or
+ * AF_EUNSUPPORTED with the reason in msg (no driver, no GPU, a build without the backend). A GPU
  * process must not fork afterwards: isolate GPU work in a child that opens it itself. */
 int asyncfuzz_rt_backend_open(int backend, RtDeviceInfo *info, char *msg, size_t n);
-/* Spin calibration (cuda): the smallest power-of-two spin count whose af_fill launch on `elems`
- * elements takes at least target_us (median of 5), and that time. 0 or AF_E* with msg. */
-int asyncfuzz_rt_calibrate(double target_us, int elems, int *spin, double *us, char *msg, size_t n);
+/* Spin calibration (a GPU backend): the smallest power-of-two spin count whose af_fill launch on
+ * `elems` elements takes at least target_us (median of 5), and that time. 0 or AF_E* with msg. */
+int asyncfuzz_rt_calibrate(int backend, double target_us, int elems, int *spin, double *us,
+                           char *msg, size_t n);
 /* 1 when the device context of this process hit a sticky error (a kernel fault): every later
  * CUDA call fails, so the process must be replaced. */
 int asyncfuzz_rt_device_broken(void);

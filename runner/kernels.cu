@@ -1,7 +1,8 @@
 /*
  * kernels.cu: the CUDA versions of the sentinel kernels (runner/kernels.c is the
- * specification). nvcc builds them to PTX, which libasyncfuzz_cuda.so embeds and JIT-loads for
- * builtin Programs, so one build runs on every GPU the driver supports.
+ * specification). nvcc builds them to a fat binary with PTX, which libasyncfuzz_cuda.so embeds
+ * and loads for builtin Programs, so one build runs on every GPU the driver supports; hipcc
+ * builds the same source (as HIP) to code objects for AMD GPUs, for libasyncfuzz_hip.so.
  *
  * The parameters are laid out exactly as MLIR passes a memref<?xi32> to a gpu.func (allocated
  * pointer, aligned pointer, offset, size, stride), then the i32 value and the i32 spin count,
@@ -9,6 +10,9 @@
  * versions (gen/render.c), each thread writes KERNEL_SENTINEL over its output element `spin`
  * times with atomic stores, then its result.
  */
+#ifdef __HIP__ /* hipcc builds the same kernels for AMD GPUs (the hip backend) */
+#include <hip/hip_runtime.h>
+#endif
 #include <stdint.h>
 
 #define SENTINEL 0x5E5E5E5E /* KERNEL_SENTINEL */

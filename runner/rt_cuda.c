@@ -196,6 +196,11 @@ static int memset16_async(void *dst, unsigned short value, size_t count, void *s
   return cuMemsetD16Async((CUdeviceptr)(uintptr_t)dst, value, count, (CUstream)stream);
 }
 
+static int fill(void *dst, unsigned value, size_t count, int wait) {
+  CUresult rc = cuMemsetD32Async((CUdeviceptr)(uintptr_t)dst, value, count, NULL);
+  return rc == CUDA_SUCCESS && wait ? cuStreamSynchronize(NULL) : rc;
+}
+
 static int host_register(void *p, size_t bytes) {
   return cuMemHostRegister(p, bytes, 0);
 }
@@ -291,6 +296,7 @@ static const RtDevOps ops = {
     .memcpy_async = memcpy_async,
     .memset32_async = memset32_async,
     .memset16_async = memset16_async,
+    .fill = fill,
     .host_register = host_register,
     .host_unregister = host_unregister,
     .ctx_sync = ctx_sync,

@@ -1,12 +1,14 @@
 /*
  * rt_dev.h: the device interface between the runtime library's front end (rt_*.c: handles,
  * checks, the trace) and a hardware backend. The `cuda` backend (rt_cuda.c) is built into its
- * own library, libasyncfuzz_cuda.so, linked against the CUDA driver, and loaded with dlopen
- * only when a run asks for it: libasyncfuzz_rt itself never needs the driver, so the `sim`
+ * own library, libasyncfuzz_cuda.so, linked against the CUDA driver, and the `hip` backend
+ * (rt_hip.c) into libasyncfuzz_hip.so, linked against the HIP runtime; each is loaded with
+ * dlopen only when a run asks for it: libasyncfuzz_rt itself never needs a driver, so the `sim`
  * backend works on machines without one.
  *
  * Every function returns the driver's status code (0: success) and does what the matching
- * wrapper of MLIR's CudaRuntimeWrappers.cpp does, with the same driver calls and flags.
+ * wrapper of MLIR's CudaRuntimeWrappers.cpp (RocmRuntimeWrappers.cpp for hip) does, with the
+ * same driver calls and flags.
  * Not part of the contract; nothing outside runner/ includes it.
  */
 #ifndef RUNNER_RT_DEV_H
@@ -14,7 +16,7 @@
 
 #include "asyncfuzz_rt.h"
 
-#define RT_DEV_ABI 1
+#define RT_DEV_ABI 2
 
 typedef struct RtDevOps {
   int abi; /* RT_DEV_ABI */
@@ -46,6 +48,10 @@ typedef struct RtDevOps {
   int (*memcpy_async)(void *dst, const void *src, size_t bytes, void *stream);
   int (*memset32_async)(void *dst, unsigned value, size_t count, void *stream);
   int (*memset16_async)(void *dst, unsigned short value, size_t count, void *stream);
+  /* Sets count 32-bit words for the front end itself (fresh memory, poison), ordered with none
+   * of the program's streams (cuda: the legacy stream, which its non-blocking streams do not
+   * wait for; hip: a non-blocking stream of the backend's own); wait: the host waits for it. */
+  int (*fill)(void *dst, unsigned value, size_t count, int wait);
   int (*host_register)(void *p, size_t bytes);
   int (*host_unregister)(void *p);
   int (*ctx_sync)(void);

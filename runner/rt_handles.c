@@ -131,6 +131,7 @@ void *runner__h_out(Rt *rt, unsigned kind, int idx, void *dh) {
   return rt->dev && rt->cfg.raw_handles ? dh : runner__h_make(rt, kind, idx);
 }
 
+/* The driver's status as an RtError (HIP's hipError_t uses CUDA's numbers for these). */
 static int dev_error(int code) {
   switch (code) {
   case 0:

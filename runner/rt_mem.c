@@ -33,13 +33,11 @@ void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared) {
     int code = af_grow((void **)&rt->allocs, &rt->capallocs, rt->nallocs + 1, sizeof(Alloc))
                    ? 2
                    : rt->dev->mem_alloc(sizeBytes, shared, &p);
-    /* fresh memory reads KERNEL_UNINIT, as in the sim: set and waited for on the legacy
-     * stream before the pointer is returned (the allocation is synchronous) */
-    if (code == 0) {
-      code = rt->dev->memset32_async(p, (unsigned)KERNEL_UNINIT, sizeBytes / 4, NULL);
-      if (code == 0)
-        code = rt->dev->stream_sync(NULL);
-    }
+    /* fresh memory reads KERNEL_UNINIT, as in the sim: set (ordered with none of the
+     * program's streams) and waited for before the pointer is returned (the allocation is
+     * synchronous) */
+    if (code == 0)
+      code = rt->dev->fill(p, (unsigned)KERNEL_UNINIT, sizeBytes / 4, 1);
     if (runner__dev_result(rt, r, code, RT_DETAIL_NONE) == 0) {
       Alloc *a = &rt->allocs[rt->nallocs];
       memset(a, 0, sizeof *a);
@@ -110,14 +108,12 @@ void mgpuMemFree(void *ptr, void *stream) {
         runner__drain(rt);
       a->freed = 1;
       if (rt->dev) {
-        /* tagged: kept until the run ends, poisoned on the legacy stream, which does not wait
-         * for the program's (non-blocking) streams: work still using it reads poison, as it
-         * would read a reused allocation */
+        /* tagged: kept until the run ends, poisoned in no order with the program's streams:
+         * work still using it reads poison, as it would read a reused allocation */
         if (sync)
           runner__dev_result(rt, r, rt->dev->ctx_sync(), RT_DETAIL_NONE);
-        runner__dev_result(
-            rt, r, rt->dev->memset32_async(a->p, (unsigned)KERNEL_POISON, a->bytes / 4, NULL),
-            RT_DETAIL_NONE);
+        runner__dev_result(rt, r, rt->dev->fill(a->p, (unsigned)KERNEL_POISON, a->bytes / 4, 0),
+                           RT_DETAIL_NONE);
       } else {
         int32_t poison = KERNEL_POISON;
         for (size_t i = 0; i + 4 <= a->bytes; i += 4)

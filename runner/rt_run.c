@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int open_cuda_locked(char *msg, size_t n);
+static int open_dev_locked(int backend, char *msg, size_t n);
 
 /* the async runtime's hooks (runner_int.h) */
 static int (*g_async_quiesce)(void);
@@ -96,10 +96,10 @@ static int begin_locked(Rt *rt, const RtConfig *cfg, int keep_modules) {
     memset(rt->fns, 0, sizeof rt->fns);
   }
   rt->dev = NULL;
-  if (cfg->backend == RT_BACKEND_CUDA) {
-    if (open_cuda_locked(runner__g_backend_msg, sizeof runner__g_backend_msg))
+  if (cfg->backend != RT_BACKEND_SIM) {
+    if (open_dev_locked(cfg->backend, runner__g_backend_msg, sizeof runner__g_backend_msg))
       return AF_EUNSUPPORTED;
-    rt->dev = runner__g_cuda;
+    rt->dev = runner__g_dev[cfg->backend];
     rt->dev->enter();
   }
   runner__rt_async_reset();
@@ -141,7 +141,7 @@ static RtConfig env_config(void) {
     if (c.backend < 0) {
       fprintf(stderr,
               "asyncfuzz runtime: ASYNCFUZZ_BACKEND=%s is not a backend (sim, cuda, "
-              "cuda:raw)\n",
+              "cuda:raw, hip, hip:raw)\n",
               b);
       exit(2);
     }
@@ -289,7 +289,7 @@ int asyncfuzz_rt_abi_parse(const char *name) {
   return -1;
 }
 
-static const char *const backend_names[RT__BACKEND_COUNT] = {"sim", "cuda"};
+static const char *const backend_names[RT__BACKEND_COUNT] = {"sim", "cuda", "hip"};
 
 const char *asyncfuzz_rt_backend_name(int backend) {
   return backend >= 0 && backend < RT__BACKEND_COUNT ? backend_names[backend] : "?";
@@ -297,68 +297,86 @@ const char *asyncfuzz_rt_backend_name(int backend) {
 
 int asyncfuzz_rt_backend_parse(const char *name, int *raw) {
   *raw = 0;
-  if (strcmp(name, "sim") == 0)
-    return RT_BACKEND_SIM;
-  if (strcmp(name, "cuda") == 0 || strcmp(name, "cuda:tagged") == 0)
-    return RT_BACKEND_CUDA;
-  if (strcmp(name, "cuda:raw") == 0) {
-    *raw = 1;
-    return RT_BACKEND_CUDA;
+  for (int b = 0; b < RT__BACKEND_COUNT; b++) {
+    size_t k = strlen(backend_names[b]);
+    if (strncmp(name, backend_names[b], k) != 0)
+      continue;
+    if (name[k] == '\0' || (b != RT_BACKEND_SIM && strcmp(name + k, ":tagged") == 0))
+      return b;
+    if (b != RT_BACKEND_SIM && strcmp(name + k, ":raw") == 0) {
+      *raw = 1;
+      return b;
+    }
   }
   return -1;
 }
 
-/* libasyncfuzz_cuda.so: $ASYNCFUZZ_CUDA_BACKEND, else next to this library. */
-static int open_cuda_locked(char *msg, size_t n) {
-  static int tried, failed;
-  static char why[512];
-  if (runner__g_cuda)
-    return 0;
-  if (tried && failed) {
-    snprintf(msg, n, "%s", why);
+/* What opening a hardware backend needs: its library, the environment variables naming another
+ * one and the device, the driver library it links, and what builds it. */
+static const struct {
+  const char *lib, *lib_env, *dev_env, *driver, *driver_what, *missing, *builds;
+} dev_libs[RT__BACKEND_COUNT] = {
+    [RT_BACKEND_CUDA] = {"libasyncfuzz_cuda.so", "ASYNCFUZZ_CUDA_BACKEND", "ASYNCFUZZ_CUDA_DEVICE",
+                         "libcuda.so", "the NVIDIA driver library", "CUDA driver",
+                         "the CUDA toolkit"},
+    [RT_BACKEND_HIP] = {"libasyncfuzz_hip.so", "ASYNCFUZZ_HIP_BACKEND", "ASYNCFUZZ_HIP_DEVICE",
+                        "libamdhip64.so", "the HIP runtime library", "HIP runtime",
+                        "the HIP headers (libamdhip64-dev)"},
+};
+
+/* The backend's library: $<lib_env>, else next to this library. */
+static int open_dev_locked(int backend, char *msg, size_t n) {
+  static int tried[RT__BACKEND_COUNT], failed[RT__BACKEND_COUNT];
+  static char why[RT__BACKEND_COUNT][512];
+  if (backend <= RT_BACKEND_SIM || backend >= RT__BACKEND_COUNT) {
+    snprintf(msg, n, "unknown backend %d", backend);
     return AF_EUNSUPPORTED;
   }
-  tried = 1;
+  if (runner__g_dev[backend])
+    return 0;
+  if (tried[backend] && failed[backend]) {
+    snprintf(msg, n, "%s", why[backend]);
+    return AF_EUNSUPPORTED;
+  }
+  tried[backend] = 1;
   char path[4096];
-  const char *env = getenv("ASYNCFUZZ_CUDA_BACKEND");
+  const char *env = getenv(dev_libs[backend].lib_env), *name = backend_names[backend];
   Dl_info di;
   if (env && *env) {
     snprintf(path, sizeof path, "%s", env);
-  } else if (dladdr((void *)open_cuda_locked, &di) && di.dli_fname && strchr(di.dli_fname, '/')) {
-    snprintf(path, sizeof path, "%.*s/libasyncfuzz_cuda.so",
-             (int)(strrchr(di.dli_fname, '/') - di.dli_fname), di.dli_fname);
+  } else if (dladdr((void *)open_dev_locked, &di) && di.dli_fname && strchr(di.dli_fname, '/')) {
+    snprintf(path, sizeof path, "%.*s/%s", (int)(strrchr(di.dli_fname, '/') - di.dli_fname),
+             di.dli_fname, dev_libs[backend].lib);
   } else {
-    snprintf(path, sizeof path, "libasyncfuzz_cuda.so");
+    snprintf(path, sizeof path, "%s", dev_libs[backend].lib);
   }
-  failed = 1;
+  failed[backend] = 1;
+  char *w = why[backend];
+  size_t wn = sizeof why[backend];
   void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (lib == NULL) {
     const char *e = dlerror();
-    if (e && strstr(e, "libcuda.so"))
-      snprintf(why, sizeof why,
-               "the NVIDIA driver library is missing (%.300s): this machine has no "
-               "CUDA driver",
-               e);
+    if (e && strstr(e, dev_libs[backend].driver))
+      snprintf(w, wn, "%s is missing (%.300s): this machine has no %s",
+               dev_libs[backend].driver_what, e, dev_libs[backend].missing);
     else
-      snprintf(why, sizeof why,
-               "cannot load the cuda backend (%.300s): build asyncfuzz with the CUDA "
-               "toolkit, or set ASYNCFUZZ_CUDA_BACKEND",
-               e ? e : path);
+      snprintf(w, wn, "cannot load the %s backend (%.300s): build asyncfuzz with %s, or set %s",
+               name, e ? e : path, dev_libs[backend].builds, dev_libs[backend].lib_env);
   } else {
     const RtDevOps *(*get)(void) = (const RtDevOps *(*)(void))dlsym(lib, "asyncfuzz_dev_ops");
     const RtDevOps *ops = get ? get() : NULL;
-    const char *d = getenv("ASYNCFUZZ_CUDA_DEVICE");
+    const char *d = getenv(dev_libs[backend].dev_env);
     char m[400] = "";
-    if (ops == NULL || ops->abi != RT_DEV_ABI)
-      snprintf(why, sizeof why, "%.400s is not a backend of this asyncfuzz build", path);
-    else if (ops->init(d && *d ? atoi(d) : 0, &runner__g_cuda_info, m, sizeof m))
-      snprintf(why, sizeof why, "%s", m);
+    if (ops == NULL || ops->abi != RT_DEV_ABI || strcmp(ops->name, name) != 0)
+      snprintf(w, wn, "%.400s is not the %s backend of this asyncfuzz build", path, name);
+    else if (ops->init(d && *d ? atoi(d) : 0, &runner__g_dev_info[backend], m, sizeof m))
+      snprintf(w, wn, "%s", m);
     else
-      runner__g_cuda = ops, failed = 0;
+      runner__g_dev[backend] = ops, failed[backend] = 0;
   }
-  if (failed)
-    snprintf(msg, n, "%s", why);
-  return failed ? AF_EUNSUPPORTED : 0;
+  if (failed[backend])
+    snprintf(msg, n, "%s", w);
+  return failed[backend] ? AF_EUNSUPPORTED : 0;
 }
 
 int asyncfuzz_rt_backend_open(int backend, RtDeviceInfo *info, char *msg, size_t n) {
@@ -369,35 +387,36 @@ int asyncfuzz_rt_backend_open(int backend, RtDeviceInfo *info, char *msg, size_t
       snprintf(info->name, sizeof info->name, "sim");
     return 0;
   }
-  if (backend != RT_BACKEND_CUDA) {
-    snprintf(msg, n, "unknown backend %d", backend);
-    return AF_EUNSUPPORTED;
-  }
   pthread_mutex_lock(&runner__g_rt.mu);
-  int rc = open_cuda_locked(msg, n);
+  int rc = open_dev_locked(backend, msg, n);
   if (rc == 0 && info)
-    *info = runner__g_cuda_info;
+    *info = runner__g_dev_info[backend];
   pthread_mutex_unlock(&runner__g_rt.mu);
   return rc;
 }
 
-int asyncfuzz_rt_calibrate(double target_us, int elems, int *spin, double *us, char *msg,
-                           size_t n) {
-  int rc = asyncfuzz_rt_backend_open(RT_BACKEND_CUDA, NULL, msg, n);
+int asyncfuzz_rt_calibrate(int backend, double target_us, int elems, int *spin, double *us,
+                           char *msg, size_t n) {
+  int rc = asyncfuzz_rt_backend_open(backend, NULL, msg, n);
   if (rc)
     return rc;
+  if (backend == RT_BACKEND_SIM) {
+    snprintf(msg, n, "the sim has no clock to calibrate against");
+    return AF_EUNSUPPORTED;
+  }
+  const RtDevOps *dev = runner__g_dev[backend];
   pthread_mutex_lock(&runner__g_rt.mu);
-  runner__g_cuda->enter();
+  dev->enter();
   int code = 0;
   double t = 0;
   int s = 1;
   for (; s <= (1 << 24); s *= 2) {
-    if ((code = runner__g_cuda->time_spin(s, elems, 5, &t)) != 0 || t >= target_us)
+    if ((code = dev->time_spin(s, elems, 5, &t)) != 0 || t >= target_us)
       break;
   }
   pthread_mutex_unlock(&runner__g_rt.mu);
   if (code) {
-    snprintf(msg, n, "timing the sentinel kernel failed: %s", runner__g_cuda->error_name(code));
+    snprintf(msg, n, "timing the sentinel kernel failed: %s", dev->error_name(code));
     return AF_ERUNTIME;
   }
   *spin = s > (1 << 24) ? (1 << 24) : s;

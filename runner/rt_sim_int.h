@@ -22,8 +22,9 @@
  *   few random streams; pct: a few steps of the highest-priority stream, priorities lowered
  *   at random change points). Everything is driven by one seeded PRNG: deterministic.
  *
- * Backend `cuda` (cfg.backend, rt_dev.h): the same front end (handles, checks, trace) with the
- * device work done by the CUDA driver instead of the queues above. In `tagged` mode the program
+ * Backends `cuda` and `hip` (cfg.backend, rt_dev.h): the same front end (handles, checks,
+ * trace) with the device work done by the CUDA driver or the HIP runtime instead of the queues
+ * above. In `tagged` mode the program
  * gets the same tagged handles, and a misused handle or a freed buffer is refused before it
  * reaches the driver, as in the sim; freed memory is poisoned on the device and kept until the
  * run ends. In `raw` mode the program gets the driver's own handles, every call goes to the
@@ -133,8 +134,8 @@ typedef struct Rt {
 
 /* ---- the run's state, the trace records (rt_trace.c) ---- */
 extern Rt runner__g_rt;
-extern const RtDevOps *runner__g_cuda;
-extern RtDeviceInfo runner__g_cuda_info;
+extern const RtDevOps *runner__g_dev[RT__BACKEND_COUNT];
+extern RtDeviceInfo runner__g_dev_info[RT__BACKEND_COUNT];
 extern int runner__g_env_run;
 extern _Thread_local int runner__t_tid;
 RtRec *runner__rec_new(Rt *rt, int call);

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 Rt runner__g_rt = {.mu = PTHREAD_MUTEX_INITIALIZER};
-const RtDevOps *runner__g_cuda; /* libasyncfuzz_cuda.so's device, once opened */
-RtDeviceInfo runner__g_cuda_info;
+const RtDevOps *runner__g_dev[RT__BACKEND_COUNT]; /* each GPU backend's device, once opened */
+RtDeviceInfo runner__g_dev_info[RT__BACKEND_COUNT];
 int runner__g_env_run; /* the current run was started from the environment (no harness) */
 _Thread_local int runner__t_tid = -1;
 static _Thread_local int t_op = -1;

@@ -3,7 +3,7 @@
 # Runs apt-get update only if something must be installed (once, or twice when it adds a
 # suite). With --test, also what only the tests need (chromium, to render the HTML report
 # headless; mlir-19-tools and mlir-16-tools, LLVM releases beside 22; Slurm and munge for a
-# private single-node Slurm). llvm-22 (opt, llc) is
+# private single-node Slurm; libamdhip64-dev and hipcc for the hip backend). llvm-22 (opt, llc) is
 # for compile-batch; rocm-device-libs, the ROCm device libraries that code lowered for the
 # rocdl target links. The CUDA toolkit is not a Debian
 # package: the cuda backend is built where the toolkit is installed (nvcc, the driver stub
@@ -40,6 +40,9 @@ if [ $test_too = 1 ]; then
   need+=(chromium mlir-19-tools mlir-16-tools)
   # a private single-node Slurm for tests/slurm_test.sh (started by the test, not as services)
   need+=(slurmctld slurmd slurm-client munge)
+  # the HIP runtime's headers and hipcc: the hip backend and its AMD kernels are built, and
+  # tests/hip_fake_test.sh runs it against its test double
+  need+=(libamdhip64-dev hipcc)
 fi
 if [ $list = 1 ]; then
   printf '%s\n' "${need[@]}"
