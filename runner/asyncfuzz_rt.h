@@ -103,7 +103,12 @@ int asyncfuzz_rt_policy_parse(const char *name);
 /* Where device work runs: the deterministic simulator, an NVIDIA GPU through the CUDA Driver
  * API (libasyncfuzz_cuda.so, loaded on first use; see docs/cuda.md), or an AMD GPU through the
  * HIP runtime (libasyncfuzz_hip.so; docs/hip.md). */
-typedef enum RtBackend { RT_BACKEND_SIM, RT_BACKEND_CUDA, RT_BACKEND_HIP, RT__BACKEND_COUNT } RtBackend;
+typedef enum RtBackend {
+  RT_BACKEND_SIM,
+  RT_BACKEND_CUDA,
+  RT_BACKEND_HIP,
+  RT__BACKEND_COUNT
+} RtBackend;
 
 /* The flavour of the mgpu* ABI a run follows: what MLIR's CUDA wrappers do, or what its ROCm
  * wrappers (RocmRuntimeWrappers.cpp) do with the same names (docs/abi.md):

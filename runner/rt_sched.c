@@ -231,19 +231,19 @@ static int wait_for(Rt *rt, int s, int t, uint32_t call) {
   return 0;
 }
 
+int runner__legacy_order(Rt *rt, int s, uint32_t call) {
+  if (rt->cfg.abi != RT_ABI_ROCM)
+    return 0;
+  if (s != 0)
+    return wait_for(rt, s, 0, call);
+  for (int t = 1; t < rt->nstreams; t++)
+    if (wait_for(rt, 0, t, call))
+      return -1;
+  return 0;
+}
+
 Work *runner__enqueue(Rt *rt, int s, int kind, uint32_t call) {
-  /* rocm: streams from mgpuStreamCreate are blocking (hipStreamCreate's default flags): work on
-   * the legacy stream first waits for every one of them, and their later work waits for it */
-  if (rt->cfg.abi == RT_ABI_ROCM) {
-    if (s == 0) {
-      for (int t = 1; t < rt->nstreams; t++)
-        if (wait_for(rt, 0, t, call))
-          return NULL;
-    } else if (wait_for(rt, s, 0, call)) {
-      return NULL;
-    }
-  }
-  return push(rt, s, kind, call);
+  return runner__legacy_order(rt, s, call) ? NULL : push(rt, s, kind, call);
 }
 
 static Work *push(Rt *rt, int s, int kind, uint32_t call) {

@@ -381,6 +381,8 @@ void mgpuEventRecord(void *event, void *stream) {
     if (!rt->dev || !rt->cfg.raw_handles)
       runner__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, e < 0 ? edet : sdet);
   } else if (!failed) {
+    if (!rt->dev) /* rocm: the capture includes what a blocking stream waits for */
+      runner__legacy_order(rt, s, r ? r->seq : 0);
     rt->events[e].recorded = 1;
     rt->events[e].stream = s;
     rt->events[e].seq = rt->streams[s].enq;

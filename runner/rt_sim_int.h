@@ -164,6 +164,11 @@ void runner__drain(Rt *rt);
 void runner__run_until(Rt *rt, int s, uint64_t seq);
 void runner__pump(Rt *rt);
 Work *runner__enqueue(Rt *rt, int s, int kind, uint32_t call);
+/* rocm: streams from mgpuStreamCreate are blocking (hipStreamCreate's default flags): work on
+ * the legacy stream s0 first waits for everything enqueued on them, and their later work
+ * (an event record too) waits for s0's. Enqueues those waits on s (wait items); 0, or -1 out
+ * of memory. runner__enqueue does it for every work item. */
+int runner__legacy_order(Rt *rt, int s, uint32_t call);
 int runner__new_stream(Rt *rt);
 
 /* ---- a run: begin, end, enter and leave every call (rt_run.c) ---- */

@@ -160,6 +160,32 @@ static void test_legacy_stream(void) {
   }
 }
 
+/* An event recorded on a blocking stream after work on the legacy stream captures that work
+ * too under rocm; under cuda the stream does not wait for it, so the event is complete at once. */
+static void test_event_after_legacy(void) {
+  for (int abi = 0; abi < RT__ABI_COUNT; abi++) {
+    begin(abi);
+    void *s = mgpuStreamCreate();
+    void *e = mgpuEventCreate();
+    int32_t *b = mgpuMemAlloc(16, NULL, false);
+    mgpuMemset32(b, 9, 4, NULL);
+    mgpuEventRecord(e, s);
+    mgpuEventSynchronize(e);
+    int32_t seen = b[0]; /* (the sim's device memory is the test's to read) */
+    mgpuStreamSynchronize(NULL);
+    mgpuEventDestroy(e);
+    mgpuStreamDestroy(s);
+    mgpuMemFree(b, NULL);
+    int nerr;
+    end_count(0, 0, &nerr);
+    CHECK_EQ(nerr, 0);
+    if (abi == RT_ABI_ROCM)
+      CHECK_EQ(seen, 9);
+    else
+      CHECK_EQ(seen, KERNEL_UNINIT);
+  }
+}
+
 /* mgpuMemFree right after a kernel that writes the buffer: rocm's hipFree synchronizes the
  * device first; cuda's free is immediate, so the kernel runs on freed memory. */
 static void test_free_synchronizes(void) {
@@ -197,6 +223,7 @@ int main(void) {
   test_host_shared();
   test_absent_calls();
   test_legacy_stream();
+  test_event_after_legacy();
   test_free_synchronizes();
   test_names();
   asyncfuzz_rt_shutdown();

@@ -156,8 +156,8 @@ static void wait_item(Stream *s, Stream *t) {
 }
 
 /* The legacy stream's rule: its work waits for every blocking stream, and their later work
- * waits for it. */
-static Work *push(Stream *s) {
+ * (an event record too) waits for it. */
+static void legacy_order(Stream *s) {
   if (s == &g_legacy) {
     for (Obj *o = g_live; o; o = o->next)
       if (o->kind == K_STREAM && ((Stream *)o)->blocking)
@@ -165,6 +165,10 @@ static Work *push(Stream *s) {
   } else if (s->blocking) {
     wait_item(s, &g_legacy);
   }
+}
+
+static Work *push(Stream *s) {
+  legacy_order(s);
   return push_raw(s);
 }
 
@@ -369,8 +373,9 @@ int fg_event_record(void *he, void *hs) {
   if (!live(he, K_EVENT) || s == NULL)
     return FG_INVALID_HANDLE;
   Event *e = he;
+  legacy_order(s);
   if (e->timing) {
-    Work *w = push(s);
+    Work *w = push_raw(s);
     w->kind = W_TIME;
     w->tev = e;
   }
