@@ -62,6 +62,7 @@ static void read_lowering(Batch *b, const cJSON *m) {
   /* the target and the signatures' name, as the spec gave them */
   snprintf(spec->target, sizeof spec->target, "%s",
            strstr(spec->pipeline, "convert-gpu-to-rocdl") ? "rocdl" : "nvvm");
+  spec->code_object = strstr(spec->pipeline, "format=bin") != NULL;
   snprintf(spec->family, sizeof spec->family, "%s",
            strncmp(spec->arg, "matrix:", 7) == 0 ? "mlir-opt" : spec->name);
   const cJSON *tv = cJSON_GetObjectItemCaseSensitive(m, "mlir_translate");

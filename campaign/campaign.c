@@ -341,7 +341,9 @@ static int open_db(Campaign *k, AfErr *err) {
            k->batch, k->c.repro, k->c.opts.memfree_sync ? "true" : "false",
            k->c.opts.no_checker ? "false" : "true", k->c.backend, k->c.opts.spin,
            k->c.nshards > 1 ? k->c.shard : 0, (int)nshards(k),
-           k->c.opts.abi ? asyncfuzz_rt_abi_name(k->c.opts.abi - 1) : "by-target");
+           k->c.opts.abi                         ? asyncfuzz_rt_abi_name(k->c.opts.abi - 1)
+           : k->c.opts.backend == RT_BACKEND_HIP ? "rocm"
+                                                 : "rocm for rocdl code, else cuda");
   if (store_run_begin(k->db, &run, &k->run_id, err))
     return AF_EIO;
   if (k->c.avoid_known && store_each_triaged(k->db, on_triaged, k, err))

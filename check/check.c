@@ -33,13 +33,15 @@ int check_run_once(const GenCase *c, const LowerSpec *spec, const Schedule *s, c
 
 int check_runs_on(const LowerSpec *spec, const CheckOpts *o, AfErr *err) {
   int rocdl = spec->kind == LOWER_MLIR_OPT && strcmp(spec->target, "rocdl") == 0;
-  if (rocdl && o && o->backend != RT_BACKEND_SIM)
+  if (rocdl && o && o->backend == RT_BACKEND_HIP && !spec->code_object)
     return af_err_set(err, AF_EUSAGE,
-                      "%s: rocdl code (AMD GPU binaries) runs on the sim backend only, not on %s%s",
-                      spec->name, check_backend_name(o),
-                      o->backend == RT_BACKEND_HIP ? " (it is linked as LLVM bitcode, which an AMD "
-                                                     "GPU does not load)"
-                                                   : "");
+                      "%s: its kernels are LLVM bitcode, which an AMD GPU does not load: a code "
+                      "object needs the ld.lld of the mlir-opt's LLVM (Debian: lld-22 for LLVM 22)",
+                      spec->name);
+  if (rocdl && o && o->backend != RT_BACKEND_SIM && o->backend != RT_BACKEND_HIP)
+    return af_err_set(err, AF_EUSAGE,
+                      "%s: rocdl code (AMD GPU binaries) runs on the sim backend only, not on %s",
+                      spec->name, check_backend_name(o));
   if (spec->kind == LOWER_MLIR_OPT && !rocdl && o && o->backend == RT_BACKEND_HIP)
     return af_err_set(err, AF_EUSAGE, "%s: nvvm code (NVIDIA binaries) does not run on %s",
                       spec->name, check_backend_name(o));

@@ -45,7 +45,8 @@ typedef struct CheckOpts {
  * cuda). */
 int check_abi(const LowerSpec *spec, const CheckOpts *o);
 /* 0 when code of spec can run on o's backend under its flavour; AF_EUSAGE with the reason
- * (rocdl code off the sim, the rocm flavour on cuda, the cuda flavour on hip). */
+ * (rocdl code on cuda, or on hip without a code object; nvvm code on hip; the rocm flavour on
+ * cuda, the cuda flavour on hip). */
 int check_runs_on(const LowerSpec *spec, const CheckOpts *o, AfErr *err);
 /* "sim", "cuda" or "cuda:raw": the backend as runs and the database record it. */
 const char *check_backend_name(const CheckOpts *o);

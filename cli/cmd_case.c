@@ -163,8 +163,8 @@ int cmd_lower(int argc, char **argv) {
              "mlir-opt[@VARIANT][/TARGET][+O<n>|+Odefault][:PATH] (+O: the runner's JIT level).\n"
              "TARGET: nvvm (the default; the pipelines below) or rocdl: the kernels through\n"
              "convert-gpu-to-rocdl and rocdl-attach-target{chip=gfx90a}, and\n"
-             "gpu-module-to-binary{format=llvm} with the ROCm device libraries "
-             "(rocm-device-libs).\n\n");
+             "gpu-module-to-binary{format=bin} (a code object; format=llvm without the LLVM's\n"
+             "ld.lld) with the ROCm device libraries (rocm-device-libs).\n\n");
       printf("mlir-opt pipelines (mlir-opt@VARIANT):\n");
       for (int k = 0; k < mlir_variant_count(); k++)
         printf("  %-14s %s:\n                 %s\n", mlir_variant_name(k), mlir_variant_desc(k),

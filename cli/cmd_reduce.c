@@ -14,16 +14,16 @@
 
 static const char reduce_help[] =
     "usage: asyncfuzz reduce CASE.json [--lowering SPEC] [--pipeline P] [--schedules LIST]\n"
-    "                     [--signature SIG] [-o OUT.json] [--mlir OUT.mlir]\n"
-    "                     [--repro N] [--batch N] [--jobs N] [--memfree-sync] "
-    "[--no-checker]\n"
+    "                     [--signature SIG] [-o OUT.json] [--mlir OUT.mlir] [--abi A]\n"
+    "                     [--repro N] [--batch N] [--jobs N] [--memfree-sync] [--no-checker]\n"
     "Minimizes a failing case: delta debugging over the case (ops with what only they\n"
     "feed, regions, dependencies, unused values and buffers, buffer sizes, the spin\n"
     "count). Every candidate is a valid case and must fail with the same root-cause\n"
     "signature (the first failing schedule's, or SIG) under that schedule, judged on\n"
-    "the simulator with the checker. The result is re-run N times (default 10) for\n"
-    "its reproduction rate. Writes the minimized case (-o, default stdout) and, with\n"
-    "--mlir, a self-contained reproducer with RUN lines, the verdict and the trace.\n"
+    "the simulator (under --abi's flavour: docs/abi.md) with the checker. The result\n"
+    "is re-run N times (default 10) for its reproduction rate. Writes the minimized\n"
+    "case (-o, default stdout) and, with --mlir, a self-contained reproducer with RUN\n"
+    "lines, the verdict and the trace.\n"
     "Exit 0 when reduced, 1 when the case does not fail, 2 usage, 3 bad input.\n";
 
 typedef struct ReduceArgs {
@@ -35,8 +35,16 @@ typedef struct ReduceArgs {
 
 /* 0, an exit code, or -1 for --help (printed). */
 static int reduce_args(int argc, char **argv, ReduceArgs *r) {
-  for (int i = 1; i < argc; i++) {
+  struct {
+    const char *name;
+    long *v, hi;
+  } ints[] = {{"--batch", &r->batch, 1024},
+              {"--jobs", &r->jobs, 64},
+              {"--repro", &r->repro, CHECK_MAX_SCHED}};
+  for (int i = 1, k; i < argc; i++) {
     const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+    for (k = 0; k < 3 && strcmp(a, ints[k].name) != 0; k++)
+      ;
     if (cli_is_help(a)) {
       fputs(reduce_help, stdout);
       return -1;
@@ -52,16 +60,8 @@ static int reduce_args(int argc, char **argv, ReduceArgs *r) {
       r->out_json = argv[++i];
     } else if (strcmp(a, "--mlir") == 0 && val) {
       r->out_mlir = argv[++i];
-    } else if (strcmp(a, "--batch") == 0) {
-      if (cli_int(a, val, 1, 1024, &r->batch))
-        return EXIT_USAGE;
-      i++;
-    } else if (strcmp(a, "--jobs") == 0) {
-      if (cli_int(a, val, 1, 64, &r->jobs))
-        return EXIT_USAGE;
-      i++;
-    } else if (strcmp(a, "--repro") == 0) {
-      if (cli_int(a, val, 1, CHECK_MAX_SCHED, &r->repro))
+    } else if (k < 3 || strcmp(a, "--abi") == 0) {
+      if (k < 3 ? cli_int(a, val, 1, ints[k].hi, ints[k].v) : cli_backend_opt(&r->o, a, val) < 0)
         return EXIT_USAGE;
       i++;
     } else if (strcmp(a, "--seed") == 0) {

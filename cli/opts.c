@@ -50,13 +50,13 @@ const char cli_backend_help[] =
     "                      MLIR's wrappers (the driver's answer is traced)\n"
     "  --backend hip[:raw] an AMD GPU through the HIP runtime, as MLIR's ROCm wrappers\n"
     "                      call it (the rocm flavour; docs/hip.md)\n"
-    "  --spin N|auto       cuda: sentinel writes per kernel element, replacing each case's\n"
+    "  --spin N|auto       a GPU: sentinel writes per kernel element, replacing each case's\n"
     "                      spin (auto: calibrated so a kernel lasts $ASYNCFUZZ_SPIN_US us,\n"
     "                      default 200). GPU work runs in a child process with a watchdog\n"
     "                      ($ASYNCFUZZ_GPU_TIMEOUT s per case, default 60): a fault or hang\n"
     "                      gives that case a verdict and a fresh child takes over.\n"
     "  --abi cuda|rocm     the flavour of the mgpu* ABI runs follow: MLIR's CUDA or ROCm\n"
-    "                      wrappers (docs/abi.md; default: rocm for rocdl code, else cuda)\n";
+    "                      wrappers (docs/abi.md; default: rocm for rocdl code and on hip)\n";
 
 int cli_backend_opt(CheckOpts *o, const char *opt, const char *val) {
   if (strcmp(opt, "--backend") == 0) {

@@ -223,10 +223,62 @@ static int find_rocm(char *out, size_t n) {
   return 0;
 }
 
+/* rocdl: a code object needs the build's own ld.lld, which gpu-module-to-binary runs as
+ * <toolkit>/llvm/bin/ld.lld, and the device libraries at <toolkit>/amdgcn/bitcode. So the
+ * toolkit becomes a directory of two links, llvm to the build's LLVM and amdgcn to the device
+ * libraries, in the user's cache: $XDG_CACHE_HOME (else ~/.cache, else $TMPDIR or /tmp)
+ * /asyncfuzz/rocm-toolkit-HASH (made once, kept). Without ld.lld (Debian's lld-22 for LLVM 22)
+ * s->rocm stays the device libraries' root and code_object 0. */
+static void rocdl_toolkit(LowerSpec *s) {
+  char real[PATH_MAX], root[PATH_MAX], lld[PATH_MAX + 32], dir[PATH_MAX + 96], l[PATH_MAX + 128];
+  s->code_object = 0;
+  if (realpath(s->opt, real) == NULL || strrchr(real, '/') == NULL)
+    return;
+  *strrchr(real, '/') = '\0'; /* its bin/ */
+  af_fmt(lld, sizeof lld, "%s/ld.lld", real);
+  if (!exists_x(lld) || strrchr(real, '/') == NULL)
+    return;
+  af_fmt(root, sizeof root, "%.*s", (int)(strrchr(real, '/') - real), real);
+  uint64_t h = 1469598103934665603ull; /* FNV-1a of both targets */
+  for (const char *p = root; *p; p++)
+    h = (h ^ (unsigned char)*p) * 1099511628211ull;
+  for (const char *p = s->rocm; *p; p++)
+    h = (h ^ (unsigned char)*p) * 1099511628211ull;
+  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME"), *tmp = getenv("TMPDIR");
+  if (xdg && *xdg)
+    af_fmt(dir, sizeof dir, "%s", xdg);
+  else if (home && *home)
+    af_fmt(dir, sizeof dir, "%s/.cache", home);
+  else
+    af_fmt(dir, sizeof dir, "%s", tmp && *tmp ? tmp : "/tmp");
+  mkdir(dir, 0700);
+  af_fmt(dir + strlen(dir), sizeof dir - strlen(dir), "/asyncfuzz");
+  mkdir(dir, 0700);
+  af_fmt(dir + strlen(dir), sizeof dir - strlen(dir), "/rocm-toolkit-%016llx",
+         (unsigned long long)h);
+  mkdir(dir, 0700);
+  char rocm[PATH_MAX + 16];
+  af_fmt(rocm, sizeof rocm, "%s/amdgcn", s->rocm);
+  af_fmt(l, sizeof l, "%s/llvm", dir);
+  if (symlink(root, l) != 0 && errno != EEXIST)
+    return;
+  af_fmt(l, sizeof l, "%s/amdgcn", dir);
+  if (symlink(rocm, l) != 0 && errno != EEXIST)
+    return;
+  af_fmt(l, sizeof l, "%s/llvm/bin/ld.lld", dir);
+  char bc[PATH_MAX + 160];
+  af_fmt(bc, sizeof bc, "%s/amdgcn/bitcode/ockl.bc", dir);
+  if (!exists_x(l) || access(bc, R_OK) != 0)
+    return;
+  af_fmt(s->rocm, sizeof s->rocm, "%s", dir);
+  s->code_object = 1;
+}
+
 /* The pipeline of named variant vi for target (nvvm, rocdl: with the ROCm toolkit rocm). A
- * rocdl module is compiled to LLVM bitcode (format=llvm: the host loads it with mgpuModuleLoad,
- * as MLIR's ROCm wrappers require; isa would call mgpuModuleLoadJIT, which they lack). */
-static void compose(int vi, const char *target, const char *rocm, char *out, size_t n) {
+ * rocdl module becomes a code object (format=bin) where the build's ld.lld is there, else LLVM
+ * bitcode (format=llvm); either way the host loads it with mgpuModuleLoad, as MLIR's ROCm
+ * wrappers require (isa would call mgpuModuleLoadJIT, which they lack). */
+static void compose(int vi, const char *target, const char *rocm, int bin, char *out, size_t n) {
   if (strcmp(target, "rocdl") != 0) {
     af_fmt(out, n, "%s", variants[vi].pipeline);
     return;
@@ -234,8 +286,8 @@ static void compose(int vi, const char *target, const char *rocm, char *out, siz
   af_fmt(out, n,
          "builtin.module(%sgpu.module(strip-debuginfo,convert-scf-to-cf,convert-gpu-to-rocdl),"
          "rocdl-attach-target{chip=gfx90a}," MLIR_HOST_HEAD
-         "gpu-module-to-binary{format=llvm toolkit=%s}," MLIR_HOST_TAIL ")",
-         vi ? "func.func(gpu-async-region)," : "", rocm);
+         "gpu-module-to-binary{format=%s toolkit=%s}," MLIR_HOST_TAIL ")",
+         vi ? "func.func(gpu-async-region)," : "", bin ? "bin" : "llvm", rocm);
 }
 
 const char *mlir_llvm_version(const LowerSpec *s) {
@@ -384,7 +436,6 @@ int lower_mlir_spec_parse(const char *str, LowerSpec *s, AfErr *err) {
                                 "ASYNCFUZZ_ROCM_PATH naming a ROCm with amdgcn/bitcode",
                         s->rocm);
   }
-  compose(vi, s->target, s->rocm, s->pipeline, sizeof s->pipeline);
   if (*path) {
     if (!af_find_exe(path, s->opt, sizeof s->opt))
       return af_err_set(err, AF_EINVALID, "mlir-opt %s not found or not executable", path);
@@ -407,6 +458,9 @@ int lower_mlir_spec_parse(const char *str, LowerSpec *s, AfErr *err) {
                         "mlir-22-tools; scripts/bootstrap.sh does), or name one with --lowering "
                         "mlir-opt:PATH or ASYNCFUZZ_MLIR_OPT");
   }
+  if (strcmp(s->target, "rocdl") == 0)
+    rocdl_toolkit(s);
+  compose(vi, s->target, s->rocm, s->code_object, s->pipeline, sizeof s->pipeline);
   rc = ask_version(s, err);
   if (rc == 0)
     rc = find_runner(s, err);
@@ -540,11 +594,12 @@ static int config_of(const LowerSpec *b, int vi, const char *custom, const char 
                         "rocm-device-libs; scripts/bootstrap.sh does), or ASYNCFUZZ_ROCM_PATH "
                         "naming a ROCm with amdgcn/bitcode%s%s",
                         r < 0 ? ": it has none: " : "", r < 0 ? out->rocm : "");
+    rocdl_toolkit(out);
   }
   if (custom)
     af_fmt(out->pipeline, sizeof out->pipeline, "%s", custom);
   else
-    compose(vi, target, out->rocm, out->pipeline, sizeof out->pipeline);
+    compose(vi, target, out->rocm, out->code_object, out->pipeline, sizeof out->pipeline);
   spec_names(out, "");
   return 0;
 }

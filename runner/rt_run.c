@@ -1,7 +1,8 @@
 /*
  * rt_run.c: a run of the runtime library: begin and end, the configuration from the
- * harness or the environment, entering and leaving every call, the backends (the sim, the
- * cuda library loaded on demand, calibration), notes of the async runtime, batch cases.
+ * harness or the environment (ABI flavour included), entering and leaving every call, the
+ * backends (the sim, the cuda and hip libraries loaded on demand, calibration), notes of the
+ * async runtime, batch cases.
  */
 #define _GNU_SOURCE /* dladdr */
 #include "rt_sim_int.h"
@@ -34,15 +35,16 @@ void runner__rt_async_reset(void) {
 
 /* ---- run control ---- */
 
-/* cuda, at the end of a run: waits for the device (a failure is the run's last record: a kernel
- * fault surfaces here), then gives back what the program left (leaks are counted first, from the
- * tables) and the quarantined memory. */
+/* A GPU backend, at the end of a run: waits for the device (a failure is the run's last record: a
+ * kernel fault surfaces here), then gives back what the program left (leaks are counted first, from
+ * the tables) and the quarantined memory. */
 static void dev_finish(Rt *rt) {
   if (rt->dev == NULL)
     return;
   rt->dev->enter();
   int code = rt->dev->ctx_sync();
-  if (code == 4) /* CUDA_ERROR_DEINITIALIZED: at process exit, after the driver's own teardown */
+  if (code == 4) /* CUDA_ERROR_DEINITIALIZED (hipErrorDeinitialized): at process exit, after the
+                    driver's own teardown */
     code = 0;
   if (code) {
     int save = runner__t_tid;

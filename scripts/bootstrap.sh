@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages asyncfuzz needs, when they are missing (idempotent).
 # Runs apt-get update only if something must be installed (once, or twice when it adds a
-# suite). With --test, also what only the tests need (chromium, to render the HTML report
-# headless; mlir-19-tools and mlir-16-tools, LLVM releases beside 22; Slurm and munge for a
-# private single-node Slurm; libamdhip64-dev and hipcc for the hip backend). llvm-22 (opt, llc) is
-# for compile-batch; rocm-device-libs, the ROCm device libraries that code lowered for the
-# rocdl target links. The CUDA toolkit is not a Debian
+# suite). llvm-22 (opt, llc) is for compile-batch; rocm-device-libs and lld-22 are the ROCm
+# device libraries that rocdl code links and the linker of its code objects. With --test, also
+# what only the tests need: chromium, to render the HTML report headless; mlir-19-tools,
+# mlir-16-tools and lld-19, LLVM releases beside 22; Slurm and munge for a private single-node
+# Slurm; libamdhip64-dev and hipcc for the hip backend. The CUDA toolkit is not a Debian
 # package: the cuda backend is built where the toolkit is installed (nvcc, the driver stub
 # library), and left out elsewhere.
 #
@@ -33,11 +33,11 @@ for a in "$@"; do
 done
 
 need=(cmake gcc make pkg-config libcjson-dev libsqlite3-dev sqlite3 mlir-22-tools llvm-22
-  rocm-device-libs)
+  rocm-device-libs lld-22)
 if [ $test_too = 1 ]; then
   # LLVM 19 beside 22, and LLVM 16 (too old: refused). Never libmlir-19: it conflicts with
   # libmlir-22, and apt would remove mlir-22-tools to install it.
-  need+=(chromium mlir-19-tools mlir-16-tools)
+  need+=(chromium mlir-19-tools mlir-16-tools lld-19)
   # a private single-node Slurm for tests/slurm_test.sh (started by the test, not as services)
   need+=(slurmctld slurmd slurm-client munge)
   # the HIP runtime's headers and hipcc: the hip backend and its AMD kernels are built, and

@@ -55,6 +55,11 @@ done
   bad "free_unordered under cuda: $(cat "$tmp/cuda.rc") $(head -5 "$tmp/cuda.ct")"
 [ "$(cat "$tmp/rocm.rc" | tr '\n' ' ')" = "0 0 " ] ||
   bad "free_unordered under rocm: $(cat "$tmp/rocm.rc") $(head -5 "$tmp/rocm.ct")"
+# and the reducer judges under the flavour it is given
+"$af" reduce "$c" --lowering builtin:fault=free_unordered --abi rocm > /dev/null 2> "$tmp/err"
+[ $? -eq 1 ] && grep -q "does not fail" "$tmp/err" || bad "reduce under rocm: $(cat "$tmp/err")"
+"$af" reduce "$c" --lowering builtin:fault=free_unordered --abi cuda -o "$tmp/red.json" 2> "$tmp/err" ||
+  bad "reduce under cuda: $(cat "$tmp/err")"
 # a trace with an unknown flavour is refused as corrupt
 "$af" gen --seed 5 -o "$tmp/c5.json" && "$af" run "$tmp/c5.json" --abi rocm --trace-bin "$tmp/r.bin" > /dev/null 2>&1
 "$af" check-trace "$tmp/r.bin" > /dev/null 2>&1 || bad "check-trace of a rocm trace: $("$af" check-trace "$tmp/r.bin" 2>&1 | tail -2)"

@@ -98,6 +98,33 @@ iso FAKE_HIP_HANG_AT=2 ASYNCFUZZ_GPU_TIMEOUT=2
 grep -q 'builtin|timeout|device|hang' "$T/o" || fail "hang verdict: $(cat "$T/o")"
 ok "a kernel fault, a runtime crash and a hang each cost one case; the child was replaced"
 
+# ---- code compiled by mlir-opt for rocdl (a code object), run by mlir-runner on hip ----
+if command -v mlir-opt-22 >/dev/null 2>&1 && [ -x /usr/lib/llvm-22/bin/ld.lld ]; then
+  cs="$SRC/corpus/kernel-views.json $SRC/corpus/typed-buffers.json $SRC/corpus/region-launch-yield.json"
+  cs="$cs $SRC/tests/data/mlir-simple.json $SRC/tests/data/mlir-run-a.json $SRC/tests/data/mlir-run-b.json"
+  # shellcheck disable=SC2086
+  "$AF" check $cs --lowering mlir-opt/rocdl --schedules eager,lazy --json >"$T/sim.json" 2>/dev/null
+  grep -q 'format=bin' "$T/sim.json" || fail "rocdl without a code object: $(head -c 600 "$T/sim.json")"
+  # shellcheck disable=SC2086
+  "$AF" check $cs --lowering mlir-opt/rocdl --schedules eager,lazy --json --backend hip >"$T/hip.json" 2>/dev/null
+  verdicts <"$T/sim.json" >"$T/sim.v"
+  verdicts <"$T/hip.json" >"$T/hip.v"
+  [ "$(grep -c . "$T/sim.v")" -ge 14 ] || fail "rocdl on sim: $(head -c 600 "$T/sim.json")"
+  cmp -s "$T/sim.v" "$T/hip.v" || fail "rocdl: sim and hip disagree: $(diff "$T/sim.v" "$T/hip.v" | head -6)"
+  grep -q "not in this ABI flavour's runtime wrappers|gpu.memset" "$T/hip.v" || fail "typed-buffers on hip: $(cat "$T/hip.v")"
+  # ahead of time: compile-batch, then run-batch on hip
+  # shellcheck disable=SC2086
+  "$AF" compile-batch $cs --lowering mlir-opt/rocdl -o "$T/rb" >"$T/o" 2>&1 || fail "rocdl compile-batch: $(tail -2 "$T/o")"
+  "$AF" run-batch "$T/rb" --schedules eager --json >"$T/sim.json" 2>/dev/null
+  "$AF" run-batch "$T/rb" --schedules eager --json --backend hip >"$T/hip.json" 2>"$T/e"
+  verdicts <"$T/sim.json" >"$T/sim.v"
+  verdicts <"$T/hip.json" >"$T/hip.v"
+  [ -s "$T/sim.v" ] && cmp -s "$T/sim.v" "$T/hip.v" || fail "rocdl run-batch: $(diff "$T/sim.v" "$T/hip.v" | head -6) $(tail -2 "$T/e")"
+  ok "rocdl code objects from mlir-opt run on hip with the sim's verdicts (check and run-batch)"
+else
+  echo "skip: rocdl code on hip (no mlir-opt-22 or no ld.lld of LLVM 22)"
+fi
+
 # ---- what the hip backend refuses, with the reason ----
 "$AF" check "$SRC/corpus/region-chain.json" --backend hip --abi cuda >"$T/o" 2>&1
 [ $? -eq 2 ] && grep -q "rocm flavour of the runtime ABI only" "$T/o" || fail "hip --abi cuda: $(cat "$T/o")"

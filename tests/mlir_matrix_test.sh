@@ -45,7 +45,7 @@ if [ -f /usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ockl.bc ] || [ -n "${ASYNCFUZZ_
   done
   lowered=$(find "$tmp/keep-kernel-views" -name '*.out.mlir' | head -1)
   if [ -n "$lowered" ]; then
-    grep -q '#gpu.object<#rocdl.target<chip = "gfx90a">, offload' "$lowered" ||
+    grep -q '#gpu.object<#rocdl.target<chip = "gfx90a">, \(bin\|offload\)' "$lowered" ||
       bad "rocdl: the kernels are not a gfx90a object: $(grep -o 'gpu.binary.\{0,120\}' "$lowered" | head -1)"
     ! grep -q nvvm "$lowered" || bad "rocdl: NVVM left in the lowered module"
   else
