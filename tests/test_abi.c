@@ -6,6 +6,7 @@
 #include "../oracle/hb.h"
 #include "../runner/asyncfuzz_rt.h"
 #include "../runner/kernels.h"
+#include "rt_helpers.h"
 #include "test.h"
 
 static void begin(int abi) {
@@ -46,20 +47,6 @@ static int hb_errors(int abi, int *kind) {
       *kind = r->reports[i].kind;
   hb_result_free(r);
   return e;
-}
-
-static void launch_fill(void *f, int32_t *dst, int64_t n, int32_t v, void *stream) {
-  void *alloc = dst, *aligned = dst;
-  int64_t off = 0, size = n, stride = 1;
-  int32_t spin = 8;
-  void *params[] = {&alloc, &aligned, &off, &size, &stride, &v, &spin};
-  mgpuLaunchKernel(f, 1, 1, 1, n, 1, 1, 0, stream, params, NULL, 7);
-}
-
-static int32_t fill_value(int32_t v, int i) {
-  int32_t r;
-  kernel_ref(KERNEL_FILL, &r, NULL, 1, v);
-  return r + i;
 }
 
 /* gpu.alloc host_shared: managed memory under cuda; rocm's mgpuMemAlloc ignores isHostShared,
@@ -126,7 +113,7 @@ static void test_absent_calls(void) {
 static void test_legacy_stream(void) {
   for (int abi = 0; abi < RT__ABI_COUNT; abi++) {
     begin(abi);
-    void *f = mgpuModuleGetFunction(mgpuModuleLoad("k", 1), "af_fill");
+    void *f = fill_fn();
     void *s = mgpuStreamCreate();
     int32_t *b = mgpuMemAlloc(16, NULL, false);
     int32_t h[4] = {0};
@@ -191,7 +178,7 @@ static void test_event_after_legacy(void) {
 static void test_free_synchronizes(void) {
   for (int abi = 0; abi < RT__ABI_COUNT; abi++) {
     begin(abi);
-    void *f = mgpuModuleGetFunction(mgpuModuleLoad("k", 1), "af_fill");
+    void *f = fill_fn();
     void *s = mgpuStreamCreate();
     int32_t *b = mgpuMemAlloc(16, NULL, false);
     launch_fill(f, b, 4, 5, s);

@@ -5,6 +5,7 @@
  */
 #include "../runner/asyncfuzz_rt.h"
 #include "../runner/kernels.h"
+#include "rt_helpers.h"
 #include "test.h"
 
 static void begin(int policy, uint64_t seed) {
@@ -31,26 +32,6 @@ static int count_errors(int err, int detail) {
   for (int i = 0; i < n; i++)
     k += t[i].err == err && t[i].detail == detail;
   return k;
-}
-
-static void *fill_fn(void) {
-  void *m = mgpuModuleLoad("k", 1);
-  return mgpuModuleGetFunction(m, "af_fill");
-}
-
-/* mgpuLaunchKernel(af_fill, dst, v) with MLIR's expanded memref parameters. */
-static void launch_fill(void *f, int32_t *dst, int64_t n, int32_t v, void *stream) {
-  void *alloc = dst, *aligned = dst;
-  int64_t off = 0, size = n, stride = 1;
-  int32_t spin = 8;
-  void *params[] = {&alloc, &aligned, &off, &size, &stride, &v, &spin};
-  mgpuLaunchKernel(f, 1, 1, 1, n, 1, 1, 0, stream, params, NULL, 7);
-}
-
-static int32_t fill_value(int32_t v, int i) {
-  int32_t r;
-  kernel_ref(KERNEL_FILL, &r, NULL, 1, v);
-  return r + i;
 }
 
 static void test_wrong_kind_does_not_wait(void) {
