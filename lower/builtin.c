@@ -799,19 +799,27 @@ static void stage_bufs(L *l) {
 }
 
 /* rocm: which ops need a staging buffer (l->stage), numbered from the case's buffer count.
- * Returns how many. */
+ * Returns how many, or -1 out of memory. */
 static int plan_stages(L *l) {
   const GenCase *c = l->c;
   int n = 0;
+  for (int i = 0; i < c->nops; i++)
+    l->stage[i] = -1;
+  if (!l->rocm)
+    return 0;
+  uint8_t *shared = af_calloc((size_t)c->nbufs + 1, 1); /* allocated host_shared */
+  if (shared == NULL)
+    return -1;
+  for (int i = 0; i < c->nops; i++)
+    if (c->ops[i].kind == GEN_OP_ALLOC && c->ops[i].mode == GEN_ALLOC_HOST_SHARED)
+      shared[c->ops[i].buf] = 1;
   for (int i = 0; i < c->nops; i++) {
     const GenOp *o = &c->ops[i];
-    int shared = 0;
-    for (int k = 0; k < c->nops && o->kind == GEN_OP_OBSERVE; k++)
-      shared |= c->ops[k].kind == GEN_OP_ALLOC && c->ops[k].buf == o->buf &&
-                c->ops[k].mode == GEN_ALLOC_HOST_SHARED;
-    int half = o->kind == GEN_OP_MEMSET && c->bufs[o->buf].elem == GEN_ELEM_I16;
-    l->stage[i] = l->rocm && (shared || half) ? c->nbufs + n++ : -1;
+    if ((o->kind == GEN_OP_OBSERVE && shared[o->buf]) ||
+        (o->kind == GEN_OP_MEMSET && c->bufs[o->buf].elem == GEN_ELEM_I16))
+      l->stage[i] = c->nbufs + n++;
   }
+  af_free(shared);
   return n;
 }
 
@@ -832,12 +840,13 @@ int lower_builtin_abi(const GenCase *c, const LowerSpec *spec, int rocm, LowerPr
   LowerProgram *p = af_calloc(1, sizeof *p);
   l.p = p;
   l.stage = af_malloc(sizeof(int) * (size_t)no);
-  if (p == NULL || l.stage == NULL) {
+  int nstage = p && l.stage ? plan_stages(&l) : -1;
+  if (nstage < 0) {
     af_free(p);
     af_free(l.stage);
     return af_err_set(err, AF_ENOMEM, "out of memory lowering");
   }
-  int nb = c->nbufs + plan_stages(&l);
+  int nb = c->nbufs + nstage;
   p->nfuncs = nr;
   p->nbufs = nb;
   p->spin = c->spin;

@@ -89,8 +89,9 @@ typedef struct LowerSpec {
   char pipeline[2048]; /* the --pass-pipeline string */
   char target[8];      /* the kernels' target: "nvvm" or "rocdl" */
   char rocm[1024];     /* rocdl: the ROCm toolkit whose amdgcn/bitcode is linked */
-  int code_object;     /* rocdl: the kernels are a code object an AMD GPU loads (format=bin, linked
-                          by the build's own ld.lld), not LLVM bitcode (format=llvm, the sim only) */
+  int code_object;     /* rocdl: the kernels are a code object an AMD GPU loads (format=bin,
+                          linked by the build's own ld.lld), not LLVM bitcode (format=llvm: the
+                          sim only) */
   int matrix;          /* a configuration of a campaign's matrix ("matrix:" spec) */
   char family[160];    /* what its signatures start with: name, or "mlir-opt" for matrix
                           configurations, so one bug is one finding on every configuration */

@@ -55,9 +55,9 @@ typedef struct RtDevOps {
   int (*host_register)(void *p, size_t bytes);
   int (*host_unregister)(void *p);
   int (*ctx_sync)(void);
-  /* Times the builtin af_fill kernel on `elems` elements with `spin` sentinel writes: the
-   * median of `reps` launches, in microseconds (events with timing). */
-  int (*time_spin)(int spin, int elems, int reps, double *us);
+  /* Times the builtin af_fill kernel on `elems` elements with `spin` sentinel writes: each of
+   * `reps` launches into t[], in microseconds (events with timing). */
+  int (*time_spin)(int spin, int elems, int reps, double *t);
 } RtDevOps;
 
 /* Exported by libasyncfuzz_cuda.so. */
