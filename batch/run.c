@@ -109,10 +109,9 @@ static int read_case(Batch *b, const cJSON *e, int i, const char *mpath, AfErr *
     const cJSON *sj = cJSON_GetObjectItemCaseSensitive(e, "signature");
     const cJSON *dj = cJSON_GetObjectItemCaseSensitive(e, "detail");
     Verdict *v = &c->lv;
-    v->cls = VERDICT_LOWERING_REJECTED;
-    for (int k = 0; k < VERDICT__COUNT && cJSON_IsString(vj); k++)
-      if (strcmp(oracle_verdict_name(k), vj->valuestring) == 0)
-        v->cls = k;
+    v->cls = cJSON_IsString(vj) ? oracle_verdict_lookup(vj->valuestring) : -1;
+    if (v->cls < 0)
+      v->cls = VERDICT_LOWERING_REJECTED;
     v->hb_first = v->error_seq = -1;
     snprintf(v->signature, sizeof v->signature, "%s", cJSON_IsString(sj) ? sj->valuestring : "");
     snprintf(v->detail, sizeof v->detail, "%s", cJSON_IsString(dj) ? dj->valuestring : "");

@@ -397,8 +397,7 @@ static int matrix_check(Campaign *k, Sig *sig, const GenCase *c, const Schedule 
  * 0 when not (also when the run again fails: the name stays as it came), -1 out of memory. */
 static int view_alias(Campaign *k, int low, const GenCase *c, const Schedule *s, const Verdict *v,
                       GenCase *plain, int *have_plain, Verdict *pv) {
-  if ((v->cls != VERDICT_LOWERING_UNCONVERTED && v->cls != VERDICT_LOWERING_REJECTED) ||
-      !strstr(v->signature, " view"))
+  if (!oracle_verdict_names_shape(v->cls) || !strstr(v->signature, " view"))
     return 0;
   for (int i = 0; i < k->nalias; i++)
     if (strcmp(k->alias[i].from, v->signature) == 0) {

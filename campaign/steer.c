@@ -12,7 +12,7 @@
 #include <string.h>
 
 void campaign__avoid(Campaign *k, const char *signature, const char *cls, const char *why) {
-  if (strcmp(cls, "lowering_rejected") != 0 && strcmp(cls, "lowering_unconverted") != 0)
+  if (!oracle_verdict_names_shape(oracle_verdict_lookup(cls)))
     return;
   /* LOWERING|CLASS|SHAPE[|MESSAGE] */
   const char *p1 = strchr(signature, '|');

@@ -84,7 +84,7 @@ int check_cases(const GenCase *const *cs, int n, const LowerSpec *spec, const Sc
 int check_view_free(const GenCase *c, const LowerSpec *spec, const Schedule *s, const CheckOpts *o,
                     const Verdict *v, GenCase *plain, Verdict *pv, AfErr *err) {
   const char *at = strstr(v->signature, " view");
-  if ((v->cls != VERDICT_LOWERING_UNCONVERTED && v->cls != VERDICT_LOWERING_REJECTED) || !at)
+  if (!oracle_verdict_names_shape(v->cls) || !at)
     return 0;
   char base[sizeof v->signature];
   snprintf(base, sizeof base, "%.*s%s", (int)(at - v->signature), v->signature, at + 5);

@@ -48,11 +48,6 @@ void cli_check_json(AfBuf *b, const char *path, const LowerSpec *spec, const Che
   af_buf_printf(b, "], \"executed\": %s}", res->executed ? "true" : "false");
 }
 
-static int is_lowering_class(int cls) {
-  return cls == VERDICT_LOWERING_REJECTED || cls == VERDICT_LOWERING_UNCONVERTED ||
-         cls == VERDICT_LOWERING_CRASH || cls == VERDICT_TIMEOUT;
-}
-
 void cli_check_text(AfBuf *b, const char *path, const LowerSpec *spec, const CheckResult *res,
                     int header, const CheckOpts *o) {
   if (header)
@@ -63,10 +58,8 @@ void cli_check_text(AfBuf *b, const char *path, const LowerSpec *spec, const Che
     const Verdict *v = &res->verdict[k];
     af_buf_printf(b, "%-24s %s", sch, oracle_verdict_name(v->cls));
     if (v->cls != VERDICT_PASS) {
-      if (v->cls == VERDICT_JIT_CRASH)
-        af_buf_puts(b, "  [found by: mlir-runner's JIT]");
-      else if (is_lowering_class(v->cls))
-        af_buf_puts(b, "  [found by: mlir-opt]");
+      if (oracle_verdict_phase(v->cls) != ORACLE_PHASE_RUN)
+        af_buf_printf(b, "  [found by: %s]", oracle_verdict_found_by(v->cls));
       else
         af_buf_printf(b, "  [found by:%s%s%s]", v->obs_failed ? " observation" : "",
                       v->rt_failed ? " runtime-error" : "", v->hb_failed ? " checker" : "");

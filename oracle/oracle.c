@@ -17,14 +17,36 @@ static void fmt_into(char *out, size_t n, const char *fmt, ...) {
   va_end(ap);
 }
 
-static const char *const verdict_names[] = {
-#define ORACLE__VNAME(id, name) name,
-    VERDICT_MAP(ORACLE__VNAME)
-#undef ORACLE__VNAME
+static const struct {
+  const char *name, *found_by;
+  int phase, shape;
+} verdicts[] = {
+#define ORACLE__VROW(id, name, phase, by, shape) {name, by, ORACLE_PHASE_##phase, shape},
+    VERDICT_MAP(ORACLE__VROW)
+#undef ORACLE__VROW
 };
 
 const char *oracle_verdict_name(int cls) {
-  return cls >= 0 && cls < VERDICT__COUNT ? verdict_names[cls] : "?";
+  return cls >= 0 && cls < VERDICT__COUNT ? verdicts[cls].name : "?";
+}
+
+int oracle_verdict_lookup(const char *name) {
+  for (int k = 0; name && k < VERDICT__COUNT; k++)
+    if (strcmp(verdicts[k].name, name) == 0)
+      return k;
+  return -1;
+}
+
+int oracle_verdict_phase(int cls) {
+  return cls >= 0 && cls < VERDICT__COUNT ? verdicts[cls].phase : ORACLE_PHASE_RUN;
+}
+
+const char *oracle_verdict_found_by(int cls) {
+  return cls >= 0 && cls < VERDICT__COUNT ? verdicts[cls].found_by : "";
+}
+
+int oracle_verdict_names_shape(int cls) {
+  return cls >= 0 && cls < VERDICT__COUNT && verdicts[cls].shape;
 }
 
 void oracle_expected_free(OracleExpected *e) {

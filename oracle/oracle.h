@@ -19,26 +19,44 @@
 #include "../runner/asyncfuzz_rt.h"
 #include "hb.h"
 
+/* The verdict classes, X(ID, name, phase, found_by, shape):
+ * - phase: what decides it (OraclePhase): a run of the lowered code (observations, runtime
+ *   errors, the checker), the lowering before anything runs, or a tool around the run (the
+ *   runner's JIT, a time limit);
+ * - found_by: who found it, as `check` says it ("" for a run: the detectors that fired say);
+ * - shape: 1 when the signature's cause is the shape of the op that stopped the case
+ *   ("gpu.launch_func async deps=2+"): a campaign can steer generation away from it, and a view
+ *   in the shape is kept only where it matters (check_view_free). */
 #define VERDICT_MAP(X)                                                                             \
-  X(PASS, "pass")                                                                                  \
-  X(WRONG_RESULT, "wrong_result")                                                                  \
-  X(RACE, "race")                                                                                  \
-  X(LIFETIME, "lifetime")                                                                          \
-  X(RUNTIME_ERROR, "runtime_error")                                                                \
-  X(LOWERING_REJECTED, "lowering_rejected")                                                        \
-  X(LOWERING_UNCONVERTED, "lowering_unconverted")                                                  \
-  X(LOWERING_CRASH, "lowering_crash")                                                              \
-  X(JIT_CRASH, "jit_crash")                                                                        \
-  X(TIMEOUT, "timeout")
+  X(PASS, "pass", RUN, "", 0)                                                                      \
+  X(WRONG_RESULT, "wrong_result", RUN, "", 0)                                                      \
+  X(RACE, "race", RUN, "", 0)                                                                      \
+  X(LIFETIME, "lifetime", RUN, "", 0)                                                              \
+  X(RUNTIME_ERROR, "runtime_error", RUN, "", 0)                                                    \
+  X(LOWERING_REJECTED, "lowering_rejected", LOWERING, "mlir-opt", 1)                               \
+  X(LOWERING_UNCONVERTED, "lowering_unconverted", LOWERING, "mlir-opt", 1)                         \
+  X(LOWERING_CRASH, "lowering_crash", LOWERING, "mlir-opt", 0)                                     \
+  X(JIT_CRASH, "jit_crash", TOOL, "mlir-runner's JIT", 0)                                          \
+  X(TIMEOUT, "timeout", TOOL, "a time limit", 0)
 
 typedef enum VerdictClass {
-#define ORACLE__VENUM(id, name) VERDICT_##id,
+#define ORACLE__VENUM(id, name, phase, by, shape) VERDICT_##id,
   VERDICT_MAP(ORACLE__VENUM)
 #undef ORACLE__VENUM
       VERDICT__COUNT
 } VerdictClass;
 
+typedef enum OraclePhase { ORACLE_PHASE_RUN, ORACLE_PHASE_LOWERING, ORACLE_PHASE_TOOL } OraclePhase;
+
+/* The class's name ("race"), or "?". */
 const char *oracle_verdict_name(int cls);
+/* The class of that name, or -1. */
+int oracle_verdict_lookup(const char *name);
+/* The class's columns of VERDICT_MAP: its OraclePhase, who found it, whether its signature names
+ * an op shape. */
+int oracle_verdict_phase(int cls);
+const char *oracle_verdict_found_by(int cls);
+int oracle_verdict_names_shape(int cls);
 
 typedef struct OracleObs {
   int32_t id;     /* the observe op's index */

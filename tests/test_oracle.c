@@ -141,7 +141,28 @@ static void test_runtime_errors(void) {
   CHECK_CONTAINS(v.signature, "after mgpuMemFree|gpu.");
 }
 
+/* The class table: names round-trip; a class found outside a run says by whom; the lowering's
+ * verdicts on an op are the ones that name its shape. */
+static void test_verdict_table(void) {
+  int shapes = 0;
+  for (int k = 0; k < VERDICT__COUNT; k++) {
+    CHECK_EQ(oracle_verdict_lookup(oracle_verdict_name(k)), k);
+    int run = oracle_verdict_phase(k) == ORACLE_PHASE_RUN;
+    CHECK_EQ(oracle_verdict_found_by(k)[0] == '\0', run);
+    shapes += oracle_verdict_names_shape(k);
+  }
+  CHECK_EQ(oracle_verdict_lookup("no_such_class"), -1);
+  CHECK_EQ(oracle_verdict_phase(VERDICT_RACE), ORACLE_PHASE_RUN);
+  CHECK_EQ(oracle_verdict_phase(VERDICT_LOWERING_CRASH), ORACLE_PHASE_LOWERING);
+  CHECK_EQ(oracle_verdict_phase(VERDICT_JIT_CRASH), ORACLE_PHASE_TOOL);
+  CHECK_STR(oracle_verdict_found_by(VERDICT_LOWERING_REJECTED), "mlir-opt");
+  CHECK(oracle_verdict_names_shape(VERDICT_LOWERING_UNCONVERTED));
+  CHECK(!oracle_verdict_names_shape(VERDICT_LOWERING_CRASH));
+  CHECK_EQ(shapes, 2);
+}
+
 int main(void) {
+  test_verdict_table();
   test_observations();
   test_missing_and_repeated();
   test_runtime_errors();
