@@ -42,8 +42,8 @@ echo
 echo "observation alone (checker off), one GPU run per case, $RUNS cases where the fault shows:"
 printf "  %-22s %18s %18s\n" fault "spin $SPIN" "spin 1"
 for i in $(seq 1 $((RUNS * 4))); do "$AF" gen --seed $((i * 104729)) -o "$T/g$i.json"; done
-for f in yield_stream drop_extra_deps early_stream_destroy drop_host_wait copy_wrong_stream \
-  free_unordered record_early; do
+faults=$("$AF" lower --list-faults | sed -n 's/^  \([a-z_0-9]*\)  .*/\1/p')
+for f in $faults; do
   rm -f "$T"/act*.json
   n=0
   for i in $(seq 1 $((RUNS * 4))); do

@@ -68,6 +68,12 @@ expect_out '"verdict": "pass"'
 expect 1 "run with trace" "$af" run "$src/corpus/region-launch-yield.json" --lowering builtin:fault=yield_stream --policy lazy --trace "$tmp/trace.txt"
 grep -q "mgpuEventSynchronize(s1) ! CUDA_ERROR_INVALID_HANDLE" "$tmp/trace.txt" || { echo "FAIL: trace lacks the failing call"; fail=$((fail + 1)); }
 expect 0 "lower" "$af" lower "$src/corpus/launch-two-deps.json"; expect_out "mgpuStreamWaitEvent"
+# the fault switches: the list the README shows is the one `lower --list-faults` prints
+expect 0 "lower --list-faults" "$af" lower --list-faults; expect_out "yield_stream"
+awk '/^<!-- asyncfuzz lower --list-faults -->$/ { on = 1; next } on && /^```$/ { if (++fence == 2) exit; next }
+  on' "$src/README.md" > "$tmp/readme-faults"
+cmp -s "$tmp/out" "$tmp/readme-faults" ||
+  { echo "FAIL: README's fault list is not lower --list-faults':"; diff "$tmp/out" "$tmp/readme-faults" | head -5; fail=$((fail + 1)); }
 
 # a saved binary trace is checked again, alone or against its case
 expect 1 "run with --trace-bin" "$af" run "$src/corpus/launch-two-deps.json" --lowering builtin:fault=drop_extra_deps --trace-bin "$tmp/t.bin"

@@ -61,7 +61,7 @@ ok "corpus passes on hip and hip:raw"
 for i in $(seq 1 12); do "$AF" gen --seed $((i * 7919)) --ops 40 --host-shared 30 -o "$T/g$i.json" || fail gen; done
 verdicts() { grep -o '"schedule": "[^"]*", "verdict": "[^"]*"\|"signature": "[^"]*"'; }
 nf=0
-faults=$("$AF" lower --help | sed -n '/^builtin fault switches/,$p' | sed -n 's/^  \([a-z_0-9]*\)  .*/\1/p')
+faults=$("$AF" lower --list-faults | sed -n 's/^  \([a-z_0-9]*\)  .*/\1/p')
 [ "$(echo "$faults" | wc -l)" -ge 17 ] || fail "fault list: $faults"
 for f in $faults; do
   "$AF" check "$T"/g*.json --json --lowering builtin:fault=$f --abi rocm >"$T/sim.json"

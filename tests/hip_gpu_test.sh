@@ -45,7 +45,7 @@ ok "$CASES generated cases pass on the GPU"
 
 for i in $(seq 1 30); do "$AF" gen --seed $((i * 7919)) --ops 40 -o "$T/g$i.json" || fail gen; done
 verdicts() { grep -o '"schedule": "[^"]*", "verdict": "[^"]*"\|"signature": "[^"]*"'; }
-faults=$("$AF" lower --help | sed -n '/^builtin fault switches/,$p' | sed -n 's/^  \([a-z_0-9]*\)  .*/\1/p')
+faults=$("$AF" lower --list-faults | sed -n 's/^  \([a-z_0-9]*\)  .*/\1/p')
 for f in $faults; do
   "$AF" check "$T"/g*.json --json --lowering builtin:fault=$f --abi rocm >"$T/sim.json"
   "$AF" check "$T"/g*.json --json --lowering builtin:fault=$f --backend hip --spin auto \
