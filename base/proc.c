@@ -1,7 +1,8 @@
 /*
- * proc.c: external tools run through fork/execv with a process group of their own, so a
- * timeout kills everything the tool started, and the harness's own signal handling (a
- * campaign's SIGINT) is not inherited by the tool's group.
+ * proc.c: child processes. AfChild forks a function of the harness with a pipe each way and
+ * reads its answers under a watchdog; external tools run through it with fork/execv in a process
+ * group of their own, so a timeout kills everything the tool started, and the harness's own
+ * signal handling (a campaign's SIGINT) is not inherited by the tool's group.
  */
 #define _GNU_SOURCE
 #include "proc.h"
@@ -9,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,56 +38,193 @@ static int redirect(const char *path, int fd, int flags) {
   return 0;
 }
 
-int af_proc_run(char *const argv[], char *const env[], const char *in_path, const char *out_path,
-                const char *err_path, double timeout_s, ProcResult *r, AfErr *err) {
-  memset(r, 0, sizeof *r);
-  double t0 = mono();
+/* ---- a child running a function of the harness ---- */
+
+int af_child_start(AfChild *c, void (*fn)(void *arg, int in, int out), void *arg, int pipes,
+                   AfErr *err) {
+  int p2c[2] = {-1, -1}, c2p[2] = {-1, -1};
+  c->pid = c->to = c->from = -1;
+  if (pipes && (pipe(p2c) != 0 || pipe(c2p) != 0)) {
+    int saved = errno;
+    for (int k = 0; k < 2; k++)
+      if (p2c[k] >= 0)
+        close(p2c[k]);
+    return af_err_set(err, AF_EIO, "pipe: %s", strerror(saved));
+  }
   fflush(NULL);
   pid_t pid = fork();
-  if (pid < 0)
-    return af_err_set(err, AF_EIO, "cannot start %s: %s", argv[0], strerror(errno));
   if (pid == 0) {
-    setpgid(0, 0);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGPIPE, SIG_DFL);
-    if (redirect(in_path, 0, O_RDONLY) || redirect(out_path, 1, O_WRONLY | O_CREAT | O_TRUNC) ||
-        redirect(err_path, 2, O_WRONLY | O_CREAT | O_TRUNC))
-      _exit(126);
-    for (int i = 0; env && env[i]; i++) {
-      if (strchr(env[i], '='))
-        putenv(env[i]);
-      else
-        unsetenv(env[i]); /* a bare NAME: not inherited */
+    if (pipes) {
+      close(p2c[1]);
+      close(c2p[0]);
     }
-    execv(argv[0], argv);
-    fprintf(stderr, "cannot execute %s: %s\n", argv[0], strerror(errno));
-    _exit(127);
+    signal(SIGPIPE, SIG_DFL);
+    fn(arg, p2c[0], c2p[1]);
+    _exit(127); /* (fn does not return) */
   }
-  setpgid(pid, pid); /* also here: no race with the child's own call */
-  int status = 0;
+  int saved = errno;
+  if (pipes) {
+    close(p2c[0]);
+    close(c2p[1]);
+  }
+  if (pid < 0) {
+    if (pipes) {
+      close(p2c[1]);
+      close(c2p[0]);
+    }
+    return af_err_set(err, AF_EIO, "fork: %s", strerror(saved));
+  }
+  c->pid = pid;
+  c->to = p2c[1];
+  c->from = c2p[0];
+  return 0;
+}
+
+int af_child_read(AfChild *c, void *p, size_t n, double timeout_s) {
+  char *at = p;
+  double t0 = mono();
+  while (n > 0) {
+    if (timeout_s >= 0) {
+      double left = timeout_s - (mono() - t0);
+      if (left <= 0)
+        return -2;
+      struct pollfd pf = {.fd = c->from, .events = POLLIN};
+      int pr = poll(&pf, 1, (int)(left * 1000) + 1);
+      if (pr < 0 && errno == EINTR)
+        continue;
+      if (pr == 0)
+        return -2;
+      if (pr < 0)
+        return -1;
+    }
+    ssize_t r = read(c->from, at, n);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      return -1;
+    at += r;
+    n -= (size_t)r;
+  }
+  return 0;
+}
+
+int af_child_write(AfChild *c, const void *p, size_t n) {
+  const char *at = p;
+  void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+  int rc = 0;
+  while (n > 0 && rc == 0) {
+    ssize_t w = write(c->to, at, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0) {
+      rc = -1;
+      break;
+    }
+    at += w;
+    n -= (size_t)w;
+  }
+  signal(SIGPIPE, old);
+  return rc;
+}
+
+int af_child_wait(AfChild *c, double timeout_s, int *status) {
+  double t0 = mono();
   long nap_us = 200;
+  *status = 0;
   for (;;) {
-    pid_t w = waitpid(pid, &status, WNOHANG);
-    if (w == pid)
-      break;
+    pid_t w = waitpid(c->pid, status, WNOHANG);
+    if (w == c->pid)
+      return 0;
     if (w < 0 && errno != EINTR)
-      return af_err_set(err, AF_EIO, "waiting for %s: %s", argv[0], strerror(errno));
+      return -1;
     if (timeout_s > 0 && mono() - t0 > timeout_s) {
-      kill(-pid, SIGKILL);
-      kill(pid, SIGKILL);
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+      kill(-c->pid, SIGKILL); /* its process group, when it made one */
+      kill(c->pid, SIGKILL);
+      while (waitpid(c->pid, status, 0) < 0 && errno == EINTR)
         ;
-      r->timed_out = 1;
-      break;
+      return 1;
     }
     struct timespec ts = {0, nap_us * 1000};
     nanosleep(&ts, NULL);
     if (nap_us < 20000)
       nap_us *= 2;
   }
+}
+
+void af_child_end(AfChild *c, int sig, int *status) {
+  if (c->to >= 0)
+    close(c->to);
+  if (c->from >= 0)
+    close(c->from);
+  *status = 0;
+  if (c->pid > 0) {
+    if (sig)
+      kill(c->pid, sig);
+    while (waitpid(c->pid, status, 0) < 0 && errno == EINTR)
+      ;
+  }
+  c->pid = c->to = c->from = -1;
+}
+
+void af_child_how(int status, int hung, double timeout_s, char *word, size_t wn, char *why,
+                  size_t n) {
+  if (hung) {
+    snprintf(word, wn, "hang");
+    snprintf(why, n, "hung (no answer in %g s)", timeout_s);
+  } else if (WIFSIGNALED(status)) {
+    snprintf(word, wn, "signal-%d", WTERMSIG(status));
+    snprintf(why, n, "was killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  } else {
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    snprintf(word, wn, "exit-%d", code);
+    snprintf(why, n, "exited with status %d", code);
+  }
+}
+
+/* ---- external tools ---- */
+
+typedef struct Exec {
+  char *const *argv, *const *env;
+  const char *in, *out, *err;
+} Exec;
+
+/* The tool's side: its own process group, default signals, its streams, its environment. */
+static void exec_tool(void *arg, int in, int out) {
+  const Exec *x = arg;
+  (void)in, (void)out;
+  setpgid(0, 0);
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  if (redirect(x->in, 0, O_RDONLY) || redirect(x->out, 1, O_WRONLY | O_CREAT | O_TRUNC) ||
+      redirect(x->err, 2, O_WRONLY | O_CREAT | O_TRUNC))
+    _exit(126);
+  for (int i = 0; x->env && x->env[i]; i++) {
+    if (strchr(x->env[i], '='))
+      putenv(x->env[i]);
+    else
+      unsetenv(x->env[i]); /* a bare NAME: not inherited */
+  }
+  execv(x->argv[0], x->argv);
+  fprintf(stderr, "cannot execute %s: %s\n", x->argv[0], strerror(errno));
+  _exit(127);
+}
+
+int af_proc_run(char *const argv[], char *const env[], const char *in_path, const char *out_path,
+                const char *err_path, double timeout_s, ProcResult *r, AfErr *err) {
+  memset(r, 0, sizeof *r);
+  double t0 = mono();
+  Exec x = {argv, env, in_path, out_path, err_path};
+  AfChild c;
+  AfErr e = {0};
+  if (af_child_start(&c, exec_tool, &x, 0, &e))
+    return af_err_set(err, AF_EIO, "cannot start %s: %s", argv[0], e.msg);
+  setpgid(c.pid, c.pid); /* also here: no race with the child's own call */
+  int status = 0, w = af_child_wait(&c, timeout_s, &status);
+  if (w < 0)
+    return af_err_set(err, AF_EIO, "waiting for %s: %s", argv[0], strerror(errno));
+  r->timed_out = w;
   if (!r->timed_out)
-    kill(-pid, SIGKILL); /* anything the tool left running in its group */
+    kill(-c.pid, SIGKILL); /* anything the tool left running in its group */
   r->seconds = mono() - t0;
   if (r->timed_out) {
     /* a kill by the watchdog is a timeout, not a crash */

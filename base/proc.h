@@ -1,7 +1,8 @@
 /*
- * proc.h: running an external tool (mlir-opt, mlir-runner) from an argument vector, never a
- * shell, with its standard streams redirected to files, extra environment variables, and a
- * wall-clock limit after which the tool's whole process group is killed.
+ * proc.h: processes. An external tool (mlir-opt, mlir-runner) run from an argument vector, never
+ * a shell, with its standard streams redirected to files, extra environment variables, and a
+ * wall-clock limit after which the tool's whole process group is killed; and a child process
+ * running a function of the harness, with pipes and a watchdog (AfChild).
  */
 #ifndef BASE_PROC_H
 #define BASE_PROC_H
@@ -24,6 +25,38 @@ typedef struct ProcResult {
  * removes that variable from the tool's environment. */
 int af_proc_run(char *const argv[], char *const env[], const char *in_path, const char *out_path,
                 const char *err_path, double timeout_s, ProcResult *r, AfErr *err);
+
+/* A child process the harness forks to run a function of its own (the GPU child, a batch's
+ * runner, a reducer's job), with a pipe each way and a watchdog on every read. The fields are
+ * -1 when absent. */
+typedef struct AfChild {
+  int pid;
+  int to;   /* the parent's end of the pipe the child reads (fn's `in`) */
+  int from; /* the parent's end of the pipe the child writes (fn's `out`) */
+} AfChild;
+
+/* Forks a child that runs fn(arg, in, out); fn ends the child with _exit and never returns.
+ * With pipes 0, in and out are -1 and c has no pipes. The child gets SIGPIPE's default action.
+ * 0, or AF_EIO (the pipes, the fork) with nothing left open. */
+int af_child_start(AfChild *c, void (*fn)(void *arg, int in, int out), void *arg, int pipes,
+                   AfErr *err);
+/* Reads n bytes the child wrote; timeout_s < 0 waits for ever. 0, -1 (end of file or an error)
+ * or -2 (nothing came in time). */
+int af_child_read(AfChild *c, void *p, size_t n, double timeout_s);
+/* Writes n bytes to the child (a child that died gives -1, not SIGPIPE). 0 or -1. */
+int af_child_write(AfChild *c, const void *p, size_t n);
+/* Waits for the child to exit, for at most timeout_s (<= 0: for ever); past it, kills the child
+ * and its process group. Returns 1 when it was killed for the time, 0 when it exited, -1 when it
+ * cannot be waited for (errno); *status: its wait status. */
+int af_child_wait(AfChild *c, double timeout_s, int *status);
+/* Ends the child: closes the pipes (the child reads end of file), sends sig (0: none), waits for
+ * it (*status). Forgets it: c's fields are -1 after. */
+void af_child_end(AfChild *c, int sig, int *status);
+/* How a child ended, from its wait status (hung: the watchdog killed it after timeout_s): a word
+ * for signatures ("hang", "signal-11", "exit-3") and words for people ("hung (no answer in 60 s)",
+ * "was killed by signal 11 (Segmentation fault)", "exited with status 3"). */
+void af_child_how(int status, int hung, double timeout_s, char *word, size_t wn, char *why,
+                  size_t n);
 
 /* Finds an executable: a name with a slash is taken as it is; otherwise each PATH directory.
  * Returns 1 and fills out, or 0. */

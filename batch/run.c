@@ -4,12 +4,12 @@
  */
 #include "batch.h"
 
+#include "../base/proc.h"
 #include "../lower/mlir.h"
 
 #include <cjson/cJSON.h>
 #include <dlfcn.h>
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,9 +187,20 @@ const char *batch_trace_dir(const Batch *b) {
   return b->tdir;
 }
 
+typedef struct ChildJob {
+  const char *so;
+  const BatchCase *bc;
+  int n, from, ns;
+} ChildJob;
+
 /* The child: loads the object (its constructors load the kernel modules), runs cases from
  * `from` on, and writes each finished case's index to fd. */
-static void batch_child(const char *so, const BatchCase *bc, int n, int from, int ns, int fd) {
+static void batch_child(void *arg, int in, int fd) {
+  const ChildJob *j = arg;
+  const char *so = j->so;
+  const BatchCase *bc = j->bc;
+  int n = j->n, from = j->from, ns = j->ns;
+  (void)in;
   dup2(2, 1); /* whatever the compiled code prints must not mix with the verdicts */
   void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
   if (h == NULL) {
@@ -242,41 +253,19 @@ static void set_env(const Batch *b, const CheckOpts *o) {
  * *hung, *st: how. */
 static int run_child(Batch *b, const char *so, int from, double limit, int *next, int *hung,
                      int *st, AfErr *err) {
-  int pfd[2];
-  if (pipe(pfd))
-    return af_err_set(err, AF_EIO, "pipe: %s", strerror(errno));
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(pfd[0]);
-    batch_child(so, b->bc, b->n, from, b->ns, pfd[1]);
-  }
-  close(pfd[1]);
-  if (pid < 0) {
-    close(pfd[0]);
-    return af_err_set(err, AF_EIO, "fork: %s", strerror(errno));
-  }
+  ChildJob job = {so, b->bc, b->n, from, b->ns};
+  AfChild c;
+  int rc = af_child_start(&c, batch_child, &job, 1, err);
+  if (rc)
+    return rc;
   *next = from;
   *hung = 0;
-  for (;;) {
-    struct pollfd pf = {.fd = pfd[0], .events = POLLIN};
-    int pr = poll(&pf, 1, (int)(limit * 1000));
-    if (pr < 0 && errno == EINTR)
-      continue;
-    if (pr == 0) {
-      *hung = 1;
-      kill(pid, SIGKILL);
-      break;
-    }
-    int32_t done;
-    if (read(pfd[0], &done, sizeof done) != sizeof done)
-      break;
+  int32_t done;
+  int r;
+  while ((r = af_child_read(&c, &done, sizeof done, limit)) == 0)
     *next = done + 1;
-  }
-  close(pfd[0]);
-  *st = 0;
-  while (waitpid(pid, st, 0) < 0 && errno == EINTR)
-    ;
+  *hung = r == -2;
+  af_child_end(&c, *hung ? SIGKILL : 0, st);
   while (*next < b->n && !b->bc[*next].lowered)
     (*next)++;
   return 0;
@@ -310,13 +299,9 @@ int batch_run(Batch *b, const Schedule *s, int ns, const CheckOpts *o, BatchRunS
     }
     /* the child stopped on case `next`: it gets the verdict, a fresh child goes on */
     BatchCase *c = &b->bc[next];
+    char why[128];
     c->fault = hung ? 2 : 1;
-    if (hung)
-      snprintf(c->why, sizeof c->why, "hang");
-    else if (WIFSIGNALED(st))
-      snprintf(c->why, sizeof c->why, "signal-%d", WTERMSIG(st));
-    else
-      snprintf(c->why, sizeof c->why, "exit-%d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    af_child_how(st, hung, limit, c->why, sizeof c->why, why, sizeof why);
     from = next + 1;
     stats->restarts++;
   }

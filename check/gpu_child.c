@@ -10,8 +10,8 @@
  */
 #include "check_int.h"
 
-#include <errno.h>
-#include <poll.h>
+#include "../base/proc.h"
+
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -50,59 +50,12 @@ typedef struct Reply {
 } Reply;
 
 static struct {
-  pid_t pid;
-  int to, from; /* the parent's ends */
+  AfChild child;
   CheckGpuInfo info;
   int unavailable; /* the device could not be opened: do not try again */
   char why[512];
   CheckOpts o; /* what the child was started with */
-} g = {.pid = -1, .to = -1, .from = -1};
-
-static int write_all(int fd, const void *p, size_t n) {
-  const char *c = p;
-  while (n > 0) {
-    ssize_t w = write(fd, c, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return -1;
-    c += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
-/* Reads n bytes; timeout_s < 0 waits for ever. 0, -1 (EOF or error) or -2 (timed out). */
-static int read_all(int fd, void *p, size_t n, double timeout_s) {
-  char *c = p;
-  struct timespec t0;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  while (n > 0) {
-    if (timeout_s >= 0) {
-      struct timespec t;
-      clock_gettime(CLOCK_MONOTONIC, &t);
-      double left = timeout_s - ((double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9);
-      if (left <= 0)
-        return -2;
-      struct pollfd pf = {.fd = fd, .events = POLLIN};
-      int pr = poll(&pf, 1, (int)(left * 1000) + 1);
-      if (pr < 0 && errno == EINTR)
-        continue;
-      if (pr == 0)
-        return -2;
-      if (pr < 0)
-        return -1;
-    }
-    ssize_t r = read(fd, c, n);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      return -1;
-    c += r;
-    n -= (size_t)r;
-  }
-  return 0;
-}
+} g = {.child = {-1, -1, -1}};
 
 static double env_seconds(const char *name, double def) {
   const char *s = getenv(name);
@@ -112,7 +65,9 @@ static double env_seconds(const char *name, double def) {
 
 /* ---- the child ---- */
 
-static void child_main(int in, int out, const CheckOpts *o) {
+static void child_main(void *arg, int in, int out) {
+  const CheckOpts *o = arg;
+  AfChild parent = {-1, out, in}; /* (read from in, write to out) */
   Hello h;
   memset(&h, 0, sizeof h);
   h.magic = GC_MAGIC;
@@ -125,19 +80,19 @@ static void child_main(int in, int out, const CheckOpts *o) {
         h.ok = 0;
     }
   }
-  if (write_all(out, &h, sizeof h) || !h.ok)
+  if (af_child_write(&parent, &h, sizeof h) || !h.ok)
     _exit(h.ok ? 1 : 0);
   Request rq;
   char *json = NULL;
   Reply *rp = malloc(sizeof *rp);
   if (rp == NULL)
     _exit(1);
-  while (read_all(in, &rq, sizeof rq, -1) == 0 && rq.magic == GC_MAGIC) {
+  while (af_child_read(&parent, &rq, sizeof rq, -1) == 0 && rq.magic == GC_MAGIC) {
     char *nj = realloc(json, (size_t)rq.json_len + 1);
     if (nj == NULL)
       _exit(1);
     json = nj;
-    if (read_all(in, json, rq.json_len, -1))
+    if (af_child_read(&parent, json, rq.json_len, -1))
       break;
     json[rq.json_len] = '\0';
     memset(rp, 0, sizeof *rp);
@@ -154,7 +109,7 @@ static void child_main(int in, int out, const CheckOpts *o) {
     }
     snprintf(rp->msg, sizeof rp->msg, "%s", e.msg);
     rp->broken = asyncfuzz_rt_device_broken();
-    if (write_all(out, rp, sizeof *rp) || rp->broken)
+    if (af_child_write(&parent, rp, sizeof *rp) || rp->broken)
       break;
   }
   _exit(0);
@@ -162,86 +117,44 @@ static void child_main(int in, int out, const CheckOpts *o) {
 
 /* ---- the parent ---- */
 
-static void reap(int sig, int *status) {
-  if (g.pid > 0) {
-    if (sig)
-      kill(g.pid, sig);
-    while (waitpid(g.pid, status, 0) < 0 && errno == EINTR)
-      ;
-  }
-  if (g.to >= 0)
-    close(g.to);
-  if (g.from >= 0)
-    close(g.from);
-  g.pid = -1;
-  g.to = g.from = -1;
-}
-
 void check_gpu_stop(void) {
   int st;
-  if (g.pid > 0 && g.to >= 0) {
-    close(g.to); /* EOF: the child ends its loop */
-    g.to = -1;
-  }
-  reap(0, &st);
+  af_child_end(&g.child, 0, &st); /* end of file: the child ends its loop */
 }
 
 /* A process forked from one that has a GPU child (a campaign worker, a reducer job) must not
  * share it: it forgets it and starts its own when it needs one. */
 static void forget_after_fork(void) {
-  if (g.to >= 0)
-    close(g.to);
-  if (g.from >= 0)
-    close(g.from);
-  g.pid = -1;
-  g.to = g.from = -1;
+  if (g.child.to >= 0)
+    close(g.child.to);
+  if (g.child.from >= 0)
+    close(g.child.from);
+  g.child.pid = g.child.to = g.child.from = -1;
 }
 
 static int start(const CheckOpts *o, AfErr *err) {
   static int atfork;
   if (!atfork && pthread_atfork(NULL, NULL, forget_after_fork) == 0)
     atfork = 1;
-  if (g.pid > 0)
+  if (g.child.pid > 0)
     return 0;
   if (g.unavailable)
     return af_err_set(err, AF_EUNSUPPORTED, "%s", g.why);
-  int p2c[2], c2p[2];
-  if (pipe(p2c))
-    return af_err_set(err, AF_EIO, "pipe: %s", strerror(errno));
-  if (pipe(c2p)) {
-    close(p2c[0]);
-    close(p2c[1]);
-    return af_err_set(err, AF_EIO, "pipe: %s", strerror(errno));
-  }
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(p2c[0]), close(p2c[1]), close(c2p[0]), close(c2p[1]);
-    return af_err_set(err, AF_EIO, "fork: %s", strerror(errno));
-  }
-  if (pid == 0) {
-    close(p2c[1]);
-    close(c2p[0]);
-    signal(SIGPIPE, SIG_DFL);
-    child_main(p2c[0], c2p[1], o);
-  }
-  close(p2c[0]);
-  close(c2p[1]);
-  g.pid = pid;
-  g.to = p2c[1];
-  g.from = c2p[0];
+  int rc = af_child_start(&g.child, child_main, (void *)o, 1, err);
+  if (rc)
+    return rc;
   g.o = *o;
   Hello h;
-  int r = read_all(g.from, &h, sizeof h, env_seconds("ASYNCFUZZ_GPU_TIMEOUT", 60) + 60);
+  int r = af_child_read(&g.child, &h, sizeof h, env_seconds("ASYNCFUZZ_GPU_TIMEOUT", 60) + 60);
   if (r || h.magic != GC_MAGIC) {
     int st = 0;
-    reap(SIGKILL, &st);
+    af_child_end(&g.child, SIGKILL, &st);
     return af_err_set(err, AF_ERUNTIME, "the GPU child process did not start (%s)",
                       r == -2 ? "no answer in time" : "it died");
   }
   if (!h.ok) {
     int st;
-    reap(0, &st);
+    af_child_end(&g.child, 0, &st);
     g.unavailable = 1;
     snprintf(g.why, sizeof g.why, "%s", h.msg);
     return af_err_set(err, AF_EUNSUPPORTED, "%s", h.msg);
@@ -300,11 +213,9 @@ int check__gpu(const GenCase *c, const LowerSpec *spec, const Schedule *s, int n
   rq->o = *o;
   rq->ns = ns;
   memcpy(rq->s, s, sizeof *s * (size_t)ns);
-  void (*old)(int) = signal(SIGPIPE, SIG_IGN);
-  int wr = write_all(g.to, rq, sizeof *rq) || write_all(g.to, json, rq->json_len);
+  int wr = af_child_write(&g.child, rq, sizeof *rq) || af_child_write(&g.child, json, rq->json_len);
   double limit = env_seconds("ASYNCFUZZ_GPU_TIMEOUT", 60);
-  int r = wr ? -1 : read_all(g.from, rp, sizeof *rp, limit);
-  signal(SIGPIPE, old);
+  int r = wr ? -1 : af_child_read(&g.child, rp, sizeof *rp, limit);
   if (r == 0 && rp->magic == GC_MAGIC) {
     rc = rp->rc;
     if (rc)
@@ -313,25 +224,15 @@ int check__gpu(const GenCase *c, const LowerSpec *spec, const Schedule *s, int n
       *out = rp->res;
     if (rp->broken) { /* a sticky error: this context is lost, the next case gets a new one */
       int st;
-      reap(0, &st);
+      af_child_end(&g.child, 0, &st);
       g.info.restarts++;
     }
   } else {
     int st = 0;
-    reap(r == -2 ? SIGKILL : 0, &st);
+    af_child_end(&g.child, r == -2 ? SIGKILL : 0, &st);
     g.info.restarts++;
     char why[128], sig[32];
-    if (r == -2) {
-      snprintf(why, sizeof why, "hung (no answer in %g s)", limit);
-      snprintf(sig, sizeof sig, "hang");
-    } else if (WIFSIGNALED(st)) {
-      snprintf(why, sizeof why, "was killed by signal %d (%s)", WTERMSIG(st),
-               strsignal(WTERMSIG(st)));
-      snprintf(sig, sizeof sig, "signal-%d", WTERMSIG(st));
-    } else {
-      snprintf(why, sizeof why, "exited with status %d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-      snprintf(sig, sizeof sig, "exit-%d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-    }
+    af_child_how(st, r == -2, limit, sig, sizeof sig, why, sizeof why);
     fault_verdicts(spec, s, ns, r == -2 ? VERDICT_TIMEOUT : VERDICT_RUNTIME_ERROR, sig, why, out);
     rc = 0;
   }

@@ -4,6 +4,7 @@
 #include "reduce.h"
 #include "reduce_build.h"
 
+#include "../base/proc.h"
 #include "../runner/kernels.h"
 
 #include <stdio.h>
@@ -100,6 +101,26 @@ static int try_drop(R *r, int from, int to) {
   return try_cand(r, &cand);
 }
 
+typedef struct Slice {
+  R *r;
+  const GenCase *const *cands;
+  int n;
+} Slice;
+
+/* A child's slice of the batch; the answers go back through the pipe: a status byte, then one
+ * byte per candidate. */
+static void eval_slice(void *arg, int in, int out) {
+  const Slice *sl = arg;
+  AfChild parent = {-1, out, in};
+  int hit[1024];
+  int crc = sl->n <= 1024 ? sl->r->o.batch_test(sl->cands, sl->n, hit, sl->r->ctx) : AF_EINVALID;
+  unsigned char buf[1025];
+  buf[0] = crc == 0 ? 0 : 1;
+  for (int i = 0; i < sl->n && crc == 0; i++)
+    buf[1 + i] = (unsigned char)hit[i];
+  _exit(af_child_write(&parent, buf, (size_t)sl->n + 1) == 0 ? 0 : 1);
+}
+
 /* Evaluates cands[0..n) with the batch test, split among o.jobs child processes. */
 static int eval_batch(R *r, const GenCase *const *cands, int n, int *hit) {
   int jobs = r->o.jobs > 1 ? r->o.jobs : 1;
@@ -107,8 +128,7 @@ static int eval_batch(R *r, const GenCase *const *cands, int n, int *hit) {
     jobs = n;
   if (jobs <= 1)
     return r->o.batch_test(cands, n, hit, r->ctx);
-  int fds[64][2];
-  pid_t pids[64];
+  AfChild kids[64];
   if (jobs > 64)
     jobs = 64;
   int per = (n + jobs - 1) / jobs, started = 0, rc = 0;
@@ -116,43 +136,21 @@ static int eval_batch(R *r, const GenCase *const *cands, int n, int *hit) {
     int from = j * per, cnt = n - from < per ? n - from : per;
     if (cnt <= 0)
       break;
-    if (pipe(fds[j]) != 0) {
+    Slice sl = {r, cands + from, cnt};
+    AfErr e = {0};
+    if (af_child_start(&kids[j], eval_slice, &sl, 1, &e) != 0) {
       rc = AF_EIO;
       break;
     }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-      close(fds[j][0]);
-      close(fds[j][1]);
-      rc = AF_EIO;
-      break;
-    }
-    if (pid == 0) { /* a slice of the batch; the answers go back through the pipe */
-      close(fds[j][0]);
-      int out[1024];
-      int crc = cnt <= 1024 ? r->o.batch_test(cands + from, cnt, out, r->ctx) : AF_EINVALID;
-      unsigned char buf[1025];
-      buf[0] = crc == 0 ? 0 : 1;
-      for (int i = 0; i < cnt && crc == 0; i++)
-        buf[1 + i] = (unsigned char)out[i];
-      ssize_t w = write(fds[j][1], buf, (size_t)cnt + 1);
-      _exit(w == (ssize_t)cnt + 1 ? 0 : 1);
-    }
-    close(fds[j][1]);
-    pids[j] = pid;
     started++;
   }
   for (int j = 0; j < started; j++) {
     int from = j * per, cnt = n - from < per ? n - from : per;
     unsigned char buf[1025];
-    ssize_t got = 0, k;
-    while (got < cnt + 1 && (k = read(fds[j][0], buf + got, (size_t)(cnt + 1 - got))) > 0)
-      got += k;
-    close(fds[j][0]);
+    int got = af_child_read(&kids[j], buf, (size_t)cnt + 1, -1);
     int st;
-    waitpid(pids[j], &st, 0);
-    if (got != cnt + 1 || buf[0] != 0) {
+    af_child_end(&kids[j], 0, &st);
+    if (got != 0 || buf[0] != 0) {
       rc = rc ? rc : AF_EIO;
       continue;
     }
