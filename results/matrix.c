@@ -216,21 +216,6 @@ int store_list_versions(Store *s, const StoreFilter *f, int fixed, AfBuf *out, A
   return 0;
 }
 
-static void html_esc(AfBuf *b, const char *s) {
-  for (; *s; s++) {
-    if (*s == '<')
-      af_buf_puts(b, "&lt;");
-    else if (*s == '>')
-      af_buf_puts(b, "&gt;");
-    else if (*s == '&')
-      af_buf_puts(b, "&amp;");
-    else if (*s == '"')
-      af_buf_puts(b, "&quot;");
-    else
-      af_buf_put(b, s, 1);
-  }
-}
-
 int store_report_matrix(Store *s, AfBuf *out, AfErr *err) {
   for (int fixed = 0; fixed < 2; fixed++) {
     sqlite3_stmt *st;
@@ -245,13 +230,13 @@ int store_report_matrix(Store *s, AfBuf *out, AfErr *err) {
     int n = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
       af_buf_printf(out, "<tr><td>%lld</td><td>", (long long)sqlite3_column_int64(st, 0));
-      html_esc(out, results__col(st, 1));
+      results__xml_esc(out, results__col(st, 1));
       af_buf_puts(out, "</td><td>");
-      html_esc(out, results__col(st, 2));
+      results__xml_esc(out, results__col(st, 2));
       af_buf_puts(out, "</td><td>");
-      html_esc(out, results__col(st, 5));
+      results__xml_esc(out, results__col(st, 5));
       af_buf_printf(out, "</td><td>%d</td><td class=\"sig\">", sqlite3_column_int(st, 6));
-      html_esc(out, results__col(st, 4));
+      results__xml_esc(out, results__col(st, 4));
       af_buf_puts(out, "</td></tr>\n");
       n++;
     }
@@ -271,9 +256,9 @@ int store_report_matrix(Store *s, AfBuf *out, AfErr *err) {
                    "<th>failing</th></tr></thead><tbody>\n");
   while (sqlite3_step(st) == SQLITE_ROW) {
     af_buf_puts(out, "<tr><td>");
-    html_esc(out, results__col(st, 0));
+    results__xml_esc(out, results__col(st, 0));
     af_buf_puts(out, "</td><td>");
-    html_esc(out, results__col(st, 1));
+    results__xml_esc(out, results__col(st, 1));
     af_buf_printf(out, "</td><td>%lld</td><td>%lld</td><td>%lld</td></tr>\n",
                   (long long)sqlite3_column_int64(st, 2), (long long)sqlite3_column_int64(st, 3),
                   (long long)sqlite3_column_int64(st, 4));

@@ -8,31 +8,6 @@
 #include <string.h>
 #include <time.h>
 
-static void xml_esc(AfBuf *b, const char *s) {
-  for (; *s; s++) {
-    switch (*s) {
-    case '<':
-      af_buf_puts(b, "&lt;");
-      break;
-    case '>':
-      af_buf_puts(b, "&gt;");
-      break;
-    case '&':
-      af_buf_puts(b, "&amp;");
-      break;
-    case '"':
-      af_buf_puts(b, "&quot;");
-      break;
-    case '\'':
-      af_buf_puts(b, "&#39;");
-      break;
-    default:
-      if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
-        af_buf_put(b, s, 1);
-    }
-  }
-}
-
 /* A finding's detailed forms, most hits first (at most `max`; *more: how many were left out).
  * Calls fn(form, hits, ctx) for each. */
 static void each_form(Store *s, int64_t id, int max, int *more,
@@ -65,7 +40,7 @@ static void form_json(const char *form, long long hits, void *ctx) {
 static void form_text(const char *form, long long hits, void *ctx) {
   AfBuf *b = ctx;
   af_buf_printf(b, "\n%8lld  ", hits);
-  xml_esc(b, form);
+  results__xml_esc(b, form);
 }
 
 int store_export_json(Store *s, const StoreFilter *f, AfBuf *out, AfErr *err) {
@@ -114,17 +89,17 @@ int store_export_junit(Store *s, const StoreFilter *f, AfBuf *out, AfErr *err) {
     const char *status = results__col(st, 1);
     tests++;
     af_buf_puts(&body, "    <testcase classname=\"");
-    xml_esc(&body, *results__col(st, 5) ? results__col(st, 5) : "asyncfuzz");
+    results__xml_esc(&body, *results__col(st, 5) ? results__col(st, 5) : "asyncfuzz");
     af_buf_puts(&body, "\" name=\"");
-    xml_esc(&body, results__col(st, 6));
+    results__xml_esc(&body, results__col(st, 6));
     af_buf_puts(&body, "\">");
     if (strcmp(status, "new") == 0) { /* a new finding fails the dashboard */
       failures++;
       af_buf_puts(&body, "\n      <failure type=\"");
-      xml_esc(&body, results__col(st, 2));
+      results__xml_esc(&body, results__col(st, 2));
       af_buf_printf(&body, "\" message=\"new %s finding, %lld occurrence(s)\">",
                     results__col(st, 2), (long long)sqlite3_column_int64(st, 3));
-      xml_esc(&body, results__col(st, 11));
+      results__xml_esc(&body, results__col(st, 11));
       int more;
       af_buf_puts(&body, "\ndetailed forms (hits, form):");
       each_form(s, sqlite3_column_int64(st, 0), 20, &more, form_text, &body);
@@ -174,7 +149,7 @@ static void svg_bars(AfBuf *b, const char *title, const char *const *labels, con
       max = vals[i];
   int w = 640, h = 40 + 22 * (n ? n : 1);
   af_buf_printf(b, "<figure><figcaption>");
-  xml_esc(b, title);
+  results__xml_esc(b, title);
   af_buf_printf(b,
                 "</figcaption><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
                 "height=\"%d\" role=\"img\">",
@@ -182,7 +157,7 @@ static void svg_bars(AfBuf *b, const char *title, const char *const *labels, con
   for (int i = 0; i < n; i++) {
     double bw = max > 0 ? vals[i] / max * 380 : 0;
     af_buf_printf(b, "<text x=\"0\" y=\"%d\" font-size=\"12\">", 20 + 22 * i + 12);
-    xml_esc(b, labels[i]);
+    results__xml_esc(b, labels[i]);
     af_buf_printf(b,
                   "</text><rect x=\"220\" y=\"%d\" width=\"%.1f\" height=\"16\" "
                   "fill=\"#4a7ab7\"/><text x=\"%.1f\" y=\"%d\" font-size=\"12\">%.1f %s</text>",
@@ -225,7 +200,7 @@ int store_report_html(Store *s, AfBuf *out, AfErr *err) {
   af_buf_init(&tmp);
   store_stats(s, &tmp, err);
   af_buf_puts(out, "<pre id=\"stats\">");
-  xml_esc(out, tmp.p ? tmp.p : "");
+  results__xml_esc(out, tmp.p ? tmp.p : "");
   af_buf_puts(out, "</pre>\n");
   af_buf_free(&tmp);
   /* the findings table, new first */
@@ -244,24 +219,24 @@ int store_report_html(Store *s, AfBuf *out, AfErr *err) {
     af_buf_printf(out, "<tr class=\"%s\"><td>%lld</td><td>",
                   strcmp(results__col(st, 1), "new") == 0 ? "new" : "old",
                   (long long)sqlite3_column_int64(st, 0));
-    xml_esc(out, results__col(st, 1));
+    results__xml_esc(out, results__col(st, 1));
     af_buf_puts(out, "</td><td>");
-    xml_esc(out, results__col(st, 2));
+    results__xml_esc(out, results__col(st, 2));
     af_buf_puts(out, "</td><td>");
-    xml_esc(out, results__col(st, 5));
+    results__xml_esc(out, results__col(st, 5));
     af_buf_printf(out, "</td><td>%lld</td><td>%d</td><td>", (long long)sqlite3_column_int64(st, 3),
                   sqlite3_column_int(st, 4));
     if (sqlite3_column_int(st, 9) > 0)
       af_buf_printf(out, "%d/%d", sqlite3_column_int(st, 10), sqlite3_column_int(st, 9));
     af_buf_printf(out, "</td><td>%s</td><td class=\"sig\">", t);
-    xml_esc(out, results__col(st, 6));
+    results__xml_esc(out, results__col(st, 6));
     af_buf_puts(out, "</td><td class=\"sig\"><pre>");
     int more;
     each_form(s, sqlite3_column_int64(st, 0), 8, &more, form_text, out);
     if (more)
       af_buf_printf(out, "\n(%d more)", more);
     af_buf_puts(out, "</pre></td><td class=\"sig\">");
-    xml_esc(out, results__col(st, 11));
+    results__xml_esc(out, results__col(st, 11));
     af_buf_puts(out, "</td></tr>\n");
   }
   sqlite3_finalize(st);

@@ -849,3 +849,28 @@ int store_set_minimized(Store *s, const char *signature, const char *json, const
   }
   return 0;
 }
+
+void results__xml_esc(AfBuf *b, const char *s) {
+  for (; *s; s++) {
+    switch (*s) {
+    case '<':
+      af_buf_puts(b, "&lt;");
+      break;
+    case '>':
+      af_buf_puts(b, "&gt;");
+      break;
+    case '&':
+      af_buf_puts(b, "&amp;");
+      break;
+    case '"':
+      af_buf_puts(b, "&quot;");
+      break;
+    case '\'':
+      af_buf_puts(b, "&#39;");
+      break;
+    default:
+      if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
+        af_buf_put(b, s, 1);
+    }
+  }
+}

@@ -34,6 +34,9 @@ int results__prepare_filtered(Store *s, const char *head, const StoreFilter *f, 
                               sqlite3_stmt **st, AfErr *err);
 /* Column i of the current row as text ("" for NULL). */
 const char *results__col(sqlite3_stmt *st, int i);
+/* Appends s to b escaped for HTML and XML text and attribute values (the report, JUnit); control
+ * characters but newline and tab are left out (XML 1.0 has no way to write them). */
+void results__xml_esc(AfBuf *b, const char *s);
 /* A unix time as "YYYY-MM-DD HH:MM" (UTC). */
 void results__fmt_time(double t, char *out, size_t n);
 
