@@ -32,7 +32,7 @@ int check_run_once(const GenCase *c, const LowerSpec *spec, const Schedule *s, c
 }
 
 int check_runs_on(const LowerSpec *spec, const CheckOpts *o, AfErr *err) {
-  int rocdl = spec->kind == LOWER_MLIR_OPT && strcmp(spec->target, "rocdl") == 0;
+  int rocdl = lower_is_rocdl(spec);
   if (rocdl && o && o->backend == RT_BACKEND_HIP && !spec->code_object)
     return af_err_set(err, AF_EUSAGE,
                       "%s: its kernels are LLVM bitcode, which an AMD GPU does not load: a code "

@@ -62,8 +62,7 @@ int check_abi(const LowerSpec *spec, const CheckOpts *o) {
     return o->abi - 1;
   if (o && o->backend == RT_BACKEND_HIP)
     return RT_ABI_ROCM;
-  return spec->kind == LOWER_MLIR_OPT && strcmp(spec->target, "rocdl") == 0 ? RT_ABI_ROCM
-                                                                            : RT_ABI_CUDA;
+  return lower_is_rocdl(spec) ? RT_ABI_ROCM : RT_ABI_CUDA;
 }
 
 const char *check_backend_name(const CheckOpts *o) {

@@ -110,6 +110,8 @@ int lower_spec_parse(const char *s, LowerSpec *out, AfErr *err);
 int lower_spec_set_pipeline(LowerSpec *spec, const char *pipeline, AfErr *err);
 /* The version string recorded with results of this lowering. */
 const char *lower_version(const LowerSpec *spec);
+/* Whether spec is an mlir-opt lowering whose kernels are AMD GPU code (target rocdl). */
+int lower_is_rocdl(const LowerSpec *spec);
 /* What its signatures start with: the family of a matrix configuration, else the name. */
 const char *lower_family(const LowerSpec *spec);
 

@@ -296,7 +296,7 @@ void mlir_crash_cause(const char *report, char *out, size_t n) {
 
 void mlir_retarget(const LowerSpec *spec, char *text) {
   static const char attr[] = " [#nvvm.target]";
-  if (spec->kind != LOWER_MLIR_OPT || strcmp(spec->target, "rocdl") != 0)
+  if (!lower_is_rocdl(spec))
     return;
   for (char *a = strstr(text, attr); a; a = strstr(a, attr))
     memmove(a, a + sizeof attr - 1, strlen(a + sizeof attr - 1) + 1);
@@ -304,7 +304,7 @@ void mlir_retarget(const LowerSpec *spec, char *text) {
 
 int mlir_lower_file(const LowerSpec *spec, const char *in_path, const char *out_path,
                     const char *err_path, double timeout_s, ProcResult *r, AfErr *err) {
-  if (strcmp(spec->target, "rocdl") == 0) { /* the input retargeted in place */
+  if (lower_is_rocdl(spec)) { /* the input retargeted in place */
     char *text = NULL;
     size_t len;
     int rc = af_read_file(in_path, &text, &len, err);

@@ -425,7 +425,7 @@ int lower_mlir_spec_parse(const char *str, LowerSpec *s, AfErr *err) {
     return rc;
   }
   af_fmt(s->variant, sizeof s->variant, "%s", variant);
-  if (strcmp(s->target, "rocdl") == 0) {
+  if (lower_is_rocdl(s)) {
     int r = find_rocm(s->rocm, sizeof s->rocm);
     if (r <= 0)
       return af_err_set(err, AF_EINVALID,
@@ -458,7 +458,7 @@ int lower_mlir_spec_parse(const char *str, LowerSpec *s, AfErr *err) {
                         "mlir-22-tools; scripts/bootstrap.sh does), or name one with --lowering "
                         "mlir-opt:PATH or ASYNCFUZZ_MLIR_OPT");
   }
-  if (strcmp(s->target, "rocdl") == 0)
+  if (lower_is_rocdl(s))
     rocdl_toolkit(s);
   compose(vi, s->target, s->rocm, s->code_object, s->pipeline, sizeof s->pipeline);
   rc = ask_version(s, err);
