@@ -387,32 +387,18 @@ int batch_db_record(const Batch *b, Store *db, int64_t run_id, int i, const Chec
                     const CheckResult *res, int *nnew, AfErr *err) {
   const BatchCase *bc = &b->bc[i];
   const LowerSpec *spec = &b->spec;
-  const Verdict *v = &res->verdict[res->first_fail];
-  char sched[64], replay[6000];
-  check_schedule_str(&res->sched[res->first_fail], sched, sizeof sched);
+  CheckRecord r;
+  StoreOccurrence oc;
+  if (check_record(&r, &oc, &bc->c, spec, &res->verdict[res->first_fail],
+                   &res->sched[res->first_fail], o, 1))
+    return af_err_set(err, AF_ENOMEM, "out of memory");
+  char replay[6000];
   snprintf(replay, sizeof replay, "asyncfuzz check %s --lowering %s --schedules %s%s", bc->file,
-           spec->arg, sched, check_backend_args(o));
-  char *json = gen_case_to_json(&bc->c);
-  char *mlir = gen_render_mlir(&bc->c);
-  StoreOccurrence oc = {0};
-  oc.signature = v->signature;
-  oc.cls = oracle_verdict_name(v->cls);
-  oc.lowering = spec->name;
-  oc.detail = v->detail;
-  oc.lowering_version = spec->version;
-  oc.pipeline = spec->pipeline;
-  oc.backend = check_backend_name(o);
-  oc.schedule = sched;
-  oc.case_seed = bc->c.seed;
-  oc.case_ops = bc->c.nops;
-  oc.case_json = json;
-  oc.case_mlir = mlir;
+           spec->arg, r.sched, check_backend_args(o));
   oc.replay = replay;
   int is_new = 0, status = 0;
-  int rc = json && mlir ? store_record(db, run_id, &oc, &is_new, &status, err)
-                        : af_err_set(err, AF_ENOMEM, "out of memory");
+  int rc = store_record(db, run_id, &oc, &is_new, &status, err);
   *nnew += is_new;
-  af_free(json);
-  af_free(mlir);
+  check_record_free(&r);
   return rc;
 }

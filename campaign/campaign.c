@@ -93,7 +93,7 @@ static int write_summary(Campaign *k, double el) {
   }
   fprintf(f, "],\n \"matrix_checked\": %ld, \"matrix_differ\": %ld", k->st.matrix_checked,
           k->st.matrix_differ);
-  fprintf(f, ",\n \"backend\": \"%s\", \"device\": ", k->c.backend);
+  fprintf(f, ",\n \"backend\": \"%s\", \"device\": ", check_backend_name(&k->c.opts));
   json_esc(f, k->c.device);
   fprintf(f, ", \"schedules\": ");
   json_esc(f, k->c.sched_spec);
@@ -339,7 +339,7 @@ static int open_db(Campaign *k, AfErr *err) {
            "\"backend\": \"%s\", \"spin\": %d, \"shard\": \"%d/%d\", \"abi\": \"%s\"}",
            (unsigned long long)k->c.seed, k->c.sched_spec, k->c.swarm ? "true" : "false", k->c.jobs,
            k->batch, k->c.repro, k->c.opts.memfree_sync ? "true" : "false",
-           k->c.opts.no_checker ? "false" : "true", k->c.backend, k->c.opts.spin,
+           k->c.opts.no_checker ? "false" : "true", check_backend_name(&k->c.opts), k->c.opts.spin,
            k->c.nshards > 1 ? k->c.shard : 0, (int)nshards(k),
            k->c.opts.abi                         ? asyncfuzz_rt_abi_name(k->c.opts.abi - 1)
            : k->c.opts.backend == RT_BACKEND_HIP ? "rocm"

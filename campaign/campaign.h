@@ -39,7 +39,6 @@ typedef struct CampaignConfig {
   int batch;                   /* cases per batch (mlir-opt: per process) */
   const char *sched_spec;      /* the schedules, e.g. "lazy,random,pct" */
   CheckOpts opts;              /* backend, checker options */
-  const char *backend;         /* "sim", "cuda" or "cuda:raw", as recorded */
   const char *device;          /* the device line, as recorded */
   uint64_t seed;               /* the first case seed */
   long seconds;                /* the time limit (when max_cases <= 0) */

@@ -44,8 +44,8 @@ int campaign__write_info(Campaign *k, const Sig *s) {
   fprintf(f, "lowering: %s (version %s)\n", spec->name, lower_version(spec));
   if (spec->kind == LOWER_MLIR_OPT)
     fprintf(f, "mlir-opt: %s\npipeline: %s\n", spec->opt, spec->pipeline);
-  fprintf(f, "asyncfuzz: %s\nbackend: %s\ndevice: %s\n", ASYNCFUZZ_VERSION, k->c.backend,
-          k->c.device);
+  fprintf(f, "asyncfuzz: %s\nbackend: %s\ndevice: %s\n", ASYNCFUZZ_VERSION,
+          check_backend_name(&k->c.opts), k->c.device);
   fprintf(f, "occurrences: %ld\n", s->f.count);
   fprintf(f, "first: first.json (case seed %llu, schedule %s, after %.1f s)\n",
           (unsigned long long)s->first_seed, fs, s->first_at);
@@ -119,39 +119,23 @@ static int db_record(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s,
   if (k->db == NULL)
     return 0;
   const LowerSpec *spec = campaign_spec(&k->c, sig->f.low);
-  char sched[64], replay[2048], knobs[512];
-  check_schedule_str(s, sched, sizeof sched);
+  CheckRecord r;
+  StoreOccurrence o;
+  AfErr err = {0};
+  if (check_record(&r, &o, c, spec, v, s, &k->c.opts, with_case)) {
+    campaign__problem(k, "out of memory");
+    return -1;
+  }
+  char replay[2048], knobs[512], *trace = NULL;
   knobs_cmdline(&c->cfg, knobs, sizeof knobs);
   snprintf(replay, sizeof replay,
            "asyncfuzz gen --seed %llu %s -o case.json && asyncfuzz check case.json --lowering %s "
            "--schedules %s%s",
-           (unsigned long long)c->seed, knobs, spec->arg, sched, check_backend_args(&k->c.opts));
-  char *json = NULL, *mlir = NULL, *trace = NULL;
-  AfErr err = {0};
-  if (with_case) {
-    json = gen_case_to_json(c);
-    mlir = gen_render_mlir(c);
-    if (mlir)
-      mlir_retarget(spec, mlir);
-    Verdict again;
-    if (spec->kind != LOWER_MLIR_OPT && sig->f.count == 1 && /* the failing run once more */
-        check_run_once(c, spec, s, &k->c.opts, NULL, &again, &err) == 0)
-      trace = trace_excerpt(&again);
-  }
-  StoreOccurrence o = {0};
-  o.signature = v->signature;
-  o.cls = oracle_verdict_name(v->cls);
-  o.lowering = spec->name;
-  o.detail = v->detail;
-  o.detailed = v->victim;
-  o.lowering_version = lower_version(spec);
-  o.pipeline = spec->kind == LOWER_MLIR_OPT ? spec->pipeline : "";
-  o.backend = k->c.backend;
-  o.schedule = sched;
-  o.case_seed = c->seed;
-  o.case_ops = c->nops;
-  o.case_json = json;
-  o.case_mlir = mlir;
+           (unsigned long long)c->seed, knobs, spec->arg, r.sched, check_backend_args(&k->c.opts));
+  Verdict again;
+  if (with_case && spec->kind != LOWER_MLIR_OPT && sig->f.count == 1 && /* once more */
+      check_run_once(c, spec, s, &k->c.opts, NULL, &again, &err) == 0)
+    trace = trace_excerpt(&again);
   o.trace = trace ? trace : (sig->f.count == 1 ? v->detail : NULL);
   o.replay = replay;
   o.repro_runs = sig->repro_runs;
@@ -164,8 +148,7 @@ static int db_record(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s,
   }
   if (rc == 0)
     sig->exact++;
-  af_free(json);
-  af_free(mlir);
+  check_record_free(&r);
   af_free(trace);
   if (rc) {
     campaign__problem(k, "%s", err.msg);
@@ -196,7 +179,7 @@ int campaign__flush_tallies(Campaign *k) {
       t[n].lowering = spec->name;
       t[n].lowering_version = lower_version(spec);
       t[n].pipeline = spec->kind == LOWER_MLIR_OPT ? spec->pipeline : "";
-      t[n].backend = k->c.backend;
+      t[n].backend = check_backend_name(&k->c.opts);
       t[n++].hits = g->forms[j].pending;
     }
   }

@@ -105,6 +105,22 @@ int check_signature_test(const GenCase *c, void *ctx);
  * mlir-opt and one mlir-runner process for all of them). */
 int check_signature_test_many(const GenCase *const *cs, int n, int *interesting, void *ctx);
 
+/* ---- a failing run as the database records it (record.c) ---- */
+struct StoreOccurrence; /* results/store.h */
+typedef struct CheckRecord {
+  char sched[64];    /* the schedule, as replay commands write it */
+  char *json, *mlir; /* the case and its .mlir, rendered as the lowering runs it (NULL: none) */
+} CheckRecord;
+/* Fills *oc with the occurrence of v (case c through spec under s, on o's backend): signature,
+ * class, detail and detailed form, lowering, lower_version(), pipeline (mlir-opt only), backend,
+ * schedule, case seed and size; with_case: the case and its rendering too. The strings point
+ * into v, spec, c and r; the caller sets what only it knows (replay, trace, reproduction rate)
+ * and frees r with check_record_free. 0 or AF_ENOMEM. */
+int check_record(CheckRecord *r, struct StoreOccurrence *oc, const GenCase *c,
+                 const LowerSpec *spec, const Verdict *v, const Schedule *s, const CheckOpts *o,
+                 int with_case);
+void check_record_free(CheckRecord *r);
+
 /* The .mlir reproducer of a (reduced) case: RUN lines (mlir-opt's pipeline piped into
  * mlir-runner with the runtime library), the verdict v of its failing run under s and, for
  * the builtin lowering, the runtime's trace of the run just made, as comments; then the

@@ -284,7 +284,7 @@ static void print_start(const Args *a, uint64_t seed) {
   if (c->nshards > 1)
     fprintf(stderr, "; shard %d/%d", c->shard, c->nshards);
   fprintf(stderr, "; backend %s, schedules %s, seed %llu, %ld %s%s, %d job(s), output %s\n",
-          c->backend, c->sched_spec, (unsigned long long)seed,
+          check_backend_name(&c->opts), c->sched_spec, (unsigned long long)seed,
           c->max_cases > 0 ? c->max_cases : c->seconds, c->max_cases > 0 ? "cases" : "seconds",
           c->swarm ? ", swarm" : "", c->jobs, c->out);
 }
@@ -316,7 +316,6 @@ int cmd_campaign(int argc, char **argv) {
       return ex;
   }
   CheckOpts *o = &c->opts;
-  c->backend = check_backend_name(o);
   char device[400];
   int ex = cli_backend_start("campaign", o, device, sizeof device);
   if (ex)

@@ -70,6 +70,15 @@ if command -v sqlite3 >/dev/null; then
   sqlite3 "$T/r.db" 'select tools from runs' | grep -q '"llc": "Debian LLVM version 22' || fail "tools"
   sqlite3 "$T/r.db" 'select replay from findings' | grep -q "^asyncfuzz check .*/cases/case-[0-9]*.json --lowering mlir-opt --schedules eager@" ||
     fail "replay: $(sqlite3 "$T/r.db" 'select replay from findings limit 1')"
+  # each occurrence as a campaign records it: its detailed (victim-level) form, one of those
+  # check gives, and the lowering's version
+  sqlite3 "$T/r.db" 'select distinct detailed from forms' | sort >"$T/dbforms"
+  grep -o '"detailed_signature": "[^"]*"' "$T/check.json" | sed 's/^[^:]*: "//; s/"$//' | sort -u >"$T/chkforms"
+  [ -z "$(comm -23 "$T/dbforms" "$T/chkforms")" ] || fail "forms check never gave: $(comm -23 "$T/dbforms" "$T/chkforms" | head -3)"
+  [ "$(sqlite3 "$T/r.db" 'select count(*) from forms f join findings g on g.id = f.finding where f.detailed != g.signature')" -gt 0 ] ||
+    fail "no detailed form recorded: $(head -3 "$T/dbforms")"
+  ver=$(sed -n 's/.*"lowering_version": "\([^"]*\)".*/\1/p' "$T/b/manifest.json" | head -1)
+  [ "$(sqlite3 "$T/r.db" 'select distinct lowering_version from occurrences')" = "$ver" ] || fail "lowering versions"
 fi
 ok "run-batch --db: $nf findings, none new the second time"
 echo "batch: all passed"
