@@ -7,8 +7,8 @@
 # usage: bench/behaviour_diff.sh OLD_ASYNCFUZZ NEW_ASYNCFUZZ [WORKDIR]
 #   ASYNCFUZZ_DIFF_QUICK=1: smaller campaigns (about a minute)
 set -u
-old=${1:?usage: behaviour_diff.sh OLD_ASYNCFUZZ NEW_ASYNCFUZZ [WORKDIR]}
-new=${2:?usage: behaviour_diff.sh OLD_ASYNCFUZZ NEW_ASYNCFUZZ [WORKDIR]}
+old=$(realpath "${1:?usage: behaviour_diff.sh OLD_ASYNCFUZZ NEW_ASYNCFUZZ [WORKDIR]}")
+new=$(realpath "${2:?usage: behaviour_diff.sh OLD_ASYNCFUZZ NEW_ASYNCFUZZ [WORKDIR]}")
 work=${3:-$(mktemp -d)}
 mkdir -p "$work"
 command -v sqlite3 > /dev/null || { echo "behaviour_diff: sqlite3 is missing"; exit 2; }

@@ -14,19 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static void knobs_cmdline(const GenConfig *g, char *out, size_t n) {
-  snprintf(out, n,
-           "--ops %d --buffers %d --host-bufs %d --elems %d --max-deps %d --extra-deps %d "
-           "--regions %d --nesting %d --spin %d --host-shared %d --sync %d --root-wait %d "
-           "--extra-wait %d --captures %d --streams %d --blocks %d --typed %d --views %d --mix "
-           "%d,%d,%d,%d,%d,%d,%d,%d",
-           g->ops, g->buffers, g->host_bufs, g->elems, g->max_deps, g->extra_dep_pct, g->region_pct,
-           g->max_nesting, g->spin, g->host_shared_pct, g->sync_pct, g->root_wait_pct,
-           g->extra_wait_pct, g->capture_pct, g->stream_pct, g->block_pct, g->typed_pct,
-           g->view_pct, g->w_launch, g->w_memcpy, g->w_memset, g->w_alloc, g->w_dealloc,
-           g->w_wait_async, g->w_host_wait, g->w_observe);
-}
-
 int campaign__write_info(Campaign *k, const Sig *s) {
   char path[4096], tmp[4200];
   snprintf(path, sizeof path, "%s/failures/%s/info.txt", k->c.out, s->f.dir);
@@ -38,7 +25,7 @@ int campaign__write_info(Campaign *k, const Sig *s) {
   const LowerSpec *spec = campaign_spec(&k->c, s->f.low);
   check_schedule_str(&s->first_sched, fs, sizeof fs);
   check_schedule_str(&s->f.smallest_sched, ss, sizeof ss);
-  knobs_cmdline(&s->knobs, knobs, sizeof knobs);
+  gen_config_args(&s->knobs, knobs, sizeof knobs);
   fprintf(f, "signature: %s\n", s->f.signature);
   fprintf(f, "class: %s\n", oracle_verdict_name(s->f.cls));
   fprintf(f, "lowering: %s (version %s)\n", spec->name, lower_version(spec));
@@ -127,7 +114,7 @@ static int db_record(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s,
     return -1;
   }
   char replay[2048], knobs[512], *trace = NULL;
-  knobs_cmdline(&c->cfg, knobs, sizeof knobs);
+  gen_config_args(&c->cfg, knobs, sizeof knobs);
   snprintf(replay, sizeof replay,
            "asyncfuzz gen --seed %llu %s -o case.json && asyncfuzz check case.json --lowering %s "
            "--schedules %s%s",

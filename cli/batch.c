@@ -34,7 +34,8 @@ static int compile_args(int argc, char **argv, CompileArgs *a) {
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
     if (cli_is_help(o)) {
-      printf("%s%s", compile_help, cli_gen_knobs_help);
+      fputs(compile_help, stdout);
+      cli_print_knobs_help(stdout);
       return -1;
     } else if ((strcmp(o, "-o") == 0 || strcmp(o, "--out") == 0) && val) {
       a->out = argv[++i];

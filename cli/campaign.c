@@ -308,7 +308,7 @@ int cmd_campaign(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (cli_is_help(argv[i])) {
       fputs(campaign_help, stdout);
-      fputs(cli_gen_knobs_help, stdout);
+      cli_print_knobs_help(stdout);
       return 0;
     }
     int ex = parse_opt(&a, argc, argv, &i);

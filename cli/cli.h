@@ -14,6 +14,8 @@
 #include "../gen/gen.h"
 #include "../check/check.h"
 
+#include <stdio.h>
+
 enum { EXIT_OK = 0, EXIT_FOUND = 1, EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_INTERNAL = 4 };
 
 /* Parses an integer option value; prints an error and returns -1 when it is not one. */
@@ -22,8 +24,8 @@ int cli_u64(const char *opt, const char *val, uint64_t *out);
 /* Applies a generator knob (--ops, --buffers, ...) if `opt` is one. Returns 1 when it was
  * (consuming val), 0 when opt is not a generator knob, -1 on a bad value. */
 int cli_gen_knob(GenConfig *cfg, const char *opt, const char *val);
-/* Help text of the generator knobs. */
-extern const char cli_gen_knobs_help[];
+/* Prints the help of the generator knobs (GEN_KNOB_MAP and the op mix). */
+void cli_print_knobs_help(FILE *f);
 /* Maps an AF_E* code to an exit code. */
 int cli_exit_for(int rc);
 

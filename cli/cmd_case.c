@@ -25,8 +25,8 @@ int cmd_gen(int argc, char **argv) {
     if (cli_is_help(a)) {
       printf("usage: asyncfuzz gen [--seed N] [-o FILE] [--mlir] [knobs]\n"
              "Generates a random valid case. The same seed and knobs give byte-identical "
-             "output.\n\n%s",
-             cli_gen_knobs_help);
+             "output.\n\n");
+      cli_print_knobs_help(stdout);
       return 0;
     } else if (strcmp(a, "--seed") == 0) {
       if (cli_u64(a, i + 1 < argc ? argv[++i] : NULL, &seed))

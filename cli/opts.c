@@ -10,36 +10,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char cli_gen_knobs_help[] =
-    "generator knobs:\n"
-    "  --ops N            target op count (default 32)\n"
-    "  --buffers N        most device buffers alive at once (default 4)\n"
-    "  --host-bufs N      host buffers (default 2)\n"
-    "  --elems N          elements per buffer, 1..1024 (default 16)\n"
-    "  --max-deps N       most dependencies per op, 2..4 (default 3)\n"
-    "  --extra-deps PCT   chance of an extra, unneeded dependency (default 15)\n"
-    "  --regions PCT      chance per step of opening an async.execute region (default 8)\n"
-    "  --nesting N        region nesting depth (default 2)\n"
-    "  --spin N           kernel spin count (default 64)\n"
-    "  --host-shared PCT  share of host_shared allocations (default 10)\n"
-    "  --sync PCT         share of synchronous allocs/deallocs (default 20)\n"
-    "  --root-wait PCT    chance that an async op with no dependency waits on a fresh\n"
-    "                     `gpu.wait async` token instead (default 0)\n"
-    "  --extra-wait PCT   chance per step of a host `gpu.wait` that orders nothing new:\n"
-    "                     with no operands, or on tokens already waited (default 8)\n"
-    "  --captures PCT     chance that a region uses tokens of its spawning context\n"
-    "                     directly, and that its ops depend on them (default 30)\n"
-    "  --streams PCT      chance that a launch goes on an explicit stream the program\n"
-    "                     creates, synchronizes and destroys itself (default 20)\n"
-    "  --blocks PCT       chance per step of a func.call, scf.if, scf.for or cf.cond_br\n"
-    "                     block whose body issues async work (default 6)\n"
-    "  --typed PCT        share of buffers of i16, i64 or f32 elements, which memcpy\n"
-    "                     and memset use (kernels take i32) (default 25)\n"
-    "  --views PCT        chance that a memcpy, memset or kernel launch works on\n"
-    "                     memref.subviews (offset, size, stride) of its buffers, and\n"
-    "                     that a device buffer is static, cast to ?xT (default 15)\n"
-    "  --mix L,C,S,A,D,W,H,O  op weights: launch, memcpy, memset, alloc, dealloc,\n"
-    "                     wait_async, host_wait, observe (default 30,20,8,8,5,8,6,6)\n";
+void cli_print_knobs_help(FILE *f) {
+  fprintf(f, "generator knobs:\n");
+  for (int i = 0; i < GEN_KNOB_COUNT; i++) {
+    const GenKnob *k = gen_knob(i);
+    char opt[64];
+    snprintf(opt, sizeof opt, "%s %s", k->option, k->arg);
+    fprintf(f, "  %-18s ", opt);
+    for (const char *p = k->help; *p; p++) /* its lines under one another */
+      fprintf(f, *p == '\n' ? "\n                     " : "%c", *p);
+    fprintf(f, " (default %d)\n", k->def);
+  }
+  GenConfig d;
+  gen_config_default(&d);
+  fprintf(f, "  %-18s op weights, in this order (default ", "--mix W,W,...");
+  for (int k = 0; k < GEN_MIX_COUNT; k++)
+    fprintf(f, "%s%d", k ? "," : "", d.w[k]);
+  fprintf(f, "):\n                    ");
+  for (int k = 0; k < GEN_MIX_COUNT; k++)
+    fprintf(f, "%s %s", k ? "," : "", gen_op_name(k));
+  fprintf(f, "\n");
+}
 
 const char cli_backend_help[] =
     "backends (where lowered code runs):\n"
@@ -135,59 +126,38 @@ int cli_u64(const char *opt, const char *val, uint64_t *out) {
 }
 
 int cli_gen_knob(GenConfig *cfg, const char *opt, const char *val) {
-  struct {
-    const char *name;
-    int *field;
-    long lo, hi;
-  } knobs[] = {
-      {"--ops", &cfg->ops, 1, 100000},
-      {"--buffers", &cfg->buffers, 1, 200},
-      {"--host-bufs", &cfg->host_bufs, 1, 32},
-      {"--elems", &cfg->elems, 1, 1024},
-      {"--max-deps", &cfg->max_deps, 2, GEN_MAX_DEPS},
-      {"--extra-deps", &cfg->extra_dep_pct, 0, 100},
-      {"--regions", &cfg->region_pct, 0, 100},
-      {"--nesting", &cfg->max_nesting, 0, 8},
-      {"--spin", &cfg->spin, 0, 1 << 24},
-      {"--host-shared", &cfg->host_shared_pct, 0, 100},
-      {"--sync", &cfg->sync_pct, 0, 100},
-      {"--root-wait", &cfg->root_wait_pct, 0, 100},
-      {"--extra-wait", &cfg->extra_wait_pct, 0, 100},
-      {"--captures", &cfg->capture_pct, 0, 100},
-      {"--streams", &cfg->stream_pct, 0, 100},
-      {"--blocks", &cfg->block_pct, 0, 100},
-      {"--typed", &cfg->typed_pct, 0, 100},
-      {"--views", &cfg->view_pct, 0, 100},
-  };
-  for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++) {
-    if (strcmp(opt, knobs[i].name) == 0) {
+  for (int i = 0; i < GEN_KNOB_COUNT; i++) {
+    const GenKnob *k = gen_knob(i);
+    if (strcmp(opt, k->option) == 0) {
       long v;
-      if (cli_int(opt, val, knobs[i].lo, knobs[i].hi, &v))
+      if (cli_int(opt, val, k->lo, k->hi, &v))
         return -1;
-      *knobs[i].field = (int)v;
+      *gen_knob_field(cfg, k) = (int)v;
       return 1;
     }
   }
-  if (strcmp(opt, "--mix") == 0) {
-    int w[8];
-    if (val == NULL || sscanf(val, "%d,%d,%d,%d,%d,%d,%d,%d", &w[0], &w[1], &w[2], &w[3], &w[4],
-                              &w[5], &w[6], &w[7]) != 8) {
-      fprintf(stderr, "asyncfuzz: --mix needs 8 comma-separated weights\n");
+  if (strcmp(opt, "--mix") == 0) { /* the weights of the kinds of the op mix, in table order */
+    int w[GEN_MIX_COUNT], k = 0;
+    const char *p = val ? val : "";
+    char *end = (char *)p;
+    while (k < GEN_MIX_COUNT) {
+      long v = strtol(p, &end, 10);
+      if (end == p || v < 0 || v > 1000)
+        break;
+      w[k++] = (int)v;
+      if (*end != ',')
+        break;
+      p = end + 1;
+    }
+    if (k != GEN_MIX_COUNT || *end != '\0') {
+      fprintf(stderr, "asyncfuzz: --mix needs %d comma-separated weights of 0..1000 (",
+              GEN_MIX_COUNT);
+      for (int i = 0; i < GEN_MIX_COUNT; i++)
+        fprintf(stderr, "%s%s", i ? "," : "", gen_op_name(i));
+      fprintf(stderr, ")\n");
       return -1;
     }
-    for (int i = 0; i < 8; i++)
-      if (w[i] < 0 || w[i] > 1000) {
-        fprintf(stderr, "asyncfuzz: --mix weights must be 0..1000\n");
-        return -1;
-      }
-    cfg->w_launch = w[0];
-    cfg->w_memcpy = w[1];
-    cfg->w_memset = w[2];
-    cfg->w_alloc = w[3];
-    cfg->w_dealloc = w[4];
-    cfg->w_wait_async = w[5];
-    cfg->w_host_wait = w[6];
-    cfg->w_observe = w[7];
+    memcpy(cfg->w, w, sizeof w);
     return 1;
   }
   return 0;

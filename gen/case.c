@@ -11,16 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const op_names[GEN_OP__COUNT] = {
-    "wait_async",     "alloc",   "dealloc", "memcpy", "memset",        "launch",
-    "host_wait",      "observe", "execute", "await",  "stream_create", "stream_sync",
-    "stream_destroy", "call",    "if",      "for",    "branch",
-};
-
-const char *gen_op_name(int kind) {
-  return kind >= 0 && kind < GEN_OP__COUNT ? op_names[kind] : "?";
-}
-
 void gen_case_init(GenCase *c) {
   memset(c, 0, sizeof *c);
   c->version = GEN_FORMAT_VERSION;
@@ -430,31 +420,20 @@ char *gen_case_to_json(const GenCase *c) {
       version = 2;
   af_buf_printf(&b, "{\n  \"format\": \"asyncfuzz-case\",\n  \"version\": %d,\n", version);
   af_buf_printf(&b, "  \"seed\": \"%llu\",\n", (unsigned long long)c->seed);
-  if (c->has_config) {
+  if (c->has_config) { /* the knobs a case always holds, the op mix, those written when set */
     const GenConfig *g = &c->cfg;
-    af_buf_printf(&b,
-                  "  \"config\": {\"ops\": %d, \"buffers\": %d, \"host_bufs\": %d, \"elems\": %d, "
-                  "\"max_deps\": %d, \"extra_dep_pct\": %d, \"region_pct\": %d, "
-                  "\"max_nesting\": %d, \"spin\": %d, \"host_shared_pct\": %d, \"sync_pct\": %d, "
-                  "\"mix\": [%d, %d, %d, %d, %d, %d, %d, %d]",
-                  g->ops, g->buffers, g->host_bufs, g->elems, g->max_deps, g->extra_dep_pct,
-                  g->region_pct, g->max_nesting, g->spin, g->host_shared_pct, g->sync_pct,
-                  g->w_launch, g->w_memcpy, g->w_memset, g->w_alloc, g->w_dealloc, g->w_wait_async,
-                  g->w_host_wait, g->w_observe);
-    if (g->root_wait_pct) /* written only when set: older case files stay byte-identical */
-      af_buf_printf(&b, ", \"root_wait_pct\": %d", g->root_wait_pct);
-    if (g->extra_wait_pct)
-      af_buf_printf(&b, ", \"extra_wait_pct\": %d", g->extra_wait_pct);
-    if (g->capture_pct)
-      af_buf_printf(&b, ", \"capture_pct\": %d", g->capture_pct);
-    if (g->stream_pct)
-      af_buf_printf(&b, ", \"stream_pct\": %d", g->stream_pct);
-    if (g->block_pct)
-      af_buf_printf(&b, ", \"block_pct\": %d", g->block_pct);
-    if (g->typed_pct)
-      af_buf_printf(&b, ", \"typed_pct\": %d", g->typed_pct);
-    if (g->view_pct)
-      af_buf_printf(&b, ", \"view_pct\": %d", g->view_pct);
+    af_buf_puts(&b, "  \"config\": {");
+    for (int i = 0, n = 0; i < GEN_KNOB_COUNT; i++)
+      if (gen_knob(i)->always)
+        af_buf_printf(&b, "%s\"%s\": %d", n++ ? ", " : "", gen_knob(i)->field,
+                      gen_knob_value(g, gen_knob(i)));
+    af_buf_puts(&b, ", \"mix\": [");
+    for (int k = 0; k < GEN_MIX_COUNT; k++)
+      af_buf_printf(&b, "%s%d", k ? ", " : "", g->w[k]);
+    af_buf_puts(&b, "]");
+    for (int i = 0; i < GEN_KNOB_COUNT; i++)
+      if (!gen_knob(i)->always && gen_knob_value(g, gen_knob(i)) != 0)
+        af_buf_printf(&b, ", \"%s\": %d", gen_knob(i)->field, gen_knob_value(g, gen_knob(i)));
     af_buf_puts(&b, "},\n");
   }
   af_buf_printf(&b, "  \"spin\": %d,\n  \"buffers\": [", c->spin);

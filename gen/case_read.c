@@ -636,38 +636,18 @@ int gen_case_from_json(GenCase *c, const char *text, AfErr *err) {
     GenConfig *g = &c->cfg;
     gen_config_default(g);
     c->has_config = 1;
-    jint(cfg, "ops", &g->ops);
-    jint(cfg, "buffers", &g->buffers);
-    jint(cfg, "host_bufs", &g->host_bufs);
-    jint(cfg, "elems", &g->elems);
-    jint(cfg, "max_deps", &g->max_deps);
-    jint(cfg, "extra_dep_pct", &g->extra_dep_pct);
-    jint(cfg, "region_pct", &g->region_pct);
-    jint(cfg, "max_nesting", &g->max_nesting);
-    jint(cfg, "spin", &g->spin);
-    jint(cfg, "host_shared_pct", &g->host_shared_pct);
-    jint(cfg, "sync_pct", &g->sync_pct);
-    jint(cfg, "root_wait_pct", &g->root_wait_pct);
-    g->extra_wait_pct = 0; /* absent: a case made before the knob existed */
-    jint(cfg, "extra_wait_pct", &g->extra_wait_pct);
-    g->capture_pct = 0;
-    jint(cfg, "capture_pct", &g->capture_pct);
-    g->stream_pct = 0;
-    jint(cfg, "stream_pct", &g->stream_pct);
-    g->block_pct = 0;
-    jint(cfg, "block_pct", &g->block_pct);
-    g->typed_pct = 0;
-    jint(cfg, "typed_pct", &g->typed_pct);
-    g->view_pct = 0;
-    jint(cfg, "view_pct", &g->view_pct);
+    for (int i = 0; i < GEN_KNOB_COUNT; i++) {
+      const GenKnob *k = gen_knob(i);
+      if (!k->always)
+        *gen_knob_field(g, k) = 0; /* absent: a case made before the knob existed */
+      jint(cfg, k->field, gen_knob_field(g, k));
+    }
     const cJSON *mix = cJSON_GetObjectItemCaseSensitive(cfg, "mix");
-    int *w[] = {&g->w_launch,  &g->w_memcpy,     &g->w_memset,    &g->w_alloc,
-                &g->w_dealloc, &g->w_wait_async, &g->w_host_wait, &g->w_observe};
-    if (cJSON_IsArray(mix) && cJSON_GetArraySize(mix) == 8)
-      for (int i = 0; i < 8; i++) {
-        const cJSON *x = cJSON_GetArrayItem(mix, i);
+    if (cJSON_IsArray(mix) && cJSON_GetArraySize(mix) == GEN_MIX_COUNT)
+      for (int k = 0; k < GEN_MIX_COUNT; k++) { /* the weights of the first kinds */
+        const cJSON *x = cJSON_GetArrayItem(mix, k);
         if (cJSON_IsNumber(x))
-          *w[i] = x->valueint;
+          g->w[k] = x->valueint;
       }
   }
   if (jint(root, "spin", &c->spin) || c->spin < 0) {

@@ -27,28 +27,79 @@
 #define GEN_MAX_DEPS 4      /* dependencies of one op */
 #define GEN_MAX_REGION_IO 4 /* inputs and yielded values of one region */
 
+/* The op kinds: one row each, X(ID, lc, name, mlir, weight, flags).
+ * - ID: GEN_OP_<ID>; lc: the kind's lower-case identifier, which names its hook in each module
+ *   that works per kind (parse_<lc> in case_read.c, put_<lc> in case.c, check_<lc> in
+ *   validate.c, render_<lc> in render.c, op_<lc> in generate.c, lower_<lc> in lower/builtin*.c,
+ *   expect_<lc> in oracle/oracle.c, simpler_<lc> in reduce/reduce.c): a row without its hooks
+ *   does not compile;
+ * - name: the case format's "op"; mlir: the MLIR operation its shape names
+ *   ("gpu.launch_func async deps=2+"; gen_shape_format);
+ * - weight: the generator's default weight (GenConfig.w), for the kinds of the op mix (flag
+ *   GEN_K_MIX: the first rows, in the order --mix and a case's "mix" list them); the generator
+ *   draws the kinds in table order, so the order of the rows is part of what a seed makes;
+ * - flags: GEN_K_*, below.
+ * Adding a kind: docs/architecture.md has the checklist. */
+#define GEN_OP_MAP(X)                                                                              \
+  X(LAUNCH, launch, "launch", "gpu.launch_func", 30,                                               \
+    GEN_K_MIX | GEN_K_ASYNC | GEN_K_VIEWS | GEN_K_BODY | GEN_K_LOOP)                               \
+  X(MEMCPY, memcpy, "memcpy", "gpu.memcpy", 20,                                                    \
+    GEN_K_MIX | GEN_K_SWARM | GEN_K_ASYNC | GEN_K_VIEWS | GEN_K_BODY | GEN_K_LOOP)                 \
+  X(MEMSET, memset, "memset", "gpu.memset", 8,                                                     \
+    GEN_K_MIX | GEN_K_SWARM | GEN_K_ASYNC | GEN_K_VIEWS | GEN_K_BODY | GEN_K_LOOP)                 \
+  X(ALLOC, alloc, "alloc", "gpu.alloc", 8, GEN_K_MIX | GEN_K_SWARM | GEN_K_EITHER)                 \
+  X(DEALLOC, dealloc, "dealloc", "gpu.dealloc", 5, GEN_K_MIX | GEN_K_SWARM | GEN_K_EITHER)         \
+  X(WAIT_ASYNC, wait_async, "wait_async", "gpu.wait", 8,                                           \
+    GEN_K_MIX | GEN_K_SWARM | GEN_K_ASYNC | GEN_K_BODY | GEN_K_LOOP)                               \
+  X(HOST_WAIT, host_wait, "host_wait", "gpu.wait", 6,                                              \
+    GEN_K_MIX | GEN_K_SWARM | GEN_K_HOST | GEN_K_DEPS | GEN_K_BODY)                                \
+  X(OBSERVE, observe, "observe", "observe", 6, GEN_K_MIX | GEN_K_HOST | GEN_K_MAIN)                \
+  X(EXECUTE, execute, "execute", "async.execute", 0, GEN_K_HOST | GEN_K_REGION)                    \
+  X(AWAIT, await, "await", "async.await", 0, GEN_K_HOST | GEN_K_VALUE)                             \
+  X(STREAM_CREATE, stream_create, "stream_create", "llvm.call @mgpuStreamCreate", 0,               \
+    GEN_K_STREAM | GEN_K_V2)                                                                       \
+  X(STREAM_SYNC, stream_sync, "stream_sync", "llvm.call @mgpuStreamSynchronize", 0,                \
+    GEN_K_HOST | GEN_K_STREAM | GEN_K_V2)                                                          \
+  X(STREAM_DESTROY, stream_destroy, "stream_destroy", "llvm.call @mgpuStreamDestroy", 0,           \
+    GEN_K_HOST | GEN_K_STREAM | GEN_K_V2)                                                          \
+  X(CALL, call, "call", "func.call", 0, GEN_K_BLOCK | GEN_K_V2)                                    \
+  X(IF, if, "if", "scf.if", 0, GEN_K_BLOCK | GEN_K_COND | GEN_K_V2)                                \
+  X(FOR, for, "for", "scf.for", 0, GEN_K_BLOCK | GEN_K_COND | GEN_K_V2)                            \
+  X(BRANCH, branch, "branch", "cf.cond_br", 0, GEN_K_BLOCK | GEN_K_COND | GEN_K_MAIN | GEN_K_V2)
+
+/* What the ops of a kind are (GEN_OP_MAP's flags). */
+enum {
+  GEN_K_MIX = 1 << 0,     /* drawn by the generator with its weight (GenConfig.w), in the op mix */
+  GEN_K_SWARM = 1 << 1,   /* swarm testing may leave the kind out of a case's mix */
+  GEN_K_ASYNC = 1 << 2,   /* async: a token, dependencies; ordered on the device only */
+  GEN_K_EITHER = 1 << 3,  /* async (a token, dependencies) or synchronous (as GEN_K_HOST), as the op
+                            says (GenOp.async) */
+  GEN_K_HOST = 1 << 4,    /* synchronous on the host: every later op of its context follows it */
+  GEN_K_DEPS = 1 << 5,    /* takes dependencies without being async (a host wait) */
+  GEN_K_VALUE = 1 << 6,   /* defines a token when it names a region's value (await) */
+  GEN_K_REGION = 1 << 7,  /* spawns an async.execute region (its body follows it) */
+  GEN_K_BLOCK = 1 << 8,   /* runs a block (call, if, for, branch) whose body follows it; defines a
+                            token when the body yields one */
+  GEN_K_COND = 1 << 9,    /* its block runs on a condition computed at run time from the first i32
+                            host buffer */
+  GEN_K_STREAM = 1 << 10, /* works on an explicit stream the program creates (GenOp.stream) */
+  GEN_K_VIEWS = 1 << 11,  /* its buffer operands may be memref.subviews (GenOp.view) */
+  GEN_K_BODY = 1 << 12,   /* may be in a block's body */
+  GEN_K_LOOP = 1 << 13,   /* may be in a for's body (which repeats) */
+  GEN_K_MAIN = 1 << 14,   /* only in the host's main function */
+  GEN_K_V2 = 1 << 15      /* needs case format version 2 */
+};
+
 typedef enum GenOpKind {
-  GEN_OP_WAIT_ASYNC,     /* %t = gpu.wait async [deps] */
-  GEN_OP_ALLOC,          /* %b[, %t] = gpu.alloc [async [deps]] [host_shared] */
-  GEN_OP_DEALLOC,        /* [%t =] gpu.dealloc [async [deps]] %b */
-  GEN_OP_MEMCPY,         /* %t = gpu.memcpy async [deps] %dst, %src */
-  GEN_OP_MEMSET,         /* %t = gpu.memset async [deps] %dst, %value */
-  GEN_OP_LAUNCH,         /* %t = gpu.launch_func async [deps] kernel(args..., value, spin) */
-  GEN_OP_HOST_WAIT,      /* gpu.wait [deps]: the host blocks until deps complete */
-  GEN_OP_OBSERVE,        /* the host reads buffer %b: what the oracle compares */
-  GEN_OP_EXECUTE,        /* async.execute region: spawns regions[region] */
-  GEN_OP_AWAIT,          /* async.await of a region's value (token) or of its completion */
-  GEN_OP_STREAM_CREATE,  /* the program makes stream `stream` (version 2) */
-  GEN_OP_STREAM_SYNC,    /* the host blocks until the work enqueued on `stream` is done */
-  GEN_OP_STREAM_DESTROY, /* the host synchronizes `stream`, then destroys it */
-  GEN_OP_CALL,   /* [%t =] func.call of a private callee whose body is blocks[block] (version 2) */
-  GEN_OP_IF,     /* [%t =] scf.if on a condition computed at run time: blocks[block] is the
-                    branch taken; the other one only yields (version 2) */
-  GEN_OP_FOR,    /* %t = scf.for, a run-time trip count, a token carried as iter_arg */
-  GEN_OP_BRANCH, /* cf.cond_br to two blocks that branch on to one block; blocks[block] is the
-                    block taken; the merge block's argument is %t (version 2) */
-  GEN_OP__COUNT
+#define GEN__OP_ENUM(id, lc, name, mlir, weight, flags) GEN_OP_##id,
+  GEN_OP_MAP(GEN__OP_ENUM)
+#undef GEN__OP_ENUM
+      GEN_OP__COUNT
 } GenOpKind;
+
+/* The op mix: the kinds with GEN_K_MIX, the first GEN_MIX_COUNT rows. */
+#define GEN__OP_MIX(id, lc, name, mlir, weight, flags) +(((flags)&GEN_K_MIX) != 0)
+#define GEN_MIX_COUNT (0 GEN_OP_MAP(GEN__OP_MIX))
 
 typedef enum GenAllocMode { GEN_ALLOC_ASYNC, GEN_ALLOC_SYNC, GEN_ALLOC_HOST_SHARED } GenAllocMode;
 typedef enum GenBufKind { GEN_BUF_HOST, GEN_BUF_DEVICE } GenBufKind;
@@ -151,34 +202,75 @@ typedef struct GenRegion {
   int32_t yields[GEN_MAX_REGION_IO]; /* tokens of this region yielded as values */
 } GenRegion;
 
+/* The generator's knobs (but the op mix, GenConfig.w), one row each: X(field, option, arg, lo,
+ * hi, def, always, help). field: GenConfig's, and its key in a case's "config"; option, arg: the
+ * command line's ("--ops N"); lo..hi: the values it takes; def: gen_config_default's; always:
+ * a case's "config" always holds it (0: only when not 0: knobs added later, which a case made
+ * before reads as 0, so its seed makes the same case); help: what --help says of it. The order
+ * is the order of a case's "config" and of replay commands. */
+#define GEN_KNOB_MAP(X)                                                                            \
+  X(ops, "--ops", "N", 1, 100000, 32, 1, "target op count")                                        \
+  X(buffers, "--buffers", "N", 1, 200, 4, 1, "most device buffers alive at once")                  \
+  X(host_bufs, "--host-bufs", "N", 1, 32, 2, 1, "host buffers")                                    \
+  X(elems, "--elems", "N", 1, 1024, 16, 1, "elements per buffer, 1..1024")                         \
+  X(max_deps, "--max-deps", "N", 2, GEN_MAX_DEPS, 3, 1, "most dependencies per op, 2..4")          \
+  X(extra_dep_pct, "--extra-deps", "PCT", 0, 100, 15, 1,                                           \
+    "chance of an extra, unneeded dependency")                                                     \
+  X(region_pct, "--regions", "PCT", 0, 100, 8, 1,                                                  \
+    "chance per step of opening an async.execute region")                                          \
+  X(max_nesting, "--nesting", "N", 0, 8, 2, 1, "region nesting depth")                             \
+  X(spin, "--spin", "N", 0, 1 << 24, 64, 1, "kernel spin count")                                   \
+  X(host_shared_pct, "--host-shared", "PCT", 0, 100, 10, 1, "share of host_shared allocations")    \
+  X(sync_pct, "--sync", "PCT", 0, 100, 20, 1, "share of synchronous allocs/deallocs")              \
+  X(root_wait_pct, "--root-wait", "PCT", 0, 100, 0, 0,                                             \
+    "chance that an async op with no dependency waits on a fresh\n`gpu.wait async` token instead") \
+  X(extra_wait_pct, "--extra-wait", "PCT", 0, 100, 8, 0,                                           \
+    "chance per step of a host `gpu.wait` that orders nothing new:\nwith no operands, or on "      \
+    "tokens "                                                                                      \
+    "already waited")                                                                              \
+  X(capture_pct, "--captures", "PCT", 0, 100, 30, 0,                                               \
+    "chance that a region uses tokens of its spawning context\ndirectly, and that its ops depend " \
+    "on them")                                                                                     \
+  X(stream_pct, "--streams", "PCT", 0, 100, 20, 0,                                                 \
+    "chance that a launch goes on an explicit stream the program\ncreates, synchronizes and "      \
+    "destroys itself")                                                                             \
+  X(block_pct, "--blocks", "PCT", 0, 100, 6, 0,                                                    \
+    "chance per step of a func.call, scf.if, scf.for or cf.cond_br\nblock whose body issues "      \
+    "async "                                                                                       \
+    "work")                                                                                        \
+  X(typed_pct, "--typed", "PCT", 0, 100, 25, 0,                                                    \
+    "share of buffers of i16, i64 or f32 elements, which memcpy\nand memset use (kernels take "    \
+    "i32)")                                                                                        \
+  X(view_pct, "--views", "PCT", 0, 100, 15, 0,                                                     \
+    "chance that a memcpy, memset or kernel launch works on\nmemref.subviews (offset, size, "      \
+    "stride) of its buffers, and\nthat a device buffer is static, cast to ?xT")
+
 /* Generator knobs. Every case stores the config and seed that made it. */
 typedef struct GenConfig {
-  int ops;             /* target number of ops (the generator adds a few to close the case) */
-  int buffers;         /* most device buffers alive at once */
-  int host_bufs;       /* host buffers */
-  int elems;           /* elements per buffer */
-  int max_deps;        /* most dependencies per op (1..GEN_MAX_DEPS) */
-  int extra_dep_pct;   /* chance of adding a not-needed dependency */
-  int region_pct;      /* chance that a step opens an execute region */
-  int max_nesting;     /* region nesting depth */
-  int spin;            /* kernel spin count */
-  int host_shared_pct; /* share of allocations that are host_shared */
-  int sync_pct;        /* share of allocs/deallocs that are synchronous */
-  int capture_pct;     /* chance that a region captures tokens of its spawning context, and that
-                          an op of such a region depends on one (version 2) */
-  int extra_wait_pct;  /* chance per step of a host `gpu.wait` that orders nothing new: one with
-                          no operands, or one on tokens a host wait already completed */
-  int root_wait_pct;   /* chance that an async op with no dependency gets a fresh `gpu.wait
-                          async` token as its one (the form gpu-async-region makes) */
-  int stream_pct;      /* chance that a launch is enqueued on an explicit stream the program
-                          creates itself (version 2) */
-  int block_pct;       /* chance per step of a call, if, for or branch block (version 2) */
-  int typed_pct;       /* share of buffers (but the first host one) of i16, i64 or f32: used by
-                          memcpy and memset only (version 2) */
-  int view_pct;        /* chance that a memcpy or memset works on memref.subviews (version 2) */
-  /* op mix weights */
-  int w_launch, w_memcpy, w_memset, w_alloc, w_dealloc, w_wait_async, w_host_wait, w_observe;
+#define GEN__KNOB_FIELD(field, opt, arg, lo, hi, def, always, help) int field;
+  GEN_KNOB_MAP(GEN__KNOB_FIELD)
+#undef GEN__KNOB_FIELD
+  int w[GEN_OP__COUNT]; /* the op mix: each kind's weight, w[GEN_OP_LAUNCH]... (GEN_K_MIX
+                           kinds; 0 for the others) */
 } GenConfig;
+
+/* A knob of GEN_KNOB_MAP, as a table row (gen_knob(i) for i < GEN_KNOB_COUNT). */
+typedef struct GenKnob {
+  const char *field, *option, *arg;
+  long lo, hi;
+  int def, always;
+  const char *help;
+  size_t off; /* of its field in GenConfig */
+} GenKnob;
+#define GEN__KNOB_COUNT(field, opt, arg, lo, hi, def, always, help) +1
+#define GEN_KNOB_COUNT (0 GEN_KNOB_MAP(GEN__KNOB_COUNT))
+const GenKnob *gen_knob(int i);
+/* Knob k's field in c, and its value. */
+int *gen_knob_field(GenConfig *c, const GenKnob *k);
+int gen_knob_value(const GenConfig *c, const GenKnob *k);
+/* The command-line options that give c's knobs and op mix ("--ops 32 ... --mix 30,20,..."): what
+ * replay commands regenerate a case with. */
+void gen_config_args(const GenConfig *c, char *out, size_t n);
 
 typedef struct GenCase {
   int version;
@@ -202,8 +294,19 @@ typedef struct GenCase {
 
 /* Default generator knobs. */
 void gen_config_default(GenConfig *c);
-/* Name of an op kind ("launch"...). */
+/* An op kind's columns of GEN_OP_MAP: its name in the case format ("launch"; "?" for no kind),
+ * the MLIR operation of its shape, its GEN_K_* flags (0 for no kind); the kind of a name (-1). */
 const char *gen_op_name(int kind);
+const char *gen_op_mlir(int kind);
+unsigned gen_op_flags(int kind);
+int gen_op_lookup(const char *name);
+/* Whether op o is async (it defines a token ordered on the device: GEN_K_ASYNC, or GEN_K_EITHER
+ * in its async form). */
+int gen_op_async(const GenOp *o);
+/* Whether op o is synchronous on the host (GEN_K_HOST: a host wait, an observe, an await, an
+ * execute, a stream_sync or stream_destroy; GEN_K_EITHER in its synchronous form): it orders
+ * every later op of its context after it. */
+int gen_op_is_sync(const GenOp *o);
 /* Initializes an empty case (one main context, no ops). */
 void gen_case_init(GenCase *c);
 void gen_case_free(GenCase *c);
@@ -285,9 +388,6 @@ typedef struct GenShape {
  * the MLIR spelling the renderer writes ("gpu.launch_func async deps=2+", "gpu.alloc"); the
  * text may go on after a '|'. 0 and *out, or -1 when it names no case op. */
 int gen_shape_parse(const char *text, GenShape *out);
-/* Whether op o is synchronous on the host (a host wait, an observe, an await, an execute, a
- * synchronous alloc or dealloc): it orders every later op of its context after it. */
-int gen_op_is_sync(const GenOp *o);
 /* Op o's shape in that spelling ("gpu.launch_func async deps=2+", "gpu.wait deps=1"; the ops
  * that are not gpu ops: "observe", "async.execute", "async.await"). */
 void gen_shape_format(const GenOp *o, char *out, size_t n);

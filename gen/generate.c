@@ -713,20 +713,43 @@ static void op_execute(G *g, Ctx *x, int budget) {
     gen__oom(g);
 }
 
+/* A dealloc of a device buffer x owns and may free (main frees any; a region its own). */
+static void op_dealloc_any(G *g, Ctx *x) {
+  int b = pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1, ANY_ELEM);
+  if (b >= 0 && (x->id == 0 || g->bs[b].region_private))
+    op_dealloc(g, x, b);
+}
+
+/* The kinds drawn by weight, each with what makes one in context x: the op mix, and await. The
+ * others come from their own knobs: execute (region_pct), call, if, for and branch (block_pct),
+ * the stream ops (stream_pct, with the launches on them). */
+static void (*const draw[GEN_OP__COUNT])(G *g, Ctx *x) = {
+    [GEN_OP_LAUNCH] = op_launch,       [GEN_OP_MEMCPY] = op_memcpy,
+    [GEN_OP_MEMSET] = op_memset,       [GEN_OP_ALLOC] = op_alloc,
+    [GEN_OP_DEALLOC] = op_dealloc_any, [GEN_OP_WAIT_ASYNC] = op_wait_async,
+    [GEN_OP_HOST_WAIT] = op_host_wait, [GEN_OP_OBSERVE] = op_observe,
+    [GEN_OP_AWAIT] = op_await,
+};
+
+#define AWAIT_WEIGHT 6 /* an await's weight while the context has child regions to wait for */
+
+/* Kind k's weight in context x: its mix weight where an op of the kind may stand (a block's
+ * body, a for's, main only: GEN_K_BODY, GEN_K_LOOP, GEN_K_MAIN). */
+static int mix_weight(const G *g, const Ctx *x, int k) {
+  unsigned f = gen_op_flags(k);
+  int body = x->body, loop = body && g->cur_kind == GEN_OP_FOR;
+  if (!(f & GEN_K_MIX) || (body && !(f & GEN_K_BODY)) || (loop && !(f & GEN_K_LOOP)) ||
+      ((f & GEN_K_MAIN) && (x->id != 0 || body)))
+    return 0;
+  return g->cfg.w[k];
+}
+
 static void gen_ctx(G *g, Ctx *x, int budget) {
   const GenConfig *c = &g->cfg;
   int start = g->c->nops;
-  int body = x->body, loop = body && g->cur_kind == GEN_OP_FOR;
-  int w[10] = {c->w_launch,
-               c->w_memcpy,
-               c->w_memset,
-               body ? 0 : c->w_alloc,
-               body ? 0 : c->w_dealloc,
-               c->w_wait_async,
-               loop ? 0 : c->w_host_wait,
-               x->id == 0 && !body ? c->w_observe : 0,
-               0,
-               x->nchildren ? 6 : 0};
+  int body = x->body, w[GEN_OP__COUNT];
+  for (int k = 0; k < GEN_OP__COUNT; k++)
+    w[k] = mix_weight(g, x, k);
   int guard = 0;
   while (g->rc == 0 && g->c->nops - start < budget && g->c->nops < c->ops + 8 &&
          guard++ < 20 * budget + 100) {
@@ -746,73 +769,33 @@ static void gen_ctx(G *g, Ctx *x, int budget) {
       op_execute(g, x, sub);
       continue;
     }
-    w[9] = x->nchildren ? 6 : 0;
+    w[GEN_OP_AWAIT] = x->nchildren ? AWAIT_WEIGHT : 0;
     int total = 0;
-    for (int i = 0; i < 10; i++)
-      total += w[i];
+    for (int k = 0; k < GEN_OP__COUNT; k++)
+      total += w[k];
     if (total <= 0)
       break;
     int pick = (int)af_rng_below(&g->rng, (uint32_t)total);
     int kind = 0;
     while (pick >= w[kind])
       pick -= w[kind++];
-    switch (kind) {
-    case 0:
-      op_launch(g, x);
-      break;
-    case 1:
-      op_memcpy(g, x);
-      break;
-    case 2:
-      op_memset(g, x);
-      break;
-    case 3:
-      op_alloc(g, x);
-      break;
-    case 4: {
-      int b = pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1, ANY_ELEM);
-      if (b >= 0 && (x->id == 0 || g->bs[b].region_private))
-        op_dealloc(g, x, b);
-      break;
-    }
-    case 5:
-      op_wait_async(g, x);
-      break;
-    case 6:
-      op_host_wait(g, x);
-      break;
-    case 7:
-      op_observe(g, x);
-      break;
-    case 9:
-      op_await(g, x);
-      break;
-    }
+    if (draw[kind]) /* (every kind with a weight has one) */
+      draw[kind](g, x);
   }
 }
 
 static int check_config(const GenConfig *c, AfErr *err) {
-  if (c->ops < 1 || c->ops > 100000)
-    return af_err_set(err, AF_EUSAGE, "ops must be 1..100000 (got %d)", c->ops);
-  if (c->buffers < 1 || c->buffers > 200)
-    return af_err_set(err, AF_EUSAGE, "buffers must be 1..200 (got %d)", c->buffers);
-  if (c->host_bufs < 1 || c->host_bufs > 32)
-    return af_err_set(err, AF_EUSAGE, "host buffers must be 1..32 (got %d)", c->host_bufs);
-  if (c->elems < 1 || c->elems > 1024)
-    return af_err_set(err, AF_EUSAGE, "elems must be 1..1024 (got %d)", c->elems);
-  if (c->max_deps < 1 || c->max_deps > GEN_MAX_DEPS)
-    return af_err_set(err, AF_EUSAGE, "max-deps must be 1..%d (got %d)", GEN_MAX_DEPS, c->max_deps);
-  if (c->max_deps < 2)
-    return af_err_set(err, AF_EUSAGE, "max-deps must be at least 2 (joins need two)");
-  if (c->spin < 0 || c->max_nesting < 0 || c->region_pct < 0 || c->region_pct > 100)
-    return af_err_set(err, AF_EUSAGE, "spin, nesting and region chance must be sane");
-  const int *w[] = {&c->w_launch,  &c->w_memcpy,     &c->w_memset,    &c->w_alloc,
-                    &c->w_dealloc, &c->w_wait_async, &c->w_host_wait, &c->w_observe};
+  for (int i = 0; i < GEN_KNOB_COUNT; i++) {
+    const GenKnob *k = gen_knob(i);
+    int v = gen_knob_value(c, k);
+    if (v < k->lo || v > k->hi)
+      return af_err_set(err, AF_EUSAGE, "%s must be %ld..%ld (got %d)", k->option, k->lo, k->hi, v);
+  }
   int total = 0;
-  for (int i = 0; i < 8; i++) {
-    if (*w[i] < 0)
+  for (int k = 0; k < GEN_MIX_COUNT; k++) {
+    if (c->w[k] < 0)
       return af_err_set(err, AF_EUSAGE, "op mix weights must not be negative");
-    total += *w[i];
+    total += c->w[k];
   }
   if (total == 0)
     return af_err_set(err, AF_EUSAGE, "op mix weights are all zero");

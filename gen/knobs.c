@@ -1,38 +1,57 @@
 /*
- * knobs.c: the generator's knobs: their defaults, and the variation swarm testing draws
- * around them per case.
+ * knobs.c: the generator's knobs (GEN_KNOB_MAP, and the op mix of GEN_OP_MAP): their table,
+ * defaults and command-line form, and the variation swarm testing draws around them per case.
  */
 #include "gen.h"
 
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
+
+static const GenKnob knobs[GEN_KNOB_COUNT] = {
+#define GEN__KNOB_ROW(field, opt, arg, lo, hi, def, always, help)                                  \
+  {#field, opt, arg, lo, hi, def, always, help, offsetof(GenConfig, field)},
+    GEN_KNOB_MAP(GEN__KNOB_ROW)
+#undef GEN__KNOB_ROW
+};
+
+const GenKnob *gen_knob(int i) {
+  return i >= 0 && i < GEN_KNOB_COUNT ? &knobs[i] : NULL;
+}
+
+int *gen_knob_field(GenConfig *c, const GenKnob *k) {
+  return (int *)((char *)c + k->off);
+}
+
+int gen_knob_value(const GenConfig *c, const GenKnob *k) {
+  return *(const int *)((const char *)c + k->off);
+}
 
 void gen_config_default(GenConfig *c) {
   memset(c, 0, sizeof *c);
-  c->ops = 32;
-  c->buffers = 4;
-  c->host_bufs = 2;
-  c->elems = 16;
-  c->max_deps = 3;
-  c->extra_dep_pct = 15;
-  c->region_pct = 8;
-  c->max_nesting = 2;
-  c->spin = 64;
-  c->host_shared_pct = 10;
-  c->sync_pct = 20;
-  c->extra_wait_pct = 8;
-  c->capture_pct = 30;
-  c->stream_pct = 20;
-  c->block_pct = 6;
-  c->typed_pct = 25;
-  c->view_pct = 15;
-  c->w_launch = 30;
-  c->w_memcpy = 20;
-  c->w_memset = 8;
-  c->w_alloc = 8;
-  c->w_dealloc = 5;
-  c->w_wait_async = 8;
-  c->w_host_wait = 6;
-  c->w_observe = 6;
+  for (int i = 0; i < GEN_KNOB_COUNT; i++)
+    *gen_knob_field(c, &knobs[i]) = knobs[i].def;
+  static const int weights[GEN_OP__COUNT] = {
+#define GEN__OP_WEIGHT(id, lc, name, mlir, weight, flags) weight,
+      GEN_OP_MAP(GEN__OP_WEIGHT)
+#undef GEN__OP_WEIGHT
+  };
+  memcpy(c->w, weights, sizeof c->w);
+}
+
+void gen_config_args(const GenConfig *c, char *out, size_t n) {
+  size_t len = 0;
+  out[0] = '\0';
+  for (int i = 0; i < GEN_KNOB_COUNT + GEN_MIX_COUNT && len < n; i++) {
+    int w;
+    if (i < GEN_KNOB_COUNT)
+      w = snprintf(out + len, n - len, "%s%s %d", i ? " " : "", knobs[i].option,
+                   gen_knob_value(c, &knobs[i]));
+    else
+      w = snprintf(out + len, n - len, "%s%d", i == GEN_KNOB_COUNT ? " --mix " : ",",
+                   c->w[i - GEN_KNOB_COUNT]);
+    len += w > 0 ? (size_t)w : 0;
+  }
 }
 
 /* Swarm testing: each case gets its own knobs, drawn from seed around the base config, so
@@ -58,11 +77,9 @@ void gen_config_swarm(const GenConfig *base, uint64_t seed, GenConfig *out) {
   out->host_shared_pct = af_rng_chance(&r, 50) ? 0 : base->host_shared_pct;
   k = af_rng_below(&r, 3);
   out->root_wait_pct = k == 0 ? base->root_wait_pct : k == 1 ? 50 : 100;
-  int *w[] = {&out->w_memcpy,  &out->w_memset,     &out->w_alloc,
-              &out->w_dealloc, &out->w_wait_async, &out->w_host_wait};
-  for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
-    if (af_rng_chance(&r, 33))
-      *w[i] = 0;
+  for (int kind = 0; kind < GEN_OP__COUNT; kind++) /* a kind left out of the mix */
+    if ((gen_op_flags(kind) & GEN_K_SWARM) && af_rng_chance(&r, 33))
+      out->w[kind] = 0;
   if (base->extra_wait_pct > 0) /* last, and only when on: earlier draws stay as they were */
     out->extra_wait_pct = af_rng_chance(&r, 33) ? 0 : base->extra_wait_pct;
   if (base->capture_pct > 0)

@@ -28,6 +28,10 @@
   "reconcile-unrealized-casts"
 #define MLIR_HOST MLIR_HOST_HEAD "gpu-module-to-binary{format=isa}," MLIR_HOST_TAIL
 
+int lower_is_rocdl(const LowerSpec *spec) {
+  return spec->kind == LOWER_MLIR_OPT && strcmp(spec->target, "rocdl") == 0;
+}
+
 static const struct {
   const char *name, *desc, *pipeline;
 } variants[] = {

@@ -42,10 +42,6 @@ const char *lower_family(const LowerSpec *spec) {
   return spec->family[0] ? spec->family : spec->name;
 }
 
-int lower_is_rocdl(const LowerSpec *spec) {
-  return spec->kind == LOWER_MLIR_OPT && strcmp(spec->target, "rocdl") == 0;
-}
-
 int lower_spec_parse(const char *s, LowerSpec *out, AfErr *err) {
   memset(out, 0, sizeof *out);
   const char *m = strncmp(s, "matrix:", 7) == 0 ? s + 7 : s;

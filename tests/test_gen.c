@@ -81,13 +81,11 @@ static void test_validity_grid(void) {
             validate_many(&cfg, opss[a] >= 256 ? 4 : 12);
           }
   /* lopsided op mixes */
-  for (int only = 0; only < 8; only++) {
+  for (int only = 0; only < GEN_MIX_COUNT; only++) {
     GenConfig cfg;
     gen_config_default(&cfg);
-    int *w[] = {&cfg.w_launch,  &cfg.w_memcpy,     &cfg.w_memset,    &cfg.w_alloc,
-                &cfg.w_dealloc, &cfg.w_wait_async, &cfg.w_host_wait, &cfg.w_observe};
-    for (int i = 0; i < 8; i++)
-      *w[i] = i == only ? 100 : 1;
+    for (int k = 0; k < GEN_MIX_COUNT; k++)
+      cfg.w[k] = k == only ? 100 : 1;
     validate_many(&cfg, 50);
   }
   /* bad knobs are usage errors, not crashes */

@@ -338,10 +338,14 @@ static void test_line_map(void) {
     CHECK(line != NULL);
     char buf[600];
     snprintf(buf, sizeof buf, "%.*s", (int)strcspn(line, "\n"), line);
-    static const char *const want[] = {
-        "gpu.wait async",  "gpu.alloc", "gpu.dealloc",        "gpu.memcpy",    "gpu.memset",
-        "gpu.launch_func", "gpu.wait",  "@asyncfuzz_observe", "async.execute", "async.await"};
-    CHECK_CONTAINS(buf, want[c.ops[map.op[l]].kind]);
+    static const char *const want[GEN_OP__COUNT] = {
+        [GEN_OP_WAIT_ASYNC] = "gpu.wait async", [GEN_OP_ALLOC] = "gpu.alloc",
+        [GEN_OP_DEALLOC] = "gpu.dealloc",       [GEN_OP_MEMCPY] = "gpu.memcpy",
+        [GEN_OP_MEMSET] = "gpu.memset",         [GEN_OP_LAUNCH] = "gpu.launch_func",
+        [GEN_OP_HOST_WAIT] = "gpu.wait",        [GEN_OP_OBSERVE] = "@asyncfuzz_observe",
+        [GEN_OP_EXECUTE] = "async.execute",     [GEN_OP_AWAIT] = "async.await"};
+    CHECK(want[c.ops[map.op[l]].kind] != NULL);
+    CHECK_CONTAINS(buf, want[c.ops[map.op[l]].kind] ? want[c.ops[map.op[l]].kind] : "?");
     seen++;
   }
   CHECK_EQ(seen, c.nops); /* every op has its line */
