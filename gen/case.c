@@ -195,32 +195,6 @@ void gen_op_view(const GenCase *c, const GenOp *o, int k, int32_t *off, int32_t 
   *stride = 1;
 }
 
-int gen_op_accesses(const GenCase *c, int i, int32_t *bufs, int *writes) {
-  const GenOp *o = &c->ops[i];
-  int n = 0;
-  switch (o->kind) {
-  case GEN_OP_MEMCPY:
-    bufs[n] = o->src, writes[n++] = 0;
-    bufs[n] = o->buf, writes[n++] = 1;
-    break;
-  case GEN_OP_MEMSET:
-    bufs[n] = o->buf, writes[n++] = 1;
-    break;
-  case GEN_OP_LAUNCH: {
-    const KernelInfo *ki = kernel_info(o->kernel);
-    for (int a = 0; ki && a < o->nargs && a < KERNEL_MAX_BUFS; a++)
-      bufs[n] = o->args[a], writes[n++] = (ki->access[a] & KERNEL_WRITE) != 0;
-    break;
-  }
-  case GEN_OP_OBSERVE:
-    bufs[n] = o->buf, writes[n++] = 0;
-    break;
-  default:
-    break;
-  }
-  return n;
-}
-
 /* ---- JSON writing ---- */
 
 static void put_deps(AfBuf *b, const GenOp *o) {
@@ -294,113 +268,152 @@ static void put_block(AfBuf *b, const GenCase *c, const GenOp *o, int depth) {
   af_buf_puts(b, "]");
 }
 
+/* ---- each kind's fields: put_<lc> (GEN_OP_MAP). The views of a GEN_K_VIEWS kind, the
+ * dependencies and the token are written after (put_body). */
+
+static void put_wait_async(AfBuf *b, const GenCase *c, const GenOp *o, int depth) {
+  (void)b, (void)c, (void)o, (void)depth;
+}
+
+static void put_host_wait(AfBuf *b, const GenCase *c, const GenOp *o, int depth) {
+  put_wait_async(b, c, o, depth);
+}
+
+static void put_alloc(AfBuf *b, const GenCase *c, const GenOp *o, int depth) {
+  (void)c, (void)depth;
+  af_buf_printf(b, ", \"buf\": \"b%d\", \"mode\": \"%s\"", o->buf,
+                o->mode == GEN_ALLOC_ASYNC  ? "async"
+                : o->mode == GEN_ALLOC_SYNC ? "sync"
+                                            : "host_shared");
+}
+
+static void put_dealloc(AfBuf *b, const GenCase *c, const GenOp *o, int depth) {
+  (void)c, (void)depth;
+  af_buf_printf(b, ", \"buf\": \"b%d\", \"async\": %s", o->buf, o->async ? "true" : "false");
+}
+
+static void put_memcpy(AfBuf *b, const GenCase *c, const GenOp *o, int depth) {
+  (void)c, (void)depth;
+  af_buf_printf(b, ", \"dst\": \"b%d\", \"src\": \"b%d\"", o->buf, o->src);
+}
+
+static void put_memset(AfBuf *b, const GenCase *c, const GenOp *o, int depth) {
+  (void)c, (void)depth;
+  af_buf_printf(b, ", \"dst\": \"b%d\", \"value\": %d", o->buf, o->value);
+}
+
+static void put_launch(AfBuf *b, const GenCase *c, const GenOp *o, int depth) {
+  (void)c, (void)depth;
+  const KernelInfo *ki = kernel_info(o->kernel);
+  af_buf_printf(b, ", \"kernel\": \"%s\", \"args\": [", ki ? ki->name : "?");
+  for (int a = 0; a < o->nargs; a++)
+    af_buf_printf(b, "%s\"b%d\"", a ? ", " : "", o->args[a]);
+  af_buf_printf(b, "], \"value\": %d", o->value);
+  if (o->stream >= 0) /* version 2 */
+    af_buf_printf(b, ", \"stream\": \"s%d\"", o->stream);
+}
+
+static void put_stream_create(AfBuf *b, const GenCase *c, const GenOp *o, int depth) {
+  (void)c, (void)depth;
+  af_buf_printf(b, ", \"stream\": \"s%d\"", o->stream);
+}
+
+static void put_stream_sync(AfBuf *b, const GenCase *c, const GenOp *o, int depth) {
+  put_stream_create(b, c, o, depth);
+}
+
+static void put_stream_destroy(AfBuf *b, const GenCase *c, const GenOp *o, int depth) {
+  put_stream_create(b, c, o, depth);
+}
+
+static void put_observe(AfBuf *b, const GenCase *c, const GenOp *o, int depth) {
+  (void)c, (void)depth;
+  af_buf_printf(b, ", \"buf\": \"b%d\"", o->buf);
+}
+
+static void put_execute(AfBuf *b, const GenCase *c, const GenOp *o, int depth) {
+  const GenRegion *g = &c->regions[o->region];
+  af_buf_printf(b, ", \"region\": \"r%d\", \"inputs\": [", o->region);
+  for (int k = 0; k < g->ninputs; k++)
+    af_buf_printf(b, "%s{\"value\": \"r%d.%d\", \"as\": \"t%d\"}", k ? ", " : "",
+                  g->inputs[k].region, g->inputs[k].vidx, g->inputs[k].tok);
+  if (g->ncaptures) { /* version 2 */
+    af_buf_puts(b, "], \"captures\": [");
+    put_inputs(b, g->captures, g->ncaptures);
+  }
+  af_buf_puts(b, "], \"body\": [");
+  if (put_body(b, c, g->first, g->last, o->region, 0, depth + 1)) {
+    af_buf_puts(b, "\n");
+    indent(b, depth);
+  }
+  af_buf_puts(b, "], \"yields\": [");
+  for (int k = 0; k < g->nyields; k++)
+    af_buf_printf(b, "%s\"t%d\"", k ? ", " : "", g->yields[k]);
+  af_buf_puts(b, "]");
+}
+
+static void put_await(AfBuf *b, const GenCase *c, const GenOp *o, int depth) {
+  (void)c, (void)depth;
+  if (o->vidx >= 0)
+    af_buf_printf(b, ", \"value\": \"r%d.%d\"", o->region, o->vidx);
+  else
+    af_buf_printf(b, ", \"region\": \"r%d\"", o->region);
+}
+
+static void put_call(AfBuf *b, const GenCase *c, const GenOp *o, int depth) {
+  put_block(b, c, o, depth);
+}
+
+static void put_if(AfBuf *b, const GenCase *c, const GenOp *o, int depth) {
+  put_block(b, c, o, depth);
+}
+
+static void put_for(AfBuf *b, const GenCase *c, const GenOp *o, int depth) {
+  put_block(b, c, o, depth);
+}
+
+static void put_branch(AfBuf *b, const GenCase *c, const GenOp *o, int depth) {
+  put_block(b, c, o, depth);
+}
+
+static void (*const putters[GEN_OP__COUNT])(AfBuf *b, const GenCase *c, const GenOp *o,
+                                            int depth) = {
+#define GEN__PUTTER(id, lc, name, mlir, weight, flags) [GEN_OP_##id] = put_##lc,
+    GEN_OP_MAP(GEN__PUTTER)
+#undef GEN__PUTTER
+};
+
+/* The last op of op i's body, when it has one (an execute's region, a block op's block), else i. */
+static int body_end(const GenCase *c, int i) {
+  const GenOp *o = &c->ops[i];
+  unsigned f = gen_op_flags(o->kind);
+  int last = f & GEN_K_REGION  ? c->regions[o->region].last
+             : f & GEN_K_BLOCK ? c->blocks[o->block].last
+                               : i;
+  return last > i ? last : i;
+}
+
 /* Writes ops [from, to] of context ctx and block blk (and nested regions and blocks) at the
  * given depth. */
 static int put_body(AfBuf *b, const GenCase *c, int from, int to, int ctx, int blk, int depth) {
   int first = 1;
-  int i = from;
-  while (i <= to && i < c->nops) {
+  for (int i = from; i <= to && i < c->nops; i++) {
     const GenOp *o = &c->ops[i];
-    if (o->ctx != ctx || o->blk != blk) {
-      i++;
+    if (o->ctx != ctx || o->blk != blk)
       continue;
-    }
     af_buf_puts(b, first ? "\n" : ",\n");
     first = 0;
     indent(b, depth);
     af_buf_printf(b, "{\"op\": \"%s\"", gen_op_name(o->kind));
-    switch (o->kind) {
-    case GEN_OP_WAIT_ASYNC:
-      put_deps(b, o);
-      break;
-    case GEN_OP_ALLOC:
-      af_buf_printf(b, ", \"buf\": \"b%d\", \"mode\": \"%s\"", o->buf,
-                    o->mode == GEN_ALLOC_ASYNC  ? "async"
-                    : o->mode == GEN_ALLOC_SYNC ? "sync"
-                                                : "host_shared");
-      if (o->async)
-        put_deps(b, o);
-      break;
-    case GEN_OP_DEALLOC:
-      af_buf_printf(b, ", \"buf\": \"b%d\", \"async\": %s", o->buf, o->async ? "true" : "false");
-      if (o->async)
-        put_deps(b, o);
-      break;
-    case GEN_OP_MEMCPY:
-      af_buf_printf(b, ", \"dst\": \"b%d\", \"src\": \"b%d\"", o->buf, o->src);
+    putters[o->kind](b, c, o, depth);
+    if (gen_op_flags(o->kind) & GEN_K_VIEWS)
       put_views(b, o);
+    if (gen_op_takes_deps(o))
       put_deps(b, o);
-      break;
-    case GEN_OP_MEMSET:
-      af_buf_printf(b, ", \"dst\": \"b%d\", \"value\": %d", o->buf, o->value);
-      put_views(b, o);
-      put_deps(b, o);
-      break;
-    case GEN_OP_LAUNCH: {
-      const KernelInfo *ki = kernel_info(o->kernel);
-      af_buf_printf(b, ", \"kernel\": \"%s\", \"args\": [", ki ? ki->name : "?");
-      for (int a = 0; a < o->nargs; a++)
-        af_buf_printf(b, "%s\"b%d\"", a ? ", " : "", o->args[a]);
-      af_buf_printf(b, "], \"value\": %d", o->value);
-      if (o->stream >= 0) /* version 2 */
-        af_buf_printf(b, ", \"stream\": \"s%d\"", o->stream);
-      put_views(b, o);
-      put_deps(b, o);
-      break;
-    }
-    case GEN_OP_STREAM_CREATE:
-    case GEN_OP_STREAM_SYNC:
-    case GEN_OP_STREAM_DESTROY:
-      af_buf_printf(b, ", \"stream\": \"s%d\"", o->stream);
-      break;
-    case GEN_OP_CALL:
-    case GEN_OP_IF:
-    case GEN_OP_FOR:
-    case GEN_OP_BRANCH:
-      put_block(b, c, o, depth);
-      if (c->blocks[o->block].last > i)
-        i = c->blocks[o->block].last;
-      break;
-    case GEN_OP_HOST_WAIT:
-      put_deps(b, o);
-      break;
-    case GEN_OP_OBSERVE:
-      af_buf_printf(b, ", \"buf\": \"b%d\"", o->buf);
-      break;
-    case GEN_OP_EXECUTE: {
-      const GenRegion *g = &c->regions[o->region];
-      af_buf_printf(b, ", \"region\": \"r%d\", \"inputs\": [", o->region);
-      for (int k = 0; k < g->ninputs; k++)
-        af_buf_printf(b, "%s{\"value\": \"r%d.%d\", \"as\": \"t%d\"}", k ? ", " : "",
-                      g->inputs[k].region, g->inputs[k].vidx, g->inputs[k].tok);
-      if (g->ncaptures) { /* version 2 */
-        af_buf_puts(b, "], \"captures\": [");
-        put_inputs(b, g->captures, g->ncaptures);
-      }
-      af_buf_puts(b, "], \"body\": [");
-      int last = put_body(b, c, g->first, g->last, o->region, 0, depth + 1);
-      if (last) {
-        af_buf_puts(b, "\n");
-        indent(b, depth);
-      }
-      af_buf_puts(b, "], \"yields\": [");
-      for (int k = 0; k < g->nyields; k++)
-        af_buf_printf(b, "%s\"t%d\"", k ? ", " : "", g->yields[k]);
-      af_buf_puts(b, "]");
-      i = g->last > i ? g->last : i;
-      break;
-    }
-    case GEN_OP_AWAIT:
-      if (o->vidx >= 0)
-        af_buf_printf(b, ", \"value\": \"r%d.%d\"", o->region, o->vidx);
-      else
-        af_buf_printf(b, ", \"region\": \"r%d\"", o->region);
-      break;
-    }
     if (o->tok >= 0)
       af_buf_printf(b, ", \"token\": \"t%d\"", o->tok);
     af_buf_puts(b, "}");
-    i++;
+    i = body_end(c, i);
   }
   return !first;
 }
@@ -413,7 +426,8 @@ char *gen_case_to_json(const GenCase *c) {
     if (c->regions[r].ncaptures)
       version = 2;
   for (int i = 0; i < c->nops; i++)
-    if (c->ops[i].stream >= 0 || c->ops[i].kind >= GEN_OP_CALL || gen_op_has_view(&c->ops[i]))
+    if (c->ops[i].stream >= 0 || (gen_op_flags(c->ops[i].kind) & GEN_K_V2) ||
+        gen_op_has_view(&c->ops[i]))
       version = 2;
   for (int i = 0; i < c->nbufs; i++)
     if (c->bufs[i].elem != GEN_ELEM_I32 || c->bufs[i].stat)

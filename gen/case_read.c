@@ -363,7 +363,7 @@ static int parse_block(Parser *p, const cJSON *o, int ctx, GenOp *opp) {
 }
 
 /* A launch's kernel, its buffer arguments and its value (the dependencies are parsed after). */
-static int parse_launch(Parser *p, const cJSON *o, GenOp *opp) {
+static int parse_kernel(Parser *p, const cJSON *o, GenOp *opp) {
   const char *kn = jstr(o, "kernel");
   int k = kn ? kernel_lookup(kn) : -1;
   if (k < 0)
@@ -394,7 +394,7 @@ static int parse_launch(Parser *p, const cJSON *o, GenOp *opp) {
 }
 
 /* An execute op: its region, inputs, body (recursively) and yields. Adds the op itself. */
-static int parse_execute(Parser *p, const cJSON *o, int ctx, GenOp *opp) {
+static int parse_region(Parser *p, const cJSON *o, int ctx, GenOp *opp) {
   int rc;
   const char *rn = jstr(o, "region");
   GenRegion g;
@@ -459,6 +459,122 @@ static int parse_execute(Parser *p, const cJSON *o, int ctx, GenOp *opp) {
   return 0;
 }
 
+/* ---- each kind's fields: parse_<lc> (GEN_OP_MAP). The views of a GEN_K_VIEWS kind and the
+ * dependencies of an op that takes them are parsed after (parse_op), and the op's token. A kind
+ * with a body (an execute, a block op) adds its op itself. */
+
+static int parse_wait_async(Parser *p, const cJSON *o, GenOp *op, int ctx) {
+  (void)p, (void)o, (void)op, (void)ctx;
+  return 0;
+}
+
+static int parse_host_wait(Parser *p, const cJSON *o, GenOp *op, int ctx) {
+  return parse_wait_async(p, o, op, ctx);
+}
+
+static int parse_alloc(Parser *p, const cJSON *o, GenOp *op, int ctx) {
+  (void)ctx;
+  const char *mode = jstr(o, "mode");
+  if (mode == NULL || strcmp(mode, "async") == 0)
+    op->mode = GEN_ALLOC_ASYNC;
+  else if (strcmp(mode, "sync") == 0)
+    op->mode = GEN_ALLOC_SYNC;
+  else if (strcmp(mode, "host_shared") == 0)
+    op->mode = GEN_ALLOC_HOST_SHARED;
+  else
+    return perr(p, AF_EPARSE, "unknown alloc mode \"%s\"%s", mode, NULL);
+  op->async = op->mode == GEN_ALLOC_ASYNC;
+  return use_buf(p, o, "buf", &op->buf);
+}
+
+static int parse_dealloc(Parser *p, const cJSON *o, GenOp *op, int ctx) {
+  (void)ctx;
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "async");
+  op->async = a == NULL || cJSON_IsTrue(a);
+  return use_buf(p, o, "buf", &op->buf);
+}
+
+static int parse_memcpy(Parser *p, const cJSON *o, GenOp *op, int ctx) {
+  (void)ctx;
+  int rc = use_buf(p, o, "dst", &op->buf);
+  return rc ? rc : use_buf(p, o, "src", &op->src);
+}
+
+static int parse_memset(Parser *p, const cJSON *o, GenOp *op, int ctx) {
+  (void)ctx;
+  int rc = use_buf(p, o, "dst", &op->buf);
+  if (!rc && jint(o, "value", &op->value))
+    rc = perr(p, AF_EPARSE, "memset needs an integer \"value\"%s%s", NULL, NULL);
+  return rc;
+}
+
+static int parse_launch(Parser *p, const cJSON *o, GenOp *op, int ctx) {
+  (void)ctx;
+  int rc = parse_kernel(p, o, op);
+  if (!rc && jstr(o, "stream"))
+    rc = use_stream(p, o, 0, &op->stream);
+  return rc;
+}
+
+static int parse_stream_create(Parser *p, const cJSON *o, GenOp *op, int ctx) {
+  (void)ctx;
+  return use_stream(p, o, op->kind == GEN_OP_STREAM_CREATE, &op->stream);
+}
+
+static int parse_stream_sync(Parser *p, const cJSON *o, GenOp *op, int ctx) {
+  return parse_stream_create(p, o, op, ctx);
+}
+
+static int parse_stream_destroy(Parser *p, const cJSON *o, GenOp *op, int ctx) {
+  return parse_stream_create(p, o, op, ctx);
+}
+
+static int parse_observe(Parser *p, const cJSON *o, GenOp *op, int ctx) {
+  (void)ctx;
+  return use_buf(p, o, "buf", &op->buf);
+}
+
+static int parse_await(Parser *p, const cJSON *o, GenOp *op, int ctx) {
+  (void)ctx;
+  const char *v = jstr(o, "value");
+  if (v)
+    return parse_value_ref(p, v, &op->region, &op->vidx);
+  const char *rn = jstr(o, "region");
+  op->region = rn ? nm_find(&p->regions, rn) : -1;
+  if (op->region < 0)
+    return perr(p, AF_EINVALID, "await names no known region (\"value\" or \"region\")%s%s", NULL,
+                NULL);
+  return 0;
+}
+
+static int parse_execute(Parser *p, const cJSON *o, GenOp *op, int ctx) {
+  if (p->blk)
+    return perr(p, AF_EINVALID, "an execute inside a block body%s%s", NULL, NULL);
+  return parse_region(p, o, ctx, op);
+}
+
+static int parse_call(Parser *p, const cJSON *o, GenOp *op, int ctx) {
+  return parse_block(p, o, ctx, op);
+}
+
+static int parse_if(Parser *p, const cJSON *o, GenOp *op, int ctx) {
+  return parse_block(p, o, ctx, op);
+}
+
+static int parse_for(Parser *p, const cJSON *o, GenOp *op, int ctx) {
+  return parse_block(p, o, ctx, op);
+}
+
+static int parse_branch(Parser *p, const cJSON *o, GenOp *op, int ctx) {
+  return parse_block(p, o, ctx, op);
+}
+
+static int (*const parsers[GEN_OP__COUNT])(Parser *p, const cJSON *o, GenOp *op, int ctx) = {
+#define GEN__PARSER(id, lc, name, mlir, weight, flags) [GEN_OP_##id] = parse_##lc,
+    GEN_OP_MAP(GEN__PARSER)
+#undef GEN__PARSER
+};
+
 static int parse_op(Parser *p, const cJSON *o, int ctx) {
   if (!cJSON_IsObject(o))
     return perr(p, AF_EPARSE, "an op must be a JSON object%s%s", NULL, NULL);
@@ -471,113 +587,21 @@ static int parse_op(Parser *p, const cJSON *o, int ctx) {
   op.tok = -1;
   op.buf = op.src = op.region = op.vidx = op.stream = -1;
   op.blk = p->blk;
-  op.kind = GEN_OP__COUNT;
-  for (int k = 0; k < GEN_OP__COUNT; k++)
-    if (strcmp(kind, gen_op_name(k)) == 0)
-      op.kind = (uint8_t)k;
-  if (op.kind == GEN_OP__COUNT)
+  int k = gen_op_lookup(kind);
+  if (k < 0)
     return perr(p, AF_EPARSE, "unknown op \"%s\"%s", kind, NULL);
-  int rc = 0;
-  int wants_token = 0;
-  switch (op.kind) {
-  case GEN_OP_WAIT_ASYNC:
+  op.kind = (uint8_t)k;
+  unsigned f = gen_op_flags(k);
+  int rc = parsers[k](p, o, &op, ctx);
+  if (rc || (f & (GEN_K_REGION | GEN_K_BLOCK))) /* (those added their op) */
+    return rc;
+  if (f & GEN_K_VIEWS)
+    rc = parse_views(p, o, &op);
+  if (!rc && gen_op_takes_deps(&op))
     rc = parse_deps(p, o, &op);
-    wants_token = 1;
-    break;
-  case GEN_OP_ALLOC: {
-    const char *mode = jstr(o, "mode");
-    if (mode == NULL || strcmp(mode, "async") == 0)
-      op.mode = GEN_ALLOC_ASYNC;
-    else if (strcmp(mode, "sync") == 0)
-      op.mode = GEN_ALLOC_SYNC;
-    else if (strcmp(mode, "host_shared") == 0)
-      op.mode = GEN_ALLOC_HOST_SHARED;
-    else
-      return perr(p, AF_EPARSE, "unknown alloc mode \"%s\"%s", mode, NULL);
-    op.async = op.mode == GEN_ALLOC_ASYNC;
-    rc = use_buf(p, o, "buf", &op.buf);
-    if (!rc && op.async)
-      rc = parse_deps(p, o, &op);
-    wants_token = op.async;
-    break;
-  }
-  case GEN_OP_DEALLOC: {
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "async");
-    op.async = a == NULL || cJSON_IsTrue(a);
-    rc = use_buf(p, o, "buf", &op.buf);
-    if (!rc && op.async)
-      rc = parse_deps(p, o, &op);
-    wants_token = op.async;
-    break;
-  }
-  case GEN_OP_MEMCPY:
-    rc = use_buf(p, o, "dst", &op.buf);
-    if (!rc)
-      rc = use_buf(p, o, "src", &op.src);
-    if (!rc)
-      rc = parse_views(p, o, &op);
-    if (!rc)
-      rc = parse_deps(p, o, &op);
-    wants_token = 1;
-    break;
-  case GEN_OP_MEMSET:
-    rc = use_buf(p, o, "dst", &op.buf);
-    if (!rc && jint(o, "value", &op.value))
-      rc = perr(p, AF_EPARSE, "memset needs an integer \"value\"%s%s", NULL, NULL);
-    if (!rc)
-      rc = parse_views(p, o, &op);
-    if (!rc)
-      rc = parse_deps(p, o, &op);
-    wants_token = 1;
-    break;
-  case GEN_OP_LAUNCH:
-    rc = parse_launch(p, o, &op);
-    if (!rc && jstr(o, "stream"))
-      rc = use_stream(p, o, 0, &op.stream);
-    if (!rc)
-      rc = parse_views(p, o, &op);
-    if (!rc)
-      rc = parse_deps(p, o, &op);
-    wants_token = 1;
-    break;
-  case GEN_OP_STREAM_CREATE:
-  case GEN_OP_STREAM_SYNC:
-  case GEN_OP_STREAM_DESTROY:
-    rc = use_stream(p, o, op.kind == GEN_OP_STREAM_CREATE, &op.stream);
-    break;
-  case GEN_OP_HOST_WAIT:
-    rc = parse_deps(p, o, &op);
-    break;
-  case GEN_OP_OBSERVE:
-    rc = use_buf(p, o, "buf", &op.buf);
-    break;
-  case GEN_OP_AWAIT: {
-    const char *v = jstr(o, "value");
-    if (v) {
-      rc = parse_value_ref(p, v, &op.region, &op.vidx);
-      wants_token = 1;
-    } else {
-      const char *rn = jstr(o, "region");
-      op.region = rn ? nm_find(&p->regions, rn) : -1;
-      if (op.region < 0)
-        return perr(p, AF_EINVALID, "await names no known region (\"value\" or \"region\")%s%s",
-                    NULL, NULL);
-    }
-    break;
-  }
-  case GEN_OP_EXECUTE:
-    if (p->blk)
-      return perr(p, AF_EINVALID, "an execute inside a block body%s%s", NULL, NULL);
-    return parse_execute(p, o, ctx, &op);
-  case GEN_OP_CALL:
-  case GEN_OP_IF:
-  case GEN_OP_FOR:
-  case GEN_OP_BRANCH:
-    return parse_block(p, o, ctx, &op);
-  }
   if (rc)
     return rc;
-  if (wants_token) {
+  if (gen_op_has_token(p->c, &op)) {
     rc = def_token(p, jstr(o, "token"), p->c->nops, &op.tok);
     if (rc)
       return rc;

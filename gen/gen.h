@@ -42,18 +42,20 @@
  * Adding a kind: docs/architecture.md has the checklist. */
 #define GEN_OP_MAP(X)                                                                              \
   X(LAUNCH, launch, "launch", "gpu.launch_func", 30,                                               \
-    GEN_K_MIX | GEN_K_ASYNC | GEN_K_VIEWS | GEN_K_BODY | GEN_K_LOOP)                               \
+    GEN_K_MIX | GEN_K_ASYNC | GEN_K_ARGS | GEN_K_VIEWS | GEN_K_BODY | GEN_K_LOOP)                  \
   X(MEMCPY, memcpy, "memcpy", "gpu.memcpy", 20,                                                    \
-    GEN_K_MIX | GEN_K_SWARM | GEN_K_ASYNC | GEN_K_VIEWS | GEN_K_BODY | GEN_K_LOOP)                 \
+    GEN_K_MIX | GEN_K_SWARM | GEN_K_ASYNC | GEN_K_WRITE | GEN_K_SRC | GEN_K_VIEWS | GEN_K_BODY |   \
+        GEN_K_LOOP)                                                                                \
   X(MEMSET, memset, "memset", "gpu.memset", 8,                                                     \
-    GEN_K_MIX | GEN_K_SWARM | GEN_K_ASYNC | GEN_K_VIEWS | GEN_K_BODY | GEN_K_LOOP)                 \
-  X(ALLOC, alloc, "alloc", "gpu.alloc", 8, GEN_K_MIX | GEN_K_SWARM | GEN_K_EITHER)                 \
-  X(DEALLOC, dealloc, "dealloc", "gpu.dealloc", 5, GEN_K_MIX | GEN_K_SWARM | GEN_K_EITHER)         \
+    GEN_K_MIX | GEN_K_SWARM | GEN_K_ASYNC | GEN_K_WRITE | GEN_K_VIEWS | GEN_K_BODY | GEN_K_LOOP)   \
+  X(ALLOC, alloc, "alloc", "gpu.alloc", 8, GEN_K_MIX | GEN_K_SWARM | GEN_K_EITHER | GEN_K_BUF)     \
+  X(DEALLOC, dealloc, "dealloc", "gpu.dealloc", 5,                                                 \
+    GEN_K_MIX | GEN_K_SWARM | GEN_K_EITHER | GEN_K_BUF)                                            \
   X(WAIT_ASYNC, wait_async, "wait_async", "gpu.wait", 8,                                           \
     GEN_K_MIX | GEN_K_SWARM | GEN_K_ASYNC | GEN_K_BODY | GEN_K_LOOP)                               \
   X(HOST_WAIT, host_wait, "host_wait", "gpu.wait", 6,                                              \
     GEN_K_MIX | GEN_K_SWARM | GEN_K_HOST | GEN_K_DEPS | GEN_K_BODY)                                \
-  X(OBSERVE, observe, "observe", "observe", 6, GEN_K_MIX | GEN_K_HOST | GEN_K_MAIN)                \
+  X(OBSERVE, observe, "observe", "observe", 6, GEN_K_MIX | GEN_K_HOST | GEN_K_READ | GEN_K_MAIN)   \
   X(EXECUTE, execute, "execute", "async.execute", 0, GEN_K_HOST | GEN_K_REGION)                    \
   X(AWAIT, await, "await", "async.await", 0, GEN_K_HOST | GEN_K_VALUE)                             \
   X(STREAM_CREATE, stream_create, "stream_create", "llvm.call @mgpuStreamCreate", 0,               \
@@ -87,7 +89,13 @@ enum {
   GEN_K_BODY = 1 << 12,   /* may be in a block's body */
   GEN_K_LOOP = 1 << 13,   /* may be in a for's body (which repeats) */
   GEN_K_MAIN = 1 << 14,   /* only in the host's main function */
-  GEN_K_V2 = 1 << 15      /* needs case format version 2 */
+  GEN_K_V2 = 1 << 15,     /* needs case format version 2 */
+  /* its operands: */
+  GEN_K_BUF = 1 << 16,   /* a buffer, GenOp.buf (with GEN_K_WRITE or GEN_K_READ: an access) */
+  GEN_K_WRITE = 1 << 17, /* writes GenOp.buf */
+  GEN_K_READ = 1 << 18,  /* reads GenOp.buf */
+  GEN_K_SRC = 1 << 19,   /* reads a source buffer, GenOp.src */
+  GEN_K_ARGS = 1 << 20   /* kernel arguments, GenOp.args, accessed as the kernel says */
 };
 
 typedef enum GenOpKind {
@@ -303,6 +311,11 @@ int gen_op_lookup(const char *name);
 /* Whether op o is async (it defines a token ordered on the device: GEN_K_ASYNC, or GEN_K_EITHER
  * in its async form). */
 int gen_op_async(const GenOp *o);
+/* Whether op o defines a token: async (gen_op_async), an await of a value, a block op whose body
+ * yields one. */
+int gen_op_has_token(const GenCase *c, const GenOp *o);
+/* Whether op o takes dependencies (an async op, a host wait). */
+int gen_op_takes_deps(const GenOp *o);
 /* Whether op o is synchronous on the host (GEN_K_HOST: a host wait, an observe, an await, an
  * execute, a stream_sync or stream_destroy; GEN_K_EITHER in its synchronous form): it orders
  * every later op of its context after it. */
@@ -330,6 +343,9 @@ void gen_op_view(const GenCase *c, const GenOp *o, int k, int32_t *off, int32_t 
                  int32_t *stride);
 /* Whether any operand of o is a view. */
 int gen_op_has_view(const GenOp *o);
+/* The buffers op o names (an alloc's, a memcpy's destination and source, a launch's arguments...),
+ * whatever it does with them; how many (<= 3). */
+int gen_op_bufs(const GenOp *o, int32_t *bufs);
 /* Buffer accessed by op i as (buf, write) pairs; returns how many (<= 4). */
 int gen_op_accesses(const GenCase *c, int i, int32_t *bufs, int *writes);
 

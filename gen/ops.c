@@ -4,6 +4,8 @@
  */
 #include "gen.h"
 
+#include "../runner/kernels.h"
+
 #include <string.h>
 
 static const struct {
@@ -42,4 +44,48 @@ int gen_op_async(const GenOp *o) {
 int gen_op_is_sync(const GenOp *o) {
   unsigned f = gen_op_flags(o->kind);
   return (f & GEN_K_HOST) || ((f & GEN_K_EITHER) && !o->async);
+}
+
+int gen_op_has_token(const GenCase *c, const GenOp *o) {
+  unsigned f = gen_op_flags(o->kind);
+  if (f & GEN_K_VALUE)
+    return o->vidx >= 0;
+  if (f & GEN_K_BLOCK)
+    return o->block > 0 && o->block < c->nblocks && c->blocks[o->block].yield >= 0;
+  return gen_op_async(o);
+}
+
+int gen_op_takes_deps(const GenOp *o) {
+  return gen_op_async(o) || (gen_op_flags(o->kind) & GEN_K_DEPS);
+}
+
+int gen_op_bufs(const GenOp *o, int32_t *bufs) {
+  unsigned f = gen_op_flags(o->kind);
+  int n = 0;
+  if (f & GEN_K_ARGS) {
+    n = o->nargs < 0 ? 0 : o->nargs > 3 ? 3 : o->nargs;
+    memcpy(bufs, o->args, sizeof *bufs * (size_t)n);
+    return n;
+  }
+  if (f & (GEN_K_BUF | GEN_K_WRITE | GEN_K_READ))
+    bufs[n++] = o->buf;
+  if (f & GEN_K_SRC)
+    bufs[n++] = o->src;
+  return n;
+}
+
+int gen_op_accesses(const GenCase *c, int i, int32_t *bufs, int *writes) {
+  const GenOp *o = &c->ops[i];
+  unsigned f = gen_op_flags(o->kind);
+  int n = 0;
+  if (f & GEN_K_SRC) /* (read first: an access of distinct buffers is checked per buffer) */
+    bufs[n] = o->src, writes[n++] = 0;
+  if (f & (GEN_K_WRITE | GEN_K_READ))
+    bufs[n] = o->buf, writes[n++] = (f & GEN_K_WRITE) != 0;
+  if (f & GEN_K_ARGS) {
+    const KernelInfo *ki = kernel_info(o->kernel);
+    for (int a = 0; ki && a < o->nargs && a < KERNEL_MAX_BUFS; a++)
+      bufs[n] = o->args[a], writes[n++] = (ki->access[a] & KERNEL_WRITE) != 0;
+  }
+  return n;
 }

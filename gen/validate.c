@@ -175,14 +175,14 @@ static int define_token(V *v, int i, int t, int src, int ctx) {
   return 0;
 }
 
-/* What a block's body may hold: async work and (outside a for) host waits. */
+/* What a block's body may hold: the kinds that may be in one (GEN_K_BODY; in a for's,
+ * GEN_K_LOOP), none on an explicit stream. */
 static int check_in_block(V *v, int i) {
   const GenCase *c = v->c;
   const GenOp *o = &c->ops[i];
   int kind = c->ops[c->blocks[o->blk].op].kind;
-  int ok = o->kind == GEN_OP_WAIT_ASYNC || o->kind == GEN_OP_MEMCPY || o->kind == GEN_OP_MEMSET ||
-           (o->kind == GEN_OP_LAUNCH && o->stream < 0) ||
-           (o->kind == GEN_OP_HOST_WAIT && kind != GEN_OP_FOR);
+  unsigned f = gen_op_flags(o->kind);
+  int ok = (f & GEN_K_BODY) && (kind != GEN_OP_FOR || (f & GEN_K_LOOP)) && o->stream < 0;
   if (!ok)
     return af_err_set(v->err, AF_EINVALID,
                       "op #%d (%s): cannot be in the body of a %s (a block holds async work "
@@ -219,7 +219,7 @@ static int check_views(V *v, int i) {
 }
 
 /* A launch's buffers: device, i32, distinct, and of one length (views included). */
-static int check_launch(V *v, int i) {
+static int check_kernel_args(V *v, int i) {
   const GenCase *c = v->c;
   const GenOp *o = &c->ops[i];
   const GenBuf *B = c->bufs;
@@ -243,47 +243,19 @@ static int check_launch(V *v, int i) {
   return 0;
 }
 
-static int check_shape(V *v, int i) {
+/* What every op must be, whatever its kind: a token exactly when it defines one, in a block that
+ * begins before it and may hold it, views only on a kind that takes them, dependencies only on an
+ * op that takes them, buffers that exist. */
+static int check_common(V *v, int i) {
   const GenCase *c = v->c;
   const GenOp *o = &c->ops[i];
-  int rc, wants_tok;
-  switch (o->kind) {
-  case GEN_OP_WAIT_ASYNC:
-  case GEN_OP_MEMCPY:
-  case GEN_OP_MEMSET:
-  case GEN_OP_LAUNCH:
-    wants_tok = 1;
-    break;
-  case GEN_OP_ALLOC:
-    if ((o->mode == GEN_ALLOC_ASYNC) != (o->async != 0))
-      return fail(v, i, "alloc mode and async flag disagree", 0, 0);
-    wants_tok = o->async;
-    break;
-  case GEN_OP_DEALLOC:
-    wants_tok = o->async;
-    break;
-  case GEN_OP_AWAIT:
-    wants_tok = o->vidx >= 0;
-    break;
-  case GEN_OP_CALL:
-  case GEN_OP_IF:
-  case GEN_OP_FOR:
-  case GEN_OP_BRANCH:
-    if (o->block <= 0 || o->block >= c->nblocks || c->blocks[o->block].op != i)
-      return fail(v, i, "names block %d, which it does not define", o->block, 0);
-    wants_tok = c->blocks[o->block].yield >= 0;
-    break;
-  case GEN_OP_HOST_WAIT:
-  case GEN_OP_OBSERVE:
-  case GEN_OP_EXECUTE:
-  case GEN_OP_STREAM_CREATE:
-  case GEN_OP_STREAM_SYNC:
-  case GEN_OP_STREAM_DESTROY:
-    wants_tok = 0;
-    break;
-  default:
+  unsigned f = gen_op_flags(o->kind);
+  int rc;
+  if (o->kind >= GEN_OP__COUNT)
     return fail(v, i, "unknown op kind %d", o->kind, 0);
-  }
+  if ((f & GEN_K_BLOCK) && (o->block <= 0 || o->block >= c->nblocks || c->blocks[o->block].op != i))
+    return fail(v, i, "names block %d, which it does not define", o->block, 0);
+  int wants_tok = gen_op_has_token(c, o);
   if (wants_tok && o->tok < 0)
     return fail(v, i, "an async op must define a token", 0, 0);
   if (!wants_tok && o->tok >= 0)
@@ -293,89 +265,15 @@ static int check_shape(V *v, int i) {
     return fail(v, i, "is in block %d, which does not begin before it in its context", o->blk, 0);
   if (o->blk > 0 && (rc = check_in_block(v, i)))
     return rc;
-  if (o->kind != GEN_OP_MEMCPY && o->kind != GEN_OP_MEMSET && o->kind != GEN_OP_LAUNCH &&
-      gen_op_has_view(o))
+  if (!(f & GEN_K_VIEWS) && gen_op_has_view(o))
     return fail(v, i, "has a view; only a memcpy, memset or launch works on views", 0, 0);
-  int may_dep = o->kind != GEN_OP_OBSERVE && o->kind != GEN_OP_EXECUTE && o->kind != GEN_OP_AWAIT &&
-                o->kind < GEN_OP_STREAM_CREATE &&
-                !((o->kind == GEN_OP_ALLOC || o->kind == GEN_OP_DEALLOC) && !o->async);
-  if (!may_dep && o->ndeps)
+  if (!gen_op_takes_deps(o) && o->ndeps)
     return fail(v, i, "a synchronous op takes no dependencies", 0, 0);
-  int bufs[3] = {-1, -1, -1};
-  int nb = 0;
-  switch (o->kind) {
-  case GEN_OP_ALLOC:
-  case GEN_OP_DEALLOC:
-  case GEN_OP_MEMSET:
-  case GEN_OP_OBSERVE:
-    bufs[nb++] = o->buf;
-    break;
-  case GEN_OP_MEMCPY:
-    bufs[nb++] = o->buf;
-    bufs[nb++] = o->src;
-    break;
-  case GEN_OP_LAUNCH:
-    if (o->kernel >= KERNEL__COUNT || o->nargs != kernel_info(o->kernel)->nbufs)
-      return fail(v, i, "unknown kernel or wrong number of buffers", 0, 0);
-    for (int a = 0; a < o->nargs; a++)
-      bufs[nb++] = o->args[a];
-    break;
-  default:
-    break;
-  }
+  int32_t bufs[4];
+  int nb = gen_op_bufs(o, bufs);
   for (int k = 0; k < nb; k++)
     if (bufs[k] < 0 || bufs[k] >= c->nbufs)
       return fail(v, i, "names buffer %d, which does not exist", bufs[k], 0);
-  const GenBuf *B = c->bufs;
-  switch (o->kind) {
-  case GEN_OP_ALLOC:
-  case GEN_OP_DEALLOC:
-  case GEN_OP_MEMSET:
-    if (B[o->buf].kind != GEN_BUF_DEVICE)
-      return fail(v, i, "b%d is a host buffer; this op needs a device buffer", o->buf, 0);
-    if (o->kind == GEN_OP_MEMSET && check_views(v, i))
-      return AF_EINVALID;
-    if (o->kind == GEN_OP_MEMSET && B[o->buf].elem == GEN_ELEM_I64)
-      return fail(v, i,
-                  "sets b%d, an i64 buffer: no runtime call sets 64-bit elements (MLIR lowers "
-                  "16- and 32-bit memsets only)",
-                  o->buf, 0);
-    break;
-  case GEN_OP_MEMCPY:
-    if (o->buf == o->src)
-      return fail(v, i, "copies b%d onto itself", o->buf, 0);
-    if (B[o->buf].kind == GEN_BUF_HOST && B[o->src].kind == GEN_BUF_HOST)
-      return fail(v, i, "copies host to host (b%d to b%d); gpu.memcpy needs a device side", o->src,
-                  o->buf);
-    if (check_views(v, i))
-      return AF_EINVALID;
-    int32_t od, ld, sd, os, ls, ss;
-    gen_op_view(c, o, 0, &od, &ld, &sd);
-    gen_op_view(c, o, 1, &os, &ls, &ss);
-    if (ld != ls)
-      return fail(v, i, "copies between views or buffers of different sizes (%d and %d elements)",
-                  ls, ld);
-    if (B[o->buf].elem != B[o->src].elem)
-      return af_err_set(v->err, AF_EINVALID,
-                        "op #%d (memcpy): copies between buffers of different types (%s to %s)", i,
-                        gen_elem_name(B[o->src].elem), gen_elem_name(B[o->buf].elem));
-    break;
-  case GEN_OP_LAUNCH:
-    return check_launch(v, i);
-  case GEN_OP_OBSERVE:
-    if (o->ctx != 0)
-      return fail(v, i, "observe must be in the host's main function, not in region r%d", o->ctx,
-                  0);
-    if (B[o->buf].kind != GEN_BUF_HOST && v->alloc_node[o->buf] >= 0 &&
-        c->ops[v->alloc_node[o->buf]].mode != GEN_ALLOC_HOST_SHARED)
-      return fail(v, i,
-                  "observes device buffer b%d; the host can read only host or "
-                  "host_shared memory",
-                  o->buf, 0);
-    break;
-  default:
-    break;
-  }
   return 0;
 }
 
@@ -468,7 +366,7 @@ static int visit_block(V *v, int i) {
 /* A for's body repeats: every op must follow the carried token, the yielded token must follow
  * every op, and no op may write what an earlier op of the body read (each iteration then does
  * exactly what the first did). */
-static int check_for(V *v, int b) {
+static int check_loop(V *v, int b) {
   const GenCase *c = v->c;
   const GenBlock *k = &c->blocks[b];
   int nt = c->ntoks, rc = 0;
@@ -530,11 +428,188 @@ static int visit_block_end(V *v, int b) {
   if (y >= 0 &&
       (y >= c->ntoks || v->tok_src[y] == -1 || v->tok_ctx[y] != o->ctx || !blk_sees(v, b, y)))
     return fail(v, k->op, "its block yields token t%d, which the block does not see", y, 0);
-  int rc = o->kind == GEN_OP_FOR ? check_for(v, b) : 0;
+  int rc = o->kind == GEN_OP_FOR ? check_loop(v, b) : 0;
   if (rc == 0 && o->tok >= 0)
     rc = define_token(v, k->op, o->tok, v->tok_src[y], o->ctx);
   return rc;
 }
+
+/* ---- each kind's rules: check_<lc> (GEN_OP_MAP), after the common ones (check_common) and the
+ * op's dependencies; what the op does to the ordering graph and to its buffers' state. */
+
+static int check_wait_async(V *v, int i) {
+  (void)v, (void)i;
+  return 0;
+}
+
+static int check_host_wait(V *v, int i) {
+  return check_wait_async(v, i);
+}
+
+/* A device buffer for an alloc, dealloc or memset. */
+static int device_buf(V *v, int i) {
+  const GenOp *o = &v->c->ops[i];
+  if (v->c->bufs[o->buf].kind != GEN_BUF_DEVICE)
+    return fail(v, i, "b%d is a host buffer; this op needs a device buffer", o->buf, 0);
+  return 0;
+}
+
+static int check_alloc(V *v, int i) {
+  const GenOp *o = &v->c->ops[i];
+  if ((o->mode == GEN_ALLOC_ASYNC) != (o->async != 0))
+    return fail(v, i, "alloc mode and async flag disagree", 0, 0);
+  if (device_buf(v, i))
+    return AF_EINVALID;
+  if (v->alloc_node[o->buf] != -2)
+    return fail(v, i, "allocates b%d a second time (first at op #%d)", o->buf,
+                v->alloc_node[o->buf]);
+  v->alloc_node[o->buf] = i;
+  v->alloc_ctx[o->buf] = o->ctx;
+  return 0;
+}
+
+static int check_dealloc(V *v, int i) {
+  const GenCase *c = v->c;
+  const GenOp *o = &c->ops[i];
+  int b = o->buf;
+  if (device_buf(v, i))
+    return AF_EINVALID;
+  if (v->alloc_node[b] == -2)
+    return fail(v, i, "deallocates b%d, which is never allocated before it", b, 0);
+  if (v->dealloc_node[b] >= 0)
+    return fail(v, i, "deallocates b%d twice (first at op #%d)", b, v->dealloc_node[b]);
+  if (!in_scope(c, o->ctx, v->alloc_ctx[b]))
+    return fail(v, i, "deallocates b%d outside the region that allocates it (r%d)", b,
+                v->alloc_ctx[b]);
+  if (!before(v, v->alloc_node[b], i))
+    return fail(v, i, "dealloc of b%d is not ordered after its alloc (op #%d)", b,
+                v->alloc_node[b]);
+  if (v->last_write[b] >= 0 && !before(v, v->last_write[b], i))
+    return fail(v, i, "dealloc of b%d is not ordered after op #%d, which uses it", b,
+                v->last_write[b]);
+  for (int k = 0; k < v->nreads[b]; k++)
+    if (!before(v, v->reads[b][k], i))
+      return fail(v, i, "dealloc of b%d is not ordered after op #%d, which uses it", b,
+                  v->reads[b][k]);
+  v->dealloc_node[b] = i;
+  return 0;
+}
+
+static int check_memcpy(V *v, int i) {
+  const GenCase *c = v->c;
+  const GenOp *o = &c->ops[i];
+  const GenBuf *B = c->bufs;
+  if (o->buf == o->src)
+    return fail(v, i, "copies b%d onto itself", o->buf, 0);
+  if (B[o->buf].kind == GEN_BUF_HOST && B[o->src].kind == GEN_BUF_HOST)
+    return fail(v, i, "copies host to host (b%d to b%d); gpu.memcpy needs a device side", o->src,
+                o->buf);
+  if (check_views(v, i))
+    return AF_EINVALID;
+  int32_t od, ld, sd, os, ls, ss;
+  gen_op_view(c, o, 0, &od, &ld, &sd);
+  gen_op_view(c, o, 1, &os, &ls, &ss);
+  if (ld != ls)
+    return fail(v, i, "copies between views or buffers of different sizes (%d and %d elements)", ls,
+                ld);
+  if (B[o->buf].elem != B[o->src].elem)
+    return af_err_set(v->err, AF_EINVALID,
+                      "op #%d (memcpy): copies between buffers of different types (%s to %s)", i,
+                      gen_elem_name(B[o->src].elem), gen_elem_name(B[o->buf].elem));
+  return 0;
+}
+
+static int check_memset(V *v, int i) {
+  const GenOp *o = &v->c->ops[i];
+  if (device_buf(v, i) || check_views(v, i))
+    return AF_EINVALID;
+  if (v->c->bufs[o->buf].elem == GEN_ELEM_I64)
+    return fail(v, i,
+                "sets b%d, an i64 buffer: no runtime call sets 64-bit elements (MLIR lowers "
+                "16- and 32-bit memsets only)",
+                o->buf, 0);
+  return 0;
+}
+
+static int check_launch(V *v, int i) {
+  const GenOp *o = &v->c->ops[i];
+  if (o->kernel >= KERNEL__COUNT || o->nargs != kernel_info(o->kernel)->nbufs)
+    return fail(v, i, "unknown kernel or wrong number of buffers", 0, 0);
+  int rc = check_kernel_args(v, i);
+  return rc ? rc : visit_stream(v, i);
+}
+
+static int check_stream_create(V *v, int i) {
+  return visit_stream(v, i);
+}
+
+static int check_stream_sync(V *v, int i) {
+  return visit_stream(v, i);
+}
+
+static int check_stream_destroy(V *v, int i) {
+  return visit_stream(v, i);
+}
+
+static int check_observe(V *v, int i) {
+  const GenCase *c = v->c;
+  const GenOp *o = &c->ops[i];
+  if (o->ctx != 0)
+    return fail(v, i, "observe must be in the host's main function, not in region r%d", o->ctx, 0);
+  if (c->bufs[o->buf].kind != GEN_BUF_HOST && v->alloc_node[o->buf] >= 0 &&
+      c->ops[v->alloc_node[o->buf]].mode != GEN_ALLOC_HOST_SHARED)
+    return fail(v, i,
+                "observes device buffer b%d; the host can read only host or "
+                "host_shared memory",
+                o->buf, 0);
+  return 0;
+}
+
+static int check_execute(V *v, int i) {
+  const GenCase *c = v->c;
+  int r = c->ops[i].region;
+  if (r <= 0 || r >= c->nregions || c->regions[r].exec_op != i)
+    return fail(v, i, "names region %d, which it does not define", r, 0);
+  return 0;
+}
+
+static int check_await(V *v, int i) {
+  const GenCase *c = v->c;
+  const GenOp *o = &c->ops[i];
+  int r = o->region;
+  if (r <= 0 || r >= c->nregions || c->regions[r].exec_op >= i)
+    return fail(v, i, "awaits region r%d before its execute op", r, 0);
+  if (c->regions[r].parent != o->ctx)
+    return fail(v, i, "awaits region r%d, which is spawned in another context (r%d)", r,
+                c->regions[r].parent);
+  if (o->vidx >= c->regions[r].nyields)
+    return fail(v, i, "awaits value %d of r%d, which yields fewer values", o->vidx, r);
+  edge(v, END(v, r), i);
+  v->awaited[r] = 1;
+  return 0;
+}
+
+static int check_call(V *v, int i) {
+  return visit_block(v, i);
+}
+
+static int check_if(V *v, int i) {
+  return visit_block(v, i);
+}
+
+static int check_for(V *v, int i) {
+  return visit_block(v, i);
+}
+
+static int check_branch(V *v, int i) {
+  return visit_block(v, i);
+}
+
+static int (*const checkers[GEN_OP__COUNT])(V *v, int i) = {
+#define GEN__CHECKER(id, lc, name, mlir, weight, flags) [GEN_OP_##id] = check_##lc,
+    GEN_OP_MAP(GEN__CHECKER)
+#undef GEN__CHECKER
+};
 
 static int visit_op(V *v, int i) {
   const GenCase *c = v->c;
@@ -542,71 +617,13 @@ static int visit_op(V *v, int i) {
   int rc;
   if (o->ctx < 0 || o->ctx >= c->nregions)
     return fail(v, i, "is in context %d, which does not exist", o->ctx, 0);
-  if ((rc = check_shape(v, i)))
+  if ((rc = check_common(v, i)))
     return rc;
   edge(v, v->last_sync[o->ctx], i);
-  if ((rc = check_deps(v, i)))
+  if ((rc = check_deps(v, i)) || (rc = checkers[o->kind](v, i)))
     return rc;
-  if ((o->kind == GEN_OP_LAUNCH || (o->kind >= GEN_OP_STREAM_CREATE && o->kind < GEN_OP_CALL)) &&
-      (rc = visit_stream(v, i)))
-    return rc;
-  if (o->kind >= GEN_OP_CALL && (rc = visit_block(v, i)))
-    return rc;
-  switch (o->kind) {
-  case GEN_OP_ALLOC:
-    if (v->alloc_node[o->buf] != -2)
-      return fail(v, i, "allocates b%d a second time (first at op #%d)", o->buf,
-                  v->alloc_node[o->buf]);
-    v->alloc_node[o->buf] = i;
-    v->alloc_ctx[o->buf] = o->ctx;
-    break;
-  case GEN_OP_DEALLOC: {
-    int b = o->buf;
-    if (v->alloc_node[b] == -2)
-      return fail(v, i, "deallocates b%d, which is never allocated before it", b, 0);
-    if (v->dealloc_node[b] >= 0)
-      return fail(v, i, "deallocates b%d twice (first at op #%d)", b, v->dealloc_node[b]);
-    if (!in_scope(c, o->ctx, v->alloc_ctx[b]))
-      return fail(v, i, "deallocates b%d outside the region that allocates it (r%d)", b,
-                  v->alloc_ctx[b]);
-    if (!before(v, v->alloc_node[b], i))
-      return fail(v, i, "dealloc of b%d is not ordered after its alloc (op #%d)", b,
-                  v->alloc_node[b]);
-    if (v->last_write[b] >= 0 && !before(v, v->last_write[b], i))
-      return fail(v, i, "dealloc of b%d is not ordered after op #%d, which uses it", b,
-                  v->last_write[b]);
-    for (int k = 0; k < v->nreads[b]; k++)
-      if (!before(v, v->reads[b][k], i))
-        return fail(v, i, "dealloc of b%d is not ordered after op #%d, which uses it", b,
-                    v->reads[b][k]);
-    v->dealloc_node[b] = i;
-    break;
-  }
-  case GEN_OP_EXECUTE: {
-    int r = o->region;
-    if (r <= 0 || r >= c->nregions || c->regions[r].exec_op != i)
-      return fail(v, i, "names region %d, which it does not define", r, 0);
-    break;
-  }
-  case GEN_OP_AWAIT: {
-    int r = o->region;
-    if (r <= 0 || r >= c->nregions || c->regions[r].exec_op >= i)
-      return fail(v, i, "awaits region r%d before its execute op", r, 0);
-    if (c->regions[r].parent != o->ctx)
-      return fail(v, i, "awaits region r%d, which is spawned in another context (r%d)", r,
-                  c->regions[r].parent);
-    if (o->vidx >= c->regions[r].nyields)
-      return fail(v, i, "awaits value %d of r%d, which yields fewer values", o->vidx, r);
-    edge(v, END(v, r), i);
-    v->awaited[r] = 1;
-    break;
-  }
-  default:
-    break;
-  }
   int wb = o->kind == GEN_OP_LAUNCH ? o->args[0] : o->buf; /* (a launch is its args) */
-  if ((o->kind == GEN_OP_MEMCPY || o->kind == GEN_OP_MEMSET || o->kind == GEN_OP_LAUNCH) &&
-      o->view[0][1] > 0 && v->last_write[wb] == -2)
+  if ((gen_op_flags(o->kind) & GEN_K_VIEWS) && o->view[0][1] > 0 && v->last_write[wb] == -2)
     return fail(v, i,
                 "writes a view of b%d before the whole buffer is written (the rest of it would "
                 "stay undefined)",
@@ -618,7 +635,7 @@ static int visit_op(V *v, int i) {
   for (int k = 0; k < na; k++)
     if ((rc = access(v, i, bufs[k], writes[k])))
       return rc;
-  if (o->tok >= 0 && o->kind < GEN_OP_CALL) { /* (a block's token: at the block's end) */
+  if (o->tok >= 0 && !(gen_op_flags(o->kind) & GEN_K_BLOCK)) { /* (a block's: at its end) */
     int src = i;
     if (o->kind == GEN_OP_AWAIT) {
       const GenRegion *g = &c->regions[o->region];
