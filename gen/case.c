@@ -383,16 +383,6 @@ static void (*const putters[GEN_OP__COUNT])(AfBuf *b, const GenCase *c, const Ge
 #undef GEN__PUTTER
 };
 
-/* The last op of op i's body, when it has one (an execute's region, a block op's block), else i. */
-static int body_end(const GenCase *c, int i) {
-  const GenOp *o = &c->ops[i];
-  unsigned f = gen_op_flags(o->kind);
-  int last = f & GEN_K_REGION  ? c->regions[o->region].last
-             : f & GEN_K_BLOCK ? c->blocks[o->block].last
-                               : i;
-  return last > i ? last : i;
-}
-
 /* Writes ops [from, to] of context ctx and block blk (and nested regions and blocks) at the
  * given depth. */
 static int put_body(AfBuf *b, const GenCase *c, int from, int to, int ctx, int blk, int depth) {
@@ -413,7 +403,7 @@ static int put_body(AfBuf *b, const GenCase *c, int from, int to, int ctx, int b
     if (o->tok >= 0)
       af_buf_printf(b, ", \"token\": \"t%d\"", o->tok);
     af_buf_puts(b, "}");
-    i = body_end(c, i);
+    i = gen_op_body_end(c, i);
   }
   return !first;
 }

@@ -314,6 +314,9 @@ int gen_op_async(const GenOp *o);
 /* Whether op o defines a token: async (gen_op_async), an await of a value, a block op whose body
  * yields one. */
 int gen_op_has_token(const GenCase *c, const GenOp *o);
+/* The last op of op i's body (an execute's region, a block op's block; i for an op without one,
+ * or with an empty one): where the ops of i's own context go on, in inline order. */
+int gen_op_body_end(const GenCase *c, int i);
 /* Whether op o takes dependencies (an async op, a host wait). */
 int gen_op_takes_deps(const GenOp *o);
 /* Whether op o is synchronous on the host (GEN_K_HOST: a host wait, an observe, an await, an

@@ -89,3 +89,12 @@ int gen_op_accesses(const GenCase *c, int i, int32_t *bufs, int *writes) {
   }
   return n;
 }
+
+int gen_op_body_end(const GenCase *c, int i) {
+  const GenOp *o = &c->ops[i];
+  unsigned f = gen_op_flags(o->kind);
+  int last = f & GEN_K_REGION  ? c->regions[o->region].last
+             : f & GEN_K_BLOCK ? c->blocks[o->block].last
+                               : i;
+  return last > i ? last : i;
+}
