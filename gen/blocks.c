@@ -17,10 +17,6 @@
 
 #include <string.h>
 
-static int covered(G *g, int ctx, int t) {
-  return t < 0 || gen__bit(gen__done_row(g, ctx), t);
-}
-
 void gen__import(G *g, TSet *s) {
   if (g->cur_blk == 0)
     return;
@@ -71,10 +67,10 @@ static void frontier(G *g, Ctx *x, TSet *s) {
     const BState *st = &g->bs[b];
     if (st->owner != x->id)
       continue;
-    if (!covered(g, x->id, st->writer))
+    if (!gen__covered(g, x->id, st->writer))
       add_all(g, x, s, st->writer);
     for (int r = 0; r < st->nreaders; r++)
-      if (!covered(g, x->id, st->readers[r]))
+      if (!gen__covered(g, x->id, st->readers[r]))
         add_all(g, x, s, st->readers[r]);
   }
   gen__ts_minimize(g, s);

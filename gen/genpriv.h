@@ -1,6 +1,8 @@
 /*
- * genpriv.h: the generator's state, shared by its files (generate.c, genstate.c, streams.c). Not a
- * public interface.
+ * genpriv.h: the generator's state, shared by its files: generate.c (the driver: contexts, the
+ * draw, closing main), genstate.c (tokens, buffers' accesses), genops.c (the ops of the mix),
+ * regions.c (async.execute), blocks.c (call, if, for, branch), streams.c (explicit streams). Not
+ * a public interface.
  */
 #ifndef GEN_GENPRIV_H
 #define GEN_GENPRIV_H
@@ -101,6 +103,59 @@ int gen__emit_async(G *g, Ctx *x, GenOp *o, const int *deps, int ndeps);
 int gen__join(G *g, Ctx *x, const int *deps, int n);
 /* Drops tokens implied by another member. */
 void gen__ts_minimize(G *g, TSet *s);
+
+/* ---- what an access of a buffer waits for (genstate.c) ---- */
+
+/* Whether token t is complete for ctx: none (-1), or completed by a host wait there. */
+int gen__covered(G *g, int ctx, int t);
+/* Adds to s what an access of buffer b (a write, or a read) needs in x: the token of its last
+ * write, and for a write the tokens of the reads since, unless a host wait completed them. */
+void gen__need_for(G *g, Ctx *x, TSet *s, int b, int write);
+/* Turns s into at most max_deps dependencies in deps (joining the rest), shuffled; extra_ok: with
+ * the knobs' chances of a fresh root token, an extra dependency, a captured token. Returns how
+ * many, or -1 out of memory. */
+int gen__finalize_deps(G *g, Ctx *x, TSet *s, int extra_ok, int *deps);
+/* Host waits (max_deps tokens each) that complete every token of s in x. */
+void gen__host_wait(G *g, Ctx *x, TSet *s);
+/* Records an access of buffer b by the op of token tok. */
+void gen__note_access(G *g, Ctx *x, int b, int write, int tok);
+/* A buffer x owns, of kind want_kind (-1: any) and element type elem (ANY_ELEM, NOT_I64, NOT_I32,
+ * or a GenElem), written before when need_written, other than not1 and not2; -1 when none. */
+#define ANY_ELEM -1
+#define NOT_I64 -2
+#define NOT_I32 -3
+int gen__pick_buf(G *g, Ctx *x, int want_kind, int need_written, int not1, int not2, int elem);
+
+/* ---- the ops of the mix (genops.c) ---- */
+
+/* Each makes one op of its kind in x (when x has what it needs: buffers, a free slot). */
+void gen__op_alloc(G *g, Ctx *x);
+void gen__op_launch(G *g, Ctx *x);
+void gen__op_memcpy(G *g, Ctx *x);
+void gen__op_memset(G *g, Ctx *x);
+void gen__op_wait_async(G *g, Ctx *x);
+void gen__op_host_wait(G *g, Ctx *x);
+void gen__op_observe(G *g, Ctx *x);
+/* A dealloc of buffer b (async or synchronous, as the knobs draw it). */
+void gen__op_dealloc(G *g, Ctx *x, int b);
+/* A host gpu.wait that orders nothing new (no operands, or tokens a host wait completed). */
+void gen__op_extra_wait(G *g, Ctx *x);
+/* The host reads buffer b (after a host wait for its last write, when needed). */
+void gen__observe(G *g, Ctx *x, int b);
+
+/* ---- async.execute regions (regions.c) ---- */
+
+/* A region of about budget ops spawned from x (its body made by g->gen_body), when x may nest
+ * one more. */
+void gen__op_execute(G *g, Ctx *x, int budget);
+/* An await of one of x's child regions (of a value, or of its completion). */
+void gen__op_await(G *g, Ctx *x);
+/* Awaits child region r from x: a value (claiming its buffers) or its completion. */
+void gen__await_region(G *g, Ctx *x, int r, int want_value);
+/* Forgets r as a child x still has to await. */
+void gen__drop_child(Ctx *x, int r);
+/* Awaits again the values of x's children that carry buffers nobody claimed. */
+void gen__claim_leftovers(G *g, Ctx *x);
 
 /* ---- explicit streams (streams.c) ---- */
 

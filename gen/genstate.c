@@ -1,6 +1,7 @@
 /*
- * genstate.c: the generator's token bookkeeping, shared by generate.c and streams.c
- * (genpriv.h).
+ * genstate.c: the generator's state, shared by its files (genpriv.h): the tokens (their ancestor
+ * sets, what host waits completed), and each buffer's last accesses with what a new access of it
+ * must wait for.
  */
 #include "genpriv.h"
 
@@ -149,4 +150,136 @@ int gen__emit_async(G *g, Ctx *x, GenOp *o, const int *deps, int ndeps) {
 int gen__join(G *g, Ctx *x, const int *deps, int n) {
   GenOp o = gen__blank(GEN_OP_WAIT_ASYNC, x->id);
   return gen__emit_async(g, x, &o, deps, n);
+}
+
+/* ---- what an access of a buffer waits for ---- */
+
+int gen__covered(G *g, int ctx, int t) {
+  return t < 0 || gen__bit(gen__done_row(g, ctx), t);
+}
+
+/* Adds what an access of buffer b needs in ctx. */
+void gen__need_for(G *g, Ctx *x, TSet *s, int b, int write) {
+  BState *st = &g->bs[b];
+  if (!gen__covered(g, x->id, st->writer))
+    gen__ts_add(s, st->writer);
+  if (write)
+    for (int k = 0; k < st->nreaders; k++)
+      if (!gen__covered(g, x->id, st->readers[k]))
+        gen__ts_add(s, st->readers[k]);
+}
+
+/* Turns a set into at most max_deps dependencies (joining the rest), shuffled. */
+int gen__finalize_deps(G *g, Ctx *x, TSet *s, int extra_ok, int *deps) {
+  gen__import(g, s);
+  gen__ts_minimize(g, s);
+  if (s->n == 0 && extra_ok && g->cfg.root_wait_pct > 0 &&
+      af_rng_chance(&g->rng, g->cfg.root_wait_pct)) {
+    GenOp o = gen__blank(GEN_OP_WAIT_ASYNC, x->id);
+    int none[1] = {0};
+    int t = gen__emit_async(g, x, &o, none, 0);
+    if (t < 0)
+      return -1;
+    gen__ts_add(s, t);
+  }
+  if (extra_ok && x->nrecent > 0 && af_rng_chance(&g->rng, g->cfg.extra_dep_pct)) {
+    gen__ts_add(s, x->recent[af_rng_below(&g->rng, (uint32_t)x->nrecent)]);
+  }
+  /* a token this region captured (drawn only when the region has some: older seeds stay) */
+  const GenRegion *gr = x->id > 0 ? &g->c->regions[x->id] : NULL;
+  if (extra_ok && gr && gr->ncaptures > 0 && !g->cur_blk &&
+      af_rng_chance(&g->rng, g->cfg.capture_pct))
+    gen__ts_add(s, gr->captures[af_rng_below(&g->rng, (uint32_t)gr->ncaptures)].tok);
+  int maxd = g->cfg.max_deps;
+  while (s->n > maxd && g->rc == 0) {
+    int k = s->n - maxd + 1;
+    if (k > maxd)
+      k = maxd;
+    int j = gen__join(g, x, s->t, k);
+    if (j < 0)
+      return -1;
+    memmove(s->t, s->t + k, sizeof(int) * (size_t)(s->n - k));
+    s->n -= k;
+    s->t[s->n++] = j;
+  }
+  for (int i = s->n - 1; i > 0; i--) {
+    int j = (int)af_rng_below(&g->rng, (uint32_t)(i + 1));
+    int tmp = s->t[i];
+    s->t[i] = s->t[j];
+    s->t[j] = tmp;
+  }
+  memcpy(deps, s->t, sizeof(int) * (size_t)s->n);
+  return s->n;
+}
+
+void gen__host_wait(G *g, Ctx *x, TSet *s) {
+  gen__import(g, s);
+  gen__ts_minimize(g, s);
+  int off = 0;
+  while (off < s->n && g->rc == 0) {
+    int k = s->n - off;
+    if (k > g->cfg.max_deps)
+      k = g->cfg.max_deps;
+    GenOp o = gen__blank(GEN_OP_HOST_WAIT, x->id);
+    o.ndeps = k;
+    memcpy(o.deps, s->t + off, sizeof(int) * (size_t)k);
+    if (gen__emit(g, &o) < 0)
+      return;
+    uint64_t *done = gen__done_row(g, x->id);
+    for (int d = 0; d < k; d++) {
+      const uint64_t *a = gen__anc_row(g, o.deps[d]);
+      for (int w = 0; w < g->words; w++)
+        done[w] |= a[w];
+      done[o.deps[d] >> 6] |= 1ull << (o.deps[d] & 63);
+    }
+    off += k;
+  }
+}
+
+void gen__note_access(G *g, Ctx *x, int b, int write, int tok) {
+  BState *st = &g->bs[b];
+  if (!write && g->blk_read)
+    g->blk_read[b] = 1;
+  if (write) {
+    st->writer = tok;
+    st->nreaders = 0;
+    st->written = 1;
+    return;
+  }
+  if (st->nreaders == MAX_READERS) {
+    int k = g->cfg.max_deps < MAX_READERS ? g->cfg.max_deps : MAX_READERS;
+    TSet s; /* (in a block's body: as the body may name them) */
+    s.n = 0;
+    for (int r = 0; r < k; r++)
+      gen__ts_add(&s, st->readers[r]);
+    gen__import(g, &s);
+    int j = gen__join(g, x, s.t, s.n);
+    if (j < 0)
+      return;
+    memmove(st->readers, st->readers + k, sizeof(int) * (size_t)(MAX_READERS - k));
+    st->nreaders -= k;
+    st->readers[st->nreaders++] = j;
+  }
+  st->readers[st->nreaders++] = tok;
+}
+
+int gen__pick_buf(G *g, Ctx *x, int want_kind, int need_written, int not1, int not2, int elem) {
+  int cand[256], n = 0;
+  for (int b = 0; b < g->c->nbufs && n < 256; b++) {
+    BState *st = &g->bs[b];
+    int e = g->c->bufs[b].elem;
+    if (st->owner != x->id || b == not1 || b == not2)
+      continue;
+    if ((elem >= 0 && e != elem) || (elem == NOT_I64 && e == GEN_ELEM_I64) ||
+        (elem == NOT_I32 && e == GEN_ELEM_I32))
+      continue;
+    if (want_kind >= 0 && g->c->bufs[b].kind != want_kind)
+      continue;
+    if (need_written && !st->written)
+      continue;
+    if (!need_written && g->blk_read && g->blk_read[b])
+      continue; /* (a for's body: what an earlier op of it read is not written) */
+    cand[n++] = b;
+  }
+  return n ? cand[af_rng_below(&g->rng, (uint32_t)n)] : -1;
 }
