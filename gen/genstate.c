@@ -152,6 +152,33 @@ int gen__join(G *g, Ctx *x, const int *deps, int n) {
   return gen__emit_async(g, x, &o, deps, n);
 }
 
+/* A token set as the block being generated may name it (blocks.c has the rules). */
+void gen__import(G *g, TSet *s) {
+  if (g->cur_blk == 0)
+    return;
+  const GenBlock *k = &g->c->blocks[g->cur_blk];
+  int direct = g->cur_kind == GEN_OP_IF || g->cur_kind == GEN_OP_BRANCH;
+  int n = 0;
+  for (int i = 0; i < s->n; i++) {
+    int t = s->t[i];
+    if (g->tok_blk[t] != g->cur_blk) {
+      for (int q = 0; q < k->ninputs; q++)
+        if (k->inputs[q].outer == t)
+          t = k->inputs[q].tok;
+      if (g->tok_blk[t] != g->cur_blk && !direct)
+        t = g->cur_iter; /* stands for every token the context waited for at the block */
+    }
+    int dup = t < 0;
+    for (int j = 0; j < n && !dup; j++)
+      dup = s->t[j] == t;
+    if (!dup)
+      s->t[n++] = t;
+  }
+  s->n = n;
+  if (s->n == 0 && g->cur_kind == GEN_OP_FOR)
+    s->t[s->n++] = g->cur_iter;
+}
+
 /* ---- what an access of a buffer waits for ---- */
 
 int gen__covered(G *g, int ctx, int t) {
