@@ -1,0 +1,183 @@
+/*
+ * expect.c: the sequential reference (oracle.h). A valid case runs in inline order, every device
+ * op completing at once and every region running where it is spawned: one linearization of the
+ * case's happens-before order, so what it observes is what every correct execution observes.
+ * Each kind's meaning is its expect_<lc> (named by GEN_OP_MAP's rows); a kind that changes no
+ * memory and observes nothing has none.
+ */
+#include "oracle.h"
+
+#include "../runner/kernels.h"
+
+#include <string.h>
+
+void oracle_expected_free(OracleExpected *e) {
+  if (e == NULL)
+    return;
+  af_free(e->obs);
+  af_free(e->data);
+  af_free(e);
+}
+
+/* The 32-bit words one element of type e takes in an observation: two for an i64. */
+static int words_per(int e) {
+  return e == GEN_ELEM_I64 ? 2 : 1;
+}
+
+/* The 32-bit words buffer b holds (an observation's length): two per i64 element. */
+static int words_of(const GenBuf *b) {
+  return b->n * words_per(b->elem);
+}
+
+/* The sequential machine: each buffer's words, the op that last wrote it, the observations. */
+typedef struct Seq {
+  const GenCase *c;
+  int32_t **mem;
+  int *writer;
+  OracleExpected *e;
+  int64_t off; /* observed words so far */
+} Seq;
+
+static void expect_alloc(Seq *q, int i) {
+  const GenOp *o = &q->c->ops[i];
+  int n = words_of(&q->c->bufs[o->buf]);
+  for (int k = 0; k < n; k++)
+    q->mem[o->buf][k] = KERNEL_UNINIT;
+}
+
+static void expect_dealloc(Seq *q, int i) {
+  const GenOp *o = &q->c->ops[i];
+  int n = words_of(&q->c->bufs[o->buf]);
+  for (int k = 0; k < n; k++)
+    q->mem[o->buf][k] = KERNEL_POISON;
+}
+
+/* element by element, view to view (distinct buffers) */
+static void expect_memcpy(Seq *q, int i) {
+  const GenCase *c = q->c;
+  const GenOp *o = &c->ops[i];
+  int32_t od, ld, sd, os, ls, ss;
+  gen_op_view(c, o, 0, &od, &ld, &sd);
+  gen_op_view(c, o, 1, &os, &ls, &ss);
+  int w = words_per(c->bufs[o->buf].elem);
+  for (int k = 0; k < ld && k < ls; k++)
+    for (int x = 0; x < w; x++)
+      q->mem[o->buf][(od + k * sd) * w + x] = q->mem[o->src][(os + k * ss) * w + x];
+  q->writer[o->buf] = i;
+}
+
+static void expect_memset(Seq *q, int i) {
+  const GenCase *c = q->c;
+  const GenOp *o = &c->ops[i];
+  int32_t od, ld, sd;
+  gen_op_view(c, o, 0, &od, &ld, &sd);
+  int w = words_per(c->bufs[o->buf].elem);
+  for (int k = 0; k < ld; k++)
+    gen_elem_words(c->bufs[o->buf].elem, o->value, &q->mem[o->buf][(od + k * sd) * w]);
+  q->writer[o->buf] = i;
+}
+
+/* over its operands' views (distinct buffers) */
+static void expect_launch(Seq *q, int i) {
+  const GenOp *o = &q->c->ops[i];
+  const int32_t *src[KERNEL_MAX_BUFS];
+  int64_t stride[KERNEL_MAX_BUFS] = {1, 1, 1};
+  int32_t voff[KERNEL_MAX_BUFS] = {0}, len[KERNEL_MAX_BUFS] = {0}, st;
+  for (int a = 0; a < o->nargs; a++) {
+    gen_op_view(q->c, o, a, &voff[a], &len[a], &st);
+    stride[a] = st;
+    if (a)
+      src[a - 1] = q->mem[o->args[a]] + voff[a];
+  }
+  kernel_ref_strided(o->kernel, q->mem[o->args[0]] + voff[0], src, stride, len[0], o->value);
+  q->writer[o->args[0]] = i;
+}
+
+static void expect_observe(Seq *q, int i) {
+  const GenOp *o = &q->c->ops[i];
+  int n = words_of(&q->c->bufs[o->buf]);
+  OracleObs *ob = &q->e->obs[q->e->nobs++];
+  ob->id = i;
+  ob->buf = o->buf;
+  ob->writer = q->writer[o->buf];
+  ob->n = n;
+  memcpy(q->e->data + q->off, q->mem[o->buf], sizeof(int32_t) * (size_t)n);
+  ob->vals = (const int32_t *)(intptr_t)q->off; /* (an offset until the data is complete) */
+  q->off += n;
+}
+
+/* The kinds that change no memory and observe nothing (a block's body is its own ops, a region's
+ * too: both run in place). */
+#define expect_wait_async NULL
+#define expect_host_wait NULL
+#define expect_execute NULL
+#define expect_await NULL
+#define expect_stream_create NULL
+#define expect_stream_sync NULL
+#define expect_stream_destroy NULL
+#define expect_call NULL
+#define expect_if NULL
+#define expect_for NULL
+#define expect_branch NULL
+
+static void (*const meaning[GEN_OP__COUNT])(Seq *q, int i) = {
+#define ORACLE__EXPECT(id, lc, name, mlir, weight, flags) [GEN_OP_##id] = expect_##lc,
+    GEN_OP_MAP(ORACLE__EXPECT)
+#undef ORACLE__EXPECT
+};
+
+/* The buffers' contents before the first op: host buffers initialized, device ones not. */
+static int init_mem(Seq *q) {
+  const GenCase *c = q->c;
+  for (int b = 0; b < c->nbufs; b++) {
+    const GenBuf *gb = &c->bufs[b];
+    q->mem[b] = af_malloc(sizeof(int32_t) * (size_t)words_of(gb));
+    if (q->mem[b] == NULL)
+      return AF_ENOMEM;
+    q->writer[b] = -1;
+    for (int k = 0, w = 0; k < gb->n; k++) {
+      if (gb->kind == GEN_BUF_HOST)
+        w += gen_elem_words(gb->elem, kernel_host_init_value(gb->init, k), &q->mem[b][w]);
+      else
+        for (int x = words_per(gb->elem); x > 0; x--)
+          q->mem[b][w++] = KERNEL_UNINIT;
+    }
+  }
+  return 0;
+}
+
+int oracle_expect(const GenCase *c, OracleExpected **out, AfErr *err) {
+  *out = NULL;
+  Seq q = {c, af_calloc((size_t)c->nbufs + 1, sizeof(int32_t *)),
+           af_malloc(sizeof(int) * (size_t)(c->nbufs + 1)), af_calloc(1, sizeof(OracleExpected)),
+           0};
+  int64_t total = 0;
+  int nobs = 0, rc = 0;
+  for (int i = 0; i < c->nops; i++)
+    if (c->ops[i].kind == GEN_OP_OBSERVE) {
+      nobs++;
+      total += words_of(&c->bufs[c->ops[i].buf]);
+    }
+  if (q.e) {
+    q.e->obs = af_calloc((size_t)nobs + 1, sizeof(OracleObs));
+    q.e->data = af_malloc(sizeof(int32_t) * (size_t)(total + 1));
+  }
+  if (!q.mem || !q.writer || !q.e || !q.e->obs || !q.e->data || init_mem(&q) != 0) {
+    rc = af_err_set(err, AF_ENOMEM, "out of memory computing expected observations");
+  } else {
+    for (int i = 0; i < c->nops; i++)
+      if (meaning[c->ops[i].kind])
+        meaning[c->ops[i].kind](&q, i);
+    for (int k = 0; k < q.e->nobs; k++)
+      q.e->obs[k].vals = q.e->data + (intptr_t)q.e->obs[k].vals;
+    *out = q.e;
+    q.e = NULL;
+  }
+  if (q.mem)
+    for (int b = 0; b < c->nbufs; b++)
+      af_free(q.mem[b]);
+  af_free(q.mem);
+  af_free(q.writer);
+  oracle_expected_free(q.e);
+  return rc;
+}
