@@ -1,12 +1,13 @@
 /*
  * build.c: the reducer's candidates: a case without some of its ops (and what they take with
  * them), or with one region flattened into its parent, every token of a removed op forwarded to
- * what it stood for (reduce_build.h).
+ * what it stood for; and trying a candidate (reduce_int.h).
  */
-#include "reduce_build.h"
+#include "reduce_int.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int in_region(const GenCase *c, int i, int r) {
   for (int x = c->ops[i].ctx, guard = 0; x > 0 && guard <= c->nregions;
@@ -431,4 +432,59 @@ done:
   free(b.newblk);
   free(b.screate);
   return rc;
+}
+
+/* ---- trying a candidate ---- */
+
+double reduce__mono(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int reduce__copy_cur(R *r, GenCase *cand) {
+  if (gen_case_copy(cand, &r->cur) == 0)
+    return 0;
+  r->err = AF_ENOMEM;
+  return 1;
+}
+
+int reduce__try_cand(R *r, GenCase *cand) {
+  AfErr e = {0};
+  if (r->o.deadline > 0 && reduce__mono() > r->o.deadline) {
+    r->err = STOPPED;
+    gen_case_free(cand);
+    return 0;
+  }
+  if (gen_validate(cand, &e) != 0) {
+    r->st->invalid++;
+    gen_case_free(cand);
+    return 0;
+  }
+  r->st->tests++;
+  int t = r->test(cand, r->ctx);
+  if (t < 0) {
+    r->err = t;
+    gen_case_free(cand);
+    return 0;
+  }
+  if (t == 0) {
+    gen_case_free(cand);
+    return 0;
+  }
+  r->st->accepted++;
+  gen_case_free(&r->cur);
+  r->cur = *cand;
+  return 1;
+}
+
+/* try_cand on a candidate edited in place: its derived fields recomputed first (a candidate
+ * that cannot be finished is dropped). */
+int reduce__try_finished(R *r, GenCase *cand) {
+  AfErr e = {0};
+  if (gen_case_finish(cand, &e) != 0) {
+    gen_case_free(cand);
+    return 0;
+  }
+  return reduce__try_cand(r, cand);
 }
