@@ -11,28 +11,11 @@
  * token's ancestor set). Random extra dependencies, joins (gpu.wait async), host waits and
  * shuffled dependency order give chains, fork/join shapes and multi-dependency ops.
  */
-#include "genpriv.h"
+#include "gen_int.h"
 
 #include "../runner/kernels.h"
 
 #include <string.h>
-
-static void op_dealloc_any(G *g, Ctx *x) {
-  int b = gen__pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1, ANY_ELEM);
-  if (b >= 0 && (x->id == 0 || g->bs[b].region_private))
-    gen__op_dealloc(g, x, b);
-}
-
-/* The kinds drawn by weight, each with what makes one in context x: the op mix, and await. The
- * others come from their own knobs: execute (region_pct), call, if, for and branch (block_pct),
- * the stream ops (stream_pct, with the launches on them). */
-static void (*const draw[GEN_OP__COUNT])(G *g, Ctx *x) = {
-    [GEN_OP_LAUNCH] = gen__op_launch,       [GEN_OP_MEMCPY] = gen__op_memcpy,
-    [GEN_OP_MEMSET] = gen__op_memset,       [GEN_OP_ALLOC] = gen__op_alloc,
-    [GEN_OP_DEALLOC] = op_dealloc_any,      [GEN_OP_WAIT_ASYNC] = gen__op_wait_async,
-    [GEN_OP_HOST_WAIT] = gen__op_host_wait, [GEN_OP_OBSERVE] = gen__op_observe,
-    [GEN_OP_AWAIT] = gen__op_await,
-};
 
 #define AWAIT_WEIGHT 6 /* an await's weight while the context has child regions to wait for */
 
@@ -82,8 +65,8 @@ static void gen_ctx(G *g, Ctx *x, int budget) {
     int kind = 0;
     while (pick >= w[kind])
       pick -= w[kind++];
-    if (draw[kind]) /* (every kind with a weight has one) */
-      draw[kind](g, x);
+    if (gen__classes[kind]->draw) /* (every kind drawn by weight has one: the mix, await) */
+      gen__classes[kind]->draw(g, x);
   }
 }
 

@@ -125,6 +125,9 @@ void gen__note_access(G *g, Ctx *x, int b, int write, int tok);
 #define NOT_I64 -2
 #define NOT_I32 -3
 int gen__pick_buf(G *g, Ctx *x, int want_kind, int need_written, int not1, int not2, int elem);
+/* A view of `len` of a buffer's n elements into v ([offset, length, stride]): stride 1 or 2, an
+ * offset that keeps it inside. */
+void gen__draw_view(G *g, int n, int len, int32_t *v);
 
 /* ---- the ops of the mix (genops.c) ---- */
 

@@ -310,3 +310,11 @@ int gen__pick_buf(G *g, Ctx *x, int want_kind, int need_written, int not1, int n
   }
   return n ? cand[af_rng_below(&g->rng, (uint32_t)n)] : -1;
 }
+
+/* A view of `len` of a buffer's n elements: stride 1 or 2, an offset that keeps it inside. */
+void gen__draw_view(G *g, int n, int len, int32_t *v) {
+  int stride = af_rng_chance(&g->rng, 50) && (len - 1) * 2 < n ? 2 : 1;
+  v[0] = (int32_t)af_rng_below(&g->rng, (uint32_t)(n - (len - 1) * stride));
+  v[1] = len;
+  v[2] = stride;
+}

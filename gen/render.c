@@ -10,7 +10,7 @@
  * and destroyed with calls of the mgpu* ABI (llvm.call @mgpuStreamCreate...), and a launch on it
  * names it as its async object: `gpu.launch_func async [deps] <%st0 : !llvm.ptr> ...`.
  */
-#include "render_int.h"
+#include "gen_int.h"
 
 #include "../runner/kernels.h"
 
@@ -79,6 +79,24 @@ static void kernel_func(AfBuf *b, int k) {
                 "      gpu.return\n"
                 "    }\n",
                 t);
+}
+
+/* Renders op i and notes the line its operation starts on (MLIR's locations name it). */
+static void render_op(R *r, int i, int depth) {
+  int before = r->map ? gen__lines_so_far(r) : 0;
+  int first = gen__classes[r->c->ops[i].kind]->render(r, i, depth);
+  if (r->map)
+    gen__map_line(r, first ? before + 1 : gen__lines_so_far(r), i);
+}
+
+void gen__render_body(R *r, int from, int to, int ctx, int blk, int depth) {
+  for (int i = from; i <= to && i < r->c->nops; i++) {
+    const GenOp *o = &r->c->ops[i];
+    if (o->ctx != ctx || o->blk != blk)
+      continue;
+    render_op(r, i, depth);
+    i = gen_op_body_end(r->c, i);
+  }
 }
 
 /* The constants every host function of the case starts with. */
@@ -157,7 +175,7 @@ static void render_callees(R *r) {
 
 /* The case's host code as `func.func @name()`. */
 static void render_func(AfBuf *b, const GenCase *c, const char *name, GenLineMap *map) {
-  R r = {c, name, b, 0, map, 0, 0};
+  R r = {c, name, b, 0, map, 0, 0, gen__render_body};
   af_buf_printf(b, "  func.func @%s() {\n", name);
   render_consts(b, c);
   for (int i = 0; i < c->nbufs; i++) {

@@ -1,6 +1,7 @@
 /*
  * render_int.h: internals of the MLIR rendering, shared by render.c (the module: kernels, host
- * functions, batches) and render_ops.c (each op kind's rendering). Not a public interface.
+ * functions, batches, the dispatch of ops to their kinds), render_util.c (the pieces every kind
+ * uses) and the kinds' classes (gen_int.h). Not a public interface.
  */
 #ifndef GEN_RENDER_INT_H
 #define GEN_RENDER_INT_H
@@ -18,6 +19,8 @@ typedef struct R {
   GenLineMap *map; /* NULL: none wanted */
   size_t scanned;  /* bytes of b counted into line */
   int line;        /* lines completed in b */
+  /* renders ops [from, to] of context ctx and block blk, each as its kind does (render.c) */
+  void (*body)(struct R *r, int from, int to, int ctx, int blk, int depth);
 } R;
 
 /* Buffer b's memref type; the host hooks' name suffix for its type ("" for i32). */
@@ -29,7 +32,22 @@ int gen__i32const(R *r, int depth, int32_t v);
 int gen__block_bufs(const GenCase *c, int k, uint8_t *used);
 /* The live body of block k, then its yield with `term` ("scf.yield", "cf.br ^X" or "return"). */
 void gen__live_body(R *r, int k, int depth, const char *term, int branch);
-/* Ops [from, to] of context ctx and block blk, each as its kind renders it. */
+/* Ops [from, to] of context ctx and block blk, each as its kind renders it (render.c; a kind
+ * reaches it through R.body). */
 void gen__render_body(R *r, int from, int to, int ctx, int blk, int depth);
+/* Buffer b as op o names it: %bN, or the block argument a branch's live block received it as. */
+void gen__buf_name(R *r, const GenOp *o, int b, char *out, size_t n);
+/* Lines completed in the buffer so far; case op i starts on line `line` (1-based). */
+int gen__lines_so_far(R *r);
+void gen__map_line(R *r, int line, int i);
+/* Indentation; token t's SSA value (a token a region captured is the spawning context's); a
+ * dependency list " [%tN, ...]" (nothing without dependencies). */
+void gen__ind(R *r, int depth);
+int gen__tok_value(const GenCase *c, int t);
+void gen__deps(R *r, const GenOp *o);
+/* Operand k of op o (memcpy, memset: 0 dst, 1 src; launch: args[k]) as the op names it: the
+ * buffer, or a memref.subview of it written first; its name and type. */
+void gen__view_operand(R *r, const GenOp *o, int k, int depth, char *name, size_t n, char *type,
+                       size_t tn);
 
 #endif

@@ -1,0 +1,401 @@
+/*
+ * op_data.c: the op kinds that allocate, free, copy and set device memory (alloc, dealloc,
+ * memcpy, memset): each kind's class (gen_int.h): how it is read from and written to the case
+ * format, checked, rendered as MLIR and generated.
+ */
+#include "gen_int.h"
+
+#include "../runner/kernels.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int parse_alloc(Parser *p, const cJSON *o, GenOp *op, int ctx) {
+  (void)ctx;
+  const char *mode = gen__jstr(o, "mode");
+  if (mode == NULL || strcmp(mode, "async") == 0)
+    op->mode = GEN_ALLOC_ASYNC;
+  else if (strcmp(mode, "sync") == 0)
+    op->mode = GEN_ALLOC_SYNC;
+  else if (strcmp(mode, "host_shared") == 0)
+    op->mode = GEN_ALLOC_HOST_SHARED;
+  else
+    return gen__perr(p, AF_EPARSE, "unknown alloc mode \"%s\"%s", mode, NULL);
+  op->async = op->mode == GEN_ALLOC_ASYNC;
+  return gen__use_buf(p, o, "buf", &op->buf);
+}
+
+static int parse_dealloc(Parser *p, const cJSON *o, GenOp *op, int ctx) {
+  (void)ctx;
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "async");
+  op->async = a == NULL || cJSON_IsTrue(a);
+  return gen__use_buf(p, o, "buf", &op->buf);
+}
+
+static int parse_memcpy(Parser *p, const cJSON *o, GenOp *op, int ctx) {
+  (void)ctx;
+  int rc = gen__use_buf(p, o, "dst", &op->buf);
+  return rc ? rc : gen__use_buf(p, o, "src", &op->src);
+}
+
+static int parse_memset(Parser *p, const cJSON *o, GenOp *op, int ctx) {
+  (void)ctx;
+  int rc = gen__use_buf(p, o, "dst", &op->buf);
+  if (!rc && gen__jint(o, "value", &op->value))
+    rc = gen__perr(p, AF_EPARSE, "memset needs an integer \"value\"%s%s", NULL, NULL);
+  return rc;
+}
+
+static void put_alloc(GenWriter *w, const GenOp *o, int depth) {
+  AfBuf *b = w->b;
+  (void)depth;
+  af_buf_printf(b, ", \"buf\": \"b%d\", \"mode\": \"%s\"", o->buf,
+                o->mode == GEN_ALLOC_ASYNC  ? "async"
+                : o->mode == GEN_ALLOC_SYNC ? "sync"
+                                            : "host_shared");
+}
+
+static void put_dealloc(GenWriter *w, const GenOp *o, int depth) {
+  AfBuf *b = w->b;
+  (void)depth;
+  af_buf_printf(b, ", \"buf\": \"b%d\", \"async\": %s", o->buf, o->async ? "true" : "false");
+}
+
+static void put_memcpy(GenWriter *w, const GenOp *o, int depth) {
+  AfBuf *b = w->b;
+  (void)depth;
+  af_buf_printf(b, ", \"dst\": \"b%d\", \"src\": \"b%d\"", o->buf, o->src);
+}
+
+static void put_memset(GenWriter *w, const GenOp *o, int depth) {
+  AfBuf *b = w->b;
+  (void)depth;
+  af_buf_printf(b, ", \"dst\": \"b%d\", \"value\": %d", o->buf, o->value);
+}
+
+/* A device buffer for an alloc, dealloc or memset. */
+static int device_buf(V *v, int i) {
+  const GenOp *o = &v->c->ops[i];
+  if (v->c->bufs[o->buf].kind != GEN_BUF_DEVICE)
+    return gen__vfail(v, i, "b%d is a host buffer; this op needs a device buffer", o->buf, 0);
+  return 0;
+}
+
+static int check_alloc(V *v, int i) {
+  const GenOp *o = &v->c->ops[i];
+  if ((o->mode == GEN_ALLOC_ASYNC) != (o->async != 0))
+    return gen__vfail(v, i, "alloc mode and async flag disagree", 0, 0);
+  if (device_buf(v, i))
+    return AF_EINVALID;
+  if (v->alloc_node[o->buf] != -2)
+    return gen__vfail(v, i, "allocates b%d a second time (first at op #%d)", o->buf,
+                      v->alloc_node[o->buf]);
+  v->alloc_node[o->buf] = i;
+  v->alloc_ctx[o->buf] = o->ctx;
+  return 0;
+}
+
+static int check_dealloc(V *v, int i) {
+  const GenCase *c = v->c;
+  const GenOp *o = &c->ops[i];
+  int b = o->buf;
+  if (device_buf(v, i))
+    return AF_EINVALID;
+  if (v->alloc_node[b] == -2)
+    return gen__vfail(v, i, "deallocates b%d, which is never allocated before it", b, 0);
+  if (v->dealloc_node[b] >= 0)
+    return gen__vfail(v, i, "deallocates b%d twice (first at op #%d)", b, v->dealloc_node[b]);
+  if (!gen__in_scope(c, o->ctx, v->alloc_ctx[b]))
+    return gen__vfail(v, i, "deallocates b%d outside the region that allocates it (r%d)", b,
+                      v->alloc_ctx[b]);
+  if (!gen__before(v, v->alloc_node[b], i))
+    return gen__vfail(v, i, "dealloc of b%d is not ordered after its alloc (op #%d)", b,
+                      v->alloc_node[b]);
+  if (v->last_write[b] >= 0 && !gen__before(v, v->last_write[b], i))
+    return gen__vfail(v, i, "dealloc of b%d is not ordered after op #%d, which uses it", b,
+                      v->last_write[b]);
+  for (int k = 0; k < v->nreads[b]; k++)
+    if (!gen__before(v, v->reads[b][k], i))
+      return gen__vfail(v, i, "dealloc of b%d is not ordered after op #%d, which uses it", b,
+                        v->reads[b][k]);
+  v->dealloc_node[b] = i;
+  return 0;
+}
+
+static int check_memcpy(V *v, int i) {
+  const GenCase *c = v->c;
+  const GenOp *o = &c->ops[i];
+  const GenBuf *B = c->bufs;
+  if (o->buf == o->src)
+    return gen__vfail(v, i, "copies b%d onto itself", o->buf, 0);
+  if (B[o->buf].kind == GEN_BUF_HOST && B[o->src].kind == GEN_BUF_HOST)
+    return gen__vfail(v, i, "copies host to host (b%d to b%d); gpu.memcpy needs a device side",
+                      o->src, o->buf);
+  if (gen__check_views(v, i))
+    return AF_EINVALID;
+  int32_t od, ld, sd, os, ls, ss;
+  gen_op_view(c, o, 0, &od, &ld, &sd);
+  gen_op_view(c, o, 1, &os, &ls, &ss);
+  if (ld != ls)
+    return gen__vfail(
+        v, i, "copies between views or buffers of different sizes (%d and %d elements)", ls, ld);
+  if (B[o->buf].elem != B[o->src].elem)
+    return af_err_set(v->err, AF_EINVALID,
+                      "op #%d (memcpy): copies between buffers of different types (%s to %s)", i,
+                      gen_elem_name(B[o->src].elem), gen_elem_name(B[o->buf].elem));
+  return 0;
+}
+
+static int check_memset(V *v, int i) {
+  const GenOp *o = &v->c->ops[i];
+  if (device_buf(v, i) || gen__check_views(v, i))
+    return AF_EINVALID;
+  if (v->c->bufs[o->buf].elem == GEN_ELEM_I64)
+    return gen__vfail(v, i,
+                      "sets b%d, an i64 buffer: no runtime call sets 64-bit elements (MLIR lowers "
+                      "16- and 32-bit memsets only)",
+                      o->buf, 0);
+  return 0;
+}
+
+/* An alloc; a static allocation is cast to the dynamic shape every other op uses. */
+static int render_alloc(R *r, int i, int depth) {
+  const GenCase *c = r->c;
+  const GenOp *o = &c->ops[i];
+  AfBuf *b = r->b;
+  const GenBuf *gb = &c->bufs[o->buf];
+  const char *sfx = gb->stat ? "_s" : "";
+  gen__ind(r, depth);
+  if (o->async) {
+    af_buf_printf(b, "%%b%d%s, %%t%d = gpu.alloc async", o->buf, sfx, o->tok);
+    gen__deps(r, o);
+  } else {
+    af_buf_printf(b, "%%b%d%s = gpu.alloc%s", o->buf, sfx,
+                  o->mode == GEN_ALLOC_HOST_SHARED ? " host_shared" : "");
+  }
+  if (!gb->stat) {
+    af_buf_printf(b, " (%%n%d) : %s\n", gb->n, gen__mty(c, o->buf));
+    return 0;
+  }
+  af_buf_printf(b, " () : memref<%dx%s>\n", gb->n, gen_elem_name(gb->elem));
+  if (r->map) /* the allocation's calls are on this line */
+    gen__map_line(r, gen__lines_so_far(r), i);
+  gen__ind(r, depth);
+  af_buf_printf(b, "%%b%d = memref.cast %%b%d_s : memref<%dx%s> to %s\n", o->buf, o->buf, gb->n,
+                gen_elem_name(gb->elem), gen__mty(c, o->buf));
+  return 0;
+}
+
+static int render_dealloc(R *r, int i, int depth) {
+  const GenOp *o = &r->c->ops[i];
+  gen__ind(r, depth);
+  if (o->async) {
+    af_buf_printf(r->b, "%%t%d = gpu.dealloc async", o->tok);
+    gen__deps(r, o);
+  } else {
+    af_buf_puts(r->b, "gpu.dealloc");
+  }
+  af_buf_printf(r->b, " %%b%d : %s\n", o->buf, gen__mty(r->c, o->buf));
+  return 0;
+}
+
+static int render_memcpy(R *r, int i, int depth) {
+  const GenOp *o = &r->c->ops[i];
+  char dn[48], dt[96], sn[48], st[96];
+  gen__view_operand(r, o, 0, depth, dn, sizeof dn, dt, sizeof dt);
+  gen__view_operand(r, o, 1, depth, sn, sizeof sn, st, sizeof st);
+  gen__ind(r, depth);
+  af_buf_printf(r->b, "%%t%d = gpu.memcpy async", o->tok);
+  gen__deps(r, o);
+  af_buf_printf(r->b, " %s, %s : %s, %s\n", dn, sn, dt, st);
+  return 0;
+}
+
+/* A memset: its value as the element type (an i16 truncated, an f32 exact), then the op. */
+static int render_memset(R *r, int i, int depth) {
+  const GenOp *o = &r->c->ops[i];
+  const GenCase *c = r->c;
+  AfBuf *b = r->b;
+  int e = c->bufs[o->buf].elem, k = r->k++;
+  gen__ind(r, depth);
+  if (e == GEN_ELEM_F32)
+    af_buf_printf(b, "%%k%d = arith.constant %d.0 : f32\n", k, o->value);
+  else if (e == GEN_ELEM_I16)
+    af_buf_printf(b, "%%k%d = arith.constant %d : i16\n", k, (int16_t)o->value);
+  else
+    af_buf_printf(b, "%%k%d = arith.constant %d : %s\n", k, o->value, gen_elem_name(e));
+  char dn[48], dt[96];
+  gen__view_operand(r, o, 0, depth, dn, sizeof dn, dt, sizeof dt);
+  gen__ind(r, depth);
+  af_buf_printf(b, "%%t%d = gpu.memset async", o->tok);
+  gen__deps(r, o);
+  af_buf_printf(b, " %s, %%k%d : %s, %s\n", dn, k, dt, gen_elem_name(e));
+  return 0;
+}
+
+void gen__op_alloc(G *g, Ctx *x) {
+  if (g->live_dev >= g->cfg.buffers)
+    return;
+  GenBuf gb = {GEN_BUF_DEVICE, g->cfg.elems, 0, GEN_ELEM_I32, 0};
+  if (g->cfg.view_pct > 0) /* (drawn only when on) a static allocation, cast to ?xT */
+    gb.stat = af_rng_chance(&g->rng, g->cfg.view_pct) != 0;
+  if (g->cfg.typed_pct > 0 && af_rng_chance(&g->rng, g->cfg.typed_pct)) { /* only when on */
+    gb.elem = (uint8_t)(1 + af_rng_below(&g->rng, GEN_ELEM__COUNT - 1));
+    for (int h = 0; h < g->c->nbufs; h++) /* mostly the type of a host buffer, to copy to */
+      if (g->c->bufs[h].kind == GEN_BUF_HOST && g->c->bufs[h].elem != GEN_ELEM_I32 &&
+          af_rng_chance(&g->rng, 70))
+        gb.elem = g->c->bufs[h].elem;
+  }
+  int b = gen_case_add_buf(g->c, &gb);
+  if (b < 0 || af_grow((void **)&g->bs, &g->capbs, b + 1, sizeof(BState))) {
+    gen__oom(g);
+    return;
+  }
+  BState *st = &g->bs[b];
+  memset(st, 0, sizeof *st);
+  st->owner = x->id;
+  st->writer = -1;
+  st->region_private = x->id != 0;
+  GenOp o = gen__blank(GEN_OP_ALLOC, x->id);
+  o.buf = b;
+  if (af_rng_chance(&g->rng, g->cfg.host_shared_pct)) {
+    o.mode = GEN_ALLOC_HOST_SHARED;
+    st->shared = 1;
+  } else if (af_rng_chance(&g->rng, g->cfg.sync_pct)) {
+    o.mode = GEN_ALLOC_SYNC;
+  } else {
+    o.mode = GEN_ALLOC_ASYNC;
+    o.async = 1;
+  }
+  g->live_dev++;
+  if (o.async) {
+    TSet s;
+    s.n = 0;
+    int deps[GEN_MAX_DEPS];
+    if (x->nrecent && af_rng_chance(&g->rng, 60))
+      gen__ts_add(&s, x->recent[af_rng_below(&g->rng, (uint32_t)x->nrecent)]);
+    int nd = gen__finalize_deps(g, x, &s, 1, deps);
+    if (nd < 0)
+      return;
+    st->writer = gen__emit_async(g, x, &o, deps, nd);
+  } else {
+    gen__emit(g, &o);
+  }
+}
+
+void gen__op_dealloc(G *g, Ctx *x, int b) {
+  BState *st = &g->bs[b];
+  TSet s;
+  s.n = 0;
+  gen__need_for(g, x, &s, b, 1);
+  GenOp o = gen__blank(GEN_OP_DEALLOC, x->id);
+  o.buf = b;
+  if (af_rng_chance(&g->rng, g->cfg.sync_pct)) {
+    if (s.n)
+      gen__host_wait(g, x, &s);
+    gen__emit(g, &o);
+  } else {
+    o.async = 1;
+    int deps[GEN_MAX_DEPS];
+    int nd = gen__finalize_deps(g, x, &s, 1, deps);
+    if (nd < 0)
+      return;
+    gen__emit_async(g, x, &o, deps, nd);
+  }
+  st->owner = -2;
+  g->live_dev--;
+}
+
+static void op_dealloc_any(G *g, Ctx *x) {
+  int b = gen__pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1, ANY_ELEM);
+  if (b >= 0 && (x->id == 0 || g->bs[b].region_private))
+    gen__op_dealloc(g, x, b);
+}
+
+/* Views for o's operands (drawn only when the knob is on): a memcpy's source and destination,
+ * a memset's destination; a destination only once its buffer is written whole. */
+static void draw_views(G *g, GenOp *o) {
+  if (g->cfg.view_pct <= 0 || !af_rng_chance(&g->rng, g->cfg.view_pct))
+    return;
+  int n = g->c->bufs[o->buf].n, len = 1 + (int)af_rng_below(&g->rng, (uint32_t)n);
+  int dst = g->bs[o->buf].written && af_rng_chance(&g->rng, 70);
+  int src = o->kind == GEN_OP_MEMCPY; /* (both sides of a copy are the same length) */
+  if (!dst)
+    len = n; /* a whole-buffer destination: the source's view spans as many elements */
+  if (dst)
+    gen__draw_view(g, n, len, o->view[0]);
+  if (src)
+    gen__draw_view(g, g->c->bufs[o->src].n, len, o->view[1]);
+}
+
+void gen__op_memcpy(G *g, Ctx *x) {
+  int dir = (int)af_rng_below(&g->rng, 3); /* 0 H2D, 1 D2H, 2 D2D */
+  /* typed buffers are few: half the copies (drawn only when on) look for one first */
+  int se = g->cfg.typed_pct > 0 && af_rng_chance(&g->rng, 50) ? NOT_I32 : ANY_ELEM;
+  int src, dst;
+  if (dir == 0) {
+    src = gen__pick_buf(g, x, GEN_BUF_HOST, 1, -1, -1, se);
+    if (src < 0)
+      src = gen__pick_buf(g, x, GEN_BUF_HOST, 1, -1, -1, ANY_ELEM);
+    dst = gen__pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1, src >= 0 ? g->c->bufs[src].elem : 0);
+  } else if (dir == 1) {
+    src = gen__pick_buf(g, x, GEN_BUF_DEVICE, 1, -1, -1, se);
+    if (src < 0)
+      src = gen__pick_buf(g, x, GEN_BUF_DEVICE, 1, -1, -1, ANY_ELEM);
+    dst = gen__pick_buf(g, x, GEN_BUF_HOST, 0, -1, -1, src >= 0 ? g->c->bufs[src].elem : 0);
+  } else {
+    src = gen__pick_buf(g, x, GEN_BUF_DEVICE, 1, -1, -1, ANY_ELEM);
+    dst = gen__pick_buf(g, x, GEN_BUF_DEVICE, 0, src, -1, src >= 0 ? g->c->bufs[src].elem : 0);
+  }
+  if (src < 0 || dst < 0)
+    return;
+  GenOp o = gen__blank(GEN_OP_MEMCPY, x->id);
+  o.buf = dst;
+  o.src = src;
+  draw_views(g, &o);
+  TSet s;
+  s.n = 0;
+  gen__need_for(g, x, &s, dst, 1);
+  gen__need_for(g, x, &s, src, 0);
+  int deps[GEN_MAX_DEPS];
+  int nd = gen__finalize_deps(g, x, &s, 1, deps);
+  if (nd < 0)
+    return;
+  int t = gen__emit_async(g, x, &o, deps, nd);
+  if (t < 0)
+    return;
+  gen__note_access(g, x, src, 0, t);
+  gen__note_access(g, x, dst, 1, t);
+}
+
+void gen__op_memset(G *g, Ctx *x) {
+  int dst = gen__pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1, NOT_I64);
+  if (dst < 0)
+    return;
+  GenOp o = gen__blank(GEN_OP_MEMSET, x->id);
+  o.buf = dst;
+  o.value = (int)af_rng_below(&g->rng, 1000);
+  if (g->bs[dst].written) /* (a view of a buffer not yet written would leave the rest undefined) */
+    draw_views(g, &o);
+  TSet s;
+  s.n = 0;
+  gen__need_for(g, x, &s, dst, 1);
+  int deps[GEN_MAX_DEPS];
+  int nd = gen__finalize_deps(g, x, &s, 1, deps);
+  if (nd < 0)
+    return;
+  int t = gen__emit_async(g, x, &o, deps, nd);
+  if (t >= 0)
+    gen__note_access(g, x, dst, 1, t);
+}
+
+/* ---- the classes ---- */
+
+const GenOpClass gen__class_alloc = {parse_alloc, put_alloc, check_alloc, render_alloc,
+                                     gen__op_alloc};
+const GenOpClass gen__class_dealloc = {parse_dealloc, put_dealloc, check_dealloc, render_dealloc,
+                                       op_dealloc_any};
+const GenOpClass gen__class_memcpy = {parse_memcpy, put_memcpy, check_memcpy, render_memcpy,
+                                      gen__op_memcpy};
+const GenOpClass gen__class_memset = {parse_memset, put_memset, check_memset, render_memset,
+                                      gen__op_memset};

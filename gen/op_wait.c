@@ -1,0 +1,171 @@
+/*
+ * op_wait.c: joins and the host's synchronous ops: gpu.wait async (a token following its
+ * dependencies), gpu.wait (the host blocks), observe (the host reads a buffer: what the oracle
+ * compares): each kind's class (gen_int.h).
+ */
+#include "gen_int.h"
+
+#include "../runner/kernels.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int parse_wait_async(Parser *p, const cJSON *o, GenOp *op, int ctx) {
+  (void)p, (void)o, (void)op, (void)ctx;
+  return 0;
+}
+
+static int parse_host_wait(Parser *p, const cJSON *o, GenOp *op, int ctx) {
+  return parse_wait_async(p, o, op, ctx);
+}
+
+static int parse_observe(Parser *p, const cJSON *o, GenOp *op, int ctx) {
+  (void)ctx;
+  return gen__use_buf(p, o, "buf", &op->buf);
+}
+
+static void put_wait_async(GenWriter *w, const GenOp *o, int depth) {
+  (void)w, (void)o, (void)depth;
+}
+
+static void put_host_wait(GenWriter *w, const GenOp *o, int depth) {
+  put_wait_async(w, o, depth);
+}
+
+static void put_observe(GenWriter *w, const GenOp *o, int depth) {
+  AfBuf *b = w->b;
+  (void)depth;
+  af_buf_printf(b, ", \"buf\": \"b%d\"", o->buf);
+}
+
+static int check_wait_async(V *v, int i) {
+  (void)v, (void)i;
+  return 0;
+}
+
+static int check_host_wait(V *v, int i) {
+  return check_wait_async(v, i);
+}
+
+static int check_observe(V *v, int i) {
+  const GenCase *c = v->c;
+  const GenOp *o = &c->ops[i];
+  if (o->ctx != 0)
+    return gen__vfail(v, i, "observe must be in the host's main function, not in region r%d",
+                      o->ctx, 0);
+  if (c->bufs[o->buf].kind != GEN_BUF_HOST && v->alloc_node[o->buf] >= 0 &&
+      c->ops[v->alloc_node[o->buf]].mode != GEN_ALLOC_HOST_SHARED)
+    return gen__vfail(v, i,
+                      "observes device buffer b%d; the host can read only host or "
+                      "host_shared memory",
+                      o->buf, 0);
+  return 0;
+}
+
+static int render_wait_async(R *r, int i, int depth) {
+  const GenOp *o = &r->c->ops[i];
+  gen__ind(r, depth);
+  af_buf_printf(r->b, "%%t%d = gpu.wait async", o->tok);
+  gen__deps(r, o);
+  af_buf_puts(r->b, "\n");
+  return 0;
+}
+
+static int render_host_wait(R *r, int i, int depth) {
+  gen__ind(r, depth);
+  af_buf_puts(r->b, "gpu.wait");
+  gen__deps(r, &r->c->ops[i]);
+  af_buf_puts(r->b, "\n");
+  return 0;
+}
+
+static int render_observe(R *r, int i, int depth) {
+  const GenOp *o = &r->c->ops[i];
+  int k = gen__i32const(r, depth, i);
+  gen__ind(r, depth);
+  af_buf_printf(r->b, "func.call @asyncfuzz_observe%s(%%k%d, %%b%d) : (i32, %s) -> ()\n",
+                gen__hook_sfx(r->c, o->buf), k, o->buf, gen__mty(r->c, o->buf));
+  return 0;
+}
+
+void gen__op_wait_async(G *g, Ctx *x) {
+  TSet s;
+  s.n = 0;
+  int want = 1 + (int)af_rng_below(&g->rng, (uint32_t)g->cfg.max_deps);
+  for (int i = 0; i < want && x->nrecent; i++)
+    gen__ts_add(&s, x->recent[af_rng_below(&g->rng, (uint32_t)x->nrecent)]);
+  if (af_rng_chance(&g->rng, 10))
+    s.n = 0; /* a fresh stream */
+  int deps[GEN_MAX_DEPS];
+  int nd = gen__finalize_deps(g, x, &s, 0, deps);
+  if (nd >= 0)
+    gen__join(g, x, deps, nd);
+}
+
+void gen__op_host_wait(G *g, Ctx *x) {
+  if (g->cfg.stream_pct > 0 && x->nstreams > 0 && af_rng_chance(&g->rng, 35) &&
+      gen__stream_wait(g, x))
+    return;
+  TSet s;
+  s.n = 0;
+  int b = gen__pick_buf(g, x, -1, 0, -1, -1, ANY_ELEM);
+  if (b >= 0 && af_rng_chance(&g->rng, 70))
+    gen__need_for(g, x, &s, b, 1);
+  else if (x->nrecent)
+    gen__ts_add(&s, x->recent[af_rng_below(&g->rng, (uint32_t)x->nrecent)]);
+  if (s.n)
+    gen__host_wait(g, x, &s);
+}
+
+/* A host gpu.wait that orders nothing new: with no operands, or again on tokens of this
+ * context that a host wait already completed (a wait on a completed token must still work). */
+void gen__op_extra_wait(G *g, Ctx *x) {
+  GenOp o = gen__blank(GEN_OP_HOST_WAIT, x->id);
+  if (af_rng_chance(&g->rng, 60)) {
+    const uint64_t *done = gen__done_row(g, x->id);
+    int cand[64], n = 0;
+    for (int t = 0; t < g->ntok && n < 64; t++)
+      if (g->tok_ctx[t] == x->id && g->tok_blk[t] == 0 && gen__bit(done, t))
+        cand[n++] = t;
+    int k = n < g->cfg.max_deps ? n : 1 + (int)af_rng_below(&g->rng, (uint32_t)g->cfg.max_deps);
+    for (int d = 0; d < k && n > 0; d++) {
+      int j = (int)af_rng_below(&g->rng, (uint32_t)n);
+      o.deps[o.ndeps++] = cand[j];
+      cand[j] = cand[--n];
+    }
+  }
+  gen__emit(g, &o);
+}
+
+void gen__observe(G *g, Ctx *x, int b) {
+  TSet s;
+  s.n = 0;
+  gen__need_for(g, x, &s, b, 0);
+  if (s.n)
+    gen__host_wait(g, x, &s);
+  GenOp o = gen__blank(GEN_OP_OBSERVE, x->id);
+  o.buf = b;
+  gen__emit(g, &o);
+}
+
+void gen__op_observe(G *g, Ctx *x) {
+  if (x->id != 0)
+    return;
+  int b = gen__pick_buf(g, x, GEN_BUF_HOST, 1, -1, -1, ANY_ELEM);
+  if (af_rng_chance(&g->rng, 30)) {
+    int sb = gen__pick_buf(g, x, GEN_BUF_DEVICE, 1, -1, -1, ANY_ELEM);
+    if (sb >= 0 && g->bs[sb].shared)
+      b = sb;
+  }
+  if (b >= 0)
+    gen__observe(g, x, b);
+}
+
+/* ---- the classes ---- */
+
+const GenOpClass gen__class_wait_async = {parse_wait_async, put_wait_async, check_wait_async,
+                                          render_wait_async, gen__op_wait_async};
+const GenOpClass gen__class_host_wait = {parse_host_wait, put_host_wait, check_host_wait,
+                                         render_host_wait, gen__op_host_wait};
+const GenOpClass gen__class_observe = {parse_observe, put_observe, check_observe, render_observe,
+                                       gen__op_observe};
