@@ -66,7 +66,7 @@ static void constructs(const GenCase *c, int *has) {
   uint8_t *launched = calloc((size_t)c->nstreams + 1, 1);
   for (int i = 0; i < c->nops; i++) {
     const GenOp *o = &c->ops[i];
-    if (o->kind >= GEN_OP_CALL) {
+    if (gen_op_flags(o->kind) & GEN_K_BLOCK) {
       const GenBlock *k = &c->blocks[o->block];
       has[CALL] |= o->kind == GEN_OP_CALL && k->ninputs > 0;
       has[CALL_IN_REGION] |= o->kind == GEN_OP_CALL && o->ctx > 0;

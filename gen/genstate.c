@@ -37,7 +37,7 @@ GenOp gen__blank(int kind, int ctx) {
 int gen__emit(G *g, GenOp *o) {
   if (g->rc)
     return -1;
-  if (o->kind < GEN_OP_CALL)
+  if (!(gen_op_flags(o->kind) & GEN_K_BLOCK))
     o->blk = g->cur_blk;
   int i = gen_case_add_op(g->c, o);
   if (i < 0)

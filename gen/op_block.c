@@ -177,7 +177,7 @@ static int visit_block(V *v, int i) {
   int host = 0;
   for (int b = 0; b < c->nbufs; b++)
     host |= c->bufs[b].kind == GEN_BUF_HOST && c->bufs[b].elem == GEN_ELEM_I32;
-  if (o->kind != GEN_OP_CALL && !host)
+  if ((gen_op_flags(o->kind) & GEN_K_COND) && !host)
     return gen__vfail(
         v, i,
         "needs an i32 host buffer: its condition or trip count is computed at run time "

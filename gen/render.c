@@ -123,7 +123,7 @@ static void render_conditions(R *r) {
     if (c->bufs[b].kind == GEN_BUF_HOST && c->bufs[b].elem == GEN_ELEM_I32)
       h = b;
   for (int k = 1; k < c->nblocks; k++)
-    any |= c->ops[c->blocks[k].op].kind != GEN_OP_CALL;
+    any |= (gen_op_flags(c->ops[c->blocks[k].op].kind) & GEN_K_COND) != 0;
   if (!any || h < 0)
     return;
   int32_t v0 = kernel_host_init_value(c->bufs[h].init, 0);

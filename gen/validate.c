@@ -253,7 +253,9 @@ int gen_validate(const GenCase *c, AfErr *err) {
     if (rc == 0 && c->ops[i].kind == GEN_OP_EXECUTE)
       rc = gen__visit_region_start(&v, c->ops[i].region);
     /* the block that ends here: the one this op is in, or its own when empty */
-    int k = c->ops[i].blk > 0 ? c->ops[i].blk : c->ops[i].kind >= GEN_OP_CALL ? c->ops[i].block : 0;
+    int k = c->ops[i].blk > 0                              ? c->ops[i].blk
+            : (gen_op_flags(c->ops[i].kind) & GEN_K_BLOCK) ? c->ops[i].block
+                                                           : 0;
     if (rc == 0 && k > 0 && k < c->nblocks &&
         (c->blocks[k].last >= c->blocks[k].first ? c->blocks[k].last : c->blocks[k].op) == i)
       rc = gen__visit_block_end(&v, k);

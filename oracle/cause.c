@@ -127,7 +127,7 @@ static void op_edges(G *g, int i) {
   }
   if (o->kind == GEN_OP_AWAIT && o->region > 0 && o->region < c->nregions)
     add_edge(g, END(g, o->region), i, ORACLE_LINK_AWAIT, -1);
-  if (o->kind >= GEN_OP_CALL && o->block > 0 && o->block < c->nblocks) {
+  if ((gen_op_flags(o->kind) & GEN_K_BLOCK) && o->block > 0 && o->block < c->nblocks) {
     const GenBlock *k = &c->blocks[o->block];
     int how = o->kind == GEN_OP_CALL  ? HOW_CALL_ARG
               : o->kind == GEN_OP_FOR ? HOW_ITER
@@ -235,7 +235,7 @@ static int build(G *g, const GenCase *c) {
       visit(g, START(g, o->region));
       start_edges(g, o->region);
     }
-    int kb = o->blk > 0 ? o->blk : o->kind >= GEN_OP_CALL ? o->block : 0;
+    int kb = o->blk > 0 ? o->blk : (gen_op_flags(o->kind) & GEN_K_BLOCK) ? o->block : 0;
     if (kb > 0 && kb < c->nblocks &&
         (c->blocks[kb].last >= c->blocks[kb].first ? c->blocks[kb].last : c->blocks[kb].op) == i)
       block_end(g, kb);
@@ -303,7 +303,7 @@ static int result_unhanded(const GenCase *c, int b, const RtRec *trace, int ntra
  * first call (a lowering that hands a token into a body records one). Unknown (0) without a
  * trace, or when the block has no input. */
 static int input_unhanded(const GenCase *c, int b, const RtRec *trace, int ntrace) {
-  if (trace == NULL || b < 0 || b >= c->nops || c->ops[b].kind < GEN_OP_CALL ||
+  if (trace == NULL || b < 0 || b >= c->nops || !(gen_op_flags(c->ops[b].kind) & GEN_K_BLOCK) ||
       c->blocks[c->ops[b].block].ninputs == 0)
     return 0;
   int k = c->ops[b].block, ran = 0;
@@ -323,7 +323,7 @@ static int input_unhanded(const GenCase *c, int b, const RtRec *trace, int ntrac
 static int block_of(const GenCase *c, int t) {
   for (int i = 0; i < c->nops; i++) {
     const GenOp *o = &c->ops[i];
-    if (o->kind < GEN_OP_CALL)
+    if (!(gen_op_flags(o->kind) & GEN_K_BLOCK))
       continue;
     if (o->tok == t)
       return i;
@@ -461,11 +461,11 @@ void oracle_link_format(const GenCase *c, const OracleLink *l, char *out, size_t
     int x = -1;
     if (into && o->blk > 0 && o->blk < c->nblocks)
       x = c->blocks[o->blk].op;
-    if (l->from >= 0 && l->from < c->nops && c->ops[l->from].kind >= GEN_OP_CALL)
+    if (l->from >= 0 && l->from < c->nops && (gen_op_flags(c->ops[l->from].kind) & GEN_K_BLOCK))
       x = l->from; /* (a block's boundary that carried nothing, wherever the token went after) */
     int t = !into && x < 0 && l->dep >= 0 && l->dep < o->ndeps ? o->deps[l->dep] : -1;
     for (int i = 0; i < c->nops && t >= 0 && x < 0; i++)
-      if (c->ops[i].kind >= GEN_OP_CALL && c->ops[i].tok == t)
+      if ((gen_op_flags(c->ops[i].kind) & GEN_K_BLOCK) && c->ops[i].tok == t)
         x = i;
     if (x >= 0 && x < c->nops)
       o = &c->ops[x];

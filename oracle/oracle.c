@@ -150,8 +150,15 @@ static int handle_maker(RtRef h, const RtRec *trace, int ntrace, int before) {
 /* Whether token t came out of a region through async.yield (an await's value, or a region's
  * input), or descends from one through first dependencies (the stream an op inherits) and
  * captures (the outer token a region uses). */
-static const char *const block_in[] = {"call-arg", "if-arg", "loop-carried", "branch-arg"};
-static const char *const block_out[] = {"call-result", "if-result", "loop-result", "merge-arg"};
+/* How a token crosses into a block's body, and out of it, by the block op's kind. */
+static const char *const block_in[GEN_OP__COUNT] = {[GEN_OP_CALL] = "call-arg",
+                                                    [GEN_OP_IF] = "if-arg",
+                                                    [GEN_OP_FOR] = "loop-carried",
+                                                    [GEN_OP_BRANCH] = "branch-arg"};
+static const char *const block_out[GEN_OP__COUNT] = {[GEN_OP_CALL] = "call-result",
+                                                     [GEN_OP_IF] = "if-result",
+                                                     [GEN_OP_FOR] = "loop-result",
+                                                     [GEN_OP_BRANCH] = "merge-arg"};
 
 /* How token t crossed into the context or block where it is used, following the chain of first
  * dependencies back: "yield" (a region's value, awaited or taken as a region input), a block's
@@ -175,15 +182,15 @@ static const char *token_crossing(const GenCase *c, int t) {
       }
       for (int k = 1; k < c->nblocks; k++)
         for (int q = 0; q < c->blocks[k].ninputs; q++)
-          if (c->blocks[k].inputs[q].tok == t && c->ops[c->blocks[k].op].kind >= GEN_OP_CALL)
-            return block_in[c->ops[c->blocks[k].op].kind - GEN_OP_CALL];
+          if (c->blocks[k].inputs[q].tok == t && block_in[c->ops[c->blocks[k].op].kind])
+            return block_in[c->ops[c->blocks[k].op].kind];
       t = outer;
       continue;
     }
     if (c->ops[def].kind == GEN_OP_AWAIT)
       return "yield";
-    if (c->ops[def].kind >= GEN_OP_CALL)
-      return block_out[c->ops[def].kind - GEN_OP_CALL];
+    if (block_out[c->ops[def].kind])
+      return block_out[c->ops[def].kind];
     t = c->ops[def].ndeps > 0 ? c->ops[def].deps[0] : -1;
   }
   return NULL;

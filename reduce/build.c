@@ -69,7 +69,7 @@ static void expand_stream_drops(const GenCase *c, uint8_t *drop) {
     if (!drop[i] || (o->kind != GEN_OP_STREAM_CREATE && o->kind != GEN_OP_STREAM_DESTROY))
       continue;
     for (int j = 0; j < c->nops; j++)
-      if (c->ops[j].kind >= GEN_OP_STREAM_CREATE && c->ops[j].stream == o->stream)
+      if ((gen_op_flags(c->ops[j].kind) & GEN_K_STREAM) && c->ops[j].stream == o->stream)
         drop[j] = 1;
   }
 }
@@ -169,7 +169,7 @@ static int forward_tokens(Build *b) {
     if (o->kind == GEN_OP_EXECUTE && o->region > 0 && o->region < c->nregions &&
         forward_captures(b, o->region))
       return 1;
-    if (o->kind >= GEN_OP_CALL && forward_block_inputs(b, i))
+    if ((gen_op_flags(o->kind) & GEN_K_BLOCK) && forward_block_inputs(b, i))
       return 1;
     int gone = b->drop[i] || (flatten > 0 && i == c->regions[flatten].exec_op) ||
                (flatten > 0 && o->kind == GEN_OP_AWAIT && o->region == flatten);
@@ -184,7 +184,8 @@ static int forward_tokens(Build *b) {
       continue;
     Fwd *f = &b->fwd[o->tok];
     f->n = 0;
-    if (o->kind >= GEN_OP_CALL) { /* a dropped block: its token stands for its inputs */
+    if (gen_op_flags(o->kind) &
+        GEN_K_BLOCK) { /* a dropped block: its token stands for its inputs */
       const GenBlock *k = &c->blocks[o->block];
       for (int q = 0; q < k->ninputs; q++)
         if (add_live(f, b->fwd, b->alive, k->inputs[q].outer))
@@ -221,7 +222,7 @@ static int keep_bufs(Build *b) {
         b->newbuf[*refs[q]] = 1;
     for (int q = 0; o.kind == GEN_OP_BRANCH && q < c->blocks[o.block].nbufargs; q++)
       b->newbuf[c->blocks[o.block].bufargs[q]] = 1;
-    if (o.kind >= GEN_OP_IF && o.kind <= GEN_OP_BRANCH) /* its condition's host buffer */
+    if (gen_op_flags(o.kind) & GEN_K_COND) /* its condition's host buffer */
       for (int k = 0; k < c->nbufs; k++)
         if (c->bufs[k].kind == GEN_BUF_HOST) {
           b->newbuf[k] = 1;
@@ -357,16 +358,16 @@ static int add_ops(Build *b) {
     }
     if (o.blk > 0)
       o.blk = b->newblk[o.blk];
-    if (o.kind >= GEN_OP_CALL)
+    if (gen_op_flags(o.kind) & GEN_K_BLOCK)
       o.block = b->newblk[o.block];
-    if (o.blk < 0 || (o.kind >= GEN_OP_CALL && o.block <= 0))
+    if (o.blk < 0 || ((gen_op_flags(o.kind) & GEN_K_BLOCK) && o.block <= 0))
       return 1;
     int idx = gen_case_add_op(b->out, &o);
     if (idx < 0)
       return AF_ENOMEM;
     if (o.kind == GEN_OP_EXECUTE)
       b->out->regions[o.region].exec_op = idx;
-    if (o.kind >= GEN_OP_CALL)
+    if (gen_op_flags(o.kind) & GEN_K_BLOCK)
       b->out->blocks[o.block].op = idx;
   }
   return 0;
