@@ -221,6 +221,8 @@ static void batch_child(void *arg, int in, int fd) {
       asyncfuzz_case_begin(bc[i].id, k);
       fn();
       asyncfuzz_case_end(bc[i].id, k);
+      if (asyncfuzz_rt_device_broken()) /* a sticky error: the rest goes to a fresh child */
+        _exit(75);
     }
     int32_t done = i;
     if (write(fd, &done, sizeof done) != sizeof done)

@@ -341,9 +341,10 @@ static int open_db(Campaign *k, AfErr *err) {
            k->batch, k->c.repro, k->c.opts.memfree_sync ? "true" : "false",
            k->c.opts.no_checker ? "false" : "true", check_backend_name(&k->c.opts), k->c.opts.spin,
            k->c.nshards > 1 ? k->c.shard : 0, (int)nshards(k),
-           k->c.opts.abi                         ? asyncfuzz_rt_abi_name(k->c.opts.abi - 1)
-           : k->c.opts.backend == RT_BACKEND_HIP ? "rocm"
-                                                 : "rocm for rocdl code, else cuda");
+           k->c.opts.abi ? asyncfuzz_rt_abi_name(k->c.opts.abi - 1)
+           : asyncfuzz_rt_backend_info(k->c.opts.backend)->abi >= 0
+               ? asyncfuzz_rt_abi_name(asyncfuzz_rt_backend_info(k->c.opts.backend)->abi)
+               : "rocm for rocdl code, else cuda");
   if (store_run_begin(k->db, &run, &k->run_id, err))
     return AF_EIO;
   if (k->c.avoid_known && store_each_triaged(k->db, on_triaged, k, err))

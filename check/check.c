@@ -14,7 +14,7 @@
 int check_run_once(const GenCase *c, const LowerSpec *spec, const Schedule *s, const CheckOpts *o,
                    const OracleExpected *e, Verdict *v, AfErr *err) {
   CheckOpts sim;
-  if (o && o->backend != RT_BACKEND_SIM && o->isolate) {
+  if (o && asyncfuzz_rt_backend_info(o->backend)->gpu && o->isolate) {
     /* this process must not open the GPU (its GPU child does): the run is replayed on the sim */
     sim = *o;
     sim.backend = RT_BACKEND_SIM;
@@ -31,38 +31,13 @@ int check_run_once(const GenCase *c, const LowerSpec *spec, const Schedule *s, c
   return rc;
 }
 
-int check_runs_on(const LowerSpec *spec, const CheckOpts *o, AfErr *err) {
-  int rocdl = lower_is_rocdl(spec);
-  if (rocdl && o && o->backend == RT_BACKEND_HIP && !spec->code_object)
-    return af_err_set(err, AF_EUSAGE,
-                      "%s: its kernels are LLVM bitcode, which an AMD GPU does not load: a code "
-                      "object needs the ld.lld of the mlir-opt's LLVM (Debian: lld-22 for LLVM 22)",
-                      spec->name);
-  if (rocdl && o && o->backend != RT_BACKEND_SIM && o->backend != RT_BACKEND_HIP)
-    return af_err_set(err, AF_EUSAGE,
-                      "%s: rocdl code (AMD GPU binaries) runs on the sim backend only, not on %s",
-                      spec->name, check_backend_name(o));
-  if (spec->kind == LOWER_MLIR_OPT && !rocdl && o && o->backend == RT_BACKEND_HIP)
-    return af_err_set(err, AF_EUSAGE, "%s: nvvm code (NVIDIA binaries) does not run on %s",
-                      spec->name, check_backend_name(o));
-  if (o && o->backend == RT_BACKEND_CUDA && check_abi(spec, o) != RT_ABI_CUDA)
-    return af_err_set(err, AF_EUSAGE,
-                      "the cuda backend runs the cuda flavour of the runtime ABI only (the rocm "
-                      "flavour runs on the sim and on hip)");
-  if (o && o->backend == RT_BACKEND_HIP && check_abi(spec, o) != RT_ABI_ROCM)
-    return af_err_set(err, AF_EUSAGE,
-                      "the hip backend runs the rocm flavour of the runtime ABI only (the cuda "
-                      "flavour runs on the sim and on cuda)");
-  return 0;
-}
-
 int check_case(const GenCase *c, const LowerSpec *spec, const Schedule *s, int ns,
                const OracleExpected *e, const CheckOpts *o, CheckResult *out, AfErr *err) {
   if (check_runs_on(spec, o, err))
     return err->rc;
   if (spec->kind == LOWER_MLIR_OPT)
     return check__mlir(&c, 1, spec, s, ns, &e, o, out, err);
-  if (o && o->backend != RT_BACKEND_SIM && o->isolate)
+  if (o && asyncfuzz_rt_backend_info(o->backend)->gpu && o->isolate)
     return check__gpu(c, spec, s, ns, o, out, err);
   return check__builtin(c, spec, s, ns, e, o, out, err);
 }

@@ -165,8 +165,8 @@ static int run_args(int argc, char **argv, RunArgs *a) {
              "verdict and a fresh child goes on). Each run is judged as `check` judges it; cases\n"
              "the lowering did not lower keep their verdicts from the manifest. Output and exit\n"
              "status as `check`. --db records the run (device, tools from the manifest) and each\n"
-             "failing case's first failing run in the regression database, as campaigns do.\n\n%s",
-             cli_backend_help);
+             "failing case's first failing run in the regression database, as campaigns do.\n\n");
+      cli_print_backend_help(stdout);
       return -1;
     } else if (strcmp(o, "--schedules") == 0 && val) {
       a->scheds = argv[++i];
@@ -257,7 +257,7 @@ int cmd_run_batch(int argc, char **argv) {
     fprintf(stderr, "asyncfuzz run-batch: %s\n", err.msg);
     ex = EXIT_USAGE;
   }
-  if (ex == 0 && a.o.backend != RT_BACKEND_SIM) {
+  if (ex == 0 && asyncfuzz_rt_backend_info(a.o.backend)->gpu) {
     ex = cli_backend_start("run-batch", &a.o, dev, sizeof dev);
     check_gpu_stop(); /* the batch child opens the device itself */
   }

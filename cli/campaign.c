@@ -53,9 +53,7 @@ static const char campaign_help[] =
     "                  draws its own knobs around them; the case file records them)\n"
     "  --memfree-sync  model mgpuMemFree as synchronizing the device (lenient)\n"
     "  --no-checker    judge by observations and runtime errors only\n"
-    "  --backend B     where lowered code runs: sim (default), cuda, cuda:raw\n"
-    "  --spin N|auto   cuda: the sentinel spin count (auto: calibrated on the device)\n"
-    "  --abi cuda|rocm the mgpu* ABI flavour (default: rocm for rocdl configurations)\n"
+    "  --backend B, --spin N|auto, --abi cuda|rocm: where lowered code runs (below)\n"
     "  --until T       stop at local time T (HH:MM, the next one; or YYYY-MM-DDTHH:MM)\n"
     "  --jobs N        N worker processes sharing the seeds and the database\n"
     "  --shard I/N     shard I of N: the cases of seeds SEED + I + N*k only, so shards with\n"
@@ -308,6 +306,7 @@ int cmd_campaign(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (cli_is_help(argv[i])) {
       fputs(campaign_help, stdout);
+      cli_print_backend_help(stdout);
       cli_print_knobs_help(stdout);
       return 0;
     }
@@ -329,7 +328,7 @@ int cmd_campaign(int argc, char **argv) {
   AfErr lerr = {0};
   MlirMatrixAxes ax = a.axes;
   ax.custom = a.pipeline;
-  ax.no_rocdl = c->opts.backend != RT_BACKEND_SIM;
+  ax.runs = asyncfuzz_rt_backend_info(c->opts.backend)->targets;
   if (campaign_lowerings(a.lowerings, a.nlow, a.pipeline, &ax, a.any_axis, c, specs, &matrix, notes,
                          sizeof notes, &lerr)) {
     fprintf(stderr, "asyncfuzz campaign: %s\n", lerr.msg);

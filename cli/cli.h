@@ -37,7 +37,10 @@ int cli_parse_lowering(const char *cmd, const char *s, const char *pipeline, int
 /* --backend sim|cuda|cuda:raw and --spin N|auto (auto: calibrate on the device). Returns 1
  * when opt was one of them (val consumed), 0 when not, -1 on a bad value (printed). */
 int cli_backend_opt(CheckOpts *o, const char *opt, const char *val);
-extern const char cli_backend_help[];
+/* The backends' names as usage lines write them ("sim|cuda|cuda:raw|hip|hip:raw"; gpu_only: the
+ * GPU ones, "cuda|hip"), and their --help section, both from the backend table. */
+const char *cli_backend_list(int gpu_only);
+void cli_print_backend_help(FILE *f);
 /* For the cuda backend: starts the GPU child (the device, the calibration) and prints the
  * device line to stderr, prefixed by `cmd`. Fills dev (what runs record: backend, device,
  * versions, spin) for every backend. 0, or an exit code after printing why. */

@@ -229,13 +229,24 @@ int cmd_device(int argc, char **argv) {
   o.backend = RT_BACKEND_CUDA;
   for (int i = 1, bo; i < argc; i++) {
     if (cli_is_help(argv[i])) {
-      printf(
-          "usage: asyncfuzz device [--backend cuda|hip] [--calibrate] [--target-us N]\n"
-          "Opens the backend's GPU ($ASYNCFUZZ_CUDA_DEVICE or $ASYNCFUZZ_HIP_DEVICE, default 0)\n"
-          "and prints its name, architecture, driver and toolkit versions. --calibrate also\n"
-          "measures the sentinel kernel and prints the spin count that makes it last N\n"
-          "microseconds (default $ASYNCFUZZ_SPIN_US or 200): the value of --spin auto.\n"
-          "Exit 0, or 4 when there is no usable GPU (the reason is printed).\n");
+      printf("usage: asyncfuzz device [--backend %s] [--calibrate] [--target-us N]\n"
+             "       asyncfuzz device --list-backends\n"
+             "Opens the backend's GPU (default cuda; device $ASYNCFUZZ_<BACKEND>_DEVICE, default\n"
+             "0) and prints its name, architecture, driver and toolkit versions. --calibrate\n"
+             "also measures the sentinel kernel and prints the spin count that makes it last N\n"
+             "microseconds (default $ASYNCFUZZ_SPIN_US or 200): the value of --spin auto.\n"
+             "Exit 0, or 4 when there is no usable GPU (the reason is printed).\n"
+             "--list-backends prints each backend: its name, the ABI flavour it runs, the\n"
+             "kernel targets whose code it runs, and whether it is a GPU.\n",
+             cli_backend_list(1));
+      return 0;
+    } else if (strcmp(argv[i], "--list-backends") == 0) {
+      for (int b = 0; b < RT__BACKEND_COUNT; b++) {
+        const RtBackendInfo *bi = asyncfuzz_rt_backend_info(b);
+        printf("%-6s abi=%s targets=%s%s\n", bi->name,
+               bi->abi < 0 ? "any" : asyncfuzz_rt_abi_name(bi->abi), bi->targets,
+               bi->gpu ? " gpu" : "");
+      }
       return 0;
     } else if (strcmp(argv[i], "--calibrate") == 0) {
       o.spin = -1;
@@ -245,7 +256,7 @@ int cmd_device(int argc, char **argv) {
         return EXIT_USAGE;
       setenv("ASYNCFUZZ_SPIN_US", argv[++i], 1);
     } else if ((bo = cli_backend_opt(&o, argv[i], i + 1 < argc ? argv[i + 1] : NULL)) != 0) {
-      if (bo < 0 || o.backend == RT_BACKEND_SIM)
+      if (bo < 0 || !asyncfuzz_rt_backend_info(o.backend)->gpu)
         return EXIT_USAGE; /* (--backend sim has no device) */
       i++;
     } else {

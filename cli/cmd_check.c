@@ -27,15 +27,14 @@ int cmd_run(int argc, char **argv) {
       printf("usage: asyncfuzz run CASE.json [--lowering SPEC] [--policy eager|lazy|random|pct]\n"
              "                  [--sched-seed N] [--trace FILE|-] [--trace-bin FILE]\n"
              "                  [--device-steps] [--memfree-sync] [--no-checker]\n"
-             "                  [--backend sim|cuda|cuda:raw] [--spin N|auto]\n"
+             "                  [--backend B] [--spin N|auto] [--abi cuda|rocm]\n"
              "Executes the case once (on the simulator unless --backend says otherwise) and\n"
              "prints the observations, the verdict, the happens-before checker's reports and\n"
              "(with --trace) the runtime trace (format: docs/trace-format.md; --trace-bin saves\n"
              "it for `asyncfuzz check-trace`). --memfree-sync models mgpuMemFree as\n"
              "synchronizing the device (lenient); --no-checker judges by observations and\n"
-             "errors only. `run` executes in this process, also on a GPU (no child process).\n\n"
-             "%s",
-             cli_backend_help);
+             "errors only. `run` executes in this process, also on a GPU (no child process).\n\n");
+      cli_print_backend_help(stdout);
       return 0;
     } else if (strcmp(a, "--lowering") == 0 && i + 1 < argc) {
       lowering = argv[++i];
@@ -98,7 +97,7 @@ int cmd_run(int argc, char **argv) {
   }
   Verdict v;
   AfErr err = {0};
-  if (o.backend != RT_BACKEND_SIM && (ex = cli_open_backend_here(&o)) != 0) {
+  if (asyncfuzz_rt_backend_info(o.backend)->gpu && (ex = cli_open_backend_here(&o)) != 0) {
     gen_case_free(&c);
     return ex;
   }
@@ -181,7 +180,7 @@ static const char check_help[] =
     "--lowering options check the case with each and report where verdicts differ.\n"
     "Several cases are checked in one batch (one mlir-opt and one mlir-runner process\n"
     "for all of them); --json then prints one JSON object per line.\n"
-    "Exit 0 when every run passes, 1 when any fails.\n\n%s";
+    "Exit 0 when every run passes, 1 when any fails.\n\n";
 
 /* check's output of case j (of npaths) through nlow lowerings: text, or JSON lines.
  * Returns whether it failed with any of them. */
@@ -262,7 +261,8 @@ int cmd_check(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (cli_is_help(a)) {
-      printf(check_help, "eager,lazy,random:4,pct:4", cli_backend_help);
+      printf(check_help, "eager,lazy,random:4,pct:4");
+      cli_print_backend_help(stdout);
       af_free(paths);
       return 0;
     } else if (strcmp(a, "--lowering") == 0 && i + 1 < argc) {

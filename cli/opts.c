@@ -32,28 +32,50 @@ void cli_print_knobs_help(FILE *f) {
   fprintf(f, "\n");
 }
 
-const char cli_backend_help[] =
-    "backends (where lowered code runs):\n"
-    "  --backend sim       the deterministic CPU simulator (default)\n"
-    "  --backend cuda      an NVIDIA GPU through the CUDA Driver API, with tagged handles:\n"
-    "                      misuse is refused and reported before it reaches the driver\n"
-    "  --backend cuda:raw  the driver's own handles: misuse reaches the driver, as with\n"
-    "                      MLIR's wrappers (the driver's answer is traced)\n"
-    "  --backend hip[:raw] an AMD GPU through the HIP runtime, as MLIR's ROCm wrappers\n"
-    "                      call it (the rocm flavour; docs/hip.md)\n"
-    "  --spin N|auto       a GPU: sentinel writes per kernel element, replacing each case's\n"
-    "                      spin (auto: calibrated so a kernel lasts $ASYNCFUZZ_SPIN_US us,\n"
-    "                      default 200). GPU work runs in a child process with a watchdog\n"
-    "                      ($ASYNCFUZZ_GPU_TIMEOUT s per case, default 60): a fault or hang\n"
-    "                      gives that case a verdict and a fresh child takes over.\n"
-    "  --abi cuda|rocm     the flavour of the mgpu* ABI runs follow: MLIR's CUDA or ROCm\n"
-    "                      wrappers (docs/abi.md; default: rocm for rocdl code and on hip)\n";
+const char *cli_backend_list(int gpu_only) {
+  static char list[256];
+  size_t n = 0;
+  list[0] = '\0';
+  for (int b = 0; b < RT__BACKEND_COUNT && n < sizeof list; b++) {
+    const RtBackendInfo *bi = asyncfuzz_rt_backend_info(b);
+    if (gpu_only && !bi->gpu)
+      continue;
+    int w = snprintf(list + n, sizeof list - n, "%s%s%s%s", n ? "|" : "", bi->name,
+                     bi->gpu && !gpu_only ? "|" : "", bi->gpu && !gpu_only ? bi->name : "");
+    n += w > 0 ? (size_t)w : 0;
+    if (bi->gpu && !gpu_only && n < sizeof list)
+      n += (size_t)snprintf(list + n, sizeof list - n, ":raw");
+  }
+  return list;
+}
+
+void cli_print_backend_help(FILE *f) {
+  fprintf(f, "backends (where lowered code runs):\n");
+  for (int b = 0; b < RT__BACKEND_COUNT; b++) {
+    const RtBackendInfo *bi = asyncfuzz_rt_backend_info(b);
+    char opt[48];
+    snprintf(opt, sizeof opt, "--backend %s%s", bi->name, bi->gpu ? "[:raw]" : "");
+    fprintf(f, "  %-20s ", opt);
+    for (const char *p = bi->help; *p; p++) /* its lines under one another */
+      fprintf(f, *p == '\n' ? "\n                       " : "%c", *p);
+    fprintf(f, "\n");
+  }
+  fputs("  --spin N|auto        a GPU: sentinel writes per kernel element, replacing each case's\n"
+        "                       spin (auto: calibrated so a kernel lasts $ASYNCFUZZ_SPIN_US us,\n"
+        "                       default 200). GPU work runs in a child process with a watchdog\n"
+        "                       ($ASYNCFUZZ_GPU_TIMEOUT s per case, default 60): a fault or\n"
+        "                       hang gives that case a verdict and a fresh child takes over.\n"
+        "  --abi cuda|rocm      the flavour of the mgpu* ABI runs follow: MLIR's CUDA or ROCm\n"
+        "                       wrappers (docs/abi.md; default: the backend's, or on the sim\n"
+        "                       rocm for rocdl code, else cuda)\n",
+        f);
+}
 
 int cli_backend_opt(CheckOpts *o, const char *opt, const char *val) {
   if (strcmp(opt, "--backend") == 0) {
     int b = val ? asyncfuzz_rt_backend_parse(val, &o->raw_handles) : -1;
     if (b < 0) {
-      fprintf(stderr, "asyncfuzz: --backend takes sim, cuda, cuda:raw, hip or hip:raw, not %s\n",
+      fprintf(stderr, "asyncfuzz: --backend takes one of %s, not %s\n", cli_backend_list(0),
               val ? val : "nothing");
       return -1;
     }
@@ -81,8 +103,8 @@ int cli_backend_opt(CheckOpts *o, const char *opt, const char *val) {
 }
 
 int cli_backend_start(const char *cmd, CheckOpts *o, char *dev, size_t n) {
-  if (o->backend == RT_BACKEND_SIM) {
-    snprintf(dev, n, "sim (deterministic CPU simulator)");
+  if (!asyncfuzz_rt_backend_info(o->backend)->gpu) {
+    asyncfuzz_rt_backend_info(o->backend)->describe(NULL, dev, n);
     return 0;
   }
   o->isolate = 1;

@@ -101,7 +101,7 @@ typedef struct MlirMatrixAxes {
   const char *targets;   /* "nvvm,rocdl"; NULL: both (rocdl where its libraries are) */
   const char *jit;       /* "O0,Odefault" (the default), any of O0..O3 and Odefault */
   const char *custom;    /* --pipeline: the one pipeline ("custom") */
-  int no_rocdl;          /* the backend cannot run rocdl code: nvvm only */
+  const char *runs;      /* the targets the backend runs ("nvvm,rocdl"; NULL: both) */
 } MlirMatrixAxes;
 /* Sets one axis from "AXIS=V1,V2" (--matrix). AF_EUSAGE for an unknown axis. */
 int mlir_matrix_axis(MlirMatrixAxes *ax, const char *opt, AfErr *err);

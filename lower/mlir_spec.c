@@ -651,8 +651,13 @@ int mlir_matrix(const MlirMatrixAxes *ax, LowerSpec **out, int *nout, char *note
   }
   char rocm[PATH_MAX];
   int have_rocm = find_rocm(rocm, sizeof rocm) > 0;
-  l = ax->targets ? ax->targets : ax->no_rocdl || !have_rocm ? "nvvm" : "nvvm,rocdl";
-  if (!ax->targets && !ax->no_rocdl && !have_rocm)
+  int runs_rocdl = ax->runs == NULL || strstr(ax->runs, "rocdl") != NULL;
+  int runs_nvvm = ax->runs == NULL || strstr(ax->runs, "nvvm") != NULL;
+  l = ax->targets                 ? ax->targets
+      : !runs_nvvm                ? "rocdl"
+      : !runs_rocdl || !have_rocm ? "nvvm"
+                                  : "nvvm,rocdl";
+  if (!ax->targets && runs_rocdl && runs_nvvm && !have_rocm)
     af_fmt(notes + strlen(notes), nn - strlen(notes),
            "%sno rocdl: the ROCm device libraries are not installed (rocm-device-libs)",
            notes[0] ? "; " : "");
@@ -660,8 +665,8 @@ int mlir_matrix(const MlirMatrixAxes *ax, LowerSpec **out, int *nout, char *note
     if (strcmp(item, "nvvm") && strcmp(item, "rocdl"))
       rc =
           af_err_set(err, AF_EUSAGE, "--matrix targets: unknown target \"%s\" (nvvm, rocdl)", item);
-    else if (strcmp(item, "rocdl") == 0 && ax->no_rocdl)
-      rc = af_err_set(err, AF_EUSAGE, "--matrix targets: rocdl code runs on the sim backend only");
+    else if (!(strcmp(item, "rocdl") == 0 ? runs_rocdl : runs_nvvm))
+      rc = af_err_set(err, AF_EUSAGE, "--matrix targets: the backend runs %s code only", ax->runs);
     else
       tgs[nt++] = strcmp(item, "nvvm") == 0 ? "nvvm" : "rocdl";
   }

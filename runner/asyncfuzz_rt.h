@@ -102,7 +102,9 @@ int asyncfuzz_rt_policy_parse(const char *name);
 
 /* Where device work runs: the deterministic simulator, an NVIDIA GPU through the CUDA Driver
  * API (libasyncfuzz_cuda.so, loaded on first use; see docs/cuda.md), or an AMD GPU through the
- * HIP runtime (libasyncfuzz_hip.so; docs/hip.md). */
+ * HIP runtime (libasyncfuzz_hip.so; docs/hip.md). Each one's row is an RtBackendInfo
+ * (asyncfuzz_rt_backend_info, rt_backend.c), which the runtime, the harness and the command
+ * line read. */
 typedef enum RtBackend {
   RT_BACKEND_SIM,
   RT_BACKEND_CUDA,
@@ -144,6 +146,22 @@ typedef struct RtDeviceInfo {
   char arch[64]; /* hip: the GPU's gcnArchName ("gfx90a:sramecc+:xnack-") */
 } RtDeviceInfo;
 
+/* A backend: what it is called, what it runs and refuses, how it opens. */
+typedef struct RtBackendInfo {
+  const char *name;    /* --backend NAME (NAME:raw for a GPU's own handles); runs record it */
+  const char *help;    /* what --help says of it (and of NAME:raw) */
+  int gpu;             /* a GPU: its library loaded on demand, its work in a child process */
+  int abi;             /* the RtAbi it runs; -1: any (the sim models every flavour) */
+  const char *targets; /* the mlir-opt kernel targets whose code it runs: "nvvm", "rocdl" */
+  int code_object;     /* rocdl code must be a code object (an AMD GPU loads no LLVM bitcode) */
+  /* a GPU's library, the variables naming another one and the device, the driver library it
+   * links, what that is and what a machine without it lacks, what builds the library */
+  const char *lib, *lib_env, *dev_env, *driver, *driver_what, *missing, *builds;
+  /* its device as runs record it ("NAME (sm_90, 132 SMs, ..., built with CUDA 13.0)") */
+  void (*describe)(const RtDeviceInfo *d, char *out, size_t n);
+} RtBackendInfo;
+/* Backend b's row (NULL for no backend). */
+const RtBackendInfo *asyncfuzz_rt_backend_info(int backend);
 /* "sim", "cuda", "cuda:raw", "hip", "hip:raw" (tagged handles are the default: "cuda:tagged",
  * "hip:tagged"). Returns the RtBackend and sets *raw, or -1 for an unknown name. */
 int asyncfuzz_rt_backend_parse(const char *name, int *raw);
@@ -159,8 +177,17 @@ int asyncfuzz_rt_backend_open(int backend, RtDeviceInfo *info, char *msg, size_t
 int asyncfuzz_rt_calibrate(int backend, double target_us, int elems, int *spin, double *us,
                            char *msg, size_t n);
 /* 1 when the device context of this process hit a sticky error (a kernel fault): every later
- * CUDA call fails, so the process must be replaced. */
+ * CUDA call fails, so the process must be replaced. A batch case begun after it runs on the sim
+ * and writes no trace (asyncfuzz_case_begin), so the harness runs it again elsewhere. */
 int asyncfuzz_rt_device_broken(void);
+/* Why the runtime refused the settings of the current or last run ("" when it did not): a run
+ * started from the environment (code compiled by MLIR, no harness) with an unknown
+ * ASYNCFUZZ_BACKEND or ASYNCFUZZ_ABI, or a backend that cannot open here, goes on on the sim with
+ * a runtime.config record that fails (RT_DETAIL_CONFIG). The library never prints or exits. */
+const char *asyncfuzz_rt_config_error(void);
+/* What the current or last run reported besides its records, one line each: what MLIR's wrappers
+ * would print to stderr (a JIT's log, a GPU backend's warning). "" when nothing. */
+const char *asyncfuzz_rt_log(void);
 
 /* Starts a run: discards all state of the previous run (handles, buffers, trace). Returns 0
  * or AF_ENOMEM. */
@@ -228,7 +255,8 @@ void asyncfuzz_rt_note(int note, int region, int value);
   X(ASYNC_ERROR, "async.error")                                                                    \
   X(EXEC, "exec")                                                                                  \
   X(DEVICE_SYNC, "device.sync")                                                                    \
-  X(LEAK, "leak")
+  X(LEAK, "leak")                                                                                  \
+  X(CONFIG, "runtime.config") /* the run's settings were refused: it went on on the sim */
 
 typedef enum RtCall {
 #define RT__CALL_ENUM(id, name) RT_CALL_##id,
@@ -275,7 +303,9 @@ typedef enum RtError {
   X(ASYNC_STUCK, "async.await of an object nothing can complete")                                  \
   X(DRIVER, "reported by the driver")                                                              \
   X(ABI_ABSENT, "not in this ABI flavour's runtime wrappers")                                      \
-  X(HOST_DEVICE_MEM, "host access to device memory")
+  X(HOST_DEVICE_MEM, "host access to device memory")                                               \
+  X(CONFIG, "the runtime's settings are refused (asyncfuzz_rt_config_error says why): the run "    \
+            "went on on the sim")
 
 typedef enum RtDetail {
 #define RT__DET_ENUM(id, text) RT_DETAIL_##id,

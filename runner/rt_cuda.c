@@ -115,17 +115,25 @@ static int get_function(void *mod, const char *name, void **fn) {
   return rc;
 }
 
+static void (*g_log)(const char *msg); /* the front end's log */
+
+static void set_log(void (*log)(const char *msg)) {
+  g_log = log;
+}
+
 static int launch(void *fn, const intptr_t grid[3], const intptr_t block[3], int32_t smem,
                   void *stream, void **params, void **extra) {
   CUfunction f = fn;
   if (smem > 0) {
     int max = 0;
     cuDeviceGetAttribute(&max, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, g_dev);
-    if (smem > max)
-      fprintf(stderr,
-              "asyncfuzz cuda: requested shared memory (%d bytes) exceeds the device's "
-              "opt-in maximum (%d bytes)\n",
-              smem, max);
+    char msg[160];
+    snprintf(msg, sizeof msg,
+             "asyncfuzz cuda: requested shared memory (%d bytes) exceeds the device's opt-in "
+             "maximum (%d bytes)",
+             smem, max);
+    if (smem > max && g_log)
+      g_log(msg);
     cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem);
   }
   return cuLaunchKernel(f, (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2],
@@ -287,6 +295,7 @@ static const RtDevOps ops = {
     .host_unregister = host_unregister,
     .ctx_sync = ctx_sync,
     .time_spin = time_spin,
+    .set_log = set_log,
 };
 
 const RtDevOps *asyncfuzz_dev_ops(void) {

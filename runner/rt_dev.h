@@ -16,7 +16,7 @@
 
 #include "asyncfuzz_rt.h"
 
-#define RT_DEV_ABI 2
+#define RT_DEV_ABI 3
 
 typedef struct RtDevOps {
   int abi; /* RT_DEV_ABI */
@@ -58,6 +58,9 @@ typedef struct RtDevOps {
   /* Times the builtin af_fill kernel on `elems` elements with `spin` sentinel writes: each of
    * `reps` launches into t[], in microseconds (events with timing). */
   int (*time_spin)(int spin, int elems, int reps, double *t);
+  /* Where the backend reports what the wrapper it mirrors would print (a warning, a JIT log):
+   * the front end's log of the run (asyncfuzz_rt_log). A backend never prints. */
+  void (*set_log)(void (*log)(const char *msg));
 } RtDevOps;
 
 /* Exported by libasyncfuzz_cuda.so. */

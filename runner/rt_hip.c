@@ -255,6 +255,10 @@ static int time_spin(int spin, int elems, int reps, double *t) {
   return rc;
 }
 
+static void set_log(void (*log)(const char *msg)) {
+  (void)log; /* (this backend reports nothing besides statuses) */
+}
+
 static const RtDevOps ops = {
     .abi = RT_DEV_ABI,
     .name = "hip",
@@ -283,6 +287,7 @@ static const RtDevOps ops = {
     .host_unregister = host_unregister,
     .ctx_sync = ctx_sync,
     .time_spin = time_spin,
+    .set_log = set_log,
 };
 
 const RtDevOps *asyncfuzz_dev_ops(void) {

@@ -4,16 +4,12 @@
  * backends (the sim, the cuda and hip libraries loaded on demand, calibration), notes of the
  * async runtime, batch cases.
  */
-#define _GNU_SOURCE /* dladdr */
 #include "rt_sim_int.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static int open_dev_locked(int backend, char *msg, size_t n);
 
 /* the async runtime's hooks (runner_int.h) */
 static int (*g_async_quiesce)(void);
@@ -99,12 +95,13 @@ static int begin_locked(Rt *rt, const RtConfig *cfg, int keep_modules) {
   }
   rt->dev = NULL;
   if (cfg->backend != RT_BACKEND_SIM) {
-    if (open_dev_locked(cfg->backend, runner__g_backend_msg, sizeof runner__g_backend_msg))
+    if (runner__open_dev(cfg->backend, runner__g_backend_msg, sizeof runner__g_backend_msg))
       return AF_EUNSUPPORTED;
     rt->dev = runner__g_dev[cfg->backend];
     rt->dev->enter();
   }
   runner__rt_async_reset();
+  runner__g_log[0] = '\0';
   memset(&rt->sum, 0, sizeof rt->sum);
   rt->sum.first_error = -1;
   rt->cfg = *cfg;
@@ -125,6 +122,15 @@ static int begin_locked(Rt *rt, const RtConfig *cfg, int keep_modules) {
   return 0;
 }
 
+/* Why the runtime refused the settings of the current run ("": it did not). */
+static char g_config_error[600];
+
+const char *asyncfuzz_rt_config_error(void) {
+  return g_config_error;
+}
+
+/* The settings of a run started without a harness, from the environment. A value that is none
+ * (an unknown backend or flavour) is noted in g_config_error and left at its default. */
 static RtConfig env_config(void) {
   RtConfig c;
   memset(&c, 0, sizeof c);
@@ -138,34 +144,38 @@ static RtConfig env_config(void) {
   const char *m = getenv("ASYNCFUZZ_MEMFREE_SYNC");
   c.memfree_sync = m && strcmp(m, "1") == 0;
   const char *b = getenv("ASYNCFUZZ_BACKEND");
-  if (b && *b) {
-    c.backend = asyncfuzz_rt_backend_parse(b, &c.raw_handles);
-    if (c.backend < 0) {
-      fprintf(stderr,
-              "asyncfuzz runtime: ASYNCFUZZ_BACKEND=%s is not a backend (sim, cuda, "
-              "cuda:raw, hip, hip:raw)\n",
-              b);
-      exit(2);
-    }
+  if (b && *b && (c.backend = asyncfuzz_rt_backend_parse(b, &c.raw_handles)) < 0) {
+    snprintf(g_config_error, sizeof g_config_error, "ASYNCFUZZ_BACKEND=%.100s is not a backend", b);
+    c.backend = RT_BACKEND_SIM;
   }
   const char *sp = getenv("ASYNCFUZZ_SPIN");
   if (sp && *sp)
     c.spin = atoi(sp);
   const char *abi = getenv("ASYNCFUZZ_ABI");
   if (abi && *abi && (c.abi = asyncfuzz_rt_abi_parse(abi)) < 0) {
-    fprintf(stderr, "asyncfuzz runtime: ASYNCFUZZ_ABI=%s is not an ABI flavour (cuda, rocm)\n",
-            abi);
-    exit(2);
+    snprintf(g_config_error, sizeof g_config_error,
+             "ASYNCFUZZ_ABI=%.100s is not an ABI flavour (cuda, rocm)", abi);
+    c.abi = RT_ABI_CUDA;
   }
   return c;
 }
 
-/* A run the program started itself (no harness) cannot go on without its backend. */
-static void begin_or_die(Rt *rt, const RtConfig *c, int keep_modules) {
+/* A run the program started itself (no harness): a backend that cannot open here leaves it on
+ * the sim; either way a refused setting is the run's first record, which fails, so the verdict
+ * and the trace say it (a library does not print or exit). */
+static void begin_env(Rt *rt, RtConfig *c, int keep_modules) {
   if (begin_locked(rt, c, keep_modules)) {
-    fprintf(stderr, "asyncfuzz runtime: backend %s: %s\n", asyncfuzz_rt_backend_name(c->backend),
-            runner__g_backend_msg);
-    exit(2);
+    snprintf(g_config_error, sizeof g_config_error, "backend %s: %.500s",
+             asyncfuzz_rt_backend_name(c->backend), runner__g_backend_msg);
+    c->backend = RT_BACKEND_SIM;
+    begin_locked(rt, c, keep_modules);
+  }
+  if (g_config_error[0]) {
+    int save = runner__t_tid;
+    runner__t_tid = 0;
+    RtRec *r = runner__rec_new(rt, RT_CALL_CONFIG);
+    runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_CONFIG);
+    runner__t_tid = save;
   }
 }
 
@@ -175,8 +185,9 @@ Rt *runner__enter(void) {
   Rt *rt = &runner__g_rt;
   pthread_mutex_lock(&rt->mu);
   if (!rt->active) {
+    g_config_error[0] = '\0';
     RtConfig c = env_config();
-    begin_or_die(rt, &c, 0);
+    begin_env(rt, &c, 0);
     rt->next_tid = 0; /* no harness: the first thread to call in is the host, T0 */
     runner__g_env_run = 1;
   }
@@ -193,6 +204,7 @@ int asyncfuzz_rt_begin(const RtConfig *cfg) {
   Rt *rt = &runner__g_rt;
   pthread_mutex_lock(&rt->mu);
   runner__g_env_run = 0;
+  g_config_error[0] = '\0';
   int rc = begin_locked(rt, cfg, 0);
   int oom = rt->oom;
   pthread_mutex_unlock(&rt->mu);
@@ -291,149 +303,6 @@ int asyncfuzz_rt_abi_parse(const char *name) {
   return -1;
 }
 
-static const char *const backend_names[RT__BACKEND_COUNT] = {"sim", "cuda", "hip"};
-
-const char *asyncfuzz_rt_backend_name(int backend) {
-  return backend >= 0 && backend < RT__BACKEND_COUNT ? backend_names[backend] : "?";
-}
-
-int asyncfuzz_rt_backend_parse(const char *name, int *raw) {
-  *raw = 0;
-  for (int b = 0; b < RT__BACKEND_COUNT; b++) {
-    size_t k = strlen(backend_names[b]);
-    if (strncmp(name, backend_names[b], k) != 0)
-      continue;
-    if (name[k] == '\0' || (b != RT_BACKEND_SIM && strcmp(name + k, ":tagged") == 0))
-      return b;
-    if (b != RT_BACKEND_SIM && strcmp(name + k, ":raw") == 0) {
-      *raw = 1;
-      return b;
-    }
-  }
-  return -1;
-}
-
-/* What opening a hardware backend needs: its library, the environment variables naming another
- * one and the device, the driver library it links, and what builds it. */
-static const struct {
-  const char *lib, *lib_env, *dev_env, *driver, *driver_what, *missing, *builds;
-} dev_libs[RT__BACKEND_COUNT] = {
-    [RT_BACKEND_CUDA] = {"libasyncfuzz_cuda.so", "ASYNCFUZZ_CUDA_BACKEND", "ASYNCFUZZ_CUDA_DEVICE",
-                         "libcuda.so", "the NVIDIA driver library", "CUDA driver",
-                         "the CUDA toolkit"},
-    [RT_BACKEND_HIP] = {"libasyncfuzz_hip.so", "ASYNCFUZZ_HIP_BACKEND", "ASYNCFUZZ_HIP_DEVICE",
-                        "libamdhip64.so", "the HIP runtime library", "HIP runtime",
-                        "the HIP headers (libamdhip64-dev)"},
-};
-
-/* The backend's library: $<lib_env>, else next to this library. */
-static int open_dev_locked(int backend, char *msg, size_t n) {
-  static int tried[RT__BACKEND_COUNT], failed[RT__BACKEND_COUNT];
-  static char why[RT__BACKEND_COUNT][512];
-  if (backend <= RT_BACKEND_SIM || backend >= RT__BACKEND_COUNT) {
-    snprintf(msg, n, "unknown backend %d", backend);
-    return AF_EUNSUPPORTED;
-  }
-  if (runner__g_dev[backend])
-    return 0;
-  if (tried[backend] && failed[backend]) {
-    snprintf(msg, n, "%s", why[backend]);
-    return AF_EUNSUPPORTED;
-  }
-  tried[backend] = 1;
-  char path[4096];
-  const char *env = getenv(dev_libs[backend].lib_env), *name = backend_names[backend];
-  Dl_info di;
-  if (env && *env) {
-    snprintf(path, sizeof path, "%s", env);
-  } else if (dladdr((void *)open_dev_locked, &di) && di.dli_fname && strchr(di.dli_fname, '/')) {
-    snprintf(path, sizeof path, "%.*s/%s", (int)(strrchr(di.dli_fname, '/') - di.dli_fname),
-             di.dli_fname, dev_libs[backend].lib);
-  } else {
-    snprintf(path, sizeof path, "%s", dev_libs[backend].lib);
-  }
-  failed[backend] = 1;
-  char *w = why[backend];
-  size_t wn = sizeof why[backend];
-  void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (lib == NULL) {
-    const char *e = dlerror();
-    if (e && strstr(e, dev_libs[backend].driver))
-      snprintf(w, wn, "%s is missing (%.300s): this machine has no %s",
-               dev_libs[backend].driver_what, e, dev_libs[backend].missing);
-    else
-      snprintf(w, wn, "cannot load the %s backend (%.300s): build asyncfuzz with %s, or set %s",
-               name, e ? e : path, dev_libs[backend].builds, dev_libs[backend].lib_env);
-  } else {
-    const RtDevOps *(*get)(void) = (const RtDevOps *(*)(void))dlsym(lib, "asyncfuzz_dev_ops");
-    const RtDevOps *ops = get ? get() : NULL;
-    const char *d = getenv(dev_libs[backend].dev_env);
-    char m[400] = "";
-    if (ops == NULL || ops->abi != RT_DEV_ABI || strcmp(ops->name, name) != 0)
-      snprintf(w, wn, "%.400s is not the %s backend of this asyncfuzz build", path, name);
-    else if (ops->init(d && *d ? atoi(d) : 0, &runner__g_dev_info[backend], m, sizeof m))
-      snprintf(w, wn, "%s", m);
-    else
-      runner__g_dev[backend] = ops, failed[backend] = 0;
-  }
-  if (failed[backend])
-    snprintf(msg, n, "%s", w);
-  return failed[backend] ? AF_EUNSUPPORTED : 0;
-}
-
-int asyncfuzz_rt_backend_open(int backend, RtDeviceInfo *info, char *msg, size_t n) {
-  if (info)
-    memset(info, 0, sizeof *info);
-  if (backend == RT_BACKEND_SIM) {
-    if (info)
-      snprintf(info->name, sizeof info->name, "sim");
-    return 0;
-  }
-  pthread_mutex_lock(&runner__g_rt.mu);
-  int rc = open_dev_locked(backend, msg, n);
-  if (rc == 0 && info)
-    *info = runner__g_dev_info[backend];
-  pthread_mutex_unlock(&runner__g_rt.mu);
-  return rc;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-int asyncfuzz_rt_calibrate(int backend, double target_us, int elems, int *spin, double *us,
-                           char *msg, size_t n) {
-  if (backend == RT_BACKEND_SIM) {
-    snprintf(msg, n, "the sim has no clock to calibrate against");
-    return AF_EUNSUPPORTED;
-  }
-  int rc = asyncfuzz_rt_backend_open(backend, NULL, msg, n);
-  if (rc)
-    return rc;
-  const RtDevOps *dev = runner__g_dev[backend];
-  pthread_mutex_lock(&runner__g_rt.mu);
-  dev->enter();
-  int code = 0;
-  double t[5] = {0}; /* the median of 5 launches */
-  int s = 1;
-  for (; s <= (1 << 24); s *= 2) {
-    if ((code = dev->time_spin(s, elems, 5, t)) != 0)
-      break;
-    qsort(t, 5, sizeof t[0], cmp_double);
-    if (t[2] >= target_us)
-      break;
-  }
-  pthread_mutex_unlock(&runner__g_rt.mu);
-  if (code) {
-    snprintf(msg, n, "timing the sentinel kernel failed: %s", dev->error_name(code));
-    return AF_ERUNTIME;
-  }
-  *spin = s > (1 << 24) ? (1 << 24) : s;
-  *us = t[2];
-  return 0;
-}
-
 int asyncfuzz_rt_device_broken(void) {
   return runner__g_rt.dev_broken;
 }
@@ -502,14 +371,21 @@ static void env_schedule(RtConfig *c, int k) {
     c->seed = strtoull(p + len + 1, NULL, 0);
 }
 
+/* Begins case `id` under schedule number sched. After a sticky device error (every later call of
+ * this process would fail with it) the case runs on the sim and leaves no trace: the harness
+ * runs it again in a fresh process. */
 void asyncfuzz_case_begin(int32_t id, int32_t sched) {
   (void)id;
   Rt *rt = &runner__g_rt;
   pthread_mutex_lock(&rt->mu);
+  g_config_error[0] = '\0';
   RtConfig c = env_config();
   env_schedule(&c, sched);
+  rt->no_trace = rt->dev_broken;
+  if (rt->dev_broken)
+    c.backend = RT_BACKEND_SIM;
   /* the modules the batch loaded in its constructor, before the first case, stay valid */
-  begin_or_die(rt, &c, rt->active || runner__g_env_run);
+  begin_env(rt, &c, rt->active || runner__g_env_run);
   rt->next_tid = 0;
   runner__t_tid = rt->next_tid++; /* the caller is the host, T0 */
   runner__g_env_run = 1;
@@ -530,7 +406,7 @@ void asyncfuzz_case_end(int32_t id, int32_t sched) {
     return;
   end_run(0);
   const char *dir = getenv("ASYNCFUZZ_TRACE_DIR");
-  if (dir == NULL)
+  if (dir == NULL || rt->no_trace)
     return;
   char path[4096], tmp[4200];
   snprintf(path, sizeof path, "%s/case-%d-%d.bin", dir, (int)id, (int)sched);
@@ -539,13 +415,6 @@ void asyncfuzz_case_end(int32_t id, int32_t sched) {
     rename(tmp, path);
   else
     remove(tmp);
-  if (rt->dev_broken) {
-    /* a sticky error: every later case of this process would fail with it; the harness runs
-     * the rest of the batch in fresh processes */
-    fprintf(stderr, "asyncfuzz runtime: the CUDA context is lost after case %d; exiting\n",
-            (int)id);
-    _exit(75);
-  }
 }
 
 /* Code compiled by MLIR runs with no harness around it: when the run was started from the
@@ -568,6 +437,13 @@ __attribute__((destructor)) static void env_run_exit(void) {
   af_buf_printf(&b, "# asyncfuzz trace v1 policy=%s seed=%llu\n",
                 asyncfuzz_rt_policy_name(runner__g_rt.cfg.policy),
                 (unsigned long long)runner__g_rt.cfg.seed);
+  if (g_config_error[0])
+    af_buf_printf(&b, "# settings refused: %s (the run went on on the sim)\n", g_config_error);
+  for (const char *l = runner__g_log; *l;) { /* what a wrapper would have printed */
+    size_t n = strcspn(l, "\n");
+    af_buf_printf(&b, "# log: %.*s\n", (int)n, l);
+    l += n + (l[n] == '\n');
+  }
   asyncfuzz_rt_format_trace(&b, 0, -1);
   for (int i = 0; i < runner__g_rt.nobs; i++) {
     af_buf_printf(&b, "observe %d", runner__g_rt.obs[i].id);

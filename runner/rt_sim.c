@@ -35,7 +35,7 @@ static void *module_load(int call, void *data, size_t size, int opt) {
                                     sizeof log);
     if (runner__dev_result(rt, r, code, RT_DETAIL_NONE)) {
       if (*log)
-        fprintf(stderr, "asyncfuzz runtime: %s\n", log); /* as the wrapper prints it */
+        runner__log(log); /* (what the wrapper would print) */
       runner__leave(rt);
       return NULL;
     }

@@ -111,6 +111,7 @@ typedef struct Rt {
   void *fns[KERNEL__IDS]; /* cuda: the driver's function of each kernel, latest module */
   const RtDevOps *dev;    /* the backend's device, or NULL for the sim */
   int dev_broken;         /* a sticky device error: every later call fails */
+  int no_trace;           /* a batch case after a sticky error: it writes no trace */
   uint32_t mod_epoch;     /* module handles outlive runs in batch mode (asyncfuzz_case_begin) */
   Alloc *allocs;
   int nallocs, capallocs;
@@ -144,6 +145,10 @@ void runner__rec_fail(Rt *rt, RtRec *r, int err, int detail);
 RtRef runner__ref_ptr(Rt *rt, const void *p);
 RtRef runner__ref_int(uint64_t v);
 extern char runner__g_backend_msg[512];
+/* The run's log: what a wrapper would print (a JIT log, a backend's warning), one line per call;
+ * cleared when a run begins. */
+extern char runner__g_log[2048];
+void runner__log(const char *msg);
 
 /* ---- handles and the checks on them; the device's answers (rt_handles.c) ---- */
 void *runner__h_make(Rt *rt, unsigned kind, int idx);
@@ -170,6 +175,11 @@ Work *runner__enqueue(Rt *rt, int s, int kind, uint32_t call);
  * of memory. runner__enqueue does it for every work item. */
 int runner__legacy_order(Rt *rt, int s, uint32_t call);
 int runner__new_stream(Rt *rt);
+
+/* ---- the backends: opening a GPU's library (rt_backend.c) ---- */
+/* Opens backend's device (its library, then its init), once per process; the lock is held. 0, or
+ * AF_EUNSUPPORTED with why in msg. */
+int runner__open_dev(int backend, char *msg, size_t n);
 
 /* ---- a run: begin, end, enter and leave every call (rt_run.c) ---- */
 Rt *runner__enter(void);

@@ -116,6 +116,18 @@ RtRef runner__ref_int(uint64_t v) {
  * constructor, before its first case begins) */
 char runner__g_backend_msg[512]; /* why the last begin could not open its backend */
 
+char runner__g_log[2048]; /* what the run reported besides its records (asyncfuzz_rt_log) */
+
+void runner__log(const char *msg) {
+  size_t n = strlen(runner__g_log);
+  if (n + 1 < sizeof runner__g_log)
+    snprintf(runner__g_log + n, sizeof runner__g_log - n, "%s\n", msg);
+}
+
+const char *asyncfuzz_rt_log(void) {
+  return runner__g_log;
+}
+
 void asyncfuzz_rt_set_thread(int tid) {
   runner__t_tid = tid;
 }

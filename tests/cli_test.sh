@@ -68,6 +68,23 @@ expect_out '"verdict": "pass"'
 expect 1 "run with trace" "$af" run "$src/corpus/region-launch-yield.json" --lowering builtin:fault=yield_stream --policy lazy --trace "$tmp/trace.txt"
 grep -q "mgpuEventSynchronize(s1) ! CUDA_ERROR_INVALID_HANDLE" "$tmp/trace.txt" || { echo "FAIL: trace lacks the failing call"; fail=$((fail + 1)); }
 expect 0 "lower" "$af" lower "$src/corpus/launch-two-deps.json"; expect_out "mgpuStreamWaitEvent"
+# the backend table and --help agree: every backend is in every command's help that takes
+# --backend, nothing else is, and --backend refuses others naming them all
+expect 0 "device --list-backends" "$af" device --list-backends
+backends=$(awk '{ print $1 }' "$tmp/out")
+[ "$(echo "$backends" | wc -w)" -ge 3 ] || { echo "FAIL: backends: $backends"; fail=$((fail + 1)); }
+for c in check run campaign run-batch; do
+  "$af" $c --help > "$tmp/help" 2>&1
+  helped=$(sed -n 's/^  --backend \([a-z0-9][a-z0-9]*\)[ [].*/\1/p' "$tmp/help" | sort -u)
+  [ "$helped" = "$(echo "$backends" | sort -u)" ] ||
+    { echo "FAIL: $c --help lists backends [$helped], the table [$backends]"; fail=$((fail + 1)); }
+done
+expect 2 "unknown backend" "$af" check "$src/corpus/region-chain.json" --backend nope
+for b in $backends; do expect_err "$b"; done
+"$af" device --list-backends | grep ' gpu$' | while read -r b _; do
+  "$af" device --help | grep -q -- "--backend [a-z|]*$b" || echo "FAIL: device --help lacks $b"
+done | tee "$tmp/dev" | grep -q FAIL && fail=$((fail + 1))
+
 # the fault switches: the list the README shows is the one `lower --list-faults` prints
 expect 0 "lower --list-faults" "$af" lower --list-faults; expect_out "yield_stream"
 awk '/^<!-- asyncfuzz lower --list-faults -->$/ { on = 1; next } on && /^```$/ { if (++fence == 2) exit; next }

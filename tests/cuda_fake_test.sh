@@ -121,7 +121,7 @@ if command -v mlir-opt-22 >/dev/null 2>&1 || [ -n "${ASYNCFUZZ_MLIR_OPT:-}" ]; t
   cmp -s "$T/sim.v" "$T/cuda.v" || fail "mlir-opt: sim and cuda disagree: $(diff "$T/sim.v" "$T/cuda.v")"
   # rocdl code is AMD's: refused on cuda (exit 2), and the default matrix leaves rocdl out there
   "$AF" campaign --lowering mlir-opt/rocdl --backend cuda --cases 1 --no-db --out "$T/roc" >"$T/o" 2>&1
-  [ $? -eq 2 ] && grep -q 'runs on the sim backend only, not on cuda' "$T/o" ||
+  [ $? -eq 2 ] && grep -q 'rocdl code does not run on cuda (it runs on: sim, hip)' "$T/o" ||
     fail "rocdl campaign on cuda: $(tail -2 "$T/o")"
   "$AF" campaign --lowering mlir-opt --backend cuda --cases 1 --no-db --no-reduce --schedules eager \
     --out "$T/mx" >"$T/o" 2>&1

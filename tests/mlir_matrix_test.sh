@@ -84,7 +84,7 @@ if [ -f /usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ockl.bc ] || [ -n "${ASYNCFUZZ_
   [ $? -eq 1 ] && grep -q "not in this ABI flavour" "$tmp/out" ||
     bad "rocdl run-batch under rocm: $(tail -3 "$tmp/out")"
   "$af" run-batch "$tmp/rb" --backend cuda > "$tmp/out" 2>&1
-  [ $? -eq 2 ] && grep -q 'runs on the sim backend only' "$tmp/out" ||
+  [ $? -eq 2 ] && grep -q 'rocdl code does not run on cuda' "$tmp/out" ||
     bad "rocdl run-batch on cuda: $(tail -2 "$tmp/out")"
   # its reproducer has no NVVM attribute: the pipeline attaches the rocdl target
   "$af" reduce "$src/corpus/launch-two-deps.json" --lowering mlir-opt/rocdl --schedules eager \
@@ -97,7 +97,7 @@ fi
 # rocdl code runs on the sim only
 "$af" check "$src/corpus/kernel-views.json" --lowering mlir-opt/rocdl --backend cuda > "$tmp/out" 2>&1
 rc=$?
-[ "$rc" -eq 2 ] && grep -q 'runs on the sim backend only' "$tmp/out" ||
+[ "$rc" -eq 2 ] && grep -q 'rocdl code does not run on cuda' "$tmp/out" ||
   bad "rocdl on cuda: rc $rc: $(head -3 "$tmp/out")"
 # an unknown target is refused with the valid ones
 "$af" check "$src/corpus/kernel-views.json" --lowering mlir-opt/spirv > "$tmp/out" 2>&1

@@ -339,7 +339,42 @@ static void test_determinism(void) {
   CHECK(differ);
 }
 
+/* A run started without a harness (code compiled by MLIR) from refused settings: it goes on on
+ * the sim, its first record fails with why, and the library neither prints nor exits. */
+static void test_refused_settings(void) {
+  static const struct {
+    const char *var, *val, *why;
+  } cases[] = {{"ASYNCFUZZ_BACKEND", "nope", "ASYNCFUZZ_BACKEND=nope is not a backend"},
+               {"ASYNCFUZZ_ABI", "vulkan", "ASYNCFUZZ_ABI=vulkan is not an ABI flavour"},
+               {"ASYNCFUZZ_BACKEND", "cuda", "backend cuda: "}};
+  setenv("ASYNCFUZZ_CUDA_BACKEND", "/nonexistent/libasyncfuzz_cuda.so", 1);
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    setenv(cases[k].var, cases[k].val, 1);
+    void *s = mgpuStreamCreate(); /* the first call starts the run */
+    mgpuStreamDestroy(s);
+    CHECK_CONTAINS(asyncfuzz_rt_config_error(), cases[k].why);
+    int n;
+    const RtRec *t = asyncfuzz_rt_trace(&n);
+    CHECK(n >= 3);
+    CHECK_EQ(t[0].call, RT_CALL_CONFIG);
+    CHECK_EQ(t[0].err, RT_ERR_INVALID_VALUE);
+    CHECK_EQ(t[0].detail, RT_DETAIL_CONFIG);
+    CHECK_EQ(t[1].call, RT_CALL_STREAM_CREATE); /* on the sim */
+    CHECK_EQ(t[1].err, RT_ERR_OK);
+    CHECK_EQ(asyncfuzz_rt_end(), 0);
+    RtSummary sum;
+    asyncfuzz_rt_summary(&sum);
+    CHECK_EQ(sum.nerrors, 1);
+    unsetenv(cases[k].var);
+  }
+  unsetenv("ASYNCFUZZ_CUDA_BACKEND");
+  begin(RT_EAGER, 1); /* a harness's run: its settings are its own */
+  CHECK_STR(asyncfuzz_rt_config_error(), "");
+  asyncfuzz_rt_end();
+}
+
 int main(void) {
+  test_refused_settings();
   test_wrong_kind_does_not_wait();
   test_event_orders_streams();
   test_record_captures_at_call_time();
