@@ -22,7 +22,7 @@ static int run_program(const LowerProgram *p, const GenCase *c, const LowerSpec 
   cfg.raw_handles = o ? o->raw_handles : 0;
   cfg.spin = o && o->spin > 0 ? o->spin : 0;
   cfg.abi = check_abi(spec, o);
-  int rc = runner_run_program(p, &cfg, err);
+  int rc = check_run_program(p, &cfg, err);
   if (rc && rc != AF_EDEADLOCK)
     return rc;
   int ntrace, nobs;

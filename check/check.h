@@ -10,9 +10,9 @@
 
 #include "../gen/gen.h"
 #include "../lower/lower.h"
-#include "../lower/mlir.h"
 #include "../oracle/oracle.h"
-#include "../runner/runner.h"
+
+struct MlirLowered; /* lower/mlir.h */
 
 #define CHECK_MAX_SCHED 64
 
@@ -54,6 +54,33 @@ const char *check_backend_name(const CheckOpts *o);
  * the sim with the lowering's own flavour). */
 const char *check_backend_args(const CheckOpts *o);
 
+/* ---- running a builtin Program; a trace read back (interp.c, trace_io.c) ---- */
+
+/* Runs p through the runtime library (asyncfuzz_rt.h), from asyncfuzz_rt_begin(cfg) to
+ * asyncfuzz_rt_end(): main and every async.execute region are tasks, interleaved at instruction
+ * granularity on one OS thread, deterministically (eager runs a spawned region at once, like an
+ * idle worker pool; lazy runs the host ahead until it blocks; random and pct pick a runnable task
+ * at random from the schedule seed); each instruction is an mgpu* call (or a region note) made
+ * with the task's id as the trace thread. Afterwards the trace, observations and summary of the
+ * run are readable through asyncfuzz_rt.h. Returns 0, or AF_EDEADLOCK / AF_ENOMEM (with err set)
+ * when the program could not run to its end. */
+int check_run_program(const LowerProgram *p, const RtConfig *cfg, AfErr *err);
+
+/* A trace read back from a file (a run of code compiled by MLIR). */
+typedef struct CheckTrace {
+  RtSummary sum;
+  int abi; /* RtAbi: the flavour the run followed */
+  int nrecs, nobs;
+  RtRec *recs;
+  RtObs *obs;
+  int32_t *vals;
+} CheckTrace;
+
+/* Loads a binary trace (asyncfuzz_rt_write_trace_bin). AF_EIO, AF_EPARSE (with the reason:
+ * not a trace, another build's format, truncated, corrupt) or AF_ENOMEM on failure. */
+int check_trace_load(const char *path, CheckTrace *t, AfErr *err);
+void check_trace_free(CheckTrace *t);
+
 typedef struct CheckResult {
   int nsched;
   Schedule sched[CHECK_MAX_SCHED];
@@ -74,7 +101,7 @@ int check_case(const GenCase *c, const LowerSpec *spec, const Schedule *s, int n
 int check_cases(const GenCase *const *cs, int n, const LowerSpec *spec, const Schedule *s, int ns,
                 const OracleExpected *const *es, const CheckOpts *o, CheckResult *out, AfErr *err);
 /* The verdict of a case mlir-opt did not lower fully (class, signature, detail). */
-void check_lowering_verdict(const LowerSpec *spec, const MlirLowered *l, Verdict *v);
+void check_lowering_verdict(const LowerSpec *spec, const struct MlirLowered *l, Verdict *v);
 
 /* Judges a binary trace file (a case run by compiled code) against case c. *found: whether the
  * file exists (a run that never finished wrote none). */

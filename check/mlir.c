@@ -23,7 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-void check_lowering_verdict(const LowerSpec *spec, const MlirLowered *l, Verdict *v) {
+void check_lowering_verdict(const LowerSpec *spec, const struct MlirLowered *l, Verdict *v) {
   memset(v, 0, sizeof *v);
   v->hb_first = -1;
   v->error_seq = -1;
@@ -69,8 +69,8 @@ int check_judge_trace(const char *path, const GenCase *c, const LowerSpec *spec,
   *found = stat(path, &st) == 0;
   if (!*found)
     return 0;
-  RunnerTrace t;
-  int rc = runner_trace_load(path, &t, err);
+  CheckTrace t;
+  int rc = check_trace_load(path, &t, err);
   if (rc)
     return rc;
   HbResult *hb = NULL;
@@ -88,7 +88,7 @@ int check_judge_trace(const char *path, const GenCase *c, const LowerSpec *spec,
       oracle_judge(c, e, t.obs, t.nobs, t.recs, t.nrecs, &t.sum, hb, lower_family(spec), v))
     rc = af_err_set(err, AF_ENOMEM, "out of memory judging a run");
   hb_result_free(hb);
-  runner_trace_free(&t);
+  check_trace_free(&t);
   return rc;
 }
 

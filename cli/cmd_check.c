@@ -411,9 +411,9 @@ int cmd_check_trace(int argc, char **argv) {
     fprintf(stderr, "asyncfuzz check-trace: which trace? (see --help)\n");
     return EXIT_USAGE;
   }
-  RunnerTrace t;
+  CheckTrace t;
   AfErr err = {0};
-  if (runner_trace_load(path, &t, &err)) {
+  if (check_trace_load(path, &t, &err)) {
     fprintf(stderr, "asyncfuzz check-trace: %s\n", err.msg);
     return err.rc == AF_ENOMEM ? EXIT_INTERNAL : EXIT_INPUT;
   }
@@ -469,7 +469,7 @@ int cmd_check_trace(int argc, char **argv) {
   }
   hb_result_free(hb);
   gen_case_free(&c);
-  runner_trace_free(&t);
+  check_trace_free(&t);
   if (ex)
     return ex;
   return failed ? EXIT_FOUND : EXIT_OK;

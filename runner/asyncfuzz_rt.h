@@ -383,7 +383,7 @@ const char *asyncfuzz_rt_error_name(int err);
 const char *asyncfuzz_rt_detail_text(int detail);
 
 /* Writes the last run's trace and observations in the binary trace format (docs/trace-format.md:
- * a header, the RtRec records, then the observations), which runner_trace_load() reads back.
+ * a header, the RtRec records, then the observations), which check_trace_load() reads back.
  * 0, or AF_EIO. Code compiled by MLIR gets this at exit with ASYNCFUZZ_TRACE_BIN=FILE. */
 int asyncfuzz_rt_write_trace_bin(const char *path);
 

@@ -5,6 +5,7 @@
  * the fault switch that matches its upstream bug. argv[1]: the source directory.
  */
 #include "../check/check.h"
+#include "../lower/mlir.h"
 #include "corpus.h"
 #include "test.h"
 

@@ -8,6 +8,7 @@
  * does not build).
  * usage: test_opkinds [MLIR_OPT]
  */
+#include "../base/proc.h"
 #include "../check/check.h"
 #include "../gen/gen_int.h"
 #include "../reduce/reduce.h"

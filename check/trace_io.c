@@ -3,13 +3,13 @@
  * code compiled by MLIR, under mlir-runner), so the harness checks it exactly as it checks
  * builtin runs.
  */
-#include "runner.h"
+#include "check.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-void runner_trace_free(RunnerTrace *t) {
+void check_trace_free(CheckTrace *t) {
   if (t == NULL)
     return;
   af_free(t->recs);
@@ -18,7 +18,7 @@ void runner_trace_free(RunnerTrace *t) {
   memset(t, 0, sizeof *t);
 }
 
-int runner_trace_load(const char *path, RunnerTrace *t, AfErr *err) {
+int check_trace_load(const char *path, CheckTrace *t, AfErr *err) {
   memset(t, 0, sizeof *t);
   FILE *f = fopen(path, "rb");
   if (f == NULL)
@@ -96,6 +96,6 @@ int runner_trace_load(const char *path, RunnerTrace *t, AfErr *err) {
 out:
   fclose(f);
   if (rc)
-    runner_trace_free(t);
+    check_trace_free(t);
   return rc;
 }

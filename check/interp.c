@@ -1,11 +1,12 @@
 /*
- * interp.c: the Program interpreter. It is the builtin lowering's "mlir-runner": host
+ * interp.c: the Program interpreter (check.h). It is the builtin lowering's "mlir-runner": host
  * buffers are plain memory, kernels are reached through mgpuModuleGetFunction and launched
  * with MLIR's parameter layout (each memref<?xi32> expanded to allocated, aligned, offset,
  * size, stride; then the i32 value and the i32 spin count).
  */
-#include "runner.h"
-#include "kernels.h"
+#include "check.h"
+
+#include "../runner/kernels.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -256,7 +257,7 @@ static int exec(I *in, int t) {
   return 0;
 }
 
-int runner_run_program(const LowerProgram *p, const RtConfig *cfg, AfErr *err) {
+int check_run_program(const LowerProgram *p, const RtConfig *cfg, AfErr *err) {
   I in;
   memset(&in, 0, sizeof in);
   in.p = p;
