@@ -47,6 +47,46 @@ void cli_print_backend_help(FILE *f);
 int cli_backend_start(const char *cmd, CheckOpts *o, char *dev, size_t n);
 
 int cli_is_help(const char *a);
+
+/* A command's option: its name, what it takes, where it goes (a table ends with a NULL name). */
+typedef enum CliArg {
+  CLI_FLAG, /* no value: *(int *)dst = lo */
+  CLI_STR,  /* a string: *(const char **)dst */
+  CLI_INT,  /* an integer in lo..hi: *(int *)dst */
+  CLI_LONG, /* an integer in lo..hi: *(long *)dst */
+  CLI_U64,  /* a non-negative integer: *(uint64_t *)dst */
+  CLI_FN    /* a value given to fn(dst, val): 0, or an exit code after printing why */
+} CliArg;
+typedef struct CliOpt {
+  const char *name;
+  int arg; /* CliArg */
+  void *dst;
+  long lo, hi;
+  int (*fn)(void *dst, const char *val);
+} CliOpt;
+
+/* Rows of a command's option table. */
+#define CLI_OPT_FLAG(name, dst, value)                                                             \
+  { name, CLI_FLAG, dst, value, 0, NULL }
+#define CLI_OPT_STR(name, dst)                                                                     \
+  { name, CLI_STR, dst, 0, 0, NULL }
+#define CLI_OPT_INT(name, dst, lo, hi)                                                             \
+  { name, CLI_INT, dst, lo, hi, NULL }
+#define CLI_OPT_LONG(name, dst, lo, hi)                                                            \
+  { name, CLI_LONG, dst, lo, hi, NULL }
+#define CLI_OPT_U64(name, dst)                                                                     \
+  { name, CLI_U64, dst, 0, 0, NULL }
+#define CLI_OPT_FN(name, dst, fn)                                                                  \
+  { name, CLI_FN, dst, 0, 0, fn }
+#define CLI_OPT_END                                                                                \
+  { NULL, 0, NULL, 0, 0, NULL }
+
+/* Parses argv[1..argc) of command cmd: --help prints help(stdout) and returns -1; each option of
+ * opts, the backend options into o and the generator's knobs into k (each when not NULL);
+ * positional arguments into pos (at most maxpos; *npos: how many). Prints what is wrong and
+ * returns EXIT_USAGE, else 0. */
+int cli_parse(const char *cmd, int argc, char **argv, const CliOpt *opts, CheckOpts *o,
+              GenConfig *k, const char **pos, int maxpos, int *npos, void (*help)(FILE *f));
 /* Loads (and validates) a case; prints the error. Returns an exit code. */
 int cli_load_case(const char *path, GenCase *c, int validate);
 /* `check`'s output of one case: JSON (one line) or text (header: name the lowering). */

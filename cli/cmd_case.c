@@ -14,42 +14,24 @@
 
 /* ---- gen ---- */
 
+static void gen_help(FILE *f) {
+  fprintf(f, "usage: asyncfuzz gen [--seed N] [-o FILE] [--mlir] [knobs]\n"
+             "Generates a random valid case. The same seed and knobs give byte-identical "
+             "output.\n\n");
+  cli_print_knobs_help(f);
+}
+
 int cmd_gen(int argc, char **argv) {
   GenConfig cfg;
   gen_config_default(&cfg);
   uint64_t seed = 1;
   const char *out = NULL;
-  int mlir = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (cli_is_help(a)) {
-      printf("usage: asyncfuzz gen [--seed N] [-o FILE] [--mlir] [knobs]\n"
-             "Generates a random valid case. The same seed and knobs give byte-identical "
-             "output.\n\n");
-      cli_print_knobs_help(stdout);
-      return 0;
-    } else if (strcmp(a, "--seed") == 0) {
-      if (cli_u64(a, i + 1 < argc ? argv[++i] : NULL, &seed))
-        return EXIT_USAGE;
-    } else if (strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) {
-      if (i + 1 >= argc) {
-        fprintf(stderr, "asyncfuzz: %s needs a file name\n", a);
-        return EXIT_USAGE;
-      }
-      out = argv[++i];
-    } else if (strcmp(a, "--mlir") == 0) {
-      mlir = 1;
-    } else {
-      int k = cli_gen_knob(&cfg, a, i + 1 < argc ? argv[i + 1] : NULL);
-      if (k < 0)
-        return EXIT_USAGE;
-      if (k == 0) {
-        fprintf(stderr, "asyncfuzz gen: unknown option %s (see --help)\n", a);
-        return EXIT_USAGE;
-      }
-      i++;
-    }
-  }
+  int mlir = 0, npos;
+  const CliOpt opts[] = {CLI_OPT_U64("--seed", &seed), CLI_OPT_STR("-o", &out),
+                         CLI_OPT_STR("--out", &out), CLI_OPT_FLAG("--mlir", &mlir, 1), CLI_OPT_END};
+  int ex = cli_parse("gen", argc, argv, opts, NULL, &cfg, NULL, 0, &npos, gen_help);
+  if (ex)
+    return ex < 0 ? 0 : ex;
   GenCase c;
   AfErr err = {0};
   int rc = gen_generate(&c, seed, &cfg, &err);
@@ -151,45 +133,41 @@ static int lower_with_mlir(const GenCase *c, const LowerSpec *spec) {
   return ex;
 }
 
-int cmd_lower(int argc, char **argv) {
-  const char *path = NULL, *lowering = "builtin", *pipeline = NULL;
-  for (int i = 1; i < argc; i++) {
-    if (cli_is_help(argv[i])) {
-      printf("usage: asyncfuzz lower CASE.json [--lowering SPEC] [--pipeline P]\n"
-             "Prints the mgpu* call program the builtin lowering makes of the case, or, with\n"
-             "SPEC mlir-opt..., the LLVM-dialect module mlir-opt makes of it (or\n"
-             "its outcome class and signature when it does not lower fully; exit 1).\n"
+static void lower_help(FILE *f) {
+  fprintf(f, "usage: asyncfuzz lower CASE.json [--lowering SPEC] [--pipeline P] [--abi cuda|rocm]\n"
+             "       asyncfuzz lower --list-faults\n"
+             "Prints the mgpu* call program the builtin lowering makes of the case (--abi rocm:\n"
+             "for MLIR's ROCm wrappers), or, with SPEC mlir-opt..., the LLVM-dialect module\n"
+             "mlir-opt makes of it (or its outcome class and signature when it does not lower\n"
+             "fully; exit 1).\n"
              "SPEC: builtin (default), builtin:fault=NAME[,NAME] or\n"
              "mlir-opt[@VARIANT][/TARGET][+O<n>|+Odefault][:PATH] (+O: the runner's JIT level).\n"
              "TARGET: nvvm (the default; the pipelines below) or rocdl: the kernels through\n"
              "convert-gpu-to-rocdl and rocdl-attach-target{chip=gfx90a}, and\n"
              "gpu-module-to-binary{format=bin} (a code object; format=llvm without the LLVM's\n"
-             "ld.lld) with the ROCm device libraries (rocm-device-libs).\n\n");
-      printf("mlir-opt pipelines (mlir-opt@VARIANT):\n");
-      for (int k = 0; k < mlir_variant_count(); k++)
-        printf("  %-14s %s:\n                 %s\n", mlir_variant_name(k), mlir_variant_desc(k),
-               mlir_variant_pipeline(k));
-      printf("\n");
-      print_faults(stdout);
-      return 0;
-    } else if (strcmp(argv[i], "--list-faults") == 0) {
-      print_faults(stdout);
-      return 0;
-    } else if (strcmp(argv[i], "--lowering") == 0 && i + 1 < argc) {
-      lowering = argv[++i];
-    } else if (strcmp(argv[i], "--pipeline") == 0 && i + 1 < argc) {
-      pipeline = argv[++i];
-    } else if (argv[i][0] == '-') {
-      fprintf(stderr, "asyncfuzz lower: unknown option %s (see --help)\n", argv[i]);
-      return EXIT_USAGE;
-    } else if (path == NULL) {
-      path = argv[i];
-    } else {
-      fprintf(stderr, "asyncfuzz lower: one case at a time\n");
-      return EXIT_USAGE;
-    }
+             "ld.lld) with the ROCm device libraries (rocm-device-libs).\n\n"
+             "mlir-opt pipelines (mlir-opt@VARIANT):\n");
+  for (int k = 0; k < mlir_variant_count(); k++)
+    fprintf(f, "  %-14s %s:\n                 %s\n", mlir_variant_name(k), mlir_variant_desc(k),
+            mlir_variant_pipeline(k));
+  fprintf(f, "\n");
+  print_faults(f);
+}
+
+int cmd_lower(int argc, char **argv) {
+  const char *lowering = "builtin", *pipeline = NULL, *path[1];
+  int list = 0, npos;
+  CheckOpts o = {0};
+  const CliOpt opts[] = {CLI_OPT_STR("--lowering", &lowering), CLI_OPT_STR("--pipeline", &pipeline),
+                         CLI_OPT_FLAG("--list-faults", &list, 1), CLI_OPT_END};
+  int ex = cli_parse("lower", argc, argv, opts, &o, NULL, path, 1, &npos, lower_help);
+  if (ex)
+    return ex < 0 ? 0 : ex;
+  if (list) {
+    print_faults(stdout);
+    return 0;
   }
-  if (path == NULL) {
+  if (npos == 0) {
     fprintf(stderr, "asyncfuzz lower: which case? (see --help)\n");
     return EXIT_USAGE;
   }
@@ -198,7 +176,7 @@ int cmd_lower(int argc, char **argv) {
     return EXIT_USAGE;
   AfErr err = {0};
   GenCase c;
-  int ex = cli_load_case(path, &c, 1);
+  ex = cli_load_case(path[0], &c, 1);
   if (ex) {
     gen_case_free(&c);
     return ex;
@@ -209,7 +187,7 @@ int cmd_lower(int argc, char **argv) {
     return ex;
   }
   LowerProgram *p;
-  int rc = lower_builtin(&c, &spec, &p, &err);
+  int rc = lower_builtin_abi(&c, &spec, check_abi(&spec, &o) == RT_ABI_ROCM, &p, &err);
   gen_case_free(&c);
   if (rc) {
     fprintf(stderr, "asyncfuzz lower: %s\n", err.msg);
@@ -224,47 +202,54 @@ int cmd_lower(int argc, char **argv) {
   return ex;
 }
 
+static void device_help(FILE *f) {
+  fprintf(f,
+          "usage: asyncfuzz device [--backend %s] [--calibrate] [--target-us N]\n"
+          "       asyncfuzz device --list-backends\n"
+          "Opens the backend's GPU (default cuda; device $ASYNCFUZZ_<BACKEND>_DEVICE, default\n"
+          "0) and prints its name, architecture, driver and toolkit versions. --calibrate\n"
+          "also measures the sentinel kernel and prints the spin count that makes it last N\n"
+          "microseconds (default $ASYNCFUZZ_SPIN_US or 200): the value of --spin auto.\n"
+          "Exit 0, or 4 when there is no usable GPU (the reason is printed).\n"
+          "--list-backends prints each backend: its name, the ABI flavour it runs, the\n"
+          "kernel targets whose code it runs, and whether it is a GPU.\n",
+          cli_backend_list(1));
+}
+
 int cmd_device(int argc, char **argv) {
   CheckOpts o = {0};
   o.backend = RT_BACKEND_CUDA;
-  for (int i = 1, bo; i < argc; i++) {
-    if (cli_is_help(argv[i])) {
-      printf("usage: asyncfuzz device [--backend %s] [--calibrate] [--target-us N]\n"
-             "       asyncfuzz device --list-backends\n"
-             "Opens the backend's GPU (default cuda; device $ASYNCFUZZ_<BACKEND>_DEVICE, default\n"
-             "0) and prints its name, architecture, driver and toolkit versions. --calibrate\n"
-             "also measures the sentinel kernel and prints the spin count that makes it last N\n"
-             "microseconds (default $ASYNCFUZZ_SPIN_US or 200): the value of --spin auto.\n"
-             "Exit 0, or 4 when there is no usable GPU (the reason is printed).\n"
-             "--list-backends prints each backend: its name, the ABI flavour it runs, the\n"
-             "kernel targets whose code it runs, and whether it is a GPU.\n",
-             cli_backend_list(1));
-      return 0;
-    } else if (strcmp(argv[i], "--list-backends") == 0) {
-      for (int b = 0; b < RT__BACKEND_COUNT; b++) {
-        const RtBackendInfo *bi = asyncfuzz_rt_backend_info(b);
-        printf("%-6s abi=%s targets=%s%s\n", bi->name,
-               bi->abi < 0 ? "any" : asyncfuzz_rt_abi_name(bi->abi), bi->targets,
-               bi->gpu ? " gpu" : "");
-      }
-      return 0;
-    } else if (strcmp(argv[i], "--calibrate") == 0) {
-      o.spin = -1;
-    } else if (strcmp(argv[i], "--target-us") == 0 && i + 1 < argc) {
-      long v;
-      if (cli_int(argv[i], argv[i + 1], 1, 10000000, &v))
-        return EXIT_USAGE;
-      setenv("ASYNCFUZZ_SPIN_US", argv[++i], 1);
-    } else if ((bo = cli_backend_opt(&o, argv[i], i + 1 < argc ? argv[i + 1] : NULL)) != 0) {
-      if (bo < 0 || !asyncfuzz_rt_backend_info(o.backend)->gpu)
-        return EXIT_USAGE; /* (--backend sim has no device) */
-      i++;
-    } else {
-      fprintf(stderr, "asyncfuzz device: unknown or incomplete option %s (see --help)\n", argv[i]);
-      return EXIT_USAGE;
+  const char *target_us = NULL;
+  int list = 0, calibrate = 0, npos;
+  const CliOpt opts[] = {CLI_OPT_FLAG("--list-backends", &list, 1),
+                         CLI_OPT_FLAG("--calibrate", &calibrate, 1),
+                         CLI_OPT_STR("--target-us", &target_us), CLI_OPT_END};
+  long us;
+  int ex = cli_parse("device", argc, argv, opts, &o, NULL, NULL, 0, &npos, device_help);
+  if (ex)
+    return ex < 0 ? 0 : ex;
+  if (list) {
+    for (int b = 0; b < RT__BACKEND_COUNT; b++) {
+      const RtBackendInfo *bi = asyncfuzz_rt_backend_info(b);
+      printf("%-6s abi=%s targets=%s%s\n", bi->name,
+             bi->abi < 0 ? "any" : asyncfuzz_rt_abi_name(bi->abi), bi->targets,
+             bi->gpu ? " gpu" : "");
     }
+    return 0;
   }
-  int ex = cli_open_backend_here(&o);
+  if (!asyncfuzz_rt_backend_info(o.backend)->gpu) {
+    fprintf(stderr, "asyncfuzz device: the %s backend has no device\n",
+            asyncfuzz_rt_backend_name(o.backend));
+    return EXIT_USAGE;
+  }
+  if (target_us) {
+    if (cli_int("--target-us", target_us, 1, 10000000, &us))
+      return EXIT_USAGE;
+    setenv("ASYNCFUZZ_SPIN_US", target_us, 1);
+  }
+  if (calibrate)
+    o.spin = -1;
+  ex = cli_open_backend_here(&o);
   if (ex == 0 && o.spin > 0)
     printf("spin %d\n", o.spin);
   return ex;

@@ -205,6 +205,73 @@ int cli_is_help(const char *a) {
   return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
 }
 
+/* Option a of opts with its value val: 1 when it took val, 0 when not, or -EXIT_USAGE. */
+static int take_opt(const CliOpt *op, const char *a, const char *val) {
+  long v;
+  if (op->arg == CLI_FLAG) {
+    *(int *)op->dst = (int)op->lo;
+    return 0;
+  }
+  if (val == NULL) {
+    fprintf(stderr, "asyncfuzz: %s needs a value\n", a);
+    return -EXIT_USAGE;
+  }
+  switch (op->arg) {
+  case CLI_STR:
+    *(const char **)op->dst = val;
+    return 1;
+  case CLI_INT:
+  case CLI_LONG:
+    if (cli_int(a, val, op->lo, op->hi, &v))
+      return -EXIT_USAGE;
+    if (op->arg == CLI_INT)
+      *(int *)op->dst = (int)v;
+    else
+      *(long *)op->dst = v;
+    return 1;
+  case CLI_U64:
+    return cli_u64(a, val, op->dst) ? -EXIT_USAGE : 1;
+  default: {
+    int ex = op->fn(op->dst, val);
+    return ex ? -ex : 1;
+  }
+  }
+}
+
+int cli_parse(const char *cmd, int argc, char **argv, const CliOpt *opts, CheckOpts *o,
+              GenConfig *k, const char **pos, int maxpos, int *npos, void (*help)(FILE *f)) {
+  *npos = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+    const CliOpt *op = opts;
+    while (op && op->name && strcmp(op->name, a) != 0)
+      op++;
+    int r = 0;
+    if (cli_is_help(a)) {
+      help(stdout);
+      return -1;
+    } else if (op && op->name) {
+      r = take_opt(op, a, val);
+    } else if (o && (r = cli_backend_opt(o, a, val)) != 0) {
+      r = r < 0 ? -EXIT_USAGE : 1;
+    } else if (k && (r = cli_gen_knob(k, a, val)) != 0) {
+      r = r < 0 ? -EXIT_USAGE : 1;
+    } else if (a[0] == '-' && a[1] != '\0') {
+      fprintf(stderr, "asyncfuzz %s: unknown option %s (see --help)\n", cmd, a);
+      return EXIT_USAGE;
+    } else if (*npos == maxpos) {
+      fprintf(stderr, "asyncfuzz %s: too many arguments (%s; see --help)\n", cmd, a);
+      return EXIT_USAGE;
+    } else {
+      pos[(*npos)++] = a;
+    }
+    if (r < 0)
+      return -r;
+    i += r;
+  }
+  return 0;
+}
+
 /* Loads and validates a case; prints the error. Returns an exit code. */
 int cli_load_case(const char *path, GenCase *c, int validate) {
   AfErr err = {0};
