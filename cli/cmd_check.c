@@ -14,17 +14,8 @@
 
 /* ---- run / check ---- */
 
-/* `run` and `device`: the cuda backend in this process, the spin calibrated when asked. */
-int cmd_run(int argc, char **argv) {
-  const char *path = NULL, *lowering = "builtin", *trace_path = NULL, *policy = "eager";
-  const char *bin_path = NULL;
-  uint64_t seed = 0;
-  CheckOpts o = {0};
-  int bo;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (cli_is_help(a)) {
-      printf("usage: asyncfuzz run CASE.json [--lowering SPEC] [--policy eager|lazy|random|pct]\n"
+static void run_help(FILE *f) {
+  fprintf(f, "usage: asyncfuzz run CASE.json [--lowering SPEC] [--policy eager|lazy|random|pct]\n"
              "                  [--sched-seed N] [--trace FILE|-] [--trace-bin FILE]\n"
              "                  [--device-steps] [--memfree-sync] [--no-checker]\n"
              "                  [--backend B] [--spin N|auto] [--abi cuda|rocm]\n"
@@ -34,40 +25,77 @@ int cmd_run(int argc, char **argv) {
              "it for `asyncfuzz check-trace`). --memfree-sync models mgpuMemFree as\n"
              "synchronizing the device (lenient); --no-checker judges by observations and\n"
              "errors only. `run` executes in this process, also on a GPU (no child process).\n\n");
-      cli_print_backend_help(stdout);
-      return 0;
-    } else if (strcmp(a, "--lowering") == 0 && i + 1 < argc) {
-      lowering = argv[++i];
-    } else if (strcmp(a, "--policy") == 0 && i + 1 < argc) {
-      policy = argv[++i];
-    } else if (strcmp(a, "--sched-seed") == 0) {
-      if (cli_u64(a, i + 1 < argc ? argv[++i] : NULL, &seed))
-        return EXIT_USAGE;
-    } else if (strcmp(a, "--trace") == 0 && i + 1 < argc) {
-      trace_path = argv[++i];
-    } else if (strcmp(a, "--trace-bin") == 0 && i + 1 < argc) {
-      bin_path = argv[++i];
-    } else if (strcmp(a, "--device-steps") == 0) {
-      o.record_device = 1;
-    } else if (strcmp(a, "--no-checker") == 0) {
-      o.no_checker = 1;
-    } else if (strcmp(a, "--memfree-sync") == 0) {
-      o.memfree_sync = 1;
-    } else if ((bo = cli_backend_opt(&o, a, i + 1 < argc ? argv[i + 1] : NULL)) != 0) {
-      if (bo < 0)
-        return EXIT_USAGE;
-      i++;
-    } else if (a[0] == '-') {
-      fprintf(stderr, "asyncfuzz run: unknown or incomplete option %s (see --help)\n", a);
-      return EXIT_USAGE;
-    } else if (path == NULL) {
-      path = a;
-    } else {
-      fprintf(stderr, "asyncfuzz run: one case at a time\n");
-      return EXIT_USAGE;
-    }
+  cli_print_backend_help(f);
+}
+
+/* What `run` prints of the run just made: the observations, the verdict, the checker's reports. */
+static void print_run(AfBuf *b, const GenCase *c, const LowerSpec *spec, const CheckOpts *o,
+                      const Verdict *v) {
+  int nobs;
+  const RtObs *obs = asyncfuzz_rt_observations(&nobs);
+  for (int k = 0; k < nobs; k++) {
+    af_buf_printf(b, "observe op #%d (T%d):", obs[k].id, obs[k].tid);
+    for (int64_t i = 0; i < obs[k].n; i++)
+      af_buf_printf(b, " %d", obs[k].vals[i]);
+    af_buf_puts(b, "\n");
   }
-  if (path == NULL) {
+  oracle_format_verdict(b, v);
+  if (o->no_checker)
+    return;
+  int ntrace;
+  const RtRec *trace = asyncfuzz_rt_trace(&ntrace);
+  HbOptions ho = {0};
+  hb_options_for(&ho, check_abi(spec, o), o->memfree_sync);
+  ho.max_reports = 200;
+  HbResult *hb = NULL;
+  AfErr err = {0};
+  if (hb_check(trace, ntrace, &ho, &hb, &err) == 0) {
+    af_buf_printf(b, "checker: %d report(s)%s\n", hb->nreports,
+                  hb->truncated ? " (more not shown)" : "");
+    oracle_format_reports(b, c, hb, trace, ntrace);
+    hb_result_free(hb);
+  }
+}
+
+/* Writes the run's text trace (--trace) and its binary trace (--trace-bin). */
+static int write_traces(const char *path, const char *bin_path, const LowerSpec *spec,
+                        const char *policy, uint64_t seed) {
+  if (bin_path && asyncfuzz_rt_write_trace_bin(bin_path) != 0) {
+    fprintf(stderr, "asyncfuzz run: cannot write %s\n", bin_path);
+    return EXIT_INTERNAL;
+  }
+  if (path == NULL)
+    return 0;
+  AfBuf b;
+  af_buf_init(&b);
+  af_buf_printf(&b, "# asyncfuzz trace v1 lowering=%s policy=%s seed=%llu\n", spec->name, policy,
+                (unsigned long long)seed);
+  asyncfuzz_rt_format_trace(&b, 0, -1);
+  int ex = b.oom ? EXIT_INTERNAL : cli_write_text(path, b.p);
+  af_buf_free(&b);
+  return ex;
+}
+
+/* `run`: one schedule of one case in this process (also on a GPU). */
+int cmd_run(int argc, char **argv) {
+  const char *path[1], *lowering = "builtin", *trace_path = NULL, *policy = "eager";
+  const char *bin_path = NULL;
+  uint64_t seed = 0;
+  CheckOpts o = {0};
+  int npos;
+  const CliOpt opts[] = {CLI_OPT_STR("--lowering", &lowering),
+                         CLI_OPT_STR("--policy", &policy),
+                         CLI_OPT_U64("--sched-seed", &seed),
+                         CLI_OPT_STR("--trace", &trace_path),
+                         CLI_OPT_STR("--trace-bin", &bin_path),
+                         CLI_OPT_FLAG("--device-steps", &o.record_device, 1),
+                         CLI_OPT_FLAG("--no-checker", &o.no_checker, 1),
+                         CLI_OPT_FLAG("--memfree-sync", &o.memfree_sync, 1),
+                         CLI_OPT_END};
+  int ex = cli_parse("run", argc, argv, opts, &o, NULL, path, 1, &npos, run_help);
+  if (ex)
+    return ex < 0 ? 0 : ex;
+  if (npos == 0) {
     fprintf(stderr, "asyncfuzz run: which case? (see --help)\n");
     return EXIT_USAGE;
   }
@@ -90,71 +118,23 @@ int cmd_run(int argc, char **argv) {
     return EXIT_USAGE;
   }
   GenCase c;
-  int ex = cli_load_case(path, &c, 1);
-  if (ex) {
-    gen_case_free(&c);
-    return ex;
-  }
+  ex = cli_load_case(path[0], &c, 1);
+  if (ex == 0 && asyncfuzz_rt_backend_info(o.backend)->gpu)
+    ex = cli_open_backend_here(&o);
   Verdict v;
   AfErr err = {0};
-  if (asyncfuzz_rt_backend_info(o.backend)->gpu && (ex = cli_open_backend_here(&o)) != 0) {
-    gen_case_free(&c);
-    return ex;
-  }
-  int rc = check_run_once(&c, &spec, &s, &o, NULL, &v, &err);
+  int rc = ex ? 0 : check_run_once(&c, &spec, &s, &o, NULL, &v, &err);
   if (rc) {
     fprintf(stderr, "asyncfuzz run: %s\n", err.msg);
-    gen_case_free(&c);
-    return cli_exit_for(rc);
+    ex = cli_exit_for(rc);
   }
-  int nobs;
-  const RtObs *obs = asyncfuzz_rt_observations(&nobs);
-  for (int k = 0; k < nobs; k++) {
-    printf("observe op #%d (T%d):", obs[k].id, obs[k].tid);
-    for (int64_t i = 0; i < obs[k].n; i++)
-      printf(" %d", obs[k].vals[i]);
-    printf("\n");
-  }
-  printf("verdict: %s\n", oracle_verdict_name(v.cls));
-  if (v.cls != VERDICT_PASS)
-    printf("signature: %s\ndetailed: %s\ndetail: %s\n", v.signature, v.victim, v.detail);
-  if (!o.no_checker) {
-    int ntrace;
-    const RtRec *trace = asyncfuzz_rt_trace(&ntrace);
-    HbOptions ho = {0};
-    hb_options_for(&ho, check_abi(&spec, &o), o.memfree_sync);
-    ho.max_reports = 200;
-    HbResult *hb = NULL;
-    if (hb_check(trace, ntrace, &ho, &hb, &err) == 0) {
-      AfBuf b;
-      af_buf_init(&b);
-      af_buf_printf(&b, "checker: %d report(s)%s\n", hb->nreports,
-                    hb->truncated ? " (more not shown)" : "");
-      for (int i = 0; i < hb->nreports; i++) {
-        af_buf_puts(&b, "  ");
-        hb_format_report(&b, &hb->reports[i], trace, ntrace);
-        if (hb_kind_is_error(hb->reports[i].kind) &&
-            !oracle_report_counts(&c, &hb->reports[i], trace, ntrace))
-          af_buf_puts(&b, "\n    (not counted: the case itself never frees this buffer)");
-        af_buf_puts(&b, "\n");
-      }
-      fputs(b.p ? b.p : "", stdout);
-      af_buf_free(&b);
-      hb_result_free(hb);
-    }
-  }
-  if (bin_path && asyncfuzz_rt_write_trace_bin(bin_path) != 0) {
-    fprintf(stderr, "asyncfuzz run: cannot write %s\n", bin_path);
-    ex = EXIT_INTERNAL;
-  }
-  if (trace_path && ex == 0) {
+  if (ex == 0) {
     AfBuf b;
     af_buf_init(&b);
-    af_buf_printf(&b, "# asyncfuzz trace v1 lowering=%s policy=%s seed=%llu\n", spec.name, policy,
-                  (unsigned long long)seed);
-    asyncfuzz_rt_format_trace(&b, 0, -1);
-    ex = b.oom ? EXIT_INTERNAL : cli_write_text(trace_path, b.p);
+    print_run(&b, &c, &spec, &o, &v);
+    fputs(b.p ? b.p : "", stdout);
     af_buf_free(&b);
+    ex = write_traces(trace_path, bin_path, &spec, policy, seed);
   }
   gen_case_free(&c);
   if (ex)
@@ -246,91 +226,88 @@ static int view_free(const GenCase *c, const LowerSpec *spec, const CheckOpts *o
   return 0;
 }
 
+/* --lowering, given several times: the lowerings to check with, in order. */
+typedef struct Lowerings {
+  const char *v[CHECK_MAX_LOWERINGS];
+  int n;
+} Lowerings;
+
+static int add_lowering(void *dst, const char *val) {
+  Lowerings *l = dst;
+  if (l->n == CHECK_MAX_LOWERINGS) {
+    fprintf(stderr, "asyncfuzz check: at most %d lowerings\n", CHECK_MAX_LOWERINGS);
+    return EXIT_USAGE;
+  }
+  l->v[l->n++] = val;
+  return 0;
+}
+
+static void check_help_print(FILE *f) {
+  fprintf(f, check_help, "eager,lazy,random:4,pct:4");
+  cli_print_backend_help(f);
+}
+
+/* check's lowerings (with --pipeline) and schedules; prints what is wrong. An exit code. */
+static int parse_specs(const char **lowerings, int nlow, const char *pipeline, const char *scheds,
+                       uint64_t seed, const CheckOpts *o, LowerSpec *specs, Schedule *s, int *ns) {
+  AfErr err = {0};
+  for (int i = 0; i < nlow; i++) {
+    if (cli_parse_lowering("check", lowerings[i], pipeline, 1, &specs[i]))
+      return EXIT_USAGE;
+    if (check_runs_on(&specs[i], o, &err)) {
+      fprintf(stderr, "asyncfuzz check: %s\n", err.msg);
+      return EXIT_USAGE;
+    }
+  }
+  if (check_parse_schedules(scheds, seed, s, CHECK_MAX_SCHED, ns, &err)) {
+    fprintf(stderr, "asyncfuzz check: %s\n", err.msg);
+    return EXIT_USAGE;
+  }
+  return 0;
+}
+
 int cmd_check(int argc, char **argv) {
   const char *scheds = "eager,lazy,random:4,pct:4", *pipeline = NULL;
   const char **paths = af_calloc((size_t)argc, sizeof *paths);
   int npaths = 0;
   if (paths == NULL)
     return EXIT_INTERNAL;
-  const char *lowerings[CHECK_MAX_LOWERINGS];
-  int nlow = 0;
+  Lowerings low = {{0}, 0};
   uint64_t seed = 0;
   int json = 0;
   CheckOpts o = {0};
-  int bo;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (cli_is_help(a)) {
-      printf(check_help, "eager,lazy,random:4,pct:4");
-      cli_print_backend_help(stdout);
-      af_free(paths);
-      return 0;
-    } else if (strcmp(a, "--lowering") == 0 && i + 1 < argc) {
-      if (nlow == CHECK_MAX_LOWERINGS) {
-        fprintf(stderr, "asyncfuzz check: at most %d lowerings\n", CHECK_MAX_LOWERINGS);
-        af_free(paths);
-        return EXIT_USAGE;
-      }
-      lowerings[nlow++] = argv[++i];
-    } else if (strcmp(a, "--pipeline") == 0 && i + 1 < argc) {
-      pipeline = argv[++i];
-    } else if (strcmp(a, "--schedules") == 0 && i + 1 < argc) {
-      scheds = argv[++i];
-    } else if (strcmp(a, "--seed") == 0) {
-      if (cli_u64(a, i + 1 < argc ? argv[++i] : NULL, &seed)) {
-        af_free(paths);
-        return EXIT_USAGE;
-      }
-    } else if (strcmp(a, "--json") == 0) {
-      json = 1;
-    } else if (strcmp(a, "--memfree-sync") == 0) {
-      o.memfree_sync = 1;
-    } else if (strcmp(a, "--no-checker") == 0) {
-      o.no_checker = 1;
-    } else if ((bo = cli_backend_opt(&o, a, i + 1 < argc ? argv[i + 1] : NULL)) != 0) {
-      if (bo < 0) {
-        af_free(paths);
-        return EXIT_USAGE;
-      }
-      i++;
-    } else if (a[0] == '-') {
-      fprintf(stderr, "asyncfuzz check: unknown or incomplete option %s (see --help)\n", a);
-      af_free(paths);
-      return EXIT_USAGE;
-    } else {
-      paths[npaths++] = a;
-    }
-  }
-  if (npaths == 0) {
+  const CliOpt opts[] = {CLI_OPT_FN("--lowering", &low, add_lowering),
+                         CLI_OPT_STR("--pipeline", &pipeline),
+                         CLI_OPT_STR("--schedules", &scheds),
+                         CLI_OPT_U64("--seed", &seed),
+                         CLI_OPT_FLAG("--json", &json, 1),
+                         CLI_OPT_FLAG("--memfree-sync", &o.memfree_sync, 1),
+                         CLI_OPT_FLAG("--no-checker", &o.no_checker, 1),
+                         CLI_OPT_END};
+  int ex = cli_parse("check", argc, argv, opts, &o, NULL, paths, argc, &npaths, check_help_print);
+  if (ex == 0 && npaths == 0) {
     fprintf(stderr, "asyncfuzz check: which case? (see --help)\n");
-    af_free(paths);
-    return EXIT_USAGE;
+    ex = EXIT_USAGE;
   }
-  if (nlow == 0)
-    lowerings[nlow++] = "builtin";
-  LowerSpec *specs = af_calloc((size_t)nlow, sizeof *specs);
-  CheckResult *res = af_calloc((size_t)nlow * (size_t)npaths, sizeof *res);
+  if (ex) {
+    af_free(paths);
+    return ex < 0 ? 0 : ex;
+  }
+  if (low.n == 0)
+    low.v[low.n++] = "builtin";
+  LowerSpec *specs = af_calloc((size_t)low.n, sizeof *specs);
+  CheckResult *res = af_calloc((size_t)low.n * (size_t)npaths, sizeof *res);
   GenCase *cases = af_calloc((size_t)npaths, sizeof *cases);
   const GenCase **cp = af_calloc((size_t)npaths, sizeof *cp);
-  int ex = 0;
   if (specs == NULL || res == NULL || cases == NULL || cp == NULL) {
     fprintf(stderr, "asyncfuzz check: out of memory\n");
     ex = EXIT_INTERNAL;
   }
   AfErr err = {0};
-  for (int i = 0; i < nlow && ex == 0; i++) {
-    ex = cli_parse_lowering("check", lowerings[i], pipeline, 1, &specs[i]);
-    if (ex == 0 && check_runs_on(&specs[i], &o, &err)) {
-      fprintf(stderr, "asyncfuzz check: %s\n", err.msg);
-      ex = EXIT_USAGE;
-    }
-  }
   Schedule s[CHECK_MAX_SCHED];
   int ns = 0;
-  if (ex == 0 && check_parse_schedules(scheds, seed, s, CHECK_MAX_SCHED, &ns, &err)) {
-    fprintf(stderr, "asyncfuzz check: %s\n", err.msg);
-    ex = EXIT_USAGE;
-  }
+  if (ex == 0)
+    ex = parse_specs(low.v, low.n, pipeline, scheds, seed, &o, specs, s, &ns);
   int nloaded = 0;
   for (int j = 0; j < npaths && ex == 0; j++, nloaded++) {
     ex = cli_load_case(paths[j], &cases[j], 1);
@@ -339,7 +316,7 @@ int cmd_check(int argc, char **argv) {
   char dev[400];
   if (ex == 0)
     ex = cli_backend_start("check", &o, dev, sizeof dev);
-  for (int i = 0; i < nlow && ex == 0; i++) {
+  for (int i = 0; i < low.n && ex == 0; i++) {
     int rc =
         check_cases(cp, npaths, &specs[i], s, ns, NULL, &o, res + (size_t)i * (size_t)npaths, &err);
     if (rc) {
@@ -347,7 +324,7 @@ int cmd_check(int argc, char **argv) {
       ex = cli_exit_for(rc);
     }
   }
-  for (int i = 0; i < nlow && ex == 0; i++) /* as a campaign names them */
+  for (int i = 0; i < low.n && ex == 0; i++) /* as a campaign names them */
     for (int j = 0; j < npaths && ex == 0; j++)
       ex = view_free(&cases[j], &specs[i], &o, res + (size_t)i * (size_t)npaths + j);
   for (int j = 0; j < nloaded; j++)
@@ -355,9 +332,8 @@ int cmd_check(int argc, char **argv) {
   int any_fail = 0;
   AfBuf b;
   af_buf_init(&b);
-  for (int j = 0; j < npaths && ex == 0; j++) {
-    any_fail |= print_case(&b, paths[j], j, npaths, specs, nlow, res, json, &o);
-  }
+  for (int j = 0; j < npaths && ex == 0; j++)
+    any_fail |= print_case(&b, paths[j], j, npaths, specs, low.n, res, json, &o);
   if (ex == 0)
     ex = b.oom ? EXIT_INTERNAL : cli_write_text(NULL, b.p);
   af_buf_free(&b);
@@ -373,13 +349,8 @@ int cmd_check(int argc, char **argv) {
 
 /* ---- check-trace ---- */
 
-int cmd_check_trace(int argc, char **argv) {
-  const char *path = NULL, *case_path = NULL, *lowering = "external";
-  int lenient = 0, print = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (cli_is_help(a)) {
-      printf("usage: asyncfuzz check-trace TRACE.bin [--case CASE.json] [--lowering NAME]\n"
+static void check_trace_help(FILE *f) {
+  fprintf(f, "usage: asyncfuzz check-trace TRACE.bin [--case CASE.json] [--lowering NAME]\n"
              "                          [--memfree-sync] [--print]\n"
              "Runs the happens-before checker over a binary trace written by the runtime\n"
              "library (ASYNCFUZZ_TRACE_BIN=FILE, e.g. code lowered by mlir-opt and run by\n"
@@ -388,37 +359,28 @@ int cmd_check_trace(int argc, char **argv) {
              "--print also prints every record (docs/trace-format.md). The checker follows the\n"
              "ABI flavour the trace records (docs/abi.md). Exit 0 when nothing is wrong, 1 when "
              "something is, 3 on a bad file.\n");
-      return 0;
-    } else if (strcmp(a, "--case") == 0 && i + 1 < argc) {
-      case_path = argv[++i];
-    } else if (strcmp(a, "--lowering") == 0 && i + 1 < argc) {
-      lowering = argv[++i];
-    } else if (strcmp(a, "--memfree-sync") == 0) {
-      lenient = 1;
-    } else if (strcmp(a, "--print") == 0) {
-      print = 1;
-    } else if (a[0] == '-') {
-      fprintf(stderr, "asyncfuzz check-trace: unknown or incomplete option %s (see --help)\n", a);
-      return EXIT_USAGE;
-    } else if (path == NULL) {
-      path = a;
-    } else {
-      fprintf(stderr, "asyncfuzz check-trace: one trace at a time\n");
-      return EXIT_USAGE;
-    }
-  }
-  if (path == NULL) {
+}
+
+int cmd_check_trace(int argc, char **argv) {
+  const char *path[1], *case_path = NULL, *lowering = "external";
+  int lenient = 0, print = 0, npos;
+  const CliOpt opts[] = {CLI_OPT_STR("--case", &case_path), CLI_OPT_STR("--lowering", &lowering),
+                         CLI_OPT_FLAG("--memfree-sync", &lenient, 1),
+                         CLI_OPT_FLAG("--print", &print, 1), CLI_OPT_END};
+  int ex = cli_parse("check-trace", argc, argv, opts, NULL, NULL, path, 1, &npos, check_trace_help);
+  if (ex)
+    return ex < 0 ? 0 : ex;
+  if (npos == 0) {
     fprintf(stderr, "asyncfuzz check-trace: which trace? (see --help)\n");
     return EXIT_USAGE;
   }
   CheckTrace t;
   AfErr err = {0};
-  if (check_trace_load(path, &t, &err)) {
+  if (check_trace_load(path[0], &t, &err)) {
     fprintf(stderr, "asyncfuzz check-trace: %s\n", err.msg);
     return err.rc == AF_ENOMEM ? EXIT_INTERNAL : EXIT_INPUT;
   }
   GenCase c;
-  int ex = 0;
   if (case_path)
     ex = cli_load_case(case_path, &c, 1); /* initializes c, also on failure */
   else
@@ -442,11 +404,7 @@ int cmd_check_trace(int argc, char **argv) {
       asyncfuzz_rt_format_rec(&b, &t.recs[i]);
       af_buf_puts(&b, "\n");
     }
-    for (int i = 0; i < hb->nreports; i++) {
-      af_buf_puts(&b, "  ");
-      hb_format_report(&b, &hb->reports[i], t.recs, t.nrecs);
-      af_buf_puts(&b, "\n");
-    }
+    oracle_format_reports(&b, NULL, hb, t.recs, t.nrecs);
     failed = hb->nerrors > 0 || t.sum.nerrors > 0;
     if (case_path) {
       OracleExpected *e = NULL;
@@ -455,10 +413,7 @@ int cmd_check_trace(int argc, char **argv) {
           oracle_judge(&c, e, t.obs, t.nobs, t.recs, t.nrecs, &t.sum, hb, lowering, &v)) {
         ex = EXIT_INTERNAL;
       } else {
-        af_buf_printf(&b, "verdict: %s\n", oracle_verdict_name(v.cls));
-        if (v.cls != VERDICT_PASS)
-          af_buf_printf(&b, "signature: %s\ndetailed: %s\ndetail: %s\n", v.signature, v.victim,
-                        v.detail);
+        oracle_format_verdict(&b, &v);
         failed = v.cls != VERDICT_PASS;
       }
       oracle_expected_free(e);

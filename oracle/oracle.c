@@ -110,6 +110,25 @@ int oracle_report_counts(const GenCase *c, const HbReport *r, const RtRec *trace
   return 1;
 }
 
+void oracle_format_reports(AfBuf *b, const GenCase *c, const HbResult *hb, const RtRec *trace,
+                           int ntrace) {
+  for (int i = 0; i < hb->nreports; i++) {
+    af_buf_puts(b, "  ");
+    hb_format_report(b, &hb->reports[i], trace, ntrace);
+    if (c && hb_kind_is_error(hb->reports[i].kind) &&
+        !oracle_report_counts(c, &hb->reports[i], trace, ntrace))
+      af_buf_puts(b, "\n    (not counted: the case itself never frees this buffer)");
+    af_buf_puts(b, "\n");
+  }
+}
+
+void oracle_format_verdict(AfBuf *b, const Verdict *v) {
+  af_buf_printf(b, "verdict: %s\n", oracle_verdict_name(v->cls));
+  if (v->cls != VERDICT_PASS)
+    af_buf_printf(b, "signature: %s\ndetailed: %s\ndetail: %s\n", v->signature, v->victim,
+                  v->detail);
+}
+
 /* A Case op as a signature word: "launch.af_fill", "memcpy.D2H@region", "observe", or the
  * call's name when the lowering made the call on its own (no Case op). */
 static void op_word(const GenCase *c, int op, const RtRec *r, char *out, size_t n) {

@@ -160,4 +160,12 @@ void oracle_link_format(const GenCase *c, const OracleLink *l, char *out, size_t
 /* Whether checker report r counts against the lowering for case c (see oracle_judge). */
 int oracle_report_counts(const GenCase *c, const HbReport *r, const RtRec *trace, int ntrace);
 
+/* The checker's reports, one per line ("  " first); with c, an error report that does not count
+ * says so. */
+void oracle_format_reports(AfBuf *b, const GenCase *c, const HbResult *hb, const RtRec *trace,
+                           int ntrace);
+/* "verdict: CLASS", and for a failure its signature, detailed signature and detail (a line
+ * each), as `run` and `check-trace` print them. */
+void oracle_format_verdict(AfBuf *b, const Verdict *v);
+
 #endif
