@@ -37,6 +37,8 @@ int cli_parse_lowering(const char *cmd, const char *s, const char *pipeline, int
 /* --backend sim|cuda|cuda:raw and --spin N|auto (auto: calibrate on the device). Returns 1
  * when opt was one of them (val consumed), 0 when not, -1 on a bad value (printed). */
 int cli_backend_opt(CheckOpts *o, const char *opt, const char *val);
+/* --abi alone (for commands that run on the sim only), as a CLI_FN option on a CheckOpts. */
+int cli_opt_abi(void *o, const char *val);
 /* The backends' names as usage lines write them ("sim|cuda|cuda:raw|hip|hip:raw"; gpu_only: the
  * GPU ones, "cuda|hip"), and their --help section, both from the backend table. */
 const char *cli_backend_list(int gpu_only);

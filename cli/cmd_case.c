@@ -159,8 +159,9 @@ int cmd_lower(int argc, char **argv) {
   int list = 0, npos;
   CheckOpts o = {0};
   const CliOpt opts[] = {CLI_OPT_STR("--lowering", &lowering), CLI_OPT_STR("--pipeline", &pipeline),
-                         CLI_OPT_FLAG("--list-faults", &list, 1), CLI_OPT_END};
-  int ex = cli_parse("lower", argc, argv, opts, &o, NULL, path, 1, &npos, lower_help);
+                         CLI_OPT_FLAG("--list-faults", &list, 1),
+                         CLI_OPT_FN("--abi", &o, cli_opt_abi), CLI_OPT_END};
+  int ex = cli_parse("lower", argc, argv, opts, NULL, NULL, path, 1, &npos, lower_help);
   if (ex)
     return ex < 0 ? 0 : ex;
   if (list) {

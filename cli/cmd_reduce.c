@@ -33,60 +33,117 @@ typedef struct ReduceArgs {
   CheckOpts o;
 } ReduceArgs;
 
+static void reduce_help_print(FILE *f) {
+  fputs(reduce_help, f);
+}
+
 /* 0, an exit code, or -1 for --help (printed). */
 static int reduce_args(int argc, char **argv, ReduceArgs *r) {
-  struct {
-    const char *name;
-    long *v, hi;
-  } ints[] = {{"--batch", &r->batch, 1024},
-              {"--jobs", &r->jobs, 64},
-              {"--repro", &r->repro, CHECK_MAX_SCHED}};
-  for (int i = 1, k; i < argc; i++) {
-    const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-    for (k = 0; k < 3 && strcmp(a, ints[k].name) != 0; k++)
-      ;
-    if (cli_is_help(a)) {
-      fputs(reduce_help, stdout);
-      return -1;
-    } else if (strcmp(a, "--lowering") == 0 && val) {
-      r->lowering = argv[++i];
-    } else if (strcmp(a, "--schedules") == 0 && val) {
-      r->scheds = argv[++i];
-    } else if (strcmp(a, "--pipeline") == 0 && val) {
-      r->pipeline = argv[++i];
-    } else if (strcmp(a, "--signature") == 0 && val) {
-      r->want_sig = argv[++i];
-    } else if (strcmp(a, "-o") == 0 && val) {
-      r->out_json = argv[++i];
-    } else if (strcmp(a, "--mlir") == 0 && val) {
-      r->out_mlir = argv[++i];
-    } else if (k < 3 || strcmp(a, "--abi") == 0) {
-      if (k < 3 ? cli_int(a, val, 1, ints[k].hi, ints[k].v) : cli_backend_opt(&r->o, a, val) < 0)
-        return EXIT_USAGE;
-      i++;
-    } else if (strcmp(a, "--seed") == 0) {
-      if (cli_u64(a, val, &r->seed))
-        return EXIT_USAGE;
-      i++;
-    } else if (strcmp(a, "--memfree-sync") == 0) {
-      r->o.memfree_sync = 1;
-    } else if (strcmp(a, "--no-checker") == 0) {
-      r->o.no_checker = 1;
-    } else if (a[0] == '-') {
-      fprintf(stderr, "asyncfuzz reduce: unknown or incomplete option %s (see --help)\n", a);
-      return EXIT_USAGE;
-    } else if (r->path == NULL) {
-      r->path = a;
-    } else {
-      fprintf(stderr, "asyncfuzz reduce: one case at a time\n");
-      return EXIT_USAGE;
-    }
-  }
-  if (r->path == NULL) {
+  const char *path[1];
+  int npos;
+  const CliOpt opts[] = {CLI_OPT_STR("--lowering", &r->lowering),
+                         CLI_OPT_STR("--schedules", &r->scheds),
+                         CLI_OPT_STR("--pipeline", &r->pipeline),
+                         CLI_OPT_STR("--signature", &r->want_sig),
+                         CLI_OPT_STR("-o", &r->out_json),
+                         CLI_OPT_STR("--mlir", &r->out_mlir),
+                         CLI_OPT_LONG("--batch", &r->batch, 1, 1024),
+                         CLI_OPT_LONG("--jobs", &r->jobs, 1, 64),
+                         CLI_OPT_LONG("--repro", &r->repro, 1, CHECK_MAX_SCHED),
+                         CLI_OPT_FN("--abi", &r->o, cli_opt_abi),
+                         CLI_OPT_U64("--seed", &r->seed),
+                         CLI_OPT_FLAG("--memfree-sync", &r->o.memfree_sync, 1),
+                         CLI_OPT_FLAG("--no-checker", &r->o.no_checker, 1),
+                         CLI_OPT_END};
+  int ex = cli_parse("reduce", argc, argv, opts, NULL, NULL, path, 1, &npos, reduce_help_print);
+  if (ex == 0 && npos == 0) {
     fprintf(stderr, "asyncfuzz reduce: which case? (see --help)\n");
     return EXIT_USAGE;
   }
-  return 0;
+  r->path = npos ? path[0] : NULL;
+  return ex;
+}
+
+/* The first schedule of res that fails (with signature want when not NULL), or -1. */
+static int first_failing(const CheckResult *res, const char *want) {
+  for (int j = 0; j < res->nsched; j++)
+    if (res->verdict[j].cls != VERDICT_PASS &&
+        (want == NULL || strcmp(res->verdict[j].signature, want) == 0))
+      return j;
+  return -1;
+}
+
+/* The reduced case run again: the failing schedule, then other seeds of its policy (*hits: how
+ * many give sig, of res->nsched), then the failing run once more for v, whose verdict and trace
+ * go into the reproducer. 0 or an AF_E* code. */
+static int confirm(const GenCase *out, const LowerSpec *spec, const Schedule *fail,
+                   const ReduceArgs *a, const char *sig, CheckResult *res, int *hits, Verdict *v,
+                   AfErr *err) {
+  Schedule rs[CHECK_MAX_SCHED];
+  for (int j = 0; j < a->repro; j++) {
+    rs[j] = *fail;
+    if (j > 0)
+      rs[j].seed = af_mix64(fail->seed, (uint64_t)j);
+  }
+  CheckOpts ro = a->o;
+  ro.stop_at_first = 0;
+  *hits = 0;
+  int rc = check_case(out, spec, rs, (int)a->repro, NULL, &ro, res, err);
+  for (int j = 0; rc == 0 && j < res->nsched; j++)
+    *hits += strcmp(res->verdict[j].signature, sig) == 0;
+  return rc ? rc : check_run_once(out, spec, fail, &a->o, NULL, v, err);
+}
+
+/* The minimized case (-o, default stdout) and, with --mlir, its reproducer. An exit code. */
+static int write_outputs(const GenCase *out, const LowerSpec *spec, const Schedule *fail,
+                         const Verdict *v, const ReduceArgs *a) {
+  char *json = gen_case_to_json(out);
+  int ex = json ? cli_write_text(a->out_json, json) : EXIT_INTERNAL;
+  af_free(json);
+  if (ex == 0 && a->out_mlir) {
+    char *m = check_reproducer(out, spec, fail, v, a->out_json);
+    ex = m ? cli_write_text(a->out_mlir, m) : EXIT_INTERNAL;
+    af_free(m);
+  }
+  return ex;
+}
+
+/* Reduces case c, which fails under schedule fail with signature sig, confirms and writes the
+ * result. res: room for the confirmation's results. An exit code. */
+static int reduce_failing(const GenCase *c, const LowerSpec *spec, Schedule fail, const char *sig,
+                          ReduceArgs *a, CheckResult *res) {
+  char sch[64];
+  check_schedule_str(&fail, sch, sizeof sch);
+  fprintf(stderr, "asyncfuzz reduce: %s: %d ops, signature %s (schedule %s)\n", a->path, c->nops,
+          sig, sch);
+  CheckSigTest t = {spec, &fail, 1, a->o, sig};
+  ReduceOpts ro = {NULL, 1, (int)a->jobs, 0};
+  if (a->batch < 0)
+    a->batch = spec->kind == LOWER_MLIR_OPT ? 16 : 1;
+  if (a->batch > 1 || a->jobs > 1) {
+    ro.batch_test = check_signature_test_many;
+    ro.batch = (int)(a->batch > a->jobs ? a->batch : a->jobs);
+  }
+  GenCase out;
+  ReduceStats st;
+  AfErr err = {0};
+  int hits = 0, ex = 0;
+  Verdict v;
+  int rc = reduce_case_opts(c, check_signature_test, &t, &ro, &out, &st, &err);
+  if (rc == 0)
+    rc = confirm(&out, spec, &fail, a, sig, res, &hits, &v, &err);
+  if (rc) {
+    fprintf(stderr, "asyncfuzz reduce: %s\n", err.msg);
+    ex = cli_exit_for(rc);
+  } else {
+    fprintf(stderr,
+            "asyncfuzz reduce: %d -> %d ops (%d candidates tested, %d kept, %d refused by the "
+            "validator); reproduces in %d of %d runs on sim\n",
+            st.from_ops, st.to_ops, st.tests, st.accepted, st.invalid, hits, res->nsched);
+    ex = write_outputs(&out, spec, &fail, &v, a);
+  }
+  gen_case_free(&out);
+  return ex;
 }
 
 int cmd_reduce(int argc, char **argv) {
@@ -95,9 +152,9 @@ int cmd_reduce(int argc, char **argv) {
                   .repro = 10,
                   .batch = -1,
                   .jobs = 1};
-  int ex0 = reduce_args(argc, argv, &a);
-  if (ex0)
-    return ex0 < 0 ? 0 : ex0;
+  int ex = reduce_args(argc, argv, &a);
+  if (ex)
+    return ex < 0 ? 0 : ex;
   LowerSpec spec;
   if (cli_parse_lowering("reduce", a.lowering, a.pipeline, 0, &spec))
     return EXIT_USAGE;
@@ -109,93 +166,25 @@ int cmd_reduce(int argc, char **argv) {
     return EXIT_USAGE;
   }
   GenCase c;
-  int ex = cli_load_case(a.path, &c, 1);
-  if (ex) {
-    gen_case_free(&c);
-    return ex;
-  }
   CheckResult *res = af_malloc(sizeof *res);
-  if (res == NULL) {
-    gen_case_free(&c);
-    return EXIT_INTERNAL;
+  ex = cli_load_case(a.path, &c, 1);
+  if (ex == 0 && res == NULL)
+    ex = EXIT_INTERNAL;
+  int rc = ex ? 0 : check_case(&c, &spec, s, ns, NULL, &a.o, res, &err);
+  int k = ex || rc ? -1 : first_failing(res, a.want_sig);
+  if (rc) {
+    fprintf(stderr, "asyncfuzz reduce: %s\n", err.msg);
+    ex = cli_exit_for(rc);
+  } else if (ex == 0 && k < 0) {
+    fprintf(stderr, "asyncfuzz reduce: %s does not fail%s%s under %s: nothing to reduce\n", a.path,
+            a.want_sig ? " with " : "", a.want_sig ? a.want_sig : "", a.scheds);
+    ex = EXIT_FOUND;
+  } else if (ex == 0) {
+    char sig[256];
+    snprintf(sig, sizeof sig, "%s", res->verdict[k].signature);
+    ex = reduce_failing(&c, &spec, res->sched[k], sig, &a, res);
   }
-  int rc = check_case(&c, &spec, s, ns, NULL, &a.o, res, &err);
-  int k = -1;
-  for (int j = 0; rc == 0 && j < res->nsched && k < 0; j++)
-    if (res->verdict[j].cls != VERDICT_PASS &&
-        (a.want_sig == NULL || strcmp(res->verdict[j].signature, a.want_sig) == 0))
-      k = j;
-  if (rc || k < 0) {
-    if (rc)
-      fprintf(stderr, "asyncfuzz reduce: %s\n", err.msg);
-    else
-      fprintf(stderr, "asyncfuzz reduce: %s does not fail%s%s under %s: nothing to reduce\n",
-              a.path, a.want_sig ? " with " : "", a.want_sig ? a.want_sig : "", a.scheds);
-    af_free(res);
-    gen_case_free(&c);
-    return rc ? cli_exit_for(rc) : EXIT_FOUND;
-  }
-  Schedule fail = res->sched[k];
-  char sig[256];
-  snprintf(sig, sizeof sig, "%s", res->verdict[k].signature);
-  CheckSigTest t = {&spec, &fail, 1, a.o, sig};
-  GenCase out;
-  ReduceStats st;
-  fprintf(stderr, "asyncfuzz reduce: %s: %d ops, signature %s (schedule ", a.path, c.nops, sig);
-  char sch[64];
-  check_schedule_str(&fail, sch, sizeof sch);
-  fprintf(stderr, "%s)\n", sch);
-  ReduceOpts ro_ = {NULL, 1, (int)a.jobs, 0};
-  if (a.batch < 0)
-    a.batch = spec.kind == LOWER_MLIR_OPT ? 16 : 1;
-  if (a.batch > 1 || a.jobs > 1) {
-    ro_.batch_test = check_signature_test_many;
-    ro_.batch = (int)(a.batch > a.jobs ? a.batch : a.jobs);
-  }
-  rc = reduce_case_opts(&c, check_signature_test, &t, &ro_, &out, &st, &err);
   gen_case_free(&c);
-  if (rc) {
-    fprintf(stderr, "asyncfuzz reduce: %s\n", err.msg);
-    af_free(res);
-    gen_case_free(&out);
-    return cli_exit_for(rc);
-  }
-  /* confirmation: the failing schedule, then other seeds of its policy */
-  Schedule rs[CHECK_MAX_SCHED];
-  for (int j = 0; j < a.repro; j++) {
-    rs[j] = fail;
-    if (j > 0)
-      rs[j].seed = af_mix64(fail.seed, (uint64_t)j);
-  }
-  CheckOpts ro = a.o;
-  ro.stop_at_first = 0;
-  int hits = 0;
-  rc = check_case(&out, &spec, rs, (int)a.repro, NULL, &ro, res, &err);
-  for (int j = 0; rc == 0 && j < res->nsched; j++)
-    hits += strcmp(res->verdict[j].signature, sig) == 0;
-  /* the failing run once more: its verdict and trace go into the reproducer */
-  Verdict v;
-  if (rc == 0)
-    rc = check_run_once(&out, &spec, &fail, &a.o, NULL, &v, &err);
-  if (rc) {
-    fprintf(stderr, "asyncfuzz reduce: %s\n", err.msg);
-    af_free(res);
-    gen_case_free(&out);
-    return cli_exit_for(rc);
-  }
-  fprintf(stderr,
-          "asyncfuzz reduce: %d -> %d ops (%d candidates tested, %d kept, %d refused by the "
-          "validator); reproduces in %d of %d runs on sim\n",
-          st.from_ops, st.to_ops, st.tests, st.accepted, st.invalid, hits, res->nsched);
-  char *json = gen_case_to_json(&out);
-  ex = json ? cli_write_text(a.out_json, json) : EXIT_INTERNAL;
-  af_free(json);
-  if (ex == 0 && a.out_mlir) {
-    char *m = check_reproducer(&out, &spec, &fail, &v, a.out_json);
-    ex = m ? cli_write_text(a.out_mlir, m) : EXIT_INTERNAL;
-    af_free(m);
-  }
   af_free(res);
-  gen_case_free(&out);
   return ex;
 }

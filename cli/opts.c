@@ -102,6 +102,10 @@ int cli_backend_opt(CheckOpts *o, const char *opt, const char *val) {
   return 0;
 }
 
+int cli_opt_abi(void *o, const char *val) {
+  return cli_backend_opt(o, "--abi", val) < 0 ? EXIT_USAGE : 0;
+}
+
 int cli_backend_start(const char *cmd, CheckOpts *o, char *dev, size_t n) {
   if (!asyncfuzz_rt_backend_info(o->backend)->gpu) {
     asyncfuzz_rt_backend_info(o->backend)->describe(NULL, dev, n);
