@@ -63,77 +63,60 @@ static int print_buf(AfBuf *b) {
   return ex;
 }
 
-int cmd_db(int argc, char **argv) {
-  if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-    fputs(db_help, argc < 2 ? stderr : stdout);
-    return argc < 2 ? EXIT_USAGE : EXIT_OK;
+static void db_help_print(FILE *f) {
+  fputs(db_help, f);
+}
+
+static int opt_status(void *dst, const char *val) {
+  if ((*(int *)dst = store_status_parse(val)) >= 0)
+    return 0;
+  fprintf(stderr, "asyncfuzz db: unknown status \"%s\" (new, known, fixed, wontfix)\n", val);
+  return EXIT_USAGE;
+}
+
+static int opt_since(void *dst, const char *val) {
+  if (parse_since(val, dst) == 0)
+    return 0;
+  fprintf(stderr, "asyncfuzz db: --since needs a date YYYY-MM-DD\n");
+  return EXIT_USAGE;
+}
+
+/* db's arguments */
+typedef struct DbArgs {
+  const char *sub, *path, *format, *arg;
+  StoreFilter f;
+  int status, regressions, fixed;
+  int64_t id; /* show, mark */
+} DbArgs;
+
+/* Whether the options suit the subcommand (printed when not): 0 or EXIT_USAGE. */
+static int db_check_args(DbArgs *d) {
+  const char *sub = d->sub;
+  d->f.status = strcmp(sub, "mark") == 0 ? -1 : d->status;
+  if (d->regressions && d->fixed) {
+    fprintf(stderr, "asyncfuzz db: --regressions or --fixed, not both\n");
+    return EXIT_USAGE;
   }
-  const char *sub = argv[1], *path = DEFAULT_DB, *format = NULL, *arg = NULL;
-  StoreFilter f = {-1, NULL, NULL, 0};
-  int status = -1, versions = -1; /* 0: --regressions, 1: --fixed */
-  for (int i = 2; i < argc; i++) {
-    const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      fputs(db_help, stdout);
-      return EXIT_OK;
-    } else if (strcmp(a, "--db") == 0 && val) {
-      path = argv[++i];
-    } else if (strcmp(a, "--status") == 0 && val) {
-      status = store_status_parse(argv[++i]);
-      if (status < 0) {
-        fprintf(stderr, "asyncfuzz db: unknown status \"%s\" (new, known, fixed, wontfix)\n",
-                argv[i]);
-        return EXIT_USAGE;
-      }
-    } else if (strcmp(a, "--class") == 0 && val) {
-      f.cls = argv[++i];
-    } else if (strcmp(a, "--lowering") == 0 && val) {
-      f.lowering = argv[++i];
-    } else if (strcmp(a, "--since") == 0 && val) {
-      if (parse_since(argv[++i], &f.since)) {
-        fprintf(stderr, "asyncfuzz db: --since needs a date YYYY-MM-DD\n");
-        return EXIT_USAGE;
-      }
-    } else if (strcmp(a, "--format") == 0 && val) {
-      format = argv[++i];
-    } else if (strcmp(a, "--regressions") == 0 || strcmp(a, "--fixed") == 0) {
-      if (versions >= 0 && versions != (a[2] == 'f')) {
-        fprintf(stderr, "asyncfuzz db: --regressions or --fixed, not both\n");
-        return EXIT_USAGE;
-      }
-      versions = a[2] == 'f';
-    } else if (a[0] == '-') {
-      fprintf(stderr, "asyncfuzz db: unknown or incomplete option %s (see --help)\n", a);
-      return EXIT_USAGE;
-    } else if (arg == NULL) {
-      arg = a;
-    } else {
-      fprintf(stderr, "asyncfuzz db: unexpected argument %s\n", a);
-      return EXIT_USAGE;
-    }
-  }
-  f.status = strcmp(sub, "mark") == 0 ? -1 : status;
-  if (versions >= 0 && strcmp(sub, "list") != 0) {
+  if ((d->regressions || d->fixed) && strcmp(sub, "list") != 0) {
     fprintf(stderr, "asyncfuzz db %s: --regressions and --fixed are options of db list\n", sub);
     return EXIT_USAGE;
   }
-  int64_t id = 0;
   if (strcmp(sub, "show") == 0 || strcmp(sub, "mark") == 0) {
     char *end;
-    id = arg ? strtoll(arg, &end, 10) : 0;
-    if (arg == NULL || *end || id <= 0) {
+    d->id = d->arg ? strtoll(d->arg, &end, 10) : 0;
+    if (d->arg == NULL || *end || d->id <= 0) {
       fprintf(stderr, "asyncfuzz db %s: which finding? (an id from asyncfuzz db list)\n", sub);
       return EXIT_USAGE;
     }
-    if (strcmp(sub, "mark") == 0 && status < 0) {
+    if (strcmp(sub, "mark") == 0 && d->status < 0) {
       fprintf(stderr, "asyncfuzz db mark: --status new|known|fixed|wontfix is required\n");
       return EXIT_USAGE;
     }
-  } else if (strcmp(sub, "merge") == 0 && arg == NULL) {
+  } else if (strcmp(sub, "merge") == 0 && d->arg == NULL) {
     fprintf(stderr, "asyncfuzz db merge: which database? (asyncfuzz db merge OTHER.db)\n");
     return EXIT_USAGE;
   } else if (strcmp(sub, "export") == 0 &&
-             (format == NULL || (strcmp(format, "json") && strcmp(format, "junit")))) {
+             (d->format == NULL || (strcmp(d->format, "json") && strcmp(d->format, "junit")))) {
     fprintf(stderr, "asyncfuzz db export: --format json or --format junit\n");
     return EXIT_USAGE;
   } else if (strcmp(sub, "list") && strcmp(sub, "stats") && strcmp(sub, "export") &&
@@ -141,70 +124,103 @@ int cmd_db(int argc, char **argv) {
     fprintf(stderr, "asyncfuzz db: unknown command \"%s\" (see --help)\n", sub);
     return EXIT_USAGE;
   }
+  return 0;
+}
+
+/* The subcommand on the open database, its output into b. 0 or an AF_E* code. */
+static int db_run(Store *s, const DbArgs *d, AfBuf *b, AfErr *err) {
+  const char *sub = d->sub;
+  int rc = 0;
+  if (strcmp(sub, "list") == 0 && (d->regressions || d->fixed))
+    return store_list_versions(s, &d->f, d->fixed, b, err);
+  if (strcmp(sub, "list") == 0)
+    return store_list(s, &d->f, b, err);
+  if (strcmp(sub, "show") == 0)
+    return store_show_matrix(s, d->id, b, err);
+  if (strcmp(sub, "stats") == 0)
+    return store_stats(s, b, err);
+  if (strcmp(sub, "export") == 0)
+    return strcmp(d->format, "json") == 0 ? store_export_json(s, &d->f, b, err)
+                                          : store_export_junit(s, &d->f, b, err);
+  if (strcmp(sub, "mark") == 0) {
+    rc = store_mark(s, d->id, d->status, err);
+    if (rc == 0)
+      af_buf_printf(b, "finding %lld: %s\n", (long long)d->id, store_status_name(d->status));
+    return rc;
+  }
+  rc = store_merge(s, d->arg, err);
+  if (rc == 0)
+    af_buf_printf(b, "merged %s into %s\n", d->arg, d->path);
+  return rc;
+}
+
+int cmd_db(int argc, char **argv) {
+  if (argc < 2) {
+    fputs(db_help, stderr);
+    return EXIT_USAGE;
+  }
+  DbArgs d = {.path = DEFAULT_DB, .f = {-1, NULL, NULL, 0}, .status = -1};
+  const char *pos[2] = {NULL, NULL};
+  int npos;
+  const CliOpt opts[] = {CLI_OPT_STR("--db", &d.path),
+                         CLI_OPT_FN("--status", &d.status, opt_status),
+                         CLI_OPT_STR("--class", &d.f.cls),
+                         CLI_OPT_STR("--lowering", &d.f.lowering),
+                         CLI_OPT_FN("--since", &d.f.since, opt_since),
+                         CLI_OPT_STR("--format", &d.format),
+                         CLI_OPT_FLAG("--regressions", &d.regressions, 1),
+                         CLI_OPT_FLAG("--fixed", &d.fixed, 1),
+                         CLI_OPT_END};
+  int ex = cli_parse("db", argc, argv, opts, NULL, NULL, pos, 2, &npos, db_help_print);
+  if (ex)
+    return ex < 0 ? 0 : ex;
+  d.sub = pos[0];
+  d.arg = pos[1];
+  if (d.sub == NULL) {
+    fputs(db_help, stderr);
+    return EXIT_USAGE;
+  }
+  if (db_check_args(&d))
+    return EXIT_USAGE;
   Store *s;
-  int ex = open_db(path, strcmp(sub, "merge") == 0, &s);
+  ex = open_db(d.path, strcmp(d.sub, "merge") == 0, &s);
   if (ex)
     return ex;
   AfErr err = {0};
   AfBuf b;
   af_buf_init(&b);
-  int rc = 0;
-  if (strcmp(sub, "list") == 0 && versions >= 0)
-    rc = store_list_versions(s, &f, versions, &b, &err);
-  else if (strcmp(sub, "list") == 0)
-    rc = store_list(s, &f, &b, &err);
-  else if (strcmp(sub, "show") == 0)
-    rc = store_show_matrix(s, id, &b, &err);
-  else if (strcmp(sub, "stats") == 0)
-    rc = store_stats(s, &b, &err);
-  else if (strcmp(sub, "export") == 0)
-    rc = strcmp(format, "json") == 0 ? store_export_json(s, &f, &b, &err)
-                                     : store_export_junit(s, &f, &b, &err);
-  else if (strcmp(sub, "mark") == 0) {
-    rc = store_mark(s, id, status, &err);
-    if (rc == 0)
-      af_buf_printf(&b, "finding %lld: %s\n", (long long)id, store_status_name(status));
-  } else {
-    rc = store_merge(s, arg, &err);
-    if (rc == 0)
-      af_buf_printf(&b, "merged %s into %s\n", arg, path);
-  }
+  int rc = db_run(s, &d, &b, &err);
   store_close(s);
   if (rc) {
     af_buf_free(&b);
-    fprintf(stderr, "asyncfuzz db %s: %s\n", sub, err.msg);
+    fprintf(stderr, "asyncfuzz db %s: %s\n", d.sub, err.msg);
     return rc == AF_EPARSE ? EXIT_INPUT : rc == AF_EINVALID ? EXIT_USAGE : EXIT_INTERNAL;
   }
   return print_buf(&b);
 }
 
-int cmd_report(int argc, char **argv) {
-  const char *path = DEFAULT_DB, *html = NULL;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      printf("usage: asyncfuzz report --html FILE [--db FILE]\n"
+static void report_help(FILE *f) {
+  fprintf(f, "usage: asyncfuzz report --html FILE [--db FILE]\n"
              "Writes a self-contained HTML page of the regression database (default " DEFAULT_DB
              "):\nthe findings table (new first); the findings that regressed or were fixed "
              "between\nLLVM releases and the cases per configuration of the mlir-opt matrix; "
              "counts per\nclass and lowering, findings over time and throughput per run as "
              "inline SVG charts.\n");
-      return EXIT_OK;
-    } else if (strcmp(a, "--html") == 0 && i + 1 < argc) {
-      html = argv[++i];
-    } else if (strcmp(a, "--db") == 0 && i + 1 < argc) {
-      path = argv[++i];
-    } else {
-      fprintf(stderr, "asyncfuzz report: unknown or incomplete option %s (see --help)\n", a);
-      return EXIT_USAGE;
-    }
-  }
+}
+
+int cmd_report(int argc, char **argv) {
+  const char *path = DEFAULT_DB, *html = NULL;
+  int npos;
+  const CliOpt opts[] = {CLI_OPT_STR("--html", &html), CLI_OPT_STR("--db", &path), CLI_OPT_END};
+  int ex = cli_parse("report", argc, argv, opts, NULL, NULL, NULL, 0, &npos, report_help);
+  if (ex)
+    return ex < 0 ? 0 : ex;
   if (html == NULL) {
     fprintf(stderr, "asyncfuzz report: --html FILE is required\n");
     return EXIT_USAGE;
   }
   Store *s;
-  int ex = open_db(path, 0, &s);
+  ex = open_db(path, 0, &s);
   if (ex)
     return ex;
   AfBuf b;
