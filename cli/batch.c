@@ -29,45 +29,27 @@ typedef struct CompileArgs {
   GenConfig gcfg;
 } CompileArgs;
 
+static void compile_help_print(FILE *f) {
+  fputs(compile_help, f);
+  cli_print_knobs_help(f);
+}
+
 /* 0, an exit code, or -1 for --help (printed). */
 static int compile_args(int argc, char **argv, CompileArgs *a) {
-  for (int i = 1; i < argc; i++) {
-    const char *o = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-    if (cli_is_help(o)) {
-      fputs(compile_help, stdout);
-      cli_print_knobs_help(stdout);
-      return -1;
-    } else if ((strcmp(o, "-o") == 0 || strcmp(o, "--out") == 0) && val) {
-      a->out = argv[++i];
-    } else if (strcmp(o, "--lowering") == 0 && val) {
-      a->lowering = argv[++i];
-    } else if (strcmp(o, "--pipeline") == 0 && val) {
-      a->pipeline = argv[++i];
-    } else if (strcmp(o, "--gen") == 0) {
-      if (cli_int(o, val, 1, 100000, &a->ngen))
-        return EXIT_USAGE;
-      i++;
-    } else if (strcmp(o, "--seed") == 0) {
-      if (cli_u64(o, val, &a->seed))
-        return EXIT_USAGE;
-      i++;
-    } else if (o[0] == '-') {
-      int r = cli_gen_knob(&a->gcfg, o, val);
-      if (r <= 0) {
-        if (r == 0)
-          fprintf(stderr, "asyncfuzz compile-batch: unknown or incomplete option %s\n", o);
-        return EXIT_USAGE;
-      }
-      i++;
-    } else {
-      a->paths[a->npaths++] = o;
-    }
-  }
-  if (a->out == NULL || (a->npaths == 0 && a->ngen == 0)) {
+  const CliOpt opts[] = {CLI_OPT_STR("-o", &a->out),
+                         CLI_OPT_STR("--out", &a->out),
+                         CLI_OPT_STR("--lowering", &a->lowering),
+                         CLI_OPT_STR("--pipeline", &a->pipeline),
+                         CLI_OPT_LONG("--gen", &a->ngen, 1, 100000),
+                         CLI_OPT_U64("--seed", &a->seed),
+                         CLI_OPT_END};
+  int ex = cli_parse("compile-batch", argc, argv, opts, NULL, &a->gcfg, a->paths, argc, &a->npaths,
+                     compile_help_print);
+  if (ex == 0 && (a->out == NULL || (a->npaths == 0 && a->ngen == 0))) {
     fprintf(stderr, "asyncfuzz compile-batch: which cases, and -o DIR? (see --help)\n");
     return EXIT_USAGE;
   }
-  return 0;
+  return ex;
 }
 
 /* The cases: the files given, then --gen N generated (swarm knobs). */
@@ -150,13 +132,8 @@ typedef struct RunArgs {
   CheckOpts o;
 } RunArgs;
 
-/* 0, an exit code, or -1 for --help (printed). */
-static int run_args(int argc, char **argv, RunArgs *a) {
-  for (int i = 1; i < argc; i++) {
-    const char *o = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-    int bo;
-    if (cli_is_help(o)) {
-      printf("usage: asyncfuzz run-batch DIR [--backend B] [--spin N|auto] [--schedules LIST]\n"
+static void run_batch_help(FILE *f) {
+  fprintf(f, "usage: asyncfuzz run-batch DIR [--backend B] [--spin N|auto] [--schedules LIST]\n"
              "                          [--seed N] [--json] [--memfree-sync] [--no-checker]\n"
              "                          [--db FILE]\n"
              "Runs a batch made by `asyncfuzz compile-batch` (no MLIR needed here): every\n"
@@ -166,38 +143,25 @@ static int run_args(int argc, char **argv, RunArgs *a) {
              "the lowering did not lower keep their verdicts from the manifest. Output and exit\n"
              "status as `check`. --db records the run (device, tools from the manifest) and each\n"
              "failing case's first failing run in the regression database, as campaigns do.\n\n");
-      cli_print_backend_help(stdout);
-      return -1;
-    } else if (strcmp(o, "--schedules") == 0 && val) {
-      a->scheds = argv[++i];
-    } else if (strcmp(o, "--seed") == 0) {
-      if (cli_u64(o, val, &a->seed))
-        return EXIT_USAGE;
-      i++;
-    } else if (strcmp(o, "--json") == 0) {
-      a->json = 1;
-    } else if (strcmp(o, "--db") == 0 && val) {
-      a->dbp = argv[++i];
-    } else if (strcmp(o, "--memfree-sync") == 0) {
-      a->o.memfree_sync = 1;
-    } else if (strcmp(o, "--no-checker") == 0) {
-      a->o.no_checker = 1;
-    } else if ((bo = cli_backend_opt(&a->o, o, val)) != 0) {
-      if (bo < 0)
-        return EXIT_USAGE;
-      i++;
-    } else if (o[0] == '-' || a->dir) {
-      fprintf(stderr, "asyncfuzz run-batch: unknown or incomplete option %s (see --help)\n", o);
-      return EXIT_USAGE;
-    } else {
-      a->dir = o;
-    }
-  }
-  if (a->dir == NULL) {
+  cli_print_backend_help(f);
+}
+
+/* 0, an exit code, or -1 for --help (printed). */
+static int run_args(int argc, char **argv, RunArgs *a) {
+  int npos;
+  const CliOpt opts[] = {CLI_OPT_STR("--schedules", &a->scheds),
+                         CLI_OPT_U64("--seed", &a->seed),
+                         CLI_OPT_FLAG("--json", &a->json, 1),
+                         CLI_OPT_STR("--db", &a->dbp),
+                         CLI_OPT_FLAG("--memfree-sync", &a->o.memfree_sync, 1),
+                         CLI_OPT_FLAG("--no-checker", &a->o.no_checker, 1),
+                         CLI_OPT_END};
+  int ex = cli_parse("run-batch", argc, argv, opts, &a->o, NULL, &a->dir, 1, &npos, run_batch_help);
+  if (ex == 0 && npos == 0) {
     fprintf(stderr, "asyncfuzz run-batch: which batch directory? (see --help)\n");
     return EXIT_USAGE;
   }
-  return 0;
+  return ex;
 }
 
 /* Judges and prints every case; records failing ones in db. *failed: the failing cases. */

@@ -84,99 +84,84 @@ typedef struct Args {
   int any_mlir; /* a lowering may stop cases before they run: show the share that ran */
 } Args;
 
-/* One option at argv[*i] (its value consumed). 0, or an exit code. */
-static int parse_opt(Args *a, int argc, char **argv, int *i) {
-  const char *o = argv[*i], *val = *i + 1 < argc ? argv[*i + 1] : NULL;
-  CampaignConfig *c = &a->c;
-  long v;
-  if (strcmp(o, "--seconds") == 0 || strcmp(o, "--cases") == 0 || strcmp(o, "--batch") == 0 ||
-      strcmp(o, "--repro") == 0 || strcmp(o, "--jobs") == 0) {
-    long lo = strcmp(o, "--seconds") == 0 ? 0 : 1;
-    long hi = o[2] == 's'   ? 100000000
-              : o[2] == 'c' ? 2000000000
-              : o[2] == 'b' ? 1024
-              : o[2] == 'r' ? CHECK_MAX_SCHED
-                            : 256;
-    if (cli_int(o, val, lo, hi, &v))
-      return EXIT_USAGE;
-    if (o[2] == 's')
-      c->seconds = v;
-    else if (o[2] == 'c')
-      c->max_cases = v;
-    else if (o[2] == 'b')
-      c->batch = (int)v;
-    else if (o[2] == 'r')
-      c->repro = (int)v;
-    else
-      c->jobs = (int)v;
-    (*i)++;
-  } else if (strcmp(o, "--seed") == 0) {
-    if (cli_u64(o, val, &c->seed))
-      return EXIT_USAGE;
-    (*i)++;
-  } else if (strcmp(o, "--lowering") == 0 && val) {
-    if (a->nlow == CAMPAIGN_MAX_LOWERINGS) {
-      fprintf(stderr, "asyncfuzz campaign: at most %d lowerings\n", CAMPAIGN_MAX_LOWERINGS);
-      return EXIT_USAGE;
-    }
-    a->lowerings[a->nlow++] = argv[++*i];
-  } else if (strcmp(o, "--pipeline") == 0 && val) {
-    a->pipeline = argv[++*i];
-  } else if (strcmp(o, "--matrix") == 0 && val) {
-    AfErr err = {0};
-    if (mlir_matrix_axis(&a->axes, argv[++*i], &err)) {
-      fprintf(stderr, "asyncfuzz campaign: %s\n", err.msg);
-      return EXIT_USAGE;
-    }
-    a->any_axis = 1;
-  } else if (strcmp(o, "--schedules") == 0 && val) {
-    c->sched_spec = argv[++*i];
-  } else if (strcmp(o, "--out") == 0 && val) {
-    c->out = argv[++*i];
-  } else if (strcmp(o, "--db") == 0 && val) {
-    a->db_path = argv[++*i];
-  } else if (strcmp(o, "--shard") == 0 && val) {
-    int used = 0;
-    if (sscanf(val, "%d/%d%n", &c->shard, &c->nshards, &used) != 2 || val[used] || c->nshards < 1 ||
-        c->shard < 0 || c->shard >= c->nshards) {
-      fprintf(stderr, "asyncfuzz campaign: --shard %s: I/N, shard I of N, 0 <= I < N\n", val);
-      return EXIT_USAGE;
-    }
-    (*i)++;
-  } else if (strcmp(o, "--until") == 0 && val) {
-    c->until = 1;
-    if (campaign_parse_until(argv[++*i], &c->seconds)) {
-      fprintf(stderr, "asyncfuzz campaign: --until needs HH:MM or YYYY-MM-DDTHH:MM (local "
-                      "time, in the future)\n");
-      return EXIT_USAGE;
-    }
-  } else if (strcmp(o, "--backend") == 0 || strcmp(o, "--spin") == 0 || strcmp(o, "--abi") == 0) {
-    if (cli_backend_opt(&c->opts, o, val) < 0)
-      return EXIT_USAGE;
-    (*i)++;
-  } else {
-    static const char *flags[] = {"--quiet",      "--no-swarm",    "--no-db",
-                                  "--resume",     "--no-reduce",   "--memfree-sync",
-                                  "--no-checker", "--avoid-found", "--no-avoid"};
-    int *dst[] = {&a->quiet,           &c->swarm,       &a->no_db,
-                  &a->resume,          &c->reduce,      &c->opts.memfree_sync,
-                  &c->opts.no_checker, &c->avoid_found, &c->avoid_known};
-    const int set[] = {1, 0, 1, 1, 0, 1, 1, 1, 0};
-    for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
-      if (strcmp(o, flags[k]) == 0) {
-        *dst[k] = set[k];
-        return 0;
-      }
-    int r = cli_gen_knob(&c->cfg, o, val);
-    if (r < 0)
-      return EXIT_USAGE;
-    if (r == 0) {
-      fprintf(stderr, "asyncfuzz campaign: unknown or incomplete option %s (see --help)\n", o);
-      return EXIT_USAGE;
-    }
-    (*i)++;
+static int opt_lowering(void *dst, const char *val) {
+  Args *a = dst;
+  if (a->nlow == CAMPAIGN_MAX_LOWERINGS) {
+    fprintf(stderr, "asyncfuzz campaign: at most %d lowerings\n", CAMPAIGN_MAX_LOWERINGS);
+    return EXIT_USAGE;
+  }
+  a->lowerings[a->nlow++] = val;
+  return 0;
+}
+
+static int opt_matrix(void *dst, const char *val) {
+  Args *a = dst;
+  AfErr err = {0};
+  if (mlir_matrix_axis(&a->axes, val, &err)) {
+    fprintf(stderr, "asyncfuzz campaign: %s\n", err.msg);
+    return EXIT_USAGE;
+  }
+  a->any_axis = 1;
+  return 0;
+}
+
+static int opt_shard(void *dst, const char *val) {
+  CampaignConfig *c = dst;
+  int used = 0;
+  if (sscanf(val, "%d/%d%n", &c->shard, &c->nshards, &used) != 2 || val[used] || c->nshards < 1 ||
+      c->shard < 0 || c->shard >= c->nshards) {
+    fprintf(stderr, "asyncfuzz campaign: --shard %s: I/N, shard I of N, 0 <= I < N\n", val);
+    return EXIT_USAGE;
   }
   return 0;
+}
+
+static int opt_until(void *dst, const char *val) {
+  CampaignConfig *c = dst;
+  c->until = 1;
+  if (campaign_parse_until(val, &c->seconds) == 0)
+    return 0;
+  fprintf(stderr, "asyncfuzz campaign: --until needs HH:MM or YYYY-MM-DDTHH:MM (local "
+                  "time, in the future)\n");
+  return EXIT_USAGE;
+}
+
+static void campaign_help_print(FILE *f) {
+  fputs(campaign_help, f);
+  cli_print_backend_help(f);
+  cli_print_knobs_help(f);
+}
+
+/* The command line into a. 0, an exit code, or -1 for --help (printed). */
+static int campaign_args(Args *a, int argc, char **argv) {
+  CampaignConfig *c = &a->c;
+  int npos;
+  const CliOpt opts[] = {CLI_OPT_LONG("--seconds", &c->seconds, 0, 100000000),
+                         CLI_OPT_LONG("--cases", &c->max_cases, 1, 2000000000),
+                         CLI_OPT_INT("--batch", &c->batch, 1, 1024),
+                         CLI_OPT_INT("--repro", &c->repro, 1, CHECK_MAX_SCHED),
+                         CLI_OPT_INT("--jobs", &c->jobs, 1, 256),
+                         CLI_OPT_U64("--seed", &c->seed),
+                         CLI_OPT_FN("--lowering", a, opt_lowering),
+                         CLI_OPT_STR("--pipeline", &a->pipeline),
+                         CLI_OPT_FN("--matrix", a, opt_matrix),
+                         CLI_OPT_STR("--schedules", &c->sched_spec),
+                         CLI_OPT_STR("--out", &c->out),
+                         CLI_OPT_STR("--db", &a->db_path),
+                         CLI_OPT_FN("--shard", c, opt_shard),
+                         CLI_OPT_FN("--until", c, opt_until),
+                         CLI_OPT_FLAG("--quiet", &a->quiet, 1),
+                         CLI_OPT_FLAG("--no-swarm", &c->swarm, 0),
+                         CLI_OPT_FLAG("--no-db", &a->no_db, 1),
+                         CLI_OPT_FLAG("--resume", &a->resume, 1),
+                         CLI_OPT_FLAG("--no-reduce", &c->reduce, 0),
+                         CLI_OPT_FLAG("--memfree-sync", &c->opts.memfree_sync, 1),
+                         CLI_OPT_FLAG("--no-checker", &c->opts.no_checker, 1),
+                         CLI_OPT_FLAG("--avoid-found", &c->avoid_found, 1),
+                         CLI_OPT_FLAG("--no-avoid", &c->avoid_known, 0),
+                         CLI_OPT_END};
+  return cli_parse("campaign", argc, argv, opts, &c->opts, &c->cfg, NULL, 0, &npos,
+                   campaign_help_print);
 }
 
 static void on_progress(const CampaignStatus *k, int final, void *ctx) {
@@ -287,10 +272,10 @@ static void print_start(const Args *a, uint64_t seed) {
           c->swarm ? ", swarm" : "", c->jobs, c->out);
 }
 
-int cmd_campaign(int argc, char **argv) {
-  Args a;
-  memset(&a, 0, sizeof a);
-  CampaignConfig *c = &a.c;
+/* The campaign's defaults (--help shows them). */
+static void campaign_defaults(Args *a) {
+  memset(a, 0, sizeof *a);
+  CampaignConfig *c = &a->c;
   gen_config_default(&c->cfg);
   c->out = "campaign-out";
   c->sched_spec = "lazy,random,pct";
@@ -303,20 +288,18 @@ int cmd_campaign(int argc, char **argv) {
   c->seed = (uint64_t)time(NULL);
   c->opts.stop_at_first = 1;
   c->stop = &g_stop;
-  for (int i = 1; i < argc; i++) {
-    if (cli_is_help(argv[i])) {
-      fputs(campaign_help, stdout);
-      cli_print_backend_help(stdout);
-      cli_print_knobs_help(stdout);
-      return 0;
-    }
-    int ex = parse_opt(&a, argc, argv, &i);
-    if (ex)
-      return ex;
-  }
+}
+
+int cmd_campaign(int argc, char **argv) {
+  Args a;
+  campaign_defaults(&a);
+  CampaignConfig *c = &a.c;
+  int ex = campaign_args(&a, argc, argv);
+  if (ex)
+    return ex < 0 ? 0 : ex;
   CheckOpts *o = &c->opts;
   char device[400];
-  int ex = cli_backend_start("campaign", o, device, sizeof device);
+  ex = cli_backend_start("campaign", o, device, sizeof device);
   if (ex)
     return ex;
   c->device = device;

@@ -27,6 +27,10 @@ static const char slurm_help[] =
 
 enum { EXIT_SCHEDULER = 5 };
 
+static void slurm_help_print(FILE *f) {
+  fputs(slurm_help, f);
+}
+
 int cmd_slurm(int argc, char **argv) {
   if (argc < 2 || strcmp(argv[1], "submit") != 0) {
     int help = argc > 1 && cli_is_help(argv[1]);
@@ -37,44 +41,27 @@ int cmd_slurm(int argc, char **argv) {
   SlurmJob j = {0};
   j.out = "slurm-out";
   j.seed = (uint64_t)time(NULL);
-  int dry = 0;
-  long v;
-  for (int i = 2; i < argc; i++) {
-    const char *o = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-    if (cli_is_help(o)) {
-      fputs(slurm_help, stdout);
-      return EXIT_OK;
-    } else if (strcmp(o, "--") == 0) {
-      j.args = (const char *const *)argv + i + 1;
-      j.nargs = argc - i - 1;
-      break;
-    } else if (strcmp(o, "--shards") == 0 || strcmp(o, "--limit") == 0) {
-      if (cli_int(o, val, 1, 10000, &v))
-        return EXIT_USAGE;
-      *(o[2] == 's' ? &j.shards : &j.limit) = (int)v;
-      i++;
-    } else if (strcmp(o, "--seed") == 0) {
-      if (cli_u64(o, val, &j.seed))
-        return EXIT_USAGE;
-      i++;
-    } else if (strcmp(o, "--dry-run") == 0) {
-      dry = 1;
-    } else if (val && (strcmp(o, "--gres") == 0 || strcmp(o, "--time") == 0 ||
-                       strcmp(o, "--partition") == 0 || strcmp(o, "--out") == 0 ||
-                       strcmp(o, "--db") == 0)) {
-      const char **dst = o[2] == 'g'   ? &j.gres
-                         : o[2] == 't' ? &j.time
-                         : o[2] == 'p' ? &j.partition
-                         : o[2] == 'o' ? &j.out
-                                       : &j.db;
-      *dst = argv[++i];
-    } else {
-      fprintf(stderr,
-              "asyncfuzz slurm submit: unknown or incomplete option %s (campaign "
-              "options go after --; see --help)\n",
-              o);
-      return EXIT_USAGE;
-    }
+  int dry = 0, npos, n = argc - 1; /* the options of submit: before -- */
+  for (int i = 2; i < argc && n == argc - 1; i++)
+    if (strcmp(argv[i], "--") == 0)
+      n = i - 1;
+  const CliOpt opts[] = {CLI_OPT_INT("--shards", &j.shards, 1, 10000),
+                         CLI_OPT_INT("--limit", &j.limit, 1, 10000),
+                         CLI_OPT_U64("--seed", &j.seed),
+                         CLI_OPT_FLAG("--dry-run", &dry, 1),
+                         CLI_OPT_STR("--gres", &j.gres),
+                         CLI_OPT_STR("--time", &j.time),
+                         CLI_OPT_STR("--partition", &j.partition),
+                         CLI_OPT_STR("--out", &j.out),
+                         CLI_OPT_STR("--db", &j.db),
+                         CLI_OPT_END};
+  int ex =
+      cli_parse("slurm submit", n, argv + 1, opts, NULL, NULL, NULL, 0, &npos, slurm_help_print);
+  if (ex)
+    return ex < 0 ? 0 : ex;
+  if (n < argc - 1) {
+    j.args = (const char *const *)argv + n + 2;
+    j.nargs = argc - n - 2;
   }
   AfErr err = {0};
   SlurmScripts s;
