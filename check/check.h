@@ -183,4 +183,15 @@ void check_gpu_describe(const CheckOpts *o, const CheckGpuInfo *gi, char *dev, s
 void check_device_str(const CheckOpts *o, const RtDeviceInfo *d, char *out, size_t n);
 void check_gpu_stop(void);
 
+/* check's output of a case (format.c). One line of JSON of its runs through one lowering, or
+ * their text (header: name the lowering first; the replay command names o's backend). */
+void check_format_json(AfBuf *b, const char *path, const LowerSpec *spec, const CheckResult *res);
+void check_format_text(AfBuf *b, const char *path, const LowerSpec *spec, const CheckResult *res,
+                       int header, const CheckOpts *o);
+/* Case j of npaths checked with nlow lowerings (res: lowering-major, nlow x npaths): JSON
+ * lines or text; with several lowerings, whether and where their verdicts differ. Returns
+ * whether the case failed with any lowering. */
+int check_format_case(AfBuf *b, const char *path, int j, int npaths, const LowerSpec *specs,
+                      int nlow, const CheckResult *res, int json, const CheckOpts *o);
+
 #endif

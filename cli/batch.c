@@ -185,9 +185,9 @@ static int run_judge(Batch *b, const RunArgs *a, Store *db, int64_t run_id, int 
       ex = EXIT_INTERNAL;
     }
     if (a->json)
-      cli_check_json(&out, batch_case_file(b, i), spec, res);
+      check_format_json(&out, batch_case_file(b, i), spec, res);
     else
-      cli_check_text(&out, batch_case_file(b, i), spec, res, 0, &a->o);
+      check_format_text(&out, batch_case_file(b, i), spec, res, 0, &a->o);
   }
   if (ex == 0)
     fputs(out.p ? out.p : "", stdout);

@@ -91,10 +91,6 @@ int cli_parse(const char *cmd, int argc, char **argv, const CliOpt *opts, CheckO
               GenConfig *k, const char **pos, int maxpos, int *npos, void (*help)(FILE *f));
 /* Loads (and validates) a case; prints the error. Returns an exit code. */
 int cli_load_case(const char *path, GenCase *c, int validate);
-/* `check`'s output of one case: JSON (one line) or text (header: name the lowering). */
-void cli_check_json(AfBuf *b, const char *path, const LowerSpec *spec, const CheckResult *res);
-void cli_check_text(AfBuf *b, const char *path, const LowerSpec *spec, const CheckResult *res,
-                    int header, const CheckOpts *o);
 
 /* Writes text to path atomically (a temporary file renamed), or to stdout for NULL or "-".
  * Prints the error. Returns an exit code. */

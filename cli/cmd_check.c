@@ -162,50 +162,6 @@ static const char check_help[] =
     "for all of them); --json then prints one JSON object per line.\n"
     "Exit 0 when every run passes, 1 when any fails.\n\n";
 
-/* check's output of case j (of npaths) through nlow lowerings: text, or JSON lines.
- * Returns whether it failed with any of them. */
-static int print_case(AfBuf *b, const char *path, int j, int npaths, const LowerSpec *specs,
-                      int nlow, const CheckResult *res, int json, const CheckOpts *o) {
-  int any_fail = 0;
-  const CheckResult *r[CHECK_MAX_LOWERINGS];
-  int differ = 0;
-  for (int i = 0; i < nlow; i++) {
-    r[i] = &res[(size_t)i * (size_t)npaths + (size_t)j];
-    any_fail |= r[i]->first_fail >= 0;
-    int cls = r[i]->first_fail < 0 ? VERDICT_PASS : r[i]->verdict[r[i]->first_fail].cls;
-    int cls0 = r[0]->first_fail < 0 ? VERDICT_PASS : r[0]->verdict[r[0]->first_fail].cls;
-    differ |= cls != cls0;
-  }
-  if (json && nlow == 1) {
-    cli_check_json(b, path, &specs[0], r[0]);
-    af_buf_puts(b, "\n");
-  } else if (json) {
-    af_buf_puts(b, "{\"case\": ");
-    af_buf_json_str(b, path);
-    af_buf_printf(b, ", \"differ\": %s, \"lowerings\": [", differ ? "true" : "false");
-    for (int i = 0; i < nlow; i++) {
-      af_buf_puts(b, i ? ", " : "");
-      cli_check_json(b, path, &specs[i], r[i]);
-    }
-    af_buf_puts(b, "]}\n");
-  } else {
-    if (npaths > 1)
-      af_buf_printf(b, "%s== case %s\n", j ? "\n" : "", path);
-    for (int i = 0; i < nlow; i++)
-      cli_check_text(b, path, &specs[i], r[i], nlow > 1, o);
-    if (nlow > 1) {
-      af_buf_printf(b, "%s:", differ ? "DIFFER: verdicts differ" : "SAME: verdicts agree");
-      for (int i = 0; i < nlow; i++)
-        af_buf_printf(b, " %s=%s", specs[i].name,
-                      oracle_verdict_name(r[i]->first_fail < 0
-                                              ? VERDICT_PASS
-                                              : r[i]->verdict[r[i]->first_fail].cls));
-      af_buf_puts(b, "\n");
-    }
-  }
-  return any_fail;
-}
-
 /* A lowering verdict named by an op on a view is named without the view where the view does
  * not matter (check_view_free), as a campaign names its findings. */
 static int view_free(const GenCase *c, const LowerSpec *spec, const CheckOpts *o, CheckResult *r) {
@@ -333,7 +289,7 @@ int cmd_check(int argc, char **argv) {
   AfBuf b;
   af_buf_init(&b);
   for (int j = 0; j < npaths && ex == 0; j++)
-    any_fail |= print_case(&b, paths[j], j, npaths, specs, low.n, res, json, &o);
+    any_fail |= check_format_case(&b, paths[j], j, npaths, specs, low.n, res, json, &o);
   if (ex == 0)
     ex = b.oom ? EXIT_INTERNAL : cli_write_text(NULL, b.p);
   af_buf_free(&b);

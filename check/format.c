@@ -1,18 +1,12 @@
 /*
- * print.c: check's output of one case, as text or as one line of JSON (check, run-batch).
+ * format.c: check's output of a case: per lowering, its runs as text or as one line of JSON
+ * (check, run-batch), and the comparison of several lowerings.
  */
-#include "cli.h"
-#include "../check/check.h"
-#include "../base/proc.h"
-#include "../lower/mlir.h"
-#include "../reduce/reduce.h"
+#include "check.h"
 
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-void cli_check_json(AfBuf *b, const char *path, const LowerSpec *spec, const CheckResult *res) {
+void check_format_json(AfBuf *b, const char *path, const LowerSpec *spec, const CheckResult *res) {
   af_buf_puts(b, "{\"case\": ");
   af_buf_json_str(b, path);
   af_buf_puts(b, ", \"lowering\": ");
@@ -48,8 +42,8 @@ void cli_check_json(AfBuf *b, const char *path, const LowerSpec *spec, const Che
   af_buf_printf(b, "], \"executed\": %s}", res->executed ? "true" : "false");
 }
 
-void cli_check_text(AfBuf *b, const char *path, const LowerSpec *spec, const CheckResult *res,
-                    int header, const CheckOpts *o) {
+void check_format_text(AfBuf *b, const char *path, const LowerSpec *spec, const CheckResult *res,
+                       int header, const CheckOpts *o) {
   if (header)
     af_buf_printf(b, "== lowering %s (%s)\n", spec->name, lower_version(spec));
   for (int k = 0; k < res->nsched; k++) {
@@ -90,4 +84,47 @@ void cli_check_text(AfBuf *b, const char *path, const LowerSpec *spec, const Che
   } else {
     af_buf_printf(b, "PASS: %d schedule(s)\n", res->nsched);
   }
+}
+
+/* check's output of case j (of npaths) through nlow lowerings: text, or JSON lines.
+ * Returns whether it failed with any of them. */
+/* The class of the first failing run of r (pass when none fails). */
+static int first_class(const CheckResult *r) {
+  return r->first_fail < 0 ? VERDICT_PASS : r->verdict[r->first_fail].cls;
+}
+
+int check_format_case(AfBuf *b, const char *path, int j, int npaths, const LowerSpec *specs,
+                      int nlow, const CheckResult *res, int json, const CheckOpts *o) {
+#define R(i) (&res[(size_t)(i) * (size_t)npaths + (size_t)j])
+  int any_fail = 0, differ = 0;
+  for (int i = 0; i < nlow; i++) {
+    any_fail |= R(i)->first_fail >= 0;
+    differ |= first_class(R(i)) != first_class(R(0));
+  }
+  if (json && nlow == 1) {
+    check_format_json(b, path, &specs[0], R(0));
+    af_buf_puts(b, "\n");
+  } else if (json) {
+    af_buf_puts(b, "{\"case\": ");
+    af_buf_json_str(b, path);
+    af_buf_printf(b, ", \"differ\": %s, \"lowerings\": [", differ ? "true" : "false");
+    for (int i = 0; i < nlow; i++) {
+      af_buf_puts(b, i ? ", " : "");
+      check_format_json(b, path, &specs[i], R(i));
+    }
+    af_buf_puts(b, "]}\n");
+  } else {
+    if (npaths > 1)
+      af_buf_printf(b, "%s== case %s\n", j ? "\n" : "", path);
+    for (int i = 0; i < nlow; i++)
+      check_format_text(b, path, &specs[i], R(i), nlow > 1, o);
+    if (nlow > 1) {
+      af_buf_printf(b, "%s:", differ ? "DIFFER: verdicts differ" : "SAME: verdicts agree");
+      for (int i = 0; i < nlow; i++)
+        af_buf_printf(b, " %s=%s", specs[i].name, oracle_verdict_name(first_class(R(i))));
+      af_buf_puts(b, "\n");
+    }
+  }
+  return any_fail;
+#undef R
 }
