@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Behaviour of two builds compared: the same fixed-seed campaigns (the builtin lowering, builtin
 # faults, the mlir-opt matrix next to the builtin lowering) run with each, and what they leave
-# compared: summary.json, every file under failures/, and the database's findings, occurrences,
-# detailed forms and configuration verdicts, timings left out. A refactoring should print
+# compared: what the command printed (less its status lines), summary.json, every file under
+# failures/, and the database's findings, occurrences, detailed forms and configuration
+# verdicts, timings left out. A refactoring should print
 # "identical" for every campaign. Prints figures only; the exit status says whether all matched.
 # usage: bench/behaviour_diff.sh OLD_ASYNCFUZZ NEW_ASYNCFUZZ [WORKDIR]
 #   ASYNCFUZZ_DIFF_QUICK=1: smaller campaigns (about a minute)
@@ -30,9 +31,11 @@ if [ ! -x /usr/lib/llvm-22/bin/mlir-opt ]; then
 fi
 
 # What a campaign left, less what differs from run to run (times, durations).
-normalize() { # DIR OUT
-  local d=$1 out=$2
+normalize() { # DIR LOG OUT
+  local d=$1 log=$2 out=$3
   {
+    echo "== output (the status lines left out)"
+    grep -v '^\[ *[0-9.]*s\]' "$log" | sed -E 's/[0-9]+\.[0-9]+ (s|cases\/s)\b/T \1/g'
     echo "== summary.json"
     sed -E 's/"(seconds|first_at|matrix_seconds|cases_per_second|reduce_seconds)": [0-9.e+-]+/"\1": T/g' \
       "$d/summary.json"
@@ -78,7 +81,7 @@ for c in "${campaigns[@]}"; do
     # shellcheck disable=SC2086 # the arguments are words
     (cd "$work/$side" && "$bin" campaign $args --out "$name" > "$name.log" 2>&1)
     end=$(date +%s%N)
-    normalize "$work/$side/$name" "$work/$side-$name.norm"
+    normalize "$work/$side/$name" "$work/$side/$name.log" "$work/$side-$name.norm"
     printf '%-18s %s: %4d ms, %s lines\n' "$name" "$side" $(((end - start) / 1000000)) \
       "$(wc -l < "$work/$side-$name.norm")"
   done

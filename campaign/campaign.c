@@ -1,8 +1,7 @@
 /*
  * campaign.c: the campaign loop (campaign.h): cases generated in batches, checked through
- * every lowering, failures recorded (record.c); worker processes for jobs > 1, with their
- * counters in shared memory for the parent's status line and the resume state; summary.json
- * and campaign-state.json.
+ * every lowering, failures recorded (record.c); run in this process, or in forked workers for
+ * jobs > 1 (workers.c); the resume state (state.c) and summary.json (summary.c) at the end.
  *
  * Layout of DIR (the configuration's out):
  *   DIR/failures/<signature hash>/first.json     the first failing case of that signature
@@ -16,287 +15,10 @@
 #define _GNU_SOURCE
 #include "campaign_int.h"
 
-#include "../lower/mlir.h"
-
-#include <cjson/cJSON.h>
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-
-static int stopped(const Campaign *k) {
-  return k->c.stop && *k->c.stop;
-}
-
-static void progress(Campaign *k, int final) {
-  if (k->hooks && k->hooks->progress) {
-    k->st.elapsed = campaign__now() - k->t0;
-    k->st.nspecs = k->c.nspecs;
-    k->st.signatures = k->nsigs;
-    k->st.nconfigs = k->c.nmatrix;
-    for (int i = 0; i < k->c.nmatrix; i++) {
-      long c = k->conf[i].cases;
-      if (i == 0 || c < k->st.conf_min)
-        k->st.conf_min = c;
-      if (i == 0 || c > k->st.conf_max)
-        k->st.conf_max = c;
-    }
-    k->hooks->progress(&k->st, final, k->hooks->ctx);
-  }
-}
-
-static void json_esc(FILE *f, const char *s) {
-  AfBuf b;
-  af_buf_init(&b);
-  af_buf_json_str(&b, s);
-  fputs(b.p ? b.p : "\"\"", f);
-  af_buf_free(&b);
-}
-
-static int write_summary(Campaign *k, double el) {
-  char path[4096], tmp[4200];
-  snprintf(path, sizeof path, "%s/summary.json", k->c.out);
-  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid()); /* workers share DIR */
-  FILE *f = fopen(tmp, "w");
-  if (f == NULL)
-    return -1;
-  fprintf(f, "{\"asyncfuzz_version\": \"%s\", \"lowerings\": [", ASYNCFUZZ_VERSION);
-  for (int i = 0; i < k->c.nspecs; i++) {
-    const LowerSpec *sp = &k->c.specs[i];
-    fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
-    json_esc(f, sp->name);
-    fprintf(f, ", \"version\": ");
-    json_esc(f, lower_version(sp));
-    if (sp->kind == LOWER_MLIR_OPT) {
-      fprintf(f, ", \"pipeline\": ");
-      json_esc(f, sp->pipeline);
-    }
-    fprintf(f, ", \"executed_cases\": %ld}", k->executed_per[i]);
-  }
-  fprintf(f, "],\n \"configurations\": [");
-  for (int i = 0; i < k->c.nmatrix; i++) {
-    const LowerSpec *sp = &k->c.matrix[i];
-    char axes[200];
-    mlir_config_axes(sp, axes, sizeof axes);
-    fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
-    json_esc(f, sp->name);
-    fprintf(f, ", \"axes\": ");
-    json_esc(f, axes);
-    fprintf(f, ", \"version\": ");
-    json_esc(f, sp->version);
-    fprintf(f, ", \"cases\": %ld, \"executed_cases\": %ld, \"failing_cases\": %ld}",
-            k->conf[i].cases, k->conf[i].executed, k->conf[i].failures);
-  }
-  fprintf(f, "],\n \"matrix_checked\": %ld, \"matrix_differ\": %ld", k->st.matrix_checked,
-          k->st.matrix_differ);
-  fprintf(f, ",\n \"backend\": \"%s\", \"device\": ", check_backend_name(&k->c.opts));
-  json_esc(f, k->c.device);
-  fprintf(f, ", \"schedules\": ");
-  json_esc(f, k->c.sched_spec);
-  fprintf(f,
-          ", \"swarm\": %s, \"cases\": %ld, \"executed_cases\": %ld, \"seconds\": %.2f, "
-          "\"failures\": %ld, \"avoided_cases\": %ld, \"avoided_shapes\": [",
-          k->c.swarm ? "true" : "false", k->st.cases, k->st.executed, el, k->st.failures,
-          k->st.avoided);
-  for (int i = 0; i < k->st.navoid; i++) {
-    fprintf(f, "%s", i ? ", " : "");
-    json_esc(f, k->avoid_why[i]);
-  }
-  fprintf(f, "], \"differing_cases\": %ld, \"differences\": [", k->st.differ_cases);
-  for (int i = 0; i < k->ndiffer; i++) {
-    fprintf(f, "%s\n  {\"verdicts\": ", i ? "," : "");
-    json_esc(f, k->differ[i].what);
-    fprintf(f, ", \"cases\": %ld, \"first_seed\": %llu}", k->differ[i].count,
-            (unsigned long long)k->differ[i].first_seed);
-  }
-  fprintf(f, "],\n \"signatures\": [");
-  for (int i = 0; i < k->nsigs; i++) {
-    const Sig *s = &k->sigs[i];
-    fprintf(f, "%s\n  {\"signature\": ", i ? "," : "");
-    json_esc(f, s->f.signature);
-    fprintf(f,
-            ", \"class\": \"%s\", \"lowering\": \"%s\", \"count\": %ld, \"smallest_ops\": %d, "
-            "\"dir\": \"failures/%s\", \"known\": %s",
-            oracle_verdict_name(s->f.cls), campaign_spec(&k->c, s->f.low)->name, s->f.count,
-            s->f.smallest_ops, s->f.dir, s->f.suppressed ? "true" : "false");
-    if (s->f.matrix_n > 0) {
-      fprintf(f,
-              ", \"configurations\": {\"checked\": %d, \"reproduces\": %d, \"seconds\": %.3f, "
-              "\"differ_by\": ",
-              s->f.matrix_n, s->f.matrix_rep, s->f.matrix_seconds);
-      json_esc(f, s->f.matrix_axes);
-      fprintf(f, ", \"verdicts\": ");
-      json_esc(f, s->matrix ? s->matrix : "");
-      fprintf(f, "}");
-    }
-    fprintf(f, ", \"forms\": [");
-    for (int j = 0; j < s->nforms; j++) {
-      fprintf(f, "%s{\"detailed\": ", j ? ", " : "");
-      json_esc(f, s->forms[j].detailed);
-      fprintf(f, ", \"count\": %ld}", s->forms[j].count);
-    }
-    fprintf(f, "]}");
-  }
-  fprintf(f, "\n]}\n");
-  return campaign__commit_file(f, tmp, path);
-}
-
-static int first_cls(const CheckResult *r) {
-  return r->first_fail < 0 ? VERDICT_PASS : r->verdict[r->first_fail].cls;
-}
-
-static void note_differ(Campaign *k, const CheckResult *const *res, uint64_t seed) {
-  int differ = 0;
-  for (int i = 1; i < k->c.nspecs; i++)
-    differ |= first_cls(res[i]) != first_cls(res[0]);
-  if (!differ)
-    return;
-  k->st.differ_cases++;
-  char what[160];
-  size_t n = 0;
-  what[0] = '\0';
-  for (int i = 0; i < k->c.nspecs && n < sizeof what; i++) {
-    int w = snprintf(what + n, sizeof what - n, "%s%s=%s", i ? " " : "", k->c.specs[i].name,
-                     oracle_verdict_name(first_cls(res[i])));
-    n += w > 0 ? (size_t)w : 0;
-  }
-  for (int i = 0; i < k->ndiffer; i++)
-    if (strcmp(k->differ[i].what, what) == 0) {
-      k->differ[i].count++;
-      return;
-    }
-  if (k->ndiffer < (int)(sizeof k->differ / sizeof k->differ[0])) {
-    CampaignDiffer *d = &k->differ[k->ndiffer++];
-    snprintf(d->what, sizeof d->what, "%s", what);
-    d->count = 1;
-    d->first_seed = seed;
-  }
-}
-
-/* --until: HH:MM (the next such local time) or YYYY-MM-DDTHH:MM. Seconds from now. */
-int campaign_parse_until(const char *v, long *seconds) {
-  time_t now = time(NULL);
-  struct tm tm;
-  localtime_r(&now, &tm);
-  int y, mo, d, h, mi;
-  if (sscanf(v, "%d-%d-%dT%d:%d", &y, &mo, &d, &h, &mi) == 5) {
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = d;
-  } else if (sscanf(v, "%d:%d", &h, &mi) != 2) {
-    return -1;
-  }
-  if (h < 0 || h > 23 || mi < 0 || mi > 59)
-    return -1;
-  tm.tm_hour = h;
-  tm.tm_min = mi;
-  tm.tm_sec = 0;
-  tm.tm_isdst = -1;
-  time_t t = mktime(&tm);
-  if (strchr(v, 'T') == NULL && t <= now)
-    t += 24 * 3600; /* tomorrow's */
-  if (t <= now)
-    return -1;
-  *seconds = (long)(t - now);
-  return 0;
-}
-
-static uint64_t nshards(const Campaign *k) {
-  return k->c.nshards > 1 ? (uint64_t)k->c.nshards : 1;
-}
-
-/* DIR/campaign-state.json: the seed to go on from (every seed of this shard below it has been
- * checked by some worker), the shard, and the cases and seconds done so far (with the earlier
- * runs this one resumed). */
-static int write_state(const Campaign *k, int jobs, const Slot *sl, double elapsed) {
-  uint64_t min = UINT64_MAX;
-  long cases = 0;
-  for (int w = 0; w < jobs; w++) {
-    if (sl[w].next < min)
-      min = sl[w].next;
-    cases += sl[w].cases;
-  }
-  char path[4096], tmp[4200];
-  snprintf(path, sizeof path, "%s/campaign-state.json", k->c.out);
-  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid()); /* workers share DIR */
-  FILE *f = fopen(tmp, "w");
-  if (f == NULL)
-    return -1;
-  fprintf(f,
-          "{\"next_seed\": %llu, \"shard\": %d, \"shards\": %d, \"cases\": %ld, "
-          "\"seconds\": %.1f}\n",
-          (unsigned long long)(k->c.seed + min * (uint64_t)jobs * nshards(k)),
-          k->c.nshards > 1 ? k->c.shard : 0, (int)nshards(k), k->prior_cases + cases,
-          k->prior_seconds + elapsed);
-  return campaign__commit_file(f, tmp, path);
-}
-
-/* The state written by write_state (an older one has only next_seed: shard 0 of 1, nothing
- * counted). 0, or -1 when there is none or it cannot be read. */
-static int read_state(const char *out, uint64_t *seed, int *shard, int *shards, long *cases,
-                      double *seconds) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/campaign-state.json", out);
-  char *text = NULL;
-  AfErr err = {0};
-  if (af_read_file(path, &text, NULL, &err) != 0)
-    return -1;
-  /* next_seed may pass 2^53, where a JSON number (a double) loses digits: read from the text */
-  const char *ns = strstr(text, "\"next_seed\":");
-  char *end = NULL;
-  if (ns)
-    *seed = strtoull(ns + 12, &end, 10);
-  int ok = ns != NULL && end != ns + 12;
-  cJSON *j = cJSON_Parse(text);
-  af_free(text);
-  if (!ok || j == NULL) {
-    cJSON_Delete(j);
-    return -1;
-  }
-  const cJSON *v;
-  *shard = cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, "shard")) ? v->valueint : 0;
-  *shards = cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, "shards")) ? v->valueint : 1;
-  *cases =
-      cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, "cases")) ? (long)v->valuedouble : 0;
-  *seconds =
-      cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, "seconds")) ? v->valuedouble : 0;
-  cJSON_Delete(j);
-  return 0;
-}
-
-/* --resume: the state's seed, the shard checked against the state's, and what is left of the
- * campaign's cases or seconds (k->nothing_left when none). */
-static int resume_state(Campaign *k, AfErr *err) {
-  int shard, shards;
-  if (read_state(k->c.out, &k->c.seed, &shard, &shards, &k->prior_cases, &k->prior_seconds))
-    return af_err_set(err, AF_EUSAGE,
-                      "--resume: no campaign to resume in %s (campaign-state.json missing or "
-                      "unreadable)",
-                      k->c.out);
-  int mine = k->c.nshards > 1 ? k->c.shard : 0;
-  if (shards != (int)nshards(k) || shard != mine)
-    return af_err_set(err, AF_EPARSE,
-                      "--resume: the campaign in %s is shard %d/%d, not %d/%d: its seeds would "
-                      "overlap another shard's (resume it with --shard %d/%d, or start anew in "
-                      "another directory)",
-                      k->c.out, shard, shards, mine, (int)nshards(k), shard, shards);
-  if (k->c.max_cases > 0) {
-    k->c.max_cases -= k->prior_cases;
-    k->nothing_left = k->c.max_cases <= 0;
-  } else if (!k->c.until) {
-    k->c.seconds -= (long)k->prior_seconds;
-    k->nothing_left = k->c.seconds <= 0;
-  }
-  return 0;
-}
-
-int campaign_nothing_left(const Campaign *k) {
-  return k->nothing_left;
-}
 
 static void tools_json(const Campaign *k, char *out, size_t n) {
   size_t len = 0;
@@ -340,7 +62,7 @@ static int open_db(Campaign *k, AfErr *err) {
            (unsigned long long)k->c.seed, k->c.sched_spec, k->c.swarm ? "true" : "false", k->c.jobs,
            k->batch, k->c.repro, k->c.opts.memfree_sync ? "true" : "false",
            k->c.opts.no_checker ? "false" : "true", check_backend_name(&k->c.opts), k->c.opts.spin,
-           k->c.nshards > 1 ? k->c.shard : 0, (int)nshards(k),
+           k->c.nshards > 1 ? k->c.shard : 0, (int)campaign__nshards(k),
            k->c.opts.abi ? asyncfuzz_rt_abi_name(k->c.opts.abi - 1)
            : asyncfuzz_rt_backend_info(k->c.opts.backend)->abi >= 0
                ? asyncfuzz_rt_abi_name(asyncfuzz_rt_backend_info(k->c.opts.backend)->abi)
@@ -362,7 +84,7 @@ static int gen_batch(Campaign *k, int w, int jobs, uint64_t *next, int n, GenCas
   for (int j = 0; j < n; j++, (*ngen)++) {
     /* shard I of N: seeds SEED + I + N * k; worker w of the shard: k = w + jobs * i */
     uint64_t cseed = k->c.seed + (uint64_t)(k->c.nshards > 1 ? k->c.shard : 0) +
-                     nshards(k) * ((uint64_t)w + (uint64_t)jobs * (*next)++);
+                     campaign__nshards(k) * ((uint64_t)w + (uint64_t)jobs * (*next)++);
     GenConfig cfg = k->c.cfg;
     if (k->c.swarm)
       gen_config_swarm(&k->c.cfg, cseed, &cfg);
@@ -463,14 +185,33 @@ static int record_batch(Campaign *k, int conf, GenCase *cases, OracleExpected **
     }
     k->st.executed += executed;
     if (k->c.nspecs > 1)
-      note_differ(k, rs, cases[j].seed);
+      campaign__note_differ(k, rs, cases[j].seed);
   }
   return 0;
 }
 
+/* This process's counters into its slot, for the parent of workers and the resume state
+ * (next: the cases it started). */
+static void publish(Slot *me, const Campaign *k, uint64_t next) {
+  me->next = next;
+  me->cases = k->st.cases;
+  me->failures = k->st.failures;
+  me->new_findings = k->st.new_findings;
+  me->known_hits = k->st.known_hits;
+  me->corpus = k->st.corpus;
+  me->sigs = k->nsigs;
+  me->differ = k->st.differ_cases;
+  me->executed = k->st.executed;
+  me->avoided = k->st.avoided;
+  memcpy(me->executed_per, k->executed_per, sizeof me->executed_per);
+  memcpy(me->conf, k->conf, sizeof me->conf);
+  me->matrix_checked = k->st.matrix_checked;
+  me->matrix_differ = k->st.matrix_differ;
+}
+
 /* The loop of one process (worker w of jobs): until the deadline, max_cases or a stop. 0, or
  * -1 when it stopped on an error (reported). */
-static int loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int show) {
+int campaign__loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int show) {
   int B = k->batch, ex = 0;
   GenCase *cases = af_calloc((size_t)B, sizeof *cases);
   OracleExpected **es = af_calloc((size_t)B, sizeof *es);
@@ -480,13 +221,12 @@ static int loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int s
     campaign__problem(k, "out of memory");
     ex = -1;
   }
-  Slot *me = &slots[w];
   k->t0 = campaign__now();
   k->deadline = max_cases > 0 ? 0 : k->t0 + (double)k->c.seconds;
   double period = k->hooks && k->hooks->period > 0 ? k->hooks->period : 5.0;
   double next_report = k->t0 + period, next_flush = k->t0 + 1.0;
   uint64_t next = 0;
-  while (ex == 0 && !stopped(k)) {
+  while (ex == 0 && !campaign__stopped(k)) {
     if (max_cases > 0 && k->st.cases >= max_cases)
       break;
     double t = campaign__now();
@@ -501,9 +241,9 @@ static int loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int s
     }
     if (t >= next_report) {
       if (show)
-        progress(k, 0);
+        campaign__progress(k, 0);
       if (jobs == 1)
-        write_state(k, 1, slots, t - k->t0);
+        campaign__write_state(k, 1, slots, t - k->t0);
       next_report = t + period;
     }
     int n = B, ngen;
@@ -511,7 +251,7 @@ static int loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int s
       n = (int)(max_cases - k->st.cases);
     /* the matrix's configurations in turn, batch by batch, across the workers */
     long turn = (long)(k->c.nshards > 1 ? k->c.shard : 0) +
-                (long)nshards(k) * ((long)w + (long)jobs * k->nbatch);
+                (long)campaign__nshards(k) * ((long)w + (long)jobs * k->nbatch);
     int conf = k->c.nmatrix > 0 ? (int)(turn % k->c.nmatrix) : 0;
     k->nbatch++;
     ex = gen_batch(k, w, jobs, &next, n, cases, es, cp, &ngen);
@@ -524,22 +264,8 @@ static int loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int s
       es[j] = NULL;
       gen_case_free(&cases[j]);
     }
-    if (ex == 0) {
-      me->next = next;
-      me->cases = k->st.cases;
-      me->failures = k->st.failures;
-      me->new_findings = k->st.new_findings;
-      me->known_hits = k->st.known_hits;
-      me->corpus = k->st.corpus;
-      me->sigs = k->nsigs;
-      me->differ = k->st.differ_cases;
-      me->executed = k->st.executed;
-      me->avoided = k->st.avoided;
-      memcpy(me->executed_per, k->executed_per, sizeof me->executed_per);
-      memcpy(me->conf, k->conf, sizeof me->conf);
-      me->matrix_checked = k->st.matrix_checked;
-      me->matrix_differ = k->st.matrix_differ;
-    }
+    if (ex == 0)
+      publish(&slots[w], k, next);
   }
   af_free(cases);
   af_free(es);
@@ -550,31 +276,8 @@ static int loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int s
   return ex;
 }
 
-/* Worker w of a forked campaign: its share of the cases, its own database connection. Ends
- * the process: 0 (no failing case), 1 (some), 4 (an error), read by workers_wait. */
-static void worker(Campaign *k, Slot *slots, int w, int jobs) {
-  long max_cases = k->c.max_cases;
-  if (max_cases > 0) { /* the workers share the case count */
-    max_cases = max_cases / jobs + (w < max_cases % jobs ? 1 : 0);
-    if (max_cases == 0)
-      _exit(0);
-  }
-  AfErr err = {0};
-  if (k->c.db_path && store_open(k->c.db_path, 0, &k->db, &err)) {
-    campaign__problem(k, "worker %d: %s", w, err.msg);
-    _exit(4);
-  }
-  int ex = loop(k, slots, w, jobs, max_cases, 0);
-  for (int i = 0; i < k->nsigs; i++)
-    if (!k->sigs[i].f.suppressed)
-      campaign__write_info(k, &k->sigs[i]);
-  store_close(k->db);
-  fflush(NULL);
-  _exit(ex != 0 ? 4 : k->st.failures > 0 ? 1 : 0);
-}
-
 /* The run's cases per configuration into the database. -1 when it cannot be written. */
-static int config_counts(Campaign *k, Store *db) {
+int campaign__config_counts(Campaign *k, Store *db) {
   StoreConfigCount c[CAMPAIGN_MAX_CONFIGS];
   for (int i = 0; i < k->c.nmatrix; i++) {
     c[i].config = k->c.matrix[i].name;
@@ -591,105 +294,23 @@ static int config_counts(Campaign *k, Store *db) {
   return 0;
 }
 
-/* The parent of workers: the status line from their counters, SIGTERM passed on, the resume
- * state, and the totals (per-signature details are in the database and failures/). */
-static int workers_wait(Campaign *k, const pid_t *pids, int started, int jobs, Slot *sl,
-                        CampaignResult *res) {
-  int alive = started, forwarded = 0, failed = started < jobs;
-  int status[256] = {0}, reaped[256] = {0};
-  k->t0 = campaign__now();
-  while (alive > 0) {
-    struct timespec ts = {0, 200 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-    if (stopped(k) && !forwarded) { /* SIGINT reached the workers too; SIGTERM may have not */
-      for (int i = 0; i < started; i++)
-        if (!reaped[i])
-          kill(pids[i], SIGTERM);
-      forwarded = 1;
-    }
-    for (int i = 0; i < started; i++) {
-      int st;
-      if (!reaped[i] && waitpid(pids[i], &st, WNOHANG) == pids[i]) {
-        reaped[i] = 1;
-        alive--;
-        status[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 4;
-      }
-    }
-    int navoid = k->st.navoid;
-    memset(&k->st, 0, sizeof k->st);
-    k->st.navoid = navoid;
-    k->nsigs = -1;
-    for (int i = 0; i < jobs; i++) {
-      k->st.cases += sl[i].cases;
-      k->st.failures += sl[i].failures;
-      k->st.new_findings += sl[i].new_findings;
-      k->st.known_hits += sl[i].known_hits;
-      k->st.corpus += sl[i].corpus;
-      k->st.differ_cases += sl[i].differ;
-      k->st.executed += sl[i].executed;
-      k->st.avoided += sl[i].avoided;
-      k->st.matrix_checked += sl[i].matrix_checked;
-      k->st.matrix_differ += sl[i].matrix_differ;
-    }
-    memset(k->conf, 0, sizeof k->conf);
-    for (int i = 0; i < jobs; i++)
-      for (int c = 0; c < k->c.nmatrix; c++) {
-        k->conf[c].cases += sl[i].conf[c].cases;
-        k->conf[c].executed += sl[i].conf[c].executed;
-        k->conf[c].failures += sl[i].conf[c].failures;
-      }
-    memset(k->executed_per, 0, sizeof k->executed_per);
-    for (int i = 0; i < jobs; i++)
-      for (int l = 0; l < k->c.nspecs; l++)
-        k->executed_per[l] += sl[i].executed_per[l];
-    progress(k, alive == 0);
-    write_state(k, jobs, sl, campaign__now() - k->t0);
-  }
-  double el = campaign__now() - k->t0;
-  for (int i = 0; i < started; i++)
-    failed |= status[i] != 0 && status[i] != 1;
-  res->db_findings = -1;
-  if (k->c.db_path) {
-    Store *db;
-    AfErr err = {0};
-    if (store_open(k->c.db_path, 0, &db, &err) == 0) {
-      store_run_end(db, k->run_id, k->st.cases, k->st.executed, el, &err);
-      if (config_counts(k, db) != 0)
-        failed = 1;
-      store_run_findings(db, k->run_id, &res->db_findings, &err);
-      store_close(db);
-    } else {
-      campaign__problem(k, "%s", err.msg);
-      failed = 1;
-    }
-  }
-  k->nsigs = 0; /* the workers' signatures are in the database and under failures/ */
-  if (write_summary(k, el) != 0) {
-    campaign__problem(k, "cannot write %s/summary.json", k->c.out);
-    failed = 1;
-  }
-  k->st.elapsed = el;
-  res->workers = started;
-  return failed;
-}
-
 /* This process alone: the loop, then info.txt, the summary and the database's totals. */
 static int run_here(Campaign *k, Slot *slots, CampaignResult *res) {
   AfErr err = {0};
-  int failed = loop(k, slots, 0, 1, k->c.max_cases, 1) != 0;
+  int failed = campaign__loop(k, slots, 0, 1, k->c.max_cases, 1) != 0;
   double el = campaign__now() - k->t0;
   if (k->db && store_run_end(k->db, k->run_id, k->st.cases, k->st.executed, el, &err) != 0) {
     campaign__problem(k, "%s", err.msg);
     failed = 1;
   }
-  if (k->db && config_counts(k, k->db) != 0)
+  if (k->db && campaign__config_counts(k, k->db) != 0)
     failed = 1;
-  write_state(k, 1, slots, el);
-  progress(k, 1);
+  campaign__write_state(k, 1, slots, el);
+  campaign__progress(k, 1);
   for (int i = 0; i < k->nsigs; i++)
     if (!k->sigs[i].f.suppressed && campaign__write_info(k, &k->sigs[i]) != 0)
       failed = 1;
-  if (write_summary(k, el) != 0) {
+  if (campaign__write_summary(k, el) != 0) {
     campaign__problem(k, "cannot write %s/summary.json", k->c.out);
     failed = 1;
   }
@@ -713,24 +334,10 @@ int campaign_run(Campaign *k, const CampaignHooks *hooks, CampaignResult *res, A
     return af_err_set(err, AF_ENOMEM, "out of memory");
   memset(slots, 0, sizeof(Slot) * (size_t)jobs);
   int failed;
-  if (jobs > 1) {
-    store_close(k->db); /* a connection does not survive fork: each process opens its own */
-    k->db = NULL;
-    pid_t pids[256];
-    int started = 0;
-    for (; started < jobs; started++) {
-      fflush(NULL);
-      pid_t pid = fork();
-      if (pid < 0)
-        break;
-      if (pid == 0)
-        worker(k, slots, started, jobs); /* does not return */
-      pids[started] = pid;
-    }
-    failed = workers_wait(k, pids, started, jobs, slots, res);
-  } else {
+  if (jobs > 1)
+    failed = campaign__run_workers(k, slots, jobs, res);
+  else
     failed = run_here(k, slots, res);
-  }
   munmap(slots, sizeof(Slot) * (size_t)jobs);
   af_free(k->found);
   k->found = af_calloc((size_t)(k->nsigs > 0 ? k->nsigs : 1), sizeof *k->found);
@@ -740,7 +347,7 @@ int campaign_run(Campaign *k, const CampaignHooks *hooks, CampaignResult *res, A
     k->found[i] = k->sigs[i].f;
   res->st = k->st;
   res->st.signatures = jobs > 1 ? -1 : k->nsigs;
-  res->stopped = stopped(k);
+  res->stopped = campaign__stopped(k);
   res->findings = k->found;
   res->nfindings = k->nsigs > 0 ? k->nsigs : 0;
   res->differ = k->differ;
@@ -783,7 +390,7 @@ int campaign_open(const CampaignConfig *cfg, int resume, Campaign **out, uint64_
   if (rc == 0 && campaign__mkdir_p(k->c.out) != 0)
     rc = af_err_set(err, AF_EIO, "cannot create %s: %s", k->c.out, strerror(errno));
   if (rc == 0 && resume)
-    rc = resume_state(k, err);
+    rc = campaign__resume_state(k, err);
   if (rc == 0 &&
       (cfg->nshards < 0 || (cfg->nshards > 1 && (cfg->shard < 0 || cfg->shard >= cfg->nshards))))
     rc = af_err_set(err, AF_EUSAGE, "--shard %d/%d: I/N with 0 <= I < N", cfg->shard, cfg->nshards);

@@ -127,6 +127,12 @@ typedef struct Campaign Campaign;
 
 /* The summary's lines on the matrix: cases per configuration, findings checked on all. */
 void campaign_format_matrix(const CampaignConfig *c, const CampaignResult *r, AfBuf *out);
+/* What the command prints as a campaign starts (its lowerings, the matrix, backend, schedules,
+ * seed, limit, jobs and output; resumed: it goes on from an earlier run) and when it ends
+ * (totals, each signature with its replay command, differences, the matrix, steering, the
+ * share of cases that reached execution and the database's counts). (summary.c) */
+void campaign_format_start(AfBuf *b, const CampaignConfig *c, int resumed, uint64_t seed);
+void campaign_format_result(AfBuf *b, const CampaignConfig *c, const CampaignResult *r);
 
 /* Lowering low: a lowering of the campaign (low < nspecs) or a configuration of its matrix. */
 const LowerSpec *campaign_spec(const CampaignConfig *c, int low);

@@ -1,7 +1,8 @@
 /*
- * campaign_int.h: internals of campaign/, shared by its files only. campaign.c runs the loop
- * and the workers; record.c records a failing case (failures/, the database, the reducer);
- * files.c holds what both use (the hooks, atomic files, the clock).
+ * campaign_int.h: internals of campaign/, shared by its files only. campaign.c runs the loop;
+ * workers.c runs it in forked workers; record.c records a failing case (failures/, the
+ * database, the reducer); state.c keeps the resume state; summary.c writes what the campaign
+ * reports; files.c holds what all use (the hooks, atomic files, the clock).
  */
 #ifndef CAMPAIGN_CAMPAIGN_INT_H
 #define CAMPAIGN_CAMPAIGN_INT_H
@@ -108,5 +109,31 @@ void campaign__avoid(Campaign *k, const char *signature, const char *cls, const 
 int campaign__flush_tallies(Campaign *k);
 /* Writes failures/<dir>/info.txt of a signature. 0 or -1. */
 int campaign__write_info(Campaign *k, const Sig *s);
+
+/* Whether the campaign was told to stop (a signal). */
+int campaign__stopped(const Campaign *k);
+/* Refreshes k->st's derived counts and calls the progress hook (final: the last call). */
+void campaign__progress(Campaign *k, int final);
+
+/* The loop of one process (worker w of jobs): batches until the deadline, max_cases or a stop
+ * (show: call the progress hook). 0, or -1 when it stopped on an error (reported). (campaign.c) */
+int campaign__loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int show);
+/* The run's cases per configuration into db. -1 when they cannot be written (reported). */
+int campaign__config_counts(Campaign *k, Store *db);
+/* jobs forked workers running campaign__loop, waited for; the totals into res. Returns whether
+ * something failed. (workers.c) */
+int campaign__run_workers(Campaign *k, Slot *slots, int jobs, CampaignResult *res);
+
+/* Shards of the campaign's seeds (1: not sharded). (state.c) */
+uint64_t campaign__nshards(const Campaign *k);
+/* DIR/campaign-state.json from the workers' slots. 0 or -1. */
+int campaign__write_state(const Campaign *k, int jobs, const Slot *sl, double elapsed);
+/* --resume: the state's seed, its shard checked, what is left of the cases or seconds. */
+int campaign__resume_state(Campaign *k, AfErr *err);
+
+/* DIR/summary.json. 0 or -1. (summary.c) */
+int campaign__write_summary(Campaign *k, double el);
+/* Counts the case of seed whose verdicts (res: one per lowering) differ between lowerings. */
+void campaign__note_differ(Campaign *k, const CheckResult *const *res, uint64_t seed);
 
 #endif

@@ -51,3 +51,24 @@ int campaign__commit_file(FILE *f, const char *tmp, const char *path) {
   }
   return 0;
 }
+
+int campaign__stopped(const Campaign *k) {
+  return k->c.stop && *k->c.stop;
+}
+
+void campaign__progress(Campaign *k, int final) {
+  if (k->hooks && k->hooks->progress) {
+    k->st.elapsed = campaign__now() - k->t0;
+    k->st.nspecs = k->c.nspecs;
+    k->st.signatures = k->nsigs;
+    k->st.nconfigs = k->c.nmatrix;
+    for (int i = 0; i < k->c.nmatrix; i++) {
+      long c = k->conf[i].cases;
+      if (i == 0 || c < k->st.conf_min)
+        k->st.conf_min = c;
+      if (i == 0 || c > k->st.conf_max)
+        k->st.conf_max = c;
+    }
+    k->hooks->progress(&k->st, final, k->hooks->ctx);
+  }
+}

@@ -20,6 +20,15 @@ static void on_signal(int sig) {
   g_stop = 1;
 }
 
+/* SIGINT and SIGTERM stop the campaign after the batch in flight. */
+static void catch_signals(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
 static const char campaign_help[] =
     "usage: asyncfuzz campaign [--seconds N | --until T | --cases N] [--seed N | --resume]\n"
     "                          [--lowering SPEC]... [--matrix AXIS=V,...]... [--pipeline P]\n"
@@ -193,85 +202,6 @@ static void on_problem(const char *msg, void *ctx) {
   fprintf(stderr, "\nasyncfuzz campaign: %s\n", msg);
 }
 
-/* The lines after the status line: totals, signatures with their replay commands, the
- * differential counts and the database's. */
-static void print_result(const Args *a, const CampaignResult *r, const char *dbp) {
-  const CampaignConfig *c = &a->c;
-  const CampaignStatus *st = &r->st;
-  double el = st->elapsed, rate = el > 0 ? (double)st->cases / el : 0.0;
-  const char *how = r->stopped ? "stopped" : "done";
-  if (r->workers > 0) {
-    printf("campaign %s: %ld cases in %.1f s (%.1f cases/s) by %d workers, %ld failing\n", how,
-           st->cases, el, rate, r->workers, st->failures);
-  } else {
-    printf("campaign %s: %ld cases in %.1f s (%.1f cases/s), %ld failing, %d signature(s)%s\n", how,
-           st->cases, el, rate, st->failures, r->nfindings, r->nfindings ? ":" : "");
-    for (int i = 0; i < r->nfindings; i++) {
-      const CampaignFinding *g = &r->findings[i];
-      if (g->suppressed) { /* triaged already: counted only */
-        printf("  %6ld x %s (known or wontfix in the database)\n", g->count, g->signature);
-        continue;
-      }
-      char ss[64];
-      check_schedule_str(&g->smallest_sched, ss, sizeof ss);
-      printf("  %6ld x %s\n         smallest %d ops, replay: asyncfuzz check "
-             "%s/failures/%s/smallest.json --lowering %s --schedules %s%s\n",
-             g->count, g->signature, g->smallest_ops, c->out, g->dir, campaign_spec(c, g->low)->arg,
-             ss, check_backend_args(&c->opts));
-      if (g->matrix_n > 0)
-        printf("         configurations: reproduces on %d of %d%s%s%s\n", g->matrix_rep,
-               g->matrix_n, g->matrix_axes[0] ? "; the verdicts differ by " : "", g->matrix_axes,
-               g->matrix_axes[0] ? " (see info.txt)" : "");
-    }
-    if (c->nspecs > 1) {
-      printf("differential: verdicts differ on %ld of %ld cases%s\n", st->differ_cases, st->cases,
-             r->ndiffer ? ":" : "");
-      for (int i = 0; i < r->ndiffer; i++)
-        printf("  %6ld x %s (first: case seed %llu)\n", r->differ[i].count, r->differ[i].what,
-               (unsigned long long)r->differ[i].first_seed);
-    }
-  }
-  AfBuf mb;
-  af_buf_init(&mb);
-  campaign_format_matrix(c, r, &mb);
-  fputs(mb.p ? mb.p : "", stdout);
-  af_buf_free(&mb);
-
-  if (st->navoid > 0)
-    printf("steering: %ld case(s) drawn again to avoid %d op shape(s) of bugs known or found\n",
-           st->avoided, st->navoid);
-  if (a->any_mlir)
-    printf("reached execution: %ld of %ld cases (%.1f%%) with every lowering\n", st->executed,
-           st->cases, st->cases > 0 ? 100.0 * (double)st->executed / (double)st->cases : 0.0);
-  if (dbp && r->db_findings >= 0)
-    printf("database %s: %ld finding(s) in this run, %ld new to it, %ld occurrence(s) of known "
-           "or wontfix findings (asyncfuzz db list --db %s)\n",
-           dbp, r->db_findings, st->new_findings, st->known_hits, dbp);
-}
-
-static void print_start(const Args *a, uint64_t seed) {
-  const CampaignConfig *c = &a->c;
-  fprintf(stderr, "asyncfuzz campaign: %s", a->resume ? "resumed; " : "");
-  fprintf(stderr, "lowering");
-  for (int i = 0; i < c->nspecs; i++) {
-    if (c->nmatrix > 0 && i == c->matrix_low) {
-      fprintf(stderr, "%s %s, a matrix of %d configurations (", i ? "," : "", c->specs[i].name,
-              c->nmatrix);
-      for (int m = 0; m < c->nmatrix; m++)
-        fprintf(stderr, "%s%s", m ? " " : "", c->matrix[m].name);
-      fprintf(stderr, ")");
-      continue;
-    }
-    fprintf(stderr, "%s %s (%s)", i ? "," : "", c->specs[i].name, lower_version(&c->specs[i]));
-  }
-  if (c->nshards > 1)
-    fprintf(stderr, "; shard %d/%d", c->shard, c->nshards);
-  fprintf(stderr, "; backend %s, schedules %s, seed %llu, %ld %s%s, %d job(s), output %s\n",
-          check_backend_name(&c->opts), c->sched_spec, (unsigned long long)seed,
-          c->max_cases > 0 ? c->max_cases : c->seconds, c->max_cases > 0 ? "cases" : "seconds",
-          c->swarm ? ", swarm" : "", c->jobs, c->out);
-}
-
 /* The campaign's defaults (--help shows them). */
 static void campaign_defaults(Args *a) {
   memset(a, 0, sizeof *a);
@@ -342,23 +272,27 @@ int cmd_campaign(int argc, char **argv) {
     af_free(matrix);
     return EXIT_OK;
   }
-  print_start(&a, seed);
+  AfBuf b;
+  af_buf_init(&b);
+  campaign_format_start(&b, c, a.resume, seed);
+  fputs(b.p ? b.p : "", stderr);
+  af_buf_free(&b);
   char avoiding[2048];
   campaign_avoiding(k, avoiding, sizeof avoiding);
   if (avoiding[0])
     fprintf(stderr, "asyncfuzz campaign: steering away from: %s\n", avoiding);
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
+  catch_signals();
   CampaignHooks hooks = {on_progress, on_problem, &a, isatty(2) ? 1.0 : 5.0};
   CampaignResult r;
   rc = campaign_run(k, &hooks, &r, &err);
-  if (rc)
+  if (rc) {
     fprintf(stderr, "asyncfuzz campaign: %s\n", err.msg);
-  else
-    print_result(&a, &r, c->db_path);
+  } else {
+    af_buf_init(&b);
+    campaign_format_result(&b, c, &r);
+    fputs(b.p ? b.p : "", stdout);
+    af_buf_free(&b);
+  }
   ex = rc || r.failed ? EXIT_INTERNAL : r.st.failures > 0 ? EXIT_FOUND : EXIT_OK;
   campaign_free(k);
   af_free(matrix);

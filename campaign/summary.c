@@ -1,0 +1,230 @@
+/*
+ * summary.c: what a campaign reports: the lowerings' differences case by case, DIR/summary.json
+ * (totals, configurations and signatures at the end) and the text the command prints.
+ */
+#include "campaign_int.h"
+
+#include "../lower/mlir.h"
+
+#include <string.h>
+#include <unistd.h>
+
+static void json_esc(FILE *f, const char *s) {
+  AfBuf b;
+  af_buf_init(&b);
+  af_buf_json_str(&b, s);
+  fputs(b.p ? b.p : "\"\"", f);
+  af_buf_free(&b);
+}
+
+/* summary.json's version, lowerings and configurations. */
+static void summary_lowerings(FILE *f, const Campaign *k) {
+  fprintf(f, "{\"asyncfuzz_version\": \"%s\", \"lowerings\": [", ASYNCFUZZ_VERSION);
+  for (int i = 0; i < k->c.nspecs; i++) {
+    const LowerSpec *sp = &k->c.specs[i];
+    fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
+    json_esc(f, sp->name);
+    fprintf(f, ", \"version\": ");
+    json_esc(f, lower_version(sp));
+    if (sp->kind == LOWER_MLIR_OPT) {
+      fprintf(f, ", \"pipeline\": ");
+      json_esc(f, sp->pipeline);
+    }
+    fprintf(f, ", \"executed_cases\": %ld}", k->executed_per[i]);
+  }
+  fprintf(f, "],\n \"configurations\": [");
+  for (int i = 0; i < k->c.nmatrix; i++) {
+    const LowerSpec *sp = &k->c.matrix[i];
+    char axes[200];
+    mlir_config_axes(sp, axes, sizeof axes);
+    fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
+    json_esc(f, sp->name);
+    fprintf(f, ", \"axes\": ");
+    json_esc(f, axes);
+    fprintf(f, ", \"version\": ");
+    json_esc(f, sp->version);
+    fprintf(f, ", \"cases\": %ld, \"executed_cases\": %ld, \"failing_cases\": %ld}",
+            k->conf[i].cases, k->conf[i].executed, k->conf[i].failures);
+  }
+}
+
+/* summary.json's entry of signature s (the i-th). */
+static void summary_signature(FILE *f, const Campaign *k, const Sig *s, int i) {
+  fprintf(f, "%s\n  {\"signature\": ", i ? "," : "");
+  json_esc(f, s->f.signature);
+  fprintf(f,
+          ", \"class\": \"%s\", \"lowering\": \"%s\", \"count\": %ld, \"smallest_ops\": %d, "
+          "\"dir\": \"failures/%s\", \"known\": %s",
+          oracle_verdict_name(s->f.cls), campaign_spec(&k->c, s->f.low)->name, s->f.count,
+          s->f.smallest_ops, s->f.dir, s->f.suppressed ? "true" : "false");
+  if (s->f.matrix_n > 0) {
+    fprintf(f,
+            ", \"configurations\": {\"checked\": %d, \"reproduces\": %d, \"seconds\": %.3f, "
+            "\"differ_by\": ",
+            s->f.matrix_n, s->f.matrix_rep, s->f.matrix_seconds);
+    json_esc(f, s->f.matrix_axes);
+    fprintf(f, ", \"verdicts\": ");
+    json_esc(f, s->matrix ? s->matrix : "");
+    fprintf(f, "}");
+  }
+  fprintf(f, ", \"forms\": [");
+  for (int j = 0; j < s->nforms; j++) {
+    fprintf(f, "%s{\"detailed\": ", j ? ", " : "");
+    json_esc(f, s->forms[j].detailed);
+    fprintf(f, ", \"count\": %ld}", s->forms[j].count);
+  }
+  fprintf(f, "]}");
+}
+
+int campaign__write_summary(Campaign *k, double el) {
+  char path[4096], tmp[4200];
+  snprintf(path, sizeof path, "%s/summary.json", k->c.out);
+  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid()); /* workers share DIR */
+  FILE *f = fopen(tmp, "w");
+  if (f == NULL)
+    return -1;
+  summary_lowerings(f, k);
+  fprintf(f, "],\n \"matrix_checked\": %ld, \"matrix_differ\": %ld", k->st.matrix_checked,
+          k->st.matrix_differ);
+  fprintf(f, ",\n \"backend\": \"%s\", \"device\": ", check_backend_name(&k->c.opts));
+  json_esc(f, k->c.device);
+  fprintf(f, ", \"schedules\": ");
+  json_esc(f, k->c.sched_spec);
+  fprintf(f,
+          ", \"swarm\": %s, \"cases\": %ld, \"executed_cases\": %ld, \"seconds\": %.2f, "
+          "\"failures\": %ld, \"avoided_cases\": %ld, \"avoided_shapes\": [",
+          k->c.swarm ? "true" : "false", k->st.cases, k->st.executed, el, k->st.failures,
+          k->st.avoided);
+  for (int i = 0; i < k->st.navoid; i++) {
+    fprintf(f, "%s", i ? ", " : "");
+    json_esc(f, k->avoid_why[i]);
+  }
+  fprintf(f, "], \"differing_cases\": %ld, \"differences\": [", k->st.differ_cases);
+  for (int i = 0; i < k->ndiffer; i++) {
+    fprintf(f, "%s\n  {\"verdicts\": ", i ? "," : "");
+    json_esc(f, k->differ[i].what);
+    fprintf(f, ", \"cases\": %ld, \"first_seed\": %llu}", k->differ[i].count,
+            (unsigned long long)k->differ[i].first_seed);
+  }
+  fprintf(f, "],\n \"signatures\": [");
+  for (int i = 0; i < k->nsigs; i++)
+    summary_signature(f, k, &k->sigs[i], i);
+  fprintf(f, "\n]}\n");
+  return campaign__commit_file(f, tmp, path);
+}
+
+static int first_cls(const CheckResult *r) {
+  return r->first_fail < 0 ? VERDICT_PASS : r->verdict[r->first_fail].cls;
+}
+
+void campaign__note_differ(Campaign *k, const CheckResult *const *res, uint64_t seed) {
+  int differ = 0;
+  for (int i = 1; i < k->c.nspecs; i++)
+    differ |= first_cls(res[i]) != first_cls(res[0]);
+  if (!differ)
+    return;
+  k->st.differ_cases++;
+  char what[160];
+  size_t n = 0;
+  what[0] = '\0';
+  for (int i = 0; i < k->c.nspecs && n < sizeof what; i++) {
+    int w = snprintf(what + n, sizeof what - n, "%s%s=%s", i ? " " : "", k->c.specs[i].name,
+                     oracle_verdict_name(first_cls(res[i])));
+    n += w > 0 ? (size_t)w : 0;
+  }
+  for (int i = 0; i < k->ndiffer; i++)
+    if (strcmp(k->differ[i].what, what) == 0) {
+      k->differ[i].count++;
+      return;
+    }
+  if (k->ndiffer < (int)(sizeof k->differ / sizeof k->differ[0])) {
+    CampaignDiffer *d = &k->differ[k->ndiffer++];
+    snprintf(d->what, sizeof d->what, "%s", what);
+    d->count = 1;
+    d->first_seed = seed;
+  }
+}
+
+/* The lines after the status line: totals, signatures with their replay commands, the
+ * differential counts and the database's. */
+void campaign_format_result(AfBuf *b, const CampaignConfig *c, const CampaignResult *r) {
+  const char *dbp = c->db_path;
+  int any_mlir = 0;
+  for (int i = 0; i < c->nspecs; i++)
+    any_mlir |= c->specs[i].kind == LOWER_MLIR_OPT;
+  const CampaignStatus *st = &r->st;
+  double el = st->elapsed, rate = el > 0 ? (double)st->cases / el : 0.0;
+  const char *how = r->stopped ? "stopped" : "done";
+  if (r->workers > 0) {
+    af_buf_printf(b, "campaign %s: %ld cases in %.1f s (%.1f cases/s) by %d workers, %ld failing\n",
+                  how, st->cases, el, rate, r->workers, st->failures);
+  } else {
+    af_buf_printf(
+        b, "campaign %s: %ld cases in %.1f s (%.1f cases/s), %ld failing, %d signature(s)%s\n", how,
+        st->cases, el, rate, st->failures, r->nfindings, r->nfindings ? ":" : "");
+    for (int i = 0; i < r->nfindings; i++) {
+      const CampaignFinding *g = &r->findings[i];
+      if (g->suppressed) { /* triaged already: counted only */
+        af_buf_printf(b, "  %6ld x %s (known or wontfix in the database)\n", g->count,
+                      g->signature);
+        continue;
+      }
+      char ss[64];
+      check_schedule_str(&g->smallest_sched, ss, sizeof ss);
+      af_buf_printf(b,
+                    "  %6ld x %s\n         smallest %d ops, replay: asyncfuzz check "
+                    "%s/failures/%s/smallest.json --lowering %s --schedules %s%s\n",
+                    g->count, g->signature, g->smallest_ops, c->out, g->dir,
+                    campaign_spec(c, g->low)->arg, ss, check_backend_args(&c->opts));
+      if (g->matrix_n > 0)
+        af_buf_printf(b, "         configurations: reproduces on %d of %d%s%s%s\n", g->matrix_rep,
+                      g->matrix_n, g->matrix_axes[0] ? "; the verdicts differ by " : "",
+                      g->matrix_axes, g->matrix_axes[0] ? " (see info.txt)" : "");
+    }
+    if (c->nspecs > 1) {
+      af_buf_printf(b, "differential: verdicts differ on %ld of %ld cases%s\n", st->differ_cases,
+                    st->cases, r->ndiffer ? ":" : "");
+      for (int i = 0; i < r->ndiffer; i++)
+        af_buf_printf(b, "  %6ld x %s (first: case seed %llu)\n", r->differ[i].count,
+                      r->differ[i].what, (unsigned long long)r->differ[i].first_seed);
+    }
+  }
+  campaign_format_matrix(c, r, b);
+
+  if (st->navoid > 0)
+    af_buf_printf(
+        b, "steering: %ld case(s) drawn again to avoid %d op shape(s) of bugs known or found\n",
+        st->avoided, st->navoid);
+  if (any_mlir)
+    af_buf_printf(b, "reached execution: %ld of %ld cases (%.1f%%) with every lowering\n",
+                  st->executed, st->cases,
+                  st->cases > 0 ? 100.0 * (double)st->executed / (double)st->cases : 0.0);
+  if (dbp && r->db_findings >= 0)
+    af_buf_printf(
+        b,
+        "database %s: %ld finding(s) in this run, %ld new to it, %ld occurrence(s) of known "
+        "or wontfix findings (asyncfuzz db list --db %s)\n",
+        dbp, r->db_findings, st->new_findings, st->known_hits, dbp);
+}
+
+void campaign_format_start(AfBuf *b, const CampaignConfig *c, int resumed, uint64_t seed) {
+  af_buf_printf(b, "asyncfuzz campaign: %s", resumed ? "resumed; " : "");
+  af_buf_printf(b, "lowering");
+  for (int i = 0; i < c->nspecs; i++) {
+    if (c->nmatrix > 0 && i == c->matrix_low) {
+      af_buf_printf(b, "%s %s, a matrix of %d configurations (", i ? "," : "", c->specs[i].name,
+                    c->nmatrix);
+      for (int m = 0; m < c->nmatrix; m++)
+        af_buf_printf(b, "%s%s", m ? " " : "", c->matrix[m].name);
+      af_buf_printf(b, ")");
+      continue;
+    }
+    af_buf_printf(b, "%s %s (%s)", i ? "," : "", c->specs[i].name, lower_version(&c->specs[i]));
+  }
+  if (c->nshards > 1)
+    af_buf_printf(b, "; shard %d/%d", c->shard, c->nshards);
+  af_buf_printf(b, "; backend %s, schedules %s, seed %llu, %ld %s%s, %d job(s), output %s\n",
+                check_backend_name(&c->opts), c->sched_spec, (unsigned long long)seed,
+                c->max_cases > 0 ? c->max_cases : c->seconds,
+                c->max_cases > 0 ? "cases" : "seconds", c->swarm ? ", swarm" : "", c->jobs, c->out);
+}
