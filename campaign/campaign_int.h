@@ -1,8 +1,9 @@
 /*
- * campaign_int.h: internals of campaign/, shared by its files only. campaign.c runs the loop;
- * workers.c runs it in forked workers; record.c records a failing case (failures/, the
- * database, the reducer); state.c keeps the resume state; summary.c writes what the campaign
- * reports; files.c holds what all use (the hooks, atomic files, the clock).
+ * campaign_int.h: internals of campaign/, shared by its files only. campaign.c opens and runs a
+ * campaign: loop.c in this process or, through workers.c, in forked workers; record.c records a
+ * failing case (failures/, the database, the reducer); state.c keeps the resume state; summary.c
+ * writes what the campaign reports; files.c holds what all use (the hooks, atomic files, the
+ * clock).
  */
 #ifndef CAMPAIGN_CAMPAIGN_INT_H
 #define CAMPAIGN_CAMPAIGN_INT_H
@@ -116,7 +117,7 @@ int campaign__stopped(const Campaign *k);
 void campaign__progress(Campaign *k, int final);
 
 /* The loop of one process (worker w of jobs): batches until the deadline, max_cases or a stop
- * (show: call the progress hook). 0, or -1 when it stopped on an error (reported). (campaign.c) */
+ * (show: call the progress hook). 0, or -1 when it stopped on an error (reported). (loop.c) */
 int campaign__loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int show);
 /* The run's cases per configuration into db. -1 when they cannot be written (reported). */
 int campaign__config_counts(Campaign *k, Store *db);

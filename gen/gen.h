@@ -306,11 +306,17 @@ void gen_config_default(GenConfig *c);
  * the MLIR operation of its shape, its GEN_K_* flags (0 for no kind); the kind of a name (-1). */
 const char *gen_op_name(int kind);
 const char *gen_op_mlir(int kind);
-unsigned gen_op_flags(int kind);
 int gen_op_lookup(const char *name);
+extern const unsigned gen__op_flags[GEN_OP__COUNT]; /* the flags column (ops.c) */
+static inline unsigned gen_op_flags(int kind) {
+  return kind >= 0 && kind < GEN_OP__COUNT ? gen__op_flags[kind] : 0;
+}
 /* Whether op o is async (it defines a token ordered on the device: GEN_K_ASYNC, or GEN_K_EITHER
- * in its async form). */
-int gen_op_async(const GenOp *o);
+ * in its async form). (Inline, as the next two: the generator and the lowerings ask per op.) */
+static inline int gen_op_async(const GenOp *o) {
+  unsigned f = gen_op_flags(o->kind);
+  return (f & GEN_K_ASYNC) || ((f & GEN_K_EITHER) && o->async);
+}
 /* Whether op o defines a token: async (gen_op_async), an await of a value, a block op whose body
  * yields one. */
 int gen_op_has_token(const GenCase *c, const GenOp *o);
@@ -318,11 +324,16 @@ int gen_op_has_token(const GenCase *c, const GenOp *o);
  * or with an empty one): where the ops of i's own context go on, in inline order. */
 int gen_op_body_end(const GenCase *c, int i);
 /* Whether op o takes dependencies (an async op, a host wait). */
-int gen_op_takes_deps(const GenOp *o);
+static inline int gen_op_takes_deps(const GenOp *o) {
+  return gen_op_async(o) || (gen_op_flags(o->kind) & GEN_K_DEPS);
+}
 /* Whether op o is synchronous on the host (GEN_K_HOST: a host wait, an observe, an await, an
  * execute, a stream_sync or stream_destroy; GEN_K_EITHER in its synchronous form): it orders
  * every later op of its context after it. */
-int gen_op_is_sync(const GenOp *o);
+static inline int gen_op_is_sync(const GenOp *o) {
+  unsigned f = gen_op_flags(o->kind);
+  return (f & GEN_K_HOST) || ((f & GEN_K_EITHER) && !o->async);
+}
 /* Initializes an empty case (one main context, no ops). */
 void gen_case_init(GenCase *c);
 void gen_case_free(GenCase *c);

@@ -10,11 +10,16 @@
 
 static const struct {
   const char *name, *mlir;
-  unsigned flags;
 } op_kinds[GEN_OP__COUNT] = {
-#define GEN__OP_ROW(id, lc, name, mlir, weight, flags) {name, mlir, flags},
+#define GEN__OP_ROW(id, lc, name, mlir, weight, flags) {name, mlir},
     GEN_OP_MAP(GEN__OP_ROW)
 #undef GEN__OP_ROW
+};
+
+const unsigned gen__op_flags[GEN_OP__COUNT] = {
+#define GEN__OP_FLAGS(id, lc, name, mlir, weight, flags) flags,
+    GEN_OP_MAP(GEN__OP_FLAGS)
+#undef GEN__OP_FLAGS
 };
 
 const char *gen_op_name(int kind) {
@@ -25,25 +30,11 @@ const char *gen_op_mlir(int kind) {
   return kind >= 0 && kind < GEN_OP__COUNT ? op_kinds[kind].mlir : "?";
 }
 
-unsigned gen_op_flags(int kind) {
-  return kind >= 0 && kind < GEN_OP__COUNT ? op_kinds[kind].flags : 0;
-}
-
 int gen_op_lookup(const char *name) {
   for (int k = 0; name && k < GEN_OP__COUNT; k++)
     if (strcmp(name, op_kinds[k].name) == 0)
       return k;
   return -1;
-}
-
-int gen_op_async(const GenOp *o) {
-  unsigned f = gen_op_flags(o->kind);
-  return (f & GEN_K_ASYNC) || ((f & GEN_K_EITHER) && o->async);
-}
-
-int gen_op_is_sync(const GenOp *o) {
-  unsigned f = gen_op_flags(o->kind);
-  return (f & GEN_K_HOST) || ((f & GEN_K_EITHER) && !o->async);
 }
 
 int gen_op_has_token(const GenCase *c, const GenOp *o) {
@@ -53,10 +44,6 @@ int gen_op_has_token(const GenCase *c, const GenOp *o) {
   if (f & GEN_K_BLOCK)
     return o->block > 0 && o->block < c->nblocks && c->blocks[o->block].yield >= 0;
   return gen_op_async(o);
-}
-
-int gen_op_takes_deps(const GenOp *o) {
-  return gen_op_async(o) || (gen_op_flags(o->kind) & GEN_K_DEPS);
 }
 
 int gen_op_bufs(const GenOp *o, int32_t *bufs) {

@@ -1,663 +1,30 @@
 /*
  * hb.c: the happens-before checker (see hb.h). Agents are host threads and streams; each has
- * a dense vector clock. Shadow state: per buffer, a list of byte segments, each with its last
- * write and the latest read of each agent since (FastTrack-style epochs).
+ * a dense vector clock. The replay's state is hb_int.h; hb_replay.c replays each call against
+ * the clocks and the shadow memory. Here: the driver (the tables sized from the trace, the
+ * replay, the reports sorted), what each case op knew, and the text of a report.
  */
-#include "hb.h"
+#include "hb_int.h"
 
-#include "../runner/kernels.h"
-
-#include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
-
-typedef struct Epoch {
-  int32_t agent; /* dense agent index */
-  uint32_t clock;
-  int32_t seq, op;
-} Epoch;
-
-typedef struct Seg {
-  uint32_t lo, hi;
-  int has_w;
-  Epoch w;
-  int nr, capr;
-  Epoch *r;
-} Seg;
-
-typedef struct Buf {
-  int known, device, freed;
-  int32_t free_seq;
-  Epoch alloc;
-  uint32_t size;
-  int nseg, capseg;
-  Seg *seg;
-} Buf;
-
-typedef struct H {
-  const RtRec *t;
-  int n;
-  HbOptions opt;
-  int nthreads, nstreams, A;
-  uint32_t *vc; /* A x A */
-  /* ver[a] grows whenever row a changes outside its own component; jver[s * nthreads + t]
-   * is ver[t] when thread t's row was last fully joined into stream s. An enqueue by t on s
-   * then needs a full join only when t learned something since (a sync, an await). */
-  uint32_t *ver, *jver;
-  /* handles */
-  uint8_t *s_created, *s_destroyed, *e_created, *e_destroyed, *e_recorded;
-  int32_t *s_seq, *s_dseq, *e_seq, *e_dseq;
-  uint32_t *snap; /* events x A */
-  int nevents;
-  /* regions */
-  int nregions;
-  uint32_t *spawn_vc, *yield_vc; /* regions x A */
-  uint8_t *yielded, *spawned;
-  /* async runtime objects: a release publishes the thread's clock, an acquire joins it */
-  int nasync;
-  uint32_t *async_vc;
-  uint8_t *released;
-  /* buffers */
-  Buf *dev, *host, *reg;
-  int ndev, nhost, nreg;
-  HbResult *res;
-  int act; /* the agent that performed the current record */
-  int capreports;
-  int oom;
-} H;
 
 static const char *const kind_names[] = {
 #define HB__KNAME(id, name, err) name,
     HB_KIND_MAP(HB__KNAME)
 #undef HB__KNAME
 };
-static const int kind_err[] = {
-#define HB__KERR(id, name, err) err,
-    HB_KIND_MAP(HB__KERR)
-#undef HB__KERR
-};
 
 const char *hb_kind_name(int kind) {
   return kind >= 0 && kind < HB__KIND_COUNT ? kind_names[kind] : "?";
 }
+
 int hb_kind_is_error(int kind) {
-  return kind >= 0 && kind < HB__KIND_COUNT ? kind_err[kind] : 0;
+  return hb__is_error(kind);
 }
+
 const char *hb_subkind_name(int sub) {
   static const char *const n[] = {"", "RAW", "WAR", "WAW", "wrong kind"};
   return sub >= 0 && sub <= HB_SUB_WRONG_KIND ? n[sub] : "?";
-}
-
-static uint32_t *row(H *h, int agent) {
-  return h->vc + (size_t)agent * (size_t)h->A;
-}
-
-/* dst = max(dst, src), element-wise; written as an unconditional max so it vectorizes. */
-static void join(H *h, uint32_t *restrict dst, const uint32_t *restrict src) {
-  for (int i = 0; i < h->A; i++)
-    dst[i] = src[i] > dst[i] ? src[i] : dst[i];
-}
-
-/* dst row of agent d joins src row of agent a (full join), keeping versions. */
-static void join_rows(H *h, int d, int a) {
-  uint32_t *restrict dst = row(h, d);
-  const uint32_t *restrict src = row(h, a);
-  uint32_t changed = 0;
-  for (int i = 0; i < h->A; i++) {
-    changed |= src[i] > dst[i];
-    dst[i] = src[i] > dst[i] ? src[i] : dst[i];
-  }
-  if (changed)
-    h->ver[d]++;
-}
-
-/* Host thread t enqueues on stream agent sa: the stream's clock takes in the thread's (and
- * with legacy_sync, the legacy stream's or the created streams'). */
-static void enqueue(H *h, int t, int sa) {
-  if (h->opt.legacy_sync) {
-    int legacy = h->nthreads;
-    if (sa == legacy) {
-      for (int s = 1; s < h->nstreams; s++)
-        if (h->s_created[s])
-          join_rows(h, legacy, legacy + s);
-    } else if (h->s_created[sa - legacy]) {
-      join_rows(h, sa, legacy);
-    }
-  }
-  uint32_t *jv = &h->jver[(size_t)(sa - h->nthreads) * (size_t)h->nthreads + (size_t)t];
-  if (*jv == h->ver[t] + 1) { /* nothing new but t's own clock */
-    uint32_t *dst = row(h, sa);
-    uint32_t c = row(h, t)[t];
-    if (c > dst[t]) {
-      dst[t] = c;
-      h->ver[sa]++;
-    }
-  } else {
-    join_rows(h, sa, t);
-    *jv = h->ver[t] + 1; /* + 1: 0 means never joined */
-  }
-  row(h, sa)[sa]++;
-  h->act = sa;
-}
-
-static int thread_agent(const H *h, int tid) {
-  return tid >= 0 && tid < h->nthreads ? tid : 0;
-}
-
-static int stream_agent(const H *h, RtRef r) {
-  int s = RT_REF_KIND(r) == RT_REF_STREAM ? RT_REF_ID(r) : 0;
-  return h->nthreads + (s < h->nstreams ? s : 0);
-}
-
-static int32_t report_agent(const H *h, int agent) {
-  return agent < h->nthreads ? agent : -1 - (agent - h->nthreads);
-}
-
-static void report(H *h, int kind, int sub, int32_t seq1, int32_t seq2, RtRef buf, uint32_t lo,
-                   uint32_t hi, int a1, int a2) {
-  HbResult *res = h->res;
-  for (int i = res->nreports - 1; i >= 0 && i >= res->nreports - 16; i--) {
-    const HbReport *p = &res->reports[i];
-    if (p->kind == kind && p->seq1 == seq1 && p->seq2 == seq2)
-      return; /* the same pair seen through another segment */
-  }
-  int max = h->opt.max_reports > 0 ? h->opt.max_reports : 64;
-  if (res->nreports >= max) {
-    res->truncated = 1;
-    return;
-  }
-  if (af_grow((void **)&res->reports, &h->capreports, res->nreports + 1, sizeof(HbReport))) {
-    h->oom = 1;
-    return;
-  }
-  HbReport *r = &res->reports[res->nreports++];
-  r->kind = kind;
-  r->subkind = sub;
-  r->seq1 = seq1;
-  r->seq2 = seq2;
-  r->op1 = seq1 >= 0 && seq1 < h->n ? h->t[seq1].op : -1;
-  r->op2 = seq2 >= 0 && seq2 < h->n ? h->t[seq2].op : -1;
-  r->buf = buf;
-  r->lo = lo;
-  r->hi = hi;
-  r->agent1 = a1 >= 0 ? report_agent(h, a1) : HB_NO_AGENT;
-  r->agent2 = a2 >= 0 ? report_agent(h, a2) : HB_NO_AGENT;
-  if (kind_err[kind])
-    res->nerrors++;
-}
-
-/* ---- buffers ---- */
-
-static Buf *grow_bufs(H *h, Buf **arr, int *n, int id) {
-  if (id < 0 || id > (1 << 20))
-    return NULL;
-  if (id >= *n) {
-    int nn = id + 8;
-    Buf *p = af_realloc(*arr, sizeof(Buf) * (size_t)nn);
-    if (p == NULL) {
-      h->oom = 1;
-      return NULL;
-    }
-    memset(p + *n, 0, sizeof(Buf) * (size_t)(nn - *n));
-    *arr = p;
-    *n = nn;
-  }
-  return &(*arr)[id];
-}
-
-static Buf *buf_of(H *h, RtRef r, int create) {
-  int k = RT_REF_KIND(r), id = RT_REF_ID(r);
-  Buf *b = NULL;
-  if (k == RT_REF_BUF)
-    b = id < h->ndev || create ? grow_bufs(h, &h->dev, &h->ndev, id) : NULL;
-  else if (k == RT_REF_HOST && (id & 0x800000))
-    b = (id & 0x7FFFFF) < h->nreg || create ? grow_bufs(h, &h->reg, &h->nreg, id & 0x7FFFFF) : NULL;
-  else if (k == RT_REF_HOST)
-    b = id < h->nhost || create ? grow_bufs(h, &h->host, &h->nhost, id) : NULL;
-  return b && (b->known || create) ? b : NULL;
-}
-
-static void buf_reset(H *h, Buf *b, uint32_t size, int device, Epoch alloc) {
-  for (int i = 0; i < b->nseg; i++)
-    af_free(b->seg[i].r);
-  b->known = 1;
-  b->device = device;
-  b->freed = 0;
-  b->alloc = alloc;
-  b->size = size;
-  b->nseg = 0;
-  if (af_grow((void **)&b->seg, &b->capseg, 1, sizeof(Seg))) {
-    h->oom = 1;
-    return;
-  }
-  memset(&b->seg[0], 0, sizeof(Seg));
-  b->seg[0].lo = 0;
-  b->seg[0].hi = size ? size : 1;
-  b->nseg = 1;
-}
-
-/* Splits segments so that `at` is a boundary. */
-static void split(H *h, Buf *b, uint32_t at) {
-  for (int i = 0; i < b->nseg; i++) {
-    Seg *s = &b->seg[i];
-    if (at <= s->lo || at >= s->hi)
-      continue;
-    if (af_grow((void **)&b->seg, &b->capseg, b->nseg + 1, sizeof(Seg))) {
-      h->oom = 1;
-      return;
-    }
-    s = &b->seg[i];
-    memmove(&b->seg[i + 2], &b->seg[i + 1], sizeof(Seg) * (size_t)(b->nseg - i - 1));
-    Seg *t = &b->seg[i + 1];
-    *t = *s;
-    t->lo = at;
-    s->hi = at;
-    t->r = NULL;
-    t->capr = 0;
-    t->nr = 0;
-    if (s->nr && af_grow((void **)&t->r, &t->capr, s->nr, sizeof(Epoch)) == 0) {
-      memcpy(t->r, s->r, sizeof(Epoch) * (size_t)s->nr);
-      t->nr = s->nr;
-    } else if (s->nr) {
-      h->oom = 1;
-    }
-    b->nseg++;
-    return;
-  }
-}
-
-static int before(const H *h, const Epoch *e, const uint32_t *v) {
-  (void)h;
-  return e->clock <= v[e->agent];
-}
-
-static int is_stream(const H *h, int agent) {
-  return agent >= h->nthreads;
-}
-
-/* One access by agent a (clock row v) to [lo, hi) of buffer ref. */
-static void access(H *h, int a, RtRef ref, uint32_t lo, uint32_t hi, int write, int32_t seq) {
-  Buf *b = buf_of(h, ref, 0);
-  if (b == NULL || hi <= lo)
-    return;
-  const uint32_t *v = row(h, a);
-  Epoch x = {a, v[a], seq, h->t[seq].op};
-  RtRef bref = RT_REF(RT_REF_KIND(ref), RT_REF_ID(ref), 0);
-  if (b->freed) {
-    report(h, HB_USE_AFTER_FREE, HB_SUB_NONE, b->free_seq, seq, bref, lo, hi, -1, a);
-    return;
-  }
-  if (b->device && !before(h, &b->alloc, v))
-    report(h, HB_USE_BEFORE_ALLOC, HB_SUB_NONE, b->alloc.seq, seq, bref, lo, hi, b->alloc.agent, a);
-  if (hi > b->size)
-    hi = b->size;
-  split(h, b, lo);
-  split(h, b, hi);
-  int host = !is_stream(h, a);
-  for (int i = 0; i < b->nseg; i++) {
-    Seg *s = &b->seg[i];
-    if (s->hi <= lo || s->lo >= hi)
-      continue;
-    if (s->has_w && s->w.agent != a && !before(h, &s->w, v)) {
-      int kind = HB_DATA_RACE, sub = write ? HB_SUB_WAW : HB_SUB_RAW;
-      if (host && is_stream(h, s->w.agent)) {
-        kind = write ? HB_HOST_WRITE_WHILE_IN_USE : HB_HOST_READ_BEFORE_COMPLETE;
-        sub = HB_SUB_NONE;
-      }
-      report(h, kind, sub, s->w.seq, seq, bref, s->lo, s->hi, s->w.agent, a);
-    }
-    if (write) {
-      for (int k = 0; k < s->nr; k++) {
-        const Epoch *r = &s->r[k];
-        if (r->agent != a && !before(h, r, v)) {
-          int kind = host && is_stream(h, r->agent) ? HB_HOST_WRITE_WHILE_IN_USE : HB_DATA_RACE;
-          report(h, kind, kind == HB_DATA_RACE ? HB_SUB_WAR : HB_SUB_NONE, r->seq, seq, bref, s->lo,
-                 s->hi, r->agent, a);
-        }
-      }
-      s->has_w = 1;
-      s->w = x;
-      s->nr = 0;
-    } else {
-      int k = 0;
-      while (k < s->nr && s->r[k].agent != a)
-        k++;
-      if (k == s->nr) {
-        if (af_grow((void **)&s->r, &s->capr, s->nr + 1, sizeof(Epoch))) {
-          h->oom = 1;
-          return;
-        }
-        s->nr++;
-      }
-      s->r[k] = x;
-    }
-  }
-}
-
-/* Byte range of a pointer reference of `bytes` bytes. */
-static void range_of(RtRef r, uint64_t bytes, uint32_t *lo, uint32_t *hi) {
-  *lo = RT_REF_VAL(r);
-  uint64_t end = (uint64_t)*lo + bytes;
-  *hi = end > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)end;
-}
-
-static uint64_t ref_u64(RtRef r) {
-  return ((uint64_t)RT_REF_ID(r) << 32) | RT_REF_VAL(r);
-}
-
-/* Bytes per element of a host_init or observe record: its fourth argument when typed, else 4. */
-static uint32_t elem_bytes(const RtRec *r) {
-  return r->nargs > 3 ? (uint32_t)ref_u64(r->args[3]) : 4;
-}
-
-/* ---- calls ---- */
-
-static void free_buf(H *h, int a, const RtRec *r) {
-  Buf *b = buf_of(h, r->args[0], 0);
-  if (b == NULL)
-    return;
-  uint32_t *v = row(h, a);
-  if (h->opt.lenient_free)
-    for (int s = 0; s < h->nstreams; s++)
-      join_rows(h, a, h->nthreads + s);
-  RtRef bref = RT_REF(RT_REF_KIND(r->args[0]), RT_REF_ID(r->args[0]), 0);
-  for (int i = 0; i < b->nseg; i++) {
-    const Seg *s = &b->seg[i];
-    if (s->has_w && s->w.agent != a && !before(h, &s->w, v))
-      report(h, HB_FREE_WHILE_IN_USE, HB_SUB_NONE, s->w.seq, (int32_t)r->seq, bref, s->lo, s->hi,
-             s->w.agent, a);
-    for (int k = 0; k < s->nr; k++)
-      if (s->r[k].agent != a && !before(h, &s->r[k], v))
-        report(h, HB_FREE_WHILE_IN_USE, HB_SUB_NONE, s->r[k].seq, (int32_t)r->seq, bref, s->lo,
-               s->hi, s->r[k].agent, a);
-  }
-  b->freed = 1;
-  b->free_seq = (int32_t)r->seq;
-}
-
-static int32_t destroy_seq_of(const H *h, RtRef ref) {
-  int id = RT_REF_ID(ref);
-  if (RT_REF_KIND(ref) == RT_REF_STREAM && id < h->nstreams)
-    return h->s_dseq[id];
-  if (RT_REF_KIND(ref) == RT_REF_EVENT && id < h->nevents)
-    return h->e_dseq[id];
-  return -1;
-}
-
-/* A call the runtime refused: it had no effect; report what kind of misuse it was. */
-static void refused(H *h, int a, const RtRec *r) {
-  RtRef handle = r->nargs ? r->args[0] : 0;
-  for (int i = 0; i < r->nargs; i++) {
-    int k = RT_REF_KIND(r->args[i]);
-    if (k == RT_REF_STREAM || k == RT_REF_EVENT || k == RT_REF_BAD || k == RT_REF_NULL) {
-      if (r->detail == RT_DETAIL_DESTROYED && destroy_seq_of(h, r->args[i]) < 0)
-        continue;
-      handle = r->args[i];
-      if (r->detail != RT_DETAIL_WRONG_KIND || k != RT_REF_NULL)
-        break;
-    }
-  }
-  switch (r->detail) {
-  case RT_DETAIL_WRONG_KIND:
-    report(h, HB_INVALID_HANDLE, HB_SUB_WRONG_KIND, -1, (int32_t)r->seq, handle, 0, 0, -1, a);
-    break;
-  case RT_DETAIL_NOT_A_HANDLE:
-  case RT_DETAIL_NULL_HANDLE:
-    report(h, HB_INVALID_HANDLE, HB_SUB_NONE, -1, (int32_t)r->seq, handle, 0, 0, -1, a);
-    break;
-  case RT_DETAIL_DESTROYED:
-    report(h, HB_USE_OF_DESTROYED_HANDLE, HB_SUB_NONE, destroy_seq_of(h, handle), (int32_t)r->seq,
-           handle, 0, 0, -1, a);
-    break;
-  case RT_DETAIL_DOUBLE_FREE: {
-    Buf *b = buf_of(h, r->args[0], 0);
-    report(h, HB_DOUBLE_FREE, HB_SUB_NONE, b ? b->free_seq : -1, (int32_t)r->seq, r->args[0], 0, 0,
-           -1, a);
-    break;
-  }
-  case RT_DETAIL_INVALID_FREE:
-    report(h, HB_INVALID_FREE, HB_SUB_NONE, -1, (int32_t)r->seq, r->args[0], 0, 0, -1, a);
-    break;
-  default:
-    break; /* bad arguments etc.: runtime errors, not ordering facts */
-  }
-}
-
-static void region_clock(H *h, uint32_t *dst_rows, int region, const uint32_t *src) {
-  if (region >= 0 && region < h->nregions)
-    memcpy(dst_rows + (size_t)region * (size_t)h->A, src, sizeof(uint32_t) * (size_t)h->A);
-}
-
-/* Streams and events: creation, destruction, waits and records. */
-static void step_streams(H *h, int a, const RtRec *r) {
-  uint32_t *v = row(h, a);
-  int seq = (int)r->seq;
-  switch (r->call) {
-  case RT_CALL_STREAM_CREATE:
-    if (RT_REF_KIND(r->ret) == RT_REF_STREAM) {
-      int s = RT_REF_ID(r->ret);
-      if (s < h->nstreams) {
-        h->s_created[s] = 1;
-        h->s_seq[s] = seq;
-        join_rows(h, h->nthreads + s, a);
-      }
-    }
-    break;
-  case RT_CALL_STREAM_DESTROY:
-    if (RT_REF_ID(r->args[0]) < h->nstreams) {
-      h->s_destroyed[RT_REF_ID(r->args[0])] = 1;
-      h->s_dseq[RT_REF_ID(r->args[0])] = seq;
-    }
-    break;
-  case RT_CALL_STREAM_SYNCHRONIZE:
-    join_rows(h, a, stream_agent(h, r->args[0]));
-    break;
-  case RT_CALL_STREAM_WAIT_EVENT: {
-    int sa = stream_agent(h, r->args[0]);
-    int e = RT_REF_ID(r->args[1]);
-    enqueue(h, a, sa);
-    if (e < h->nevents && h->e_recorded[e]) {
-      join(h, row(h, sa), h->snap + (size_t)e * (size_t)h->A);
-      h->ver[sa]++;
-    } else {
-      report(h, HB_WAIT_ON_UNRECORDED_EVENT, HB_SUB_NONE, -1, seq, r->args[1], 0, 0, -1, a);
-    }
-    break;
-  }
-  case RT_CALL_EVENT_CREATE:
-    if (RT_REF_KIND(r->ret) == RT_REF_EVENT && RT_REF_ID(r->ret) < h->nevents) {
-      h->e_created[RT_REF_ID(r->ret)] = 1;
-      h->e_seq[RT_REF_ID(r->ret)] = seq;
-    }
-    break;
-  case RT_CALL_EVENT_DESTROY:
-    if (RT_REF_ID(r->args[0]) < h->nevents) {
-      h->e_destroyed[RT_REF_ID(r->args[0])] = 1;
-      h->e_dseq[RT_REF_ID(r->args[0])] = seq;
-    }
-    break;
-  case RT_CALL_EVENT_SYNCHRONIZE: {
-    int e = RT_REF_ID(r->args[0]);
-    if (e < h->nevents && h->e_recorded[e]) {
-      join(h, v, h->snap + (size_t)e * (size_t)h->A);
-      h->ver[a]++;
-    } else {
-      report(h, HB_WAIT_ON_UNRECORDED_EVENT, HB_SUB_NONE, -1, seq, r->args[0], 0, 0, -1, a);
-    }
-    break;
-  }
-  case RT_CALL_EVENT_RECORD: {
-    int e = RT_REF_ID(r->args[0]);
-    int sa = stream_agent(h, r->args[1]);
-    enqueue(h, a, sa);
-    if (e < h->nevents) {
-      memcpy(h->snap + (size_t)e * (size_t)h->A, row(h, sa), sizeof(uint32_t) * (size_t)h->A);
-      h->e_recorded[e] = 1;
-    }
-    break;
-  }
-  default:
-    break;
-  }
-}
-
-/* Memory: allocation, frees, and the accesses of copies, sets, kernels and the host. */
-static void step_memory(H *h, int a, const RtRec *r) {
-  uint32_t *v = row(h, a);
-  int seq = (int)r->seq;
-  switch (r->call) {
-  case RT_CALL_MEM_ALLOC:
-    if (RT_REF_KIND(r->ret) == RT_REF_BUF) {
-      Buf *b = buf_of(h, r->ret, 1);
-      Epoch e = {a, v[a], seq, r->op};
-      if (b)
-        buf_reset(h, b, (uint32_t)ref_u64(r->args[0]), 1, e);
-    }
-    break;
-  case RT_CALL_MEM_FREE:
-    free_buf(h, a, r);
-    break;
-  case RT_CALL_MEMCPY: {
-    int sa = stream_agent(h, r->args[3]);
-    enqueue(h, a, sa);
-    uint32_t lo, hi;
-    uint64_t bytes = ref_u64(r->args[2]);
-    range_of(r->args[1], bytes, &lo, &hi);
-    access(h, sa, r->args[1], lo, hi, 0, seq);
-    range_of(r->args[0], bytes, &lo, &hi);
-    access(h, sa, r->args[0], lo, hi, 1, seq);
-    break;
-  }
-  case RT_CALL_MEMSET32:
-  case RT_CALL_MEMSET16: {
-    int sa = stream_agent(h, r->args[3]);
-    enqueue(h, a, sa);
-    uint32_t lo, hi;
-    range_of(r->args[0], ref_u64(r->args[2]) * (r->call == RT_CALL_MEMSET32 ? 4 : 2), &lo, &hi);
-    access(h, sa, r->args[0], lo, hi, 1, seq);
-    break;
-  }
-  case RT_CALL_LAUNCH_KERNEL: {
-    const KernelInfo *ki = kernel_info(RT_REF_ID(r->args[0]));
-    if (ki == NULL || r->nargs < 2 + ki->nbufs + 2)
-      break;
-    int sa = stream_agent(h, r->args[1]);
-    enqueue(h, a, sa);
-    uint64_t n = ref_u64(r->args[2 + ki->nbufs + 1]);
-    int strided = r->nargs >= 2 + 2 * ki->nbufs + 2; /* views' strides follow */
-    for (int pass = 0; pass < 2; pass++)             /* reads first, then writes */
-      for (int k = 0; k < ki->nbufs; k++) {
-        int w = (ki->access[k] & KERNEL_WRITE) != 0;
-        uint64_t st = strided ? ref_u64(r->args[2 + ki->nbufs + 2 + k]) : 1;
-        if (w != pass)
-          continue;
-        uint32_t lo, hi;
-        if (st <= 1) {
-          range_of(r->args[2 + k], n * 4, &lo, &hi);
-          access(h, sa, r->args[2 + k], lo, hi, w, seq);
-          continue;
-        }
-        for (uint64_t e = 0; e < n && e < 0x10000; e++) { /* the view's elements only */
-          uint64_t at = RT_REF_VAL(r->args[2 + k]) + e * st * 4;
-          if (at + 4 > 0xFFFFFFFFu)
-            break;
-          access(h, sa, r->args[2 + k], (uint32_t)at, (uint32_t)at + 4, w, seq);
-        }
-      }
-    break;
-  }
-  case RT_CALL_HOST_INIT: {
-    RtRef hr = RT_REF(RT_REF_HOST, (int)RT_REF_VAL(r->args[0]), 0);
-    Buf *b = buf_of(h, hr, 1);
-    Epoch e = {a, v[a], seq, r->op};
-    if (b) {
-      uint32_t bytes = (uint32_t)ref_u64(r->args[2]) * elem_bytes(r);
-      if (!b->known) /* first init: the buffer comes into being */
-        buf_reset(h, b, bytes, 0, e);
-      access(h, a, hr, 0, bytes, 1, seq);
-    }
-    break;
-  }
-  case RT_CALL_HOST_REGISTER: {
-    Buf *b = buf_of(h, r->args[0], 1);
-    Epoch e = {a, v[a], seq, r->op};
-    if (b && !b->known)
-      buf_reset(h, b, (uint32_t)ref_u64(r->args[1]), 0, e);
-    break;
-  }
-  case RT_CALL_OBSERVE: {
-    uint32_t lo, hi;
-    range_of(r->args[1], ref_u64(r->args[2]) * elem_bytes(r), &lo, &hi);
-    access(h, a, r->args[1], lo, hi, 0, seq);
-    break;
-  }
-  default:
-    break;
-  }
-}
-
-/* async.execute regions and async values: spawn, start, yield, release, acquire, await. */
-static void step_regions(H *h, int a, const RtRec *r) {
-  uint32_t *v = row(h, a);
-  switch (r->call) {
-  case RT_CALL_SPAWN:
-    region_clock(h, h->spawn_vc, RT_REF_ID(r->args[0]), v);
-    if (RT_REF_ID(r->args[0]) < h->nregions)
-      h->spawned[RT_REF_ID(r->args[0])] = 1;
-    break;
-  case RT_CALL_START:
-    if (RT_REF_ID(r->args[0]) < h->nregions && h->spawned[RT_REF_ID(r->args[0])]) {
-      join(h, v, h->spawn_vc + (size_t)RT_REF_ID(r->args[0]) * (size_t)h->A);
-      h->ver[a]++;
-    }
-    break;
-  case RT_CALL_YIELD:
-    region_clock(h, h->yield_vc, RT_REF_ID(r->args[0]), v);
-    if (RT_REF_ID(r->args[0]) < h->nregions)
-      h->yielded[RT_REF_ID(r->args[0])] = 1;
-    break;
-  case RT_CALL_RELEASE: {
-    int o = RT_REF_ID(r->args[0]);
-    if (o < h->nasync) {
-      uint32_t *ov = h->async_vc + (size_t)o * (size_t)h->A;
-      if (!h->released[o])
-        memset(ov, 0, sizeof(uint32_t) * (size_t)h->A);
-      join(h, ov, v);
-      h->released[o] = 1;
-    }
-    break;
-  }
-  case RT_CALL_ACQUIRE: {
-    int o = RT_REF_ID(r->args[0]);
-    if (o < h->nasync && h->released[o]) {
-      join(h, v, h->async_vc + (size_t)o * (size_t)h->A);
-      h->ver[a]++;
-    }
-    break;
-  }
-  case RT_CALL_AWAIT:
-    if (RT_REF_ID(r->args[0]) < h->nregions && h->yielded[RT_REF_ID(r->args[0])]) {
-      join(h, v, h->yield_vc + (size_t)RT_REF_ID(r->args[0]) * (size_t)h->A);
-      h->ver[a]++;
-    }
-    break;
-  default:
-    break;
-  }
-}
-
-static void step(H *h, const RtRec *r) {
-  int a = thread_agent(h, r->tid);
-  uint32_t *v = row(h, a);
-  v[a]++;
-  h->act = a;
-  if (r->err) {
-    refused(h, a, r);
-    return;
-  }
-  step_streams(h, a, r);
-  step_memory(h, a, r);
-  step_regions(h, a, r);
 }
 
 /* Leaks are found at the end of the run: they sort after everything else. */
@@ -693,40 +60,6 @@ static int know_alloc(H *h) {
   return 0;
 }
 
-static int is_access(int call) {
-  switch (call) {
-  case RT_CALL_MEMCPY:
-  case RT_CALL_MEMSET32:
-  case RT_CALL_MEMSET16:
-  case RT_CALL_LAUNCH_KERNEL:
-  case RT_CALL_OBSERVE:
-  case RT_CALL_MEM_FREE:
-    return 1;
-  default:
-    return 0;
-  }
-}
-
-/* After record i: its epoch, and the knowledge of its op unless an access already set it. */
-static void know_note(H *h, int i) {
-  HbResult *res = h->res;
-  const RtRec *r = &h->t[i];
-  res->agent[i] = h->act;
-  res->clock[i] = row(h, h->act)[h->act];
-  int op = r->op;
-  if (op < 0 || op >= res->nops || res->known[op] == 2)
-    return;
-  uint32_t *k = res->know + (size_t)op * (size_t)h->A;
-  if (res->known[op] == 0 || (!r->err && is_access(r->call)))
-    memcpy(k, row(h, h->act), sizeof(uint32_t) * (size_t)h->A);
-  else /* the calls that implement an op without an access: what any of them knew */
-    join(h, k, row(h, h->act));
-  /* an async alloc's token is its stream: what the stream knew passes on to the token's users */
-  if (r->call == RT_CALL_MEM_ALLOC && r->nargs > 1 && RT_REF_KIND(r->args[1]) == RT_REF_STREAM)
-    join(h, k, row(h, stream_agent(h, r->args[1])));
-  res->known[op] = !r->err && is_access(r->call) ? 2 : 1;
-}
-
 int hb_op_knows(const HbResult *r, int op, int32_t seq) {
   if (r == NULL || r->know == NULL || op < 0 || op >= r->nops || !r->known[op] || seq < 0 ||
       seq >= r->ntrace || r->agent[seq] < 0)
@@ -745,29 +78,13 @@ void hb_result_free(HbResult *r) {
   af_free(r);
 }
 
-static void free_bufs(Buf *arr, int n) {
-  for (int i = 0; i < n; i++) {
-    for (int k = 0; k < arr[i].nseg; k++)
-      af_free(arr[i].seg[k].r);
-    af_free(arr[i].seg);
-  }
-  af_free(arr);
-}
-
 void hb_options_for(HbOptions *ho, int abi, int memfree_sync) {
   ho->lenient_free = memfree_sync || abi == RT_ABI_ROCM;
   ho->legacy_sync = abi == RT_ABI_ROCM;
 }
 
-int hb_check(const RtRec *trace, int n, const HbOptions *opt, HbResult **out, AfErr *err) {
-  *out = NULL;
-  H h;
-  memset(&h, 0, sizeof h);
-  h.t = trace;
-  h.n = n;
-  if (opt)
-    h.opt = *opt;
-  /* size the agent and handle tables from the trace */
+/* The sizes of the agent and handle tables: the options' hints, else from the trace. */
+static void size_tables(H *h, const RtRec *trace, int n, const HbOptions *opt) {
   int maxtid = 0, maxs = 0, maxe = -1, maxr = -1, maxa = -1;
   int hinted = opt && opt->nthreads > 0 && opt->nstreams > 0;
   if (hinted) {
@@ -794,103 +111,101 @@ int hb_check(const RtRec *trace, int n, const HbOptions *opt, HbResult **out, Af
         maxa = id;
     }
   }
-  h.nthreads = maxtid + 1;
-  h.nstreams = maxs + 1;
-  h.nevents = maxe + 1;
-  h.nregions = maxr + 1;
-  h.nasync = maxa + 1;
-  h.A = h.nthreads + h.nstreams;
-  size_t A = (size_t)h.A;
-  int rc = 0;
-  h.res = af_calloc(1, sizeof(HbResult));
-  h.vc = af_calloc(A * A, sizeof(uint32_t));
-  h.ver = af_calloc(A, sizeof(uint32_t));
-  h.jver = af_calloc((size_t)h.nstreams * (size_t)h.nthreads, sizeof(uint32_t));
-  h.s_created = af_calloc((size_t)h.nstreams, 1);
-  h.s_destroyed = af_calloc((size_t)h.nstreams, 1);
-  h.s_seq = af_calloc((size_t)h.nstreams, sizeof(int32_t));
-  h.s_dseq = af_malloc(sizeof(int32_t) * (size_t)h.nstreams);
-  h.e_created = af_calloc((size_t)h.nevents + 1, 1);
-  h.e_destroyed = af_calloc((size_t)h.nevents + 1, 1);
-  h.e_recorded = af_calloc((size_t)h.nevents + 1, 1);
-  h.e_seq = af_calloc((size_t)h.nevents + 1, sizeof(int32_t));
-  h.e_dseq = af_malloc(sizeof(int32_t) * (size_t)(h.nevents + 1));
+  h->nthreads = maxtid + 1;
+  h->nstreams = maxs + 1;
+  h->nevents = maxe + 1;
+  h->nregions = maxr + 1;
+  h->nasync = maxa + 1;
+  h->A = h->nthreads + h->nstreams;
+}
+
+/* The tables of the sizes size_tables found. 0 or AF_ENOMEM. */
+static int alloc_tables(H *h) {
+  size_t A = (size_t)h->A;
+  h->res = af_calloc(1, sizeof(HbResult));
+  h->vc = af_calloc(A * A, sizeof(uint32_t));
+  h->ver = af_calloc(A, sizeof(uint32_t));
+  h->jver = af_calloc((size_t)h->nstreams * (size_t)h->nthreads, sizeof(uint32_t));
+  h->s_created = af_calloc((size_t)h->nstreams, 1);
+  h->s_destroyed = af_calloc((size_t)h->nstreams, 1);
+  h->s_seq = af_calloc((size_t)h->nstreams, sizeof(int32_t));
+  h->s_dseq = af_malloc(sizeof(int32_t) * (size_t)h->nstreams);
+  h->e_created = af_calloc((size_t)h->nevents + 1, 1);
+  h->e_destroyed = af_calloc((size_t)h->nevents + 1, 1);
+  h->e_recorded = af_calloc((size_t)h->nevents + 1, 1);
+  h->e_seq = af_calloc((size_t)h->nevents + 1, sizeof(int32_t));
+  h->e_dseq = af_malloc(sizeof(int32_t) * (size_t)(h->nevents + 1));
   /* rows read only after they are written (recorded, spawned, yielded): not zeroed */
-  h.snap = af_malloc(((size_t)h.nevents + 1) * A * sizeof(uint32_t));
-  h.spawn_vc = af_malloc(((size_t)h.nregions + 1) * A * sizeof(uint32_t));
-  h.yield_vc = af_malloc(((size_t)h.nregions + 1) * A * sizeof(uint32_t));
-  h.yielded = af_calloc((size_t)h.nregions + 1, 1);
-  h.spawned = af_calloc((size_t)h.nregions + 1, 1);
-  h.async_vc = af_malloc(((size_t)h.nasync + 1) * A * sizeof(uint32_t));
-  h.released = af_calloc((size_t)h.nasync + 1, 1);
-  if (!h.res || !h.vc || !h.ver || !h.jver || !h.s_created || !h.s_destroyed || !h.s_seq ||
-      !h.s_dseq || !h.e_created || !h.e_destroyed || !h.e_recorded || !h.e_seq || !h.e_dseq ||
-      !h.snap || !h.spawn_vc || !h.yield_vc || !h.yielded || !h.spawned || !h.async_vc ||
-      !h.released) {
-    rc = af_err_set(err, AF_ENOMEM, "out of memory in the happens-before checker");
-    goto out;
+  h->snap = af_malloc(((size_t)h->nevents + 1) * A * sizeof(uint32_t));
+  h->spawn_vc = af_malloc(((size_t)h->nregions + 1) * A * sizeof(uint32_t));
+  h->yield_vc = af_malloc(((size_t)h->nregions + 1) * A * sizeof(uint32_t));
+  h->yielded = af_calloc((size_t)h->nregions + 1, 1);
+  h->spawned = af_calloc((size_t)h->nregions + 1, 1);
+  h->async_vc = af_malloc(((size_t)h->nasync + 1) * A * sizeof(uint32_t));
+  h->released = af_calloc((size_t)h->nasync + 1, 1);
+  if (!h->res || !h->vc || !h->ver || !h->jver || !h->s_created || !h->s_destroyed || !h->s_seq ||
+      !h->s_dseq || !h->e_created || !h->e_destroyed || !h->e_recorded || !h->e_seq || !h->e_dseq ||
+      !h->snap || !h->spawn_vc || !h->yield_vc || !h->yielded || !h->spawned || !h->async_vc ||
+      !h->released)
+    return AF_ENOMEM;
+  for (int s = 0; s < h->nstreams; s++)
+    h->s_dseq[s] = -1;
+  for (int e = 0; e <= h->nevents; e++)
+    h->e_dseq[e] = -1;
+  return h->opt.nops > 0 ? know_alloc(h) : 0;
+}
+
+static void free_tables(H *h) {
+  hb_result_free(h->res);
+  hb__free_bufs(h->dev, h->ndev);
+  hb__free_bufs(h->host, h->nhost);
+  hb__free_bufs(h->reg, h->nreg);
+  af_free(h->released);
+  af_free(h->async_vc);
+  af_free(h->spawned);
+  af_free(h->yielded);
+  af_free(h->yield_vc);
+  af_free(h->spawn_vc);
+  af_free(h->snap);
+  af_free(h->e_dseq);
+  af_free(h->e_seq);
+  af_free(h->e_recorded);
+  af_free(h->e_destroyed);
+  af_free(h->e_created);
+  af_free(h->s_dseq);
+  af_free(h->s_seq);
+  af_free(h->s_destroyed);
+  af_free(h->s_created);
+  af_free(h->jver);
+  af_free(h->ver);
+  af_free(h->vc);
+}
+
+int hb_check(const RtRec *trace, int n, const HbOptions *opt, HbResult **out, AfErr *err) {
+  *out = NULL;
+  H h;
+  memset(&h, 0, sizeof h);
+  h.t = trace;
+  h.n = n;
+  if (opt)
+    h.opt = *opt;
+  size_tables(&h, trace, n, opt);
+  int rc = alloc_tables(&h);
+  if (rc == 0) {
+    h.res->lenient_free = h.opt.lenient_free;
+    h.res->legacy_sync = h.opt.legacy_sync;
+    hb__replay(&h);
   }
-  for (int s = 0; s < h.nstreams; s++)
-    h.s_dseq[s] = -1;
-  for (int e = 0; e <= h.nevents; e++)
-    h.e_dseq[e] = -1;
-  if (h.opt.nops > 0 && know_alloc(&h)) {
-    rc = af_err_set(err, AF_ENOMEM, "out of memory in the happens-before checker");
-    goto out;
-  }
-  h.res->lenient_free = h.opt.lenient_free;
-  h.res->legacy_sync = h.opt.legacy_sync;
-  for (int i = 0; i < n && !h.oom; i++)
-    if (trace[i].call != RT_CALL_EXEC && trace[i].call != RT_CALL_LEAK) {
-      step(&h, &trace[i]);
-      if (h.res->know)
-        know_note(&h, i);
-    }
-  for (int s = 1; s < h.nstreams; s++)
-    if (h.s_created[s] && !h.s_destroyed[s])
-      report(&h, HB_LEAK_STREAM, HB_SUB_NONE, -1, h.s_seq[s], RT_REF(RT_REF_STREAM, s, 0), 0, 0, -1,
-             -1);
-  for (int e = 0; e < h.nevents; e++)
-    if (h.e_created[e] && !h.e_destroyed[e])
-      report(&h, HB_LEAK_EVENT, HB_SUB_NONE, -1, h.e_seq[e], RT_REF(RT_REF_EVENT, e, 0), 0, 0, -1,
-             -1);
-  for (int b = 0; b < h.ndev; b++)
-    if (h.dev[b].known && !h.dev[b].freed)
-      report(&h, HB_LEAK_BUFFER, HB_SUB_NONE, -1, h.dev[b].alloc.seq, RT_REF(RT_REF_BUF, b, 0), 0,
-             h.dev[b].size, -1, h.dev[b].alloc.agent);
-  if (h.oom) {
-    rc = af_err_set(err, AF_ENOMEM, "out of memory in the happens-before checker");
-    goto out;
+  if (rc || h.oom) {
+    free_tables(&h);
+    return af_err_set(err, AF_ENOMEM, "out of memory in the happens-before checker");
   }
   if (h.res->nreports > 1)
     qsort(h.res->reports, (size_t)h.res->nreports, sizeof(HbReport), cmp_report);
   *out = h.res;
   h.res = NULL;
-out:
-  hb_result_free(h.res);
-  free_bufs(h.dev, h.ndev);
-  free_bufs(h.host, h.nhost);
-  free_bufs(h.reg, h.nreg);
-  af_free(h.released);
-  af_free(h.async_vc);
-  af_free(h.spawned);
-  af_free(h.yielded);
-  af_free(h.yield_vc);
-  af_free(h.spawn_vc);
-  af_free(h.snap);
-  af_free(h.e_dseq);
-  af_free(h.e_seq);
-  af_free(h.e_recorded);
-  af_free(h.e_destroyed);
-  af_free(h.e_created);
-  af_free(h.s_dseq);
-  af_free(h.s_seq);
-  af_free(h.s_destroyed);
-  af_free(h.s_created);
-  af_free(h.jver);
-  af_free(h.ver);
-  af_free(h.vc);
-  return rc;
+  free_tables(&h);
+  return 0;
 }
 
 static void fmt_agent(AfBuf *b, int32_t agent) {

@@ -9,9 +9,9 @@
  * orderings the CUDA documentation guarantees create edges: a call that failed creates none
  * (so an EventSynchronize given a stream orders nothing), and mgpuMemFree synchronizes
  * nothing unless the lenient option credits it (the rocm flavour's hipFree does). With
- * legacy_sync the legacy stream orders itself with the created streams. Shadow state per buffer byte range keeps the
- * last write and the reads since, so a missing synchronization is reported from the trace
- * alone, whatever the schedule happened to do.
+ * legacy_sync the legacy stream orders itself with the created streams. Shadow state per buffer
+ * byte range keeps the last write and the reads since, so a missing synchronization is reported
+ * from the trace alone, whatever the schedule happened to do.
  *
  * It reads only the trace (no Case): oracle.c maps reports to Case ops for signatures.
  */

@@ -1,0 +1,229 @@
+/*
+ * loop.c: the loop of one campaign process: batches of cases from its seeds (generated,
+ * drawn again where steering says so, validated, their expected observations), checked
+ * through every lowering (each configuration of the matrix in turn), their failures recorded
+ * (record.c) and differences counted (summary.c); its counters published to its slot.
+ */
+#include "campaign_int.h"
+
+#include <string.h>
+
+/* The cases of one batch: n cases from the worker's next seeds, validated, with their
+ * expected observations. *ngen: how many were generated (to free). -1 on a generator bug
+ * (the case is kept as DIR/invalid-case-SEED.json). */
+static int gen_batch(Campaign *k, int w, int jobs, uint64_t *next, int n, GenCase *cases,
+                     OracleExpected **es, const GenCase **cp, int *ngen) {
+  AfErr err = {0};
+  *ngen = 0;
+  for (int j = 0; j < n; j++, (*ngen)++) {
+    /* shard I of N: seeds SEED + I + N * k; worker w of the shard: k = w + jobs * i */
+    uint64_t cseed = k->c.seed + (uint64_t)(k->c.nshards > 1 ? k->c.shard : 0) +
+                     campaign__nshards(k) * ((uint64_t)w + (uint64_t)jobs * (*next)++);
+    GenConfig cfg = k->c.cfg;
+    if (k->c.swarm)
+      gen_config_swarm(&k->c.cfg, cseed, &cfg);
+    int rc = gen_generate(&cases[j], cseed, &cfg, &err);
+    /* a case with a shape to avoid is drawn again from seeds derived from its own (each case
+     * records the seed and knobs that made it, so it regenerates as before) */
+    int again = 0;
+    for (int a = 1; rc == 0 && a <= 64 && k->st.navoid > 0 &&
+                    gen_case_has_shape(&cases[j], k->avoid, k->st.navoid);
+         a++) {
+      gen_case_free(&cases[j]);
+      cseed = af_mix64(cseed, (uint64_t)a);
+      cfg = k->c.cfg;
+      if (k->c.swarm)
+        gen_config_swarm(&k->c.cfg, cseed, &cfg);
+      rc = gen_generate(&cases[j], cseed, &cfg, &err);
+      again = 1;
+    }
+    k->st.avoided += again;
+    if (rc == 0)
+      rc = gen_validate(&cases[j], &err);
+    if (rc == 0)
+      rc = oracle_expect(&cases[j], &es[j], &err);
+    cp[j] = &cases[j];
+    if (rc) { /* a generator bug: keep the evidence and stop */
+      campaign__problem(k, "case seed %llu: %s", (unsigned long long)cseed, err.msg);
+      char path[4096];
+      snprintf(path, sizeof path, "%s/invalid-case-%llu.json", k->c.out, (unsigned long long)cseed);
+      AfErr e2 = {0};
+      if (cases[j].nops)
+        gen_case_save(&cases[j], path, &e2);
+      (*ngen)++;
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Checks cases[0..n) through every lowering: res[l * B + j] for lowering l, case j. The
+ * schedules' seeds derive from each case's seed (mlir-opt: from the batch's first case, one
+ * set per process). -1 when the pipeline could not run (reported). */
+static int check_batch(Campaign *k, int conf, GenCase *cases, OracleExpected **es,
+                       const GenCase **cp, int n, CheckResult *res) {
+  AfErr err = {0};
+  for (int l = 0; l < k->c.nspecs; l++) {
+    CheckResult *r = res + (size_t)l * (size_t)k->batch;
+    int rc = 0;
+    Schedule s[CHECK_MAX_SCHED];
+    const LowerSpec *sp =
+        campaign_spec(&k->c, k->c.nmatrix > 0 && l == k->c.matrix_low ? k->c.nspecs + conf : l);
+    if (sp->kind == LOWER_MLIR_OPT) {
+      for (int j = 0; j < k->nsched; j++) {
+        s[j] = k->sched[j];
+        s[j].seed = af_mix64(cases[0].seed, (uint64_t)j + 1);
+      }
+      rc = check_cases(cp, n, sp, s, k->nsched, (const OracleExpected *const *)es, &k->c.opts, r,
+                       &err);
+    } else {
+      for (int j = 0; j < n && rc == 0; j++) {
+        for (int q = 0; q < k->nsched; q++) {
+          s[q] = k->sched[q];
+          s[q].seed = af_mix64(cases[j].seed, (uint64_t)q + 1);
+        }
+        rc = check_case(&cases[j], sp, s, k->nsched, es[j], &k->c.opts, &r[j], &err);
+      }
+    }
+    if (rc) {
+      campaign__problem(k, "lowering %s, cases from seed %llu: %s", sp->name,
+                        (unsigned long long)cases[0].seed, err.msg);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Records the batch's failures and differences. -1 when output cannot be written. */
+static int record_batch(Campaign *k, int conf, GenCase *cases, OracleExpected **es, int n,
+                        const CheckResult *res) {
+  for (int j = 0; j < n; j++) {
+    k->st.cases++;
+    const CheckResult *rs[CAMPAIGN_MAX_LOWERINGS];
+    int executed = 1;
+    for (int l = 0; l < k->c.nspecs; l++) {
+      const CheckResult *r = &res[(size_t)l * (size_t)k->batch + (size_t)j];
+      rs[l] = r;
+      executed &= r->executed != 0;
+      k->executed_per[l] += r->executed != 0;
+      int low = l;
+      if (k->c.nmatrix > 0 && l == k->c.matrix_low) {
+        low = k->c.nspecs + conf;
+        k->conf[conf].cases++;
+        k->conf[conf].executed += r->executed != 0;
+        k->conf[conf].failures += r->first_fail >= 0;
+      }
+      if (r->first_fail >= 0 && campaign__record(k, low, &cases[j], &r->sched[r->first_fail],
+                                                 &r->verdict[r->first_fail], es[j]) != 0)
+        return -1;
+    }
+    k->st.executed += executed;
+    if (k->c.nspecs > 1)
+      campaign__note_differ(k, rs, cases[j].seed);
+  }
+  return 0;
+}
+
+/* This process's counters into its slot, for the parent of workers and the resume state
+ * (next: the cases it started). */
+static void publish(Slot *me, const Campaign *k, uint64_t next) {
+  me->next = next;
+  me->cases = k->st.cases;
+  me->failures = k->st.failures;
+  me->new_findings = k->st.new_findings;
+  me->known_hits = k->st.known_hits;
+  me->corpus = k->st.corpus;
+  me->sigs = k->nsigs;
+  me->differ = k->st.differ_cases;
+  me->executed = k->st.executed;
+  me->avoided = k->st.avoided;
+  memcpy(me->executed_per, k->executed_per, sizeof me->executed_per);
+  memcpy(me->conf, k->conf, sizeof me->conf);
+  me->matrix_checked = k->st.matrix_checked;
+  me->matrix_differ = k->st.matrix_differ;
+}
+
+/* The loop of one process (worker w of jobs): until the deadline, max_cases or a stop. 0, or
+ * -1 when it stopped on an error (reported). */
+int campaign__loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int show) {
+  int B = k->batch, ex = 0;
+  GenCase *cases = af_calloc((size_t)B, sizeof *cases);
+  OracleExpected **es = af_calloc((size_t)B, sizeof *es);
+  const GenCase **cp = af_calloc((size_t)B, sizeof *cp);
+  CheckResult *res = af_calloc((size_t)B * (size_t)k->c.nspecs, sizeof *res);
+  if (!cases || !es || !cp || !res) {
+    campaign__problem(k, "out of memory");
+    ex = -1;
+  }
+  k->t0 = campaign__now();
+  k->deadline = max_cases > 0 ? 0 : k->t0 + (double)k->c.seconds;
+  double period = k->hooks && k->hooks->period > 0 ? k->hooks->period : 5.0;
+  double next_report = k->t0 + period, next_flush = k->t0 + 1.0;
+  uint64_t next = 0;
+  while (ex == 0 && !campaign__stopped(k)) {
+    if (max_cases > 0 && k->st.cases >= max_cases)
+      break;
+    double t = campaign__now();
+    if (max_cases <= 0 && t - k->t0 >= (double)k->c.seconds)
+      break;
+    if (t >= next_flush) {
+      if (campaign__flush_tallies(k) != 0) {
+        ex = -1;
+        break;
+      }
+      next_flush = t + 1.0;
+    }
+    if (t >= next_report) {
+      if (show)
+        campaign__progress(k, 0);
+      if (jobs == 1)
+        campaign__write_state(k, 1, slots, t - k->t0);
+      next_report = t + period;
+    }
+    int n = B, ngen;
+    if (max_cases > 0 && max_cases - k->st.cases < n)
+      n = (int)(max_cases - k->st.cases);
+    /* the matrix's configurations in turn, batch by batch, across the workers */
+    long turn = (long)(k->c.nshards > 1 ? k->c.shard : 0) +
+                (long)campaign__nshards(k) * ((long)w + (long)jobs * k->nbatch);
+    int conf = k->c.nmatrix > 0 ? (int)(turn % k->c.nmatrix) : 0;
+    k->nbatch++;
+    ex = gen_batch(k, w, jobs, &next, n, cases, es, cp, &ngen);
+    if (ex == 0)
+      ex = check_batch(k, conf, cases, es, cp, n, res);
+    if (ex == 0)
+      ex = record_batch(k, conf, cases, es, n, res);
+    for (int j = 0; j < ngen; j++) {
+      oracle_expected_free(es[j]);
+      es[j] = NULL;
+      gen_case_free(&cases[j]);
+    }
+    if (ex == 0)
+      publish(&slots[w], k, next);
+  }
+  af_free(cases);
+  af_free(es);
+  af_free(cp);
+  af_free(res);
+  if (campaign__flush_tallies(k) != 0)
+    ex = -1;
+  return ex;
+}
+
+/* The run's cases per configuration into the database. -1 when it cannot be written. */
+int campaign__config_counts(Campaign *k, Store *db) {
+  StoreConfigCount c[CAMPAIGN_MAX_CONFIGS];
+  for (int i = 0; i < k->c.nmatrix; i++) {
+    c[i].config = k->c.matrix[i].name;
+    c[i].version = k->c.matrix[i].version;
+    c[i].cases = k->conf[i].cases;
+    c[i].executed = k->conf[i].executed;
+    c[i].failures = k->conf[i].failures;
+  }
+  AfErr err = {0};
+  if (k->c.nmatrix > 0 && store_config_counts(db, k->run_id, c, k->c.nmatrix, &err) != 0) {
+    campaign__problem(k, "%s", err.msg);
+    return -1;
+  }
+  return 0;
+}
