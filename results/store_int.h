@@ -1,6 +1,7 @@
 /*
- * store_int.h: internals of results/, shared by store.c (the database) and report.c (exports
- * and the HTML report). Nothing outside results/ includes it.
+ * store_int.h: internals of results/, shared by its files: store.c (the database, runs, the
+ * statement helpers), findings.c, merge.c, query.c, matrix.c and report.c (exports and the
+ * HTML report). Nothing outside results/ includes it.
  */
 #ifndef RESULTS_STORE_INT_H
 #define RESULTS_STORE_INT_H
@@ -27,9 +28,21 @@ struct Store {
   " last_seen, repro_runs, repro_hits, detail FROM findings"
 #define NEW_FIRST " ORDER BY (status = 'new') DESC, last_seen DESC, id"
 
+/* The prepared statement of sql (a static string: its address is the key), reset; NULL when it
+ * cannot be prepared. (store.c) */
+sqlite3_stmt *results__cached(Store *s, const char *sql);
+/* Runs sql (no parameters). 0 or AF_EIO (err set). */
+int results__exec(Store *s, const char *sql, AfErr *err);
+/* Runs one cached statement with parameters given as a format: 't' text, 'i' int64, 'd'
+ * double, 'n' null. Returns the sqlite3_step result. */
+int results__run1(Store *s, const char *sql, const char *types, ...);
+/* Binds text (NULL: SQL NULL). */
+void results__bind_text(sqlite3_stmt *st, int i, const char *t);
+/* The time now, in seconds since the epoch. */
+double results__now(void);
 /* Sets err from SQLite's last error on s (the path, what failed, the message); AF_EIO. */
 int results__db_err(Store *s, AfErr *err, const char *what);
-/* Prepares head + the filter's WHERE clause + tail. */
+/* Prepares head + the filter's WHERE clause + tail. (query.c) */
 int results__prepare_filtered(Store *s, const char *head, const StoreFilter *f, const char *tail,
                               sqlite3_stmt **st, AfErr *err);
 /* Column i of the current row as text ("" for NULL). */

@@ -1,0 +1,225 @@
+/*
+ * query.c: queries over the findings (store.h: list, show, stats), the filter they share, and
+ * the text helpers of every output (columns, times, XML/HTML escapes).
+ */
+#define _GNU_SOURCE
+#include "store_int.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void where_clause(const StoreFilter *f, AfBuf *w) {
+  af_buf_puts(w, " WHERE 1");
+  if (f && f->status >= 0)
+    af_buf_puts(w, " AND status = ?1");
+  if (f && f->cls)
+    af_buf_puts(w, " AND class = ?2");
+  if (f && f->lowering)
+    af_buf_puts(w, " AND lowering = ?3");
+  if (f && f->since > 0)
+    af_buf_puts(w, " AND last_seen >= ?4");
+}
+
+int results__prepare_filtered(Store *s, const char *head, const StoreFilter *f, const char *tail,
+                              sqlite3_stmt **st, AfErr *err) {
+  AfBuf q;
+  af_buf_init(&q);
+  af_buf_puts(&q, head);
+  where_clause(f, &q);
+  af_buf_puts(&q, tail);
+  if (q.oom) {
+    af_buf_free(&q);
+    return af_err_set(err, AF_ENOMEM, "out of memory");
+  }
+  int rc = sqlite3_prepare_v2(s->db, q.p, -1, st, NULL);
+  af_buf_free(&q);
+  if (rc != SQLITE_OK)
+    return results__db_err(s, err, "query failed");
+  if (f && f->status >= 0)
+    results__bind_text(*st, 1, store_status_name(f->status));
+  if (f && f->cls)
+    results__bind_text(*st, 2, f->cls);
+  if (f && f->lowering)
+    results__bind_text(*st, 3, f->lowering);
+  if (f && f->since > 0)
+    sqlite3_bind_double(*st, 4, f->since);
+  return 0;
+}
+
+const char *results__col(sqlite3_stmt *st, int i) {
+  const unsigned char *t = sqlite3_column_text(st, i);
+  return t ? (const char *)t : "";
+}
+
+void results__fmt_time(double t, char *out, size_t n) {
+  time_t tt = (time_t)t;
+  struct tm tm;
+  gmtime_r(&tt, &tm);
+  strftime(out, n, "%Y-%m-%d %H:%M", &tm);
+}
+
+int store_list(Store *s, const StoreFilter *f, AfBuf *out, AfErr *err) {
+  sqlite3_stmt *st;
+  int rc = results__prepare_filtered(s, FINDING_COLS, f, NEW_FIRST, &st, err);
+  if (rc)
+    return rc;
+  af_buf_printf(out, "%5s  %-7s  %-20s %7s %5s  %-8s  %s\n", "id", "status", "class", "count",
+                "ops", "repro", "signature");
+  int n = 0, step;
+  while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+    char repro[16] = "-";
+    if (sqlite3_column_int(st, 9) > 0)
+      snprintf(repro, sizeof repro, "%d/%d", sqlite3_column_int(st, 10), sqlite3_column_int(st, 9));
+    af_buf_printf(out, "%5lld  %-7s  %-20s %7lld %5d  %-8s  %s\n",
+                  (long long)sqlite3_column_int64(st, 0), results__col(st, 1), results__col(st, 2),
+                  (long long)sqlite3_column_int64(st, 3), sqlite3_column_int(st, 4), repro,
+                  results__col(st, 6));
+    n++;
+  }
+  sqlite3_finalize(st);
+  if (step != SQLITE_DONE)
+    return results__db_err(s, err, "query failed");
+  af_buf_printf(out, "%d finding(s)\n", n);
+  return 0;
+}
+
+int store_show(Store *s, int64_t id, AfBuf *out, AfErr *err) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(s->db,
+                         "SELECT f.id, f.status, f.class, f.count, coalesce(f.smallest_ops, 0),"
+                         " f.lowering, f.signature, f.first_seen, f.last_seen, f.repro_runs,"
+                         " f.repro_hits, f.detail, f.trace, f.replay, c.json, c.mlir, c.seed,"
+                         " m.json, m.mlir, m.ops FROM findings f LEFT JOIN cases c"
+                         " ON c.id = f.smallest_case"
+                         " LEFT JOIN cases m ON m.id = f.minimized_case WHERE f.id = ?",
+                         -1, &st, NULL) != SQLITE_OK)
+    return results__db_err(s, err, "query failed");
+  sqlite3_bind_int64(st, 1, id);
+  if (sqlite3_step(st) != SQLITE_ROW) {
+    sqlite3_finalize(st);
+    return af_err_set(err, AF_EINVALID, "%s: no finding %lld (see asyncfuzz db list)", s->path,
+                      (long long)id);
+  }
+  char t1[32], t2[32];
+  results__fmt_time(sqlite3_column_double(st, 7), t1, sizeof t1);
+  results__fmt_time(sqlite3_column_double(st, 8), t2, sizeof t2);
+  af_buf_printf(out,
+                "finding %lld: %s\nsignature: %s\nclass: %s\nlowering: %s\noccurrences: %lld "
+                "(first %s UTC, last %s UTC)\n",
+                (long long)sqlite3_column_int64(st, 0), results__col(st, 1), results__col(st, 6),
+                results__col(st, 2), results__col(st, 5), (long long)sqlite3_column_int64(st, 3),
+                t1, t2);
+  if (sqlite3_column_int(st, 9) > 0)
+    af_buf_printf(out, "reproduction: %d of %d re-runs\n", sqlite3_column_int(st, 10),
+                  sqlite3_column_int(st, 9));
+  af_buf_printf(out, "detail: %s\n", results__col(st, 11));
+  if (*results__col(st, 13))
+    af_buf_printf(out, "replay: %s\n", results__col(st, 13));
+  /* versions: the latest occurrence of each lowering version and pipeline */
+  sqlite3_stmt *v;
+  if (sqlite3_prepare_v2(s->db,
+                         "SELECT o.lowering_version, o.pipeline, o.backend, o.schedule, r.host,"
+                         " r.asyncfuzz_version, count(*) FROM occurrences o JOIN runs r ON"
+                         " r.id = o.run WHERE o.finding = ? GROUP BY o.lowering_version,"
+                         " o.pipeline, o.backend, r.host, r.asyncfuzz_version ORDER BY max(o.at)"
+                         " DESC LIMIT 8",
+                         -1, &v, NULL) == SQLITE_OK) {
+    sqlite3_bind_int64(v, 1, id);
+    while (sqlite3_step(v) == SQLITE_ROW)
+      af_buf_printf(out,
+                    "seen with: lowering version %s, backend %s, host %s, asyncfuzz %s (%d "
+                    "occurrence(s); e.g. schedule %s)%s%s\n",
+                    results__col(v, 0), results__col(v, 2), results__col(v, 4), results__col(v, 5),
+                    sqlite3_column_int(v, 6), results__col(v, 3),
+                    *results__col(v, 1) ? "\n  pipeline: " : "", results__col(v, 1));
+    sqlite3_finalize(v);
+  }
+  /* the detailed forms: which accesses and calls the cause hit */
+  if (sqlite3_prepare_v2(s->db,
+                         "SELECT detailed, sum(hits) FROM forms WHERE finding = ?"
+                         " GROUP BY detailed ORDER BY sum(hits) DESC, detailed",
+                         -1, &v, NULL) == SQLITE_OK) {
+    sqlite3_bind_int64(v, 1, id);
+    int nf = 0;
+    while (sqlite3_step(v) == SQLITE_ROW) {
+      if (nf++ == 0)
+        af_buf_puts(out, "detailed forms (hits, form):\n");
+      af_buf_printf(out, "  %8lld  %s\n", (long long)sqlite3_column_int64(v, 1),
+                    results__col(v, 0));
+    }
+    sqlite3_finalize(v);
+  }
+  if (*results__col(st, 14))
+    af_buf_printf(out, "smallest case (%d ops, seed %s):\n%s", sqlite3_column_int(st, 4),
+                  results__col(st, 16), results__col(st, 14));
+  if (*results__col(st, 17))
+    af_buf_printf(out, "minimized case (%d ops):\n%s", sqlite3_column_int(st, 19),
+                  results__col(st, 17));
+  if (*results__col(st, 18))
+    af_buf_printf(out, "reproducer (.mlir):\n%s", results__col(st, 18));
+  if (*results__col(st, 12))
+    af_buf_printf(out, "trace excerpt:\n%s", results__col(st, 12));
+  sqlite3_finalize(st);
+  return 0;
+}
+
+int store_stats(Store *s, AfBuf *out, AfErr *err) {
+  static const char *const q[] = {
+      "SELECT 'runs', count(*), coalesce(sum(cases), 0), coalesce(sum(executed), 0),"
+      " coalesce(sum(CASE WHEN executed IS NOT NULL THEN cases END), 0) FROM runs",
+      "SELECT 'status ' || status, count(*), sum(count) FROM findings GROUP BY status",
+      "SELECT 'class ' || class, count(*), sum(count) FROM findings GROUP BY class",
+      "SELECT 'lowering ' || lowering, count(*), sum(count) FROM findings GROUP BY lowering",
+  };
+  af_buf_printf(out, "%-36s %10s %12s\n", "", "findings", "occurrences");
+  for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, q[i], -1, &st, NULL) != SQLITE_OK)
+      return results__db_err(s, err, "query failed");
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      if (i == 0) {
+        long long ran = sqlite3_column_int64(st, 3), of = sqlite3_column_int64(st, 4);
+        af_buf_printf(out, "%-36s %10lld runs, %lld cases", "runs",
+                      (long long)sqlite3_column_int64(st, 1),
+                      (long long)sqlite3_column_int64(st, 2));
+        if (of > 0) /* runs recorded before schema 3 do not know */
+          af_buf_printf(out, "; %lld of %lld reached execution (%.1f%%)", ran, of,
+                        100.0 * (double)ran / (double)of);
+        af_buf_puts(out, "\n");
+      } else
+        af_buf_printf(out, "%-36s %10lld %12lld\n", results__col(st, 0),
+                      (long long)sqlite3_column_int64(st, 1),
+                      (long long)sqlite3_column_int64(st, 2));
+    }
+    sqlite3_finalize(st);
+  }
+  return 0;
+}
+
+void results__xml_esc(AfBuf *b, const char *s) {
+  for (; *s; s++) {
+    switch (*s) {
+    case '<':
+      af_buf_puts(b, "&lt;");
+      break;
+    case '>':
+      af_buf_puts(b, "&gt;");
+      break;
+    case '&':
+      af_buf_puts(b, "&amp;");
+      break;
+    case '"':
+      af_buf_puts(b, "&quot;");
+      break;
+    case '\'':
+      af_buf_puts(b, "&#39;");
+      break;
+    default:
+      if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
+        af_buf_put(b, s, 1);
+    }
+  }
+}
