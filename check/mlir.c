@@ -278,6 +278,167 @@ static int run_alone(const LowerSpec *spec, const char *dir, int i, const GenCas
  * one module (the kernels compiled once), and split only when that fails. */
 static double g_ok_rate = 1.0;
 
+/* A batch's state: its cases' chunks (rendered alone) and line maps, lowering outcomes, their
+ * expected observations where the caller gave none, the runnable ones (ids, run: nrun) and
+ * the line map of the module they are run as. */
+typedef struct MlirBatch {
+  const GenCase *const *cs;
+  int n, ns, nrun;
+  char dir[4096], inp[4200], lowered[4200], errp[4200];
+  char **chunks;
+  MlirLowered *low;
+  int *ids;
+  const GenCase **run;
+  OracleExpected **own;
+  GenLineMap *maps, bmap;
+} MlirBatch;
+
+static int batch_init(MlirBatch *b, const GenCase *const *cs, int n, int ns,
+                      const OracleExpected *const *es, AfErr *err) {
+  memset(b, 0, sizeof *b);
+  b->cs = cs;
+  b->n = n;
+  b->ns = ns;
+  int rc = mlir_tmpdir(b->dir, sizeof b->dir, err);
+  if (rc) {
+    b->dir[0] = '\0'; /* none to remove */
+    return rc;
+  }
+  af_fmt(b->inp, sizeof b->inp, "%s/run.mlir", b->dir);
+  af_fmt(b->lowered, sizeof b->lowered, "%s/run.out.mlir", b->dir);
+  af_fmt(b->errp, sizeof b->errp, "%s/run.err", b->dir);
+  b->chunks = af_calloc((size_t)n, sizeof *b->chunks);
+  b->low = af_calloc((size_t)n, sizeof *b->low);
+  b->ids = af_calloc((size_t)n, sizeof *b->ids);
+  b->run = af_calloc((size_t)n, sizeof *b->run);
+  b->own = af_calloc((size_t)n, sizeof *b->own);
+  b->maps = af_calloc((size_t)n, sizeof *b->maps); /* each chunk's */
+  if (!b->chunks || !b->low || !b->ids || !b->run || !b->own || !b->maps)
+    return af_err_set(err, AF_ENOMEM, "out of memory");
+  for (int i = 0; i < n && rc == 0; i++) {
+    int zero = 0;
+    b->chunks[i] = gen_render_mlir_batch_map(&cs[i], &zero, 1, ns, &b->maps[i]);
+    if (b->chunks[i] == NULL)
+      rc = af_err_set(err, AF_ENOMEM, "out of memory rendering a case");
+    if (rc == 0 && (es == NULL || es[i] == NULL))
+      rc = oracle_expect(cs[i], &b->own[i], err);
+    b->ids[i] = i;
+  }
+  return rc;
+}
+
+static void batch_free(MlirBatch *b) {
+  for (int i = 0; i < b->n; i++) {
+    if (b->chunks)
+      af_free(b->chunks[i]);
+    if (b->own)
+      oracle_expected_free(b->own[i]);
+    if (b->maps)
+      af_free(b->maps[i].op);
+  }
+  af_free(b->maps);
+  af_free(b->bmap.op);
+  if (b->low)
+    mlir_lowered_free(b->low, b->n);
+  af_free(b->chunks);
+  af_free(b->low);
+  af_free(b->ids);
+  af_free(b->run);
+  af_free(b->own);
+  if (b->dir[0] == '\0')
+    return;
+  if (getenv("ASYNCFUZZ_KEEP_TMP") == NULL)
+    af_rm_tree(b->dir);
+  else
+    fprintf(stderr, "asyncfuzz: kept %s (lowered modules, traces: asyncfuzz check-trace)\n",
+            b->dir);
+}
+
+/* The cases of cases[0..m) (ids: their numbers) as one module, lowered into b->lowered: *ok
+ * when mlir-opt lowered it (all: and no op is left unconverted). */
+static int lower_module(MlirBatch *b, const LowerSpec *spec, const GenCase *const *cases,
+                        const int *ids, int m, int all, int *ok, AfErr *err) {
+  af_free(b->bmap.op);
+  memset(&b->bmap, 0, sizeof b->bmap);
+  char *text = gen_render_mlir_batch_map(cases, ids, m, b->ns, &b->bmap);
+  int rc = text ? af_write_file(b->inp, text, strlen(text), err)
+                : af_err_set(err, AF_ENOMEM, "out of memory");
+  af_free(text);
+  ProcResult r;
+  if (rc == 0)
+    rc = mlir_lower_file(spec, b->inp, b->lowered, b->errp, spec->timeout + 2.0 * m, &r, err);
+  *ok = rc == 0 && r.exited && r.code == 0;
+  if (*ok && all) {
+    char *code = NULL;
+    rc = af_read_file(b->lowered, &code, NULL, err);
+    char root[200], ops[400];
+    if (rc == 0)
+      mlir_unconverted_ops(code, root, sizeof root, ops, sizeof ops);
+    *ok = rc == 0 && ops[0] == '\0';
+    af_free(code);
+  }
+  return rc;
+}
+
+/* Each case lowered in one --split-input-file process: lowering verdicts; the runnable cases
+ * go on (b->run), as one module (*ok when it lowered; lowered alone each case is too). */
+static int lower_each(MlirBatch *b, const LowerSpec *spec, const Schedule *s, const CheckOpts *o,
+                      CheckResult *out, int *ok, AfErr *err) {
+  int rc = mlir_lower_batch(spec, b->dir, b->chunks, b->n, b->low, err);
+  for (int i = 0; i < b->n && rc == 0; i++) {
+    if (b->low[i].outcome != MLIR_OK) {
+      Verdict v;
+      check_lowering_verdict(spec, &b->low[i], &v);
+      note_verdict(&out[i], 0, &s[0], &v, o);
+      continue;
+    }
+    b->ids[b->nrun] = i;
+    b->run[b->nrun++] = b->cs[i];
+  }
+  *ok = 0;
+  if (rc == 0 && b->nrun > 1)
+    rc = lower_module(b, spec, b->run, b->ids, b->nrun, 0, ok, err);
+  return rc;
+}
+
+/* The runnable cases' module run by one mlir-runner, each case's traces judged; a case without
+ * all its traces runs alone. */
+static int judge_module(MlirBatch *b, const LowerSpec *spec, const Schedule *s,
+                        const OracleExpected *const *es, const CheckOpts *o, CheckResult *out,
+                        AfErr *err) {
+  int ns = b->ns;
+  char tdir[4200];
+  af_fmt(tdir, sizeof tdir, "%s/traces", b->dir);
+  int rc = run_batch_module(spec, b->dir, b->lowered, &b->bmap, s, ns, o, b->nrun, err);
+  for (int j = 0; j < b->nrun && rc == 0; j++) {
+    int i = b->ids[j];
+    const OracleExpected *e = es && es[i] ? es[i] : b->own[i];
+    out[i].executed = 1;
+    int all = 1;
+    for (int k = 0; k < ns && all; k++) {
+      char tpath[4300];
+      struct stat st;
+      af_fmt(tpath, sizeof tpath, "%s/case-%d-%d.bin", tdir, i, k);
+      all = stat(tpath, &st) == 0;
+    }
+    if (!all) { /* the runner died in or before this case: it runs alone */
+      rc = run_alone(spec, b->dir, i, b->cs[i], &b->low[i], b->chunks[i], &b->maps[i], s, ns, e, o,
+                     &out[i], err);
+      continue;
+    }
+    for (int k = 0; k < ns && rc == 0; k++) {
+      char tpath[4300];
+      af_fmt(tpath, sizeof tpath, "%s/case-%d-%d.bin", tdir, i, k);
+      Verdict v;
+      int found;
+      rc = check_judge_trace(tpath, b->cs[i], spec, e, o, &v, &found, err);
+      if (rc == 0)
+        note_verdict(&out[i], k, &s[k], &v, o);
+    }
+  }
+  return rc;
+}
+
 int check__mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Schedule *s, int ns,
                 const OracleExpected *const *es, const CheckOpts *o, CheckResult *out, AfErr *err) {
   if (ns > CHECK_MAX_SCHED)
@@ -287,142 +448,29 @@ int check__mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Sc
     out[i].first_fail = -1;
     out[i].executed = 0;
   }
-  char dir[4096];
-  int rc = mlir_tmpdir(dir, sizeof dir, err);
-  if (rc)
-    return rc;
-  char **chunks = af_calloc((size_t)n, sizeof *chunks);
-  MlirLowered *low = af_calloc((size_t)n, sizeof *low);
-  int *ids = af_calloc((size_t)n, sizeof *ids);
-  const GenCase **run = af_calloc((size_t)n, sizeof *run);
-  OracleExpected **own = af_calloc((size_t)n, sizeof *own);
-  GenLineMap *maps = af_calloc((size_t)n, sizeof *maps); /* each chunk's */
-  GenLineMap bmap = {0};                                 /* the batch module's */
-  if (!chunks || !low || !ids || !run || !own || !maps)
-    rc = af_err_set(err, AF_ENOMEM, "out of memory");
-  for (int i = 0; i < n && rc == 0; i++) {
-    int zero = 0;
-    chunks[i] = gen_render_mlir_batch_map(&cs[i], &zero, 1, ns, &maps[i]);
-    if (chunks[i] == NULL)
-      rc = af_err_set(err, AF_ENOMEM, "out of memory rendering a case");
-    if (rc == 0 && (es == NULL || es[i] == NULL))
-      rc = oracle_expect(cs[i], &own[i], err);
-    ids[i] = i;
-  }
-  char lowered[4200], inp[4200], errp[4200];
-  af_fmt(inp, sizeof inp, "%s/run.mlir", dir);
-  af_fmt(lowered, sizeof lowered, "%s/run.out.mlir", dir);
-  af_fmt(errp, sizeof errp, "%s/run.err", dir);
+  MlirBatch b;
+  int rc = batch_init(&b, cs, n, ns, es, err);
   int batch_ok = 0;
-  if (rc == 0 && n > 1 && g_ok_rate > 0.9) {
-    /* likely all runnable: lower the whole batch as one module first */
-    char *text = gen_render_mlir_batch_map(cs, ids, n, ns, &bmap);
-    rc = text ? af_write_file(inp, text, strlen(text), err)
-              : af_err_set(err, AF_ENOMEM, "out of memory");
-    af_free(text);
-    ProcResult r;
-    if (rc == 0)
-      rc = mlir_lower_file(spec, inp, lowered, errp, spec->timeout + 2.0 * n, &r, err);
-    if (rc == 0 && r.exited && r.code == 0) {
-      char *code = NULL;
-      rc = af_read_file(lowered, &code, NULL, err);
-      char root[200], ops[400];
-      if (rc == 0) {
-        mlir_unconverted_ops(code, root, sizeof root, ops, sizeof ops);
-        batch_ok = ops[0] == '\0';
-      }
-      af_free(code);
-    }
-  }
-  int nrun = 0;
+  if (rc == 0 && n > 1 && g_ok_rate > 0.9) /* likely all runnable: the whole batch as one module */
+    rc = lower_module(&b, spec, cs, b.ids, n, 1, &batch_ok, err);
   if (batch_ok) {
     for (int i = 0; i < n; i++)
-      run[nrun++] = cs[i];
+      b.run[b.nrun++] = cs[i];
   } else if (rc == 0) {
-    rc = mlir_lower_batch(spec, dir, chunks, n, low, err);
-    /* lowering verdicts; the runnable cases go on */
-    for (int i = 0; i < n && rc == 0; i++) {
-      if (low[i].outcome != MLIR_OK) {
-        Verdict v;
-        check_lowering_verdict(spec, &low[i], &v);
-        note_verdict(&out[i], 0, &s[0], &v, o);
-        continue;
-      }
-      ids[nrun] = i;
-      run[nrun++] = cs[i];
-    }
-    /* one module for the runnable cases; lowered alone each case is runnable too */
-    if (rc == 0 && nrun > 1) {
-      af_free(bmap.op);
-      char *text = gen_render_mlir_batch_map(run, ids, nrun, ns, &bmap);
-      rc = text ? af_write_file(inp, text, strlen(text), err)
-                : af_err_set(err, AF_ENOMEM, "out of memory");
-      af_free(text);
-      ProcResult r;
-      if (rc == 0)
-        rc = mlir_lower_file(spec, inp, lowered, errp, spec->timeout + 2.0 * nrun, &r, err);
-      batch_ok = rc == 0 && r.exited && r.code == 0;
-    }
+    rc = lower_each(&b, spec, s, o, out, &batch_ok, err);
   }
   if (n > 0)
-    g_ok_rate = 0.7 * g_ok_rate + 0.3 * ((double)nrun / n);
+    g_ok_rate = 0.7 * g_ok_rate + 0.3 * ((double)b.nrun / n);
   if (rc == 0 && batch_ok) {
-    char tdir[4200];
-    af_fmt(tdir, sizeof tdir, "%s/traces", dir);
-    rc = run_batch_module(spec, dir, lowered, &bmap, s, ns, o, nrun, err);
-    for (int j = 0; j < nrun && rc == 0; j++) {
-      int i = ids[j];
-      const OracleExpected *e = es && es[i] ? es[i] : own[i];
-      out[i].executed = 1;
-      int all = 1;
-      for (int k = 0; k < ns && all; k++) {
-        char tpath[4300];
-        struct stat st;
-        af_fmt(tpath, sizeof tpath, "%s/case-%d-%d.bin", tdir, i, k);
-        all = stat(tpath, &st) == 0;
-      }
-      if (!all) { /* the runner died in or before this case: it runs alone */
-        rc =
-            run_alone(spec, dir, i, cs[i], &low[i], chunks[i], &maps[i], s, ns, e, o, &out[i], err);
-        continue;
-      }
-      for (int k = 0; k < ns && rc == 0; k++) {
-        char tpath[4300];
-        af_fmt(tpath, sizeof tpath, "%s/case-%d-%d.bin", tdir, i, k);
-        Verdict v;
-        int found;
-        rc = check_judge_trace(tpath, cs[i], spec, e, o, &v, &found, err);
-        if (rc == 0)
-          note_verdict(&out[i], k, &s[k], &v, o);
-      }
-    }
+    rc = judge_module(&b, spec, s, es, o, out, err);
   } else {
-    for (int j = 0; j < nrun && rc == 0; j++) {
-      int i = ids[j];
-      const OracleExpected *e = es && es[i] ? es[i] : own[i];
-      rc = run_alone(spec, dir, i, cs[i], &low[i], chunks[i], &maps[i], s, ns, e, o, &out[i], err);
+    for (int j = 0; j < b.nrun && rc == 0; j++) {
+      int i = b.ids[j];
+      const OracleExpected *e = es && es[i] ? es[i] : b.own[i];
+      rc = run_alone(spec, b.dir, i, cs[i], &b.low[i], b.chunks[i], &b.maps[i], s, ns, e, o,
+                     &out[i], err);
     }
   }
-  for (int i = 0; i < n; i++) {
-    if (chunks)
-      af_free(chunks[i]);
-    if (own)
-      oracle_expected_free(own[i]);
-    if (maps)
-      af_free(maps[i].op);
-  }
-  af_free(maps);
-  af_free(bmap.op);
-  if (low)
-    mlir_lowered_free(low, n);
-  af_free(chunks);
-  af_free(low);
-  af_free(ids);
-  af_free(run);
-  af_free(own);
-  if (getenv("ASYNCFUZZ_KEEP_TMP") == NULL)
-    af_rm_tree(dir);
-  else
-    fprintf(stderr, "asyncfuzz: kept %s (lowered modules, traces: asyncfuzz check-trace)\n", dir);
+  batch_free(&b);
   return rc;
 }

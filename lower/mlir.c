@@ -463,40 +463,32 @@ static int lower_one(const LowerSpec *spec, const char *dir, int i, const char *
   return out_rc;
 }
 
-int mlir_lower_batch(const LowerSpec *spec, const char *dir, char *const *chunks, int n,
-                     MlirLowered *out, AfErr *err) {
-  memset(out, 0, sizeof *out * (size_t)n);
-  if (n == 1)
-    return lower_one(spec, dir, 0, chunks[0], &out[0], err);
-  /* one input, chunk i starting at line start[i] */
-  AfBuf in;
-  af_buf_init(&in);
-  long *start = af_malloc(sizeof *start * (size_t)(n + 1));
-  if (start == NULL)
-    return af_err_set(err, AF_ENOMEM, "out of memory");
+/* The chunks as one --split-input-file input in in; start[i]: chunk i's first line,
+ * start[n]: one past the last. */
+static void join_chunks(char *const *chunks, int n, AfBuf *in, long *start) {
   long line = 1;
   for (int i = 0; i < n; i++) {
     if (i) {
-      af_buf_puts(&in, "// -----\n");
+      af_buf_puts(in, "// -----\n");
       line++;
     }
     start[i] = line;
-    af_buf_puts(&in, chunks[i]);
+    af_buf_puts(in, chunks[i]);
     for (const char *p = chunks[i]; *p; p++)
       line += *p == '\n';
   }
   start[n] = line + 1;
+}
+
+/* mlir-opt over the joined input (dir/batch.mlir) of n chunks: *r, and unless it was killed
+ * its output (*text) and diagnostics (*report), LLVM 19's split locations undone. */
+static int run_batch(const LowerSpec *spec, const char *dir, const char *input, int n,
+                     ProcResult *r, char **text, char **report, AfErr *err) {
   char inp[4200], outp[4200], errp[4200];
   af_fmt(inp, sizeof inp, "%s/batch.mlir", dir);
   af_fmt(outp, sizeof outp, "%s/batch.out.mlir", dir);
   af_fmt(errp, sizeof errp, "%s/batch.err", dir);
-  int rc = in.oom ? af_err_set(err, AF_ENOMEM, "out of memory") : 0;
-  if (rc == 0) {
-    mlir_retarget(spec, in.p);
-    rc = af_write_file(inp, in.p, strlen(in.p), err);
-  }
-  af_buf_free(&in);
-  ProcResult r;
+  int rc = af_write_file(inp, input, strlen(input), err);
   if (rc == 0) {
     char pp[sizeof spec->pipeline + 32];
     af_fmt(pp, sizeof pp, "--pass-pipeline=%s", spec->pipeline);
@@ -509,39 +501,30 @@ int mlir_lower_batch(const LowerSpec *spec, const char *dir, char *const *chunks
                     inp,
                     pp,
                     NULL};
-    rc = af_proc_run(argv, NULL, NULL, outp, errp, spec->timeout + 2.0 * n, &r, err);
+    rc = af_proc_run(argv, NULL, NULL, outp, errp, spec->timeout + 2.0 * n, r, err);
   }
-  char *text = NULL, *report = NULL;
-  if (rc == 0 && !r.timed_out && !r.signaled)
-    rc = af_read_file(outp, &text, NULL, err);
-  if (rc == 0 && !r.timed_out && !r.signaled)
-    rc = af_read_file(errp, &report, NULL, err);
-  for (int t = 0; t < 2 && rc == 0 && (t ? report : text); t++) { /* LLVM 19's locations */
-    char **x = t ? &report : &text;
+  if (rc == 0 && !r->timed_out && !r->signaled)
+    rc = af_read_file(outp, text, NULL, err);
+  if (rc == 0 && !r->timed_out && !r->signaled)
+    rc = af_read_file(errp, report, NULL, err);
+  for (int t = 0; t < 2 && rc == 0 && (t ? *report : *text); t++) { /* LLVM 19's locations */
+    char **x = t ? report : text;
     if (strstr(*x, "within split at ") == NULL)
       continue;
     char *u = unsplit_locs(*x);
     if (u == NULL)
-      rc = af_err_set(err, AF_ENOMEM, "out of memory");
-    else {
-      af_free(*x);
-      *x = u;
-    }
+      return af_err_set(err, AF_ENOMEM, "out of memory");
+    af_free(*x);
+    *x = u;
   }
-  if (rc || r.timed_out || r.signaled || (r.exited && r.code > 1)) {
-    /* the batch as a whole failed: one case per process finds the case responsible */
-    af_free(text);
-    af_free(report);
-    af_free(start);
-    if (rc)
-      return rc;
-    for (int i = 0; i < n && rc == 0; i++)
-      rc = lower_one(spec, dir, i, chunks[i], &out[i], err);
-    return rc;
-  }
-  /* located errors: the first per chunk decides */
-  char base[64];
-  af_fmt(base, sizeof base, "batch.mlir:");
+  return rc;
+}
+
+/* The located errors of the report (batch.mlir:LINE:COL: error: MSG): the first per chunk
+ * rejects it. */
+static void take_errors(const char *report, char *const *chunks, int n, const long *start,
+                        MlirLowered *out) {
+  const char *base = "batch.mlir:";
   for (const char *p = report; p && *p;) {
     const char *nl = strchr(p, '\n');
     const char *b = strstr(p, base);
@@ -562,28 +545,30 @@ int mlir_lower_batch(const LowerSpec *spec, const char *dir, char *const *chunks
     }
     p = nl ? nl + 1 : NULL;
   }
-  /* the chunks of the output, in input order; failed chunks are empty */
+}
+
+/* The chunks of the output, in input order (a failed chunk's is empty): each lowered chunk's
+ * code; a chunk that failed without a located error is lowered again alone. */
+static int take_outputs(const LowerSpec *spec, const char *dir, const char *text,
+                        char *const *chunks, int n, const long *start, MlirLowered *out,
+                        AfErr *err) {
   const char *p = text;
+  int rc = 0;
   for (int i = 0; i < n && rc == 0; i++) {
     const char *sep = strstr(p, "// -----\n");
     while (sep && sep != text && sep[-1] != '\n')
       sep = strstr(sep + 1, "// -----\n");
     size_t len = sep ? (size_t)(sep - p) : strlen(p);
-    if (out[i].outcome == MLIR_REJECTED) {
-      /* nothing to take */
-    } else {
+    if (out[i].outcome != MLIR_REJECTED) {
       int empty = 1;
       for (size_t k = 0; k < len && empty; k++)
         empty = isspace((unsigned char)p[k]);
       if (empty) {
-        /* failed without a located diagnostic: ask again alone */
         rc = lower_one(spec, dir, i, chunks[i], &out[i], err);
       } else {
         char *code = af_malloc(len + 1);
-        if (code == NULL) {
-          rc = af_err_set(err, AF_ENOMEM, "out of memory");
-          break;
-        }
+        if (code == NULL)
+          return af_err_set(err, AF_ENOMEM, "out of memory");
         memcpy(code, p, len);
         code[len] = '\0';
         out[i].first_line = (int)start[i];
@@ -591,6 +576,37 @@ int mlir_lower_batch(const LowerSpec *spec, const char *dir, char *const *chunks
       }
     }
     p = sep ? sep + 9 : p + len;
+  }
+  return rc;
+}
+
+int mlir_lower_batch(const LowerSpec *spec, const char *dir, char *const *chunks, int n,
+                     MlirLowered *out, AfErr *err) {
+  memset(out, 0, sizeof *out * (size_t)n);
+  if (n == 1)
+    return lower_one(spec, dir, 0, chunks[0], &out[0], err);
+  AfBuf in;
+  af_buf_init(&in);
+  long *start = af_malloc(sizeof *start * (size_t)(n + 1));
+  if (start == NULL)
+    return af_err_set(err, AF_ENOMEM, "out of memory");
+  join_chunks(chunks, n, &in, start);
+  int rc = in.oom ? af_err_set(err, AF_ENOMEM, "out of memory") : 0;
+  ProcResult r;
+  memset(&r, 0, sizeof r);
+  char *text = NULL, *report = NULL;
+  if (rc == 0) {
+    mlir_retarget(spec, in.p);
+    rc = run_batch(spec, dir, in.p, n, &r, &text, &report, err);
+  }
+  af_buf_free(&in);
+  if (rc == 0 && (r.timed_out || r.signaled || (r.exited && r.code > 1))) {
+    /* the batch as a whole failed: one case per process finds the case responsible */
+    for (int i = 0; i < n && rc == 0; i++)
+      rc = lower_one(spec, dir, i, chunks[i], &out[i], err);
+  } else if (rc == 0) {
+    take_errors(report, chunks, n, start, out);
+    rc = take_outputs(spec, dir, text, chunks, n, start, out, err);
   }
   af_free(text);
   af_free(report);
