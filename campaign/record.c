@@ -268,6 +268,27 @@ static int one_axis(const LowerSpec *a, const LowerSpec *b) {
   return -1;
 }
 
+/* The axes that explain the differing verdicts v of the configurations that ran: those in
+ * which two configurations that differ in that axis only disagree ("LLVM, JIT"). */
+static void differing_axes(const Campaign *k, const Verdict *v, const int *ran, char *out,
+                           size_t n) {
+  int differ[4] = {0};
+  for (int i = 0; i < k->c.nmatrix; i++)
+    for (int j = i + 1; j < k->c.nmatrix; j++)
+      if (ran[i] && ran[j] &&
+          strcmp(v[i].cls == VERDICT_PASS ? "" : v[i].signature,
+                 v[j].cls == VERDICT_PASS ? "" : v[j].signature) != 0) {
+        int a = one_axis(&k->c.matrix[i], &k->c.matrix[j]);
+        if (a >= 0)
+          differ[a] = 1;
+      }
+  static const char *const axis_names[4] = {"LLVM", "pipeline", "target", "JIT"};
+  out[0] = '\0';
+  for (int a = 0; a < 4; a++)
+    if (differ[a])
+      snprintf(out + strlen(out), n - strlen(out), "%s%s", out[0] ? ", " : "", axis_names[a]);
+}
+
 /* A new finding of the matrix's lowering: its case (the minimized one when there is one) run
  * on every configuration, under the schedule it failed with. The verdicts go to the database,
  * info.txt and the summary; those that differ are counted, with the axes that explain them
@@ -325,23 +346,7 @@ static int matrix_check(Campaign *k, Sig *sig, const GenCase *c, const Schedule 
                   : v[i].cls == VERDICT_PASS ? "pass"
                                              : w->signature);
   }
-  int differ[4] = {0};
-  for (int i = 0; i < n; i++)
-    for (int j = i + 1; j < n; j++)
-      if (ran[i] && ran[j] &&
-          strcmp(v[i].cls == VERDICT_PASS ? "" : v[i].signature,
-                 v[j].cls == VERDICT_PASS ? "" : v[j].signature) != 0) {
-        int a = one_axis(&k->c.matrix[i], &k->c.matrix[j]);
-        if (a >= 0)
-          differ[a] = 1;
-      }
-  static const char *const axis_names[4] = {"LLVM", "pipeline", "target", "JIT"};
-  sig->f.matrix_axes[0] = '\0';
-  for (int a = 0; a < 4; a++)
-    if (differ[a])
-      snprintf(sig->f.matrix_axes + strlen(sig->f.matrix_axes),
-               sizeof sig->f.matrix_axes - strlen(sig->f.matrix_axes), "%s%s",
-               sig->f.matrix_axes[0] ? ", " : "", axis_names[a]);
+  differing_axes(k, v, ran, sig->f.matrix_axes, sizeof sig->f.matrix_axes);
   sig->f.matrix_n = m;
   sig->f.matrix_rep = rep;
   sig->f.matrix_seconds = campaign__now() - t0;
@@ -418,99 +423,105 @@ int campaign__record(Campaign *k, int low, const GenCase *c, const Schedule *s, 
   return rc;
 }
 
-/* alias: c fails with the view form of v's name (its case is not the finding's smallest). */
-static int record_one(Campaign *k, int low, const GenCase *c, const Schedule *s, const Verdict *v,
-                      const OracleExpected *e, int alias) {
-  k->st.failures++;
-  Sig *sig = NULL;
-  for (int i = 0; i < k->nsigs; i++)
-    if (strcmp(k->sigs[i].f.signature, v->signature) == 0)
-      sig = &k->sigs[i];
-  if (sig == NULL) {
-    if (af_grow((void **)&k->sigs, &k->capsigs, k->nsigs + 1, sizeof(Sig))) {
-      campaign__problem(k, "out of memory");
-      return -1;
-    }
-    sig = &k->sigs[k->nsigs++];
-    memset(sig, 0, sizeof *sig);
-    sig->f.low = low;
-    sig->knobs = c->cfg;
-    snprintf(sig->f.signature, sizeof sig->f.signature, "%s", v->signature);
-    snprintf(sig->detail, sizeof sig->detail, "%s", v->detail);
-    sig->f.cls = v->cls;
-    sig->first_seed = sig->smallest_seed = c->seed;
-    sig->first_sched = sig->f.smallest_sched = *s;
-    sig->f.smallest_ops = c->nops;
-    sig->first_at = campaign__now() - k->t0;
-    if (count_form(sig, v) == NULL) {
-      campaign__problem(k, "out of memory");
-      return -1;
-    }
-    snprintf(sig->f.dir, sizeof sig->f.dir, "%016llx",
-             (unsigned long long)af_hash64(v->signature, strlen(v->signature)));
-    AfErr err = {0};
-    int st = -1;
-    if (k->db && store_finding_status(k->db, v->signature, &st, &err) != 0) {
-      campaign__problem(k, "%s", err.msg);
-      return -1;
-    }
-    if (st == STORE_KNOWN || st == STORE_WONTFIX) {
-      sig->f.suppressed = 1; /* triaged already: counted, not reported */
-      sig->f.count = 1;
-      k->st.known_hits++;
-      return db_record(k, sig, c, s, v, 0);
-    }
-    if (k->c.avoid_found)
-      campaign__avoid(k, v->signature, oracle_verdict_name(v->cls), "found");
-    /* a divergence is re-run and must give the same signature before it is trusted: the
-     * failing schedule, then other seeds of its policy, give the reproduction rate */
-    int runs = k->c.repro > 0 ? k->c.repro : 1;
-    Schedule rs[CHECK_MAX_SCHED];
-    for (int j = 0; j < runs && j < CHECK_MAX_SCHED; j++) {
-      rs[j] = *s;
-      if (j > 0)
-        rs[j].seed = af_mix64(s->seed, (uint64_t)j);
-    }
-    if (runs > CHECK_MAX_SCHED)
-      runs = CHECK_MAX_SCHED;
-    CheckResult *again = af_malloc(sizeof *again);
-    CheckOpts ro = k->c.opts;
-    ro.stop_at_first = 0;
-    if (again && check_case(c, campaign_spec(&k->c, low), rs, runs, e, &ro, again, &err) == 0) {
-      sig->repro_runs = again->nsched;
-      for (int j = 0; j < again->nsched; j++)
-        sig->repro_hits += strcmp(again->verdict[j].signature, v->signature) == 0;
-      if (again->nsched > 0 && strcmp(again->verdict[0].signature, v->signature) != 0)
-        sig->flaky = 1;
-    }
-    af_free(again);
-    if (st < 0 && k->db == NULL)
-      k->st.new_findings++; /* with a database, store_record says whether it is new to it */
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/failures/%s", k->c.out, sig->f.dir);
-    if (campaign__mkdir_p(dir) != 0) {
-      campaign__problem(k, "cannot create %s: %s", dir, strerror(errno));
-      return -1;
-    }
-    sig->f.count = 1;
-    if (save_case(k, sig, c, "first.json") || save_case(k, sig, c, "smallest.json") ||
-        campaign__write_info(k, sig)) {
-      campaign__problem(k, "cannot write the failure to %s", dir);
-      return -1;
-    }
-    k->st.corpus += 2;
-    GenCase min;
-    int have_min = 0;
-    if (db_record(k, sig, c, s, v, 1) != 0 || reduce_finding(k, sig, c, s, &min, &have_min) != 0)
-      return -1;
-    if (sig->min_ops > 0)
-      k->st.corpus++;
-    /* on every configuration once: another worker, or an earlier run, did it already */
-    int mrc = k->db == NULL || sig->db_new ? matrix_check(k, sig, have_min ? &min : c, s) : 0;
-    if (have_min)
-      gen_case_free(&min);
-    return mrc != 0 ? -1 : campaign__write_info(k, sig);
+/* A signature seen for the first time in this process: its entry (NULL out of memory). */
+static Sig *new_sig(Campaign *k, int low, const GenCase *c, const Schedule *s, const Verdict *v) {
+  if (af_grow((void **)&k->sigs, &k->capsigs, k->nsigs + 1, sizeof(Sig)))
+    return NULL;
+  Sig *sig = &k->sigs[k->nsigs++];
+  memset(sig, 0, sizeof *sig);
+  sig->f.low = low;
+  sig->knobs = c->cfg;
+  snprintf(sig->f.signature, sizeof sig->f.signature, "%s", v->signature);
+  snprintf(sig->detail, sizeof sig->detail, "%s", v->detail);
+  sig->f.cls = v->cls;
+  sig->first_seed = sig->smallest_seed = c->seed;
+  sig->first_sched = sig->f.smallest_sched = *s;
+  sig->f.smallest_ops = c->nops;
+  sig->first_at = campaign__now() - k->t0;
+  snprintf(sig->f.dir, sizeof sig->f.dir, "%016llx",
+           (unsigned long long)af_hash64(v->signature, strlen(v->signature)));
+  return count_form(sig, v) ? sig : NULL;
+}
+
+/* A divergence is re-run and must give the same signature before it is trusted: the failing
+ * schedule, then other seeds of its policy, give the reproduction rate. */
+static void repro_rate(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s, const Verdict *v,
+                       const OracleExpected *e) {
+  int runs = k->c.repro > 0 ? k->c.repro : 1;
+  Schedule rs[CHECK_MAX_SCHED];
+  for (int j = 0; j < runs && j < CHECK_MAX_SCHED; j++) {
+    rs[j] = *s;
+    if (j > 0)
+      rs[j].seed = af_mix64(s->seed, (uint64_t)j);
   }
+  if (runs > CHECK_MAX_SCHED)
+    runs = CHECK_MAX_SCHED;
+  CheckResult *again = af_malloc(sizeof *again);
+  CheckOpts ro = k->c.opts;
+  ro.stop_at_first = 0;
+  AfErr err = {0};
+  if (again &&
+      check_case(c, campaign_spec(&k->c, sig->f.low), rs, runs, e, &ro, again, &err) == 0) {
+    sig->repro_runs = again->nsched;
+    for (int j = 0; j < again->nsched; j++)
+      sig->repro_hits += strcmp(again->verdict[j].signature, v->signature) == 0;
+    if (again->nsched > 0 && strcmp(again->verdict[0].signature, v->signature) != 0)
+      sig->flaky = 1;
+  }
+  af_free(again);
+}
+
+/* A new finding (sig just made): counted when triaged already, else re-run, saved under
+ * failures/, stored, reduced and run on every configuration of the matrix. */
+static int record_new(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s, const Verdict *v,
+                      const OracleExpected *e) {
+  AfErr err = {0};
+  int st = -1;
+  if (k->db && store_finding_status(k->db, v->signature, &st, &err) != 0) {
+    campaign__problem(k, "%s", err.msg);
+    return -1;
+  }
+  if (st == STORE_KNOWN || st == STORE_WONTFIX) {
+    sig->f.suppressed = 1; /* triaged already: counted, not reported */
+    sig->f.count = 1;
+    k->st.known_hits++;
+    return db_record(k, sig, c, s, v, 0);
+  }
+  if (k->c.avoid_found)
+    campaign__avoid(k, v->signature, oracle_verdict_name(v->cls), "found");
+  repro_rate(k, sig, c, s, v, e);
+  if (st < 0 && k->db == NULL)
+    k->st.new_findings++; /* with a database, store_record says whether it is new to it */
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/failures/%s", k->c.out, sig->f.dir);
+  if (campaign__mkdir_p(dir) != 0) {
+    campaign__problem(k, "cannot create %s: %s", dir, strerror(errno));
+    return -1;
+  }
+  sig->f.count = 1;
+  if (save_case(k, sig, c, "first.json") || save_case(k, sig, c, "smallest.json") ||
+      campaign__write_info(k, sig)) {
+    campaign__problem(k, "cannot write the failure to %s", dir);
+    return -1;
+  }
+  k->st.corpus += 2;
+  GenCase min;
+  int have_min = 0;
+  if (db_record(k, sig, c, s, v, 1) != 0 || reduce_finding(k, sig, c, s, &min, &have_min) != 0)
+    return -1;
+  if (sig->min_ops > 0)
+    k->st.corpus++;
+  /* on every configuration once: another worker, or an earlier run, did it already */
+  int mrc = k->db == NULL || sig->db_new ? matrix_check(k, sig, have_min ? &min : c, s) : 0;
+  if (have_min)
+    gen_case_free(&min);
+  return mrc != 0 ? -1 : campaign__write_info(k, sig);
+}
+
+/* A repeat of sig: counted (the first ones per run one by one, later ones tallied); a smaller
+ * case becomes the smallest unless it fails with the view form of the name only (alias). */
+static int record_repeat(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s,
+                         const Verdict *v, int alias) {
   sig->f.count++;
   Form *form = count_form(sig, v);
   if (form == NULL) {
@@ -538,4 +549,19 @@ static int record_one(Campaign *k, int low, const GenCase *c, const Schedule *s,
       return -1;
   }
   return 0;
+}
+
+/* alias: c fails with the view form of v's name (its case is not the finding's smallest). */
+static int record_one(Campaign *k, int low, const GenCase *c, const Schedule *s, const Verdict *v,
+                      const OracleExpected *e, int alias) {
+  k->st.failures++;
+  for (int i = 0; i < k->nsigs; i++)
+    if (strcmp(k->sigs[i].f.signature, v->signature) == 0)
+      return record_repeat(k, &k->sigs[i], c, s, v, alias);
+  Sig *sig = new_sig(k, low, c, s, v);
+  if (sig == NULL) {
+    campaign__problem(k, "out of memory");
+    return -1;
+  }
+  return record_new(k, sig, c, s, v, e);
 }

@@ -73,6 +73,86 @@ static int write_script(const char *path, AfBuf *b, AfErr *err) {
   return rc;
 }
 
+/* The array's script: one task per shard (s: where it goes). */
+static void array_script(AfBuf *b, const SlurmJob *j, const SlurmScripts *s) {
+  af_buf_printf(b,
+                "#!/bin/bash\n"
+                "# An asyncfuzz campaign as a Slurm job array, written by asyncfuzz slurm submit.\n"
+                "# Task I is shard I of %d (asyncfuzz campaign --shard I/%d) in %s/shard-I, with\n"
+                "# its own database. Submitted again (sbatch %s), each task goes on\n"
+                "# from its shard's campaign-state.json; a shard that is done does nothing.\n",
+                j->shards, j->shards, j->out, s->array);
+  sbatch_lines(b, j, "asyncfuzz", "shard-%a.log");
+  af_buf_printf(b, "#SBATCH --array=0-%d", j->shards - 1);
+  if (j->limit > 0)
+    af_buf_printf(b, "%%%d", j->limit);
+  af_buf_puts(b, "\n");
+  if (j->gres)
+    af_buf_printf(b, "#SBATCH --gres=%s\n", j->gres);
+  if (j->time)
+    af_buf_printf(b, "#SBATCH --time=%s\n", j->time);
+  af_buf_printf(b, "set -u\n"
+                   "shard=${SLURM_ARRAY_TASK_ID:?run this script with sbatch: it is a job array}\n"
+                   "out=");
+  sh_word(b, j->out);
+  af_buf_printf(b,
+                "/shard-$shard\n"
+                "resume=\n"
+                "[ -f \"$out/campaign-state.json\" ] && resume=--resume\n"
+                "echo \"asyncfuzz: shard $shard of %d, job ${SLURM_ARRAY_JOB_ID:-?}_$shard on "
+                "$(hostname) at $(date -u +%%FT%%TZ)${resume:+ (resumed)}\"\n",
+                j->shards);
+  sh_word(b, j->asyncfuzz);
+  af_buf_printf(b, " campaign --shard \"$shard/%d\" --seed %llu --out \"$out\" $resume", j->shards,
+                (unsigned long long)j->seed);
+  for (int i = 0; i < j->nargs; i++) {
+    af_buf_puts(b, " ");
+    sh_word(b, j->args[i]);
+  }
+  af_buf_puts(b, "\nrc=$?\n"
+                 "# 1: failing cases were found (they are in the shard's database): the task "
+                 "did its work\n"
+                 "[ $rc -eq 1 ] && rc=0\n"
+                 "exit $rc\n");
+}
+
+/* The merge's script: after every task, whatever their ends; central: the database. */
+static void merge_script(AfBuf *b, const SlurmJob *j, const char *central) {
+  af_buf_printf(
+      b,
+      "#!/bin/bash\n"
+      "# Merges the shards of %s into the central database, then writes the report and\n"
+      "# the JUnit export and lists the new findings (asyncfuzz slurm submit). Running it\n"
+      "# again changes nothing: merging is idempotent.\n",
+      j->out);
+  sbatch_lines(b, j, "asyncfuzz-merge", "merge.log");
+  af_buf_puts(b, "set -u\naf=");
+  sh_word(b, j->asyncfuzz);
+  af_buf_puts(b, "\nout=");
+  sh_word(b, j->out);
+  af_buf_puts(b, "\ndb=");
+  sh_word(b, central);
+  af_buf_printf(b,
+                "\nmerged=0\n"
+                "for i in $(seq 0 %d); do\n"
+                "  f=$out/shard-$i/results.db\n"
+                "  if [ -f \"$f\" ]; then\n"
+                "    \"$af\" db merge \"$f\" --db \"$db\" > /dev/null || exit 4\n"
+                "    merged=$((merged + 1))\n"
+                "  else\n"
+                "    echo \"asyncfuzz merge: shard $i left no database ($f)\"\n"
+                "  fi\n"
+                "done\n"
+                "echo \"asyncfuzz merge: $merged of %d shard databases merged into $db\"\n"
+                "\"$af\" report --html \"$out/report.html\" --db \"$db\" || exit 4\n"
+                "\"$af\" db export --format junit --db \"$db\" > \"$out/junit.xml.tmp\" &&\n"
+                "  mv \"$out/junit.xml.tmp\" \"$out/junit.xml\" || exit 4\n"
+                "echo \"asyncfuzz merge: $out/report.html, $out/junit.xml\"\n"
+                "echo \"new findings:\"\n"
+                "\"$af\" db list --status new --db \"$db\"\n",
+                j->shards - 1, j->shards);
+}
+
 int slurm_write(const SlurmJob *job, SlurmScripts *s, AfErr *err) {
   memset(s, 0, sizeof *s);
   /* the tasks run this very executable, and paths are absolute wherever the tasks start */
@@ -109,87 +189,15 @@ int slurm_write(const SlurmJob *job, SlurmScripts *s, AfErr *err) {
   af_fmt(s->dir, sizeof s->dir, "%s", j->out);
   af_fmt(s->array, sizeof s->array, "%s/asyncfuzz-array.sh", j->out);
   af_fmt(s->merge, sizeof s->merge, "%s/asyncfuzz-merge.sh", j->out);
-  /* the array: one task per shard */
   AfBuf b;
   af_buf_init(&b);
-  af_buf_printf(&b,
-                "#!/bin/bash\n"
-                "# An asyncfuzz campaign as a Slurm job array, written by asyncfuzz slurm submit.\n"
-                "# Task I is shard I of %d (asyncfuzz campaign --shard I/%d) in %s/shard-I, with\n"
-                "# its own database. Submitted again (sbatch %s), each task goes on\n"
-                "# from its shard's campaign-state.json; a shard that is done does nothing.\n",
-                j->shards, j->shards, j->out, s->array);
-  sbatch_lines(&b, j, "asyncfuzz", "shard-%a.log");
-  af_buf_printf(&b, "#SBATCH --array=0-%d", j->shards - 1);
-  if (j->limit > 0)
-    af_buf_printf(&b, "%%%d", j->limit);
-  af_buf_puts(&b, "\n");
-  if (j->gres)
-    af_buf_printf(&b, "#SBATCH --gres=%s\n", j->gres);
-  if (j->time)
-    af_buf_printf(&b, "#SBATCH --time=%s\n", j->time);
-  af_buf_printf(&b, "set -u\n"
-                    "shard=${SLURM_ARRAY_TASK_ID:?run this script with sbatch: it is a job array}\n"
-                    "out=");
-  sh_word(&b, j->out);
-  af_buf_printf(&b,
-                "/shard-$shard\n"
-                "resume=\n"
-                "[ -f \"$out/campaign-state.json\" ] && resume=--resume\n"
-                "echo \"asyncfuzz: shard $shard of %d, job ${SLURM_ARRAY_JOB_ID:-?}_$shard on "
-                "$(hostname) at $(date -u +%%FT%%TZ)${resume:+ (resumed)}\"\n",
-                j->shards);
-  sh_word(&b, j->asyncfuzz);
-  af_buf_printf(&b, " campaign --shard \"$shard/%d\" --seed %llu --out \"$out\" $resume", j->shards,
-                (unsigned long long)j->seed);
-  for (int i = 0; i < j->nargs; i++) {
-    af_buf_puts(&b, " ");
-    sh_word(&b, j->args[i]);
-  }
-  af_buf_puts(&b, "\nrc=$?\n"
-                  "# 1: failing cases were found (they are in the shard's database): the task "
-                  "did its work\n"
-                  "[ $rc -eq 1 ] && rc=0\n"
-                  "exit $rc\n");
+  array_script(&b, j, s);
   rc = write_script(s->array, &b, err);
   af_buf_free(&b);
   if (rc)
     return rc;
-  /* the merge: after every task, whatever their ends */
   af_buf_init(&b);
-  af_buf_printf(
-      &b,
-      "#!/bin/bash\n"
-      "# Merges the shards of %s into the central database, then writes the report and\n"
-      "# the JUnit export and lists the new findings (asyncfuzz slurm submit). Running it\n"
-      "# again changes nothing: merging is idempotent.\n",
-      j->out);
-  sbatch_lines(&b, j, "asyncfuzz-merge", "merge.log");
-  af_buf_puts(&b, "set -u\naf=");
-  sh_word(&b, j->asyncfuzz);
-  af_buf_puts(&b, "\nout=");
-  sh_word(&b, j->out);
-  af_buf_puts(&b, "\ndb=");
-  sh_word(&b, central);
-  af_buf_printf(&b,
-                "\nmerged=0\n"
-                "for i in $(seq 0 %d); do\n"
-                "  f=$out/shard-$i/results.db\n"
-                "  if [ -f \"$f\" ]; then\n"
-                "    \"$af\" db merge \"$f\" --db \"$db\" > /dev/null || exit 4\n"
-                "    merged=$((merged + 1))\n"
-                "  else\n"
-                "    echo \"asyncfuzz merge: shard $i left no database ($f)\"\n"
-                "  fi\n"
-                "done\n"
-                "echo \"asyncfuzz merge: $merged of %d shard databases merged into $db\"\n"
-                "\"$af\" report --html \"$out/report.html\" --db \"$db\" || exit 4\n"
-                "\"$af\" db export --format junit --db \"$db\" > \"$out/junit.xml.tmp\" &&\n"
-                "  mv \"$out/junit.xml.tmp\" \"$out/junit.xml\" || exit 4\n"
-                "echo \"asyncfuzz merge: $out/report.html, $out/junit.xml\"\n"
-                "echo \"new findings:\"\n"
-                "\"$af\" db list --status new --db \"$db\"\n",
-                j->shards - 1, j->shards);
+  merge_script(&b, j, central);
   rc = write_script(s->merge, &b, err);
   af_buf_free(&b);
   return rc;

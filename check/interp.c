@@ -136,6 +136,88 @@ static void launch(I *in, const LowerInstr *ins, void *stream) {
 }
 
 /* Executes one instruction of task t. Returns 1 if the task blocked instead. */
+/* Module, stream and event instructions. 1 when ins is one. */
+static int exec_handles(I *in, const LowerInstr *ins, void **S) {
+#define SLOT(x) ((x) >= 0 ? S[(x)] : NULL)
+  switch (ins->opc) {
+  case LOWER_MODULE_LOAD:
+    in->module = mgpuModuleLoad((void *)"asyncfuzz-kernels", 17);
+    return 1;
+  case LOWER_GET_FUNCTION:
+    in->funcs[ins->kernel] = mgpuModuleGetFunction(in->module, kernel_info(ins->kernel)->name);
+    return 1;
+  case LOWER_MODULE_UNLOAD:
+    mgpuModuleUnload(in->module);
+    return 1;
+  case LOWER_STREAM_CREATE:
+    S[ins->a] = mgpuStreamCreate();
+    return 1;
+  case LOWER_STREAM_DESTROY:
+    mgpuStreamDestroy(S[ins->a]);
+    return 1;
+  case LOWER_STREAM_SYNC:
+    mgpuStreamSynchronize(S[ins->a]);
+    return 1;
+  case LOWER_STREAM_WAIT_EVENT:
+    mgpuStreamWaitEvent(S[ins->a], S[ins->b]);
+    return 1;
+  case LOWER_EVENT_CREATE:
+    S[ins->a] = mgpuEventCreate();
+    return 1;
+  case LOWER_EVENT_DESTROY:
+    mgpuEventDestroy(S[ins->a]);
+    return 1;
+  case LOWER_EVENT_SYNC:
+    mgpuEventSynchronize(S[ins->a]);
+    return 1;
+  case LOWER_EVENT_RECORD:
+    mgpuEventRecord(S[ins->a], SLOT(ins->b));
+    return 1;
+  default:
+    return 0;
+  }
+#undef SLOT
+}
+
+/* Host buffers, device memory, copies, sets, launches and observations. 1 when ins is one. */
+static int exec_memory(I *in, const LowerInstr *ins, void **S) {
+#define SLOT(x) ((x) >= 0 ? S[(x)] : NULL)
+  switch (ins->opc) {
+  case LOWER_HOST_INIT:
+    host_hook(in, ins, 1);
+    for (int64_t i = 0; ins->imm2 && i < in->p->buf_elems[ins->buf]; i++) /* a 16-bit value */
+      ((uint16_t *)in->bufs[ins->buf])[i] = (uint16_t)ins->imm;
+    return 1;
+  case LOWER_MEM_ALLOC:
+    in->bufs[ins->buf] = mgpuMemAlloc((uint64_t)ins->imm, SLOT(ins->b), ins->imm2 != 0);
+    return 1;
+  case LOWER_MEM_FREE:
+    mgpuMemFree(in->bufs[ins->buf], SLOT(ins->b));
+    return 1;
+  case LOWER_MEMCPY:
+    mgpuMemcpy((char *)in->bufs[ins->buf] + ins->off, (char *)in->bufs[ins->buf2] + ins->off2,
+               (size_t)ins->imm, SLOT(ins->b));
+    return 1;
+  case LOWER_MEMSET32:
+    mgpuMemset32((char *)in->bufs[ins->buf] + ins->off, (unsigned)ins->imm, (size_t)ins->imm2,
+                 SLOT(ins->b));
+    return 1;
+  case LOWER_MEMSET16:
+    mgpuMemset16((char *)in->bufs[ins->buf] + ins->off, (unsigned short)ins->imm, (size_t)ins->imm2,
+                 SLOT(ins->b));
+    return 1;
+  case LOWER_LAUNCH:
+    launch(in, ins, SLOT(ins->b));
+    return 1;
+  case LOWER_OBSERVE:
+    host_hook(in, ins, 0);
+    return 1;
+  default:
+    return 0;
+  }
+#undef SLOT
+}
+
 static int exec(I *in, int t) {
   Task *k = &in->tasks[t];
   const LowerFunc *f = &in->p->funcs[t];
@@ -159,70 +241,14 @@ static int exec(I *in, int t) {
   const LowerInstr *ins = &f->instrs[k->pc];
   void **S = k->slots;
   asyncfuzz_rt_set_op(ins->op);
+  if (exec_handles(in, ins, S) || exec_memory(in, ins, S)) {
+    k->pc++;
+    if (k->pc >= f->ninstrs && t == 0)
+      k->state = T_DONE;
+    return 0;
+  }
 #define SLOT(x) ((x) >= 0 ? S[(x)] : NULL)
   switch (ins->opc) {
-  case LOWER_MODULE_LOAD:
-    in->module = mgpuModuleLoad((void *)"asyncfuzz-kernels", 17);
-    break;
-  case LOWER_GET_FUNCTION:
-    in->funcs[ins->kernel] = mgpuModuleGetFunction(in->module, kernel_info(ins->kernel)->name);
-    break;
-  case LOWER_MODULE_UNLOAD:
-    mgpuModuleUnload(in->module);
-    break;
-  case LOWER_HOST_INIT:
-    host_hook(in, ins, 1);
-    for (int64_t i = 0; ins->imm2 && i < in->p->buf_elems[ins->buf]; i++) /* a 16-bit value */
-      ((uint16_t *)in->bufs[ins->buf])[i] = (uint16_t)ins->imm;
-    break;
-  case LOWER_STREAM_CREATE:
-    S[ins->a] = mgpuStreamCreate();
-    break;
-  case LOWER_STREAM_DESTROY:
-    mgpuStreamDestroy(S[ins->a]);
-    break;
-  case LOWER_STREAM_SYNC:
-    mgpuStreamSynchronize(S[ins->a]);
-    break;
-  case LOWER_STREAM_WAIT_EVENT:
-    mgpuStreamWaitEvent(S[ins->a], S[ins->b]);
-    break;
-  case LOWER_EVENT_CREATE:
-    S[ins->a] = mgpuEventCreate();
-    break;
-  case LOWER_EVENT_DESTROY:
-    mgpuEventDestroy(S[ins->a]);
-    break;
-  case LOWER_EVENT_SYNC:
-    mgpuEventSynchronize(S[ins->a]);
-    break;
-  case LOWER_EVENT_RECORD:
-    mgpuEventRecord(S[ins->a], SLOT(ins->b));
-    break;
-  case LOWER_MEM_ALLOC:
-    in->bufs[ins->buf] = mgpuMemAlloc((uint64_t)ins->imm, SLOT(ins->b), ins->imm2 != 0);
-    break;
-  case LOWER_MEM_FREE:
-    mgpuMemFree(in->bufs[ins->buf], SLOT(ins->b));
-    break;
-  case LOWER_MEMCPY:
-    mgpuMemcpy((char *)in->bufs[ins->buf] + ins->off, (char *)in->bufs[ins->buf2] + ins->off2,
-               (size_t)ins->imm, SLOT(ins->b));
-    break;
-  case LOWER_MEMSET32:
-    mgpuMemset32((char *)in->bufs[ins->buf] + ins->off, (unsigned)ins->imm, (size_t)ins->imm2,
-                 SLOT(ins->b));
-    break;
-  case LOWER_MEMSET16:
-    mgpuMemset16((char *)in->bufs[ins->buf] + ins->off, (unsigned short)ins->imm, (size_t)ins->imm2,
-                 SLOT(ins->b));
-    break;
-  case LOWER_LAUNCH:
-    launch(in, ins, SLOT(ins->b));
-    break;
-  case LOWER_OBSERVE:
-    host_hook(in, ins, 0);
-    break;
   case LOWER_SPAWN:
     asyncfuzz_rt_note(RT_NOTE_SPAWN, ins->region, -1);
     in->tasks[ins->region].state = T_READY;
@@ -248,6 +274,8 @@ static int exec(I *in, int t) {
     S[ins->a] = in->values[ins->region][ins->vidx * in->maxc + ins->consumer];
     if (ins->imm == 1) /* a region input (wherever destroys placed it among the others) */
       asyncfuzz_rt_note(RT_NOTE_AWAIT, ins->region, ins->vidx);
+    break;
+  default:
     break;
   }
 #undef SLOT

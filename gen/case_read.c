@@ -134,38 +134,15 @@ static int parse_body(Parser *p, const cJSON *body, int ctx) {
   return 0;
 }
 
-int gen_case_from_json(GenCase *c, const char *text, AfErr *err) {
-  gen_case_init(c);
-  if (c->nregions != 1 || c->nblocks != 1)
-    return af_err_set(err, AF_ENOMEM, "out of memory");
-  Parser p;
-  memset(&p, 0, sizeof p);
-  p.c = c;
-  p.err = err;
-  p.body = parse_body;
-  int rc = 0;
-  cJSON *root = cJSON_Parse(text);
-  if (root == NULL) {
-    const char *at = cJSON_GetErrorPtr();
-    long off = at && at >= text ? (long)(at - text) : -1;
-    int line = 1;
-    for (long i = 0; i < off; i++)
-      line += text[i] == '\n';
-    rc = af_err_set(err, AF_EPARSE, "malformed JSON near line %d (byte %ld)", line, off);
-    goto out;
-  }
+/* The header: format, version, seed, the knobs that made the case, spin. */
+static int parse_header(GenCase *c, const cJSON *root, AfErr *err) {
   const char *fmt = gen__jstr(root, "format");
-  if (!cJSON_IsObject(root) || fmt == NULL || strcmp(fmt, "asyncfuzz-case") != 0) {
-    rc =
-        af_err_set(err, AF_EPARSE, "not an asyncfuzz case (\"format\" must be \"asyncfuzz-case\")");
-    goto out;
-  }
-  if (gen__jint(root, "version", &c->version) || c->version < 1 ||
-      c->version > GEN_FORMAT_VERSION) {
-    rc = af_err_set(err, AF_EPARSE, "unsupported case format version (this build reads 1 to %d)",
-                    GEN_FORMAT_VERSION);
-    goto out;
-  }
+  if (!cJSON_IsObject(root) || fmt == NULL || strcmp(fmt, "asyncfuzz-case") != 0)
+    return af_err_set(err, AF_EPARSE,
+                      "not an asyncfuzz case (\"format\" must be \"asyncfuzz-case\")");
+  if (gen__jint(root, "version", &c->version) || c->version < 1 || c->version > GEN_FORMAT_VERSION)
+    return af_err_set(err, AF_EPARSE, "unsupported case format version (this build reads 1 to %d)",
+                      GEN_FORMAT_VERSION);
   const char *seed = gen__jstr(root, "seed");
   c->seed = seed ? strtoull(seed, NULL, 10) : 0;
   const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(root, "config");
@@ -187,72 +164,92 @@ int gen_case_from_json(GenCase *c, const char *text, AfErr *err) {
           g->w[k] = x->valueint;
       }
   }
-  if (gen__jint(root, "spin", &c->spin) || c->spin < 0) {
-    rc = af_err_set(err, AF_EPARSE, "\"spin\" must be a non-negative integer");
-    goto out;
-  }
-  const cJSON *bufs = cJSON_GetObjectItemCaseSensitive(root, "buffers");
-  if (!cJSON_IsArray(bufs)) {
-    rc = af_err_set(err, AF_EPARSE, "\"buffers\" must be an array");
-    goto out;
-  }
-  const cJSON *b;
-  cJSON_ArrayForEach(b, bufs) {
-    const char *name = gen__jstr(b, "name");
-    const char *kind = gen__jstr(b, "kind");
-    GenBuf gb;
-    memset(&gb, 0, sizeof gb);
-    if (name == NULL || kind == NULL || gen__jint(b, "n", &gb.n) || gb.n <= 0 || gb.n > 1024) {
-      rc = af_err_set(err, AF_EPARSE,
+  if (gen__jint(root, "spin", &c->spin) || c->spin < 0)
+    return af_err_set(err, AF_EPARSE, "\"spin\" must be a non-negative integer");
+  return 0;
+}
+
+/* One entry of "buffers": name, kind, n, init, type, static. */
+static int parse_buf(Parser *p, const cJSON *b) {
+  GenCase *c = p->c;
+  AfErr *err = p->err;
+  const char *name = gen__jstr(b, "name");
+  const char *kind = gen__jstr(b, "kind");
+  GenBuf gb;
+  memset(&gb, 0, sizeof gb);
+  if (name == NULL || kind == NULL || gen__jint(b, "n", &gb.n) || gb.n <= 0 || gb.n > 1024)
+    return af_err_set(err, AF_EPARSE,
                       "buffer #%d needs \"name\", \"kind\" and \"n\" (1..1024 elements)", c->nbufs);
-      goto out;
-    }
-    if (strcmp(kind, "host") == 0)
-      gb.kind = GEN_BUF_HOST;
-    else if (strcmp(kind, "device") == 0)
-      gb.kind = GEN_BUF_DEVICE;
-    else {
-      rc = af_err_set(err, AF_EPARSE, "buffer %s: kind must be \"host\" or \"device\"", name);
-      goto out;
-    }
-    gen__jint(b, "init", &gb.init);
-    const char *type = gen__jstr(b, "type");
-    int e = type ? gen_elem_lookup(type) : GEN_ELEM_I32;
-    if (e < 0 || (type && c->version < 2)) {
-      rc = af_err_set(err, AF_EPARSE,
+  if (strcmp(kind, "host") == 0)
+    gb.kind = GEN_BUF_HOST;
+  else if (strcmp(kind, "device") == 0)
+    gb.kind = GEN_BUF_DEVICE;
+  else
+    return af_err_set(err, AF_EPARSE, "buffer %s: kind must be \"host\" or \"device\"", name);
+  gen__jint(b, "init", &gb.init);
+  const char *type = gen__jstr(b, "type");
+  int e = type ? gen_elem_lookup(type) : GEN_ELEM_I32;
+  if (e < 0 || (type && c->version < 2))
+    return af_err_set(err, AF_EPARSE,
                       e < 0 ? "buffer %s: type must be i32, i16, i64 or f32"
                             : "buffer %s: \"type\" needs case format version 2",
                       name);
-      goto out;
-    }
-    gb.elem = (uint8_t)e;
-    const cJSON *st = cJSON_GetObjectItemCaseSensitive(b, "static");
-    if (st && (!cJSON_IsBool(st) || c->version < 2 || gb.kind != GEN_BUF_DEVICE)) {
-      rc = af_err_set(err, AF_EPARSE,
+  gb.elem = (uint8_t)e;
+  const cJSON *st = cJSON_GetObjectItemCaseSensitive(b, "static");
+  if (st && (!cJSON_IsBool(st) || c->version < 2 || gb.kind != GEN_BUF_DEVICE))
+    return af_err_set(err, AF_EPARSE,
                       "buffer %s: \"static\" (true or false) is for device buffers, in case "
                       "format version 2",
                       name);
-      goto out;
-    }
-    gb.stat = cJSON_IsTrue(st);
-    if (gen__nm_find(&p.bufs, name) >= 0) {
-      rc = af_err_set(err, AF_EINVALID, "buffer %s is declared twice", name);
-      goto out;
-    }
-    if (gen__nm_put(&p.bufs, name, c->nbufs) || gen_case_add_buf(c, &gb) < 0) {
-      rc = af_err_set(err, AF_ENOMEM, "out of memory");
-      goto out;
-    }
+  gb.stat = cJSON_IsTrue(st);
+  if (gen__nm_find(&p->bufs, name) >= 0)
+    return af_err_set(err, AF_EINVALID, "buffer %s is declared twice", name);
+  if (gen__nm_put(&p->bufs, name, c->nbufs) || gen_case_add_buf(c, &gb) < 0)
+    return af_err_set(err, AF_ENOMEM, "out of memory");
+  return 0;
+}
+
+/* The case of a parsed document: header, buffers, body. */
+static int parse_case(Parser *p, const cJSON *root) {
+  int rc = parse_header(p->c, root, p->err);
+  if (rc)
+    return rc;
+  const cJSON *bufs = cJSON_GetObjectItemCaseSensitive(root, "buffers");
+  if (!cJSON_IsArray(bufs))
+    return af_err_set(p->err, AF_EPARSE, "\"buffers\" must be an array");
+  const cJSON *b;
+  cJSON_ArrayForEach(b, bufs) {
+    if ((rc = parse_buf(p, b)) != 0)
+      return rc;
   }
   const cJSON *body = cJSON_GetObjectItemCaseSensitive(root, "body");
-  if (!cJSON_IsArray(body)) {
-    rc = af_err_set(err, AF_EPARSE, "\"body\" must be an array of ops");
-    goto out;
+  if (!cJSON_IsArray(body))
+    return af_err_set(p->err, AF_EPARSE, "\"body\" must be an array of ops");
+  rc = parse_body(p, body, 0);
+  return rc ? rc : gen_case_finish(p->c, p->err);
+}
+
+int gen_case_from_json(GenCase *c, const char *text, AfErr *err) {
+  gen_case_init(c);
+  if (c->nregions != 1 || c->nblocks != 1)
+    return af_err_set(err, AF_ENOMEM, "out of memory");
+  Parser p;
+  memset(&p, 0, sizeof p);
+  p.c = c;
+  p.err = err;
+  p.body = parse_body;
+  int rc;
+  cJSON *root = cJSON_Parse(text);
+  if (root == NULL) {
+    const char *at = cJSON_GetErrorPtr();
+    long off = at && at >= text ? (long)(at - text) : -1;
+    int line = 1;
+    for (long i = 0; i < off; i++)
+      line += text[i] == '\n';
+    rc = af_err_set(err, AF_EPARSE, "malformed JSON near line %d (byte %ld)", line, off);
+  } else {
+    rc = parse_case(&p, root);
   }
-  rc = parse_body(&p, body, 0);
-  if (rc == 0)
-    rc = gen_case_finish(c, err);
-out:
   cJSON_Delete(root);
   gen__nm_free(&p.toks);
   gen__nm_free(&p.bufs);

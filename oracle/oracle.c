@@ -387,6 +387,117 @@ static void runtime_cause(const GenCase *c, const RtRec *r, RtRef given, const R
            asyncfuzz_rt_detail_text(r->detail), w);
 }
 
+/* What the observations say: the first wrong one's signature, its detailed form (when the
+ * writer's place matters) and its detail. */
+typedef struct ObsJudged {
+  char sig[160], detail[300], victim[160];
+} ObsJudged;
+
+/* Observation x (expected) against got: 1 and j filled when it is wrong. */
+static int judge_values(const GenCase *c, const OracleObs *x, const RtObs *got, ObsJudged *j) {
+  char wdesc[64];
+  writer_desc(c, x->writer, wdesc, sizeof wdesc);
+  if (got->n != x->n) {
+    snprintf(j->sig, sizeof j->sig, "wrong_result|observe-size|%s", wdesc);
+    snprintf(j->detail, sizeof j->detail, "observation of op #%d has %lld values, expected %lld",
+             x->id, (long long)got->n, (long long)x->n);
+    return 1;
+  }
+  for (int64_t i = 0; i < x->n; i++) {
+    if (got->vals[i] == x->vals[i])
+      continue;
+    /* the writer's kind, not where it ran: a data fault is the same wherever its op stands
+     * (the detailed form keeps @region) */
+    char wkind[64];
+    snprintf(wkind, sizeof wkind, "%s", wdesc);
+    char *at = strstr(wkind, "@region");
+    if (at)
+      *at = '\0';
+    snprintf(j->sig, sizeof j->sig, "wrong_result|%s|%s", wkind, value_kind(got->vals[i]));
+    snprintf(j->victim, sizeof j->victim, "wrong_result|%s|%s", wdesc, value_kind(got->vals[i]));
+    snprintf(j->detail, sizeof j->detail,
+             "observation of op #%d (b%d, last written by %s op #%d): element %lld expected "
+             "%d, got %d (%s)",
+             x->id, x->buf, wdesc, x->writer, (long long)i, x->vals[i], got->vals[i],
+             value_kind(got->vals[i]));
+    return 1;
+  }
+  return 0;
+}
+
+/* The observations against the expected ones, matched by id: each expected one must appear
+ * exactly once with its values, and no other. Whether any is wrong (j: the first). */
+static int judge_observations(const GenCase *c, const OracleExpected *e, const RtObs *obs, int nobs,
+                              ObsJudged *j) {
+  for (int k = 0; k < e->nobs; k++) {
+    const OracleObs *x = &e->obs[k];
+    const RtObs *got = NULL;
+    int count = 0;
+    for (int q = 0; q < nobs; q++)
+      if (obs[q].id == x->id) {
+        if (!got)
+          got = &obs[q];
+        count++;
+      }
+    if (got == NULL || count != 1) {
+      char wdesc[64];
+      writer_desc(c, x->writer, wdesc, sizeof wdesc);
+      snprintf(j->sig, sizeof j->sig, "wrong_result|observe-%s|%s", got ? "repeated" : "missing",
+               wdesc);
+      snprintf(j->detail, sizeof j->detail, "observation of op #%d (b%d) was %s", x->id, x->buf,
+               got ? "made more than once" : "never made");
+      return 1;
+    }
+    if (judge_values(c, x, got, j))
+      return 1;
+  }
+  if (nobs != e->nobs) {
+    snprintf(j->sig, sizeof j->sig, "wrong_result|observe-extra");
+    snprintf(j->detail, sizeof j->detail, "%d observations made, %d expected", nobs, e->nobs);
+    return 1;
+  }
+  return 0;
+}
+
+/* What the first runtime error says: its signature (call, error, detail, the handle given),
+ * its cause, whether the runtime refused a handle. */
+typedef struct RtJudged {
+  char sig[200], cause[200];
+  int refused_handle;
+  const RtRec *rec;
+} RtJudged;
+
+static void judge_runtime(const GenCase *c, const RtRec *r, const RtRec *trace, int ntrace,
+                          RtJudged *j) {
+  const char *arg = "";
+  RtRef given = 0;
+  j->rec = r;
+  if (r->detail == RT_DETAIL_WRONG_KIND) {
+    /* which handle was of the wrong kind */
+    for (int a = 0; a < r->nargs; a++) {
+      int k = RT_REF_KIND(r->args[a]);
+      int want_event = (r->call == RT_CALL_EVENT_SYNCHRONIZE || r->call == RT_CALL_EVENT_DESTROY ||
+                        (r->call == RT_CALL_EVENT_RECORD && a == 0) ||
+                        (r->call == RT_CALL_STREAM_WAIT_EVENT && a == 1));
+      if ((want_event && k != RT_REF_EVENT) || (!want_event && k == RT_REF_EVENT)) {
+        arg = handle_kind(r->args[a]);
+        given = r->args[a];
+        break;
+      }
+    }
+  }
+  j->refused_handle = r->call != RT_CALL_EXEC &&
+                      (r->detail == RT_DETAIL_WRONG_KIND || r->detail == RT_DETAIL_NOT_A_HANDLE ||
+                       r->detail == RT_DETAIL_NULL_HANDLE);
+  const char *call = r->call == RT_CALL_EXEC ? "device-exec" : asyncfuzz_rt_call_name(r->call);
+  if (r->call == RT_CALL_EXEC && r->cause < (uint32_t)ntrace)
+    call = asyncfuzz_rt_call_name(trace[r->cause].call);
+  snprintf(j->sig, sizeof j->sig, "runtime_error|%s|%s|%s%s%s", call,
+           asyncfuzz_rt_error_name(r->err), asyncfuzz_rt_detail_text(r->detail),
+           *arg ? "|given=" : "", arg);
+  runtime_cause(c, r, given, trace, ntrace, j->refused_handle, j->cause, sizeof j->cause);
+}
+
 int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, int nobs,
                  const RtRec *trace, int ntrace, const RtSummary *sum, const HbResult *hb,
                  const char *lowering, Verdict *v) {
@@ -401,108 +512,23 @@ int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, in
         v->hb_errors++;
       }
   v->hb_failed = v->hb_errors > 0;
-  char obs_sig[160] = "", obs_detail[300] = "", obs_victim[160] = "";
-  /* observations: match by id; each expected one must appear exactly once */
-  for (int k = 0; k < e->nobs && !v->obs_failed; k++) {
-    const OracleObs *x = &e->obs[k];
-    const RtObs *got = NULL;
-    int count = 0;
-    for (int j = 0; j < nobs; j++)
-      if (obs[j].id == x->id) {
-        if (!got)
-          got = &obs[j];
-        count++;
-      }
-    char wdesc[64];
-    writer_desc(c, x->writer, wdesc, sizeof wdesc);
-    if (got == NULL || count != 1) {
-      v->obs_failed = 1;
-      snprintf(obs_sig, sizeof obs_sig, "wrong_result|observe-%s|%s", got ? "repeated" : "missing",
-               wdesc);
-      snprintf(obs_detail, sizeof obs_detail, "observation of op #%d (b%d) was %s", x->id, x->buf,
-               got ? "made more than once" : "never made");
-      break;
-    }
-    if (got->n != x->n) {
-      v->obs_failed = 1;
-      snprintf(obs_sig, sizeof obs_sig, "wrong_result|observe-size|%s", wdesc);
-      snprintf(obs_detail, sizeof obs_detail,
-               "observation of op #%d has %lld values, expected %lld", x->id, (long long)got->n,
-               (long long)x->n);
-      break;
-    }
-    for (int64_t i = 0; i < x->n; i++) {
-      if (got->vals[i] != x->vals[i]) {
-        v->obs_failed = 1;
-        /* the writer's kind, not where it ran: a data fault is the same wherever its op stands
-         * (the detailed form keeps @region) */
-        char wkind[64];
-        snprintf(wkind, sizeof wkind, "%s", wdesc);
-        char *at = strstr(wkind, "@region");
-        if (at)
-          *at = '\0';
-        snprintf(obs_sig, sizeof obs_sig, "wrong_result|%s|%s", wkind, value_kind(got->vals[i]));
-        snprintf(obs_victim, sizeof obs_victim, "wrong_result|%s|%s", wdesc,
-                 value_kind(got->vals[i]));
-        snprintf(obs_detail, sizeof obs_detail,
-                 "observation of op #%d (b%d, last written by %s op #%d): element %lld expected "
-                 "%d, got %d (%s)",
-                 x->id, x->buf, wdesc, x->writer, (long long)i, x->vals[i], got->vals[i],
-                 value_kind(got->vals[i]));
-        break;
-      }
-    }
-  }
-  if (!v->obs_failed && nobs != e->nobs) {
-    v->obs_failed = 1;
-    snprintf(obs_sig, sizeof obs_sig, "wrong_result|observe-extra");
-    snprintf(obs_detail, sizeof obs_detail, "%d observations made, %d expected", nobs, e->nobs);
-  }
-  /* runtime errors */
-  char rt_sig[200] = "", rt_cause[200] = "";
-  int refused_handle = 0;
-  const RtRec *rerr = NULL;
+  ObsJudged oj = {"", "", ""};
+  v->obs_failed = judge_observations(c, e, obs, nobs, &oj);
+  RtJudged rj = {"", "", 0, NULL};
   if (sum->nerrors > 0 && sum->first_error >= 0 && sum->first_error < ntrace) {
-    const RtRec *r = rerr = &trace[sum->first_error];
     v->rt_failed = 1;
-    v->error_seq = (int)r->seq;
-    const char *arg = "";
-    RtRef given = 0;
-    if (r->detail == RT_DETAIL_WRONG_KIND) {
-      /* which handle was of the wrong kind */
-      for (int a = 0; a < r->nargs; a++) {
-        int k = RT_REF_KIND(r->args[a]);
-        int want_event =
-            (r->call == RT_CALL_EVENT_SYNCHRONIZE || r->call == RT_CALL_EVENT_DESTROY ||
-             (r->call == RT_CALL_EVENT_RECORD && a == 0) ||
-             (r->call == RT_CALL_STREAM_WAIT_EVENT && a == 1));
-        if ((want_event && k != RT_REF_EVENT) || (!want_event && k == RT_REF_EVENT)) {
-          arg = handle_kind(r->args[a]);
-          given = r->args[a];
-          break;
-        }
-      }
-    }
-    refused_handle = r->call != RT_CALL_EXEC &&
-                     (r->detail == RT_DETAIL_WRONG_KIND || r->detail == RT_DETAIL_NOT_A_HANDLE ||
-                      r->detail == RT_DETAIL_NULL_HANDLE);
-    const char *call = r->call == RT_CALL_EXEC ? "device-exec" : asyncfuzz_rt_call_name(r->call);
-    if (r->call == RT_CALL_EXEC && r->cause < (uint32_t)ntrace)
-      call = asyncfuzz_rt_call_name(trace[r->cause].call);
-    snprintf(rt_sig, sizeof rt_sig, "runtime_error|%s|%s|%s%s%s", call,
-             asyncfuzz_rt_error_name(r->err), asyncfuzz_rt_detail_text(r->detail),
-             *arg ? "|given=" : "", arg);
-    runtime_cause(c, r, given, trace, ntrace, refused_handle, rt_cause, sizeof rt_cause);
+    v->error_seq = (int)trace[sum->first_error].seq;
+    judge_runtime(c, &trace[sum->first_error], trace, ntrace, &rj);
   }
   /* the verdict: a refused handle first, then the checker, then runtime errors, then values */
   AfBuf b;
   af_buf_init(&b);
-  if (v->rt_failed && (refused_handle || !v->hb_failed)) {
+  if (v->rt_failed && (rj.refused_handle || !v->hb_failed)) {
     v->cls = VERDICT_RUNTIME_ERROR;
-    fmt_into(v->signature, sizeof v->signature, "%s|%s", lowering, rt_cause);
-    fmt_into(v->victim, sizeof v->victim, "%s|%s", lowering, rt_sig);
+    fmt_into(v->signature, sizeof v->signature, "%s|%s", lowering, rj.cause);
+    fmt_into(v->victim, sizeof v->victim, "%s|%s", lowering, rj.sig);
     af_buf_printf(&b, "runtime: %d error(s); first: ", sum->nerrors);
-    asyncfuzz_rt_format_rec(&b, rerr);
+    asyncfuzz_rt_format_rec(&b, rj.rec);
   } else if (v->hb_failed) {
     const HbReport *r = &hb->reports[v->hb_first];
     if (hb_signature(c, r, trace, ntrace, hb, lowering, v)) {
@@ -515,15 +541,15 @@ int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, in
       af_buf_printf(&b, "\nruntime: %d error(s)", sum->nerrors);
   } else if (v->obs_failed) {
     v->cls = VERDICT_WRONG_RESULT;
-    fmt_into(v->signature, sizeof v->signature, "%s|%s", lowering, obs_sig);
-    if (obs_victim[0])
-      fmt_into(v->victim, sizeof v->victim, "%s|%s", lowering, obs_victim);
+    fmt_into(v->signature, sizeof v->signature, "%s|%s", lowering, oj.sig);
+    if (oj.victim[0])
+      fmt_into(v->victim, sizeof v->victim, "%s|%s", lowering, oj.victim);
   } else {
     v->cls = VERDICT_PASS;
     fmt_into(v->signature, sizeof v->signature, "%s|pass", lowering);
   }
   if (v->obs_failed)
-    af_buf_printf(&b, "%sobservation: %s", b.len ? "\n" : "", obs_detail);
+    af_buf_printf(&b, "%sobservation: %s", b.len ? "\n" : "", oj.detail);
   if (v->cls == VERDICT_RUNTIME_ERROR && v->hb_failed)
     af_buf_printf(&b, "\nchecker: %d report(s)", v->hb_errors);
   if (!v->victim[0])
