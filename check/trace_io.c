@@ -18,57 +18,44 @@ void check_trace_free(CheckTrace *t) {
   memset(t, 0, sizeof *t);
 }
 
-int check_trace_load(const char *path, CheckTrace *t, AfErr *err) {
-  memset(t, 0, sizeof *t);
-  FILE *f = fopen(path, "rb");
-  if (f == NULL)
-    return af_err_set(err, AF_EIO, "cannot open %s: %s", path, strerror(errno));
+/* The header: magic, version and record size, counts, summary, ABI flavour. */
+static int read_header(FILE *f, const char *path, CheckTrace *t, AfErr *err) {
   char magic[8];
   uint32_t hdr[6];
-  int rc = 0;
   if (fread(magic, 1, 8, f) != 8 || memcmp(magic, "AFTRACE1", 8) != 0 ||
-      fread(hdr, sizeof hdr, 1, f) != 1) {
-    rc = af_err_set(err, AF_EPARSE, "%s is not an asyncfuzz binary trace", path);
-    goto out;
-  }
-  if (hdr[0] != 1 || hdr[1] != sizeof(RtRec)) {
-    rc = af_err_set(err, AF_EPARSE,
-                    "%s was written by another asyncfuzz build (trace version %u, record size %u)",
-                    path, hdr[0], hdr[1]);
-    goto out;
-  }
-  if (fread(&t->sum, sizeof t->sum, 1, f) != 1 || hdr[2] > (1u << 26) || hdr[3] > (1u << 24)) {
-    rc = af_err_set(err, AF_EPARSE, "%s is truncated or corrupt", path);
-    goto out;
-  }
-  if (hdr[5] >= RT__ABI_COUNT) {
-    rc = af_err_set(err, AF_EPARSE, "%s: unknown ABI flavour %u", path, hdr[5]);
-    goto out;
-  }
+      fread(hdr, sizeof hdr, 1, f) != 1)
+    return af_err_set(err, AF_EPARSE, "%s is not an asyncfuzz binary trace", path);
+  if (hdr[0] != 1 || hdr[1] != sizeof(RtRec))
+    return af_err_set(err, AF_EPARSE,
+                      "%s was written by another asyncfuzz build (trace version %u, record size "
+                      "%u)",
+                      path, hdr[0], hdr[1]);
+  if (fread(&t->sum, sizeof t->sum, 1, f) != 1 || hdr[2] > (1u << 26) || hdr[3] > (1u << 24))
+    return af_err_set(err, AF_EPARSE, "%s is truncated or corrupt", path);
+  if (hdr[5] >= RT__ABI_COUNT)
+    return af_err_set(err, AF_EPARSE, "%s: unknown ABI flavour %u", path, hdr[5]);
   t->abi = (int)hdr[5];
   t->nrecs = (int)hdr[2];
   t->nobs = (int)hdr[3];
-  t->recs = af_malloc(sizeof(RtRec) * ((size_t)t->nrecs + 1));
-  t->obs = af_calloc((size_t)t->nobs + 1, sizeof(RtObs));
-  if (!t->recs || !t->obs) {
-    rc = af_err_set(err, AF_ENOMEM, "out of memory reading %s", path);
-    goto out;
-  }
-  if (t->nrecs && fread(t->recs, sizeof(RtRec), (size_t)t->nrecs, f) != (size_t)t->nrecs) {
-    rc = af_err_set(err, AF_EPARSE, "%s is truncated", path);
-    goto out;
-  }
+  return 0;
+}
+
+/* The records, each numbered in order. */
+static int read_recs(FILE *f, const char *path, CheckTrace *t, AfErr *err) {
+  if (t->nrecs && fread(t->recs, sizeof(RtRec), (size_t)t->nrecs, f) != (size_t)t->nrecs)
+    return af_err_set(err, AF_EPARSE, "%s is truncated", path);
   for (int i = 0; i < t->nrecs; i++)
-    if (t->recs[i].seq != (uint32_t)i || t->recs[i].nargs > RT_REC_ARGS) {
-      rc = af_err_set(err, AF_EPARSE, "%s: record %d is corrupt", path, i);
-      goto out;
-    }
-  int capvals = 0, nvals = 0;
+    if (t->recs[i].seq != (uint32_t)i || t->recs[i].nargs > RT_REC_ARGS)
+      return af_err_set(err, AF_EPARSE, "%s: record %d is corrupt", path, i);
+  return 0;
+}
+
+/* The observations: each one's head and values, the values in one array. */
+static int read_obs(FILE *f, const char *path, CheckTrace *t, AfErr *err) {
+  int capvals = 0, nvals = 0, rc = 0;
   int64_t *offs = af_malloc(sizeof(int64_t) * ((size_t)t->nobs + 1));
-  if (offs == NULL) {
-    rc = af_err_set(err, AF_ENOMEM, "out of memory reading %s", path);
-    goto out;
-  }
+  if (offs == NULL)
+    return af_err_set(err, AF_ENOMEM, "out of memory reading %s", path);
   for (int i = 0; i < t->nobs && rc == 0; i++) {
     int64_t head[4];
     if (fread(head, sizeof head, 1, f) != 1 || head[3] < 0 || head[3] > (1 << 24)) {
@@ -93,7 +80,25 @@ int check_trace_load(const char *path, CheckTrace *t, AfErr *err) {
   for (int i = 0; i < t->nobs && rc == 0; i++)
     t->obs[i].vals = t->vals + offs[i];
   af_free(offs);
-out:
+  return rc;
+}
+
+int check_trace_load(const char *path, CheckTrace *t, AfErr *err) {
+  memset(t, 0, sizeof *t);
+  FILE *f = fopen(path, "rb");
+  if (f == NULL)
+    return af_err_set(err, AF_EIO, "cannot open %s: %s", path, strerror(errno));
+  int rc = read_header(f, path, t, err);
+  if (rc == 0) {
+    t->recs = af_malloc(sizeof(RtRec) * ((size_t)t->nrecs + 1));
+    t->obs = af_calloc((size_t)t->nobs + 1, sizeof(RtObs));
+    if (!t->recs || !t->obs)
+      rc = af_err_set(err, AF_ENOMEM, "out of memory reading %s", path);
+  }
+  if (rc == 0)
+    rc = read_recs(f, path, t, err);
+  if (rc == 0)
+    rc = read_obs(f, path, t, err);
   fclose(f);
   if (rc)
     check_trace_free(t);

@@ -88,6 +88,55 @@ static int check_config(const GenConfig *c, AfErr *err) {
   return 0;
 }
 
+/* The host buffers the program starts with, written before it runs (the first is i32). */
+static void add_host_bufs(G *g) {
+  const GenConfig *cfg = &g->cfg;
+  for (int i = 0; i < cfg->host_bufs && g->rc == 0; i++) {
+    GenBuf gb = {GEN_BUF_HOST, cfg->elems, (int)af_rng_below(&g->rng, 1000), GEN_ELEM_I32, 0};
+    if (i > 0 && cfg->typed_pct > 0 && af_rng_chance(&g->rng, 2 * cfg->typed_pct))
+      gb.elem = (uint8_t)(1 + af_rng_below(&g->rng, GEN_ELEM__COUNT - 1));
+    int b = gen_case_add_buf(g->c, &gb);
+    if (b < 0 || af_grow((void **)&g->bs, &g->capbs, b + 1, sizeof(BState))) {
+      gen__oom(g);
+      return;
+    }
+    memset(&g->bs[b], 0, sizeof(BState));
+    g->bs[b].written = 1;
+    g->bs[b].writer = -1;
+  }
+}
+
+/* Closes main: awaits everything, frees device buffers, observes every host-visible buffer. */
+static void close_main(G *g, Ctx *main) {
+  const GenCase *c = g->c;
+  while (main->nchildren && g->rc == 0) {
+    gen__await_region(g, main, main->children[0], 1);
+    gen__drop_child(main, main->children[0]);
+  }
+  gen__close_streams(g, main);
+  gen__claim_leftovers(g, main);
+  for (int b = 0; b < c->nbufs && g->rc == 0; b++)
+    if (g->bs[b].owner == 0 && g->bs[b].shared && g->bs[b].written)
+      gen__observe(g, main, b);
+  for (int b = 0; b < c->nbufs && g->rc == 0; b++)
+    if (g->bs[b].owner == 0 && c->bufs[b].kind == GEN_BUF_DEVICE)
+      gen__op_dealloc(g, main, b);
+  for (int b = 0; b < c->nbufs && g->rc == 0; b++)
+    if (c->bufs[b].kind == GEN_BUF_HOST)
+      gen__observe(g, main, b);
+}
+
+static void g_free(G *g) {
+  for (int i = 0; i < g->nvals; i++)
+    af_free(g->vals[i].bufs);
+  af_free(g->vals);
+  af_free(g->bs);
+  af_free(g->tok_ctx);
+  af_free(g->tok_blk);
+  af_free(g->anc);
+  af_free(g->completed);
+}
+
 int gen_generate(GenCase *c, uint64_t seed, const GenConfig *cfg, AfErr *err) {
   gen_case_init(c);
   int rc = check_config(cfg, err);
@@ -112,58 +161,24 @@ int gen_generate(GenCase *c, uint64_t seed, const GenConfig *cfg, AfErr *err) {
   g.tok_blk = af_malloc(sizeof(int) * 64);
   g.gen_body = gen_ctx;
   g.cur_iter = -1;
-  if (!g.anc || !g.completed || !g.tok_ctx || !g.tok_blk || c->nregions != 1 || c->nblocks != 1) {
+  if (!g.anc || !g.completed || !g.tok_ctx || !g.tok_blk || c->nregions != 1 || c->nblocks != 1)
     gen__oom(&g);
-    goto out;
+  else
+    add_host_bufs(&g);
+  if (g.rc == 0) {
+    Ctx main;
+    memset(&main, 0, sizeof main);
+    int first = 1 + (int)af_rng_below(&g.rng, 2);
+    for (int i = 0; i < first; i++)
+      gen__op_alloc(&g, &main);
+    gen_ctx(&g, &main, cfg->ops);
+    close_main(&g, &main);
+    af_free(main.children);
+    if (g.rc == 0)
+      g.rc = gen_case_finish(c, err);
   }
-  Ctx main;
-  memset(&main, 0, sizeof main);
-  for (int i = 0; i < cfg->host_bufs; i++) {
-    GenBuf gb = {GEN_BUF_HOST, cfg->elems, (int)af_rng_below(&g.rng, 1000), GEN_ELEM_I32, 0};
-    if (i > 0 && cfg->typed_pct > 0 && af_rng_chance(&g.rng, 2 * cfg->typed_pct)) /* first: i32 */
-      gb.elem = (uint8_t)(1 + af_rng_below(&g.rng, GEN_ELEM__COUNT - 1));
-    int b = gen_case_add_buf(c, &gb);
-    if (b < 0 || af_grow((void **)&g.bs, &g.capbs, b + 1, sizeof(BState))) {
-      gen__oom(&g);
-      goto out;
-    }
-    memset(&g.bs[b], 0, sizeof(BState));
-    g.bs[b].written = 1;
-    g.bs[b].writer = -1;
-  }
-  int first = 1 + (int)af_rng_below(&g.rng, 2);
-  for (int i = 0; i < first; i++)
-    gen__op_alloc(&g, &main);
-  gen_ctx(&g, &main, cfg->ops);
-  /* close main: await everything, free device buffers, observe every host-visible buffer */
-  while (main.nchildren && g.rc == 0) {
-    gen__await_region(&g, &main, main.children[0], 1);
-    gen__drop_child(&main, main.children[0]);
-  }
-  gen__close_streams(&g, &main);
-  gen__claim_leftovers(&g, &main);
-  for (int b = 0; b < c->nbufs && g.rc == 0; b++)
-    if (g.bs[b].owner == 0 && g.bs[b].shared && g.bs[b].written)
-      gen__observe(&g, &main, b);
-  for (int b = 0; b < c->nbufs && g.rc == 0; b++)
-    if (g.bs[b].owner == 0 && c->bufs[b].kind == GEN_BUF_DEVICE)
-      gen__op_dealloc(&g, &main, b);
-  for (int b = 0; b < c->nbufs && g.rc == 0; b++)
-    if (c->bufs[b].kind == GEN_BUF_HOST)
-      gen__observe(&g, &main, b);
-  af_free(main.children);
-  if (g.rc == 0)
-    g.rc = gen_case_finish(c, err);
-out:
   rc = g.rc;
-  for (int i = 0; i < g.nvals; i++)
-    af_free(g.vals[i].bufs);
-  af_free(g.vals);
-  af_free(g.bs);
-  af_free(g.tok_ctx);
-  af_free(g.tok_blk);
-  af_free(g.anc);
-  af_free(g.completed);
+  g_free(&g);
   if (rc) {
     gen_case_free(c);
     gen_case_init(c);

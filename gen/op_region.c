@@ -436,23 +436,21 @@ static void close_region(G *g, Ctx *x, int region) {
   }
 }
 
-void gen__op_execute(G *g, Ctx *x, int budget) {
-  if (x->depth >= g->cfg.max_nesting)
-    return;
-  GenRegion gr;
-  memset(&gr, 0, sizeof gr);
-  gr.parent = x->id;
-  /* inputs: unclaimed values of this context's children, to chain regions */
-  for (int i = 0; i < g->nvals && gr.ninputs < 2; i++) {
+/* The region's inputs: unclaimed values of this context's children, to chain regions. */
+static void pick_inputs(G *g, Ctx *x, GenRegion *gr) {
+  for (int i = 0; i < g->nvals && gr->ninputs < 2; i++) {
     Value *v = &g->vals[i];
     if (!v->claimed && g->c->regions[v->region].parent == x->id && af_rng_chance(&g->rng, 50)) {
-      gr.inputs[gr.ninputs].region = v->region;
-      gr.inputs[gr.ninputs].vidx = v->vidx;
-      gr.ninputs++;
+      gr->inputs[gr->ninputs].region = v->region;
+      gr->inputs[gr->ninputs].vidx = v->vidx;
+      gr->ninputs++;
     }
   }
-  /* lent buffers: made quiescent first */
-  int lend[4], nl = 0;
+}
+
+/* The buffers lent to the region (up to 3, a host buffer first sometimes); returns how many. */
+static int pick_lent(G *g, Ctx *x, int lend[4]) {
+  int nl = 0;
   int want = 1 + (int)af_rng_below(&g->rng, 3);
   int hb = gen__pick_buf(g, x, GEN_BUF_HOST, 0, -1, -1, ANY_ELEM);
   if (hb >= 0 && af_rng_chance(&g->rng, 60))
@@ -463,12 +461,17 @@ void gen__op_execute(G *g, Ctx *x, int budget) {
       break;
     lend[nl++] = b;
   }
+  return nl;
+}
+
+/* Makes the lent buffers quiescent: what they still wait for becomes a host wait, or (drawn
+ * only when captures are on) one token the region captures and its ops on those buffers depend
+ * on, which this returns (-1: none). */
+static int settle_lent(G *g, Ctx *x, const int *lend, int nl) {
   TSet s;
   s.n = 0;
   for (int i = 0; i < nl; i++)
     gen__need_for(g, x, &s, lend[i], 1);
-  /* what the lent buffers still wait for: a host wait, or (drawn only when captures are on)
-   * one token the region captures and its ops on those buffers depend on */
   int lent_tok = -1;
   if (s.n)
     gen__ts_minimize(g, &s);
@@ -477,6 +480,66 @@ void gen__op_execute(G *g, Ctx *x, int budget) {
     lent_tok = s.n == 1 ? s.t[0] : gen__join(g, x, s.t, s.n);
   else if (s.n)
     gen__host_wait(g, x, &s);
+  return lent_tok;
+}
+
+/* Region r's input tokens, each claiming the value it chains; 0, or -1 on failure. */
+static int add_inputs(G *g, Ctx *child, int r, const GenRegion *gr) {
+  for (int k = 0; k < gr->ninputs; k++) {
+    int t = gen__new_token(g, child, NULL, 0);
+    if (t < 0)
+      return -1;
+    g->c->regions[r].inputs[k].tok = t;
+    Value *v = find_value(g, gr->inputs[k].region, gr->inputs[k].vidx);
+    if (v)
+      claim(g, child, v, t);
+  }
+  return 0;
+}
+
+/* Region r's captures: lent_tok (returned as the region names it in *lent_in) and, drawn only
+ * when captures are on, tokens of this context that the region uses directly; 0, or -1. */
+static int add_captures(G *g, Ctx *x, Ctx *child, int r, int lent_tok, int *lent_in) {
+  *lent_in = -1;
+  if (lent_tok >= 0) {
+    *lent_in = gen__new_token(g, child, &lent_tok, 1);
+    if (*lent_in < 0)
+      return -1;
+    GenRegion *cr = &g->c->regions[r];
+    cr->captures[cr->ncaptures].outer = lent_tok;
+    cr->captures[cr->ncaptures++].tok = *lent_in;
+  }
+  if (!(g->cfg.capture_pct > 0 && x->nrecent > 0 && af_rng_chance(&g->rng, g->cfg.capture_pct)))
+    return 0;
+  int ncap = 1 + (int)af_rng_below(&g->rng, 2);
+  for (int k = 0; k < ncap && g->rc == 0 && g->c->regions[r].ncaptures < GEN_MAX_REGION_IO; k++) {
+    int outer = x->recent[af_rng_below(&g->rng, (uint32_t)x->nrecent)];
+    GenRegion *cr = &g->c->regions[r];
+    int dup = 0;
+    for (int j = 0; j < cr->ncaptures; j++)
+      dup |= cr->captures[j].outer == outer;
+    if (dup)
+      continue;
+    int t = gen__new_token(g, child, &outer, 1);
+    if (t < 0)
+      return -1;
+    cr->captures[cr->ncaptures].outer = outer;
+    cr->captures[cr->ncaptures].tok = t;
+    cr->ncaptures++;
+  }
+  return 0;
+}
+
+void gen__op_execute(G *g, Ctx *x, int budget) {
+  if (x->depth >= g->cfg.max_nesting)
+    return;
+  GenRegion gr;
+  memset(&gr, 0, sizeof gr);
+  gr.parent = x->id;
+  pick_inputs(g, x, &gr);
+  int lend[4];
+  int nl = pick_lent(g, x, lend);
+  int lent_tok = settle_lent(g, x, lend, nl);
   if (g->rc)
     return;
   GenOp o = gen__blank(GEN_OP_EXECUTE, x->id);
@@ -494,43 +557,9 @@ void gen__op_execute(G *g, Ctx *x, int budget) {
   memset(&child, 0, sizeof child);
   child.id = r;
   child.depth = x->depth + 1;
-  for (int k = 0; k < gr.ninputs; k++) {
-    int t = gen__new_token(g, &child, NULL, 0);
-    if (t < 0)
-      return;
-    g->c->regions[r].inputs[k].tok = t;
-    Value *v = find_value(g, gr.inputs[k].region, gr.inputs[k].vidx);
-    if (v)
-      claim(g, &child, v, t);
-  }
-  int lent_in = -1; /* lent_tok as the region names it */
-  if (lent_tok >= 0) {
-    lent_in = gen__new_token(g, &child, &lent_tok, 1);
-    if (lent_in < 0)
-      return;
-    GenRegion *cr = &g->c->regions[r];
-    cr->captures[cr->ncaptures].outer = lent_tok;
-    cr->captures[cr->ncaptures++].tok = lent_in;
-  }
-  /* captures: tokens of this context that the region uses directly (drawn only when on) */
-  if (g->cfg.capture_pct > 0 && x->nrecent > 0 && af_rng_chance(&g->rng, g->cfg.capture_pct)) {
-    int ncap = 1 + (int)af_rng_below(&g->rng, 2);
-    for (int k = 0; k < ncap && g->rc == 0 && g->c->regions[r].ncaptures < GEN_MAX_REGION_IO; k++) {
-      int outer = x->recent[af_rng_below(&g->rng, (uint32_t)x->nrecent)];
-      GenRegion *cr = &g->c->regions[r];
-      int dup = 0;
-      for (int j = 0; j < cr->ncaptures; j++)
-        dup |= cr->captures[j].outer == outer;
-      if (dup)
-        continue;
-      int t = gen__new_token(g, &child, &outer, 1);
-      if (t < 0)
-        return;
-      cr->captures[cr->ncaptures].outer = outer;
-      cr->captures[cr->ncaptures].tok = t;
-      cr->ncaptures++;
-    }
-  }
+  int lent_in; /* lent_tok as the region names it */
+  if (add_inputs(g, &child, r, &gr) < 0 || add_captures(g, x, &child, r, lent_tok, &lent_in) < 0)
+    return;
   for (int i = 0; i < nl; i++) {
     BState *st = &g->bs[lend[i]];
     st->owner = r;

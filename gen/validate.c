@@ -184,12 +184,8 @@ static int visit_op(V *v, int i) {
   return 0;
 }
 
-int gen_validate(const GenCase *c, AfErr *err) {
-  V v;
-  memset(&v, 0, sizeof v);
-  v.c = c;
-  v.err = err;
-  int rc = 0;
+/* The case's frame: its main context, its regions' links, its spin. */
+static int check_frame(const GenCase *c, AfErr *err) {
   if (c->nregions < 1)
     return af_err_set(err, AF_EINVALID, "case has no main context");
   for (int r = 1; r < c->nregions; r++) {
@@ -201,102 +197,141 @@ int gen_validate(const GenCase *c, AfErr *err) {
   }
   if (c->spin < 0)
     return af_err_set(err, AF_EINVALID, "spin must not be negative");
-  v.nnodes = c->nops + 2 * c->nregions;
-  v.words = (v.nnodes + 63) / 64;
+  return 0;
+}
+
+static void v_free(V *v) {
+  if (v->reads)
+    for (int b = 0; b < v->c->nbufs; b++)
+      af_free(v->reads[b]);
+  af_free(v->reads);
+  af_free(v->s_destroy);
+  af_free(v->s_last);
+  af_free(v->s_create);
+  af_free(v->capreads);
+  af_free(v->nreads);
+  af_free(v->last_write);
+  af_free(v->dealloc_node);
+  af_free(v->alloc_ctx);
+  af_free(v->alloc_node);
+  af_free(v->awaited);
+  af_free(v->last_sync);
+  af_free(v->tok_defs);
+  af_free(v->tok_ctx);
+  af_free(v->tok_blk);
+  af_free(v->tok_src);
+  af_free(v->reach);
+}
+
+/* The walk's tables, sized by the case, with nothing seen yet. */
+static int v_alloc(V *v) {
+  const GenCase *c = v->c;
   int nb = c->nbufs, nt = c->ntoks, nr = c->nregions, ns = c->nstreams;
-  v.reach = af_calloc((size_t)v.nnodes * (size_t)v.words + 1, sizeof(uint64_t));
-  v.tok_src = af_malloc(sizeof(int) * (size_t)(nt + 1));
-  v.tok_ctx = af_malloc(sizeof(int) * (size_t)(nt + 1));
-  v.tok_blk = af_calloc((size_t)nt + 1, sizeof(int));
-  v.tok_defs = af_calloc((size_t)nt + 1, sizeof(int));
-  v.last_sync = af_malloc(sizeof(int) * (size_t)nr);
-  v.awaited = af_calloc((size_t)nr, sizeof(int));
-  v.alloc_node = af_malloc(sizeof(int) * (size_t)(nb + 1));
-  v.alloc_ctx = af_malloc(sizeof(int) * (size_t)(nb + 1));
-  v.dealloc_node = af_malloc(sizeof(int) * (size_t)(nb + 1));
-  v.last_write = af_malloc(sizeof(int) * (size_t)(nb + 1));
-  v.nreads = af_calloc((size_t)nb + 1, sizeof(int));
-  v.capreads = af_calloc((size_t)nb + 1, sizeof(int));
-  v.reads = af_calloc((size_t)nb + 1, sizeof(int *));
-  v.s_create = af_malloc(sizeof(int) * (size_t)(ns + 1));
-  v.s_last = af_malloc(sizeof(int) * (size_t)(ns + 1));
-  v.s_destroy = af_malloc(sizeof(int) * (size_t)(ns + 1));
-  if (!v.reach || !v.tok_src || !v.tok_ctx || !v.tok_blk || !v.tok_defs || !v.last_sync ||
-      !v.awaited || !v.alloc_node || !v.alloc_ctx || !v.dealloc_node || !v.last_write ||
-      !v.nreads || !v.capreads || !v.reads || !v.s_create || !v.s_last || !v.s_destroy) {
-    rc = af_err_set(err, AF_ENOMEM, "out of memory validating the case");
-    goto out;
-  }
+  v->nnodes = c->nops + 2 * c->nregions;
+  v->words = (v->nnodes + 63) / 64;
+  v->reach = af_calloc((size_t)v->nnodes * (size_t)v->words + 1, sizeof(uint64_t));
+  v->tok_src = af_malloc(sizeof(int) * (size_t)(nt + 1));
+  v->tok_ctx = af_malloc(sizeof(int) * (size_t)(nt + 1));
+  v->tok_blk = af_calloc((size_t)nt + 1, sizeof(int));
+  v->tok_defs = af_calloc((size_t)nt + 1, sizeof(int));
+  v->last_sync = af_malloc(sizeof(int) * (size_t)nr);
+  v->awaited = af_calloc((size_t)nr, sizeof(int));
+  v->alloc_node = af_malloc(sizeof(int) * (size_t)(nb + 1));
+  v->alloc_ctx = af_malloc(sizeof(int) * (size_t)(nb + 1));
+  v->dealloc_node = af_malloc(sizeof(int) * (size_t)(nb + 1));
+  v->last_write = af_malloc(sizeof(int) * (size_t)(nb + 1));
+  v->nreads = af_calloc((size_t)nb + 1, sizeof(int));
+  v->capreads = af_calloc((size_t)nb + 1, sizeof(int));
+  v->reads = af_calloc((size_t)nb + 1, sizeof(int *));
+  v->s_create = af_malloc(sizeof(int) * (size_t)(ns + 1));
+  v->s_last = af_malloc(sizeof(int) * (size_t)(ns + 1));
+  v->s_destroy = af_malloc(sizeof(int) * (size_t)(ns + 1));
+  if (!v->reach || !v->tok_src || !v->tok_ctx || !v->tok_blk || !v->tok_defs || !v->last_sync ||
+      !v->awaited || !v->alloc_node || !v->alloc_ctx || !v->dealloc_node || !v->last_write ||
+      !v->nreads || !v->capreads || !v->reads || !v->s_create || !v->s_last || !v->s_destroy)
+    return af_err_set(v->err, AF_ENOMEM, "out of memory validating the case");
   for (int t = 0; t < nt; t++)
-    v.tok_src[t] = -1;
+    v->tok_src[t] = -1;
   for (int r = 0; r < nr; r++)
-    v.last_sync[r] = -1;
+    v->last_sync[r] = -1;
   for (int s = 0; s < ns; s++)
-    v.s_create[s] = v.s_last[s] = v.s_destroy[s] = -1;
-  for (int b = 0; b < nb; b++) {
+    v->s_create[s] = v->s_last[s] = v->s_destroy[s] = -1;
+  return 0;
+}
+
+/* Each buffer's shape, and its state at the start: a host buffer exists and is written,
+ * a device buffer is not allocated yet. */
+static int start_bufs(V *v) {
+  const GenCase *c = v->c;
+  for (int b = 0; b < c->nbufs; b++) {
     const GenBuf *gb = &c->bufs[b];
-    if (gb->stat && gb->kind != GEN_BUF_DEVICE) {
-      rc = af_err_set(err, AF_EINVALID, "buffer b%d: only a device buffer has a static shape", b);
-      goto out;
-    }
-    if (gb->n <= 0 || gb->n > 1024) {
-      rc = af_err_set(err, AF_EINVALID, "buffer b%d has %d elements (1..1024)", b, gb->n);
-      goto out;
-    }
-    v.alloc_node[b] = gb->kind == GEN_BUF_HOST ? -1 : -2;
-    v.alloc_ctx[b] = 0;
-    v.dealloc_node[b] = -1;
-    v.last_write[b] = gb->kind == GEN_BUF_HOST ? -1 : -2; /* host buffers: written at start */
+    if (gb->stat && gb->kind != GEN_BUF_DEVICE)
+      return af_err_set(v->err, AF_EINVALID, "buffer b%d: only a device buffer has a static shape",
+                        b);
+    if (gb->n <= 0 || gb->n > 1024)
+      return af_err_set(v->err, AF_EINVALID, "buffer b%d has %d elements (1..1024)", b, gb->n);
+    v->alloc_node[b] = gb->kind == GEN_BUF_HOST ? -1 : -2;
+    v->alloc_ctx[b] = 0;
+    v->dealloc_node[b] = -1;
+    v->last_write[b] = gb->kind == GEN_BUF_HOST ? -1 : -2; /* host buffers: written at start */
   }
-  for (int i = 0; i < c->nops && rc == 0; i++) {
-    rc = visit_op(&v, i);
-    if (rc == 0 && c->ops[i].kind == GEN_OP_EXECUTE)
-      rc = gen__visit_region_start(&v, c->ops[i].region);
-    /* the block that ends here: the one this op is in, or its own when empty */
-    int k = c->ops[i].blk > 0                              ? c->ops[i].blk
-            : (gen_op_flags(c->ops[i].kind) & GEN_K_BLOCK) ? c->ops[i].block
-                                                           : 0;
-    if (rc == 0 && k > 0 && k < c->nblocks &&
-        (c->blocks[k].last >= c->blocks[k].first ? c->blocks[k].last : c->blocks[k].op) == i)
-      rc = gen__visit_block_end(&v, k);
-    for (int r = nr - 1; r >= 1 && rc == 0; r--) {
-      const GenRegion *g = &c->regions[r];
-      int last = g->last >= g->first ? g->last : g->exec_op;
-      if (last == i)
-        rc = gen__visit_region_end(&v, r);
-    }
+  return 0;
+}
+
+/* Op #i, then the region it starts, the block and the regions it ends. */
+static int walk_op(V *v, int i) {
+  const GenCase *c = v->c;
+  int rc = visit_op(v, i);
+  if (rc == 0 && c->ops[i].kind == GEN_OP_EXECUTE)
+    rc = gen__visit_region_start(v, c->ops[i].region);
+  /* the block that ends here: the one this op is in, or its own when empty */
+  int k = c->ops[i].blk > 0                              ? c->ops[i].blk
+          : (gen_op_flags(c->ops[i].kind) & GEN_K_BLOCK) ? c->ops[i].block
+                                                         : 0;
+  if (rc == 0 && k > 0 && k < c->nblocks &&
+      (c->blocks[k].last >= c->blocks[k].first ? c->blocks[k].last : c->blocks[k].op) == i)
+    rc = gen__visit_block_end(v, k);
+  for (int r = c->nregions - 1; r >= 1 && rc == 0; r--) {
+    const GenRegion *g = &c->regions[r];
+    int last = g->last >= g->first ? g->last : g->exec_op;
+    if (last == i)
+      rc = gen__visit_region_end(v, r);
   }
-  for (int r = 1; r < nr && rc == 0; r++)
-    if (!v.awaited[r])
-      rc = af_err_set(err, AF_EINVALID,
-                      "region r%d (op #%d) is never awaited by the context that spawns it", r,
-                      c->regions[r].exec_op);
-  for (int s = 0; s < ns && rc == 0; s++)
-    if (v.s_create[s] >= 0 && v.s_destroy[s] < 0)
-      rc = af_err_set(err, AF_EINVALID,
-                      "stream s%d (created by op #%d) is never destroyed; a program destroys the "
-                      "streams it creates",
-                      s, v.s_create[s]);
-out:
-  if (v.reads)
-    for (int b = 0; b < nb; b++)
-      af_free(v.reads[b]);
-  af_free(v.reads);
-  af_free(v.s_destroy);
-  af_free(v.s_last);
-  af_free(v.s_create);
-  af_free(v.capreads);
-  af_free(v.nreads);
-  af_free(v.last_write);
-  af_free(v.dealloc_node);
-  af_free(v.alloc_ctx);
-  af_free(v.alloc_node);
-  af_free(v.awaited);
-  af_free(v.last_sync);
-  af_free(v.tok_defs);
-  af_free(v.tok_ctx);
-  af_free(v.tok_blk);
-  af_free(v.tok_src);
-  af_free(v.reach);
+  return rc;
+}
+
+/* What must hold once every op ran: each region awaited, each stream destroyed. */
+static int check_end(V *v) {
+  const GenCase *c = v->c;
+  for (int r = 1; r < c->nregions; r++)
+    if (!v->awaited[r])
+      return af_err_set(v->err, AF_EINVALID,
+                        "region r%d (op #%d) is never awaited by the context that spawns it", r,
+                        c->regions[r].exec_op);
+  for (int s = 0; s < c->nstreams; s++)
+    if (v->s_create[s] >= 0 && v->s_destroy[s] < 0)
+      return af_err_set(v->err, AF_EINVALID,
+                        "stream s%d (created by op #%d) is never destroyed; a program destroys "
+                        "the streams it creates",
+                        s, v->s_create[s]);
+  return 0;
+}
+
+int gen_validate(const GenCase *c, AfErr *err) {
+  int rc = check_frame(c, err);
+  if (rc != 0)
+    return rc;
+  V v;
+  memset(&v, 0, sizeof v);
+  v.c = c;
+  v.err = err;
+  rc = v_alloc(&v);
+  if (rc == 0)
+    rc = start_bufs(&v);
+  for (int i = 0; i < c->nops && rc == 0; i++)
+    rc = walk_op(&v, i);
+  if (rc == 0)
+    rc = check_end(&v);
+  v_free(&v);
   return rc;
 }

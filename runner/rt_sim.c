@@ -122,6 +122,76 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
   return h;
 }
 
+/* A launch's arguments as the kernel reads them: each buffer at its offset, its stride, the
+ * element count and the value. */
+typedef struct Launch {
+  int32_t *bufs[KERNEL_MAX_BUFS];
+  int64_t stride[KERNEL_MAX_BUFS];
+  int64_t n;
+  int32_t v;
+} Launch;
+
+/* Reads the memref descriptors and the value from params into *l and the record; 0, or -1 when
+ * they disagree (sizes differ, a stride below 1, more elements than threads). */
+static int read_launch(Rt *rt, RtRec *r, const KernelInfo *ki, void **params, intptr_t threads,
+                       Launch *l) {
+  int bad = 0, strided = 0;
+  l->n = -1;
+  for (int b = 0; b < KERNEL_MAX_BUFS; b++)
+    l->stride[b] = 1;
+  for (int b = 0; b < ki->nbufs; b++) {
+    int32_t *aligned = *(int32_t **)params[5 * b + 1];
+    int64_t off = *(int64_t *)params[5 * b + 2];
+    int64_t size = *(int64_t *)params[5 * b + 3];
+    l->stride[b] = *(int64_t *)params[5 * b + 4];
+    strided |= l->stride[b] != 1;
+    l->bufs[b] = aligned + off;
+    runner__rec_arg(r, runner__ref_ptr(rt, l->bufs[b]));
+    if (l->n < 0)
+      l->n = size;
+    else if (size != l->n)
+      bad = 1;
+    if (l->stride[b] < 1)
+      bad = 1;
+  }
+  l->v = *(int32_t *)params[5 * ki->nbufs];
+  runner__rec_arg(r, runner__ref_int((uint32_t)l->v));
+  runner__rec_arg(r, runner__ref_int((uint64_t)(l->n > 0 ? l->n : 0)));
+  for (int b = 0; b < ki->nbufs && strided; b++) /* a view's strides follow (trace format) */
+    runner__rec_arg(r, runner__ref_int((uint64_t)l->stride[b]));
+  return bad || l->n < 0 || (intptr_t)l->n > threads ? -1 : 0;
+}
+
+/* The detail of a buffer the kernel may not touch (not device memory, or freed on a GPU), or
+ * RT_DETAIL_NONE when every one is fine. */
+static int bad_launch_ptr(Rt *rt, const KernelInfo *ki, const Launch *l) {
+  for (int b = 0; b < ki->nbufs; b++) {
+    size_t span = l->n > 0 ? ((size_t)(l->n - 1) * (size_t)l->stride[b] + 1) * 4 : 0;
+    if (runner__range_kind(rt, l->bufs[b], span) != 1)
+      return RT_DETAIL_BAD_POINTER;
+    if (rt->dev && runner__freed_alloc(rt, l->bufs[b], span) >= 0)
+      return RT_DETAIL_USE_AFTER_FREE;
+  }
+  return RT_DETAIL_NONE;
+}
+
+/* The kernel on a GPU, its spin count replaced by the calibrated window when there is one. */
+static void launch_on_device(Rt *rt, RtRec *r, int k, int s, int sdet, const intptr_t grid[3],
+                             const intptr_t block[3], int32_t smem, void *stream, void **params,
+                             void **extra) {
+  const KernelInfo *ki = kernel_info(k);
+  int raw = rt->cfg.raw_handles;
+  void *args[5 * KERNEL_MAX_BUFS + 2];
+  int32_t spin = rt->cfg.spin;
+  size_t np = (size_t)ki->nbufs * 5 + 2;
+  memcpy(args, params, sizeof(void *) * np);
+  if (spin > 0)
+    args[np - 1] = &spin;
+  void *dstream = raw ? stream : rt->streams[s].dh;
+  runner__dev_result(rt, r, rt->dev->launch(rt->fns[k], grid, block, smem, dstream, args, extra),
+                     raw && s < 0 ? sdet : RT_DETAIL_NONE);
+}
+
 void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t gridZ,
                       intptr_t blockX, intptr_t blockY, intptr_t blockZ, int32_t smem, void *stream,
                       void **params, void **extra, size_t paramsCount) {
@@ -136,87 +206,34 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t g
   runner__rec_arg(r, fref);
   runner__rec_arg(r, sref);
   const intptr_t grid[3] = {gridX, gridY, gridZ}, block[3] = {blockX, blockY, blockZ};
-  if (raw && k < 0) { /* not a kernel asyncfuzz knows: the driver decides */
+  const KernelInfo *ki = k >= 0 ? kernel_info(k) : NULL;
+  Launch l;
+  int det;
+  if (raw && k < 0) /* not a kernel asyncfuzz knows: the driver decides */
     runner__dev_result(rt, r, rt->dev->launch(function, grid, block, smem, stream, params, extra),
                        fdet);
-    runner__leave(rt);
-    return;
-  }
-  if (k < 0 || (s < 0 && !raw)) {
+  else if (k < 0 || (s < 0 && !raw))
     runner__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, k < 0 ? fdet : sdet);
-    runner__leave(rt);
-    return;
-  }
-  const KernelInfo *ki = kernel_info(k);
-  size_t want = (size_t)ki->nbufs * 5 + 2;
-  if (params == NULL || (paramsCount != 0 && paramsCount != want)) {
+  else if (params == NULL || (paramsCount != 0 && paramsCount != (size_t)ki->nbufs * 5 + 2) ||
+           read_launch(rt, r, ki, params, gridX * blockX, &l) < 0)
     runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_ARGS);
-    runner__leave(rt);
-    return;
-  }
-  int32_t *bufs[KERNEL_MAX_BUFS];
-  int64_t stride[KERNEL_MAX_BUFS] = {1, 1, 1};
-  int64_t n = -1;
-  int bad = 0, strided = 0;
-  for (int b = 0; b < ki->nbufs; b++) {
-    int32_t *aligned = *(int32_t **)params[5 * b + 1];
-    int64_t off = *(int64_t *)params[5 * b + 2];
-    int64_t size = *(int64_t *)params[5 * b + 3];
-    stride[b] = *(int64_t *)params[5 * b + 4];
-    strided |= stride[b] != 1;
-    bufs[b] = aligned + off;
-    runner__rec_arg(r, runner__ref_ptr(rt, bufs[b]));
-    if (n < 0)
-      n = size;
-    else if (size != n)
-      bad = 1;
-    if (stride[b] < 1)
-      bad = 1;
-  }
-  int32_t v = *(int32_t *)params[5 * ki->nbufs];
-  runner__rec_arg(r, runner__ref_int((uint32_t)v));
-  runner__rec_arg(r, runner__ref_int((uint64_t)(n > 0 ? n : 0)));
-  for (int b = 0; b < ki->nbufs && strided; b++) /* a view's strides follow (trace format) */
-    runner__rec_arg(r, runner__ref_int((uint64_t)stride[b]));
-  if (bad || n < 0 || (intptr_t)n > gridX * blockX) {
-    runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_ARGS);
-    runner__leave(rt);
-    return;
-  }
-  for (int b = 0; b < ki->nbufs && !raw; b++) {
-    size_t span = n > 0 ? ((size_t)(n - 1) * (size_t)stride[b] + 1) * 4 : 0;
-    int bad_ptr = runner__range_kind(rt, bufs[b], span) != 1;
-    if (bad_ptr || (rt->dev && runner__freed_alloc(rt, bufs[b], span) >= 0)) {
-      runner__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS,
-                       bad_ptr ? RT_DETAIL_BAD_POINTER : RT_DETAIL_USE_AFTER_FREE);
-      runner__leave(rt);
-      return;
+  else if (!raw && (det = bad_launch_ptr(rt, ki, &l)) != RT_DETAIL_NONE)
+    runner__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, det);
+  else if (rt->dev)
+    launch_on_device(rt, r, k, s, sdet, grid, block, smem, stream, params, extra);
+  else {
+    Work *w = runner__enqueue(rt, s, W_KERNEL, r ? r->seq : 0);
+    if (w) {
+      w->kernel = k;
+      w->nbufs = ki->nbufs;
+      memcpy(w->bufs, l.bufs, sizeof l.bufs);
+      memcpy(w->stride, l.stride, sizeof l.stride);
+      w->n = l.n;
+      w->v = l.v;
     }
+    if (rt->cfg.policy == RT_EAGER)
+      runner__drain(rt);
   }
-  if (rt->dev) {
-    void *args[5 * KERNEL_MAX_BUFS + 2];
-    int32_t spin = rt->cfg.spin;
-    size_t np = (size_t)ki->nbufs * 5 + 2;
-    memcpy(args, params, sizeof(void *) * np);
-    if (spin > 0)
-      args[np - 1] = &spin; /* the calibrated window replaces the program's spin count */
-    void *dstream = raw ? stream : rt->streams[s].dh;
-    runner__dev_result(rt, r, rt->dev->launch(rt->fns[k], grid, block, smem, dstream, args, extra),
-                       raw && s < 0 ? sdet : RT_DETAIL_NONE);
-    runner__leave(rt);
-    return;
-  }
-  Work *w = runner__enqueue(rt, s, W_KERNEL, r ? r->seq : 0);
-  if (w) {
-    w->kernel = k;
-    w->nbufs = ki->nbufs;
-    memcpy(w->bufs, bufs, sizeof bufs);
-    memcpy(w->stride, stride, sizeof stride);
-    w->n = n;
-    w->v = v;
-  }
-  if (rt->cfg.policy == RT_EAGER)
-    runner__drain(rt);
   runner__leave(rt);
 }
 
