@@ -222,6 +222,19 @@ static int parse_specs(const char **lowerings, int nlow, const char *pipeline, c
   return 0;
 }
 
+/* Each case's results under each lowering, as text or JSON lines; sets *any_fail when one
+ * failed. */
+static int print_results(const char **paths, int npaths, const LowerSpec *specs, int nspecs,
+                         const CheckResult *res, int json, const CheckOpts *o, int *any_fail) {
+  AfBuf b;
+  af_buf_init(&b);
+  for (int j = 0; j < npaths; j++)
+    *any_fail |= check_format_case(&b, paths[j], j, npaths, specs, nspecs, res, json, o);
+  int ex = b.oom ? EXIT_INTERNAL : cli_write_text(NULL, b.p);
+  af_buf_free(&b);
+  return ex;
+}
+
 int cmd_check(int argc, char **argv) {
   const char *scheds = "eager,lazy,random:4,pct:4", *pipeline = NULL;
   const char **paths = af_calloc((size_t)argc, sizeof *paths);
@@ -286,13 +299,8 @@ int cmd_check(int argc, char **argv) {
   for (int j = 0; j < nloaded; j++)
     gen_case_free(&cases[j]);
   int any_fail = 0;
-  AfBuf b;
-  af_buf_init(&b);
-  for (int j = 0; j < npaths && ex == 0; j++)
-    any_fail |= check_format_case(&b, paths[j], j, npaths, specs, low.n, res, json, &o);
   if (ex == 0)
-    ex = b.oom ? EXIT_INTERNAL : cli_write_text(NULL, b.p);
-  af_buf_free(&b);
+    ex = print_results(paths, npaths, specs, low.n, res, json, &o, &any_fail);
   af_free(specs);
   af_free(res);
   af_free(cases);

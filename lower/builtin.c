@@ -65,21 +65,16 @@ static int uses(const LowerInstr *in, int *out) {
 
 /* Inserts one destroy per stream/event slot right after its last use (or, with the
  * early_stream_destroy fault, a stream's first use after its creation). */
-static int place_destroys(L *l, LowerFunc *f) {
-  int ns = f->nslots;
-  int *point = af_malloc(sizeof(int) * (size_t)(ns + 1));
-  int *nuse = af_calloc((size_t)ns + 1, sizeof(int));
-  uint8_t *kind = af_calloc((size_t)ns + 1, 1); /* 1 stream, 2 event */
-  uint8_t *given = af_calloc((size_t)ns + 1, 1);
-  uint8_t *frozen = af_calloc((size_t)ns + 1, 1); /* the destroy point is fixed */
-  LowerInstr *out = NULL;
-  int rc = 0;
-  if (!point || !nuse || !kind || !given || !frozen) {
-    rc = af_err_set(l->err, AF_ENOMEM, "out of memory lowering");
-    goto done;
-  }
-  for (int s = 0; s < ns; s++)
-    point[s] = -1;
+/* Where each slot's handle is destroyed: after its last use (point), unless a fault fixes it
+ * earlier (frozen); kind 1 a stream, 2 an event, 0 nothing to destroy; given: yielded away. */
+typedef struct Destroys {
+  int *point, *nuse;
+  uint8_t *kind, *given, *frozen;
+} Destroys;
+
+static void find_destroy_points(L *l, const LowerFunc *f, Destroys *d) {
+  for (int s = 0; s < f->nslots; s++)
+    d->point[s] = -1;
   int early = lower__has(l, LOWER_FAULT_EARLY_STREAM_DESTROY);
   int wait_destroys = lower__has(l, LOWER_FAULT_WAIT_DESTROYS);
   for (int i = 0; i < f->ninstrs; i++) {
@@ -87,11 +82,11 @@ static int place_destroys(L *l, LowerFunc *f) {
     int host_wait =
         in->op >= 0 && in->op < l->c->nops && l->c->ops[in->op].kind == GEN_OP_HOST_WAIT;
     if (in->opc == LOWER_STREAM_CREATE)
-      kind[in->a] = in->imm ? 0 : 1; /* the program's own stream: its stream_destroy op */
+      d->kind[in->a] = in->imm ? 0 : 1; /* the program's own stream: its stream_destroy op */
     if (in->opc == LOWER_EVENT_CREATE || in->opc == LOWER_TAKE)
-      kind[in->a] = 2;
+      d->kind[in->a] = 2;
     if (in->opc == LOWER_YIELD) {
-      given[in->a] = 1;
+      d->given[in->a] = 1;
       continue;
     }
     int u[2];
@@ -100,49 +95,68 @@ static int place_destroys(L *l, LowerFunc *f) {
       int s = u[k];
       if (s < 0)
         continue;
-      nuse[s]++;
-      if (frozen[s])
+      d->nuse[s]++;
+      if (d->frozen[s])
         continue;
-      point[s] = i;
-      if (early && kind[s] == 1 && nuse[s] == 2)
-        frozen[s] = 1; /* the first use after creation */
-      if (wait_destroys && kind[s] == 1 && host_wait && in->opc == LOWER_STREAM_SYNC)
-        frozen[s] = 1; /* the host's wait on it */
+      d->point[s] = i;
+      if (early && d->kind[s] == 1 && d->nuse[s] == 2)
+        d->frozen[s] = 1; /* the first use after creation */
+      if (wait_destroys && d->kind[s] == 1 && host_wait && in->opc == LOWER_STREAM_SYNC)
+        d->frozen[s] = 1; /* the host's wait on it */
     }
   }
+}
+
+/* f's instructions with each destroy after its point; 0, or -1 out of memory. */
+static int insert_destroys(LowerFunc *f, const Destroys *d) {
+  int ns = f->nslots;
   int cap = f->ninstrs + ns + 1;
-  out = af_malloc(sizeof(LowerInstr) * (size_t)cap);
-  if (out == NULL) {
-    rc = af_err_set(l->err, AF_ENOMEM, "out of memory lowering");
-    goto done;
-  }
+  LowerInstr *out = af_malloc(sizeof(LowerInstr) * (size_t)cap);
+  if (out == NULL)
+    return -1;
   int n = 0;
   for (int i = 0; i < f->ninstrs; i++) {
     out[n++] = f->instrs[i];
     for (int s = 0; s < ns; s++) {
-      if (point[s] != i || given[s] || kind[s] == 0)
+      if (d->point[s] != i || d->given[s] || d->kind[s] == 0)
         continue;
-      LowerInstr d;
-      memset(&d, 0, sizeof d);
-      d.opc = kind[s] == 1 ? LOWER_STREAM_DESTROY : LOWER_EVENT_DESTROY;
-      d.a = s;
-      d.b = d.buf = d.buf2 = d.region = d.vidx = d.consumer = -1;
-      d.op = f->instrs[i].op;
-      out[n++] = d;
+      LowerInstr x;
+      memset(&x, 0, sizeof x);
+      x.opc = d->kind[s] == 1 ? LOWER_STREAM_DESTROY : LOWER_EVENT_DESTROY;
+      x.a = s;
+      x.b = x.buf = x.buf2 = x.region = x.vidx = x.consumer = -1;
+      x.op = f->instrs[i].op;
+      out[n++] = x;
     }
   }
   af_free(f->instrs);
   f->instrs = out;
   f->ninstrs = n;
   f->capinstrs = cap;
-  out = NULL;
-done:
-  af_free(out);
-  af_free(frozen);
-  af_free(given);
-  af_free(kind);
-  af_free(nuse);
-  af_free(point);
+  return 0;
+}
+
+static int place_destroys(L *l, LowerFunc *f) {
+  size_t ns = (size_t)f->nslots;
+  Destroys d;
+  d.point = af_malloc(sizeof(int) * (ns + 1));
+  d.nuse = af_calloc(ns + 1, sizeof(int));
+  d.kind = af_calloc(ns + 1, 1);
+  d.given = af_calloc(ns + 1, 1);
+  d.frozen = af_calloc(ns + 1, 1);
+  int rc = 0;
+  if (!d.point || !d.nuse || !d.kind || !d.given || !d.frozen)
+    rc = af_err_set(l->err, AF_ENOMEM, "out of memory lowering");
+  else {
+    find_destroy_points(l, f, &d);
+    if (insert_destroys(f, &d) < 0)
+      rc = af_err_set(l->err, AF_ENOMEM, "out of memory lowering");
+  }
+  af_free(d.frozen);
+  af_free(d.given);
+  af_free(d.kind);
+  af_free(d.nuse);
+  af_free(d.point);
   return rc;
 }
 
