@@ -29,10 +29,9 @@
 
 /* The op kinds: one row each, X(ID, lc, name, mlir, weight, flags).
  * - ID: GEN_OP_<ID>; lc: the kind's lower-case identifier, which names its hook in each module
- *   that works per kind (parse_<lc> in case_read.c, put_<lc> in case.c, check_<lc> in
- *   validate.c, render_<lc> in render.c, op_<lc> in generate.c, lower_<lc> in lower/builtin*.c,
- *   expect_<lc> in oracle/oracle.c, simpler_<lc> in reduce/reduce.c): a row without its hooks
- *   does not compile;
+ *   that works per kind (its class gen__class_<lc> in gen/op_<family>.c: parse, put, check,
+ *   render, draw; lower__<lc> in lower/builtin_ops.c or builtin_flow.c; expect_<lc> in
+ *   oracle/expect.c; simpler_<lc> in reduce/rewrite.c): a row without its hooks does not link;
  * - name: the case format's "op"; mlir: the MLIR operation its shape names
  *   ("gpu.launch_func async deps=2+"; gen_shape_format);
  * - weight: the generator's default weight (GenConfig.w), for the kinds of the op mix (flag

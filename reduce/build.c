@@ -27,27 +27,16 @@ int reduce__add_tok(Fwd *f, int32_t t) {
   return 0;
 }
 
-/* The op's buffer references, for renumbering: pointers into o. */
+/* The op's buffer references, for renumbering: pointers into o to the fields gen_op_bufs reads
+ * (by the kind's operand flags). */
 int reduce__buf_refs(GenOp *o, int32_t **refs) {
-  int n = 0;
-  switch (o->kind) {
-  case GEN_OP_ALLOC:
-  case GEN_OP_DEALLOC:
-  case GEN_OP_MEMSET:
-  case GEN_OP_OBSERVE:
+  int n = 0, fl = gen_op_flags(o->kind);
+  if (fl & (GEN_K_BUF | GEN_K_WRITE | GEN_K_READ))
     refs[n++] = &o->buf;
-    break;
-  case GEN_OP_MEMCPY:
-    refs[n++] = &o->buf;
+  if (fl & GEN_K_SRC)
     refs[n++] = &o->src;
-    break;
-  case GEN_OP_LAUNCH:
-    for (int k = 0; k < o->nargs && k < 3; k++)
-      refs[n++] = &o->args[k];
-    break;
-  default:
-    break;
-  }
+  for (int k = 0; (fl & GEN_K_ARGS) && k < o->nargs && k < 3; k++)
+    refs[n++] = &o->args[k];
   return n;
 }
 
@@ -332,10 +321,9 @@ static int add_ops(Build *b) {
     o.ndeps = deps.n;
     memcpy(o.deps, deps.t, sizeof deps.t);
     /* fields an op kind does not use are -1, as the generator leaves them */
-    if (o.kind != GEN_OP_ALLOC && o.kind != GEN_OP_DEALLOC && o.kind != GEN_OP_MEMSET &&
-        o.kind != GEN_OP_OBSERVE && o.kind != GEN_OP_MEMCPY)
+    if (!(gen_op_flags(o.kind) & (GEN_K_BUF | GEN_K_WRITE | GEN_K_READ)))
       o.buf = -1;
-    if (o.kind != GEN_OP_MEMCPY)
+    if (!(gen_op_flags(o.kind) & GEN_K_SRC))
       o.src = -1;
     if (o.kind == GEN_OP_LAUNCH && o.stream >= 0) { /* its stream is gone: on none */
       int cr = o.stream < c->nstreams ? b->screate[o.stream] : -1;
