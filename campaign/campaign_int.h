@@ -96,6 +96,9 @@ double campaign__now(void);
 int campaign__mkdir_p(const char *path);
 /* Closes f (written to tmp) and renames it to path, so readers never see a partial file and
  * a full disk loses nothing that was there before. 0 or -1. */
+/* Opens a file to write path atomically: tmp (4,200 bytes) receives its temporary name, unique
+ * to this process (workers share DIR); campaign__commit_file puts it in place. NULL on failure. */
+FILE *campaign__open_atomic(const char *path, char tmp[4200]);
 int campaign__commit_file(FILE *f, const char *tmp, const char *path);
 
 /* Records a failing case of lowering low: a new signature is re-run for its reproduction

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 void campaign__problem(const Campaign *k, const char *fmt, ...) {
   if (k->hooks == NULL || k->hooks->problem == NULL)
@@ -40,6 +41,11 @@ int campaign__mkdir_p(const char *path) {
   if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
     return -1;
   return 0;
+}
+
+FILE *campaign__open_atomic(const char *path, char tmp[4200]) {
+  snprintf(tmp, 4200, "%s.tmp%d", path, (int)getpid()); /* workers share DIR */
+  return fopen(tmp, "w");
 }
 
 int campaign__commit_file(FILE *f, const char *tmp, const char *path) {

@@ -12,13 +12,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 int campaign__write_info(Campaign *k, const Sig *s) {
   char path[4096], tmp[4200];
   snprintf(path, sizeof path, "%s/failures/%s/info.txt", k->c.out, s->f.dir);
-  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid()); /* workers share DIR */
-  FILE *f = fopen(tmp, "w");
+  FILE *f = campaign__open_atomic(path, tmp);
   if (f == NULL)
     return -1;
   char fs[64], ss[64], knobs[512];

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 /* --until: HH:MM (the next such local time) or YYYY-MM-DDTHH:MM. Seconds from now. */
 int campaign_parse_until(const char *v, long *seconds) {
@@ -56,8 +55,7 @@ int campaign__write_state(const Campaign *k, int jobs, const Slot *sl, double el
   }
   char path[4096], tmp[4200];
   snprintf(path, sizeof path, "%s/campaign-state.json", k->c.out);
-  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid()); /* workers share DIR */
-  FILE *f = fopen(tmp, "w");
+  FILE *f = campaign__open_atomic(path, tmp);
   if (f == NULL)
     return -1;
   fprintf(f,

@@ -7,7 +7,6 @@
 #include "../lower/mlir.h"
 
 #include <string.h>
-#include <unistd.h>
 
 static void json_esc(FILE *f, const char *s) {
   AfBuf b;
@@ -79,8 +78,7 @@ static void summary_signature(FILE *f, const Campaign *k, const Sig *s, int i) {
 int campaign__write_summary(Campaign *k, double el) {
   char path[4096], tmp[4200];
   snprintf(path, sizeof path, "%s/summary.json", k->c.out);
-  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid()); /* workers share DIR */
-  FILE *f = fopen(tmp, "w");
+  FILE *f = campaign__open_atomic(path, tmp);
   if (f == NULL)
     return -1;
   summary_lowerings(f, k);
