@@ -7,6 +7,7 @@
 # "identical" for every campaign. Prints figures only; the exit status says whether all matched.
 # usage: bench/behaviour_diff.sh OLD_ASYNCFUZZ NEW_ASYNCFUZZ [WORKDIR]
 #   ASYNCFUZZ_DIFF_QUICK=1: smaller campaigns (about a minute)
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -u
 old=$(realpath "${1:?usage: behaviour_diff.sh OLD_ASYNCFUZZ NEW_ASYNCFUZZ [WORKDIR]}")
 new=$(realpath "${2:?usage: behaviour_diff.sh OLD_ASYNCFUZZ NEW_ASYNCFUZZ [WORKDIR]}")

@@ -6,6 +6,7 @@
 # fault that fails about 60% of the cases (every failure recorded or tallied), and the real
 # lowering (mlir-opt 22 and builtin, every case failing in mlir-opt) when it is installed.
 # usage: bench/bench_db.sh ASYNCFUZZ [seconds per campaign (default 3)] [reps (default 5)]
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -u
 af=$(readlink -f "$1") secs=${2:-3} reps=${3:-5}
 tmp=$(mktemp -d)

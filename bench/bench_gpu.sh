@@ -8,6 +8,7 @@
 #      shows it in the observations alone: with the calibrated spin and with --spin 1.
 # Without a usable GPU it says why and measures nothing.
 # usage: bench_gpu.sh ASYNCFUZZ [RUNS=100] [SECONDS=10] [REPS=3]
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -u
 AF=$1
 RUNS=${2:-100}

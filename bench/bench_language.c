@@ -10,6 +10,7 @@
  *
  * usage: bench_language [cases (default 1000)] [mlir-opt spec (default: mlir-opt)]
  */
+#include "bench.h"
 #include "../lower/mlir.h"
 
 #include <stdio.h>
@@ -105,6 +106,13 @@ static void constructs(const GenCase *c, int *has) {
 }
 
 int main(int argc, char **argv) {
+  if (bench_help(
+          argc, argv,
+          "usage: bench_language [cases (default 1000)] [mlir-opt spec (default: mlir-opt)]\n"
+          "How many of N cases (default knobs) use each construct of the case language, and how "
+          "many of\n"
+          "the rendered modules one mlir-opt process rejects (0 expected).\n"))
+    return 0;
   int n = argc > 1 ? atoi(argv[1]) : 1000;
   LowerSpec spec;
   AfErr err = {0};

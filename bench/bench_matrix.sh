@@ -7,6 +7,7 @@
 #     default matrix, and for each new finding the seconds its minimized case took on every
 #     configuration (summary.json), as median, min and max, and per configuration.
 # usage: bench/bench_matrix.sh ASYNCFUZZ [CASES (default 256)] [REPS (default 3)] [SEED]
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -u
 af=$(readlink -f "$1") cases=${2:-256} reps=${3:-3} seed=${4:-1601}
 command -v mlir-opt-22 > /dev/null || [ -x /usr/lib/llvm-22/bin/mlir-opt ] ||

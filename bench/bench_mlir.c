@@ -16,6 +16,7 @@
  * spec]
  */
 #define _GNU_SOURCE
+#include "bench.h"
 #include "../check/check.h"
 #include "../lower/mlir.h"
 
@@ -104,6 +105,14 @@ static int make_cases(GenCase *out, int n, uint64_t seed, int runnable_only) {
 }
 
 int main(int argc, char **argv) {
+  if (bench_help(
+          argc, argv,
+          "usage: bench_mlir [repetitions (default 3)] [batch size (default 64)] [mlir-opt spec]\n"
+          "Cases per second through mlir-opt, mlir-runner on the simulator, the checker and the "
+          "oracle,\n"
+          "on one core: batched against one case per process, for generated and for runnable "
+          "cases.\n"))
+    return 0;
   int reps = argc > 1 ? atoi(argv[1]) : 3;
   int batch = argc > 2 ? atoi(argv[2]) : 64;
   const char *which = argc > 3 ? argv[3] : "mlir-opt";

@@ -6,6 +6,7 @@
 # the simulator, the same runtime error in the trace). Prints sizes (host-side gpu/async ops)
 # and wall times side by side.
 # usage: bench/bench_mlir_reduce.sh ASYNCFUZZ [campaign seed (default 20261122)]
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -u
 af=$(readlink -f "$1") seed=${2:-20261122}
 opt=$(command -v mlir-opt-22 || echo /usr/lib/llvm-22/bin/mlir-opt)

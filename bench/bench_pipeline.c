@@ -11,6 +11,7 @@
  *
  * usage: bench_pipeline [seconds-per-run (default 0.5)] [ops,ops,...]
  */
+#include "bench.h"
 #include "../check/check.h"
 
 #include <stdio.h>
@@ -77,6 +78,16 @@ static double run(int ops, int checker, int constructs, double secs, uint64_t *s
 }
 
 int main(int argc, char **argv) {
+  if (bench_help(
+          argc, argv,
+          "usage: bench_pipeline [seconds per run (default 0.5)] [ops,ops,... (default "
+          "16,32,64,256)]\n"
+          "Cases per second of the in-process pipeline on one core (generate, validate, lower, "
+          "simulate\n"
+          "under lazy, random and pct, judge), with the happens-before checker and without, and "
+          "with the\n"
+          "newer constructs of the case language off and on: medians of 7 alternating runs.\n"))
+    return 0;
   double secs = argc > 1 ? atof(argv[1]) : 0.5;
   const char *sizes = argc > 2 ? argv[2] : "16,32,64,256";
   char buf[256];

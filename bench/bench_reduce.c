@@ -7,6 +7,7 @@
  * usage: bench_reduce [cases per fault and size (default 3)] [mlir cases (default 3)]
  */
 #define _GNU_SOURCE
+#include "bench.h"
 #include "../check/check.h"
 #include "../reduce/reduce.h"
 
@@ -95,6 +96,13 @@ static void report(const char *what, int ops, double *sizes, double *times, int 
 }
 
 int main(int argc, char **argv) {
+  if (bench_help(
+          argc, argv,
+          "usage: bench_reduce [cases per fault and size (default 3)] [mlir cases (default 3)]\n"
+          "Reduction time and final size on one core, for failing cases of about 50, 200 and 800 "
+          "ops\n"
+          "under each builtin fault, and for failing cases of mlir-opt 22 when it is installed.\n"))
+    return 0;
   int per = argc > 1 ? atoi(argv[1]) : 3;
   int mlir_cases = argc > 2 ? atoi(argv[2]) : 3;
   cpu_set_t one;

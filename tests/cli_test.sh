@@ -30,6 +30,17 @@ for c in gen render validate lower run check campaign check-trace reduce db repo
   expect 0 "$c --help" "$af" "$c" --help; expect_out "usage: asyncfuzz $c"
 done
 expect 0 "--version" "$af" --version; expect_out "asyncfuzz "
+# the benchmarks (built beside asyncfuzz, in bench/) and their scripts: --help says what each
+# measures and how it is called, and measures nothing
+for b in "$src"/bench/*.sh "$src"/bench/*.c; do
+  n=$(basename "$b"); n=${n%.c}
+  case "$b" in
+  *.sh) expect 0 "$n --help" bash "$b" --help ;;
+  *) [ -x "$(dirname "$af")/bench/$n" ] || { echo "FAIL: bench/$n is not built beside asyncfuzz"; fail=$((fail + 1)); continue; }
+     expect 0 "$n --help" "$(dirname "$af")/bench/$n" --help ;;
+  esac
+  expect_out "usage: "
+done
 
 # gen: deterministic bytes, knob validation
 expect 0 "gen" "$af" gen --seed 7 -o "$tmp/a.json"
