@@ -84,8 +84,7 @@ static const char campaign_help[] =
 
 typedef struct Args {
   CampaignConfig c;
-  const char *lowerings[CAMPAIGN_MAX_LOWERINGS];
-  int nlow;
+  CliStrs low; /* --lowering, in order */
   MlirMatrixAxes axes;
   int any_axis;
   const char *pipeline, *db_path;
@@ -93,15 +92,7 @@ typedef struct Args {
   int any_mlir; /* a lowering may stop cases before they run: show the share that ran */
 } Args;
 
-static int opt_lowering(void *dst, const char *val) {
-  Args *a = dst;
-  if (a->nlow == CAMPAIGN_MAX_LOWERINGS) {
-    fprintf(stderr, "asyncfuzz campaign: at most %d lowerings\n", CAMPAIGN_MAX_LOWERINGS);
-    return EXIT_USAGE;
-  }
-  a->lowerings[a->nlow++] = val;
-  return 0;
-}
+_Static_assert(CLI_MAX_STRS <= CAMPAIGN_MAX_LOWERINGS, "a campaign takes every --lowering");
 
 static int opt_matrix(void *dst, const char *val) {
   Args *a = dst;
@@ -151,7 +142,7 @@ static int campaign_args(Args *a, int argc, char **argv) {
                          CLI_OPT_INT("--repro", &c->repro, 1, CHECK_MAX_SCHED),
                          CLI_OPT_INT("--jobs", &c->jobs, 1, 256),
                          CLI_OPT_U64("--seed", &c->seed),
-                         CLI_OPT_FN("--lowering", a, opt_lowering),
+                         CLI_OPT_STRS("--lowering", &a->low),
                          CLI_OPT_STR("--pipeline", &a->pipeline),
                          CLI_OPT_FN("--matrix", a, opt_matrix),
                          CLI_OPT_STR("--schedules", &c->sched_spec),
@@ -233,8 +224,8 @@ int cmd_campaign(int argc, char **argv) {
   if (ex)
     return ex;
   c->device = device;
-  if (a.nlow == 0)
-    a.lowerings[a.nlow++] = "builtin";
+  if (a.low.n == 0)
+    a.low.v[a.low.n++] = "builtin";
   LowerSpec specs[CAMPAIGN_MAX_LOWERINGS];
   LowerSpec *matrix = NULL;
   char notes[2048];
@@ -242,7 +233,7 @@ int cmd_campaign(int argc, char **argv) {
   MlirMatrixAxes ax = a.axes;
   ax.custom = a.pipeline;
   ax.runs = asyncfuzz_rt_backend_info(c->opts.backend)->targets;
-  if (campaign_lowerings(a.lowerings, a.nlow, a.pipeline, &ax, a.any_axis, c, specs, &matrix, notes,
+  if (campaign_lowerings(a.low.v, a.low.n, a.pipeline, &ax, a.any_axis, c, specs, &matrix, notes,
                          sizeof notes, &lerr)) {
     fprintf(stderr, "asyncfuzz campaign: %s\n", lerr.msg);
     return EXIT_USAGE;

@@ -57,8 +57,15 @@ typedef enum CliArg {
   CLI_INT,  /* an integer in lo..hi: *(int *)dst */
   CLI_LONG, /* an integer in lo..hi: *(long *)dst */
   CLI_U64,  /* a non-negative integer: *(uint64_t *)dst */
+  CLI_STRS, /* a repeatable string, appended to *(CliStrs *)dst */
   CLI_FN    /* a value given to fn(dst, val): 0, or an exit code after printing why */
 } CliArg;
+/* The values of a repeatable option (--lowering A --lowering B), in order. */
+#define CLI_MAX_STRS 8
+typedef struct CliStrs {
+  const char *v[CLI_MAX_STRS];
+  int n;
+} CliStrs;
 typedef struct CliOpt {
   const char *name;
   int arg; /* CliArg */
@@ -78,6 +85,8 @@ typedef struct CliOpt {
   { name, CLI_LONG, dst, lo, hi, NULL }
 #define CLI_OPT_U64(name, dst)                                                                     \
   { name, CLI_U64, dst, 0, 0, NULL }
+#define CLI_OPT_STRS(name, dst)                                                                    \
+  { name, CLI_STRS, dst, 0, 0, NULL }
 #define CLI_OPT_FN(name, dst, fn)                                                                  \
   { name, CLI_FN, dst, 0, 0, fn }
 #define CLI_OPT_END                                                                                \

@@ -142,8 +142,6 @@ int cmd_run(int argc, char **argv) {
   return v.cls == VERDICT_PASS ? EXIT_OK : EXIT_FOUND;
 }
 
-#define CHECK_MAX_LOWERINGS 8
-
 static const char check_help[] =
     "usage: asyncfuzz check CASE.json... [--lowering SPEC]... [--pipeline P]\n"
     "                    [--schedules LIST] [--seed N] [--json] [--memfree-sync]\n"
@@ -179,22 +177,6 @@ static int view_free(const GenCase *c, const LowerSpec *spec, const CheckOpts *o
       gen_case_free(&plain);
     }
   }
-  return 0;
-}
-
-/* --lowering, given several times: the lowerings to check with, in order. */
-typedef struct Lowerings {
-  const char *v[CHECK_MAX_LOWERINGS];
-  int n;
-} Lowerings;
-
-static int add_lowering(void *dst, const char *val) {
-  Lowerings *l = dst;
-  if (l->n == CHECK_MAX_LOWERINGS) {
-    fprintf(stderr, "asyncfuzz check: at most %d lowerings\n", CHECK_MAX_LOWERINGS);
-    return EXIT_USAGE;
-  }
-  l->v[l->n++] = val;
   return 0;
 }
 
@@ -241,11 +223,11 @@ int cmd_check(int argc, char **argv) {
   int npaths = 0;
   if (paths == NULL)
     return EXIT_INTERNAL;
-  Lowerings low = {{0}, 0};
+  CliStrs low = {{0}, 0};
   uint64_t seed = 0;
   int json = 0;
   CheckOpts o = {0};
-  const CliOpt opts[] = {CLI_OPT_FN("--lowering", &low, add_lowering),
+  const CliOpt opts[] = {CLI_OPT_STRS("--lowering", &low),
                          CLI_OPT_STR("--pipeline", &pipeline),
                          CLI_OPT_STR("--schedules", &scheds),
                          CLI_OPT_U64("--seed", &seed),

@@ -235,6 +235,15 @@ static int take_opt(const CliOpt *op, const char *a, const char *val) {
     return 1;
   case CLI_U64:
     return cli_u64(a, val, op->dst) ? -EXIT_USAGE : 1;
+  case CLI_STRS: {
+    CliStrs *l = op->dst;
+    if (l->n == CLI_MAX_STRS) {
+      fprintf(stderr, "asyncfuzz: %s given more than %d times\n", a, CLI_MAX_STRS);
+      return -EXIT_USAGE;
+    }
+    l->v[l->n++] = val;
+    return 1;
+  }
   default: {
     int ex = op->fn(op->dst, val);
     return ex ? -ex : 1;

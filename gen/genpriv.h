@@ -115,6 +115,9 @@ void gen__need_for(G *g, Ctx *x, TSet *s, int b, int write);
  * the knobs' chances of a fresh root token, an extra dependency, a captured token. Returns how
  * many, or -1 out of memory. */
 int gen__finalize_deps(G *g, Ctx *x, TSet *s, int extra_ok, int *deps);
+/* Emits async op o with the dependencies of s, finalized as gen__finalize_deps does (extras
+ * drawn); returns its token, or -1 (g->rc says why). */
+int gen__emit_drawn(G *g, Ctx *x, GenOp *o, TSet *s);
 /* Host waits (max_deps tokens each) that complete every token of s in x. */
 void gen__host_wait(G *g, Ctx *x, TSet *s);
 /* Records an access of buffer b by the op of token tok. */

@@ -239,6 +239,12 @@ int gen__finalize_deps(G *g, Ctx *x, TSet *s, int extra_ok, int *deps) {
   return s->n;
 }
 
+int gen__emit_drawn(G *g, Ctx *x, GenOp *o, TSet *s) {
+  int deps[GEN_MAX_DEPS];
+  int nd = gen__finalize_deps(g, x, s, 1, deps);
+  return nd < 0 ? -1 : gen__emit_async(g, x, o, deps, nd);
+}
+
 void gen__host_wait(G *g, Ctx *x, TSet *s) {
   gen__import(g, s);
   gen__ts_minimize(g, s);

@@ -271,13 +271,9 @@ void gen__op_alloc(G *g, Ctx *x) {
   if (o.async) {
     TSet s;
     s.n = 0;
-    int deps[GEN_MAX_DEPS];
     if (x->nrecent && af_rng_chance(&g->rng, 60))
       gen__ts_add(&s, x->recent[af_rng_below(&g->rng, (uint32_t)x->nrecent)]);
-    int nd = gen__finalize_deps(g, x, &s, 1, deps);
-    if (nd < 0)
-      return;
-    st->writer = gen__emit_async(g, x, &o, deps, nd);
+    st->writer = gen__emit_drawn(g, x, &o, &s);
   } else {
     gen__emit(g, &o);
   }
@@ -296,11 +292,8 @@ void gen__op_dealloc(G *g, Ctx *x, int b) {
     gen__emit(g, &o);
   } else {
     o.async = 1;
-    int deps[GEN_MAX_DEPS];
-    int nd = gen__finalize_deps(g, x, &s, 1, deps);
-    if (nd < 0)
+    if (gen__emit_drawn(g, x, &o, &s) < 0)
       return;
-    gen__emit_async(g, x, &o, deps, nd);
   }
   st->owner = -2;
   g->live_dev--;
@@ -357,11 +350,7 @@ void gen__op_memcpy(G *g, Ctx *x) {
   s.n = 0;
   gen__need_for(g, x, &s, dst, 1);
   gen__need_for(g, x, &s, src, 0);
-  int deps[GEN_MAX_DEPS];
-  int nd = gen__finalize_deps(g, x, &s, 1, deps);
-  if (nd < 0)
-    return;
-  int t = gen__emit_async(g, x, &o, deps, nd);
+  int t = gen__emit_drawn(g, x, &o, &s);
   if (t < 0)
     return;
   gen__note_access(g, x, src, 0, t);
@@ -380,11 +369,7 @@ void gen__op_memset(G *g, Ctx *x) {
   TSet s;
   s.n = 0;
   gen__need_for(g, x, &s, dst, 1);
-  int deps[GEN_MAX_DEPS];
-  int nd = gen__finalize_deps(g, x, &s, 1, deps);
-  if (nd < 0)
-    return;
-  int t = gen__emit_async(g, x, &o, deps, nd);
+  int t = gen__emit_drawn(g, x, &o, &s);
   if (t >= 0)
     gen__note_access(g, x, dst, 1, t);
 }

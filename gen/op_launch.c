@@ -185,11 +185,7 @@ void gen__op_launch(G *g, Ctx *x) {
     gen__need_for(g, x, &s, o.args[i], 0);
   int sk = g->cfg.stream_pct > 0 && !x->body ? gen__pick_stream(g, x, &s) : -1; /* when on */
   o.stream = sk >= 0 ? x->streams[sk] : -1;
-  int deps[GEN_MAX_DEPS];
-  int nd = gen__finalize_deps(g, x, &s, 1, deps);
-  if (nd < 0)
-    return;
-  int t = gen__emit_async(g, x, &o, deps, nd);
+  int t = gen__emit_drawn(g, x, &o, &s);
   if (t < 0)
     return;
   if (sk >= 0)

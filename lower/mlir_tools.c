@@ -60,6 +60,15 @@ void mlir_jit_flag(const LowerSpec *spec, char *out, size_t n) {
   af_fmt(out, n, lvl >= 0 ? "-O%d" : "", lvl);
 }
 
+/* When p is readable: its real path into out, and 1. */
+static int readable_at(const char *p, char *out, size_t n) {
+  if (access(p, R_OK) != 0)
+    return 0;
+  char real[PATH_MAX];
+  af_fmt(out, n, "%s", realpath(p, real) ? real : p);
+  return 1;
+}
+
 /* The runner utils library of that LLVM, lib/libmlir_runner_utils.so[.MAJOR.1], if installed
  * (the modules asyncfuzz renders call none of it: it is passed to the runner only when found;
  * Debian 12's libmlir-19, which ships it for LLVM 19, cannot be installed with libmlir-22).
@@ -77,11 +86,8 @@ static int find_utils(const char *bindir, int major, char *out, size_t n) {
   for (size_t i = 0; i < 2; i++) {
     char p[2048];
     af_fmt(p, sizeof p, "%s/../lib/%s", bindir, names[i]);
-    if (access(p, R_OK) == 0) {
-      char real[PATH_MAX];
-      af_fmt(out, n, "%s", realpath(p, real) ? real : p);
+    if (readable_at(p, out, n))
       return 1;
-    }
   }
   return 0;
 }
@@ -100,11 +106,8 @@ static int find_rtlib(char *out, size_t n) {
   for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
     char p[PATH_MAX + 64];
     af_fmt(p, sizeof p, "%s%s/libasyncfuzz_rt.so", dir, rel[i]);
-    if (access(p, R_OK) == 0) {
-      char real[PATH_MAX];
-      af_fmt(out, n, "%s", realpath(p, real) ? real : p);
+    if (readable_at(p, out, n))
       return 1;
-    }
   }
   return 0;
 }

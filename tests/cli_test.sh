@@ -30,6 +30,13 @@ for c in gen render validate lower run check campaign check-trace reduce db repo
   expect 0 "$c --help" "$af" "$c" --help; expect_out "usage: asyncfuzz $c"
 done
 expect 0 "--version" "$af" --version; expect_out "asyncfuzz "
+# a repeatable option (--lowering) takes at most 8 values, and says so
+nine=(); for i in 1 2 3 4 5 6 7 8 9; do nine+=(--lowering builtin); done
+expect 2 "check, 9 lowerings" "$af" check "$src/corpus/region-chain.json" "${nine[@]}"
+expect_err "--lowering given more than 8 times"
+expect 2 "campaign, 9 lowerings" "$af" campaign --cases 1 --no-db --out "$tmp/nine" "${nine[@]}"
+expect_err "--lowering given more than 8 times"
+expect 0 "check, 8 lowerings" "$af" check "$src/corpus/region-chain.json" "${nine[@]:2}"
 # the benchmarks (built beside asyncfuzz, in bench/) and their scripts: --help says what each
 # measures and how it is called, and measures nothing
 for b in "$src"/bench/*.sh "$src"/bench/*.c; do
