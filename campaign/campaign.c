@@ -45,7 +45,7 @@ static void tools_json(const Campaign *k, char *out, size_t n) {
 }
 
 static void on_triaged(const char *signature, const char *cls, void *ctx) {
-  campaign__avoid(ctx, signature, cls, "known");
+  campaign__avoid(ctx, signature, cls, "known", 0);
 }
 
 static int open_db(Campaign *k, AfErr *err) {

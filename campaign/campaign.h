@@ -49,8 +49,9 @@ typedef struct CampaignConfig {
   const char *db_path;         /* the regression database, NULL: none */
   int repro;                   /* re-runs of a new finding for its reproduction rate */
   int reduce;                  /* reduce new findings within the campaign's time */
-  int avoid_known;             /* steer generation away from the shapes of known/wontfix findings */
+  int avoid_known;             /* steer generation away from the causes of known/wontfix findings */
   int avoid_found;             /* ... and from those of the findings of this run */
+  int explore_permille;        /* cases made with nothing avoided, per thousand */
   volatile sig_atomic_t *stop; /* set asynchronously: stop after the batch in flight */
 } CampaignConfig;
 
@@ -60,8 +61,8 @@ typedef struct CampaignStatus {
   long cases, failures;
   long executed;     /* cases that reached execution with every lowering (none stopped
                         them before their code ran: see CheckResult.executed) */
-  long avoided;      /* cases drawn again because they had an op shape to avoid */
-  int navoid;        /* op shapes avoided */
+  long avoided;      /* cases generated with something avoided */
+  int navoid;        /* causes steered away from */
   int signatures;    /* -1 when unknown (the parent of workers) */
   long new_findings; /* new to the database */
   long known_hits;   /* occurrences of known or wontfix findings */

@@ -34,12 +34,13 @@ typedef struct Sig {
   uint64_t smallest_seed, first_seed;
   Schedule first_sched;
   double first_at;
-  int flaky;       /* the re-run gave another signature */
-  long exact;      /* occurrences recorded one by one in this run */
-  int min_ops;     /* the reducer's result (minimized.json), 0: none */
-  int min_partial; /* the campaign's time ran out during that reduction */
-  char *matrix;    /* its verdict per configuration, as info.txt lines (NULL: not checked) */
-  int db_new;      /* new to the database (not found first by another worker or run) */
+  int flaky;            /* the re-run gave another signature */
+  long exact;           /* occurrences recorded one by one in this run */
+  int min_ops;          /* the reducer's result (minimized.json), 0: none */
+  int min_partial;      /* the campaign's time ran out during that reduction */
+  char *matrix;         /* its verdict per configuration, as info.txt lines (NULL: not checked) */
+  int db_new;           /* new to the database (not found first by another worker or run) */
+  uint64_t repro_confs; /* the configurations its matrix check reproduced it on (bit i) */
   int repro_runs, repro_hits;
 } Sig;
 
@@ -76,9 +77,11 @@ struct Campaign {
   double prior_seconds;                         /* ... and their seconds */
   int nothing_left; /* --resume: those runs did the campaign's cases or seconds */
   long nbatch;      /* batches this process started */
-  /* steering: op shapes the generator must not produce, each with where it comes from */
-  GenShape avoid[64];
-  char avoid_why[64][128];
+  /* steering: what the generator must not build, on every configuration and per configuration
+   * of the matrix, and each entry's origin (steer.c) */
+  GenAvoid avoid_all;
+  GenAvoid avoid_conf[CAMPAIGN_MAX_CONFIGS];
+  char avoid_why[64][160];
   double t0;
   double deadline; /* campaign__now() time the campaign ends (0: by case count) */
   Store *db;       /* NULL: no database */
@@ -106,9 +109,13 @@ int campaign__commit_file(FILE *f, const char *tmp, const char *path);
  * be written (reported). */
 int campaign__record(Campaign *k, int low, const GenCase *c, const Schedule *s, const Verdict *v,
                      const OracleExpected *e);
-/* When signature (of class cls) is a lowering's verdict on an op shape, from one of the
- * campaign's lowerings, steers generation away from that shape (why: "known", "found"). */
-void campaign__avoid(Campaign *k, const char *signature, const char *cls, const char *why);
+/* Steers generation away from what the cause of signature (of class cls, from one of the
+ * campaign's lowerings) names, on the configurations of the matrix in confs (bit i:
+ * configuration i; 0: on all). why: "known", "found". */
+void campaign__avoid(Campaign *k, const char *signature, const char *cls, const char *why,
+                     uint64_t confs);
+/* The avoid set of a case of seed for configuration conf (empty: an exploration case). */
+void campaign__batch_avoid(const Campaign *k, int conf, uint64_t seed, GenAvoid *out);
 /* Commits the repeats counted since the last call, in one transaction. -1 on error. */
 int campaign__flush_tallies(Campaign *k);
 /* Writes failures/<dir>/info.txt of a signature. 0 or -1. */

@@ -8,10 +8,11 @@
 
 #include <string.h>
 
-/* The cases of one batch: n cases from the worker's next seeds, validated, with their
- * expected observations. *ngen: how many were generated (to free). -1 on a generator bug
- * (the case is kept as DIR/invalid-case-SEED.json). */
-static int gen_batch(Campaign *k, int w, int jobs, uint64_t *next, int n, GenCase *cases,
+/* The cases of one batch, for configuration conf: n cases from the worker's next seeds, made
+ * without what steering avoids there (steer.c), validated, with their expected observations.
+ * *ngen: how many were generated (to free). -1 on a generator bug (the case is kept as
+ * DIR/invalid-case-SEED.json). */
+static int gen_batch(Campaign *k, int conf, int w, int jobs, uint64_t *next, int n, GenCase *cases,
                      OracleExpected **es, const GenCase **cp, int *ngen) {
   AfErr err = {0};
   *ngen = 0;
@@ -22,22 +23,12 @@ static int gen_batch(Campaign *k, int w, int jobs, uint64_t *next, int n, GenCas
     GenConfig cfg = k->c.cfg;
     if (k->c.swarm)
       gen_config_swarm(&k->c.cfg, cseed, &cfg);
+    /* (the avoid set is part of the case's config: its seed and knobs make it again) */
+    GenAvoid av;
+    campaign__batch_avoid(k, conf, cseed, &av);
+    gen_avoid_union(&cfg.avoid, &av);
+    k->st.avoided += gen_avoid_count(&av) > 0;
     int rc = gen_generate(&cases[j], cseed, &cfg, &err);
-    /* a case with a shape to avoid is drawn again from seeds derived from its own (each case
-     * records the seed and knobs that made it, so it regenerates as before) */
-    int again = 0;
-    for (int a = 1; rc == 0 && a <= 64 && k->st.navoid > 0 &&
-                    gen_case_has_shape(&cases[j], k->avoid, k->st.navoid);
-         a++) {
-      gen_case_free(&cases[j]);
-      cseed = af_mix64(cseed, (uint64_t)a);
-      cfg = k->c.cfg;
-      if (k->c.swarm)
-        gen_config_swarm(&k->c.cfg, cseed, &cfg);
-      rc = gen_generate(&cases[j], cseed, &cfg, &err);
-      again = 1;
-    }
-    k->st.avoided += again;
     if (rc == 0)
       rc = gen_validate(&cases[j], &err);
     if (rc == 0)
@@ -188,7 +179,7 @@ int campaign__loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, in
                 (long)campaign__nshards(k) * ((long)w + (long)jobs * k->nbatch);
     int conf = k->c.nmatrix > 0 ? (int)(turn % k->c.nmatrix) : 0;
     k->nbatch++;
-    ex = gen_batch(k, w, jobs, &next, n, cases, es, cp, &ngen);
+    ex = gen_batch(k, conf, w, jobs, &next, n, cases, es, cp, &ngen);
     if (ex == 0)
       ex = check_batch(k, conf, cases, es, cp, n, res);
     if (ex == 0)

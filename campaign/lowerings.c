@@ -111,8 +111,11 @@ void campaign_format_matrix(const CampaignConfig *c, const CampaignResult *r, Af
   for (int i = 0; i < c->nmatrix; i++) {
     char axes[200];
     mlir_config_axes(&c->matrix[i], axes, sizeof axes);
-    af_buf_printf(out, "  %-44s %7ld (%ld, %ld)\n", axes, r->conf[i].cases, r->conf[i].executed,
-                  r->conf[i].failures);
+    long n = r->conf[i].cases;
+    af_buf_printf(out, "  %-44s %7ld (%ld, %ld)  executed %5.1f%%  clean %5.1f%%\n", axes, n,
+                  r->conf[i].executed, r->conf[i].failures,
+                  n > 0 ? 100.0 * (double)r->conf[i].executed / (double)n : 0.0,
+                  n > 0 ? 100.0 * (double)(n - r->conf[i].failures) / (double)n : 0.0);
   }
   af_buf_printf(out,
                 "matrix: %ld new finding(s) checked on every configuration, %ld of them not on "

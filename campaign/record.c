@@ -337,6 +337,8 @@ static int matrix_check(Campaign *k, Sig *sig, const GenCase *c, const Schedule 
     w->signature = v[i].cls == VERDICT_PASS ? "" : v[i].signature;
     w->reproduces = strcmp(w->signature, sig->f.signature) == 0;
     rep += w->reproduces;
+    if (w->reproduces && i < 64)
+      sig->repro_confs |= 1ull << i;
     char ax[200];
     mlir_config_axes(sp, ax, sizeof ax);
     af_buf_printf(&b, "  %-44s %s\n", ax,
@@ -485,8 +487,6 @@ static int record_new(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s
     k->st.known_hits++;
     return db_record(k, sig, c, s, v, 0);
   }
-  if (k->c.avoid_found)
-    campaign__avoid(k, v->signature, oracle_verdict_name(v->cls), "found");
   repro_rate(k, sig, c, s, v, e);
   if (st < 0 && k->db == NULL)
     k->st.new_findings++; /* with a database, store_record says whether it is new to it */
@@ -513,6 +513,12 @@ static int record_new(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s
   int mrc = k->db == NULL || sig->db_new ? matrix_check(k, sig, have_min ? &min : c, s) : 0;
   if (have_min)
     gen_case_free(&min);
+  /* steered from now on, where it reproduces (on every configuration without a matrix check) */
+  uint64_t confs = sig->repro_confs; /* (none: where it was found) */
+  if (confs == 0 && sig->f.low >= k->c.nspecs && sig->f.low - k->c.nspecs < 64)
+    confs = 1ull << (sig->f.low - k->c.nspecs);
+  if (k->c.avoid_found)
+    campaign__avoid(k, v->signature, oracle_verdict_name(v->cls), "found", confs);
   return mrc != 0 ? -1 : campaign__write_info(k, sig);
 }
 

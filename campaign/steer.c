@@ -1,20 +1,56 @@
 /*
- * steer.c: steering generation away from bugs already known (campaign_int.h). A finding that
- * is a lowering's verdict on an op shape (mlir-opt rejected the case, or left an op of that
- * shape unconverted) stops every case with an op of that shape before it runs, and so hides
- * whatever else the case would find. The shape is taken from the finding itself (its root
- * cause, as the lowering verdict names it), never from a list of known upstream bugs; the
- * campaign then draws such a case again from another seed.
+ * steer.c: steering generation away from bugs already known (campaign_int.h). A finding names
+ * its cause: an op shape a lowering rejected or left unconverted, the construct a misused handle
+ * travelled through (via:yield, via:call-result), the op that destroyed it (destroyed-by:
+ * host-wait), the op whose lowering made a leaked handle (made-by:gpu.wait async), the link a
+ * missing edge lacked (merge-arg, capture, own-dep of an op shape). Each becomes an entry of an
+ * avoid set (gen.h) on the configurations where the finding reproduces, and the generator builds
+ * that ordering in another form for the batches that run there. The entries come from the
+ * findings themselves, never from a list of known upstream bugs.
  */
 #include "campaign_int.h"
 
 #include <stdio.h>
 #include <string.h>
 
-void campaign__avoid(Campaign *k, const char *signature, const char *cls, const char *why) {
-  if (!oracle_verdict_names_shape(oracle_verdict_lookup(cls)))
-    return;
-  /* LOWERING|CLASS|SHAPE[|MESSAGE] */
+/* The avoid-set entries a signature's cause names (after LOWERING|CLASS|), into a. */
+static int cause_entries(const char *cls, const char *cause, GenAvoid *a) {
+  int n = 0;
+  char w[160];
+  if (oracle_verdict_names_shape(oracle_verdict_lookup(cls))) {
+    snprintf(w, sizeof w, "%.*s", (int)strcspn(cause, "|"), cause);
+    return gen_avoid_add(a, w) >= 0;
+  }
+  /* missing-edge|MECH|SHAPE...: an op's own ordering by its shape, any other link by its name */
+  if (strncmp(cause, "missing-edge|", 13) == 0) {
+    const char *mech = cause + 13;
+    size_t ml = strcspn(mech, "|");
+    snprintf(w, sizeof w, "%.*s", (int)ml, mech);
+    if (strcmp(w, "own-dep") == 0 || strcmp(w, "dealloc-order") == 0) {
+      snprintf(w, sizeof w, "%.*s", (int)strcspn(mech + ml + (mech[ml] == '|'), "|"),
+               mech + ml + (mech[ml] == '|'));
+      char *at = strstr(w, "@region");
+      if (at)
+        *at = '\0';
+    }
+    return gen_avoid_add(a, w) >= 0;
+  }
+  /* misused-handle|KIND|HOW|via:X or destroyed-by:X; lifetime|KIND|made-by:SHAPE */
+  for (const char *p = cause; (p = strchr(p, '|')) != NULL; p++) {
+    const char *v = p + 1;
+    const char *colon = strchr(v, ':');
+    size_t len = strcspn(v, "|");
+    if (colon == NULL || (size_t)(colon - v) >= len)
+      continue;
+    snprintf(w, sizeof w, "%.*s", (int)(len - (size_t)(colon + 1 - v)), colon + 1);
+    n += gen_avoid_add(a, w) >= 0;
+  }
+  return n > 0;
+}
+
+void campaign__avoid(Campaign *k, const char *signature, const char *cls, const char *why,
+                     uint64_t confs) {
+  /* LOWERING|CLASS|CAUSE */
   const char *p1 = strchr(signature, '|');
   const char *p2 = p1 ? strchr(p1 + 1, '|') : NULL;
   if (p2 == NULL)
@@ -23,19 +59,40 @@ void campaign__avoid(Campaign *k, const char *signature, const char *cls, const 
   for (int i = 0; i < k->c.nspecs && !ours; i++)
     ours = strlen(k->c.specs[i].name) == (size_t)(p1 - signature) &&
            strncmp(k->c.specs[i].name, signature, (size_t)(p1 - signature)) == 0;
-  GenShape sh;
-  if (!ours || gen_shape_parse(p2 + 1, &sh) != 0)
+  GenAvoid a;
+  memset(&a, 0, sizeof a);
+  if (!ours || !cause_entries(cls, p2 + 1, &a) || gen_avoid_count(&a) == 0)
     return;
+  if (k->c.nmatrix == 0 || confs == 0)
+    gen_avoid_union(&k->avoid_all, &a);
+  else
+    for (int c = 0; c < k->c.nmatrix && c < 64; c++)
+      if ((confs >> c) & 1)
+        gen_avoid_union(&k->avoid_conf[c], &a);
   int n = k->st.navoid;
-  for (int i = 0; i < n; i++)
-    if (k->avoid[i].kind == sh.kind && k->avoid[i].async == sh.async && k->avoid[i].deps == sh.deps)
-      return;
-  if (n >= (int)(sizeof k->avoid / sizeof k->avoid[0]))
+  if (n >= (int)(sizeof k->avoid_why / sizeof k->avoid_why[0]))
     return;
-  k->avoid[n] = sh;
-  snprintf(k->avoid_why[n], sizeof k->avoid_why[n], "%.*s (%s)", (int)strcspn(p2 + 1, "|"), p2 + 1,
-           why);
+  char what[96];
+  gen_avoid_text(&a, 0, what, sizeof what);
+  int nc = 0;
+  for (int c = 0; c < k->c.nmatrix && c < 64; c++)
+    nc += (int)((confs >> c) & 1);
+  if (k->c.nmatrix == 0 || confs == 0)
+    snprintf(k->avoid_why[n], sizeof k->avoid_why[n], "%s (%s)", what, why);
+  else
+    snprintf(k->avoid_why[n], sizeof k->avoid_why[n], "%s (%s, on %d of %d configurations)", what,
+             why, nc, k->c.nmatrix);
   k->st.navoid = n + 1;
+}
+
+void campaign__batch_avoid(const Campaign *k, int conf, uint64_t seed, GenAvoid *out) {
+  memset(out, 0, sizeof *out);
+  /* exploration: a share of the cases is made with nothing avoided */
+  if (af_mix64(seed, 0xe8b1a2e) % 1000 < (uint64_t)k->c.explore_permille)
+    return;
+  gen_avoid_union(out, &k->avoid_all);
+  if (k->c.nmatrix > 0 && conf >= 0 && conf < k->c.nmatrix)
+    gen_avoid_union(out, &k->avoid_conf[conf]);
 }
 
 void campaign_avoiding(const Campaign *k, char *out, size_t n) {

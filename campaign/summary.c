@@ -42,8 +42,13 @@ static void summary_lowerings(FILE *f, const Campaign *k) {
     json_esc(f, axes);
     fprintf(f, ", \"version\": ");
     json_esc(f, sp->version);
-    fprintf(f, ", \"cases\": %ld, \"executed_cases\": %ld, \"failing_cases\": %ld}",
-            k->conf[i].cases, k->conf[i].executed, k->conf[i].failures);
+    long n = k->conf[i].cases;
+    fprintf(f,
+            ", \"cases\": %ld, \"executed_cases\": %ld, \"failing_cases\": %ld, "
+            "\"executed_share\": %.4f, \"clean_share\": %.4f}",
+            n, k->conf[i].executed, k->conf[i].failures,
+            n > 0 ? (double)k->conf[i].executed / (double)n : 0.0,
+            n > 0 ? (double)(n - k->conf[i].failures) / (double)n : 0.0);
   }
 }
 
@@ -90,7 +95,7 @@ int campaign__write_summary(Campaign *k, double el) {
   json_esc(f, k->c.sched_spec);
   fprintf(f,
           ", \"swarm\": %s, \"cases\": %ld, \"executed_cases\": %ld, \"seconds\": %.2f, "
-          "\"failures\": %ld, \"avoided_cases\": %ld, \"avoided_shapes\": [",
+          "\"failures\": %ld, \"steered_cases\": %ld, \"steered_from\": [",
           k->c.swarm ? "true" : "false", k->st.cases, k->st.executed, el, k->st.failures,
           k->st.avoided);
   for (int i = 0; i < k->st.navoid; i++) {
@@ -190,9 +195,10 @@ void campaign_format_result(AfBuf *b, const CampaignConfig *c, const CampaignRes
   campaign_format_matrix(c, r, b);
 
   if (st->navoid > 0)
-    af_buf_printf(
-        b, "steering: %ld case(s) drawn again to avoid %d op shape(s) of bugs known or found\n",
-        st->avoided, st->navoid);
+    af_buf_printf(b,
+                  "steering: %ld of %ld case(s) built without what %d cause(s) known or found "
+                  "name (the rest: exploration)\n",
+                  st->avoided, st->cases, st->navoid);
   if (any_mlir)
     af_buf_printf(b, "reached execution: %ld of %ld cases (%.1f%%) with every lowering\n",
                   st->executed, st->cases,

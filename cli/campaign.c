@@ -73,10 +73,15 @@ static const char campaign_help[] =
     "                  what is left of its --cases or --seconds (--until: until then)\n"
     "  --no-reduce     do not reduce new findings (by default each is reduced to a\n"
     "                  minimized case and reproducer, within the campaign's time)\n"
-    "  --avoid-found   also steer away from the op shapes of this run's lowering findings\n"
-    "  --no-avoid      do not steer away from the op shapes of known/wontfix findings\n"
-    "                  (by default a case with an op shape that a known lowering finding\n"
-    "                  names, e.g. one mlir-opt rejects, is drawn again from another seed)\n"
+    "  --no-avoid      do not steer generation (by default, once a finding is recorded, found\n"
+    "                  in this run or known/wontfix in the database, the cases of the\n"
+    "                  configurations where it reproduces are built without what its cause\n"
+    "                  names: the op shape mlir-opt rejects, the construct a handle travelled\n"
+    "                  through, the link an edge lacked; the same ordering in another form,\n"
+    "                  e.g. a gpu.wait async join; the case's config records it: asyncfuzz gen\n"
+    "                  --help, --avoid)\n"
+    "  --explore PCT   share of cases made with nothing avoided, so a fixed bug is noticed\n"
+    "                  (0..100, fractions allowed: default 2)\n"
     "Findings go to the database (asyncfuzz db --help); those marked known or wontfix are\n"
     "counted, not reported again.\n"
     "Exit 0 when no case failed, 1 when some did, 2 on bad usage (a missing mlir-opt),\n"
@@ -88,7 +93,7 @@ typedef struct Args {
   MlirMatrixAxes axes;
   int any_axis;
   const char *pipeline, *db_path;
-  int no_db, resume, quiet;
+  int no_db, resume, quiet, no_avoid;
   int any_mlir; /* a lowering may stop cases before they run: show the share that ran */
 } Args;
 
@@ -113,6 +118,18 @@ static int opt_shard(void *dst, const char *val) {
     fprintf(stderr, "asyncfuzz campaign: --shard %s: I/N, shard I of N, 0 <= I < N\n", val);
     return EXIT_USAGE;
   }
+  return 0;
+}
+
+static int opt_explore(void *dst, const char *val) {
+  CampaignConfig *c = dst;
+  char *end = NULL;
+  double pct = val ? strtod(val, &end) : -1;
+  if (val == NULL || end == val || *end != '\0' || !(pct >= 0 && pct <= 100)) {
+    fprintf(stderr, "asyncfuzz campaign: --explore needs a share of 0..100 (%%, e.g. 2 or 0.5)\n");
+    return EXIT_USAGE;
+  }
+  c->explore_permille = (int)(pct * 10 + 0.5);
   return 0;
 }
 
@@ -157,8 +174,9 @@ static int campaign_args(Args *a, int argc, char **argv) {
                          CLI_OPT_FLAG("--no-reduce", &c->reduce, 0),
                          CLI_OPT_FLAG("--memfree-sync", &c->opts.memfree_sync, 1),
                          CLI_OPT_FLAG("--no-checker", &c->opts.no_checker, 1),
-                         CLI_OPT_FLAG("--avoid-found", &c->avoid_found, 1),
-                         CLI_OPT_FLAG("--no-avoid", &c->avoid_known, 0),
+                         CLI_OPT_FLAG("--avoid-found", &c->avoid_found, 1), /* (the default) */
+                         CLI_OPT_FLAG("--no-avoid", &a->no_avoid, 1),
+                         CLI_OPT_FN("--explore", c, opt_explore),
                          CLI_OPT_END};
   return cli_parse("campaign", argc, argv, opts, &c->opts, &c->cfg, NULL, 0, &npos,
                    campaign_help_print);
@@ -180,7 +198,7 @@ static void on_progress(const CampaignStatus *k, int final, void *ctx) {
   if (k->nconfigs > 0)
     fprintf(stderr, "  configs %d (%ld-%ld cases each)", k->nconfigs, k->conf_min, k->conf_max);
   if (k->navoid > 0)
-    fprintf(stderr, "  avoided %ld", k->avoided);
+    fprintf(stderr, "  steered %ld (%d causes)", k->avoided, k->navoid);
   if (a->any_mlir)
     fprintf(stderr, "  executed %.1f%%",
             k->cases > 0 ? 100.0 * (double)k->executed / (double)k->cases : 0.0);
@@ -200,7 +218,8 @@ static void campaign_defaults(Args *a) {
   gen_config_default(&c->cfg);
   c->out = "campaign-out";
   c->sched_spec = "lazy,random,pct";
-  c->swarm = c->reduce = c->avoid_known = 1;
+  c->swarm = c->reduce = c->avoid_known = c->avoid_found = 1;
+  c->explore_permille = 20;
   c->batch = 64;
   c->seconds = 30;
   c->max_cases = -1;
@@ -244,6 +263,8 @@ int cmd_campaign(int argc, char **argv) {
     fprintf(stderr, "asyncfuzz campaign: matrix: %s\n", notes);
   char dbp[4096];
   snprintf(dbp, sizeof dbp, "%s", a.db_path ? a.db_path : "");
+  if (a.no_avoid)
+    c->avoid_known = c->avoid_found = 0;
   if (!a.no_db && a.db_path == NULL)
     snprintf(dbp, sizeof dbp, "%s/results.db", c->out);
   c->db_path = a.no_db ? NULL : dbp;

@@ -29,7 +29,16 @@ void cli_print_knobs_help(FILE *f) {
   fprintf(f, "):\n                    ");
   for (int k = 0; k < GEN_MIX_COUNT; k++)
     fprintf(f, "%s %s", k ? "," : "", gen_op_name(k));
-  fprintf(f, "\n");
+  fprintf(
+      f,
+      "\n  %-18s build no op of this shape, or not this construct (repeatable): an op\n"
+      "                     shape as findings name it (\"gpu.alloc async deps=0\", \"gpu.memcpy\n"
+      "                     async deps=1 view\", \"scf.if\"), a block's crossing (call-arg,\n"
+      "                     call-result, if-arg, if-result, loop-carried, loop-result,\n"
+      "                     branch-arg, merge-arg: that block kind), or a construct:\n",
+      "--avoid WHAT");
+  for (int i = 0; i < GEN_CONSTRUCT__COUNT; i++)
+    fprintf(f, "                       %-13s %s\n", gen_construct_name(i), gen_construct_help(i));
 }
 
 const char *cli_backend_list(int gpu_only) {
@@ -161,6 +170,16 @@ int cli_gen_knob(GenConfig *cfg, const char *opt, const char *val) {
       *gen_knob_field(cfg, k) = (int)v;
       return 1;
     }
+  }
+  if (strcmp(opt, "--avoid") == 0) { /* repeatable: what the generator must not build */
+    if (val == NULL || gen_avoid_add(&cfg->avoid, val) < 0) {
+      fprintf(stderr,
+              "asyncfuzz: --avoid needs an op shape (\"gpu.alloc async deps=0\", \"scf.if\") or "
+              "a construct (%s) (got %s)\n",
+              "see --help", val ? val : "nothing");
+      return -1;
+    }
+    return 1;
   }
   if (strcmp(opt, "--mix") == 0) { /* the weights of the kinds of the op mix, in table order */
     int w[GEN_MIX_COUNT], k = 0;

@@ -97,6 +97,11 @@ char *gen_case_to_json(const GenCase *c) {
     for (int i = 0; i < GEN_KNOB_COUNT; i++)
       if (!gen_knob(i)->always && gen_knob_value(g, gen_knob(i)) != 0)
         af_buf_printf(&b, ", \"%s\": %d", gen_knob(i)->field, gen_knob_value(g, gen_knob(i)));
+    for (int i = 0, n = gen_avoid_count(&g->avoid); i < n; i++) { /* only when set */
+      char t[96];
+      gen_avoid_text(&g->avoid, i, t, sizeof t);
+      af_buf_printf(&b, "%s\"%s\"%s", i ? ", " : ", \"avoid\": [", t, i == n - 1 ? "]" : "");
+    }
     af_buf_puts(&b, "},\n");
   }
   af_buf_printf(&b, "  \"spin\": %d,\n  \"buffers\": [", c->spin);

@@ -156,6 +156,17 @@ static int parse_header(GenCase *c, const cJSON *root, AfErr *err) {
         *gen_knob_field(g, k) = 0; /* absent: a case made before the knob existed */
       gen__jint(cfg, k->field, gen_knob_field(g, k));
     }
+    const cJSON *avoid = cJSON_GetObjectItemCaseSensitive(cfg, "avoid"), *a;
+    if (avoid && !cJSON_IsArray(avoid))
+      return af_err_set(err, AF_EPARSE, "\"config\".\"avoid\" must be an array of names");
+    cJSON_ArrayForEach(a, avoid) {
+      if (!cJSON_IsString(a) || gen_avoid_add(&g->avoid, a->valuestring) < 0)
+        return af_err_set(err, AF_EPARSE,
+                          "\"config\".\"avoid\": %s%s%s is not an op shape or a construct "
+                          "(see asyncfuzz gen --help)",
+                          cJSON_IsString(a) ? "\"" : "", cJSON_IsString(a) ? a->valuestring : "?",
+                          cJSON_IsString(a) ? "\"" : "");
+    }
     const cJSON *mix = cJSON_GetObjectItemCaseSensitive(cfg, "mix");
     if (cJSON_IsArray(mix) && cJSON_GetArraySize(mix) == GEN_MIX_COUNT)
       for (int k = 0; k < GEN_MIX_COUNT; k++) { /* the weights of the first kinds */

@@ -209,6 +209,41 @@ typedef struct GenRegion {
   int32_t yields[GEN_MAX_REGION_IO]; /* tokens of this region yielded as values */
 } GenRegion;
 
+/* An op's shape: its kind, whether it is async, and a dependency bucket (0, 1, 2 for two or
+ * more; -1 in a pattern: any). */
+typedef struct GenShape {
+  int kind, async, deps;
+  int view; /* 1: a memcpy or memset of a memref.subview ("... view"); -1: any */
+} GenShape;
+/* What steering asks the generator not to build (avoid.c): op shapes and constructs of the case
+ * language, each named as the causes of findings name it. The generator expresses the same
+ * ordering in another form instead (a join by gpu.wait async for an op that may not take so many
+ * dependencies, a host wait before an op that may take none, an asynchronous allocation for a
+ * synchronous one, a whole buffer for a view...) or leaves the construct out. Part of a case's
+ * config ("avoid"), so its seed and knobs make it again. X(ID, name, words, help): words are the
+ * other cause words that name it. */
+#define GEN_CONSTRUCT_MAP(X)                                                                       \
+  X(YIELD, "yield", "await-value", "a region yields a token (its buffers go back through it)")     \
+  X(REGION_INPUT, "region-input", "", "a region takes another region's yielded token")             \
+  X(CAPTURE, "capture", "into-region", "a region uses its spawning context's tokens directly")     \
+  X(STREAM, "stream-order", "stream", "a launch on an explicit stream the program creates")        \
+  X(EXTRA_DEP, "extra-dep", "", "an extra, unneeded dependency")                                   \
+  X(WAITED, "host-wait", "", "a dependency on a token a host wait already completed")
+
+typedef enum GenConstruct {
+#define GEN__CONSTRUCT_ENUM(id, name, words, help) GEN_CONSTRUCT_##id,
+  GEN_CONSTRUCT_MAP(GEN__CONSTRUCT_ENUM)
+#undef GEN__CONSTRUCT_ENUM
+      GEN_CONSTRUCT__COUNT
+} GenConstruct;
+
+#define GEN_MAX_AVOID 32 /* shapes one avoid set holds */
+typedef struct GenAvoid {
+  int nshapes;
+  GenShape shapes[GEN_MAX_AVOID];
+  unsigned constructs; /* 1u << GEN_CONSTRUCT_* */
+} GenAvoid;
+
 /* The generator's knobs (but the op mix, GenConfig.w), one row each: X(field, option, arg, lo,
  * hi, def, always, help). field: GenConfig's, and its key in a case's "config"; option, arg: the
  * command line's ("--ops N"); lo..hi: the values it takes; def: gen_config_default's; always:
@@ -259,6 +294,7 @@ typedef struct GenConfig {
 #undef GEN__KNOB_FIELD
   int w[GEN_OP__COUNT]; /* the op mix: each kind's weight, w[GEN_OP_LAUNCH]... (GEN_K_MIX
                            kinds; 0 for the others) */
+  GenAvoid avoid;       /* what not to build (empty: everything) */
 } GenConfig;
 
 /* A knob of GEN_KNOB_MAP, as a table row (gen_knob(i) for i < GEN_KNOB_COUNT). */
@@ -405,14 +441,6 @@ typedef struct GenLineMap {
 char *gen_render_mlir_batch_map(const GenCase *const *cs, const int *ids, int n, int nsched,
                                 GenLineMap *map);
 
-/* ---- op shapes (shape.c) ---- */
-
-/* An op's shape: its kind, whether it is async, and a dependency bucket (0, 1, 2 for two or
- * more; -1 in a pattern: any). */
-typedef struct GenShape {
-  int kind, async, deps;
-  int view; /* 1: a memcpy or memset of a memref.subview ("... view"); -1: any */
-} GenShape;
 /* Parses an op shape as the mlir-opt lowering's verdicts name the op that stopped a case, in
  * the MLIR spelling the renderer writes ("gpu.launch_func async deps=2+", "gpu.alloc"); the
  * text may go on after a '|'. 0 and *out, or -1 when it names no case op. */
@@ -424,6 +452,26 @@ void gen_shape_format(const GenOp *o, char *out, size_t n);
 int gen_op_has_shape(const GenOp *o, const GenShape *s);
 /* Whether case c has an op of one of shapes[0..n). */
 int gen_case_has_shape(const GenCase *c, const GenShape *shapes, int n);
+/* Shape s in the spelling gen_shape_parse reads ("gpu.alloc async deps=0", "scf.if"). */
+void gen_shape_text(const GenShape *s, char *out, size_t n);
+
+/* ---- avoid sets (avoid.c) ---- */
+
+/* Adds what text names to a: a construct (its name or one of its words, GEN_CONSTRUCT_MAP), a
+ * block's crossing ("call-arg", "if-result", "loop-carried", "merge-arg"...: the block kind is
+ * left out) or an op shape (gen_shape_parse). 1 added, 0 there already, -1 names nothing it
+ * knows (or a is full). */
+int gen_avoid_add(GenAvoid *a, const char *text);
+/* Adds every entry of b to a. */
+void gen_avoid_union(GenAvoid *a, const GenAvoid *b);
+/* Entries of a (shapes, then constructs), and entry i as gen_avoid_add reads it. */
+int gen_avoid_count(const GenAvoid *a);
+void gen_avoid_text(const GenAvoid *a, int i, char *out, size_t n);
+/* Whether a avoids op o as it stands (its kind, form, dependencies, views). */
+int gen_avoid_op(const GenAvoid *a, const GenOp *o);
+/* The names of the constructs, one per line with its help, for --help. */
+const char *gen_construct_name(int id);
+const char *gen_construct_help(int id);
 
 /* ---- generator ---- */
 

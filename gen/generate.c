@@ -32,25 +32,25 @@ static int mix_weight(const G *g, const Ctx *x, int k) {
 
 static void gen_ctx(G *g, Ctx *x, int budget) {
   const GenConfig *c = &g->cfg;
-  int start = g->c->nops;
+  int start = g->c->nops - g->refit; /* (the avoid set's other forms do not count) */
   int body = x->body, w[GEN_OP__COUNT];
   for (int k = 0; k < GEN_OP__COUNT; k++)
     w[k] = mix_weight(g, x, k);
   int guard = 0;
-  while (g->rc == 0 && g->c->nops - start < budget && g->c->nops < c->ops + 8 &&
-         guard++ < 20 * budget + 100) {
+  while (g->rc == 0 && g->c->nops - g->refit - start < budget &&
+         g->c->nops - g->refit < c->ops + 8 && guard++ < 20 * budget + 100) {
     if (body) {
       /* a block's body: only the op kinds below */
     } else if (c->extra_wait_pct > 0 && af_rng_chance(&g->rng, c->extra_wait_pct)) {
       gen__op_extra_wait(g, x); /* drawn only when on: seeds made without the knob stay the same */
       continue;
     } else if (c->block_pct > 0 && af_rng_chance(&g->rng, c->block_pct)) {
-      int remaining = budget - (g->c->nops - start);
+      int remaining = budget - (g->c->nops - g->refit - start);
       gen__op_block(g, x, 1 + (int)af_rng_below(&g->rng, (uint32_t)(remaining / 3 + 2)));
       continue;
     }
     if (!body && af_rng_chance(&g->rng, c->region_pct) && x->depth < c->max_nesting) {
-      int remaining = budget - (g->c->nops - start);
+      int remaining = budget - (g->c->nops - g->refit - start);
       int sub = 2 + (int)af_rng_below(&g->rng, (uint32_t)(remaining / 2 + 2));
       gen__op_execute(g, x, sub);
       continue;
@@ -146,6 +146,7 @@ int gen_generate(GenCase *c, uint64_t seed, const GenConfig *cfg, AfErr *err) {
   memset(&g, 0, sizeof g);
   g.c = c;
   g.cfg = *cfg;
+  gen__avoid_setup(&g);
   g.err = err;
   af_rng_seed(&g.rng, seed);
   c->seed = seed;

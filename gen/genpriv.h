@@ -69,6 +69,7 @@ typedef struct G {
   int cur_iter;      /* a call's or for's input that stands for every outer token, or -1 */
   uint8_t *blk_read; /* for: buffers an op of the body read (no later op may write them) */
   void (*gen_body)(struct G *g, Ctx *x, int budget); /* generates a context's ops (gen_ctx) */
+  int refit; /* ops the avoid set's other forms added (genstate.c): not counted in the budget */
 } G;
 
 /* A set of tokens to wait for (small). */
@@ -185,5 +186,26 @@ void gen__op_block(G *g, Ctx *x, int budget);
  * for's body cannot use directly becomes the input that stands for it; a for's op with nothing
  * to wait for waits for the carried token. */
 void gen__import(G *g, TSet *s);
+
+/* ---- the avoid set (genstate.c) ---- */
+
+/* Whether the avoid set has op kind in form async with ndeps dependencies (-1: with some count);
+ * like: the op (its views), or NULL. */
+int gen__avoids(const G *g, int kind, int async, int ndeps, const GenOp *like);
+int gen__avoids_construct(const G *g, int id);
+/* Whether views of kind's operands are avoided; whether every form of kind is. */
+int gen__avoids_view(const G *g, int kind);
+int gen__avoids_kind(const G *g, int kind);
+/* The knobs and op mix without what the avoid set turns off (on g->cfg). */
+void gen__avoid_setup(G *g);
+/* An alloc's or dealloc's form: drawn (1 async), or the other when the drawn one is avoided. */
+int gen__pick_async(const G *g, int kind, int drawn);
+/* deps[0..nd) of op o, in a form o's shape is not avoided with (joined, completed by a host
+ * wait, or a fresh root token); returns the new count, or -1 (g->rc says why). */
+int gen__fit_deps(G *g, Ctx *x, const GenOp *o, int *deps, int nd);
+/* Drops from s the tokens a host wait of x completed, when depending on them is avoided. */
+void gen__drop_waited(G *g, Ctx *x, TSet *s);
+/* A block kind for drawn: itself, or the first of kinds[0..n) not avoided; -1 when none. */
+int gen__pick_block_kind(const G *g, int drawn, int n, const int *kinds);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * genstate.c: the generator's state, shared by its files (genpriv.h): the tokens (their ancestor
  * sets, what host waits completed), and each buffer's last accesses with what a new access of it
- * must wait for.
+ * must wait for; and how the generator honours its avoid set (below).
  */
 #include "genpriv.h"
 
@@ -217,11 +217,23 @@ int gen__finalize_deps(G *g, Ctx *x, TSet *s, int extra_ok, int *deps) {
   if (extra_ok && gr && gr->ncaptures > 0 && !g->cur_blk &&
       af_rng_chance(&g->rng, g->cfg.capture_pct))
     gen__ts_add(s, gr->captures[af_rng_below(&g->rng, (uint32_t)gr->ncaptures)].tok);
+  gen__drop_waited(g, x, s);
   int maxd = g->cfg.max_deps;
   while (s->n > maxd && g->rc == 0) {
     int k = s->n - maxd + 1;
     if (k > maxd)
       k = maxd;
+    if (gen__avoids(g, GEN_OP_WAIT_ASYNC, 1, k, NULL) && !(x->body && g->cur_kind == GEN_OP_FOR) &&
+        !gen__avoids(g, GEN_OP_HOST_WAIT, 0, 1, NULL)) { /* (the avoid set's other form) */
+      TSet w;
+      w.n = 0;
+      for (int i = 0; i < k; i++)
+        gen__ts_add(&w, s->t[i]);
+      gen__host_wait(g, x, &w);
+      memmove(s->t, s->t + k, sizeof(int) * (size_t)(s->n - k));
+      s->n -= k;
+      continue;
+    }
     int j = gen__join(g, x, s->t, k);
     if (j < 0)
       return -1;
@@ -242,6 +254,8 @@ int gen__finalize_deps(G *g, Ctx *x, TSet *s, int extra_ok, int *deps) {
 int gen__emit_drawn(G *g, Ctx *x, GenOp *o, TSet *s) {
   int deps[GEN_MAX_DEPS];
   int nd = gen__finalize_deps(g, x, s, 1, deps);
+  if (nd >= 0)
+    nd = gen__fit_deps(g, x, o, deps, nd);
   return nd < 0 ? -1 : gen__emit_async(g, x, o, deps, nd);
 }
 
@@ -253,6 +267,8 @@ void gen__host_wait(G *g, Ctx *x, TSet *s) {
     int k = s->n - off;
     if (k > g->cfg.max_deps)
       k = g->cfg.max_deps;
+    if (k > 1 && gen__avoids(g, GEN_OP_HOST_WAIT, 0, k, NULL))
+      k = 1; /* (the avoid set's other form: one wait per token) */
     GenOp o = gen__blank(GEN_OP_HOST_WAIT, x->id);
     o.ndeps = k;
     memcpy(o.deps, s->t + off, sizeof(int) * (size_t)k);
@@ -323,4 +339,201 @@ void gen__draw_view(G *g, int n, int len, int32_t *v) {
   v[0] = (int32_t)af_rng_below(&g->rng, (uint32_t)(n - (len - 1) * stride));
   v[1] = len;
   v[2] = stride;
+}
+
+/* ---- the avoid set ----
+ * how the generator honours its avoid set (GenConfig.avoid, avoid.c). It builds the
+ * same ordering in another form of the case language wherever one exists, and otherwise leaves
+ * the construct out:
+ * - an op whose dependency count is avoided: its dependencies joined by one gpu.wait async, or
+ *   completed by a host wait before it (no dependency), or a fresh gpu.wait async token to
+ *   depend on (one dependency instead of none);
+ * - a synchronous alloc or dealloc avoided: the asynchronous one, and the other way round;
+ * - a view avoided: the whole buffer; a block kind avoided: another kind, or none;
+ * - the constructs of GEN_CONSTRUCT_MAP: their knobs off (captures become host waits before the
+ *   spawn, explicit streams and extra dependencies are not drawn), regions lend no buffers and
+ *   yield nothing, no dependency on a token a host wait completed.
+ * With an empty set the generator draws exactly what it drew before: seeds stay.
+ */
+
+int gen__avoids(const G *g, int kind, int async, int ndeps, const GenOp *like) {
+  if (g->cfg.avoid.nshapes == 0)
+    return 0;
+  GenOp o = like ? *like : gen__blank(kind, 0);
+  o.kind = (uint8_t)kind;
+  o.async = (uint8_t)async;
+  o.ndeps = ndeps;
+  return gen_avoid_op(&g->cfg.avoid, &o);
+}
+
+int gen__avoids_construct(const G *g, int id) {
+  return (g->cfg.avoid.constructs >> id) & 1;
+}
+
+int gen__avoids_view(const G *g, int kind) {
+  for (int i = 0; i < g->cfg.avoid.nshapes; i++)
+    if (g->cfg.avoid.shapes[i].kind == kind && g->cfg.avoid.shapes[i].view == 1)
+      return 1;
+  return 0;
+}
+
+/* Whether every form of kind is avoided, whatever its dependencies. */
+static int kind_avoided(const G *g, int kind) {
+  unsigned f = gen_op_flags(kind);
+  int forms = 0, gone = 0;
+  for (int async = 0; async <= 1; async++) {
+    if (async ? !(f & (GEN_K_ASYNC | GEN_K_EITHER)) : (f & GEN_K_ASYNC))
+      continue;
+    forms++;
+    for (int i = 0; i < g->cfg.avoid.nshapes; i++) {
+      const GenShape *s = &g->cfg.avoid.shapes[i];
+      if (s->kind == kind && s->async == async && s->deps < 0 && s->view < 0) {
+        gone++;
+        break;
+      }
+    }
+  }
+  return forms > 0 && gone == forms;
+}
+
+int gen__avoids_kind(const G *g, int kind) {
+  return g->cfg.avoid.nshapes > 0 && kind_avoided(g, kind);
+}
+
+void gen__avoid_setup(G *g) {
+  GenConfig *c = &g->cfg;
+  if (gen__avoids_construct(g, GEN_CONSTRUCT_CAPTURE))
+    c->capture_pct = 0;
+  if (gen__avoids_construct(g, GEN_CONSTRUCT_STREAM) || gen__avoids_kind(g, GEN_OP_STREAM_CREATE) ||
+      gen__avoids_kind(g, GEN_OP_STREAM_SYNC) || gen__avoids_kind(g, GEN_OP_STREAM_DESTROY))
+    c->stream_pct = 0;
+  if (gen__avoids_construct(g, GEN_CONSTRUCT_EXTRA_DEP))
+    c->extra_dep_pct = 0;
+  if (gen__avoids_construct(g, GEN_CONSTRUCT_WAITED))
+    c->extra_wait_pct = 0; /* (its waits on completed tokens are what is avoided) */
+  if (gen__avoids_kind(g, GEN_OP_WAIT_ASYNC))
+    c->root_wait_pct = 0;
+  if (gen__avoids_kind(g, GEN_OP_EXECUTE))
+    c->region_pct = 0;
+  int blocks = 0;
+  for (int k = GEN_OP_CALL; k <= GEN_OP_BRANCH; k++)
+    blocks += !gen__avoids_kind(g, k);
+  if (blocks == 0)
+    c->block_pct = 0;
+  for (int k = 0; k < GEN_MIX_COUNT; k++)
+    if (gen__avoids_kind(g, k))
+      c->w[k] = 0;
+}
+
+int gen__pick_async(const G *g, int kind, int drawn) {
+  if (g->cfg.avoid.nshapes == 0)
+    return drawn;
+  int other = !drawn;
+  if (gen__avoids(g, kind, drawn, -1, NULL) == 0)
+    return drawn;
+  /* the drawn form is avoided with some dependency count: take the other when it is not avoided
+   * with every count (the dependencies are fitted later) */
+  int any = 0;
+  for (int i = 0; i < g->cfg.avoid.nshapes; i++) {
+    const GenShape *s = &g->cfg.avoid.shapes[i];
+    any |= s->kind == kind && s->async == drawn && s->deps < 0;
+  }
+  if (!any)
+    return drawn;
+  for (int i = 0; i < g->cfg.avoid.nshapes; i++) {
+    const GenShape *s = &g->cfg.avoid.shapes[i];
+    if (s->kind == kind && s->async == other && s->deps < 0)
+      return drawn; /* both avoided: keep the one drawn */
+  }
+  return other;
+}
+
+/* Whether a host wait may stand in x (not in a for's body, which repeats). */
+static int host_wait_ok(const G *g, const Ctx *x) {
+  return !(x->body && g->cur_kind == GEN_OP_FOR);
+}
+
+/* A gpu.wait async with no dependency: a fresh token to depend on (-1 on failure). */
+static int fresh_root(G *g, Ctx *x) {
+  GenOp w = gen__blank(GEN_OP_WAIT_ASYNC, x->id);
+  int none[1] = {0};
+  return gen__emit_async(g, x, &w, none, 0);
+}
+
+static int fit(G *g, Ctx *x, const GenOp *o, int *deps, int nd);
+
+int gen__fit_deps(G *g, Ctx *x, const GenOp *o, int *deps, int nd) {
+  if (g->cfg.avoid.nshapes == 0 || !gen__avoids(g, o->kind, gen_op_async(o), nd, o))
+    return nd;
+  int before = g->c->nops;
+  nd = fit(g, x, o, deps, nd);
+  g->refit += g->c->nops - before;
+  return nd;
+}
+
+static int fit(G *g, Ctx *x, const GenOp *o, int *deps, int nd) {
+  int a = gen_op_async(o);
+  if (nd >= 2 && !gen__avoids(g, o->kind, a, 1, o) &&
+      !gen__avoids(g, GEN_OP_WAIT_ASYNC, 1, nd, NULL)) {
+    int j = gen__join(g, x, deps, nd);
+    if (j < 0)
+      return -1;
+    deps[0] = j;
+    return 1;
+  }
+  if (nd >= 1 && host_wait_ok(g, x) && !gen__avoids(g, GEN_OP_HOST_WAIT, 0, nd, NULL)) {
+    int none = !gen__avoids(g, o->kind, a, 0, o);
+    int root = !none && !gen__avoids(g, o->kind, a, 1, o) &&
+               !gen__avoids(g, GEN_OP_WAIT_ASYNC, 1, 0, NULL);
+    if (none || root) {
+      TSet s;
+      s.n = 0;
+      for (int i = 0; i < nd; i++)
+        gen__ts_add(&s, deps[i]);
+      gen__host_wait(g, x, &s);
+      if (g->rc)
+        return -1;
+      if (none)
+        return 0;
+      deps[0] = fresh_root(g, x);
+      return deps[0] < 0 ? -1 : 1;
+    }
+  }
+  if (nd == 0 && !gen__avoids(g, o->kind, a, 1, o) &&
+      !gen__avoids(g, GEN_OP_WAIT_ASYNC, 1, 0, NULL)) {
+    deps[0] = fresh_root(g, x);
+    return deps[0] < 0 ? -1 : 1;
+  }
+  return nd; /* no other form: built as drawn */
+}
+
+void gen__drop_waited(G *g, Ctx *x, TSet *s) {
+  if (!gen__avoids_construct(g, GEN_CONSTRUCT_WAITED))
+    return;
+  int n = 0;
+  for (int i = 0; i < s->n; i++)
+    if (!gen__covered(g, x->id, s->t[i]) || s->t[i] == g->cur_iter)
+      s->t[n++] = s->t[i];
+  s->n = n;
+}
+
+/* Whether block kind k is avoided: itself, or a for whose body could not take the other forms
+ * (every op of it follows the carried token, and no host wait may stand in it) of an avoided
+ * async shape with one dependency. */
+static int block_avoided(const G *g, int k) {
+  if (gen__avoids_kind(g, k))
+    return 1;
+  for (int i = 0; k == GEN_OP_FOR && i < g->cfg.avoid.nshapes; i++)
+    if (g->cfg.avoid.shapes[i].async && g->cfg.avoid.shapes[i].deps == 1)
+      return 1;
+  return 0;
+}
+
+int gen__pick_block_kind(const G *g, int drawn, int n, const int *kinds) {
+  if (!block_avoided(g, drawn))
+    return drawn;
+  for (int i = 0; i < n; i++)
+    if (!block_avoided(g, kinds[i]))
+      return kinds[i];
+  return -1;
 }

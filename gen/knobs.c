@@ -52,6 +52,13 @@ void gen_config_args(const GenConfig *c, char *out, size_t n) {
                    c->w[i - GEN_KNOB_COUNT]);
     len += w > 0 ? (size_t)w : 0;
   }
+  for (int i = 0; i < gen_avoid_count(&c->avoid) && len < n; i++) {
+    char t[96];
+    gen_avoid_text(&c->avoid, i, t, sizeof t);
+    int w = snprintf(out + len, n - len, " --avoid %s%s%s", strchr(t, ' ') ? "'" : "", t,
+                     strchr(t, ' ') ? "'" : "");
+    len += w > 0 ? (size_t)w : 0;
+  }
 }
 
 /* Swarm testing: each case gets its own knobs, drawn from seed around the base config, so

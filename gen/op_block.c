@@ -532,7 +532,7 @@ static void remap(G *g, Ctx *x, int b, int tok) {
 static int draw_kind(G *g, Ctx *x) {
   static const int kinds[] = {GEN_OP_CALL, GEN_OP_IF, GEN_OP_FOR, GEN_OP_BRANCH};
   int n = x->id == 0 ? 4 : 3; /* a branch only in main: an async.execute body has one block */
-  return kinds[af_rng_below(&g->rng, (uint32_t)n)];
+  return gen__pick_block_kind(g, kinds[af_rng_below(&g->rng, (uint32_t)n)], n, kinds);
 }
 
 /* The block's inputs (bound inside to new tokens of the block) and g's record of them. */
@@ -570,6 +570,8 @@ void gen__op_block(G *g, Ctx *x, int budget) {
   if (x->body)
     return;
   int kind = draw_kind(g, x);
+  if (kind < 0)
+    return;
   GenBlock k;
   memset(&k, 0, sizeof k);
   k.yield = -1;

@@ -258,10 +258,11 @@ void gen__op_alloc(G *g, Ctx *x) {
   st->region_private = x->id != 0;
   GenOp o = gen__blank(GEN_OP_ALLOC, x->id);
   o.buf = b;
-  if (af_rng_chance(&g->rng, g->cfg.host_shared_pct)) {
+  if (af_rng_chance(&g->rng, g->cfg.host_shared_pct) &&
+      !gen__avoids(g, GEN_OP_ALLOC, 0, -1, NULL)) {
     o.mode = GEN_ALLOC_HOST_SHARED;
     st->shared = 1;
-  } else if (af_rng_chance(&g->rng, g->cfg.sync_pct)) {
+  } else if (!gen__pick_async(g, GEN_OP_ALLOC, !af_rng_chance(&g->rng, g->cfg.sync_pct))) {
     o.mode = GEN_ALLOC_SYNC;
   } else {
     o.mode = GEN_ALLOC_ASYNC;
@@ -286,7 +287,7 @@ void gen__op_dealloc(G *g, Ctx *x, int b) {
   gen__need_for(g, x, &s, b, 1);
   GenOp o = gen__blank(GEN_OP_DEALLOC, x->id);
   o.buf = b;
-  if (af_rng_chance(&g->rng, g->cfg.sync_pct)) {
+  if (!gen__pick_async(g, GEN_OP_DEALLOC, !af_rng_chance(&g->rng, g->cfg.sync_pct))) {
     if (s.n)
       gen__host_wait(g, x, &s);
     gen__emit(g, &o);
@@ -308,7 +309,8 @@ static void op_dealloc_any(G *g, Ctx *x) {
 /* Views for o's operands (drawn only when the knob is on): a memcpy's source and destination,
  * a memset's destination; a destination only once its buffer is written whole. */
 static void draw_views(G *g, GenOp *o) {
-  if (g->cfg.view_pct <= 0 || !af_rng_chance(&g->rng, g->cfg.view_pct))
+  if (g->cfg.view_pct <= 0 || !af_rng_chance(&g->rng, g->cfg.view_pct) ||
+      gen__avoids_view(g, o->kind))
     return;
   int n = g->c->bufs[o->buf].n, len = 1 + (int)af_rng_below(&g->rng, (uint32_t)n);
   int dst = g->bs[o->buf].written && af_rng_chance(&g->rng, 70);

@@ -142,7 +142,8 @@ static int render_launch(R *r, int i, int depth) {
  * the whole buffer only once the destination is written whole); an operand shorter than its
  * buffer is a view, a source of the whole length one at even odds. */
 static void draw_launch_views(G *g, GenOp *o) {
-  if (g->cfg.view_pct <= 0 || !af_rng_chance(&g->rng, g->cfg.view_pct))
+  if (g->cfg.view_pct <= 0 || !af_rng_chance(&g->rng, g->cfg.view_pct) ||
+      gen__avoids_view(g, o->kind))
     return;
   int n = g->c->bufs[o->args[0]].n;
   int len = g->bs[o->args[0]].written ? 1 + (int)af_rng_below(&g->rng, (uint32_t)n) : n;

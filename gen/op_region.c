@@ -385,6 +385,8 @@ static void close_region(G *g, Ctx *x, int region) {
       owned[n++] = b;
   int nv = n == 0 ? (x->nrecent && af_rng_chance(&g->rng, 50) ? 1 : 0)
                   : 1 + (int)af_rng_below(&g->rng, n < 2 ? 1 : 2);
+  if (gen__avoids_construct(g, GEN_CONSTRUCT_YIELD))
+    nv = 0; /* (it was lent no buffers) */
   int group[256];
   for (int i = 0; i < n; i++)
     group[i] = (int)af_rng_below(&g->rng, (uint32_t)nv);
@@ -438,6 +440,8 @@ static void close_region(G *g, Ctx *x, int region) {
 
 /* The region's inputs: unclaimed values of this context's children, to chain regions. */
 static void pick_inputs(G *g, Ctx *x, GenRegion *gr) {
+  if (gen__avoids_construct(g, GEN_CONSTRUCT_REGION_INPUT))
+    return;
   for (int i = 0; i < g->nvals && gr->ninputs < 2; i++) {
     Value *v = &g->vals[i];
     if (!v->claimed && g->c->regions[v->region].parent == x->id && af_rng_chance(&g->rng, 50)) {
@@ -451,6 +455,8 @@ static void pick_inputs(G *g, Ctx *x, GenRegion *gr) {
 /* The buffers lent to the region (up to 3, a host buffer first sometimes); returns how many. */
 static int pick_lent(G *g, Ctx *x, int lend[4]) {
   int nl = 0;
+  if (gen__avoids_construct(g, GEN_CONSTRUCT_YIELD))
+    return 0; /* (a lent buffer comes back through a yielded token) */
   int want = 1 + (int)af_rng_below(&g->rng, 3);
   int hb = gen__pick_buf(g, x, GEN_BUF_HOST, 0, -1, -1, ANY_ELEM);
   if (hb >= 0 && af_rng_chance(&g->rng, 60))

@@ -98,7 +98,7 @@ void gen__op_wait_async(G *g, Ctx *x) {
     s.n = 0; /* a fresh stream */
   int deps[GEN_MAX_DEPS];
   int nd = gen__finalize_deps(g, x, &s, 0, deps);
-  if (nd >= 0)
+  if (nd >= 0 && !gen__avoids(g, GEN_OP_WAIT_ASYNC, 1, nd, NULL))
     gen__join(g, x, deps, nd);
 }
 

@@ -2,7 +2,7 @@
  * shape.c: op shapes, to steer generation away from what is already known. A shape is an op
  * kind, whether it is async, and how many dependencies it has (0, 1, 2 or more), as the
  * mlir-opt lowering's verdicts name the op that stopped a case ("gpu.launch_func async
- * deps=2+", "gpu.alloc"): the MLIR spelling of an op is the one render.c writes.
+ * deps=2+", "gpu.alloc", "scf.if"): the MLIR spelling of an op is the one render.c writes.
  */
 #include "gen.h"
 
@@ -23,7 +23,27 @@ static int gpu_kind(const char *name, size_t n, int async) {
   return -1;
 }
 
+/* A kind that is not a gpu op but has a shape of its own: a block op ("scf.if") or a stream op
+ * ("llvm.call @mgpuStreamCreate"), named in full at the start of text; -1 when none. */
+static int other_kind(const char *text) {
+  for (int k = 0; k < GEN_OP__COUNT; k++) {
+    const char *m = gen_op_mlir(k);
+    size_t n = strlen(m);
+    if ((gen_op_flags(k) & (GEN_K_BLOCK | GEN_K_STREAM)) && strncmp(text, m, n) == 0 &&
+        (text[n] == '\0' || text[n] == ' ' || text[n] == '|'))
+      return k;
+  }
+  return -1;
+}
+
 int gen_shape_parse(const char *text, GenShape *out) {
+  int other = other_kind(text);
+  if (other >= 0) {
+    out->kind = other;
+    out->async = 0;
+    out->deps = out->view = -1;
+    return 0;
+  }
   size_t n = strcspn(text, " |");
   const char *rest = text + n;
   size_t rlen = strcspn(rest, "|");
@@ -39,6 +59,18 @@ int gen_shape_parse(const char *text, GenShape *out) {
   out->deps = d == NULL ? -1 : d[6] == '2' ? 2 : d[6] == '1' ? 1 : 0;
   out->view = strstr(buf, " view") ? 1 : -1;
   return 0;
+}
+
+void gen_shape_text(const GenShape *s, char *out, size_t n) {
+  const char *name = gen_op_mlir(s->kind);
+  if (strncmp(name, "gpu.", 4) != 0) {
+    snprintf(out, n, "%s", name);
+    return;
+  }
+  char deps[24] = "";
+  if (s->deps >= 0)
+    snprintf(deps, sizeof deps, " deps=%d%s", s->deps, s->deps == 2 ? "+" : "");
+  snprintf(out, n, "%s%s%s%s", name, s->async ? " async" : "", deps, s->view == 1 ? " view" : "");
 }
 
 void gen_shape_format(const GenOp *o, char *out, size_t n) {

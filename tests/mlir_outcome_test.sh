@@ -132,7 +132,7 @@ done
 rc=$?
 [ $rc -eq 1 ] || bad "differential check: exit $rc, expected 1"
 grep -q "DIFFER: verdicts differ: builtin=pass mlir-opt=runtime_error" "$tmp/out" || bad "differential check: no DIFFER line"
-"$af" campaign --lowering mlir-opt --lowering builtin --cases 40 --seed 5 --schedules eager --out "$tmp/camp" --quiet > "$tmp/out" 2> "$tmp/err"
+"$af" campaign --lowering mlir-opt --lowering builtin --cases 40 --seed 5 --schedules eager --no-avoid --out "$tmp/camp" --quiet > "$tmp/out" 2> "$tmp/err"
 rc=$?
 [ $rc -eq 1 ] || bad "mlir-opt campaign: exit $rc, expected 1 (findings)"
 grep -qE "differential: verdicts differ on [1-9][0-9]* of 40 cases" "$tmp/out" || { bad "mlir-opt campaign: no differential results"; cat "$tmp/out" | head; }
@@ -147,12 +147,12 @@ grep -q "\"name\": \"mlir-opt\".*\"executed_cases\": $ran}" "$tmp/camp/summary.j
 [ -n "$ran" ] && [ "$ran" -le 40 ] || bad "campaign summary: executed_cases '$ran'"
 grep -qF "reached execution: $ran of 40 cases" "$tmp/out" || bad "campaign output lacks the share that ran"
 [ "$(sqlite3 "$tmp/camp/results.db" 'SELECT executed FROM runs')" = "$ran" ] || bad "the run's row lacks executed = $ran"
-# --avoid-found: after its first batches, the campaign steers away from the op shapes that
-# mlir-opt stopped cases on, so more of its cases run than without (2 of these 40)
-"$af" campaign --lowering mlir-opt --cases 40 --seed 5 --schedules eager --batch 8 --avoid-found \
+# steering (the default): after its first batches, the campaign builds cases without what the
+# findings mlir-opt stopped cases on name, so more of its cases run than with --no-avoid
+"$af" campaign --lowering mlir-opt --cases 40 --seed 5 --schedules eager --batch 8 \
   --no-db --no-reduce --out "$tmp/campav" --quiet > "$tmp/out" 2>&1
-grep -qE '"avoided_shapes": \["[^"]*\(found\)' "$tmp/campav/summary.json" || bad "--avoid-found: no shape avoided"
-grep -qE '"avoided_cases": [1-9]' "$tmp/campav/summary.json" || bad "--avoid-found: no case drawn again"
+grep -qE '"steered_from": \["[^"]*\(found' "$tmp/campav/summary.json" || bad "steering: nothing avoided"
+grep -qE '"steered_cases": [1-9]' "$tmp/campav/summary.json" || bad "steering: no case steered"
 ran2=$(sed -n 's/.*"swarm": [a-z]*, "cases": 40, "executed_cases": \([0-9]*\),.*/\1/p' "$tmp/campav/summary.json")
 [ -n "$ran2" ] && [ -n "$ran" ] && [ "$ran2" -gt "$ran" ] || bad "--avoid-found: $ran2 cases ran, not more than $ran"
 # per case: a case mlir-opt rejects never runs; one it lowers does

@@ -30,6 +30,8 @@ static void no_false_alarms(const GenConfig *cfg, uint64_t first, int n) {
       gen_config_swarm(cfg, seed, &cc);
     CHECK_EQ(gen_generate(&c, seed, &cc, &err), 0);
     CHECK_EQ(gen_validate(&c, &err), 0);
+    /* a forced avoid set: no op of the case has a shape of it */
+    CHECK(!gen_case_has_shape(&c, cc.avoid.shapes, cc.avoid.nshapes));
     Schedule s[8];
     for (int k = 0; k < nscheds; k++) {
       s[k] = scheds[k];
@@ -240,6 +242,10 @@ int main(void) {
   gen_config_default(&cfg);
   g_swarm = 1;
   no_false_alarms(&cfg, 300000, 1000 * scale);
+  /* every avoidance forced on: the other forms keep every case valid and race-free */
+  gen_config_default(&cfg);
+  CHECK_EQ(gen_avoid_add(&cfg.avoid, "everything"), 1);
+  no_false_alarms(&cfg, 400000, 1000 * scale);
   g_swarm = 0;
   faults_caught();
   faults_caught_by_checker_under_eager();

@@ -1,0 +1,138 @@
+/*
+ * avoid.c: avoid sets, what steering asks the generator not to build (gen.h). An entry is an op
+ * shape ("gpu.launch_func async deps=2+", "scf.if") or a construct of GEN_CONSTRUCT_MAP, named
+ * by the words the causes of findings use; a block's crossing ("call-result", "if-arg") names
+ * its block kind. How the generator honours a set is in genstate.c.
+ */
+#include "gen.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+  const char *name, *words, *help;
+} constructs[GEN_CONSTRUCT__COUNT] = {
+#define GEN__CONSTRUCT_ROW(id, name, words, help) {name, words, help},
+    GEN_CONSTRUCT_MAP(GEN__CONSTRUCT_ROW)
+#undef GEN__CONSTRUCT_ROW
+};
+
+/* The words of a token's crossing into or out of a block, and the block kind that makes it. */
+static const struct {
+  const char *word;
+  int kind;
+} crossings[] = {{"call-arg", GEN_OP_CALL},     {"call-result", GEN_OP_CALL},
+                 {"if-arg", GEN_OP_IF},         {"if-result", GEN_OP_IF},
+                 {"loop-carried", GEN_OP_FOR},  {"loop-result", GEN_OP_FOR},
+                 {"branch-arg", GEN_OP_BRANCH}, {"merge-arg", GEN_OP_BRANCH}};
+
+const char *gen_construct_name(int id) {
+  return id >= 0 && id < GEN_CONSTRUCT__COUNT ? constructs[id].name : "?";
+}
+
+const char *gen_construct_help(int id) {
+  return id >= 0 && id < GEN_CONSTRUCT__COUNT ? constructs[id].help : "";
+}
+
+/* Whether the space-separated list words has w. */
+static int has_word(const char *words, const char *w) {
+  size_t n = strlen(w);
+  for (const char *p = words; *p;) {
+    size_t k = strcspn(p, " ");
+    if (k == n && strncmp(p, w, n) == 0)
+      return 1;
+    p += k + (p[k] == ' ');
+  }
+  return 0;
+}
+
+static int add_shape(GenAvoid *a, const GenShape *s) {
+  for (int i = 0; i < a->nshapes; i++) {
+    const GenShape *t = &a->shapes[i];
+    if (t->kind == s->kind && t->async == s->async && t->deps == s->deps && t->view == s->view)
+      return 0;
+  }
+  if (a->nshapes >= GEN_MAX_AVOID)
+    return -1;
+  a->shapes[a->nshapes++] = *s;
+  return 1;
+}
+
+/* "everything": each construct, and each shape the generator has another form for (its
+ * tests' forced mode: every case it then makes still has some form for every ordering). */
+static const char *const everything[] = {"func.call",
+                                         "scf.if",
+                                         "scf.for",
+                                         "cf.cond_br",
+                                         "llvm.call @mgpuStreamCreate",
+                                         "gpu.alloc",
+                                         "gpu.dealloc",
+                                         "gpu.alloc async deps=0",
+                                         "gpu.launch_func async deps=1",
+                                         "gpu.launch_func async deps=2+",
+                                         "gpu.memcpy async deps=2+",
+                                         "gpu.memset async deps=2+",
+                                         "gpu.dealloc async deps=2+",
+                                         "gpu.memcpy async deps=1 view",
+                                         "gpu.memset async deps=1 view",
+                                         "gpu.launch_func async deps=0 view"};
+
+int gen_avoid_add(GenAvoid *a, const char *text) {
+  if (strcmp(text, "everything") == 0) {
+    int added = 0;
+    for (size_t i = 0; i < sizeof everything / sizeof everything[0]; i++)
+      added += gen_avoid_add(a, everything[i]) > 0;
+    for (int i = 0; i < GEN_CONSTRUCT__COUNT; i++)
+      added += gen_avoid_add(a, constructs[i].name) > 0;
+    return added > 0;
+  }
+  for (int i = 0; i < GEN_CONSTRUCT__COUNT; i++)
+    if (strcmp(text, constructs[i].name) == 0 || has_word(constructs[i].words, text)) {
+      int had = (a->constructs >> i) & 1;
+      a->constructs |= 1u << i;
+      return !had;
+    }
+  for (size_t i = 0; i < sizeof crossings / sizeof crossings[0]; i++)
+    if (strcmp(text, crossings[i].word) == 0) {
+      GenShape s = {crossings[i].kind, 0, -1, -1};
+      return add_shape(a, &s);
+    }
+  GenShape s;
+  if (gen_shape_parse(text, &s) != 0)
+    return -1;
+  return add_shape(a, &s);
+}
+
+void gen_avoid_union(GenAvoid *a, const GenAvoid *b) {
+  for (int i = 0; i < b->nshapes; i++)
+    add_shape(a, &b->shapes[i]);
+  a->constructs |= b->constructs;
+}
+
+int gen_avoid_count(const GenAvoid *a) {
+  int n = a->nshapes;
+  for (int i = 0; i < GEN_CONSTRUCT__COUNT; i++)
+    n += (a->constructs >> i) & 1;
+  return n;
+}
+
+void gen_avoid_text(const GenAvoid *a, int i, char *out, size_t n) {
+  if (i < a->nshapes) {
+    gen_shape_text(&a->shapes[i], out, n);
+    return;
+  }
+  i -= a->nshapes;
+  for (int k = 0; k < GEN_CONSTRUCT__COUNT; k++)
+    if (((a->constructs >> k) & 1) && i-- == 0) {
+      snprintf(out, n, "%s", constructs[k].name);
+      return;
+    }
+  snprintf(out, n, "?");
+}
+
+int gen_avoid_op(const GenAvoid *a, const GenOp *o) {
+  for (int i = 0; i < a->nshapes; i++)
+    if (gen_op_has_shape(o, &a->shapes[i]))
+      return 1;
+  return 0;
+}
