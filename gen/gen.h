@@ -469,7 +469,7 @@ int gen_avoid_count(const GenAvoid *a);
 void gen_avoid_text(const GenAvoid *a, int i, char *out, size_t n);
 /* Whether a avoids op o as it stands (its kind, form, dependencies, views). */
 int gen_avoid_op(const GenAvoid *a, const GenOp *o);
-/* The names of the constructs, one per line with its help, for --help. */
+/* Construct id's name (GEN_CONSTRUCT_MAP) and what it is, for --help. */
 const char *gen_construct_name(int id);
 const char *gen_construct_help(int id);
 

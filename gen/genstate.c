@@ -196,6 +196,11 @@ void gen__need_for(G *g, Ctx *x, TSet *s, int b, int write) {
         gen__ts_add(s, st->readers[k]);
 }
 
+/* Whether a host wait may stand in x (not in a for's body, which repeats). */
+static int host_wait_ok(const G *g, const Ctx *x) {
+  return !(x->body && g->cur_kind == GEN_OP_FOR);
+}
+
 /* Turns a set into at most max_deps dependencies (joining the rest), shuffled. */
 int gen__finalize_deps(G *g, Ctx *x, TSet *s, int extra_ok, int *deps) {
   gen__import(g, s);
@@ -223,7 +228,7 @@ int gen__finalize_deps(G *g, Ctx *x, TSet *s, int extra_ok, int *deps) {
     int k = s->n - maxd + 1;
     if (k > maxd)
       k = maxd;
-    if (gen__avoids(g, GEN_OP_WAIT_ASYNC, 1, k, NULL) && !(x->body && g->cur_kind == GEN_OP_FOR) &&
+    if (gen__avoids(g, GEN_OP_WAIT_ASYNC, 1, k, NULL) && host_wait_ok(g, x) &&
         !gen__avoids(g, GEN_OP_HOST_WAIT, 0, 1, NULL)) { /* (the avoid set's other form) */
       TSet w;
       w.n = 0;
@@ -377,27 +382,17 @@ int gen__avoids_view(const G *g, int kind) {
   return 0;
 }
 
-/* Whether every form of kind is avoided, whatever its dependencies. */
-static int kind_avoided(const G *g, int kind) {
+int gen__avoids_kind(const G *g, int kind) {
+  /* every form the kind has (async, synchronous), whatever its dependencies */
   unsigned f = gen_op_flags(kind);
   int forms = 0, gone = 0;
   for (int async = 0; async <= 1; async++) {
     if (async ? !(f & (GEN_K_ASYNC | GEN_K_EITHER)) : (f & GEN_K_ASYNC))
       continue;
     forms++;
-    for (int i = 0; i < g->cfg.avoid.nshapes; i++) {
-      const GenShape *s = &g->cfg.avoid.shapes[i];
-      if (s->kind == kind && s->async == async && s->deps < 0 && s->view < 0) {
-        gone++;
-        break;
-      }
-    }
+    gone += gen__avoids(g, kind, async, -1, NULL);
   }
   return forms > 0 && gone == forms;
-}
-
-int gen__avoids_kind(const G *g, int kind) {
-  return g->cfg.avoid.nshapes > 0 && kind_avoided(g, kind);
 }
 
 void gen__avoid_setup(G *g) {
@@ -426,31 +421,11 @@ void gen__avoid_setup(G *g) {
 }
 
 int gen__pick_async(const G *g, int kind, int drawn) {
-  if (g->cfg.avoid.nshapes == 0)
-    return drawn;
-  int other = !drawn;
-  if (gen__avoids(g, kind, drawn, -1, NULL) == 0)
-    return drawn;
-  /* the drawn form is avoided with some dependency count: take the other when it is not avoided
-   * with every count (the dependencies are fitted later) */
-  int any = 0;
-  for (int i = 0; i < g->cfg.avoid.nshapes; i++) {
-    const GenShape *s = &g->cfg.avoid.shapes[i];
-    any |= s->kind == kind && s->async == drawn && s->deps < 0;
-  }
-  if (!any)
-    return drawn;
-  for (int i = 0; i < g->cfg.avoid.nshapes; i++) {
-    const GenShape *s = &g->cfg.avoid.shapes[i];
-    if (s->kind == kind && s->async == other && s->deps < 0)
-      return drawn; /* both avoided: keep the one drawn */
-  }
-  return other;
-}
-
-/* Whether a host wait may stand in x (not in a for's body, which repeats). */
-static int host_wait_ok(const G *g, const Ctx *x) {
-  return !(x->body && g->cur_kind == GEN_OP_FOR);
+  /* the drawn form avoided whatever its dependencies: the other, unless it is too (an async
+   * form's dependencies are fitted when it is emitted) */
+  if (gen__avoids(g, kind, drawn, -1, NULL) && !gen__avoids(g, kind, !drawn, -1, NULL))
+    return !drawn;
+  return drawn;
 }
 
 /* A gpu.wait async with no dependency: a fresh token to depend on (-1 on failure). */

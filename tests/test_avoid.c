@@ -144,6 +144,7 @@ static void travels(void) {
                     "{\"avoid\": [\"gpu.nothing\"]}, \"spin\": 1, \"buffers\": [], \"ops\": []}";
   CHECK_EQ(gen_case_from_json(&b, bad, &err), AF_EPARSE);
   CHECK_CONTAINS(err.msg, "gpu.nothing");
+  gen_case_free(&b);
   /* an empty set: the bytes of before (no "avoid" key) */
   gen_config_default(&cfg);
   CHECK_EQ(gen_generate(&a, 42, &cfg, &err), 0);
