@@ -335,7 +335,7 @@ static int matrix_check(Campaign *k, Sig *sig, const GenCase *c, const Schedule 
     w->jit = axes[i][1];
     w->cls = oracle_verdict_name(v[i].cls);
     w->signature = v[i].cls == VERDICT_PASS ? "" : v[i].signature;
-    w->reproduces = strcmp(w->signature, sig->f.signature) == 0;
+    w->reproduces = v[i].cls != VERDICT_PASS && oracle_verdict_has(&v[i], sig->f.signature);
     rep += w->reproduces;
     if (w->reproduces && i < 64)
       sig->repro_confs |= 1ull << i;
@@ -415,11 +415,28 @@ int campaign__record(Campaign *k, int low, const GenCase *c, const Schedule *s, 
   int alias = view_alias(k, low, c, s, v, &plain, &have_plain, &pv);
   if (alias < 0)
     return -1;
+  k->st.failures++;
   int rc = alias ? record_one(k, low, have_plain ? &plain : c, s, &pv, have_plain ? NULL : e,
                               !have_plain)
                  : record_one(k, low, c, s, v, e, 0);
   if (have_plain)
     gen_case_free(&plain);
+  /* each independent cause of the run counts under its own finding */
+  for (int i = 0; rc == 0 && i < v->nalso; i++) {
+    Verdict *x = af_malloc(sizeof *x);
+    if (x == NULL) {
+      campaign__problem(k, "out of memory");
+      return -1;
+    }
+    *x = *v;
+    x->cls = v->also[i].cls;
+    snprintf(x->signature, sizeof x->signature, "%s", v->also[i].signature);
+    snprintf(x->victim, sizeof x->victim, "%s", v->also[i].victim);
+    snprintf(x->detail, sizeof x->detail, "(beside the run's headline cause %.200s)\n%.700s",
+             v->signature, v->detail);
+    rc = record_one(k, low, c, s, x, e, 0);
+    af_free(x);
+  }
   return rc;
 }
 
@@ -464,8 +481,8 @@ static void repro_rate(Campaign *k, Sig *sig, const GenCase *c, const Schedule *
       check_case(c, campaign_spec(&k->c, sig->f.low), rs, runs, e, &ro, again, &err) == 0) {
     sig->repro_runs = again->nsched;
     for (int j = 0; j < again->nsched; j++)
-      sig->repro_hits += strcmp(again->verdict[j].signature, v->signature) == 0;
-    if (again->nsched > 0 && strcmp(again->verdict[0].signature, v->signature) != 0)
+      sig->repro_hits += oracle_verdict_has(&again->verdict[j], v->signature);
+    if (again->nsched > 0 && !oracle_verdict_has(&again->verdict[0], v->signature))
       sig->flaky = 1;
   }
   af_free(again);
@@ -558,7 +575,6 @@ static int record_repeat(Campaign *k, Sig *sig, const GenCase *c, const Schedule
 /* alias: c fails with the view form of v's name (its case is not the finding's smallest). */
 static int record_one(Campaign *k, int low, const GenCase *c, const Schedule *s, const Verdict *v,
                       const OracleExpected *e, int alias) {
-  k->st.failures++;
   for (int i = 0; i < k->nsigs; i++)
     if (strcmp(k->sigs[i].f.signature, v->signature) == 0)
       return record_repeat(k, &k->sigs[i], c, s, v, alias);

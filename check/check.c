@@ -106,7 +106,7 @@ int check_signature_test(const GenCase *c, void *ctx) {
   int rc = check_case(c, t->spec, t->s, t->ns, NULL, &o, r, &err);
   int hit = 0;
   for (int k = 0; rc == 0 && k < r->nsched && !hit; k++)
-    hit = r->verdict[k].cls != VERDICT_PASS && strcmp(r->verdict[k].signature, t->signature) == 0;
+    hit = r->verdict[k].cls != VERDICT_PASS && oracle_verdict_has(&r->verdict[k], t->signature);
   af_free(r);
   return rc ? rc : hit;
 }
@@ -123,8 +123,8 @@ int check_signature_test_many(const GenCase *const *cs, int n, int *interesting,
   for (int i = 0; rc == 0 && i < n; i++) {
     interesting[i] = 0;
     for (int k = 0; k < r[i].nsched && !interesting[i]; k++)
-      interesting[i] = r[i].verdict[k].cls != VERDICT_PASS &&
-                       strcmp(r[i].verdict[k].signature, t->signature) == 0;
+      interesting[i] =
+          r[i].verdict[k].cls != VERDICT_PASS && oracle_verdict_has(&r[i].verdict[k], t->signature);
   }
   af_free(r);
   return rc;

@@ -37,7 +37,16 @@ void check_format_json(AfBuf *b, const char *path, const LowerSpec *spec, const 
     af_buf_json_str(b, v->cls == VERDICT_PASS ? "" : v->victim[0] ? v->victim : v->signature);
     af_buf_puts(b, ", \"detail\": ");
     af_buf_json_str(b, v->detail);
-    af_buf_puts(b, "}");
+    af_buf_puts(b, ", \"also\": [");
+    for (int i = 0; i < v->nalso; i++) {
+      af_buf_printf(b, "%s{\"verdict\": \"%s\", \"signature\": ", i ? ", " : "",
+                    oracle_verdict_name(v->also[i].cls));
+      af_buf_json_str(b, v->also[i].signature);
+      af_buf_puts(b, ", \"detailed_signature\": ");
+      af_buf_json_str(b, v->also[i].victim);
+      af_buf_puts(b, "}");
+    }
+    af_buf_puts(b, "]}");
   }
   af_buf_printf(b, "], \"executed\": %s}", res->executed ? "true" : "false");
 }
@@ -60,6 +69,9 @@ void check_format_text(AfBuf *b, const char *path, const LowerSpec *spec, const 
       af_buf_printf(b, "\n    signature: %s\n    ", v->signature);
       if (v->victim[0] && strcmp(v->victim, v->signature) != 0)
         af_buf_printf(b, "detailed:  %s\n    ", v->victim);
+      for (int i = 0; i < v->nalso; i++)
+        af_buf_printf(b, "also:      %s (%s)\n    ", v->also[i].signature,
+                      oracle_verdict_name(v->also[i].cls));
       for (const char *p = v->detail; *p; p++) { /* indent the detail's lines */
         af_buf_put(b, p, 1);
         if (*p == '\n')

@@ -68,7 +68,7 @@ static int reduce_args(int argc, char **argv, ReduceArgs *r) {
 static int first_failing(const CheckResult *res, const char *want) {
   for (int j = 0; j < res->nsched; j++)
     if (res->verdict[j].cls != VERDICT_PASS &&
-        (want == NULL || strcmp(res->verdict[j].signature, want) == 0))
+        (want == NULL || oracle_verdict_has(&res->verdict[j], want)))
       return j;
   return -1;
 }
@@ -90,7 +90,7 @@ static int confirm(const GenCase *out, const LowerSpec *spec, const Schedule *fa
   *hits = 0;
   int rc = check_case(out, spec, rs, (int)a->repro, NULL, &ro, res, err);
   for (int j = 0; rc == 0 && j < res->nsched; j++)
-    *hits += strcmp(res->verdict[j].signature, sig) == 0;
+    *hits += oracle_verdict_has(&res->verdict[j], sig);
   return rc ? rc : check_run_once(out, spec, fail, &a->o, NULL, v, err);
 }
 

@@ -63,8 +63,6 @@ static int uses(const LowerInstr *in, int *out) {
   return n;
 }
 
-/* Inserts one destroy per stream/event slot right after its last use (or, with the
- * early_stream_destroy fault, a stream's first use after its creation). */
 /* Where each slot's handle is destroyed: after its last use (point), unless a fault fixes it
  * earlier (frozen); kind 1 a stream, 2 an event, 0 nothing to destroy; given: yielded away. */
 typedef struct Destroys {
@@ -77,14 +75,15 @@ static void find_destroy_points(L *l, const LowerFunc *f, Destroys *d) {
     d->point[s] = -1;
   int early = lower__has(l, LOWER_FAULT_EARLY_STREAM_DESTROY);
   int wait_destroys = lower__has(l, LOWER_FAULT_WAIT_DESTROYS);
+  int leak_events = lower__has(l, LOWER_FAULT_EVENT_LEAKED);
   for (int i = 0; i < f->ninstrs; i++) {
     const LowerInstr *in = &f->instrs[i];
     int host_wait =
         in->op >= 0 && in->op < l->c->nops && l->c->ops[in->op].kind == GEN_OP_HOST_WAIT;
     if (in->opc == LOWER_STREAM_CREATE)
       d->kind[in->a] = in->imm ? 0 : 1; /* the program's own stream: its stream_destroy op */
-    if (in->opc == LOWER_EVENT_CREATE || in->opc == LOWER_TAKE)
-      d->kind[in->a] = 2;
+    if (in->opc == LOWER_EVENT_CREATE || in->opc == LOWER_TAKE) /* (event_leaked: never) */
+      d->kind[in->a] = leak_events && in->opc == LOWER_EVENT_CREATE ? 0 : 2;
     if (in->opc == LOWER_YIELD) {
       d->given[in->a] = 1;
       continue;

@@ -5,7 +5,8 @@
  * a copy's size. A fault that changes which calls are made is tested where those calls are made:
  * copy_wrong_stream, free_unordered and drop_host_wait in builtin_ops.c; yield_stream,
  * capture_dropped, call_arg_dropped, if_result_stale, merge_first_pred and loop_carried_initial
- * in builtin_flow.c; early_stream_destroy and wait_destroys in the destroys of builtin.c.
+ * in builtin_flow.c; early_stream_destroy, wait_destroys and event_leaked in the destroys of
+ * builtin.c.
  */
 #include "builtin_int.h"
 

@@ -53,7 +53,9 @@
     "the view's offset is ignored")                                                                \
   X(VIEW_STRIDE_DROPPED, "view_stride_dropped",                                                    \
     "a strided memref.subview is passed to a memcpy, memset or kernel as if it were contiguous: "  \
-    "its stride is taken as 1")
+    "its stride is taken as 1")                                                                    \
+  X(EVENT_LEAKED, "event_leaked",                                                                  \
+    "an event the lowering creates to order one stream after another is never destroyed")
 
 enum {
 #define LOWER__FENUM(id, name, desc) LOWER_FAULT_##id,

@@ -498,6 +498,74 @@ static void judge_runtime(const GenCase *c, const RtRec *r, const RtRec *trace, 
   runtime_cause(c, r, given, trace, ntrace, j->refused_handle, j->cause, sizeof j->cause);
 }
 
+int oracle_verdict_has(const Verdict *v, const char *sig) {
+  if (strcmp(v->signature, sig) == 0)
+    return 1;
+  for (int i = 0; i < v->nalso; i++)
+    if (strcmp(v->also[i].signature, sig) == 0)
+      return 1;
+  return 0;
+}
+
+/* Which family of causes a counted checker report belongs to: a leak (a handle or buffer never
+ * released), an ordering error (an access or free the run did not order), or a misuse (a
+ * handle of the wrong kind or destroyed, a double or invalid free), which can leave both. */
+enum { CAUSE_LEAK, CAUSE_ORDER, CAUSE_MISUSE };
+static int cause_family(int kind) {
+  if (kind == HB_LEAK_STREAM || kind == HB_LEAK_EVENT || kind == HB_LEAK_BUFFER)
+    return CAUSE_LEAK;
+  return is_ordering(kind) ? CAUSE_ORDER : CAUSE_MISUSE;
+}
+
+static void add_also(Verdict *v, const Verdict *x) {
+  if (v->nalso >= VERDICT_MAX_ALSO || strcmp(x->signature, v->signature) == 0)
+    return;
+  VerdictCause *a = &v->also[v->nalso++];
+  a->cls = x->cls;
+  snprintf(a->signature, sizeof a->signature, "%s", x->signature);
+  snprintf(a->victim, sizeof a->victim, "%s", x->victim[0] ? x->victim : x->signature);
+}
+
+/* The causes of a failing run v that its headline cannot explain (oracle_judge). */
+static int judge_also(const GenCase *c, const RtRec *trace, int ntrace, const HbResult *hb,
+                      const char *lowering, const ObsJudged *oj, Verdict *v) {
+  if (v->rt_failed)
+    return 0; /* a refused or failed call: what follows may all be its doing */
+  int first[3] = {-1, -1, -1};
+  for (int i = 0; hb && i < hb->nreports; i++) {
+    const HbReport *r = &hb->reports[i];
+    if (oracle_report_counts(c, r, trace, ntrace) && first[cause_family(r->kind)] < 0)
+      first[cause_family(r->kind)] = i;
+  }
+  if (first[CAUSE_MISUSE] >= 0)
+    return 0;
+  int head = v->hb_failed ? cause_family(hb->reports[v->hb_first].kind) : -1;
+  for (int f = CAUSE_LEAK; f <= CAUSE_ORDER; f++) {
+    if (first[f] < 0 || f == head)
+      continue;
+    Verdict *x = af_malloc(sizeof *x);
+    if (x == NULL)
+      return AF_ENOMEM;
+    memset(x, 0, sizeof *x);
+    int rc = hb_signature(c, &hb->reports[first[f]], trace, ntrace, hb, lowering, x);
+    if (rc == 0)
+      add_also(v, x);
+    af_free(x);
+    if (rc)
+      return rc;
+  }
+  if (v->obs_failed && v->cls != VERDICT_WRONG_RESULT && first[CAUSE_ORDER] < 0) {
+    Verdict x;
+    memset(&x, 0, sizeof x);
+    x.cls = VERDICT_WRONG_RESULT;
+    fmt_into(x.signature, sizeof x.signature, "%s|%s", lowering, oj->sig);
+    if (oj->victim[0])
+      fmt_into(x.victim, sizeof x.victim, "%s|%s", lowering, oj->victim);
+    add_also(v, &x);
+  }
+  return 0;
+}
+
 int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, int nobs,
                  const RtRec *trace, int ntrace, const RtSummary *sum, const HbResult *hb,
                  const char *lowering, Verdict *v) {
@@ -554,6 +622,10 @@ int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, in
     af_buf_printf(&b, "\nchecker: %d report(s)", v->hb_errors);
   if (!v->victim[0])
     fmt_into(v->victim, sizeof v->victim, "%s", v->signature);
+  if (v->cls != VERDICT_PASS && judge_also(c, trace, ntrace, hb, lowering, &oj, v) != 0)
+    b.oom = 1;
+  for (int i = 0; i < v->nalso; i++)
+    af_buf_printf(&b, "\nalso, independent of it: %s", v->also[i].signature);
   int oom = b.oom;
   snprintf(v->detail, sizeof v->detail, "%s", b.p ? b.p : "");
   af_buf_free(&b);

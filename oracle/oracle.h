@@ -76,6 +76,15 @@ typedef struct OracleExpected {
 int oracle_expect(const GenCase *c, OracleExpected **out, AfErr *err);
 void oracle_expected_free(OracleExpected *e);
 
+/* A further cause a run showed beside its headline one (docs/signatures.md, "Independent
+ * causes"): a leak beside a race or a wrong value, and the reverse. */
+#define VERDICT_MAX_ALSO 2
+typedef struct VerdictCause {
+  int cls;             /* VerdictClass */
+  char signature[256]; /* its cause, as Verdict.signature */
+  char victim[256];    /* its detailed form */
+} VerdictCause;
+
 typedef struct Verdict {
   int cls;             /* VerdictClass */
   int obs_failed;      /* observations differ from the expected ones */
@@ -87,7 +96,12 @@ typedef struct Verdict {
   char victim[256];    /* the detailed form: which accesses or calls it hit */
   char detail[1024];   /* human-readable: what failed, with the trace calls involved */
   int error_seq;       /* trace record of the first runtime error, or -1 */
+  int nalso;           /* independent causes beside the headline one (cls, signature) */
+  VerdictCause also[VERDICT_MAX_ALSO];
 } Verdict;
+
+/* Whether run v shows cause sig: its headline signature or one of its independent causes. */
+int oracle_verdict_has(const Verdict *v, const char *sig);
 
 /* Judges one execution of case c lowered by `lowering` (the spec name), from its
  * observations, its runtime errors and the happens-before reports (hb; NULL when the checker
@@ -95,7 +109,11 @@ typedef struct Verdict {
  * in trace order decides: an unordered conflicting access is race (a "missing edge" between
  * two Case ops), a lifetime report is lifetime; observations alone give wrong_result; any
  * other runtime error is runtime_error. A leaked buffer counts only if the case deallocates
- * it. Returns 0, or AF_ENOMEM. */
+ * it. The headline keeps that order; v->also lists the causes independent of it: a leak (never
+ * the consequence of a missing edge) beside an ordering error or a wrong value, and an ordering
+ * error or a wrong value beside a headline leak, unless a misused handle or a refused or failed
+ * call in the same run can explain them all; a wrong value only when no ordering error can
+ * explain it. Returns 0, or AF_ENOMEM. */
 int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, int nobs,
                  const RtRec *trace, int ntrace, const RtSummary *sum, const HbResult *hb,
                  const char *lowering, Verdict *v);

@@ -45,6 +45,23 @@ grep -q '"cases": 3000, "executed_cases": 3000,' "$tmp/j/summary.json" || bad "t
 [ "$(q "$tmp/j/results.db" 'SELECT count(*) FROM findings WHERE smallest_case IS NULL OR repro_runs = 0')" = 0 ] \
   || bad "findings without a smallest case or a reproduction rate"
 
+# ---- independent causes: each counted under its own finding ----
+# the same seeds with a fault that drops edges, and again with one that also leaks events: every
+# missing edge is counted as often as without the leak, which no longer hides it, and the leaks
+# are findings of their own (--no-avoid: the same cases both times)
+for f in record_early record_early,event_leaked; do
+  "$af" campaign --cases 1500 --seed 5 --lowering builtin:fault=$f --no-avoid --no-reduce \
+    --out "$tmp/ic-$f" --quiet > /dev/null 2>&1
+done
+edges() { q "$tmp/ic-$1/results.db" "SELECT coalesce(sum(count), 0) FROM findings WHERE signature LIKE '%|missing-edge|%'"; }
+e1=$(edges record_early) e2=$(edges record_early,event_leaked)
+leaks=$(q "$tmp/ic-record_early,event_leaked/results.db" "SELECT coalesce(sum(count), 0) FROM findings WHERE signature LIKE '%|leaked_event|%'")
+[ "$e1" -gt 0 ] && [ "$e1" = "$e2" ] && [ "$leaks" -gt 0 ] \
+  || bad "independent causes: $e1 missing edges alone, $e2 beside $leaks leaks"
+both=$(q "$tmp/ic-record_early,event_leaked/results.db" "SELECT count(*) FROM occurrences o WHERE o.case_seed <> '*' AND EXISTS (SELECT 1 FROM occurrences p WHERE p.case_seed = o.case_seed AND p.finding <> o.finding)")
+[ "$both" -gt 0 ] || bad "independent causes: no case counted under two findings"
+echo "independent causes: $e1 missing edges alone and beside $leaks leaks ($both occurrences share their case)"
+
 # ---- the db commands ----
 db=$tmp/j/results.db
 "$af" db list --db "$db" > "$tmp/out" || bad "db list"

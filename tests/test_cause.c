@@ -90,7 +90,12 @@ static void epilogue(T *t, int dst_host, int stream) {
     rec(t, 7, RT_CALL_STREAM_DESTROY, 0, 1, S(k), 0, 0, 0);
 }
 
+static Verdict judge_obs(const T *t, int dst_host, const RtObs *obs, int nobs);
 static Verdict judge(const T *t, int dst_host) {
+  return judge_obs(t, dst_host, NULL, 0);
+}
+
+static Verdict judge_obs(const T *t, int dst_host, const RtObs *obs, int nobs) {
   char json[4096];
   snprintf(json, sizeof json, case_json, dst_host ? "b0" : "b3");
   GenCase c;
@@ -106,8 +111,9 @@ static Verdict judge(const T *t, int dst_host) {
   memset(&sum, 0, sizeof sum);
   sum.first_error = -1;
   Verdict v;
-  /* the observations are not the point here: pass none, and look at the checker's verdict */
-  CHECK_EQ(oracle_judge(&c, e, NULL, 0, t->r, t->n, &sum, hb, "L", &v), 0);
+  /* the observations are not the point here (the case observes nothing): pass none, and look at
+   * the checker's verdict; one made up makes the run's values wrong */
+  CHECK_EQ(oracle_judge(&c, e, obs, nobs, t->r, t->n, &sum, hb, "L", &v), 0);
   hb_result_free(hb);
   oracle_expected_free(e);
   gen_case_free(&c);
@@ -181,7 +187,76 @@ static void destroyed_stream(void) {
   printf("a destroyed stream: %s\n", a.signature);
 }
 
+/* Ops #3..#7 with op #5's extra dependency dropped (a race) unless ordered, and the host wait
+ * destroying only the copy's stream s2: the memsets' stream s1 leaks. */
+static void leaky(T *t, int ordered) {
+  prologue(t, 0);
+  op5(t, !ordered);
+  rec(t, 6, RT_CALL_MEMCPY, 0, 4, B(3), B(1), I(16), S(2));
+  rec(t, 7, RT_CALL_STREAM_SYNCHRONIZE, 0, 1, S(2), 0, 0, 0);
+  rec(t, 7, RT_CALL_STREAM_DESTROY, 0, 1, S(2), 0, 0, 0);
+}
+
+static int has_cause(const Verdict *v, const char *prefix) {
+  if (strncmp(v->signature, prefix, strlen(prefix)) == 0)
+    return 1;
+  for (int i = 0; i < v->nalso; i++)
+    if (strncmp(v->also[i].signature, prefix, strlen(prefix)) == 0)
+      return 1;
+  return 0;
+}
+
+static void independent_causes(void) {
+  T t;
+  static const char race[] = "L|missing-edge|extra-dep|gpu.memset async";
+  static const char leak[] = "L|lifetime|leaked_stream|made-by:gpu.memset async";
+  /* alone, each is one cause */
+  prologue(&t, 0);
+  op5(&t, 1);
+  epilogue(&t, 0, 2);
+  Verdict r = judge(&t, 0);
+  CHECK_STR(r.signature, race);
+  CHECK_EQ(r.nalso, 0);
+  leaky(&t, 1);
+  Verdict l = judge(&t, 0);
+  CHECK_STR(l.signature, leak);
+  CHECK_EQ(l.nalso, 0);
+  /* a leak and a race in one run: the headline keeps the checker's order (the race comes first
+   * in the trace, the leak at its end), and the leak is its own cause beside it */
+  leaky(&t, 0);
+  Verdict both = judge(&t, 0);
+  CHECK_STR(both.signature, race);
+  CHECK_EQ(both.nalso, 1);
+  CHECK_STR(both.also[0].signature, leak);
+  CHECK_EQ(both.also[0].cls, VERDICT_LIFETIME);
+  CHECK(oracle_verdict_has(&both, race) && oracle_verdict_has(&both, leak));
+  CHECK(!oracle_verdict_has(&both, "L|pass"));
+  CHECK_CONTAINS(both.detail, "also, independent of it: L|lifetime|leaked_stream");
+  /* a wrong value beside a leak is its own cause; beside a race, the race may explain it */
+  RtObs made_up = {99, 0, 0, 0, NULL};
+  leaky(&t, 1);
+  Verdict lv = judge_obs(&t, 0, &made_up, 1);
+  CHECK_STR(lv.signature, leak);
+  CHECK_EQ(lv.nalso, 1);
+  CHECK_EQ(lv.also[0].cls, VERDICT_WRONG_RESULT);
+  CHECK_STR(lv.also[0].signature, "L|wrong_result|observe-extra");
+  leaky(&t, 0);
+  Verdict rv = judge_obs(&t, 0, &made_up, 1);
+  CHECK_EQ(rv.nalso, 1); /* the leak, not the value */
+  CHECK(!has_cause(&rv, "L|wrong_result"));
+  /* a misused handle can leave leaks and races behind: one cause */
+  leaky(&t, 0);
+  rec(&t, 8, RT_CALL_LAUNCH_KERNEL, 0, 5, RT_REF(RT_REF_FUNC, 0, 0), S(2), B(2), I(1));
+  t.r[t.n - 1].args[4] = I(4);
+  t.r[t.n - 1].err = RT_ERR_INVALID_HANDLE;
+  t.r[t.n - 1].detail = RT_DETAIL_DESTROYED;
+  Verdict m = judge(&t, 0);
+  CHECK_EQ(m.nalso, 0);
+  printf("independent causes: %s, also %s\n", both.signature, both.also[0].signature);
+}
+
 int main(void) {
+  independent_causes();
   same_link_other_victims();
   other_links();
   destroyed_stream();
