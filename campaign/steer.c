@@ -2,8 +2,8 @@
  * steer.c: steering generation away from bugs already known (campaign_int.h). A finding names
  * its cause: an op shape a lowering rejected or left unconverted, the construct a misused handle
  * travelled through (via:yield, via:call-result), the op that destroyed it (destroyed-by:
- * host-wait), the op whose lowering made a leaked handle (made-by:gpu.wait async), the link a
- * missing edge lacked (merge-arg, capture, own-dep of an op shape). Each becomes an entry of an
+ * host-wait), the link a missing edge lacked (merge-arg, capture, own-dep of an op shape); a
+ * leak steers nothing (it hides no other cause of its run). Each becomes an entry of an
  * avoid set (gen.h) on the configurations where the finding reproduces, and the generator builds
  * that ordering in another form for the batches that run there. The entries come from the
  * findings themselves, never from a list of known upstream bugs.
@@ -35,7 +35,12 @@ static int cause_entries(const char *cls, const char *cause, GenAvoid *a) {
     }
     return gen_avoid_add(a, w) >= 0;
   }
-  /* misused-handle|KIND|HOW|via:X or destroyed-by:X; lifetime|KIND|made-by:SHAPE */
+  /* a leak (lifetime|leaked_*|made-by:SHAPE) steers nothing: it is reported beside any other
+   * cause of its run (oracle_judge), so it hides none; and its maker is often the one form the
+   * other avoidances leave (a gpu.wait async root token, a join) */
+  if (strncmp(cause, "leaked_", 7) == 0)
+    return 0;
+  /* misused-handle|KIND|HOW|via:X or destroyed-by:X */
   for (const char *p = cause; (p = strchr(p, '|')) != NULL; p++) {
     const char *v = p + 1;
     const char *colon = strchr(v, ':');

@@ -49,7 +49,8 @@ static int has_word(const char *words, const char *w) {
 static int add_shape(GenAvoid *a, const GenShape *s) {
   for (int i = 0; i < a->nshapes; i++) {
     const GenShape *t = &a->shapes[i];
-    if (t->kind == s->kind && t->async == s->async && t->deps == s->deps && t->view == s->view)
+    if (t->kind == s->kind && t->async == s->async && t->deps == s->deps && t->view == s->view &&
+        t->shared == s->shared)
       return 0;
   }
   if (a->nshapes >= GEN_MAX_AVOID)
@@ -66,6 +67,7 @@ static const char *const everything[] = {"func.call",
                                          "cf.cond_br",
                                          "llvm.call @mgpuStreamCreate",
                                          "gpu.alloc",
+                                         "gpu.alloc host_shared",
                                          "gpu.dealloc",
                                          "gpu.alloc async deps=0",
                                          "gpu.launch_func async deps=1",
@@ -94,7 +96,7 @@ int gen_avoid_add(GenAvoid *a, const char *text) {
     }
   for (size_t i = 0; i < sizeof crossings / sizeof crossings[0]; i++)
     if (strcmp(text, crossings[i].word) == 0) {
-      GenShape s = {crossings[i].kind, 0, -1, -1};
+      GenShape s = {crossings[i].kind, 0, -1, -1, 0};
       return add_shape(a, &s);
     }
   GenShape s;

@@ -213,7 +213,8 @@ typedef struct GenRegion {
  * more; -1 in a pattern: any). */
 typedef struct GenShape {
   int kind, async, deps;
-  int view; /* 1: a memcpy or memset of a memref.subview ("... view"); -1: any */
+  int view;   /* 1: a memcpy or memset of a memref.subview ("... view"); -1: any */
+  int shared; /* an alloc: 1 a host_shared one ("gpu.alloc host_shared"), 0 any other */
 } GenShape;
 /* What steering asks the generator not to build (avoid.c): op shapes and constructs of the case
  * language, each named as the causes of findings name it. The generator expresses the same

@@ -258,8 +258,9 @@ void gen__op_alloc(G *g, Ctx *x) {
   st->region_private = x->id != 0;
   GenOp o = gen__blank(GEN_OP_ALLOC, x->id);
   o.buf = b;
-  if (af_rng_chance(&g->rng, g->cfg.host_shared_pct) &&
-      !gen__avoids(g, GEN_OP_ALLOC, 0, -1, NULL)) {
+  GenOp hs = o;
+  hs.mode = GEN_ALLOC_HOST_SHARED;
+  if (af_rng_chance(&g->rng, g->cfg.host_shared_pct) && !gen__avoids(g, GEN_OP_ALLOC, 0, 0, &hs)) {
     o.mode = GEN_ALLOC_HOST_SHARED;
     st->shared = 1;
   } else if (!gen__pick_async(g, GEN_OP_ALLOC, !af_rng_chance(&g->rng, g->cfg.sync_pct))) {

@@ -42,6 +42,7 @@ int gen_shape_parse(const char *text, GenShape *out) {
     out->kind = other;
     out->async = 0;
     out->deps = out->view = -1;
+    out->shared = 0;
     return 0;
   }
   size_t n = strcspn(text, " |");
@@ -58,6 +59,7 @@ int gen_shape_parse(const char *text, GenShape *out) {
   out->async = async;
   out->deps = d == NULL ? -1 : d[6] == '2' ? 2 : d[6] == '1' ? 1 : 0;
   out->view = strstr(buf, " view") ? 1 : -1;
+  out->shared = strstr(buf, " host_shared") != NULL;
   return 0;
 }
 
@@ -70,7 +72,13 @@ void gen_shape_text(const GenShape *s, char *out, size_t n) {
   char deps[24] = "";
   if (s->deps >= 0)
     snprintf(deps, sizeof deps, " deps=%d%s", s->deps, s->deps == 2 ? "+" : "");
-  snprintf(out, n, "%s%s%s%s", name, s->async ? " async" : "", deps, s->view == 1 ? " view" : "");
+  snprintf(out, n, "%s%s%s%s%s", name, s->shared ? " host_shared" : "", s->async ? " async" : "",
+           deps, s->view == 1 ? " view" : "");
+}
+
+/* A host_shared allocation: a shape of its own, as mlir-opt lowers it by its own rule. */
+static int shared(const GenOp *o) {
+  return o->kind == GEN_OP_ALLOC && o->mode == GEN_ALLOC_HOST_SHARED;
 }
 
 void gen_shape_format(const GenOp *o, char *out, size_t n) {
@@ -80,12 +88,13 @@ void gen_shape_format(const GenOp *o, char *out, size_t n) {
     return;
   }
   int bucket = o->ndeps >= 2 ? 2 : o->ndeps;
-  snprintf(out, n, "%s%s deps=%d%s%s", name, gen_op_async(o) ? " async" : "", bucket,
-           bucket == 2 ? "+" : "", gen_op_has_view(o) ? " view" : "");
+  snprintf(out, n, "%s%s%s deps=%d%s%s", name, shared(o) ? " host_shared" : "",
+           gen_op_async(o) ? " async" : "", bucket, bucket == 2 ? "+" : "",
+           gen_op_has_view(o) ? " view" : "");
 }
 
 int gen_op_has_shape(const GenOp *o, const GenShape *s) {
-  if (o->kind != s->kind || gen_op_async(o) != s->async)
+  if (o->kind != s->kind || gen_op_async(o) != s->async || shared(o) != (s->shared == 1))
     return 0;
   int bucket = o->ndeps >= 2 ? 2 : o->ndeps;
   if (s->view == 1 && !gen_op_has_view(o))

@@ -160,7 +160,8 @@ static void op_shape(const char *line, const char *op, char *out, size_t n) {
   }
   char text[1024];
   af_fmt(text, sizeof text, "%.*s", (int)(end - line < 1000 ? end - line : 1000), line);
-  af_fmt(out, n, "%s%s%s%s", op, async ? " async" : "",
+  int shared = strcmp(op, "gpu.alloc") == 0 && strstr(text, " host_shared") != NULL;
+  af_fmt(out, n, "%s%s%s%s%s", op, shared ? " host_shared" : "", async ? " async" : "",
          !async && deps == 0 ? ""
          : deps == 0         ? " deps=0"
          : deps == 1         ? " deps=1"

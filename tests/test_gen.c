@@ -292,10 +292,19 @@ static void test_op_shapes(void) {
   CHECK_EQ(s.kind, GEN_OP_LAUNCH);
   CHECK_EQ(s.async, 1);
   CHECK_EQ(s.deps, 2);
-  CHECK_EQ(gen_shape_parse("gpu.alloc", &s), 0); /* synchronous (or host_shared), any deps */
+  CHECK_EQ(gen_shape_parse("gpu.alloc", &s), 0); /* synchronous, not host_shared, any deps */
   CHECK_EQ(s.kind, GEN_OP_ALLOC);
   CHECK_EQ(s.async, 0);
   CHECK_EQ(s.deps, -1);
+  CHECK_EQ(s.shared, 0);
+  GenShape hs;
+  CHECK_EQ(gen_shape_parse("gpu.alloc host_shared", &hs), 0); /* a shape of its own */
+  CHECK_EQ(hs.kind, GEN_OP_ALLOC);
+  CHECK_EQ(hs.async, 0);
+  CHECK_EQ(hs.shared, 1);
+  char text[64];
+  gen_shape_text(&hs, text, sizeof text);
+  CHECK_STR(text, "gpu.alloc host_shared");
   CHECK_EQ(gen_shape_parse("gpu.alloc async deps=0", &s), 0);
   CHECK_EQ(s.async, 1);
   CHECK_EQ(s.deps, 0);
@@ -313,11 +322,18 @@ static void test_op_shapes(void) {
         launch1 = {.kind = GEN_OP_LAUNCH, .ndeps = 1};
   GenOp salloc = {.kind = GEN_OP_ALLOC, .async = 0, .mode = GEN_ALLOC_HOST_SHARED};
   GenOp aalloc = {.kind = GEN_OP_ALLOC, .async = 1, .ndeps = 0};
-  GenShape l2 = {GEN_OP_LAUNCH, 1, 2, -1}, sa = {GEN_OP_ALLOC, 0, -1, -1};
+  GenOp palloc = {.kind = GEN_OP_ALLOC, .async = 0, .mode = GEN_ALLOC_SYNC};
+  GenShape l2 = {GEN_OP_LAUNCH, 1, 2, -1, 0}, sa = {GEN_OP_ALLOC, 0, -1, -1, 0};
   CHECK(gen_op_has_shape(&launch2, &l2));
   CHECK(!gen_op_has_shape(&launch1, &l2));
-  CHECK(gen_op_has_shape(&salloc, &sa));
+  CHECK(gen_op_has_shape(&palloc, &sa));
+  CHECK(!gen_op_has_shape(&salloc, &sa)); /* avoiding sync allocs keeps host_shared ones */
+  CHECK(gen_op_has_shape(&salloc, &hs));
+  CHECK(!gen_op_has_shape(&palloc, &hs));
   CHECK(!gen_op_has_shape(&aalloc, &sa));
+  char f[64];
+  gen_shape_format(&salloc, f, sizeof f);
+  CHECK_STR(f, "gpu.alloc host_shared deps=0");
   /* a generated case: it has each shape of its own ops, and none of a kind it lacks */
   GenConfig cfg;
   gen_config_default(&cfg);
@@ -329,7 +345,7 @@ static void test_op_shapes(void) {
     if (c.ops[i].kind == GEN_OP_LAUNCH && c.ops[i].ndeps >= 2)
       nl++;
   CHECK_EQ(gen_case_has_shape(&c, &l2, 1), nl > 0);
-  GenShape none = {GEN_OP__COUNT, 0, -1, -1};
+  GenShape none = {GEN_OP__COUNT, 0, -1, -1, 0};
   CHECK(!gen_case_has_shape(&c, &none, 1));
   CHECK(!gen_case_has_shape(&c, &l2, 0));
   gen_case_free(&c);
