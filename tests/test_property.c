@@ -5,7 +5,8 @@
  * 2. Every fault switch is caught within a bounded number of generated cases under the lazy
  *    or random policy.
  * 3. Determinism: the same case and schedule seeds give byte-identical traces.
- * ASYNCFUZZ_TEST_SCALE (default 1) multiplies the case counts.
+ * ASYNCFUZZ_TEST_SCALE (default 1) multiplies the case counts. `test_property forced N` runs only
+ * the check with every avoidance forced on, over N swarm cases.
  */
 #include "../check/check.h"
 #include "test.h"
@@ -217,7 +218,18 @@ static void determinism(void) {
   printf("determinism: identical traces for equal seeds; %d cases changed with the seed\n", differ);
 }
 
-int main(void) {
+/* Every avoidance forced on (asyncfuzz gen --avoid everything): the other forms keep every case
+ * valid and race-free, and the correct lowering gives no finding. */
+static void forced_avoidance(int n) {
+  GenConfig cfg;
+  gen_config_default(&cfg);
+  CHECK_EQ(gen_avoid_add(&cfg.avoid, "everything"), 1);
+  g_swarm = 1;
+  no_false_alarms(&cfg, 400000, n);
+  g_swarm = 0;
+}
+
+int main(int argc, char **argv) {
   const char *sc = getenv("ASYNCFUZZ_TEST_SCALE");
   if (sc && atoi(sc) > 0)
     scale = atoi(sc);
@@ -228,6 +240,11 @@ int main(void) {
   scheds[nscheds++] = (Schedule){RT_RANDOM, 0};
   scheds[nscheds++] = (Schedule){RT_PCT, 0};
   scheds[nscheds++] = (Schedule){RT_PCT, 0};
+  if (argc == 3 && strcmp(argv[1], "forced") == 0 && atoi(argv[2]) > 0) {
+    forced_avoidance(atoi(argv[2])); /* the forced mode alone, N cases */
+    asyncfuzz_rt_shutdown();
+    return TEST_DONE("test_property");
+  }
   GenConfig cfg;
   gen_config_default(&cfg);
   no_false_alarms(&cfg, 0, 3000 * scale);
@@ -242,11 +259,8 @@ int main(void) {
   gen_config_default(&cfg);
   g_swarm = 1;
   no_false_alarms(&cfg, 300000, 1000 * scale);
-  /* every avoidance forced on: the other forms keep every case valid and race-free */
-  gen_config_default(&cfg);
-  CHECK_EQ(gen_avoid_add(&cfg.avoid, "everything"), 1);
-  no_false_alarms(&cfg, 400000, 1000 * scale);
   g_swarm = 0;
+  forced_avoidance(1000 * scale);
   faults_caught();
   faults_caught_by_checker_under_eager();
   determinism();
