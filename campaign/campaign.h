@@ -49,6 +49,7 @@ typedef struct CampaignConfig {
   const char *db_path;         /* the regression database, NULL: none */
   int repro;                   /* re-runs of a new finding for its reproduction rate */
   int reduce;                  /* reduce new findings within the campaign's time */
+  int reduce_seconds;          /* > 0: at most this long per finding (then the smallest so far) */
   int avoid_known;             /* steer generation away from the causes of known/wontfix findings */
   int avoid_found;             /* ... and from those of the findings of this run */
   int explore_permille;        /* cases made with nothing avoided, per thousand */

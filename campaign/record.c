@@ -39,7 +39,9 @@ int campaign__write_info(Campaign *k, const Sig *s) {
   if (s->min_ops > 0)
     fprintf(f, "minimized: minimized.json (%d ops%s), reproducer.mlir (RUN lines for mlir-opt)\n",
             s->min_ops,
-            s->min_partial ? "; the campaign's time ran out before it was minimal" : "");
+            s->min_partial ? "; its time (--reduce-seconds, or the campaign's) ran out before it "
+                             "was minimal: asyncfuzz reduce minimized.json goes on"
+                           : "");
   if (s->flaky)
     fprintf(f, "note: a re-run of the first case gave a different signature\n");
   if (s->matrix)
@@ -210,7 +212,10 @@ static int reduce_finding(Campaign *k, Sig *sig, const GenCase *c, const Schedul
   GenCase out;
   ReduceStats st;
   AfErr err = {0};
-  ReduceOpts ro = {NULL, 1, 1, k->deadline};
+  double until = k->deadline; /* the campaign's end, or sooner: --reduce-seconds per finding */
+  if (k->c.reduce_seconds > 0 && (until <= 0 || campaign__now() + k->c.reduce_seconds < until))
+    until = campaign__now() + k->c.reduce_seconds;
+  ReduceOpts ro = {NULL, 1, 1, until};
   if (spec->kind == LOWER_MLIR_OPT) { /* candidates batched through one mlir-opt process */
     ro.batch_test = check_signature_test_many;
     ro.batch = 16;

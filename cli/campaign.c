@@ -73,6 +73,10 @@ static const char campaign_help[] =
     "                  what is left of its --cases or --seconds (--until: until then)\n"
     "  --no-reduce     do not reduce new findings (by default each is reduced to a\n"
     "                  minimized case and reproducer, within the campaign's time)\n"
+    "  --reduce-seconds N  at most N seconds of reduction per new finding (default 5; 0: no\n"
+    "                  limit but the campaign's): the first minutes go to finding bugs, not\n"
+    "                  to minimizing them; a reduction cut short keeps its smallest case so far\n"
+    "                  and says so (asyncfuzz reduce finishes it)\n"
     "  --no-avoid      do not steer generation (by default, once a finding is recorded, found\n"
     "                  in this run or known/wontfix in the database, the cases of the\n"
     "                  configurations where it reproduces are built without what its cause\n"
@@ -157,6 +161,7 @@ static int campaign_args(Args *a, int argc, char **argv) {
                          CLI_OPT_LONG("--cases", &c->max_cases, 1, 2000000000),
                          CLI_OPT_INT("--batch", &c->batch, 1, 1024),
                          CLI_OPT_INT("--repro", &c->repro, 1, CHECK_MAX_SCHED),
+                         CLI_OPT_INT("--reduce-seconds", &c->reduce_seconds, 0, 100000),
                          CLI_OPT_INT("--jobs", &c->jobs, 1, 256),
                          CLI_OPT_U64("--seed", &c->seed),
                          CLI_OPT_STRS("--lowering", &a->low),
@@ -224,6 +229,7 @@ static void campaign_defaults(Args *a) {
   c->seconds = 30;
   c->max_cases = -1;
   c->repro = 5;
+  c->reduce_seconds = 5;
   c->jobs = 1;
   c->seed = (uint64_t)time(NULL);
   c->opts.stop_at_first = 1;

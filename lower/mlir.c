@@ -173,7 +173,58 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The line of mlir-opt's input that the location of the op on `line` names (a loc("file":L:C)
+ * of its own, or a #locN alias defined in code), or 0. */
+static long loc_line(const char *code, const char *line) {
+  size_t len = strcspn(line, "\n");
+  const char *l = NULL;
+  for (const char *q = strstr(line, " loc("); q && q < line + len; q = strstr(q + 1, " loc("))
+    l = q + 5; /* the op's own location is the last one on its line */
+  if (l == NULL)
+    return 0;
+  char def[48];
+  if (*l == '#') { /* an alias: its definition, "#locN = loc(...)" at the start of a line */
+    size_t an = strcspn(l, ")");
+    if (an >= 32)
+      return 0;
+    af_fmt(def, sizeof def, "%.*s = loc(", (int)an, l);
+    const char *d = strstr(code, def);
+    while (d && d != code && d[-1] != '\n')
+      d = strstr(d + 1, def);
+    if (d == NULL)
+      return 0;
+    l = d + strlen(def);
+  }
+  if (*l != '"')
+    return 0;
+  const char *q = strchr(l + 1, '"');
+  return q && q[1] == ':' ? strtol(q + 2, NULL, 10) : 0;
+}
+
+/* The shape of the unconverted op `op` on `line` of code: as the case's own line has it (the
+ * input line its location names, when that line has the same op: a pass such as
+ * gpu-async-region may have added dependencies), else as the output has it. */
+static void unconverted_shape(const char *code, const char *line, const char *op, const char *input,
+                              int first_line, char *out, size_t n) {
+  long ln = input ? loc_line(code, line) : 0;
+  const char *src = input;
+  for (long k = first_line > 0 ? first_line : 1; ln > 0 && k < ln && src; k++) {
+    src = strchr(src, '\n');
+    if (src)
+      src++;
+  }
+  char iop[96] = "";
+  if (ln > 0 && src)
+    op_name(src, iop, sizeof iop);
+  op_shape(iop[0] && strcmp(iop, op) == 0 ? src : line, op, out, n);
+}
+
 void mlir_unconverted_ops(const char *code, char *root, size_t rn, char *out, size_t n) {
+  mlir_unconverted_ops_in(code, NULL, 0, root, rn, out, n);
+}
+
+void mlir_unconverted_ops_in(const char *code, const char *input, int first_line, char *root,
+                             size_t rn, char *out, size_t n) {
   enum { MAXS = 16 };
   char shapes[MAXS][96];
   int nshapes = 0, ncasts = 0;
@@ -193,7 +244,7 @@ void mlir_unconverted_ops(const char *code, char *root, size_t rn, char *out, si
     }
     if (bad) {
       char shape[96];
-      op_shape(line, op, shape, sizeof shape);
+      unconverted_shape(code, line, op, input, first_line, shape, sizeof shape);
       int is_cast = strncmp(shape, "unrealized_conversion_cast", 26) == 0;
       char(*set)[96] = is_cast ? casts : shapes;
       int *cnt = is_cast ? &ncasts : &nshapes;
@@ -404,9 +455,9 @@ static void set_rejected(MlirLowered *l, const char *chunk, long ln, const char 
 }
 
 /* mlir-opt lowered the case: it is runnable, or unconverted ops remain (code is taken). */
-static void set_lowered(MlirLowered *l, char *code) {
+static void set_lowered(MlirLowered *l, char *code, const char *chunk) {
   char root[200], ops[400], d[600];
-  mlir_unconverted_ops(code, root, sizeof root, ops, sizeof ops);
+  mlir_unconverted_ops_in(code, chunk, l->first_line, root, sizeof root, ops, sizeof ops);
   if (ops[0]) {
     af_fmt(d, sizeof d, "ops remain after the pipeline: %s", ops);
     set_outcome(l, MLIR_UNCONVERTED, root, d);
@@ -458,7 +509,7 @@ static int lower_one(const LowerSpec *spec, const char *dir, int i, const char *
     char *code = NULL;
     out_rc = af_read_file(outp, &code, NULL, err);
     if (out_rc == 0)
-      set_lowered(l, code);
+      set_lowered(l, code, chunk);
   }
   af_free(report);
   return out_rc;
@@ -573,7 +624,7 @@ static int take_outputs(const LowerSpec *spec, const char *dir, const char *text
         memcpy(code, p, len);
         code[len] = '\0';
         out[i].first_line = (int)start[i];
-        set_lowered(&out[i], code);
+        set_lowered(&out[i], code, chunks[i]);
       }
     }
     p = sep ? sep + 9 : p + len;

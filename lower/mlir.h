@@ -71,6 +71,11 @@ void mlir_normalize(const char *msg, char *out, size_t n);
  * none); root, the first of them, which names the case's root cause (as the first error does
  * for a rejection; unrealized casts only when nothing else remains). */
 void mlir_unconverted_ops(const char *code, char *root, size_t rn, char *out, size_t n);
+/* The same, naming each op by the shape its own line of mlir-opt's input has (input: the case's
+ * chunk, which began on line first_line of that input; NULL: as the output has it), as the case
+ * has it when a pass changed its dependencies. */
+void mlir_unconverted_ops_in(const char *code, const char *input, int first_line, char *root,
+                             size_t rn, char *out, size_t n);
 /* Makes a private temporary directory (mode 0700) under $TMPDIR or /tmp. */
 int mlir_tmpdir(char *out, size_t n, AfErr *err);
 /* A tool of the same LLVM as spec's mlir-opt (mlir-translate, llc): $env_var when set, else

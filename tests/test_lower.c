@@ -304,6 +304,29 @@ static void test_unconverted_root(void) {
   mlir_unconverted_ops("module {\n  func.call @f() : () -> ()\n}\n", root, sizeof root, ops,
                        sizeof ops);
   CHECK_STR(root, "func.call");
+  /* a pass (gpu-async-region) gave the op another dependency: it is named as the case's line
+   * has it, found through its location (an alias, or its own), in a chunk that began on line 3 */
+  static const char input[] = "func.func @main() {\n"
+                              "  %t1 = gpu.wait async\n"
+                              "  %t2 = gpu.dealloc async [%t1] %b0 : memref<?xi32>\n"
+                              "}\n";
+  static const char code[] = "module {\n"
+                             "  %5 = gpu.dealloc async [%3, %4] %2 : memref<?xi32> loc(#loc7)\n"
+                             "}\n"
+                             "#loc7 = loc(\"/tmp/x/batch.mlir\":5:9)\n";
+  mlir_unconverted_ops(code, root, sizeof root, ops, sizeof ops);
+  CHECK_STR(root, "gpu.dealloc async deps=2+"); /* the output's own */
+  mlir_unconverted_ops_in(code, input, 3, root, sizeof root, ops, sizeof ops);
+  CHECK_STR(root, "gpu.dealloc async deps=1");
+  static const char own[] =
+      "  %5 = gpu.dealloc async [%3, %4] %2 : memref<?xi32> loc(\"/tmp/x/batch.mlir\":5:9)\n";
+  mlir_unconverted_ops_in(own, input, 3, root, sizeof root, ops, sizeof ops);
+  CHECK_STR(root, "gpu.dealloc async deps=1");
+  /* a location on a line of another op: the output's shape */
+  static const char other[] = "  %5 = gpu.dealloc async [%3, %4] %2 : memref<?xi32> loc(#loc7)\n"
+                              "#loc7 = loc(\"/tmp/x/batch.mlir\":4:9)\n";
+  mlir_unconverted_ops_in(other, input, 3, root, sizeof root, ops, sizeof ops);
+  CHECK_STR(root, "gpu.dealloc async deps=2+");
 }
 
 /* A diagnostic normalized: SSA names and numbers go, and so do the suffixes passes add to
