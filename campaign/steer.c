@@ -13,11 +13,15 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The avoid-set entries a signature's cause names (after LOWERING|CLASS|), into a. */
+/* The avoid-set entries a signature's cause names (after LOWERING|: CLASS|SHAPE|... for a
+ * lowering's verdict on an op shape; missing-edge|..., misused-handle|..., lifetime|... for a
+ * run's), into a. */
 static int cause_entries(const char *cls, const char *cause, GenAvoid *a) {
   int n = 0;
   char w[160];
   if (oracle_verdict_names_shape(oracle_verdict_lookup(cls))) {
+    cause += strcspn(cause, "|"); /* the class */
+    cause += *cause == '|';
     snprintf(w, sizeof w, "%.*s", (int)strcspn(cause, "|"), cause);
     return gen_avoid_add(a, w) >= 0;
   }
@@ -38,7 +42,7 @@ static int cause_entries(const char *cls, const char *cause, GenAvoid *a) {
   /* a leak (lifetime|leaked_*|made-by:SHAPE) steers nothing: it is reported beside any other
    * cause of its run (oracle_judge), so it hides none; and its maker is often the one form the
    * other avoidances leave (a gpu.wait async root token, a join) */
-  if (strncmp(cause, "leaked_", 7) == 0)
+  if (strncmp(cause, "lifetime|leaked_", 16) == 0)
     return 0;
   /* misused-handle|KIND|HOW|via:X or destroyed-by:X */
   for (const char *p = cause; (p = strchr(p, '|')) != NULL; p++) {
@@ -55,10 +59,9 @@ static int cause_entries(const char *cls, const char *cause, GenAvoid *a) {
 
 void campaign__avoid(Campaign *k, const char *signature, const char *cls, const char *why,
                      uint64_t confs) {
-  /* LOWERING|CLASS|CAUSE */
+  /* LOWERING|CAUSE */
   const char *p1 = strchr(signature, '|');
-  const char *p2 = p1 ? strchr(p1 + 1, '|') : NULL;
-  if (p2 == NULL)
+  if (p1 == NULL)
     return;
   int ours = 0; /* a finding of another lowering says nothing of these */
   for (int i = 0; i < k->c.nspecs && !ours; i++)
@@ -66,7 +69,7 @@ void campaign__avoid(Campaign *k, const char *signature, const char *cls, const 
            strncmp(k->c.specs[i].name, signature, (size_t)(p1 - signature)) == 0;
   GenAvoid a;
   memset(&a, 0, sizeof a);
-  if (!ours || !cause_entries(cls, p2 + 1, &a) || gen_avoid_count(&a) == 0)
+  if (!ours || !cause_entries(cls, p1 + 1, &a) || gen_avoid_count(&a) == 0)
     return;
   if (k->c.nmatrix == 0 || confs == 0)
     gen_avoid_union(&k->avoid_all, &a);
