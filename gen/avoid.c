@@ -79,7 +79,17 @@ static const char *const everything[] = {"func.call",
                                          "gpu.memset async deps=1 view",
                                          "gpu.launch_func async deps=0 view"};
 
+/* "sync-op", the role a cause gives an op without a token (destroyed-by:sync-op): the
+ * synchronous forms the generator can make asynchronous instead. */
+static const char *const sync_ops[] = {"gpu.alloc", "gpu.alloc host_shared", "gpu.dealloc"};
+
 int gen_avoid_add(GenAvoid *a, const char *text) {
+  if (strcmp(text, "sync-op") == 0) {
+    int added = 0;
+    for (size_t i = 0; i < sizeof sync_ops / sizeof sync_ops[0]; i++)
+      added += gen_avoid_add(a, sync_ops[i]) > 0;
+    return added > 0;
+  }
   if (strcmp(text, "everything") == 0) {
     int added = 0;
     for (size_t i = 0; i < sizeof everything / sizeof everything[0]; i++)

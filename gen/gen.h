@@ -460,8 +460,9 @@ void gen_shape_text(const GenShape *s, char *out, size_t n);
 
 /* Adds what text names to a: a construct (its name or one of its words, GEN_CONSTRUCT_MAP), a
  * block's crossing ("call-arg", "if-result", "loop-carried", "merge-arg"...: the block kind is
- * left out) or an op shape (gen_shape_parse). 1 added, 0 there already, -1 names nothing it
- * knows (or a is full). */
+ * left out), "sync-op" (the synchronous alloc and dealloc forms, as destroyed-by: names an op
+ * without a token), "everything" (the forced test set) or an op shape (gen_shape_parse). 1 added,
+ * 0 there already, -1 names nothing it knows (or a is full). */
 int gen_avoid_add(GenAvoid *a, const char *text);
 /* Adds every entry of b to a. */
 void gen_avoid_union(GenAvoid *a, const GenAvoid *b);

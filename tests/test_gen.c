@@ -331,6 +331,11 @@ static void test_op_shapes(void) {
   CHECK(gen_op_has_shape(&salloc, &hs));
   CHECK(!gen_op_has_shape(&palloc, &hs));
   CHECK(!gen_op_has_shape(&aalloc, &sa));
+  GenAvoid so;
+  memset(&so, 0, sizeof so);
+  CHECK_EQ(gen_avoid_add(&so, "sync-op"), 1); /* destroyed-by:sync-op: the synchronous forms */
+  CHECK_EQ(gen_avoid_count(&so), 3);
+  CHECK(gen_avoid_op(&so, &salloc) && gen_avoid_op(&so, &palloc) && !gen_avoid_op(&so, &aalloc));
   char f[64];
   gen_shape_format(&salloc, f, sizeof f);
   CHECK_STR(f, "gpu.alloc host_shared deps=0");
