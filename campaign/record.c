@@ -19,7 +19,7 @@ int campaign__write_info(Campaign *k, const Sig *s) {
   FILE *f = campaign__open_atomic(path, tmp);
   if (f == NULL)
     return -1;
-  char fs[64], ss[64], knobs[512];
+  char fs[64], ss[64], knobs[GEN_CONFIG_ARGS_MAX];
   const LowerSpec *spec = campaign_spec(&k->c, s->f.low);
   check_schedule_str(&s->first_sched, fs, sizeof fs);
   check_schedule_str(&s->f.smallest_sched, ss, sizeof ss);
@@ -113,7 +113,7 @@ static int db_record(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s,
     campaign__problem(k, "out of memory");
     return -1;
   }
-  char replay[2048], knobs[512], *trace = NULL;
+  char replay[2048 + GEN_CONFIG_ARGS_MAX], knobs[GEN_CONFIG_ARGS_MAX], *trace = NULL;
   gen_config_args(&c->cfg, knobs, sizeof knobs);
   snprintf(replay, sizeof replay,
            "asyncfuzz gen --seed %llu %s -o case.json && asyncfuzz check case.json --lowering %s "

@@ -315,6 +315,8 @@ int gen_knob_value(const GenConfig *c, const GenKnob *k);
 /* The command-line options that give c's knobs and op mix ("--ops 32 ... --mix 30,20,..."): what
  * replay commands regenerate a case with. */
 void gen_config_args(const GenConfig *c, char *out, size_t n);
+/* Room for gen_config_args: every knob, the mix and a full avoid set, quoted. */
+#define GEN_CONFIG_ARGS_MAX 4096
 
 typedef struct GenCase {
   int version;

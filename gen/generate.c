@@ -133,6 +133,7 @@ static void g_free(G *g) {
   af_free(g->bs);
   af_free(g->tok_ctx);
   af_free(g->tok_blk);
+  af_free(g->tok_root);
   af_free(g->anc);
   af_free(g->completed);
 }
@@ -160,9 +161,11 @@ int gen_generate(GenCase *c, uint64_t seed, const GenConfig *cfg, AfErr *err) {
   g.completed = af_calloc(8, sizeof(uint64_t));
   g.tok_ctx = af_malloc(sizeof(int) * 64);
   g.tok_blk = af_malloc(sizeof(int) * 64);
+  g.tok_root = af_malloc(sizeof(int) * 64);
   g.gen_body = gen_ctx;
   g.cur_iter = -1;
-  if (!g.anc || !g.completed || !g.tok_ctx || !g.tok_blk || c->nregions != 1 || c->nblocks != 1)
+  if (!g.anc || !g.completed || !g.tok_ctx || !g.tok_blk || !g.tok_root || c->nregions != 1 ||
+      c->nblocks != 1)
     gen__oom(&g);
   else
     add_host_bufs(&g);

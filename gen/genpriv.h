@@ -55,7 +55,9 @@ typedef struct G {
   uint64_t *completed; /* per region (capregions rows): tokens a host wait completed */
   int caprows;
   int *tok_ctx;
-  int *tok_blk; /* the block whose body made each token (0: none) */
+  int *tok_blk;  /* the block whose body made each token (0: none) */
+  int *tok_root; /* the token whose op made the stream each token stands for, as a lowering that
+                    runs an op on its first dependency's stream makes it (itself: a new one) */
   /* buffers */
   BState *bs;
   int capbs;

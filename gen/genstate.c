@@ -88,7 +88,10 @@ int gen__grow_tokens(G *g, int need) {
   int *nb = af_realloc(g->tok_blk, sizeof(int) * (size_t)ncap);
   if (nb)
     g->tok_blk = nb;
-  if (!na || !nd || !nc || !nb) {
+  int *nr = af_realloc(g->tok_root, sizeof(int) * (size_t)ncap);
+  if (nr)
+    g->tok_root = nr;
+  if (!na || !nd || !nc || !nb || !nr) {
     af_free(na);
     af_free(nd);
     return gen__oom(g);
@@ -133,6 +136,7 @@ int gen__new_token(G *g, Ctx *x, const int *deps, int ndeps) {
   }
   g->tok_ctx[t] = x->id;
   g->tok_blk[t] = g->cur_blk;
+  g->tok_root[t] = t;
   gen__remember(x, t);
   return t;
 }
@@ -144,11 +148,20 @@ int gen__emit_async(G *g, Ctx *x, GenOp *o, const int *deps, int ndeps) {
   o->tok = gen__new_token(g, x, deps, ndeps);
   if (o->tok < 0 || gen__emit(g, o) < 0)
     return -1;
+  if (ndeps > 0 && o->kind != GEN_OP_WAIT_ASYNC) /* on its first dependency's stream */
+    g->tok_root[o->tok] = g->tok_root[deps[0]];
   return o->tok;
 }
 
 int gen__join(G *g, Ctx *x, const int *deps, int n) {
   GenOp o = gen__blank(GEN_OP_WAIT_ASYNC, x->id);
+  if (gen__avoids_construct(g, GEN_CONSTRUCT_WAITED) && n <= 256) {
+    TSet s; /* host-wait avoided: a token a host wait completed (its stream gone) is left out */
+    s.n = n;
+    memcpy(s.t, deps, sizeof(int) * (size_t)n);
+    gen__drop_waited(g, x, &s);
+    return gen__emit_async(g, x, &o, s.t, s.n);
+  }
   return gen__emit_async(g, x, &o, deps, n);
 }
 
@@ -264,9 +277,57 @@ int gen__emit_drawn(G *g, Ctx *x, GenOp *o, TSet *s) {
   return nd < 0 ? -1 : gen__emit_async(g, x, o, deps, nd);
 }
 
+/* Whether a host wait on s would destroy a stream that a token the wait does not complete still
+ * stands for (a lowering that destroys each waited token's stream): two members on one stream,
+ * or a member's stream shared with a token that is neither complete in x nor an ancestor. */
+static int wait_shares_stream(G *g, Ctx *x, const TSet *s) {
+  for (int i = 0; i < s->n; i++) {
+    int r = g->tok_root[s->t[i]];
+    for (int j = i + 1; j < s->n; j++)
+      if (g->tok_root[s->t[j]] == r)
+        return 1;
+    for (int u = 0; u < g->ntok; u++) {
+      if (g->tok_root[u] != r || gen__covered(g, x->id, u))
+        continue;
+      int done = 0;
+      for (int j = 0; j < s->n && !done; j++)
+        done = u == s->t[j] || gen__bit(gen__anc_row(g, s->t[j]), u);
+      if (!done)
+        return 1;
+    }
+  }
+  return 0;
+}
+
+/* With host-wait avoided (the construct that destroyed a stream some token still stood for), a
+ * wait that would do so waits on joins instead: a gpu.wait async takes the waited tokens (their
+ * streams stay), and the host waits on its own stream. s becomes the joins. */
+static void wait_through_joins(G *g, Ctx *x, TSet *s) {
+  if (!gen__avoids_construct(g, GEN_CONSTRUCT_WAITED) || !wait_shares_stream(g, x, s))
+    return;
+  int before = g->c->nops, maxd = g->cfg.max_deps;
+  for (int off = 0; off < s->n; off += maxd)
+    if (gen__avoids(g, GEN_OP_WAIT_ASYNC, 1, s->n - off < maxd ? s->n - off : maxd, NULL))
+      return; /* (no other form: waited on as drawn) */
+  TSet j;
+  j.n = 0;
+  for (int off = 0; off < s->n && g->rc == 0;) {
+    int k = s->n - off < maxd ? s->n - off : maxd;
+    int t = gen__join(g, x, s->t + off, k);
+    if (t < 0)
+      return;
+    gen__ts_add(&j, t);
+    off += k;
+  }
+  g->refit += g->c->nops - before;
+  *s = j;
+}
+
 void gen__host_wait(G *g, Ctx *x, TSet *s) {
   gen__import(g, s);
   gen__ts_minimize(g, s);
+  gen__drop_waited(g, x, s); /* (host-wait avoided: not one completed already) */
+  wait_through_joins(g, x, s);
   int off = 0;
   while (off < s->n && g->rc == 0) {
     int k = s->n - off;
@@ -390,7 +451,10 @@ int gen__avoids_kind(const G *g, int kind) {
     if (async ? !(f & (GEN_K_ASYNC | GEN_K_EITHER)) : (f & GEN_K_ASYNC))
       continue;
     forms++;
-    gone += gen__avoids(g, kind, async, -1, NULL);
+    /* (an async form is gone too when each dependency count of it is) */
+    gone += gen__avoids(g, kind, async, -1, NULL) ||
+            (async && gen__avoids(g, kind, 1, 0, NULL) && gen__avoids(g, kind, 1, 1, NULL) &&
+             gen__avoids(g, kind, 1, 2, NULL));
   }
   return forms > 0 && gone == forms;
 }

@@ -605,6 +605,8 @@ void gen__op_block(G *g, Ctx *x, int budget) {
   for (int q = 0; q < g->c->blocks[b].ninputs && g->rc == 0; q++) {
     int outer = g->c->blocks[b].inputs[q].outer;
     int t = gen__new_token(g, &body, &outer, 1);
+    if (t >= 0) /* (the same value: its stream) */
+      g->tok_root[t] = g->tok_root[outer];
     g->c->blocks[b].inputs[q].tok = t;
   }
   g->cur_iter = g->c->blocks[b].ninputs > 0 ? g->c->blocks[b].inputs[0].tok : -1;
@@ -629,6 +631,7 @@ void gen__op_block(G *g, Ctx *x, int budget) {
   int r = gen__new_token(g, x, &y, 1);
   if (r < 0)
     return;
+  g->tok_root[r] = g->tok_root[y];
   g->c->blocks[b].yield = y;
   g->c->ops[k.op].tok = r;
   remap(g, x, b, r);

@@ -283,6 +283,11 @@ void gen__op_alloc(G *g, Ctx *x) {
 
 void gen__op_dealloc(G *g, Ctx *x, int b) {
   BState *st = &g->bs[b];
+  if (gen__avoids_kind(g, GEN_OP_DEALLOC)) { /* every form avoided: the buffer is dropped */
+    st->owner = -2; /* (left allocated, unused: a leak of the case's own, which never counts) */
+    g->live_dev--;
+    return;
+  }
   TSet s;
   s.n = 0;
   gen__need_for(g, x, &s, b, 1);

@@ -511,6 +511,7 @@ static int add_captures(G *g, Ctx *x, Ctx *child, int r, int lent_tok, int *lent
     *lent_in = gen__new_token(g, child, &lent_tok, 1);
     if (*lent_in < 0)
       return -1;
+    g->tok_root[*lent_in] = g->tok_root[lent_tok];
     GenRegion *cr = &g->c->regions[r];
     cr->captures[cr->ncaptures].outer = lent_tok;
     cr->captures[cr->ncaptures++].tok = *lent_in;
@@ -529,6 +530,7 @@ static int add_captures(G *g, Ctx *x, Ctx *child, int r, int lent_tok, int *lent
     int t = gen__new_token(g, child, &outer, 1);
     if (t < 0)
       return -1;
+    g->tok_root[t] = g->tok_root[outer]; /* (the same value: its stream) */
     cr->captures[cr->ncaptures].outer = outer;
     cr->captures[cr->ncaptures].tok = t;
     cr->ncaptures++;

@@ -10,6 +10,7 @@
 #include "../oracle/oracle.h"
 #include "test.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Whether a and b have the same data ops (kind, buffers, values, views, kernel) in order:
@@ -64,6 +65,7 @@ static void runs_clean(const GenCase *b) {
  * form adds ops but draws nothing the original did not (the dependency forms), so most cases keep
  * their data ops; a synchronous op made asynchronous (or back) draws its dependencies' extras as
  * the other form would not, so later draws differ. */
+/* avoid: entries separated by ';' */
 static void one_form(const char *avoid, const char *form, int ops_on, int same_draws) {
   GenConfig cfg, av;
   gen_config_default(&cfg);
@@ -75,7 +77,10 @@ static void one_form(const char *avoid, const char *form, int ops_on, int same_d
   if (ops_on)
     cfg.max_deps = 4;
   av = cfg;
-  CHECK_EQ(gen_avoid_add(&av.avoid, avoid), 1);
+  char list[512];
+  snprintf(list, sizeof list, "%s", avoid);
+  for (char *e = strtok(list, ";"); e; e = strtok(NULL, ";"))
+    CHECK_EQ(gen_avoid_add(&av.avoid, e), 1);
   int had = 0, changed = 0, same = 0, n = 300;
   for (uint64_t seed = 1; seed <= (uint64_t)n; seed++) {
     GenCase a, b;
@@ -105,6 +110,83 @@ static void one_form(const char *avoid, const char *form, int ops_on, int same_d
     CHECK(same >= had / 3); /* ... on the very same data ops in many cases */
 }
 
+/* How many times a case, lowered as a lowering that runs an async op on its first dependency's
+ * stream and destroys each waited token's stream at a host wait would lower it (mlir-opt's
+ * default pipeline), uses a token whose stream is already destroyed: as a dependency, or waited
+ * on again. Streams are followed through block inputs and results and region captures; ops in
+ * the order of the case. */
+static int destroyed_stream_uses(const GenCase *c) {
+  int n = c->ntoks, uses = 0;
+  int *root = calloc((size_t)n + 1, sizeof(int));
+  char *gone = calloc((size_t)n + 1, 1);
+  for (int t = 0; t < n; t++)
+    root[t] = t;
+  for (int pass = 0; pass < 8; pass++) { /* (aliases of aliases) */
+    for (int i = 0; i < c->nops; i++) {
+      const GenOp *o = &c->ops[i];
+      if (o->tok >= 0 && gen_op_async(o) && o->ndeps > 0 && o->kind != GEN_OP_WAIT_ASYNC)
+        root[o->tok] = root[o->deps[0]];
+      if (gen_op_flags(o->kind) & GEN_K_BLOCK) {
+        const GenBlock *k = &c->blocks[o->block];
+        for (int q = 0; q < k->ninputs; q++)
+          root[k->inputs[q].tok] = root[k->inputs[q].outer];
+        if (o->tok >= 0 && k->yield >= 0)
+          root[o->tok] = root[k->yield];
+      }
+    }
+    for (int r = 1; r < c->nregions; r++)
+      for (int q = 0; q < c->regions[r].ncaptures; q++)
+        root[c->regions[r].captures[q].tok] = root[c->regions[r].captures[q].outer];
+  }
+  for (int i = 0; i < c->nops; i++) {
+    const GenOp *o = &c->ops[i];
+    for (int d = 0; d < o->ndeps; d++) {
+      uses += gone[root[o->deps[d]]];
+      if (o->kind == GEN_OP_HOST_WAIT)
+        gone[root[o->deps[d]]] = 1;
+    }
+  }
+  free(root);
+  free(gone);
+  return uses;
+}
+
+/* host-wait avoided (a host wait destroyed a stream that a later op still used): the waits that
+ * would destroy a stream another token stands for wait on gpu.wait async joins instead, whose
+ * own stream is the one destroyed; the cases stay valid and run clean. */
+static void waits_through_joins(void) {
+  GenConfig cfg, av;
+  gen_config_default(&cfg);
+  cfg.region_pct = 0; /* (the check follows ops in the case's order) */
+  cfg.block_pct = 0;
+  cfg.extra_wait_pct = 20;
+  av = cfg;
+  CHECK_EQ(gen_avoid_add(&av.avoid, "host-wait"), 1);
+  int before = 0, after = 0, hit = 0, n = 300;
+  for (uint64_t seed = 1; seed <= (uint64_t)n; seed++) {
+    GenCase a, b;
+    AfErr err = {0};
+    CHECK_EQ(gen_generate(&a, seed, &cfg, &err), 0);
+    CHECK_EQ(gen_generate(&b, seed, &av, &err), 0);
+    CHECK_EQ(gen_validate(&b, &err), 0);
+    int ua = destroyed_stream_uses(&a), ub = destroyed_stream_uses(&b);
+    before += ua;
+    after += ub;
+    hit += ua > 0;
+    if (ub)
+      fprintf(stderr, "host-wait avoided: case seed %llu uses %d destroyed stream(s)\n",
+              (unsigned long long)seed, ub);
+    runs_clean(&b);
+    gen_case_free(&a);
+    gen_case_free(&b);
+  }
+  printf("host-wait (waits through joins): %d of %d cases used a destroyed stream (%d uses), "
+         "%d uses with it avoided\n",
+         hit, n, before, after);
+  CHECK(hit >= n / 10); /* the construct was there to avoid */
+  CHECK_EQ(after, 0);
+}
+
 /* The set is in the case's JSON and its regenerate options; the same seed and knobs make the
  * same bytes; an empty set changes nothing a seed made before. */
 static void travels(void) {
@@ -131,9 +213,27 @@ static void travels(void) {
   CHECK_EQ(gen_generate(&c, b.seed, &b.cfg, &err), 0); /* regenerated from what the case says */
   char *jc = gen_case_to_json(&c);
   CHECK_STR(ja, jc);
-  char args[2048];
+  char args[GEN_CONFIG_ARGS_MAX];
   gen_config_args(&a.cfg, args, sizeof args);
   CHECK_CONTAINS(args, "--avoid 'gpu.launch_func async deps=2+' --avoid func.call --avoid yield");
+  /* a full set and every knob fit the replay line, to the last entry */
+  GenConfig full;
+  gen_config_default(&full);
+  for (int i = 0; i < 40; i++) { /* every dependency count of every async kind, then the rest */
+    char sh[64];
+    snprintf(sh, sizeof sh, "%s async deps=%d%s", gen_op_mlir(i % GEN_OP__COUNT), i % 3,
+             i % 3 == 2 ? "+" : "");
+    gen_avoid_add(&full.avoid, sh);
+  }
+  CHECK_EQ(gen_avoid_add(&full.avoid, "everything"), 1);
+  int nfull = gen_avoid_count(&full.avoid);
+  CHECK(nfull >= GEN_MAX_AVOID);
+  char last[96], want[120];
+  gen_avoid_text(&full.avoid, nfull - 1, last, sizeof last);
+  snprintf(want, sizeof want, "--avoid %s%s", strchr(last, ' ') ? "'" : "", last);
+  gen_config_args(&full, args, sizeof args);
+  CHECK_CONTAINS(args, want);
+  CHECK(strlen(args) + 1 < sizeof args);
   af_free(ja);
   af_free(jc);
   gen_case_free(&a);
@@ -161,6 +261,10 @@ int main(void) {
   one_form("gpu.alloc async deps=0", "a fresh gpu.wait async token", 0, 1);
   one_form("gpu.alloc", "asynchronous instead of synchronous", 0, 0);
   one_form("gpu.dealloc async", "synchronous instead of asynchronous", 0, 0);
+  one_form(
+      "gpu.dealloc;gpu.dealloc async deps=0;gpu.dealloc async deps=1;gpu.dealloc async deps=2+",
+      "every form avoided: left allocated", 0, 0);
+  waits_through_joins();
   asyncfuzz_rt_shutdown();
   return TEST_DONE("test_avoid");
 }
