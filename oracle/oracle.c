@@ -528,9 +528,10 @@ static void add_also(Verdict *v, const Verdict *x) {
 
 /* The causes of a failing run v that its headline cannot explain (oracle_judge). */
 static int judge_also(const GenCase *c, const RtRec *trace, int ntrace, const HbResult *hb,
-                      const char *lowering, const ObsJudged *oj, Verdict *v) {
-  if (v->rt_failed)
-    return 0; /* a refused or failed call: what follows may all be its doing */
+                      const char *lowering, const ObsJudged *oj, const RtJudged *rj, Verdict *v) {
+  if (v->rt_failed && (rj->refused_handle || rj->rec == NULL || rj->rec->call != RT_CALL_EXEC))
+    return 0; /* a refused or failed call: what follows may all be its doing (a device step that
+                 faulted, on memory freed under it say, is an ordering error's doing instead) */
   int first[3] = {-1, -1, -1};
   for (int i = 0; hb && i < hb->nreports; i++) {
     const HbReport *r = &hb->reports[i];
@@ -622,7 +623,7 @@ int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, in
     af_buf_printf(&b, "\nchecker: %d report(s)", v->hb_errors);
   if (!v->victim[0])
     fmt_into(v->victim, sizeof v->victim, "%s", v->signature);
-  if (v->cls != VERDICT_PASS && judge_also(c, trace, ntrace, hb, lowering, &oj, v) != 0)
+  if (v->cls != VERDICT_PASS && judge_also(c, trace, ntrace, hb, lowering, &oj, &rj, v) != 0)
     b.oom = 1;
   for (int i = 0; i < v->nalso; i++)
     af_buf_printf(&b, "\nalso, independent of it: %s", v->also[i].signature);

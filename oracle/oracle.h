@@ -112,8 +112,8 @@ int oracle_verdict_has(const Verdict *v, const char *sig);
  * it. The headline keeps that order; v->also lists the causes independent of it: a leak (never
  * the consequence of a missing edge) beside an ordering error or a wrong value, and an ordering
  * error or a wrong value beside a headline leak, unless a misused handle or a refused or failed
- * call in the same run can explain them all; a wrong value only when no ordering error can
- * explain it. Returns 0, or AF_ENOMEM. */
+ * call (not a device step that faulted) in the same run can explain them all; a wrong value only
+ * when no ordering error can explain it. Returns 0, or AF_ENOMEM. */
 int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, int nobs,
                  const RtRec *trace, int ntrace, const RtSummary *sum, const HbResult *hb,
                  const char *lowering, Verdict *v);

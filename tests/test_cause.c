@@ -107,9 +107,12 @@ static Verdict judge_obs(const T *t, int dst_host, const RtObs *obs, int nobs) {
   HbResult *hb = NULL;
   HbOptions ho = {0};
   CHECK_EQ(hb_check(t->r, t->n, &ho, &hb, &err), 0);
-  RtSummary sum;
+  RtSummary sum; /* the runtime's errors, as the trace has them */
   memset(&sum, 0, sizeof sum);
   sum.first_error = -1;
+  for (int i = 0; i < t->n; i++)
+    if (t->r[i].err != 0 && sum.nerrors++ == 0)
+      sum.first_error = i;
   Verdict v;
   /* the observations are not the point here (the case observes nothing): pass none, and look at
    * the checker's verdict; one made up makes the run's values wrong */
@@ -244,6 +247,14 @@ static void independent_causes(void) {
   Verdict rv = judge_obs(&t, 0, &made_up, 1);
   CHECK_EQ(rv.nalso, 1); /* the leak, not the value */
   CHECK(!has_cause(&rv, "L|wrong_result"));
+  /* a device step that faulted (on memory freed under it, say) is the ordering error's doing:
+   * the leak is still its own cause */
+  leaky(&t, 0);
+  rec(&t, 6, RT_CALL_EXEC, 0, 0, 0, 0, 0, 0);
+  t.r[t.n - 1].err = RT_ERR_ILLEGAL_ADDRESS;
+  Verdict ex = judge(&t, 0);
+  CHECK_STR(ex.signature, race);
+  CHECK_EQ(ex.nalso, 1);
   /* a misused handle can leave leaks and races behind: one cause */
   leaky(&t, 0);
   rec(&t, 8, RT_CALL_LAUNCH_KERNEL, 0, 5, RT_REF(RT_REF_FUNC, 0, 0), S(2), B(2), I(1));
