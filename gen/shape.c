@@ -23,14 +23,15 @@ static int gpu_kind(const char *name, size_t n, int async) {
   return -1;
 }
 
-/* A kind that is not a gpu op but has a shape of its own: a block op ("scf.if") or a stream op
- * ("llvm.call @mgpuStreamCreate"), named in full at the start of text; -1 when none. */
+/* A kind that is not a gpu op but has a shape of its own: a block op ("scf.if"), a region
+ * ("async.execute") or a stream op ("llvm.call @mgpuStreamCreate"), named in full at the start of
+ * text; -1 when none. */
 static int other_kind(const char *text) {
   for (int k = 0; k < GEN_OP__COUNT; k++) {
     const char *m = gen_op_mlir(k);
     size_t n = strlen(m);
-    if ((gen_op_flags(k) & (GEN_K_BLOCK | GEN_K_STREAM)) && strncmp(text, m, n) == 0 &&
-        (text[n] == '\0' || text[n] == ' ' || text[n] == '|'))
+    if ((gen_op_flags(k) & (GEN_K_BLOCK | GEN_K_REGION | GEN_K_STREAM)) &&
+        strncmp(text, m, n) == 0 && (text[n] == '\0' || text[n] == ' ' || text[n] == '|'))
       return k;
   }
   return -1;

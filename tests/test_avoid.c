@@ -264,6 +264,7 @@ int main(void) {
   one_form(
       "gpu.dealloc;gpu.dealloc async deps=0;gpu.dealloc async deps=1;gpu.dealloc async deps=2+",
       "every form avoided: left allocated", 0, 0);
+  one_form("async.execute", "left out: no region", 0, 0);
   waits_through_joins();
   asyncfuzz_rt_shutdown();
   return TEST_DONE("test_avoid");

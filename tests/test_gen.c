@@ -314,7 +314,9 @@ static void test_op_shapes(void) {
   CHECK_EQ(gen_shape_parse("gpu.wait async deps=0", &s), 0);
   CHECK_EQ(s.kind, GEN_OP_WAIT_ASYNC);
   CHECK_EQ(gen_shape_parse("unrealized_conversion_cast(i32 to index)", &s), -1);
-  CHECK_EQ(gen_shape_parse("async.execute", &s), -1);
+  CHECK_EQ(gen_shape_parse("async.execute|'llvm.call' op ...", &s), 0); /* a region */
+  CHECK_EQ(s.kind, GEN_OP_EXECUTE);
+  CHECK_EQ(gen_shape_parse("async.executex", &s), -1);
   CHECK_EQ(gen_shape_parse("gpu.launch_funcx async", &s), -1);
   CHECK_EQ(gen_shape_parse("gpu.launch_func", &s), -1); /* never synchronous */
   /* against ops */
