@@ -173,32 +173,15 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The line of mlir-opt's input that the location of the op on `line` names (a loc("file":L:C)
- * of its own, or a #locN alias defined in code), or 0. */
-static long loc_line(const char *code, const char *line) {
-  size_t len = strcspn(line, "\n");
-  const char *l = NULL;
-  for (const char *q = strstr(line, " loc("); q && q < line + len; q = strstr(q + 1, " loc("))
-    l = q + 5; /* the op's own location is the last one on its line */
-  if (l == NULL)
-    return 0;
-  char def[48];
-  if (*l == '#') { /* an alias: its definition, "#locN = loc(...)" at the start of a line */
-    size_t an = strcspn(l, ")");
-    if (an >= 32)
-      return 0;
-    af_fmt(def, sizeof def, "%.*s = loc(", (int)an, l);
-    const char *d = strstr(code, def);
-    while (d && d != code && d[-1] != '\n')
-      d = strstr(d + 1, def);
-    if (d == NULL)
-      return 0;
-    l = d + strlen(def);
+/* Line n (1-based) of text, or NULL when it has fewer. */
+static const char *text_line(const char *text, long n) {
+  const char *p = text;
+  for (long k = 1; k < n && p; k++) {
+    p = strchr(p, '\n');
+    if (p)
+      p++;
   }
-  if (*l != '"')
-    return 0;
-  const char *q = strchr(l + 1, '"');
-  return q && q[1] == ':' ? strtol(q + 2, NULL, 10) : 0;
+  return n >= 1 ? p : NULL;
 }
 
 /* The shape of the unconverted op `op` on `line` of code: as the case's own line has it (the
@@ -206,15 +189,10 @@ static long loc_line(const char *code, const char *line) {
  * gpu-async-region may have added dependencies), else as the output has it. */
 static void unconverted_shape(const char *code, const char *line, const char *op, const char *input,
                               int first_line, char *out, size_t n) {
-  long ln = input ? loc_line(code, line) : 0;
-  const char *src = input;
-  for (long k = first_line > 0 ? first_line : 1; ln > 0 && k < ln && src; k++) {
-    src = strchr(src, '\n');
-    if (src)
-      src++;
-  }
+  long ln = input ? mlir_op_line(code, line) : -1;
+  const char *src = ln > 0 ? text_line(input, ln - (first_line > 0 ? first_line : 1) + 1) : NULL;
   char iop[96] = "";
-  if (ln > 0 && src)
+  if (src)
     op_name(src, iop, sizeof iop);
   op_shape(iop[0] && strcmp(iop, op) == 0 ? src : line, op, out, n);
 }
@@ -430,16 +408,8 @@ static void first_line_with(const char *text, const char *key, char *out, size_t
 /* A rejection: mlir-opt's error `msg` located at line `ln` of `chunk` (1-based; 0: not
  * located). The op on that line gives the cause its shape. */
 static void set_rejected(MlirLowered *l, const char *chunk, long ln, const char *msg) {
-  const char *src = NULL;
+  const char *src = ln > 0 ? text_line(chunk, ln) : NULL;
   char shape[96] = "", op[96], norm[200], cause[200], detail[768];
-  if (ln > 0) {
-    src = chunk;
-    for (long k = 1; k < ln && src; k++) {
-      src = strchr(src, '\n');
-      if (src)
-        src++;
-    }
-  }
   if (src) {
     op_name(src, op, sizeof op);
     if (op[0])

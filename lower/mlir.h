@@ -94,6 +94,9 @@ void mlir_lowered_free(MlirLowered *l, int n);
  * location stripped or made up by a pass), so the trace names case ops, never a stale one.
  * The pipeline's output is otherwise unchanged. Returns the new text (af_free), or NULL when out
  * of memory. OUT: *ncalls, the calls seen; *ntagged, those given a case op. */
+/* The line of mlir-opt's input that the location of the op on `line` (a line of code) names,
+ * through code's location aliases; -1 when it names none. */
+int mlir_op_line(const char *code, const char *line);
 char *mlir_tag_calls(const char *code, const GenLineMap *map, int first_line, int *ncalls,
                      int *ntagged);
 

@@ -68,12 +68,9 @@ static int tag_kind(const char *line, size_t len) {
   return 0;
 }
 
-char *mlir_tag_calls(const char *code, const GenLineMap *map, int first_line, int *ncalls,
-                     int *ntagged) {
-  *ncalls = *ntagged = 0;
-  if (first_line < 1)
-    first_line = 1;
-  /* the location aliases: lines "#locN = loc(...)" */
+/* The location aliases of code, its lines "#locN = loc(...)": 0 (*out, *n of them; *out NULL
+ * when none) or -1 out of memory. */
+static int loc_aliases(const char *code, LocAlias **out, int *n) {
   LocAlias *al = NULL;
   int nal = 0, cap = 0;
   for (const char *l = code; l && *l;) {
@@ -83,12 +80,46 @@ char *mlir_tag_calls(const char *code, const GenLineMap *map, int first_line, in
     if (eq && eq < l + len) {
       if (af_grow((void **)&al, &cap, nal + 1, sizeof *al)) {
         af_free(al);
-        return NULL;
+        return -1;
       }
       al[nal++] = (LocAlias){l, (size_t)(eq - l), eq + 3, len - (size_t)(eq + 3 - l)};
     }
     l = nl ? nl + 1 : NULL;
   }
+  *out = al;
+  *n = nal;
+  return 0;
+}
+
+/* The op's own location on a line (the last " loc(" of it), or NULL. */
+static const char *own_loc(const char *l, size_t len) {
+  const char *loc = NULL;
+  for (const char *q = l; (q = strstr(q, " loc(")) != NULL && q < l + len; q++)
+    loc = q;
+  return loc;
+}
+
+int mlir_op_line(const char *code, const char *line) {
+  size_t len = strcspn(line, "\n");
+  const char *loc = own_loc(line, len);
+  LocAlias *al = NULL;
+  int nal = 0;
+  if (loc == NULL || loc_aliases(code, &al, &nal) != 0)
+    return -1;
+  int ln = loc_line(loc, (size_t)(line + len - loc), al, nal, 0);
+  af_free(al);
+  return ln;
+}
+
+char *mlir_tag_calls(const char *code, const GenLineMap *map, int first_line, int *ncalls,
+                     int *ntagged) {
+  *ncalls = *ntagged = 0;
+  if (first_line < 1)
+    first_line = 1;
+  LocAlias *al = NULL;
+  int nal = 0;
+  if (loc_aliases(code, &al, &nal) != 0)
+    return NULL;
   AfBuf b;
   af_buf_init(&b);
   int k = 0, declared = 0;
@@ -98,9 +129,7 @@ char *mlir_tag_calls(const char *code, const GenLineMap *map, int first_line, in
     int kind = tag_kind(l, len);
     if (kind) {
       int op = -1;
-      const char *loc = NULL;
-      for (const char *q = l; (q = strstr(q, " loc(")) != NULL && q < l + len; q++)
-        loc = q; /* the op's own location ends its line */
+      const char *loc = own_loc(l, len); /* the op's own location ends its line */
       if (loc && kind == 1) {
         int line = loc_line(loc, (size_t)(l + len - loc), al, nal, 0);
         int at = line - first_line;

@@ -65,6 +65,14 @@ static void runs_clean(const GenCase *b) {
  * form adds ops but draws nothing the original did not (the dependency forms), so most cases keep
  * their data ops; a synchronous op made asynchronous (or back) draws its dependencies' extras as
  * the other form would not, so later draws differ. */
+/* The case of seed without (a) and with (b) the avoid set of av; b is valid. */
+static void pair(uint64_t seed, const GenConfig *cfg, const GenConfig *av, GenCase *a, GenCase *b) {
+  AfErr err = {0};
+  CHECK_EQ(gen_generate(a, seed, cfg, &err), 0);
+  CHECK_EQ(gen_generate(b, seed, av, &err), 0);
+  CHECK_EQ(gen_validate(b, &err), 0);
+}
+
 /* avoid: entries separated by ';' */
 static void one_form(const char *avoid, const char *form, int ops_on, int same_draws) {
   GenConfig cfg, av;
@@ -84,10 +92,7 @@ static void one_form(const char *avoid, const char *form, int ops_on, int same_d
   int had = 0, changed = 0, same = 0, n = 300;
   for (uint64_t seed = 1; seed <= (uint64_t)n; seed++) {
     GenCase a, b;
-    AfErr err = {0};
-    CHECK_EQ(gen_generate(&a, seed, &cfg, &err), 0);
-    CHECK_EQ(gen_generate(&b, seed, &av, &err), 0);
-    CHECK_EQ(gen_validate(&b, &err), 0);
+    pair(seed, &cfg, &av, &a, &b);
     if (gen_case_has_shape(&b, av.avoid.shapes, av.avoid.nshapes))
       fprintf(stderr, "%s: case seed %llu still has it\n", avoid, (unsigned long long)seed);
     CHECK(!gen_case_has_shape(&b, av.avoid.shapes, av.avoid.nshapes));
@@ -165,10 +170,7 @@ static void waits_through_joins(void) {
   int before = 0, after = 0, hit = 0, n = 300;
   for (uint64_t seed = 1; seed <= (uint64_t)n; seed++) {
     GenCase a, b;
-    AfErr err = {0};
-    CHECK_EQ(gen_generate(&a, seed, &cfg, &err), 0);
-    CHECK_EQ(gen_generate(&b, seed, &av, &err), 0);
-    CHECK_EQ(gen_validate(&b, &err), 0);
+    pair(seed, &cfg, &av, &a, &b);
     int ua = destroyed_stream_uses(&a), ub = destroyed_stream_uses(&b);
     before += ua;
     after += ub;

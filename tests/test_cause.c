@@ -90,11 +90,6 @@ static void epilogue(T *t, int dst_host, int stream) {
     rec(t, 7, RT_CALL_STREAM_DESTROY, 0, 1, S(k), 0, 0, 0);
 }
 
-static Verdict judge_obs(const T *t, int dst_host, const RtObs *obs, int nobs);
-static Verdict judge(const T *t, int dst_host) {
-  return judge_obs(t, dst_host, NULL, 0);
-}
-
 static Verdict judge_obs(const T *t, int dst_host, const RtObs *obs, int nobs) {
   char json[4096];
   snprintf(json, sizeof json, case_json, dst_host ? "b0" : "b3");
@@ -121,6 +116,10 @@ static Verdict judge_obs(const T *t, int dst_host, const RtObs *obs, int nobs) {
   oracle_expected_free(e);
   gen_case_free(&c);
   return v;
+}
+
+static Verdict judge(const T *t, int dst_host) {
+  return judge_obs(t, dst_host, NULL, 0);
 }
 
 static void same_link_other_victims(void) {
