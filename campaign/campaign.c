@@ -45,7 +45,7 @@ static void tools_json(const Campaign *k, char *out, size_t n) {
 }
 
 static void on_triaged(const char *signature, const char *cls, void *ctx) {
-  campaign__avoid(ctx, signature, cls, "known", 0);
+  campaign__avoid(ctx, signature, cls, "known", 0, NULL);
 }
 
 static int open_db(Campaign *k, AfErr *err) {
@@ -196,6 +196,7 @@ void campaign_free(Campaign *k) {
   }
   af_free(k->sigs);
   af_free(k->alias);
+  campaign__matrix_free(k);
   af_free(k->found);
   af_free(k);
 }

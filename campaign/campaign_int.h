@@ -53,6 +53,8 @@ typedef struct Slot {
   uint64_t next; /* cases started: the worker's seeds are base + w + jobs * i, i < next */
 } Slot;
 
+typedef struct CampaignPending CampaignPending; /* matrix.c */
+
 struct Campaign {
   CampaignConfig c; /* the configuration (seed: the first one, after resume) */
   int batch;        /* cases per batch: c.batch with an mlir-opt lowering, else 1 */
@@ -86,6 +88,8 @@ struct Campaign {
   double deadline; /* campaign__now() time the campaign ends (0: by case count) */
   Store *db;       /* NULL: no database */
   int64_t run_id;
+  CampaignPending *pending; /* new findings waiting for their matrix check (matrix.c) */
+  int npending, cappending;
 };
 
 /* Reports a problem to the hooks ("asyncfuzz campaign: " is the caller's prefix). */
@@ -111,9 +115,20 @@ int campaign__record(Campaign *k, int low, const GenCase *c, const Schedule *s, 
                      const OracleExpected *e);
 /* Steers generation away from what the cause of signature (of class cls, from one of the
  * campaign's lowerings) names, on the configurations of the matrix in confs (bit i:
- * configuration i; 0: on all). why: "known", "found". */
+ * configuration i; 0: on all). why: "known", "found". A crash names no op: min, its minimized
+ * case (or NULL), names it by the block and region kinds it has. */
 void campaign__avoid(Campaign *k, const char *signature, const char *cls, const char *why,
-                     uint64_t confs);
+                     uint64_t confs, const GenCase *min);
+/* Steers generation away from new finding sig (its case c: the minimized one, or the one it
+ * was found with) where its matrix check reproduced it, or where it was found. */
+void campaign__steer_found(Campaign *k, const Sig *sig, const GenCase *c);
+/* Queues new finding k->sigs[sig] for the matrix check: case c (copied) under schedule s.
+ * campaign__matrix_flush runs the queue on every configuration, one batch per configuration,
+ * and records, writes and steers each. 0 or -1 (reported). */
+int campaign__matrix_queue(Campaign *k, int sig, const GenCase *c, const Schedule *s);
+int campaign__matrix_flush(Campaign *k);
+/* Frees what the queue still holds (a campaign that stopped on an error). */
+void campaign__matrix_free(Campaign *k);
 /* The avoid set of a case of seed for configuration conf (empty: an exploration case). */
 void campaign__batch_avoid(const Campaign *k, int conf, uint64_t seed, GenAvoid *out);
 /* Commits the repeats counted since the last call, in one transaction. -1 on error. */

@@ -259,116 +259,6 @@ static int reduce_finding(Campaign *k, Sig *sig, const GenCase *c, const Schedul
   return rc == 0 ? 0 : -1;
 }
 
-/* Two configurations that differ in one axis only: which one (0 LLVM, 1 pipeline, 2 target,
- * 3 JIT level), or -1. */
-static int one_axis(const LowerSpec *a, const LowerSpec *b) {
-  int d[4] = {strcmp(a->version, b->version) != 0, strcmp(a->variant, b->variant) != 0,
-              strcmp(a->target, b->target) != 0, a->jit_opt != b->jit_opt};
-  int n = d[0] + d[1] + d[2] + d[3];
-  for (int i = 0; n == 1 && i < 4; i++)
-    if (d[i])
-      return i;
-  return -1;
-}
-
-/* The axes that explain the differing verdicts v of the configurations that ran: those in
- * which two configurations that differ in that axis only disagree ("LLVM, JIT"). */
-static void differing_axes(const Campaign *k, const Verdict *v, const int *ran, char *out,
-                           size_t n) {
-  int differ[4] = {0};
-  for (int i = 0; i < k->c.nmatrix; i++)
-    for (int j = i + 1; j < k->c.nmatrix; j++)
-      if (ran[i] && ran[j] &&
-          strcmp(v[i].cls == VERDICT_PASS ? "" : v[i].signature,
-                 v[j].cls == VERDICT_PASS ? "" : v[j].signature) != 0) {
-        int a = one_axis(&k->c.matrix[i], &k->c.matrix[j]);
-        if (a >= 0)
-          differ[a] = 1;
-      }
-  static const char *const axis_names[4] = {"LLVM", "pipeline", "target", "JIT"};
-  out[0] = '\0';
-  for (int a = 0; a < 4; a++)
-    if (differ[a])
-      snprintf(out + strlen(out), n - strlen(out), "%s%s", out[0] ? ", " : "", axis_names[a]);
-}
-
-/* A new finding of the matrix's lowering: its case (the minimized one when there is one) run
- * on every configuration, under the schedule it failed with. The verdicts go to the database,
- * info.txt and the summary; those that differ are counted, with the axes that explain them
- * (two configurations that differ in that axis only and disagree). A configuration that cannot
- * run is reported and left out. */
-static int matrix_check(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s) {
-  int n = k->c.nmatrix;
-  if (n == 0 || sig->f.low < k->c.nspecs)
-    return 0;
-  StoreConfigVerdict *rows = af_calloc((size_t)n, sizeof *rows);
-  Verdict *v = af_calloc((size_t)n, sizeof *v);
-  CheckResult *r = af_malloc(sizeof *r);
-  char(*axes)[2][24] = af_calloc((size_t)n, sizeof *axes); /* LLVM release, JIT level */
-  int *ran = af_calloc((size_t)n, sizeof *ran);
-  if (!rows || !v || !r || !axes || !ran) {
-    af_free(rows), af_free(v), af_free(r), af_free(axes), af_free(ran);
-    campaign__problem(k, "out of memory");
-    return -1;
-  }
-  CheckOpts o = k->c.opts;
-  o.stop_at_first = 1;
-  double t0 = campaign__now();
-  AfBuf b;
-  af_buf_init(&b);
-  int m = 0, rep = 0;
-  for (int i = 0; i < n; i++) {
-    const LowerSpec *sp = &k->c.matrix[i];
-    AfErr err = {0};
-    if (check_case(c, sp, s, 1, NULL, &o, r, &err) != 0) {
-      campaign__problem(k, "%s on %s: %s", sig->f.signature, sp->name, err.msg);
-      continue;
-    }
-    if (r->first_fail >= 0)
-      v[i] = r->verdict[r->first_fail];
-    else
-      v[i].cls = VERDICT_PASS;
-    ran[i] = 1;
-    StoreConfigVerdict *w = &rows[m++];
-    snprintf(axes[i][0], sizeof axes[i][0], "%s", mlir_llvm_version(sp));
-    snprintf(axes[i][1], sizeof axes[i][1], sp->jit_opt < 0 ? "Odefault" : "O%d", sp->jit_opt);
-    w->config = sp->name;
-    w->version = sp->version;
-    w->llvm = axes[i][0];
-    w->pipeline = sp->variant;
-    w->target = sp->target;
-    w->jit = axes[i][1];
-    w->cls = oracle_verdict_name(v[i].cls);
-    w->signature = v[i].cls == VERDICT_PASS ? "" : v[i].signature;
-    w->reproduces = v[i].cls != VERDICT_PASS && oracle_verdict_has(&v[i], sig->f.signature);
-    rep += w->reproduces;
-    if (w->reproduces && i < 64)
-      sig->repro_confs |= 1ull << i;
-    char ax[200];
-    mlir_config_axes(sp, ax, sizeof ax);
-    af_buf_printf(&b, "  %-44s %s\n", ax,
-                  w->reproduces              ? "reproduces"
-                  : v[i].cls == VERDICT_PASS ? "pass"
-                                             : w->signature);
-  }
-  differing_axes(k, v, ran, sig->f.matrix_axes, sizeof sig->f.matrix_axes);
-  sig->f.matrix_n = m;
-  sig->f.matrix_rep = rep;
-  sig->f.matrix_seconds = campaign__now() - t0;
-  af_free(sig->matrix);
-  sig->matrix = af_buf_take(&b);
-  k->st.matrix_checked++;
-  k->st.matrix_differ += rep < m;
-  AfErr err = {0};
-  int rc = 0;
-  if (k->db && m > 0 && store_set_configs(k->db, sig->f.signature, k->run_id, rows, m, &err) != 0) {
-    campaign__problem(k, "%s", err.msg);
-    rc = -1;
-  }
-  af_free(rows), af_free(v), af_free(r), af_free(axes), af_free(ran);
-  return rc;
-}
-
 /* A lowering finding named by an op on a view ("gpu.memset async deps=2+ view") keeps the view
  * in its name only if the view matters. The first time a signature of that form comes, the
  * case is run again with every view dropped: if it fails with the same name less " view", that
@@ -532,16 +422,17 @@ static int record_new(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s
   if (sig->min_ops > 0)
     k->st.corpus++;
   /* on every configuration once: another worker, or an earlier run, did it already */
-  int mrc = k->db == NULL || sig->db_new ? matrix_check(k, sig, have_min ? &min : c, s) : 0;
+  /* on every configuration once (another worker, or an earlier run, did it already), with the
+   * batch's other new findings when the batch is done; steered from then on where it
+   * reproduces (matrix.c) */
+  int rc = 0;
+  if (k->c.nmatrix > 0 && sig->f.low >= k->c.nspecs && (k->db == NULL || sig->db_new))
+    rc = campaign__matrix_queue(k, (int)(sig - k->sigs), have_min ? &min : c, s);
+  else
+    campaign__steer_found(k, sig, have_min ? &min : c);
   if (have_min)
     gen_case_free(&min);
-  /* steered from now on, where it reproduces (on every configuration without a matrix check) */
-  uint64_t confs = sig->repro_confs; /* (none: where it was found) */
-  if (confs == 0 && sig->f.low >= k->c.nspecs && sig->f.low - k->c.nspecs < 64)
-    confs = 1ull << (sig->f.low - k->c.nspecs);
-  if (k->c.avoid_found)
-    campaign__avoid(k, v->signature, oracle_verdict_name(v->cls), "found", confs);
-  return mrc != 0 ? -1 : campaign__write_info(k, sig);
+  return rc != 0 ? -1 : campaign__write_info(k, sig);
 }
 
 /* A repeat of sig: counted (the first ones per run one by one, later ones tallied); a smaller

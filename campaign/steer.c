@@ -2,8 +2,9 @@
  * steer.c: steering generation away from bugs already known (campaign_int.h). A finding names
  * its cause: an op shape a lowering rejected or left unconverted, the construct a misused handle
  * travelled through (via:yield, via:call-result), the op that destroyed it (destroyed-by:
- * host-wait), the link a missing edge lacked (merge-arg, capture, own-dep of an op shape); a
- * leak steers nothing (it hides no other cause of its run). Each becomes an entry of an
+ * host-wait), the link a missing edge lacked (merge-arg, capture, own-dep of an op shape), a
+ * leaked stream (each stream the program makes is ended); a crash, which names no op, by the
+ * block and region kinds of its minimized case. Each becomes an entry of an
  * avoid set (gen.h) on the configurations where the finding reproduces, and the generator builds
  * that ordering in another form for the batches that run there. The entries come from the
  * findings themselves, never from a list of known upstream bugs.
@@ -25,6 +26,13 @@ static int cause_entries(const char *cls, const char *cause, GenAvoid *a) {
     snprintf(w, sizeof w, "%.*s", (int)strcspn(cause, "|"), cause);
     return gen_avoid_add(a, w) >= 0;
   }
+  /* runtime_error|ERROR|DETAIL|SHAPE: a call the runtime refused or failed, by the shape of the
+   * op that made it (a view's form, or what names no op the generator has, steers nothing) */
+  if (strncmp(cause, "runtime_error|", 14) == 0) {
+    const char *last = strrchr(cause, '|') + 1;
+    snprintf(w, sizeof w, "%.*s", (int)strcspn(last, "@"), last);
+    return gen_avoid_add(a, w) > 0;
+  }
   /* missing-edge|MECH|SHAPE...: an op's own ordering by its shape, any other link by its name */
   if (strncmp(cause, "missing-edge|", 13) == 0) {
     const char *mech = cause + 13;
@@ -39,9 +47,12 @@ static int cause_entries(const char *cls, const char *cause, GenAvoid *a) {
     }
     return gen_avoid_add(a, w) >= 0;
   }
-  /* a leak (lifetime|leaked_*|made-by:SHAPE) steers nothing: it is reported beside any other
-   * cause of its run (oracle_judge), so it hides none; and its maker is often the one form the
-   * other avoidances leave (a gpu.wait async root token, a join) */
+  /* a leaked stream (lifetime|leaked_stream|made-by:SHAPE): whoever made it (often the one
+   * form the other avoidances leave: a gpu.wait async root token, a join), the program ends
+   * each stream it makes with a host wait (stream-end); another leak steers nothing (it is
+   * reported beside any other cause of its run, oracle_judge, so it hides none) */
+  if (strncmp(cause, "lifetime|leaked_stream|", 23) == 0)
+    return gen_avoid_add(a, "leaked_stream") >= 0;
   if (strncmp(cause, "lifetime|leaked_", 16) == 0)
     return 0;
   /* misused-handle|KIND|HOW|via:X or destroyed-by:X */
@@ -58,7 +69,7 @@ static int cause_entries(const char *cls, const char *cause, GenAvoid *a) {
 }
 
 void campaign__avoid(Campaign *k, const char *signature, const char *cls, const char *why,
-                     uint64_t confs) {
+                     uint64_t confs, const GenCase *min) {
   /* LOWERING|CAUSE */
   const char *p1 = strchr(signature, '|');
   if (p1 == NULL)
@@ -69,7 +80,13 @@ void campaign__avoid(Campaign *k, const char *signature, const char *cls, const 
            strncmp(k->c.specs[i].name, signature, (size_t)(p1 - signature)) == 0;
   GenAvoid a;
   memset(&a, 0, sizeof a);
-  if (!ours || !cause_entries(cls, p1 + 1, &a) || gen_avoid_count(&a) == 0)
+  int crash = oracle_verdict_lookup(cls) == VERDICT_JIT_CRASH ||
+              oracle_verdict_lookup(cls) == VERDICT_LOWERING_CRASH;
+  if (ours && crash && min) /* (the structure of the smallest case that still crashes) */
+    gen_avoid_structure(&a, min);
+  else if (!ours || !cause_entries(cls, p1 + 1, &a))
+    return;
+  if (gen_avoid_count(&a) == 0)
     return;
   if (k->c.nmatrix == 0 || confs == 0)
     gen_avoid_union(&k->avoid_all, &a);

@@ -148,3 +148,14 @@ int gen_avoid_op(const GenAvoid *a, const GenOp *o) {
       return 1;
   return 0;
 }
+
+int gen_avoid_structure(GenAvoid *a, const GenCase *c) {
+  int added = 0;
+  for (int i = 0; i < c->nops; i++) {
+    int k = c->ops[i].kind;
+    if (!(gen_op_flags(k) & (GEN_K_BLOCK | GEN_K_REGION)) && k != GEN_OP_STREAM_CREATE)
+      continue;
+    added += gen_avoid_add(a, gen_op_mlir(k)) > 0; /* (as a cause would name it) */
+  }
+  return added;
+}

@@ -229,7 +229,9 @@ typedef struct GenShape {
   X(CAPTURE, "capture", "into-region", "a region uses its spawning context's tokens directly")     \
   X(STREAM, "stream-order", "stream", "a launch on an explicit stream the program creates")        \
   X(EXTRA_DEP, "extra-dep", "", "an extra, unneeded dependency")                                   \
-  X(WAITED, "host-wait", "", "a dependency on a token a host wait already completed")
+  X(WAITED, "host-wait", "", "a dependency on a token a host wait already completed")              \
+  X(STREAM_END, "stream-end", "leaked_stream",                                                     \
+    "a stream left to the program's end (with it avoided, a host wait ends each one)")
 
 typedef enum GenConstruct {
 #define GEN__CONSTRUCT_ENUM(id, name, words, help) GEN_CONSTRUCT_##id,
@@ -466,6 +468,10 @@ void gen_shape_text(const GenShape *s, char *out, size_t n);
  * without a token), "everything" (the forced test set) or an op shape (gen_shape_parse). 1 added,
  * 0 there already, -1 names nothing it knows (or a is full). */
 int gen_avoid_add(GenAvoid *a, const char *text);
+/* Adds to a the block, region and stream kinds case c has (scf.if, async.execute, llvm.call
+ * @mgpuStreamCreate...): what names a crash that names no op, by its minimized case. How many
+ * were added. */
+int gen_avoid_structure(GenAvoid *a, const GenCase *c);
 /* Adds every entry of b to a. */
 void gen_avoid_union(GenAvoid *a, const GenAvoid *b);
 /* Entries of a (shapes, then constructs), and entry i as gen_avoid_add reads it. */

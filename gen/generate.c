@@ -124,6 +124,7 @@ static void close_main(G *g, Ctx *main) {
   for (int b = 0; b < c->nbufs && g->rc == 0; b++)
     if (c->bufs[b].kind == GEN_BUF_HOST)
       gen__observe(g, main, b);
+  gen__end_streams(g, main, 0, -1);
 }
 
 static void g_free(G *g) {

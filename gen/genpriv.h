@@ -147,6 +147,9 @@ void gen__op_host_wait(G *g, Ctx *x);
 void gen__op_observe(G *g, Ctx *x);
 /* A dealloc of buffer b (async or synchronous, as the knobs draw it). */
 void gen__op_dealloc(G *g, Ctx *x, int b);
+/* With stream-end avoided: host waits that end each stream x made in block blk (0: x's own ops)
+ * that no host wait or yield ends, but the one token keep stands for (-1: none). */
+void gen__end_streams(G *g, Ctx *x, int blk, int keep);
 /* A host gpu.wait that orders nothing new (no operands, or tokens a host wait completed). */
 void gen__op_extra_wait(G *g, Ctx *x);
 /* The host reads buffer b (after a host wait for its last write, when needed). */

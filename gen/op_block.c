@@ -621,6 +621,8 @@ void gen__op_block(G *g, Ctx *x, int budget) {
       add_all(g, &body, &s, t);
   gen__ts_minimize(g, &s);
   int y = s.n ? join_all(g, &body, &s) : -1;
+  if (kind != GEN_OP_FOR) /* (a for's body repeats: no host wait) */
+    gen__end_streams(g, &body, b, y);
   g->cur_blk = 0;
   g->cur_kind = 0;
   g->cur_iter = -1;

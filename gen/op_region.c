@@ -270,6 +270,8 @@ static int render_execute(R *r, int i, int depth) {
       af_buf_printf(b, "%s!gpu.async.token", v ? ", " : "");
   }
   af_buf_puts(b, "\n");
+  if (r->map) /* the yield's calls (its events, the streams it ends) are the region op's */
+    gen__map_line(r, gen__lines_so_far(r), i);
   gen__ind(r, depth);
   af_buf_puts(b, "}\n");
   return 1;
@@ -436,6 +438,7 @@ static void close_region(G *g, Ctx *x, int region) {
         g->bs[owned[i]].owner = -1;
       }
   }
+  gen__end_streams(g, x, 0, -1); /* (after the yields, which end theirs) */
 }
 
 /* The region's inputs: unclaimed values of this context's children, to chain regions. */

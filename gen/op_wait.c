@@ -137,6 +137,63 @@ void gen__op_extra_wait(G *g, Ctx *x) {
   gen__emit(g, &o);
 }
 
+/* Whether op o makes a stream of its own in a lowering that runs each op on its first
+ * dependency's stream: a gpu.wait async, or an async op with no dependency. */
+static int makes_stream(const GenOp *o) {
+  return o->tok >= 0 && gen_op_async(o) && (o->kind == GEN_OP_WAIT_ASYNC || o->ndeps == 0);
+}
+
+void gen__end_streams(G *g, Ctx *x, int blk, int keep) {
+  if (!gen__avoids_construct(g, GEN_CONSTRUCT_STREAM_END) || g->rc)
+    return;
+  const GenCase *c = g->c;
+  int *last = af_malloc(sizeof(int) * (size_t)(g->ntok + 1)); /* per stream: its latest token */
+  uint8_t *mine = af_calloc((size_t)g->ntok + 1, 1);          /* 1 made here, 2 ended */
+  if (last == NULL || mine == NULL) {
+    af_free(last), af_free(mine);
+    gen__oom(g);
+    return;
+  }
+  for (int t = 0; t < g->ntok; t++)
+    last[t] = -1;
+  for (int i = 0; i < c->nops; i++) {
+    const GenOp *o = &c->ops[i];
+    if (o->ctx == x->id && o->blk == blk && makes_stream(o) && g->tok_root[o->tok] == o->tok &&
+        mine[o->tok] == 0)
+      mine[o->tok] = 1;
+    if (o->kind == GEN_OP_HOST_WAIT) /* (ends the stream of each token it waits for) */
+      for (int d = 0; d < o->ndeps; d++)
+        mine[g->tok_root[o->deps[d]]] = 2;
+  }
+  for (int r = 1; r < c->nregions; r++) /* (a yield ends its tokens' streams) */
+    for (int k = 0; k < c->regions[r].nyields; k++)
+      if (c->regions[r].yields[k] >= 0)
+        mine[g->tok_root[c->regions[r].yields[k]]] = 2;
+  if (keep >= 0)
+    mine[g->tok_root[keep]] = 2;
+  for (int t = 0; t < g->ntok; t++)
+    if (g->tok_ctx[t] == x->id && g->tok_blk[t] == blk && mine[g->tok_root[t]] == 1)
+      last[g->tok_root[t]] = t;
+  GenOp o = gen__blank(GEN_OP_HOST_WAIT, x->id);
+  int k = g->cfg.max_deps;
+  if (gen__avoids(g, GEN_OP_HOST_WAIT, 0, 2, NULL))
+    k = 1; /* (one wait per stream, as gen__host_wait makes them) */
+  for (int r = 0; r <= g->ntok && g->rc == 0; r++) {
+    if (r < g->ntok && last[r] >= 0)
+      o.deps[o.ndeps++] = last[r];
+    if (o.ndeps > 0 && (o.ndeps == k || r == g->ntok)) {
+      /* (the last ops of x or of the body: the tokens are not marked complete, which a wait
+       * in a conditional body would not make them) */
+      if (gen__emit(g, &o) < 0)
+        break;
+      g->refit++;
+      o = gen__blank(GEN_OP_HOST_WAIT, x->id);
+    }
+  }
+  af_free(last);
+  af_free(mine);
+}
+
 void gen__observe(G *g, Ctx *x, int b) {
   TSet s;
   s.n = 0;

@@ -221,8 +221,8 @@ static const char *token_crossing(const GenCase *c, int t) {
 static const char *handle_travel(const GenCase *c, int maker, int user) {
   if (user >= 0 && user < c->nops) {
     const GenOp *u = &c->ops[user];
-    if (u->kind == GEN_OP_AWAIT && u->vidx >= 0)
-      return "yield";
+    if ((u->kind == GEN_OP_AWAIT && u->vidx >= 0) || u->kind == GEN_OP_EXECUTE)
+      return "yield"; /* (a region op's calls are its yield's) */
     for (int d = 0; d < u->ndeps; d++) {
       const char *how = token_crossing(c, u->deps[d]);
       if (how)
@@ -251,6 +251,8 @@ static const char *destroyer_role(const GenCase *c, int destroyer, int maker) {
   const GenOp *o = &c->ops[destroyer];
   if (o->kind == GEN_OP_HOST_WAIT)
     return "host-wait";
+  if (o->kind == GEN_OP_EXECUTE) /* (a region op's calls are its yield's) */
+    return "yield";
   return o->tok >= 0 ? "async-op" : "sync-op";
 }
 

@@ -189,6 +189,116 @@ static void waits_through_joins(void) {
   CHECK_EQ(after, 0);
 }
 
+/* How many streams a case leaves to its end, lowered as mlir-opt's default pipeline lowers it:
+ * a gpu.wait async or an async op with no dependency makes a stream (the ops that depend on it
+ * run on it, blocks and captures pass it on); a host wait on any token of it, or a yield of one,
+ * ends it. */
+static int leaked_streams(const GenCase *c) {
+  int n = c->ntoks, leaks = 0;
+  int *root = calloc((size_t)n + 1, sizeof(int));
+  char *made = calloc((size_t)n + 1, 1), *ended = calloc((size_t)n + 1, 1);
+  for (int t = 0; t < n; t++)
+    root[t] = t;
+  for (int pass = 0; pass < 8; pass++) /* (aliases of aliases) */
+    for (int i = 0; i < c->nops; i++) {
+      const GenOp *o = &c->ops[i];
+      if (o->tok >= 0 && gen_op_async(o) && o->ndeps > 0 && o->kind != GEN_OP_WAIT_ASYNC)
+        root[o->tok] = root[o->deps[0]];
+    }
+  for (int i = 0; i < c->nops; i++) {
+    const GenOp *o = &c->ops[i];
+    if (o->tok >= 0 && gen_op_async(o) && (o->kind == GEN_OP_WAIT_ASYNC || o->ndeps == 0))
+      made[o->tok] = 1;
+    for (int d = 0; d < o->ndeps && o->kind == GEN_OP_HOST_WAIT; d++)
+      ended[root[o->deps[d]]] = 1;
+  }
+  for (int r = 1; r < c->nregions; r++)
+    for (int k = 0; k < c->regions[r].nyields; k++)
+      ended[root[c->regions[r].yields[k]]] = 1;
+  for (int t = 0; t < n; t++)
+    leaks += made[t] && !ended[t];
+  free(root);
+  free(made);
+  free(ended);
+  return leaks;
+}
+
+/* stream-end avoided (a leaked stream was found): each context ends the streams it made that no
+ * host wait or yield ends, with host waits when it closes; nothing else changes, so the data ops
+ * and observations are those of the case without it, and the case runs clean. */
+static void streams_end(void) {
+  GenConfig cfg, av;
+  gen_config_default(&cfg);
+  cfg.block_pct = 0; /* (a for's body repeats: its streams are not ended) */
+  cfg.capture_pct = 0;
+  av = cfg;
+  CHECK_EQ(gen_avoid_add(&av.avoid, "leaked_stream"), 1); /* the word a leak's cause has */
+  int before = 0, after = 0, hit = 0, same = 0, n = 300;
+  for (uint64_t seed = 1; seed <= (uint64_t)n; seed++) {
+    GenCase a, b;
+    pair(seed, &cfg, &av, &a, &b);
+    int la = leaked_streams(&a), lb = leaked_streams(&b);
+    before += la;
+    after += lb;
+    hit += la > 0;
+    if (lb)
+      fprintf(stderr, "stream-end avoided: case seed %llu leaves %d stream(s)\n",
+              (unsigned long long)seed, lb);
+    if (same_data_ops(&a, &b)) {
+      same++;
+      CHECK(same_observations(&a, &b));
+    }
+    runs_clean(&b);
+    gen_case_free(&a);
+    gen_case_free(&b);
+  }
+  printf("stream-end (host waits end them): %d of %d cases left streams (%d), %d with it "
+         "avoided; %d with the same data ops and observations\n",
+         hit, n, before, after, same);
+  CHECK(hit >= n / 2);
+  CHECK_EQ(after, 0);
+  CHECK(same >= n / 2);
+}
+
+/* A crash names no op: its minimized case names it by the block and region kinds it has. */
+static void structure(void) {
+  GenConfig cfg;
+  gen_config_default(&cfg);
+  cfg.region_pct = 30;
+  cfg.block_pct = 30;
+  GenCase c;
+  AfErr err = {0};
+  int found = 0;
+  for (uint64_t seed = 1; seed <= 20 && !found; seed++) {
+    CHECK_EQ(gen_generate(&c, seed, &cfg, &err), 0);
+    GenAvoid a;
+    memset(&a, 0, sizeof a);
+    int n = gen_avoid_structure(&a, &c);
+    GenShape ex;
+    CHECK_EQ(gen_shape_parse("async.execute", &ex), 0);
+    int has = 0;
+    for (int i = 0; i < c.nops; i++)
+      has += c.ops[i].kind == GEN_OP_EXECUTE;
+    CHECK_EQ(gen_case_has_shape(&c, &ex, 1), has > 0);
+    if (has) { /* the set has async.execute, and only kinds the case has */
+      char t[96];
+      int seen = 0;
+      for (int i = 0; i < gen_avoid_count(&a); i++) {
+        gen_avoid_text(&a, i, t, sizeof t);
+        seen += strcmp(t, "async.execute") == 0;
+        GenShape s;
+        CHECK_EQ(gen_shape_parse(t, &s), 0);
+        CHECK(gen_case_has_shape(&c, &s, 1));
+      }
+      CHECK_EQ(seen, 1);
+      CHECK(n >= 1);
+      found = 1;
+    }
+    gen_case_free(&c);
+  }
+  CHECK(found);
+}
+
 /* The set is in the case's JSON and its regenerate options; the same seed and knobs make the
  * same bytes; an empty set changes nothing a seed made before. */
 static void travels(void) {
@@ -268,6 +378,8 @@ int main(void) {
       "every form avoided: left allocated", 0, 0);
   one_form("async.execute", "left out: no region", 0, 0);
   waits_through_joins();
+  streams_end();
+  structure();
   asyncfuzz_rt_shutdown();
   return TEST_DONE("test_avoid");
 }

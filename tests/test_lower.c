@@ -352,7 +352,7 @@ static void test_line_map(void) {
   GenLineMap map;
   char *text = gen_render_mlir_batch_map(&cp, &zero, 1, 1, &map);
   CHECK(text != NULL);
-  int seen = 0;
+  int seen = 0, yields = 0;
   for (int l = 0; l < map.nlines; l++) {
     if (map.op[l] < 0)
       continue;
@@ -369,10 +369,19 @@ static void test_line_map(void) {
         [GEN_OP_HOST_WAIT] = "gpu.wait",        [GEN_OP_OBSERVE] = "@asyncfuzz_observe",
         [GEN_OP_EXECUTE] = "async.execute",     [GEN_OP_AWAIT] = "async.await"};
     CHECK(want[c.ops[map.op[l]].kind] != NULL);
+    if (c.ops[map.op[l]].kind == GEN_OP_EXECUTE && strstr(buf, "async.yield")) {
+      yields++; /* (a region op's second line: its yield, whose calls are the region's) */
+      continue;
+    }
     CHECK_CONTAINS(buf, want[c.ops[map.op[l]].kind] ? want[c.ops[map.op[l]].kind] : "?");
     seen++;
   }
   CHECK_EQ(seen, c.nops); /* every op has its line */
+  int regions = 0;
+  for (int i = 0; i < c.nops; i++)
+    regions += c.ops[i].kind == GEN_OP_EXECUTE;
+  CHECK(regions > 0);
+  CHECK_EQ(yields, regions); /* and each region its yield's */
   af_free(map.op);
   af_free(text);
   gen_case_free(&c);

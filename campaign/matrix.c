@@ -1,0 +1,232 @@
+/*
+ * matrix.c: each new finding of the matrix's lowering run on every configuration
+ * (campaign_int.h). The new findings of a batch wait until the batch is recorded; then each
+ * configuration runs all their cases in one batch (one mlir-opt and one mlir-runner process for
+ * all of them, not one per finding), each under the schedule it failed with. The verdicts go to
+ * the database, info.txt and the summary, and steer generation on the configurations where the
+ * finding reproduces (steer.c).
+ */
+#include "campaign_int.h"
+
+#include "../lower/mlir.h"
+
+#include <string.h>
+
+static int same_sched(const Schedule *a, const Schedule *b) {
+  return a->policy == b->policy && a->seed == b->seed;
+}
+
+/* A new finding waiting for its matrix check: its signature (k->sigs[sig]), the case to run
+ * (the minimized one when there is one) and the schedule it failed with. */
+struct CampaignPending {
+  int sig;
+  GenCase c;
+  Schedule s;
+};
+
+/* Two configurations that differ in one axis only: which one (0 LLVM, 1 pipeline, 2 target,
+ * 3 JIT level), or -1. */
+static int one_axis(const LowerSpec *a, const LowerSpec *b) {
+  int d[4] = {strcmp(a->version, b->version) != 0, strcmp(a->variant, b->variant) != 0,
+              strcmp(a->target, b->target) != 0, a->jit_opt != b->jit_opt};
+  int n = d[0] + d[1] + d[2] + d[3];
+  for (int i = 0; n == 1 && i < 4; i++)
+    if (d[i])
+      return i;
+  return -1;
+}
+
+/* The axes that explain the differing verdicts v of the configurations that ran: those in
+ * which two configurations that differ in that axis only disagree ("LLVM, JIT"). */
+static void differing_axes(const Campaign *k, const Verdict *v, const int *ran, char *out,
+                           size_t n) {
+  int differ[4] = {0};
+  for (int i = 0; i < k->c.nmatrix; i++)
+    for (int j = i + 1; j < k->c.nmatrix; j++)
+      if (ran[i] && ran[j] &&
+          strcmp(v[i].cls == VERDICT_PASS ? "" : v[i].signature,
+                 v[j].cls == VERDICT_PASS ? "" : v[j].signature) != 0) {
+        int a = one_axis(&k->c.matrix[i], &k->c.matrix[j]);
+        if (a >= 0)
+          differ[a] = 1;
+      }
+  static const char *const axis_names[4] = {"LLVM", "pipeline", "target", "JIT"};
+  out[0] = '\0';
+  for (int a = 0; a < 4; a++)
+    if (differ[a])
+      snprintf(out + strlen(out), n - strlen(out), "%s%s", out[0] ? ", " : "", axis_names[a]);
+}
+
+/* The verdicts v of sig's case on the configurations that ran: the rows of the database,
+ * info.txt's table, the configurations it reproduces on, the axes that explain differences. */
+static int matrix_rows(Campaign *k, Sig *sig, const Verdict *v, const int *ran, double seconds) {
+  int n = k->c.nmatrix;
+  StoreConfigVerdict *rows = af_calloc((size_t)n, sizeof *rows);
+  char(*axes)[2][24] = af_calloc((size_t)n, sizeof *axes); /* LLVM release, JIT level */
+  if (!rows || !axes) {
+    af_free(rows), af_free(axes);
+    campaign__problem(k, "out of memory");
+    return -1;
+  }
+  AfBuf b;
+  af_buf_init(&b);
+  int m = 0, rep = 0;
+  for (int i = 0; i < n; i++) {
+    if (!ran[i])
+      continue;
+    const LowerSpec *sp = &k->c.matrix[i];
+    StoreConfigVerdict *w = &rows[m++];
+    snprintf(axes[i][0], sizeof axes[i][0], "%s", mlir_llvm_version(sp));
+    snprintf(axes[i][1], sizeof axes[i][1], sp->jit_opt < 0 ? "Odefault" : "O%d", sp->jit_opt);
+    w->config = sp->name;
+    w->version = sp->version;
+    w->llvm = axes[i][0];
+    w->pipeline = sp->variant;
+    w->target = sp->target;
+    w->jit = axes[i][1];
+    w->cls = oracle_verdict_name(v[i].cls);
+    w->signature = v[i].cls == VERDICT_PASS ? "" : v[i].signature;
+    w->reproduces = v[i].cls != VERDICT_PASS && oracle_verdict_has(&v[i], sig->f.signature);
+    rep += w->reproduces;
+    if (w->reproduces && i < 64)
+      sig->repro_confs |= 1ull << i;
+    char ax[200];
+    mlir_config_axes(sp, ax, sizeof ax);
+    af_buf_printf(&b, "  %-44s %s\n", ax,
+                  w->reproduces              ? "reproduces"
+                  : v[i].cls == VERDICT_PASS ? "pass"
+                                             : w->signature);
+  }
+  differing_axes(k, v, ran, sig->f.matrix_axes, sizeof sig->f.matrix_axes);
+  sig->f.matrix_n = m;
+  sig->f.matrix_rep = rep;
+  sig->f.matrix_seconds = seconds;
+  af_free(sig->matrix);
+  sig->matrix = af_buf_take(&b);
+  k->st.matrix_checked++;
+  k->st.matrix_differ += rep < m;
+  AfErr err = {0};
+  int rc = 0;
+  if (k->db && m > 0 && store_set_configs(k->db, sig->f.signature, k->run_id, rows, m, &err) != 0) {
+    campaign__problem(k, "%s", err.msg);
+    rc = -1;
+  }
+  af_free(rows), af_free(axes);
+  return rc;
+}
+
+void campaign__steer_found(Campaign *k, const Sig *sig, const GenCase *c) {
+  /* where it reproduces; without a matrix check, where it was found */
+  uint64_t confs = sig->repro_confs;
+  if (confs == 0 && sig->f.low >= k->c.nspecs && sig->f.low - k->c.nspecs < 64)
+    confs = 1ull << (sig->f.low - k->c.nspecs);
+  if (k->c.avoid_found)
+    campaign__avoid(k, sig->f.signature, oracle_verdict_name(sig->f.cls), "found", confs, c);
+}
+
+int campaign__matrix_queue(Campaign *k, int sig, const GenCase *c, const Schedule *s) {
+  if (af_grow((void **)&k->pending, &k->cappending, k->npending + 1, sizeof *k->pending)) {
+    campaign__problem(k, "out of memory");
+    return -1;
+  }
+  CampaignPending *p = &k->pending[k->npending];
+  p->sig = sig;
+  p->s = *s;
+  if (gen_case_copy(&p->c, c) != 0) {
+    campaign__problem(k, "out of memory");
+    return -1;
+  }
+  k->npending++;
+  return 0;
+}
+
+/* Pending findings [from, to) on every configuration, each configuration in one batch under the
+ * schedules sched[0..ns) (each finding's among them), into v[j * nmatrix + i] and ran[...]. */
+static void run_pending(Campaign *k, int from, int to, const Schedule *sched, int ns, Verdict *v,
+                        int *ran) {
+  int n = to - from, nm = k->c.nmatrix;
+  const GenCase **cs = af_calloc((size_t)n, sizeof *cs);
+  CheckResult *r = af_calloc((size_t)n, sizeof *r);
+  if (!cs || !r) {
+    af_free(cs), af_free(r);
+    campaign__problem(k, "out of memory");
+    return;
+  }
+  for (int j = 0; j < n; j++)
+    cs[j] = &k->pending[from + j].c;
+  CheckOpts o = k->c.opts;
+  o.stop_at_first = 0; /* (each finding's verdict is the one of its own schedule) */
+  for (int i = 0; i < nm; i++) {
+    const LowerSpec *sp = &k->c.matrix[i];
+    AfErr err = {0};
+    if (check_cases(cs, n, sp, sched, ns, NULL, &o, r, &err) != 0) {
+      campaign__problem(k, "%d new finding(s) on %s: %s", n, sp->name, err.msg);
+      continue;
+    }
+    for (int j = 0; j < n; j++) {
+      const CheckResult *x = &r[j];
+      int at = 0;
+      while (at < ns && !same_sched(&sched[at], &k->pending[from + j].s))
+        at++;
+      Verdict *w = &v[(size_t)j * (size_t)nm + (size_t)i];
+      if (at < x->nsched) /* (a case mlir-opt did not lower has one verdict for all) */
+        *w = x->verdict[at];
+      else if (x->first_fail >= 0)
+        *w = x->verdict[x->first_fail];
+      else
+        w->cls = VERDICT_PASS;
+      ran[(size_t)j * (size_t)nm + (size_t)i] = 1;
+    }
+  }
+  af_free(cs), af_free(r);
+}
+
+int campaign__matrix_flush(Campaign *k) {
+  int rc = 0, nm = k->c.nmatrix;
+  for (int from = 0; from < k->npending;) {
+    /* as many findings as have at most CHECK_MAX_SCHED schedules between them */
+    Schedule sched[CHECK_MAX_SCHED];
+    int ns = 0, to = from;
+    for (; to < k->npending; to++) {
+      int at = 0;
+      while (at < ns && !same_sched(&sched[at], &k->pending[to].s))
+        at++;
+      if (at == ns && ns == CHECK_MAX_SCHED)
+        break;
+      if (at == ns)
+        sched[ns++] = k->pending[to].s;
+    }
+    int n = to - from;
+    Verdict *v = af_calloc((size_t)n * (size_t)nm, sizeof *v);
+    int *ran = af_calloc((size_t)n * (size_t)nm, sizeof *ran);
+    if (!v || !ran) {
+      af_free(v), af_free(ran);
+      campaign__problem(k, "out of memory");
+      return -1;
+    }
+    double t0 = campaign__now();
+    run_pending(k, from, to, sched, ns, v, ran);
+    double each = (campaign__now() - t0) / n;
+    for (int j = 0; j < n; j++) {
+      CampaignPending *p = &k->pending[from + j];
+      Sig *sig = &k->sigs[p->sig];
+      if (matrix_rows(k, sig, v + (size_t)j * (size_t)nm, ran + (size_t)j * (size_t)nm, each) ||
+          campaign__write_info(k, sig))
+        rc = -1;
+      campaign__steer_found(k, sig, &p->c);
+      gen_case_free(&p->c);
+    }
+    af_free(v), af_free(ran);
+    from = to;
+  }
+  k->npending = 0;
+  return rc;
+}
+
+void campaign__matrix_free(Campaign *k) {
+  for (int j = 0; j < k->npending; j++)
+    gen_case_free(&k->pending[j].c);
+  af_free(k->pending);
+  k->pending = NULL;
+  k->npending = k->cappending = 0;
+}
