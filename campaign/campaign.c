@@ -87,6 +87,8 @@ static int run_here(Campaign *k, Slot *slots, CampaignResult *res) {
   if (k->db && campaign__config_counts(k, k->db) != 0)
     failed = 1;
   campaign__write_state(k, 1, slots, el);
+  k->point_skip = 0; /* (the last point, whatever the thinning) */
+  campaign__timeline(k);
   campaign__progress(k, 1);
   for (int i = 0; i < k->nsigs; i++)
     if (!k->sigs[i].f.suppressed && campaign__write_info(k, &k->sigs[i]) != 0)
@@ -159,7 +161,9 @@ int campaign_open(const CampaignConfig *cfg, int resume, Campaign **out, uint64_
     rc = check_runs_on(campaign_spec(&k->c, i), &k->c.opts, err); /* rocdl on the sim only */
   for (int i = 0; i < k->c.nspecs; i++)
     any_mlir |= k->c.specs[i].kind == LOWER_MLIR_OPT;
-  k->batch = any_mlir ? cfg->batch : 1;
+  /* (with a matrix, smaller batches: each configuration has its turn, and steers its cases,
+   * within the first minutes) */
+  k->batch = !any_mlir ? 1 : cfg->batch > 0 ? cfg->batch : k->c.nmatrix > 1 ? 16 : 64;
   if (rc == 0)
     rc = check_parse_schedules(cfg->sched_spec, 0, k->sched, CHECK_MAX_SCHED, &k->nsched, err);
   if (rc == 0) { /* the knobs give cases */
@@ -197,6 +201,7 @@ void campaign_free(Campaign *k) {
   af_free(k->sigs);
   af_free(k->alias);
   campaign__matrix_free(k);
+  af_free(k->timeline);
   af_free(k->found);
   af_free(k);
 }

@@ -36,7 +36,8 @@ typedef struct CampaignConfig {
   int nmatrix, matrix_low;
   GenConfig cfg;               /* the generator's knobs */
   int swarm;                   /* each case draws its own knobs around cfg */
-  int batch;                   /* cases per batch (mlir-opt: per process) */
+  int batch;                   /* cases per batch (mlir-opt: per process); 0: 64, or 16 with
+                                  a matrix */
   const char *sched_spec;      /* the schedules, e.g. "lazy,random,pct" */
   CheckOpts opts;              /* backend, checker options */
   const char *device;          /* the device line, as recorded */
@@ -72,8 +73,11 @@ typedef struct CampaignStatus {
   long differ_cases;
   int nconfigs;            /* the matrix's configurations (0: none) */
   long conf_min, conf_max; /* the fewest and most cases a configuration has had */
-  long matrix_checked;     /* new findings checked on every configuration */
-  long matrix_differ;      /* ... of which the configurations disagree on */
+  /* the lowest and highest shares (%) of a configuration's cases that reached execution, and
+   * that ran clean (no failure), over the configurations that had cases (-1: none had) */
+  double exec_lo, exec_hi, clean_lo, clean_hi;
+  long matrix_checked; /* new findings checked on every configuration */
+  long matrix_differ;  /* ... of which the configurations disagree on */
 } CampaignStatus;
 
 typedef struct CampaignHooks {

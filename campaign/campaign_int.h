@@ -90,7 +90,15 @@ struct Campaign {
   int64_t run_id;
   CampaignPending *pending; /* new findings waiting for their matrix check (matrix.c) */
   int npending, cappending;
+  /* the campaign over time (summary.json's "timeline"), one point per progress period: the
+   * elapsed seconds, then cases, executed, failures, new findings and signatures, then cases,
+   * executed and failures of each configuration of the matrix (TIMELINE_FIELDS + 3 * nmatrix
+   * longs a point); thinned to every other point past TIMELINE_MAX */
+  long *timeline;
+  int npoints, cappoints, point_every, point_skip;
 };
+#define TIMELINE_FIELDS 6
+#define TIMELINE_MAX 720
 
 /* Reports a problem to the hooks ("asyncfuzz campaign: " is the caller's prefix). */
 void campaign__problem(const Campaign *k, const char *fmt, ...)
@@ -138,6 +146,8 @@ int campaign__write_info(Campaign *k, const Sig *s);
 
 /* Whether the campaign was told to stop (a signal). */
 int campaign__stopped(const Campaign *k);
+/* Adds the campaign's counts now to its timeline. */
+void campaign__timeline(Campaign *k);
 /* Refreshes k->st's derived counts and calls the progress hook (final: the last call). */
 void campaign__progress(Campaign *k, int final);
 

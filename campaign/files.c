@@ -62,18 +62,61 @@ int campaign__stopped(const Campaign *k) {
   return k->c.stop && *k->c.stop;
 }
 
+void campaign__timeline(Campaign *k) {
+  int w = TIMELINE_FIELDS + 3 * k->c.nmatrix;
+  if (k->point_every < 1)
+    k->point_every = 1;
+  if (k->point_skip++ % k->point_every != 0)
+    return;
+  if (k->npoints >= TIMELINE_MAX) { /* every other point goes, and later ones are half as many */
+    for (int i = 1; i < k->npoints / 2; i++)
+      memcpy(k->timeline + (size_t)i * (size_t)w, k->timeline + (size_t)(2 * i) * (size_t)w,
+             sizeof(long) * (size_t)w);
+    k->npoints /= 2;
+    k->point_every *= 2;
+  }
+  if (af_grow((void **)&k->timeline, &k->cappoints, (k->npoints + 1) * w, sizeof(long)))
+    return; /* (out of memory: the timeline stops; nothing else depends on it) */
+  long *p = k->timeline + (size_t)k->npoints++ * (size_t)w;
+  p[0] = (long)((campaign__now() - k->t0) * 10.0 + 0.5); /* (tenths of a second) */
+  p[1] = k->st.cases;
+  p[2] = k->st.executed;
+  p[3] = k->st.failures;
+  p[4] = k->st.new_findings;
+  p[5] = k->nsigs;
+  for (int c = 0; c < k->c.nmatrix; c++) {
+    p[TIMELINE_FIELDS + 3 * c] = k->conf[c].cases;
+    p[TIMELINE_FIELDS + 3 * c + 1] = k->conf[c].executed;
+    p[TIMELINE_FIELDS + 3 * c + 2] = k->conf[c].failures;
+  }
+}
+
 void campaign__progress(Campaign *k, int final) {
   if (k->hooks && k->hooks->progress) {
     k->st.elapsed = campaign__now() - k->t0;
     k->st.nspecs = k->c.nspecs;
     k->st.signatures = k->nsigs;
     k->st.nconfigs = k->c.nmatrix;
+    k->st.exec_lo = k->st.exec_hi = k->st.clean_lo = k->st.clean_hi = -1;
     for (int i = 0; i < k->c.nmatrix; i++) {
-      long c = k->conf[i].cases;
+      const CampaignConfCount *cc = &k->conf[i];
+      long c = cc->cases;
       if (i == 0 || c < k->st.conf_min)
         k->st.conf_min = c;
       if (i == 0 || c > k->st.conf_max)
         k->st.conf_max = c;
+      if (c <= 0)
+        continue;
+      double ex = 100.0 * (double)cc->executed / (double)c;
+      double cl = 100.0 * (double)(c - cc->failures) / (double)c;
+      if (k->st.exec_lo < 0 || ex < k->st.exec_lo)
+        k->st.exec_lo = ex;
+      if (ex > k->st.exec_hi)
+        k->st.exec_hi = ex;
+      if (k->st.clean_lo < 0 || cl < k->st.clean_lo)
+        k->st.clean_lo = cl;
+      if (cl > k->st.clean_hi)
+        k->st.clean_hi = cl;
     }
     k->hooks->progress(&k->st, final, k->hooks->ctx);
   }

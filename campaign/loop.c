@@ -165,6 +165,7 @@ int campaign__loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, in
       next_flush = t + 1.0;
     }
     if (t >= next_report) {
+      campaign__timeline(k);
       if (show)
         campaign__progress(k, 0);
       if (jobs == 1)

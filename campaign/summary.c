@@ -109,6 +109,23 @@ int campaign__write_summary(Campaign *k, double el) {
     fprintf(f, ", \"cases\": %ld, \"first_seed\": %llu}", k->differ[i].count,
             (unsigned long long)k->differ[i].first_seed);
   }
+  fprintf(f, "],\n \"timeline\": [");
+  int w = TIMELINE_FIELDS + 3 * k->c.nmatrix;
+  for (int i = 0; i < k->npoints; i++) {
+    const long *p = k->timeline + (size_t)i * (size_t)w;
+    fprintf(f,
+            "%s\n  {\"seconds\": %.1f, \"cases\": %ld, \"executed\": %ld, \"failures\": %ld, "
+            "\"findings\": %ld, \"signatures\": %ld",
+            i ? "," : "", (double)p[0] / 10.0, p[1], p[2], p[3], p[4], p[5]);
+    if (k->c.nmatrix > 0) {
+      fprintf(f, ", \"configurations\": [");
+      for (int c = 0; c < k->c.nmatrix; c++)
+        fprintf(f, "%s[%ld, %ld, %ld]", c ? ", " : "", p[TIMELINE_FIELDS + 3 * c],
+                p[TIMELINE_FIELDS + 3 * c + 1], p[TIMELINE_FIELDS + 3 * c + 2]);
+      fprintf(f, "]");
+    }
+    fprintf(f, "}");
+  }
   fprintf(f, "],\n \"signatures\": [");
   for (int i = 0; i < k->nsigs; i++)
     summary_signature(f, k, &k->sigs[i], i);

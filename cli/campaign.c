@@ -57,7 +57,8 @@ static const char campaign_help[] =
     "                  targets=nvvm,rocdl   jit=O0,O1,O2,O3,Odefault\n"
     "  --pipeline P    pass pipeline for the mlir-opt lowerings (replaces the variant's)\n"
     "  --schedules L   default lazy,random,pct (see asyncfuzz check --help)\n"
-    "  --batch N       cases per mlir-opt/mlir-runner process (default 64)\n"
+    "  --batch N       cases per mlir-opt/mlir-runner process (default 64; 16 with a matrix,\n"
+    "                  so that every configuration gets its turn soon)\n"
     "  --no-swarm      every case with the same knobs (default: swarm testing, each case\n"
     "                  draws its own knobs around them; the case file records them)\n"
     "  --memfree-sync  model mgpuMemFree as synchronizing the device (lenient)\n"
@@ -207,6 +208,10 @@ static void on_progress(const CampaignStatus *k, int final, void *ctx) {
   if (a->any_mlir)
     fprintf(stderr, "  executed %.1f%%",
             k->cases > 0 ? 100.0 * (double)k->executed / (double)k->cases : 0.0);
+  if (a->any_mlir && k->nconfigs > 0 && k->exec_lo >= 0)
+    fprintf(stderr, " (%.0f-%.0f%% per config), clean %.1f%% (%.0f-%.0f%%)", k->exec_lo, k->exec_hi,
+            k->cases > 0 ? 100.0 * (double)(k->cases - k->failures) / (double)k->cases : 0.0,
+            k->clean_lo, k->clean_hi);
   fprintf(stderr, "%s", final || !isatty(2) ? "\n" : "");
   fflush(stderr);
 }
@@ -225,7 +230,7 @@ static void campaign_defaults(Args *a) {
   c->sched_spec = "lazy,random,pct";
   c->swarm = c->reduce = c->avoid_known = c->avoid_found = 1;
   c->explore_permille = 20;
-  c->batch = 64;
+  c->batch = 0; /* (the campaign's choice: 64, or 16 with a matrix) */
   c->seconds = 30;
   c->max_cases = -1;
   c->repro = 5;

@@ -186,7 +186,8 @@ static const char *text_line(const char *text, long n) {
 
 /* The shape of the unconverted op `op` on `line` of code: as the case's own line has it (the
  * input line its location names, when that line has the same op: a pass such as
- * gpu-async-region may have added dependencies), else as the output has it. */
+ * gpu-async-region may have added dependencies), or the block or region op of that line, else
+ * as the output has it. */
 static void unconverted_shape(const char *code, const char *line, const char *op, const char *input,
                               int first_line, char *out, size_t n) {
   long ln = input ? mlir_op_line(code, line) : -1;
@@ -194,6 +195,15 @@ static void unconverted_shape(const char *code, const char *line, const char *op
   char iop[96] = "";
   if (src)
     op_name(src, iop, sizeof iop);
+  GenShape block;
+  if (iop[0] && strcmp(iop, op) != 0 && strncmp(op, "gpu.", 4) != 0 &&
+      gen_shape_parse(iop, &block) == 0 &&
+      (gen_op_flags(block.kind) & (GEN_K_BLOCK | GEN_K_REGION))) {
+    /* an op a pass made of the case's block or region (the cf.br of an scf.if's result): named
+     * by it, as the case has it */
+    af_fmt(out, n, "%s", iop);
+    return;
+  }
   op_shape(iop[0] && strcmp(iop, op) == 0 ? src : line, op, out, n);
 }
 

@@ -335,8 +335,12 @@ static int hb_signature(const GenCase *c, const HbReport *r, const RtRec *trace,
   } else if (r->kind == HB_LEAK_STREAM || r->kind == HB_LEAK_EVENT || r->kind == HB_LEAK_BUFFER) {
     v->cls = VERDICT_LIFETIME;
     fmt_into(v->victim, sizeof v->victim, "%s|lifetime|%s|made-by:%s", lowering, kind, s2);
-    /* the kind of op whose lowering made the handle: one pattern, whatever its dependencies */
+    /* the kind of op whose lowering made the handle: one pattern, whatever its dependencies
+     * and wherever it stands */
     char *d = strstr(s2, " deps=");
+    if (d)
+      *d = 0;
+    d = strstr(s2, "@region");
     if (d)
       *d = 0;
     fmt_into(v->signature, sizeof v->signature, "%s|lifetime|%s|made-by:%s", lowering, kind, s2);
