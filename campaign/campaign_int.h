@@ -84,12 +84,14 @@ struct Campaign {
   GenAvoid avoid_all;
   GenAvoid avoid_conf[CAMPAIGN_MAX_CONFIGS];
   char avoid_why[64][160];
+  uint64_t avoid_sig[64]; /* the signature (hash) each entry came from: one entry each */
   double t0;
   double deadline; /* campaign__now() time the campaign ends (0: by case count) */
   Store *db;       /* NULL: no database */
   int64_t run_id;
   CampaignPending *pending; /* new findings waiting for their matrix check (matrix.c) */
   int npending, cappending;
+  double pending_since; /* campaign__now() of the oldest */
   /* the campaign over time (summary.json's "timeline"), one point per progress period: the
    * elapsed seconds, then cases, executed, failures, new findings and signatures, then cases,
    * executed and failures of each configuration of the matrix (TIMELINE_FIELDS + 3 * nmatrix
@@ -130,11 +132,14 @@ void campaign__avoid(Campaign *k, const char *signature, const char *cls, const 
 /* Steers generation away from new finding sig (its case c: the minimized one, or the one it
  * was found with) where its matrix check reproduced it, or where it was found. */
 void campaign__steer_found(Campaign *k, const Sig *sig, const GenCase *c);
-/* Queues new finding k->sigs[sig] for the matrix check: case c (copied) under schedule s.
- * campaign__matrix_flush runs the queue on every configuration, one batch per configuration,
- * and records, writes and steers each. 0 or -1 (reported). */
+/* Queues new finding k->sigs[sig] for the matrix check: case c (copied) under schedule s; it
+ * steers the configuration it was found on at once. campaign__matrix_flush runs the queue on
+ * every configuration, one batch per configuration, and records, writes and steers each where
+ * it reproduces. 0 or -1 (reported). */
 int campaign__matrix_queue(Campaign *k, int sig, const GenCase *c, const Schedule *s);
-int campaign__matrix_flush(Campaign *k);
+/* ... all of the queue (all: 1), or when it is due (all: 0: 8 findings wait, or one has waited
+ * a minute). */
+int campaign__matrix_flush(Campaign *k, int all);
 /* Frees what the queue still holds (a campaign that stopped on an error). */
 void campaign__matrix_free(Campaign *k);
 /* The avoid set of a case of seed for configuration conf (empty: an exploration case). */

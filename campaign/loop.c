@@ -186,7 +186,7 @@ int campaign__loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, in
     if (ex == 0)
       ex = record_batch(k, conf, cases, es, n, res);
     if (ex == 0) /* (the batch's new findings on every configuration, at once) */
-      ex = campaign__matrix_flush(k);
+      ex = campaign__matrix_flush(k, 0);
     for (int j = 0; j < ngen; j++) {
       oracle_expected_free(es[j]);
       es[j] = NULL;
@@ -199,8 +199,10 @@ int campaign__loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, in
   af_free(es);
   af_free(cp);
   af_free(res);
-  if (campaign__matrix_flush(k) != 0 || campaign__flush_tallies(k) != 0)
+  if (campaign__matrix_flush(k, 1) != 0 || campaign__flush_tallies(k) != 0)
     ex = -1;
+  if (ex == 0) /* (what the last matrix checks counted) */
+    publish(&slots[w], k, next);
   return ex;
 }
 

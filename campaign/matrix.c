@@ -1,10 +1,11 @@
 /*
  * matrix.c: each new finding of the matrix's lowering run on every configuration
- * (campaign_int.h). The new findings of a batch wait until the batch is recorded; then each
- * configuration runs all their cases in one batch (one mlir-opt and one mlir-runner process for
- * all of them, not one per finding), each under the schedule it failed with. The verdicts go to
- * the database, info.txt and the summary, and steer generation on the configurations where the
- * finding reproduces (steer.c).
+ * (campaign_int.h). New findings wait (steering the configuration each was found on) until
+ * eight wait, one has waited a minute, or the campaign ends; then each configuration runs all
+ * their cases in one batch (one mlir-opt and one mlir-runner process for all of them, not one
+ * per finding), each under the schedule it failed with. The verdicts go to the database,
+ * info.txt and the summary, and steer generation on the configurations where the finding
+ * reproduces (steer.c).
  */
 #include "campaign_int.h"
 
@@ -136,7 +137,9 @@ int campaign__matrix_queue(Campaign *k, int sig, const GenCase *c, const Schedul
     campaign__problem(k, "out of memory");
     return -1;
   }
-  k->npending++;
+  if (k->npending++ == 0)
+    k->pending_since = campaign__now();
+  campaign__steer_found(k, &k->sigs[sig], c); /* (where it was found, until the check says) */
   return 0;
 }
 
@@ -181,7 +184,10 @@ static void run_pending(Campaign *k, int from, int to, const Schedule *sched, in
   af_free(cs), af_free(r);
 }
 
-int campaign__matrix_flush(Campaign *k) {
+int campaign__matrix_flush(Campaign *k, int all) {
+  /* (one batch per configuration is the cost, whatever the findings: they wait for company) */
+  if (!all && k->npending < 8 && campaign__now() - k->pending_since < 60.0)
+    return 0;
   int rc = 0, nm = k->c.nmatrix;
   for (int from = 0; from < k->npending;) {
     /* as many findings as have at most CHECK_MAX_SCHED schedules between them */

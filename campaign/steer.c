@@ -94,9 +94,13 @@ void campaign__avoid(Campaign *k, const char *signature, const char *cls, const 
     for (int c = 0; c < k->c.nmatrix && c < 64; c++)
       if ((confs >> c) & 1)
         gen_avoid_union(&k->avoid_conf[c], &a);
-  int n = k->st.navoid;
+  uint64_t h = af_hash64(signature, strlen(signature));
+  int n = 0; /* (a finding steered again, on more configurations: its entry says so) */
+  while (n < k->st.navoid && k->avoid_sig[n] != h)
+    n++;
   if (n >= (int)(sizeof k->avoid_why / sizeof k->avoid_why[0]))
     return;
+  k->avoid_sig[n] = h;
   char what[96];
   gen_avoid_text(&a, 0, what, sizeof what);
   int nc = 0;
@@ -107,7 +111,8 @@ void campaign__avoid(Campaign *k, const char *signature, const char *cls, const 
   else
     snprintf(k->avoid_why[n], sizeof k->avoid_why[n], "%s (%s, on %d of %d configurations)", what,
              why, nc, k->c.nmatrix);
-  k->st.navoid = n + 1;
+  if (n == k->st.navoid)
+    k->st.navoid = n + 1;
 }
 
 void campaign__batch_avoid(const Campaign *k, int conf, uint64_t seed, GenAvoid *out) {
