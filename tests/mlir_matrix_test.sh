@@ -117,6 +117,20 @@ if [ -x "$o19" ] && [ -x "$o22" ]; then
   # batches take turns: each configuration gets its share, shown as it goes and at the end
   tail -1 "$tmp/m.err" | grep -q 'configs 2 (32-32 cases each)' ||
     bad "matrix campaign: status line: $(tail -1 "$tmp/m.err")"
+  # ... with the lowest and highest executed and clean shares of a configuration, which the
+  # summary's per-configuration counts give
+  line=$(tail -1 "$tmp/m.err")
+  counts=$(sed -n 's/^  LLVM .* O0 *\([0-9]*\) (\([0-9]*\), \([0-9]*\)).*/\1 \2 \3/p' "$tmp/m.out")
+  want=$(echo "$counts" | awk '{ e = 100 * $2 / $1; c = 100 * ($1 - $3) / $1;
+      if (NR == 1 || e < el) el = e; if (NR == 1 || e > eh) eh = e;
+      if (NR == 1 || c < cl) cl = c; if (NR == 1 || c > ch) ch = c }
+    END { printf "(%.0f-%.0f%% per config), clean", el, eh; printf " CLEAN(%.0f-%.0f%%)", cl, ch }')
+  echo "$line" | grep -qF "${want% CLEAN*}" && echo "$line" | grep -qF "% ${want#* CLEAN}" ||
+    bad "matrix campaign: per-config shares: want $want: $line"
+  # the timeline's last point is the end: each configuration's counts as the summary has them
+  pts=$(echo "$counts" | awk '{ printf "%s[%d, %d, %d]", (NR > 1 ? ", " : ""), $1, $2, $3 }')
+  grep -qF "\"configurations\": [$pts]}" "$tmp/m/summary.json" ||
+    bad "matrix campaign: timeline: want [$pts]: $(grep -A2 '"timeline"' "$tmp/m/summary.json" | tail -1)"
   grep -q '^  LLVM 22.1.8, default, nvvm, O0 *32 (' "$tmp/m.out" &&
     grep -q '^  LLVM 19.1.7, default, nvvm, O0 *32 (' "$tmp/m.out" ||
     bad "matrix campaign: cases per configuration: $(grep -A3 '^configurations' "$tmp/m.out")"
@@ -163,6 +177,14 @@ if [ -x "$o19" ] && [ -x "$o22" ]; then
     [ "$(sqlite3 "$tmp/mj/results.db" 'SELECT count(*) FROM finding_configs')" = $((2 * nf)) ] &&
     [ "$(sqlite3 "$tmp/mj/results.db" 'SELECT group_concat(cases) FROM run_configs')" = 32,32 ] ||
     bad "matrix with --jobs 2: $nf findings: $(grep -A3 '^configurations' "$tmp/mj.out")"
+  # without --batch, a matrix's batches are 16 cases: both configurations have had their turn
+  # after 32 cases
+  "$af" campaign --lowering mlir-opt --matrix "builds=$o22,$o19" --matrix pipelines=default \
+    --matrix targets=nvvm --matrix jit=O0 --cases 32 --seed 78 --no-reduce --repro 1 \
+    --schedules lazy --no-db --out "$tmp/mb" > "$tmp/mb.out" 2>&1
+  grep -q '^  LLVM 22.1.8, default, nvvm, O0 *16 (' "$tmp/mb.out" &&
+    grep -q '^  LLVM 19.1.7, default, nvvm, O0 *16 (' "$tmp/mb.out" ||
+    bad "a matrix's default batch: $(grep -A3 '^configurations' "$tmp/mb.out")"
   # the same spec with two builds is the matrix of those builds
   "$af" campaign --lowering "mlir-opt:$o22" --lowering "mlir-opt:$o19" --cases 2 --no-db \
     --no-reduce --schedules eager --out "$tmp/m2" > "$tmp/out" 2>&1
