@@ -1,0 +1,66 @@
+/*
+ * info.c: a finding's info.txt (campaign_int.h): its signature, versions, seeds, sizes,
+ * configurations and the commands that replay it, rewritten whenever one of them changes.
+ */
+#include "campaign_int.h"
+
+#include "../lower/mlir.h"
+
+#include <string.h>
+
+int campaign__write_info(Campaign *k, const Sig *s) {
+  char path[4096], tmp[4200];
+  snprintf(path, sizeof path, "%s/failures/%s/info.txt", k->c.out, s->f.dir);
+  FILE *f = campaign__open_atomic(path, tmp);
+  if (f == NULL)
+    return -1;
+  char fs[64], ss[64], knobs[GEN_CONFIG_ARGS_MAX];
+  const LowerSpec *spec = campaign_spec(&k->c, s->f.low);
+  check_schedule_str(&s->first_sched, fs, sizeof fs);
+  check_schedule_str(&s->f.smallest_sched, ss, sizeof ss);
+  gen_config_args(&s->knobs, knobs, sizeof knobs);
+  fprintf(f, "signature: %s\n", s->f.signature);
+  fprintf(f, "class: %s\n", oracle_verdict_name(s->f.cls));
+  fprintf(f, "lowering: %s (version %s)\n", spec->name, lower_version(spec));
+  if (spec->kind == LOWER_MLIR_OPT)
+    fprintf(f, "mlir-opt: %s\npipeline: %s\n", spec->opt, spec->pipeline);
+  fprintf(f, "asyncfuzz: %s\nbackend: %s\ndevice: %s\n", ASYNCFUZZ_VERSION,
+          check_backend_name(&k->c.opts), k->c.device);
+  fprintf(f, "occurrences: %ld\n", s->f.count);
+  fprintf(f, "first: first.json (case seed %llu, schedule %s, after %.1f s)\n",
+          (unsigned long long)s->first_seed, fs, s->first_at);
+  fprintf(f, "smallest: smallest.json (%d ops, case seed %llu, schedule %s)\n", s->f.smallest_ops,
+          (unsigned long long)s->smallest_seed, ss);
+  if (s->min_ops > 0)
+    fprintf(f, "minimized: minimized.json (%d ops%s), reproducer.mlir (RUN lines for mlir-opt)\n",
+            s->min_ops,
+            s->min_partial ? "; its time (--reduce-seconds, or the campaign's) ran out before it "
+                             "was minimal: asyncfuzz reduce minimized.json goes on"
+                           : "");
+  if (s->flaky)
+    fprintf(f, "note: a re-run of the first case gave a different signature\n");
+  if (s->matrix)
+    fprintf(f, "configurations: the %s case reproduces on %d of %d%s%s%s\n%s",
+            s->min_ops > 0 ? "minimized" : "first", s->f.matrix_rep, s->f.matrix_n,
+            s->f.matrix_axes[0] ? " (the verdicts differ by " : "", s->f.matrix_axes,
+            s->f.matrix_axes[0] ? ")" : "", s->matrix);
+  fprintf(f, "detail: %s\n", s->detail);
+  const char *ba = check_backend_args(&k->c.opts);
+  fprintf(f,
+          "replay: asyncfuzz check %s/failures/%s/smallest.json --lowering %s --schedules %s%s\n",
+          k->c.out, s->f.dir, spec->arg, ss, ba);
+  if (spec->kind == LOWER_MLIR_OPT)
+    fprintf(f,
+            "trace: ASYNCFUZZ_KEEP_TMP=1 asyncfuzz check %s/failures/%s/smallest.json "
+            "--lowering %s --schedules %s%s (keeps the lowered module and traces)\n",
+            k->c.out, s->f.dir, spec->arg, ss, ba);
+  else
+    fprintf(f,
+            "trace: asyncfuzz run %s/failures/%s/smallest.json --lowering %s --policy %s "
+            "--sched-seed %llu --trace -%s\n",
+            k->c.out, s->f.dir, spec->arg, asyncfuzz_rt_policy_name(s->f.smallest_sched.policy),
+            (unsigned long long)s->f.smallest_sched.seed, ba);
+  fprintf(f, "regenerate: asyncfuzz gen --seed %llu %s\n", (unsigned long long)s->smallest_seed,
+          knobs);
+  return campaign__commit_file(f, tmp, path);
+}
