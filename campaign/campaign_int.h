@@ -41,6 +41,8 @@ typedef struct Sig {
   char *matrix;         /* its verdict per configuration, as info.txt lines (NULL: not checked) */
   int db_new;           /* new to the database (not found first by another worker or run) */
   uint64_t repro_confs; /* the configurations its matrix check reproduced it on (bit i) */
+  uint64_t steer_confs; /* the configurations it steers (bit i): those, and any it recurs on */
+  uint64_t seen_confs;  /* the configurations it occurred on in this run (bit i) */
   int repro_runs, repro_hits;
 } Sig;
 
@@ -84,7 +86,8 @@ struct Campaign {
   GenAvoid avoid_all;
   GenAvoid avoid_conf[CAMPAIGN_MAX_CONFIGS];
   char avoid_why[64][160];
-  uint64_t avoid_sig[64]; /* the signature (hash) each entry came from: one entry each */
+  uint64_t avoid_sig[64];  /* the signature (hash) each entry came from: one entry each */
+  uint64_t avoid_mask[64]; /* the configurations each entry steers (bit i) */
   double t0;
   double deadline; /* campaign__now() time the campaign ends (0: by case count) */
   Store *db;       /* NULL: no database */
@@ -131,7 +134,10 @@ void campaign__avoid(Campaign *k, const char *signature, const char *cls, const 
                      uint64_t confs, const GenCase *min);
 /* Steers generation away from new finding sig (its case c: the minimized one, or the one it
  * was found with) where its matrix check reproduced it, or where it was found. */
-void campaign__steer_found(Campaign *k, const Sig *sig, const GenCase *c);
+void campaign__steer_found(Campaign *k, Sig *sig, const GenCase *c);
+/* A repeat of sig on matrix configuration low (a spec index) where it does not steer yet:
+ * it steers there from now on. */
+void campaign__steer_recurred(Campaign *k, Sig *sig, int low);
 /* Queues new finding k->sigs[sig] for the matrix check: case c (copied) under schedule s; it
  * steers the configuration it was found on at once. campaign__matrix_flush runs the queue on
  * every configuration, one batch per configuration, and records, writes and steers each where

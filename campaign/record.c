@@ -285,6 +285,8 @@ static Sig *new_sig(Campaign *k, int low, const GenCase *c, const Schedule *s, c
   Sig *sig = &k->sigs[k->nsigs++];
   memset(sig, 0, sizeof *sig);
   sig->f.low = low;
+  if (low >= k->c.nspecs && low - k->c.nspecs < 64)
+    sig->seen_confs = 1ull << (low - k->c.nspecs);
   sig->knobs = c->cfg;
   snprintf(sig->f.signature, sizeof sig->f.signature, "%s", v->signature);
   snprintf(sig->detail, sizeof sig->detail, "%s", v->detail);
@@ -380,9 +382,10 @@ static int record_new(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s
 
 /* A repeat of sig: counted (the first ones per run one by one, later ones tallied); a smaller
  * case becomes the smallest unless it fails with the view form of the name only (alias). */
-static int record_repeat(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s,
+static int record_repeat(Campaign *k, int low, Sig *sig, const GenCase *c, const Schedule *s,
                          const Verdict *v, int alias) {
   sig->f.count++;
+  campaign__steer_recurred(k, sig, low);
   Form *form = count_form(sig, v);
   if (form == NULL) {
     campaign__problem(k, "out of memory");
@@ -416,7 +419,7 @@ static int record_one(Campaign *k, int low, const GenCase *c, const Schedule *s,
                       const OracleExpected *e, int alias) {
   for (int i = 0; i < k->nsigs; i++)
     if (strcmp(k->sigs[i].f.signature, v->signature) == 0)
-      return record_repeat(k, &k->sigs[i], c, s, v, alias);
+      return record_repeat(k, low, &k->sigs[i], c, s, v, alias);
   Sig *sig = new_sig(k, low, c, s, v);
   if (sig == NULL) {
     campaign__problem(k, "out of memory");

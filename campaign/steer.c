@@ -100,12 +100,15 @@ void campaign__avoid(Campaign *k, const char *signature, const char *cls, const 
     n++;
   if (n >= (int)(sizeof k->avoid_why / sizeof k->avoid_why[0]))
     return;
+  if (n == k->st.navoid)
+    k->avoid_mask[n] = 0;
   k->avoid_sig[n] = h;
+  k->avoid_mask[n] |= confs;
   char what[96];
   gen_avoid_text(&a, 0, what, sizeof what);
   int nc = 0;
   for (int c = 0; c < k->c.nmatrix && c < 64; c++)
-    nc += (int)((confs >> c) & 1);
+    nc += (int)((k->avoid_mask[n] >> c) & 1);
   if (k->c.nmatrix == 0 || confs == 0)
     snprintf(k->avoid_why[n], sizeof k->avoid_why[n], "%s (%s)", what, why);
   else

@@ -52,6 +52,17 @@ static void summary_lowerings(FILE *f, const Campaign *k) {
   }
 }
 
+/* ", "NAME": [i, ...]": the configurations of mask (indices into "configurations"). */
+static void conf_list(FILE *f, const char *name, uint64_t mask, int n) {
+  fprintf(f, ", \"%s\": [", name);
+  for (int i = 0, first = 1; i < n && i < 64; i++)
+    if ((mask >> i) & 1) {
+      fprintf(f, "%s%d", first ? "" : ", ", i);
+      first = 0;
+    }
+  fprintf(f, "]");
+}
+
 /* summary.json's entry of signature s (the i-th). */
 static void summary_signature(FILE *f, const Campaign *k, const Sig *s, int i) {
   fprintf(f, "%s\n  {\"signature\": ", i ? "," : "");
@@ -69,6 +80,9 @@ static void summary_signature(FILE *f, const Campaign *k, const Sig *s, int i) {
     json_esc(f, s->f.matrix_axes);
     fprintf(f, ", \"verdicts\": ");
     json_esc(f, s->matrix ? s->matrix : "");
+    conf_list(f, "reproduces_on", s->repro_confs, k->c.nmatrix);
+    conf_list(f, "seen_on", s->seen_confs, k->c.nmatrix);
+    conf_list(f, "steers_on", k->c.avoid_found ? s->steer_confs : 0, k->c.nmatrix);
     fprintf(f, "}");
   }
   fprintf(f, ", \"forms\": [");
