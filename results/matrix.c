@@ -253,15 +253,20 @@ int store_report_matrix(Store *s, AfBuf *out, AfErr *err) {
     return results__db_err(s, err, "query failed");
   af_buf_puts(out, "<h2>Cases per configuration</h2>\n<table id=\"configs\"><thead><tr>"
                    "<th>configuration</th><th>version</th><th>cases</th><th>executed</th>"
-                   "<th>failing</th></tr></thead><tbody>\n");
+                   "<th>failing</th><th>executed share</th><th>clean share</th></tr></thead>"
+                   "<tbody>\n");
   while (sqlite3_step(st) == SQLITE_ROW) {
     af_buf_puts(out, "<tr><td>");
     results__xml_esc(out, results__col(st, 0));
     af_buf_puts(out, "</td><td>");
     results__xml_esc(out, results__col(st, 1));
-    af_buf_printf(out, "</td><td>%lld</td><td>%lld</td><td>%lld</td></tr>\n",
-                  (long long)sqlite3_column_int64(st, 2), (long long)sqlite3_column_int64(st, 3),
-                  (long long)sqlite3_column_int64(st, 4));
+    long long n = sqlite3_column_int64(st, 2), x = sqlite3_column_int64(st, 3),
+              f = sqlite3_column_int64(st, 4);
+    af_buf_printf(out,
+                  "</td><td>%lld</td><td>%lld</td><td>%lld</td><td>%.1f%%</td><td>%.1f%%</td>"
+                  "</tr>\n",
+                  n, x, f, n > 0 ? 100.0 * (double)x / (double)n : 0.0,
+                  n > 0 ? 100.0 * (double)(n - f) / (double)n : 0.0);
   }
   sqlite3_finalize(st);
   af_buf_puts(out, "</tbody></table>\n");

@@ -162,6 +162,13 @@ if [ -x "$o19" ] && [ -x "$o22" ]; then
   "$af" report --db "$db" --html "$tmp/r.html" > /dev/null 2>&1
   grep -q '<table id="regressions">' "$tmp/r.html" && grep -q '<table id="configs">' "$tmp/r.html" ||
     bad "report: no regressions or configurations table"
+  # ... whose rows give each configuration's executed and clean shares of its cases
+  rows=$(sed -n '/<table id="configs">/,/<\/table>/p' "$tmp/r.html" | grep '^<tr><td>' |
+    sed 's/<[^>]*>/ /g' | awk '{ n = $(NF - 4); x = $(NF - 3); f = $(NF - 2); r++
+      if (n == 0 || sprintf("%.1f%%", 100 * x / n) != $(NF - 1) ||
+          sprintf("%.1f%%", 100 * (n - f) / n) != $NF) print "wrong: " $0 }
+    END { print r " rows" }')
+  [ "$rows" = "2 rows" ] || bad "report: configuration shares: $rows"
   # a matrix finding's replay gives its signature (a "matrix:" spec names signatures as the
   # matrix does)
   info=$(grep -l 'cf.br' "$tmp"/m/failures/*/info.txt | head -1)
