@@ -39,11 +39,16 @@ static int cause_entries(const char *cls, const char *cause, GenAvoid *a) {
     size_t ml = strcspn(mech, "|");
     snprintf(w, sizeof w, "%.*s", (int)ml, mech);
     if (strcmp(w, "own-dep") == 0 || strcmp(w, "dealloc-order") == 0) {
-      snprintf(w, sizeof w, "%.*s", (int)strcspn(mech + ml + (mech[ml] == '|'), "|"),
+      /* an op of that kind ordered by a dependency (of any count: the name has none); one
+       * after a host wait, with none, is the other form */
+      char k[140];
+      snprintf(k, sizeof k, "%.*s", (int)strcspn(mech + ml + (mech[ml] == '|'), "|@"),
                mech + ml + (mech[ml] == '|'));
-      char *at = strstr(w, "@region");
-      if (at)
-        *at = '\0';
+      snprintf(w, sizeof w, "%s deps=1", k);
+      int r1 = gen_avoid_add(a, w);
+      snprintf(w, sizeof w, "%s deps=2+", k);
+      int r2 = gen_avoid_add(a, w);
+      return r1 >= 0 && r2 >= 0;
     }
     return gen_avoid_add(a, w) >= 0;
   }

@@ -475,26 +475,26 @@ void oracle_link_format(const GenCase *c, const OracleLink *l, char *out, size_t
   char *view = strstr(shape, " view"); /* (a view changes how an op is lowered, not its order) */
   if (view)
     *view = '\0';
+  /* how many dependencies the op has does not change how it orders itself after one: one
+   * pattern lowers its kind, whichever dependency it missed */
   char *deps = strstr(shape, " deps=");
+  if (deps)
+    *deps = 0;
   const char *where = o->ctx ? "@region" : "";
-  const char *cls = l->dep < 0 ? "" : l->dep == 0 ? "|dep#0" : "|dep#1+";
   switch (l->mech) {
-  case ORACLE_LINK_OWN_DEP: /* dep#0 by definition */
-    snprintf(out, n, "%s|%s", oracle_link_name(l->mech), shape);
-    break;
-  case ORACLE_LINK_HOST_WAIT:
-  case ORACLE_LINK_DEALLOC:
-    snprintf(out, n, "%s|%s%s", oracle_link_name(l->mech), shape, cls);
+  case ORACLE_LINK_AWAIT_VALUE:
+  case ORACLE_LINK_REGION_INPUT:
+  case ORACLE_LINK_CAPTURE:
+    /* a region's crossing lost the token for whichever op consumed it after (the consumers
+     * of that token miss it alike): the crossing is the link, its consumer a victim */
+    snprintf(out, n, "%s", oracle_link_name(l->mech));
     break;
   default:
-    /* an extra dependency implies two or more; a crossing is about the region boundary, not
-     * the op's dependencies (and says itself that a region is involved); a region's order is
-     * about where the op stands */
-    if (deps)
-      *deps = 0;
+    /* an extra dependency implies two or more; a region's order is about where the op
+     * stands */
     snprintf(out, n, "%s|%s%s", oracle_link_name(l->mech), shape,
-             l->mech == ORACLE_LINK_EXTRA_DEP || l->mech == ORACLE_LINK_AWAIT_VALUE ||
-                     l->mech == ORACLE_LINK_REGION_INPUT || l->mech == ORACLE_LINK_CAPTURE ||
+             l->mech == ORACLE_LINK_EXTRA_DEP || l->mech == ORACLE_LINK_OWN_DEP ||
+                     l->mech == ORACLE_LINK_HOST_WAIT || l->mech == ORACLE_LINK_DEALLOC ||
                      l->mech >= ORACLE_LINK_STREAM_ORDER
                  ? ""
                  : where);

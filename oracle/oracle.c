@@ -180,39 +180,48 @@ static const char *const block_out[GEN_OP__COUNT] = {[GEN_OP_CALL] = "call-resul
                                                      [GEN_OP_BRANCH] = "merge-arg"};
 
 /* How token t crossed into the context or block where it is used, following the chain of first
- * dependencies back: "yield" (a region's value, awaited or taken as a region input), a block's
- * input or result ("call-arg", "loop-result"...), or NULL (it never crossed; a capture is its
- * outer token). */
+ * dependencies back to where the handle was made: "yield" where it went through one anywhere
+ * on the way (a region's value, awaited or taken as a region input: where a handle changes
+ * hands between threads, and blocks after it pass on what they were given), else the block's
+ * input or result nearest the use ("call-arg", "loop-result"...), or NULL (it never crossed;
+ * a capture is its outer token). */
 static const char *token_crossing(const GenCase *c, int t) {
-  for (int guard = 0; guard <= c->nops && t >= 0; guard++) {
+  const char *found = NULL;
+  for (int guard = 0; guard <= c->nops + c->ntoks && t >= 0; guard++) {
     int def = -1;
     for (int i = 0; i < c->nops && def < 0; i++)
       if (c->ops[i].tok == t)
         def = i;
     if (def < 0) { /* a region input came through a yield; a capture is its outer token */
-      int outer = -1;
-      for (int r = 1; r < c->nregions; r++) {
+      int next = -1;
+      for (int r = 1; r < c->nregions && next < 0; r++) {
         for (int k = 0; k < c->regions[r].ninputs; k++)
           if (c->regions[r].inputs[k].tok == t)
             return "yield";
-        for (int k = 0; k < c->regions[r].ncaptures; k++)
+        for (int k = 0; k < c->regions[r].ncaptures && next < 0; k++)
           if (c->regions[r].captures[k].tok == t)
-            outer = c->regions[r].captures[k].outer;
+            next = c->regions[r].captures[k].outer;
       }
-      for (int k = 1; k < c->nblocks; k++)
-        for (int q = 0; q < c->blocks[k].ninputs; q++)
-          if (c->blocks[k].inputs[q].tok == t && block_in[c->ops[c->blocks[k].op].kind])
-            return block_in[c->ops[c->blocks[k].op].kind];
-      t = outer;
+      for (int k = 1; k < c->nblocks && next < 0; k++)
+        for (int q = 0; q < c->blocks[k].ninputs && next < 0; q++)
+          if (c->blocks[k].inputs[q].tok == t) {
+            if (block_in[c->ops[c->blocks[k].op].kind] && !found)
+              found = block_in[c->ops[c->blocks[k].op].kind];
+            next = c->blocks[k].inputs[q].outer;
+          }
+      t = next;
       continue;
     }
-    if (c->ops[def].kind == GEN_OP_AWAIT)
+    const GenOp *o = &c->ops[def];
+    if (o->kind == GEN_OP_AWAIT)
       return "yield";
-    if (block_out[c->ops[def].kind])
-      return block_out[c->ops[def].kind];
-    t = c->ops[def].ndeps > 0 ? c->ops[def].deps[0] : -1;
+    if (block_out[o->kind]) {
+      found = found ? found : block_out[o->kind];
+      t = o->block > 0 && o->block < c->nblocks ? c->blocks[o->block].yield : -1;
+    } else
+      t = o->ndeps > 0 ? o->deps[0] : -1;
   }
-  return NULL;
+  return found;
 }
 
 /* How a handle made by op `maker` reached op `user`: yielded out of a region (the user awaits
