@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Signatures per injected fault: each builtin fault over N cases from SEED (no steering, no
-# reduction, no database), the number of signatures it gives and the largest share one of its
-# signatures takes of another fault's failures (docs/signatures.md: one finding per bug).
+# reduction, no database), the number of signatures it gives, and each signature that takes
+# over 5% of the failures of two faults (docs/signatures.md: one finding per bug).
 # usage: fault_signatures.sh ASYNCFUZZ [CASES [SEED...]]   (default 20000 cases, seed 5)
 # Prints, per seed, "fault signatures failures" lines, then "overlap: SIG F1 F2 P% Q%" for a
 # signature (less its fault prefix) that takes over 5% of the failures of two faults.
