@@ -135,6 +135,9 @@ void campaign__avoid(Campaign *k, const char *signature, const char *cls, const 
 /* Steers generation away from new finding sig (its case c: the minimized one, or the one it
  * was found with) where its matrix check reproduced it, or where it was found. */
 void campaign__steer_found(Campaign *k, Sig *sig, const GenCase *c);
+/* Lowering spec index low as a bit of a configuration mask (bit i: matrix configuration i), or
+ * 0 when it is no matrix configuration. */
+uint64_t campaign__conf_bit(const Campaign *k, int low);
 /* A repeat of sig on matrix configuration low (a spec index) where it does not steer yet:
  * it steers there from now on. */
 void campaign__steer_recurred(Campaign *k, Sig *sig, int low);

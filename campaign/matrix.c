@@ -116,11 +116,14 @@ static int matrix_rows(Campaign *k, Sig *sig, const Verdict *v, const int *ran, 
   return rc;
 }
 
+uint64_t campaign__conf_bit(const Campaign *k, int low) {
+  int conf = low - k->c.nspecs;
+  return conf >= 0 && conf < 64 && conf < k->c.nmatrix ? 1ull << conf : 0;
+}
+
 void campaign__steer_found(Campaign *k, Sig *sig, const GenCase *c) {
   /* where it reproduces; without a matrix check, where it was found */
-  uint64_t confs = sig->repro_confs;
-  if (confs == 0 && sig->f.low >= k->c.nspecs && sig->f.low - k->c.nspecs < 64)
-    confs = 1ull << (sig->f.low - k->c.nspecs);
+  uint64_t confs = sig->repro_confs ? sig->repro_confs : campaign__conf_bit(k, sig->f.low);
   if (k->c.avoid_found)
     campaign__avoid(k, sig->f.signature, oracle_verdict_name(sig->f.cls), "found", confs, c);
   sig->steer_confs |= confs;
@@ -131,15 +134,11 @@ void campaign__steer_recurred(Campaign *k, Sig *sig, int low) {
    * (a case reduced on async-region with a synchronous gpu.alloc is rejected by the default
    * pipeline before its dealloc is reached), where steered cases then show the same cause: an
    * occurrence there steers there too (a crash by its minimized case's structure only) */
-  int conf = low - k->c.nspecs;
-  if (conf >= 0 && conf < 64)
-    sig->seen_confs |= 1ull << conf;
-  if (!k->c.avoid_found || sig->f.suppressed || k->c.nmatrix == 0 || conf < 0 || conf >= 64 ||
-      conf >= k->c.nmatrix || ((sig->steer_confs >> conf) & 1))
+  uint64_t bit = campaign__conf_bit(k, low);
+  if (!k->c.avoid_found || sig->f.suppressed || bit == 0 || (sig->steer_confs & bit))
     return;
-  campaign__avoid(k, sig->f.signature, oracle_verdict_name(sig->f.cls), "found", 1ull << conf,
-                  NULL);
-  sig->steer_confs |= 1ull << conf;
+  campaign__avoid(k, sig->f.signature, oracle_verdict_name(sig->f.cls), "found", bit, NULL);
+  sig->steer_confs |= bit;
 }
 
 int campaign__matrix_queue(Campaign *k, int sig, const GenCase *c, const Schedule *s) {

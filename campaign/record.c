@@ -285,8 +285,7 @@ static Sig *new_sig(Campaign *k, int low, const GenCase *c, const Schedule *s, c
   Sig *sig = &k->sigs[k->nsigs++];
   memset(sig, 0, sizeof *sig);
   sig->f.low = low;
-  if (low >= k->c.nspecs && low - k->c.nspecs < 64)
-    sig->seen_confs = 1ull << (low - k->c.nspecs);
+  sig->seen_confs = campaign__conf_bit(k, low);
   sig->knobs = c->cfg;
   snprintf(sig->f.signature, sizeof sig->f.signature, "%s", v->signature);
   snprintf(sig->detail, sizeof sig->detail, "%s", v->detail);
@@ -385,6 +384,7 @@ static int record_new(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s
 static int record_repeat(Campaign *k, int low, Sig *sig, const GenCase *c, const Schedule *s,
                          const Verdict *v, int alias) {
   sig->f.count++;
+  sig->seen_confs |= campaign__conf_bit(k, low);
   campaign__steer_recurred(k, sig, low);
   Form *form = count_form(sig, v);
   if (form == NULL) {

@@ -41,12 +41,12 @@ static int cause_entries(const char *cls, const char *cause, GenAvoid *a) {
     if (strcmp(w, "own-dep") == 0 || strcmp(w, "dealloc-order") == 0) {
       /* an op of that kind ordered by a dependency (of any count: the name has none); one
        * after a host wait, with none, is the other form */
-      char k[140];
-      snprintf(k, sizeof k, "%.*s", (int)strcspn(mech + ml + (mech[ml] == '|'), "|@"),
+      char kind[140];
+      snprintf(kind, sizeof kind, "%.*s", (int)strcspn(mech + ml + (mech[ml] == '|'), "|@"),
                mech + ml + (mech[ml] == '|'));
-      snprintf(w, sizeof w, "%s deps=1", k);
+      snprintf(w, sizeof w, "%s deps=1", kind);
       int r1 = gen_avoid_add(a, w);
-      snprintf(w, sizeof w, "%s deps=2+", k);
+      snprintf(w, sizeof w, "%s deps=2+", kind);
       int r2 = gen_avoid_add(a, w);
       return r1 >= 0 && r2 >= 0;
     }
