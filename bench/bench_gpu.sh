@@ -29,8 +29,9 @@ rate() { # BACKEND-ARGS...: cases/s of one campaign
   rm -rf "$T/c"
   "$AF" campaign "$@" --lowering builtin --ops 32 --seconds "$SECS" --seed $RANDOM --no-db \
     --no-reduce --quiet --out "$T/c" >/dev/null 2>&1
-  sed -n 's/.*"cases": \([0-9]*\), "seconds": \([0-9.]*\).*/\1 \2/p' "$T/c/summary.json" |
-    awk '{printf "%.1f\n", $1 / $2}'
+  # the summary line: "cases": N, ..., "seconds": S (other fields between them)
+  sed -n '/"backend"/{s/.*"cases": \([0-9]*\),.*"seconds": \([0-9.]*\),.*/\1 \2/p;q}' "$T/c/summary.json" |
+    awk '$2 > 0 {printf "%.1f\n", $1 / $2; n++} END {if (!n) print "?"}'
 }
 echo
 echo "throughput at 32 ops (cases/s, median of $REPS x ${SECS}s; 3 schedules per case):"

@@ -277,6 +277,7 @@ typedef enum RtCall {
   X(LAUNCH_TIMEOUT, "CUDA_ERROR_LAUNCH_TIMEOUT")                                                   \
   X(INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT")                                                 \
   X(INVALID_PTX, "CUDA_ERROR_INVALID_PTX")                                                         \
+  X(CONTEXT_IS_DESTROYED, "CUDA_ERROR_CONTEXT_IS_DESTROYED")                                       \
   X(OTHER, "CUDA_ERROR_OTHER") /* any other driver status; its code is the record's last arg */
 
 typedef enum RtError {

@@ -152,6 +152,8 @@ static int dev_error(int code) {
     return RT_ERR_ILLEGAL_ADDRESS;
   case 702:
     return RT_ERR_LAUNCH_TIMEOUT;
+  case 709: /* what cuEventSynchronize says of a stream given as event (driver 13, H200) */
+    return RT_ERR_CONTEXT_IS_DESTROYED;
   case 719:
     return RT_ERR_LAUNCH_FAILED;
   default:

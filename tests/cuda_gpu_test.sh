@@ -58,9 +58,12 @@ ok "sim and cuda agree on every verdict for the $(echo "$faults" | wc -w) builti
 
 "$AF" check "$SRC/corpus/region-launch-yield.json" --lowering builtin:fault=yield_stream \
   --backend cuda:raw --schedules eager --no-checker --json >"$T/raw.json" 2>/dev/null
-grep -q 'mgpuEventSynchronize|CUDA_ERROR_INVALID_HANDLE' "$T/raw.json" ||
-  fail "raw #170833: $(cat "$T/raw.json")"
-ok "cuda:raw: the driver refuses an event synchronize on a stream"
+# which status the driver gives varies: INVALID_HANDLE in the reference, CONTEXT_IS_DESTROYED
+# (709) from driver 13 on an H200; any refusal is the #170833 shape (the host does not wait)
+st=$(grep -o 'mgpuEventSynchronize|CUDA_ERROR_[A-Z_]*' "$T/raw.json" | head -1)
+[ -n "$st" ] || fail "raw #170833: $(cat "$T/raw.json")"
+case "$st" in *CUDA_ERROR_OTHER) fail "raw #170833: an unnamed driver status: $(cat "$T/raw.json")" ;; esac
+ok "cuda:raw: the driver refuses an event synchronize on a stream (${st#*|})"
 
 # a batch compiled on a CPU machine (compile-batch), carried here: cuda gives sim's verdicts
 B=${ASYNCFUZZ_GPU_TEST_BATCH:-}
