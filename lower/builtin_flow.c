@@ -91,21 +91,22 @@ void lower__open_region(L *l, int r) {
 }
 
 /* Value k of region r handed to its consumers: one event each, recorded on the yielded token's
- * stream (yield_stream: the slot itself, whatever it is). */
+ * stream (yield_stream: the slot itself, whatever it is). A yield's calls are its region op's,
+ * as mlir-opt's are (the async.execute's). */
 static void yield_value(L *l, int r, int k, int src, int nconsumers) {
   int t = l->c->regions[r].yields[k], s = src;
-  int as_is = lower__has(l, LOWER_FAULT_YIELD_STREAM);
+  int as_is = lower__has(l, LOWER_FAULT_YIELD_STREAM), x = l->c->regions[r].exec_op;
   if (!as_is && lower__is_event_tok(l, t)) { /* re-yield of an event: one stream waits on it */
-    s = lower__emit_create(l, r, LOWER_STREAM_CREATE, -1);
-    lower__emit2(l, r, LOWER_STREAM_WAIT_EVENT, -1, s, src);
+    s = lower__emit_create(l, r, LOWER_STREAM_CREATE, x);
+    lower__emit2(l, r, LOWER_STREAM_WAIT_EVENT, x, s, src);
   }
   for (int j = 0; j < nconsumers; j++) {
     int e = src;
     if (!as_is) {
-      e = lower__emit_create(l, r, LOWER_EVENT_CREATE, -1);
-      lower__emit2(l, r, LOWER_EVENT_RECORD, -1, e, s);
+      e = lower__emit_create(l, r, LOWER_EVENT_CREATE, x);
+      lower__emit2(l, r, LOWER_EVENT_RECORD, x, e, s);
     }
-    LowerInstr *in = lower__emit(l, r, LOWER_YIELD, -1);
+    LowerInstr *in = lower__emit(l, r, LOWER_YIELD, x);
     if (in) {
       in->a = e;
       in->region = r;
@@ -124,7 +125,7 @@ void lower__close_region(L *l, int r) {
     if (ri->nconsumers[k] == 0)
       continue;
     if (src < 0) { /* a token without a slot (capture_dropped): a stream with no work */
-      src = lower__emit_create(l, r, LOWER_STREAM_CREATE, -1);
+      src = lower__emit_create(l, r, LOWER_STREAM_CREATE, g->exec_op);
       l->tok_slot[t] = src;
       l->tok_event[t] = 0;
     }

@@ -274,15 +274,19 @@ static int knew(const G *g, const HbResult *k, int n, int32_t s) {
 }
 
 /* Whether the captures of region r arrived with nothing handed over: its execute op recorded
- * no event and waited on nothing for them. Unknown (0) without a trace. */
+ * no event and waited on nothing for them before it spawned the region (its calls after are
+ * its yield's). Unknown (0) without a trace. */
 static int capture_unhanded(const GenCase *c, int r, const RtRec *trace, int ntrace) {
   if (trace == NULL || r <= 0 || r >= c->nregions)
     return 0;
   int exec = c->regions[r].exec_op;
-  for (int i = 0; i < ntrace; i++)
+  for (int i = 0; i < ntrace; i++) {
+    if (trace[i].op == exec && trace[i].call == RT_CALL_SPAWN)
+      break;
     if (trace[i].op == exec &&
         (trace[i].call == RT_CALL_EVENT_RECORD || trace[i].call == RT_CALL_STREAM_WAIT_EVENT))
       return 0;
+  }
   return 1;
 }
 

@@ -29,27 +29,46 @@ static int words_of(const GenBuf *b) {
   return b->n * words_per(b->elem);
 }
 
-/* The sequential machine: each buffer's words, the op that last wrote it, the observations. */
+/* The sequential machine: each buffer's words, the op that last wrote it, the observations;
+ * with `log`, every word each op wrote (oracle_write_log). */
 typedef struct Seq {
   const GenCase *c;
   int32_t **mem;
   int *writer;
   OracleExpected *e;
   int64_t off; /* observed words so far */
+  OracleWrite *log;
+  int nlog, caplog, oom;
 } Seq;
+
+static void logw(Seq *q, int op, int b, int k, int32_t old, int sb, int sk) {
+  if (q->oom || af_grow((void **)&q->log, &q->caplog, q->nlog + 1, sizeof(OracleWrite))) {
+    q->oom = 1;
+    return;
+  }
+  q->log[q->nlog++] = (OracleWrite){op, b, k, old, q->mem[b][k], sb, sk};
+}
+
+/* Op i writes v into word k of buffer b (copied from word sk of buffer sb, or sb -1). */
+static void put(Seq *q, int i, int b, int k, int32_t v, int sb, int sk) {
+  int32_t old = q->mem[b][k];
+  q->mem[b][k] = v;
+  if (q->caplog >= 0)
+    logw(q, i, b, k, old, sb, sk);
+}
 
 static void expect_alloc(Seq *q, int i) {
   const GenOp *o = &q->c->ops[i];
   int n = words_of(&q->c->bufs[o->buf]);
   for (int k = 0; k < n; k++)
-    q->mem[o->buf][k] = KERNEL_UNINIT;
+    put(q, i, o->buf, k, KERNEL_UNINIT, -1, -1);
 }
 
 static void expect_dealloc(Seq *q, int i) {
   const GenOp *o = &q->c->ops[i];
   int n = words_of(&q->c->bufs[o->buf]);
   for (int k = 0; k < n; k++)
-    q->mem[o->buf][k] = KERNEL_POISON;
+    put(q, i, o->buf, k, KERNEL_POISON, -1, -1);
 }
 
 /* element by element, view to view (distinct buffers) */
@@ -62,7 +81,8 @@ static void expect_memcpy(Seq *q, int i) {
   int w = words_per(c->bufs[o->buf].elem);
   for (int k = 0; k < ld && k < ls; k++)
     for (int x = 0; x < w; x++)
-      q->mem[o->buf][(od + k * sd) * w + x] = q->mem[o->src][(os + k * ss) * w + x];
+      put(q, i, o->buf, (od + k * sd) * w + x, q->mem[o->src][(os + k * ss) * w + x], o->src,
+          (os + k * ss) * w + x);
   q->writer[o->buf] = i;
 }
 
@@ -72,8 +92,12 @@ static void expect_memset(Seq *q, int i) {
   int32_t od, ld, sd;
   gen_op_view(c, o, 0, &od, &ld, &sd);
   int w = words_per(c->bufs[o->buf].elem);
-  for (int k = 0; k < ld; k++)
-    gen_elem_words(c->bufs[o->buf].elem, o->value, &q->mem[o->buf][(od + k * sd) * w]);
+  for (int k = 0; k < ld; k++) {
+    int32_t v[2];
+    gen_elem_words(c->bufs[o->buf].elem, o->value, v);
+    for (int x = 0; x < w; x++)
+      put(q, i, o->buf, (od + k * sd) * w + x, v[x], -1, -1);
+  }
   q->writer[o->buf] = i;
 }
 
@@ -89,7 +113,15 @@ static void expect_launch(Seq *q, int i) {
     if (a)
       src[a - 1] = q->mem[o->args[a]] + voff[a];
   }
-  kernel_ref_strided(o->kernel, q->mem[o->args[0]] + voff[0], src, stride, len[0], o->value);
+  int32_t *dst = q->mem[o->args[0]] + voff[0], *was = NULL;
+  if (q->caplog >= 0 && (was = af_malloc(sizeof(int32_t) * (size_t)(len[0] + 1))) == NULL)
+    q->oom = 1;
+  for (int k = 0; was && k < len[0]; k++)
+    was[k] = dst[k * stride[0]];
+  kernel_ref_strided(o->kernel, dst, src, stride, len[0], o->value);
+  for (int k = 0; was && k < len[0]; k++) /* (kernels take i32 buffers: a word an element) */
+    logw(q, i, o->args[0], voff[0] + k * (int)stride[0], was[k], -1, -1);
+  af_free(was);
   q->writer[o->args[0]] = i;
 }
 
@@ -146,11 +178,16 @@ static int init_mem(Seq *q) {
   return 0;
 }
 
-int oracle_expect(const GenCase *c, OracleExpected **out, AfErr *err) {
+/* Runs the sequential machine over c: its observations into *out, and with log, every word
+ * each op wrote (the buffers' initial words first, as op -1). */
+static int seq_run(const GenCase *c, OracleExpected **out, OracleWrite **log, int *nlog,
+                   AfErr *err) {
   *out = NULL;
-  Seq q = {c, af_calloc((size_t)c->nbufs + 1, sizeof(int32_t *)),
-           af_malloc(sizeof(int) * (size_t)(c->nbufs + 1)), af_calloc(1, sizeof(OracleExpected)),
-           0};
+  Seq q = {.c = c,
+           .mem = af_calloc((size_t)c->nbufs + 1, sizeof(int32_t *)),
+           .writer = af_malloc(sizeof(int) * (size_t)(c->nbufs + 1)),
+           .e = af_calloc(1, sizeof(OracleExpected)),
+           .caplog = log ? 0 : -1};
   int64_t total = 0;
   int nobs = 0, rc = 0;
   for (int i = 0; i < c->nops; i++)
@@ -165,6 +202,9 @@ int oracle_expect(const GenCase *c, OracleExpected **out, AfErr *err) {
   if (!q.mem || !q.writer || !q.e || !q.e->obs || !q.e->data || init_mem(&q) != 0) {
     rc = af_err_set(err, AF_ENOMEM, "out of memory computing expected observations");
   } else {
+    for (int b = 0; log && b < c->nbufs; b++)
+      for (int k = 0; k < words_of(&c->bufs[b]); k++)
+        logw(&q, -1, b, k, q.mem[b][k], -1, -1);
     for (int i = 0; i < c->nops; i++)
       if (meaning[c->ops[i].kind])
         meaning[c->ops[i].kind](&q, i);
@@ -172,12 +212,33 @@ int oracle_expect(const GenCase *c, OracleExpected **out, AfErr *err) {
       q.e->obs[k].vals = q.e->data + (intptr_t)q.e->obs[k].vals;
     *out = q.e;
     q.e = NULL;
+    if (q.oom) {
+      rc = af_err_set(err, AF_ENOMEM, "out of memory logging the reference's writes");
+    } else if (log) {
+      *log = q.log;
+      *nlog = q.nlog;
+      q.log = NULL;
+    }
   }
   if (q.mem)
     for (int b = 0; b < c->nbufs; b++)
       af_free(q.mem[b]);
   af_free(q.mem);
   af_free(q.writer);
+  af_free(q.log);
   oracle_expected_free(q.e);
+  return rc;
+}
+
+int oracle_expect(const GenCase *c, OracleExpected **out, AfErr *err) {
+  return seq_run(c, out, NULL, NULL, err);
+}
+
+int oracle_write_log(const GenCase *c, OracleWrite **log, int *nlog, AfErr *err) {
+  OracleExpected *e = NULL;
+  *log = NULL;
+  *nlog = 0;
+  int rc = seq_run(c, &e, log, nlog, err);
+  oracle_expected_free(e);
   return rc;
 }

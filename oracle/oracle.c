@@ -166,6 +166,22 @@ static int handle_maker(RtRef h, const RtRec *trace, int ntrace, int before) {
   return -1;
 }
 
+/* What a leaked event was made for, by the calls that used it: another stream waited on it
+ * ("stream-wait"), the host did ("host-wait"), or nothing did ("unused"). */
+static const char *event_use(RtRef h, const RtRec *trace, int ntrace) {
+  int host = 0;
+  for (int i = 0; i < ntrace; i++)
+    for (int a = 0; a < trace[i].nargs; a++) {
+      RtRef x = trace[i].args[a];
+      if (RT_REF_KIND(x) != RT_REF_EVENT || RT_REF_ID(x) != RT_REF_ID(h))
+        continue;
+      if (trace[i].call == RT_CALL_STREAM_WAIT_EVENT)
+        return "stream-wait";
+      host |= trace[i].call == RT_CALL_EVENT_SYNCHRONIZE;
+    }
+  return host ? "host-wait" : "unused";
+}
+
 /* Whether token t came out of a region through async.yield (an await's value, or a region's
  * input), or descends from one through first dependencies (the stream an op inherits) and
  * captures (the outer token a region uses). */
@@ -251,12 +267,11 @@ static const char *handle_travel(const GenCase *c, int maker, int user) {
   return "yield";
 }
 
-/* Which op destroyed a handle, relative to the op that made it. */
-static const char *destroyer_role(const GenCase *c, int destroyer, int maker) {
+/* Which kind of op destroyed a handle (an async op that destroys a stream it made itself is an
+ * async op that destroys a stream: whose stream it was is where it came from, not who ended it). */
+static const char *destroyer_role(const GenCase *c, int destroyer) {
   if (destroyer < 0 || destroyer >= c->nops)
     return "untagged";
-  if (destroyer == maker)
-    return "its-maker";
   const GenOp *o = &c->ops[destroyer];
   if (o->kind == GEN_OP_HOST_WAIT)
     return "host-wait";
@@ -345,24 +360,28 @@ static int hb_signature(const GenCase *c, const HbReport *r, const RtRec *trace,
     v->cls = VERDICT_LIFETIME;
     fmt_into(v->victim, sizeof v->victim, "%s|lifetime|%s|made-by:%s", lowering, kind, s2);
     /* the kind of op whose lowering made the handle: one pattern, whatever its dependencies
-     * and wherever it stands */
+     * and wherever it stands; an event, by what it was made for (one helper of a lowering
+     * makes the events that order a stream after another, whichever op needs one) */
     char *d = strstr(s2, " deps=");
     if (d)
       *d = 0;
     d = strstr(s2, "@region");
     if (d)
       *d = 0;
-    fmt_into(v->signature, sizeof v->signature, "%s|lifetime|%s|made-by:%s", lowering, kind, s2);
+    if (r->kind == HB_LEAK_EVENT)
+      fmt_into(v->signature, sizeof v->signature, "%s|lifetime|%s|for:%s", lowering, kind,
+               event_use(r->buf, trace, ntrace));
+    else
+      fmt_into(v->signature, sizeof v->signature, "%s|lifetime|%s|made-by:%s", lowering, kind, s2);
   } else {
     v->cls = VERDICT_LIFETIME;
     fmt_into(v->victim, sizeof v->victim, "%s|lifetime|%s|%s->%s", lowering, kind, w1, w2);
     if (r->kind == HB_USE_OF_DESTROYED_HANDLE) {
-      /* who destroyed it, relative to its maker; the call that tripped, and where the token
-       * went before, are victims */
-      int maker = handle_maker(r->buf, trace, ntrace, r->seq2);
+      /* who destroyed it; the call that tripped, and where the token went before, are
+       * victims */
       fmt_into(v->signature, sizeof v->signature,
                "%s|misused-handle|%s|used-after-destroy|destroyed-by:%s", lowering,
-               handle_kind(r->buf), destroyer_role(c, r->op1, maker));
+               handle_kind(r->buf), destroyer_role(c, r->op1));
     } else if (!is_ordering(r->kind)) {
       fmt_into(v->signature, sizeof v->signature, "%s|lifetime|%s|%s->%s", lowering, kind, s1, s2);
     }
@@ -394,7 +413,14 @@ static void runtime_cause(const GenCase *c, const RtRec *r, RtRef given, const R
   const RtRec *at = r;
   if (r->call == RT_CALL_EXEC && r->cause < (uint32_t)ntrace)
     at = &trace[r->cause];
-  if (at->op >= 0 && at->op < c->nops)
+  /* bytes out of every buffer: named by the form that wrote them (kind, element type), as a
+   * wrong value is (blame.c) */
+  int data = at->op >= 0 && at->op < c->nops && r->detail == RT_DETAIL_BAD_POINTER &&
+             (c->ops[at->op].kind == GEN_OP_MEMCPY || c->ops[at->op].kind == GEN_OP_MEMSET ||
+              c->ops[at->op].kind == GEN_OP_LAUNCH);
+  if (data)
+    oracle_op_form(c, at->op, w, sizeof w);
+  else if (at->op >= 0 && at->op < c->nops)
     shape_word(c, at->op, w, sizeof w);
   else
     snprintf(w, sizeof w, "%s", asyncfuzz_rt_call_name(at->call));
@@ -428,8 +454,17 @@ static int judge_values(const GenCase *c, const OracleObs *x, const RtObs *got, 
     char *at = strstr(wkind, "@region");
     if (at)
       *at = '\0';
-    snprintf(j->sig, sizeof j->sig, "wrong_result|%s|%s", wkind, value_kind(got->vals[i]));
-    snprintf(j->victim, sizeof j->victim, "wrong_result|%s|%s", wdesc, value_kind(got->vals[i]));
+    /* named by the op that wrote the wrong bytes, when the reference can say which (blame.c):
+     * the observation's writer and what the value was go into the detailed form */
+    char form[64];
+    if (oracle_wrong_bytes(c, x, got->vals, form, sizeof form) == 0 && form[0]) {
+      snprintf(j->sig, sizeof j->sig, "wrong_result|%s", form);
+      snprintf(j->victim, sizeof j->victim, "wrong_result|%s|%s|%s", form, wdesc,
+               value_kind(got->vals[i]));
+    } else {
+      snprintf(j->sig, sizeof j->sig, "wrong_result|%s|%s", wkind, value_kind(got->vals[i]));
+      snprintf(j->victim, sizeof j->victim, "wrong_result|%s|%s", wdesc, value_kind(got->vals[i]));
+    }
     snprintf(j->detail, sizeof j->detail,
              "observation of op #%d (b%d, last written by %s op #%d): element %lld expected "
              "%d, got %d (%s)",

@@ -76,6 +76,31 @@ typedef struct OracleExpected {
 int oracle_expect(const GenCase *c, OracleExpected **out, AfErr *err);
 void oracle_expected_free(OracleExpected *e);
 
+/* One word the sequential reference wrote: op (-1: the buffer's initial content), buffer and
+ * word (32-bit words, two per i64 element), the value before and after, and for a copy the
+ * word it came from (sbuf -1 otherwise). */
+typedef struct OracleWrite {
+  int32_t op, buf, word;
+  int32_t old, val;
+  int32_t sbuf, sword;
+} OracleWrite;
+
+/* Every word the reference writes, in order, the initial contents first. *log is af_free'd by
+ * the caller. 0 or AF_ENOMEM. (expect.c) */
+int oracle_write_log(const GenCase *c, OracleWrite **log, int *nlog, AfErr *err);
+
+/* Which op wrote the wrong bytes of an observation (blame.c): x the expected one, got the
+ * values seen. Writes its form into out, as docs/signatures.md "Wrong values" says:
+ * "view-offset" or "view-stride" for views that lost that parameter (the reference, with it
+ * lost, gives what was seen; or the wrong elements lie where it would move them), else the
+ * op's kind and element type ("gpu.memcpy i64"); "" when no op can be named. 0 or
+ * AF_ENOMEM. */
+int oracle_wrong_bytes(const GenCase *c, const OracleObs *x, const int32_t *got, char *out,
+                       size_t n);
+/* Op `op` of c as the form that writes bytes: its MLIR kind and the element type it writes
+ * ("gpu.memcpy i64", "gpu.launch_func i32"). */
+void oracle_op_form(const GenCase *c, int op, char *out, size_t n);
+
 /* A further cause a run showed beside its headline one (docs/signatures.md, "Independent
  * causes"): a leak beside a race or a wrong value, and the reverse. */
 #define VERDICT_MAX_ALSO 2

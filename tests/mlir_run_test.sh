@@ -81,10 +81,11 @@ fi
 "$af" check "$src/tests/data/mlir-reyield.json" --lowering mlir-opt/rocdl --schedules lazy > "$tmp/out" 2>&1
 expect "a re-yielded event, named by the yield" "signature: mlir-opt/rocdl\|misused-handle\|event\|wrong-kind\|via:yield" "$tmp/out"
 
-# a nested region's yielded value nobody awaits: the event its yield recorded leaks, made by the
-# region op (the yield's calls are its), named without where that op stands
+# a nested region's yielded value nobody awaits: the event its yield recorded leaks, named by
+# what it was made for (nothing waited on it); the detailed form says who made it: the region op
+# (the yield's calls are its), and where that op stands
 "$af" check "$src/tests/data/mlir-unawaited-yield.json" --lowering mlir-opt/rocdl --schedules lazy > "$tmp/out" 2>&1
-expect "an unawaited yield's event" "signature: mlir-opt/rocdl\|lifetime\|leaked_event\|made-by:async\.execute$" "$tmp/out"
+expect "an unawaited yield's event" "signature: mlir-opt/rocdl\|lifetime\|leaked_event\|for:unused$" "$tmp/out"
 expect "... where it stands, in the detailed form" "detailed: .*made-by:async\.execute@region" "$tmp/out"
 
 # steering away from leaked streams, on the real lowering: upstream leaves a stream to the end

@@ -56,20 +56,28 @@ static void test_observations(void) {
   Verdict v = judge_values(4, 3, -1, 0, NULL, NULL, 0);
   CHECK_EQ(v.cls, VERDICT_PASS);
   CHECK_STR(v.signature, "builtin|pass");
+  /* named by the op that wrote the wrong bytes (blame.c): the copy that brought a value the
+   * reference never had there, or the kernel whose write never landed (the device word still
+   * uninitialized) or the copy whose write never landed (the host's initial value); what was
+   * read, and the observation's writer, are in the detailed form */
   struct {
     int32_t got;
-    const char *kind;
-  } kinds[] = {{KERNEL_SENTINEL, "sentinel"},
-               {KERNEL_UNINIT, "uninitialized"},
-               {KERNEL_POISON, "freed"},
-               {1000, "stale"}};
-  for (int k = 0; k < 4; k++) {
+    const char *kind, *form;
+  } kinds[] = {{KERNEL_SENTINEL, "sentinel", "gpu.memcpy i32"},
+               {KERNEL_UNINIT, "uninitialized", "gpu.launch_func i32"},
+               {KERNEL_POISON, "freed", "gpu.memcpy i32"},
+               {1000, "stale", "gpu.memcpy i32"},
+               {1002, "stale", "gpu.memcpy i32"}};
+  for (int k = 0; k < 5; k++) {
     v = judge_values(4, 3, 2, kinds[k].got, NULL, NULL, 0);
     CHECK_EQ(v.cls, VERDICT_WRONG_RESULT);
     CHECK(v.obs_failed && !v.rt_failed);
     char want[128];
-    snprintf(want, sizeof want, "builtin|wrong_result|memcpy.D2H|%s", kinds[k].kind);
+    snprintf(want, sizeof want, "builtin|wrong_result|%s", kinds[k].form);
     CHECK_STR(v.signature, want);
+    snprintf(want, sizeof want, "builtin|wrong_result|%s|memcpy.D2H|%s", kinds[k].form,
+             kinds[k].kind);
+    CHECK_STR(v.victim, want);
     CHECK_CONTAINS(v.detail, "observation of op #4 (b0");
     CHECK_CONTAINS(v.detail, "element 2 expected 23");
   }

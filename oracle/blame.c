@@ -1,0 +1,310 @@
+/*
+ * blame.c: the op that wrote an observation's wrong bytes (oracle.h, oracle_wrong_bytes; the
+ * rule is docs/signatures.md, "Everything else").
+ *
+ * A wrong value with no missing edge is a data fault: some op wrote the wrong bytes, or did not
+ * write its own. First the views: when the reference, with every view's offset taken as 0 (or
+ * every view of one op kind), gives exactly what was seen, and with every stride taken as 1
+ * does not (or the other way round), the view lost that parameter, whichever op used it.
+ * Otherwise the reference's write log (oracle_write_log) is walked back from the observation's
+ * first wrong word:
+ *   - an op that wrote the same buffer after the word's last writer (elsewhere, in the
+ *     reference) and wrote the seen value, or wrote through a view, wrote in the wrong place:
+ *     it is named;
+ *   - a copy that read through a view whose lost offset or stride gives the seen value is named;
+ *   - else the walk goes on at a copy's source word, or a kernel's input words (kernels are
+ *     elementwise), where only an op that evidently wrote in the wrong place, or whose write
+ *     did not land, is named;
+ *   - else the word still holding what it held before its last writer wrote says that write did
+ *     not land: the writer is named; and at the first level, the last writer is named anyway.
+ * An op named through a view is named by the view parameter its wrong elements say it lost
+ * ("view-offset", "view-stride"), else by its kind and the element type it writes.
+ */
+#include "oracle.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_WRONG 1024 /* wrong words followed (the first ones of the observation) */
+#define MAX_HOPS 16
+
+typedef struct Walk {
+  const GenCase *c;
+  const OracleWrite *log;
+  int nlog;
+  int buf, at; /* the buffer the wrong words are in, and the op before which they were wrong */
+  int nw;
+  int unknown; /* the seen values of the words are not known (a kernel's inputs) */
+  int32_t word[MAX_WRONG], got[MAX_WRONG];
+} Walk;
+
+/* The last write to word k of buffer b by an op before op t (the initial content counts), or
+ * -1. */
+static int last_write(const Walk *w, int b, int k, int t) {
+  for (int j = w->nlog - 1; j >= 0; j--)
+    if (w->log[j].op < t && w->log[j].buf == b && w->log[j].word == k)
+      return j;
+  return -1;
+}
+
+static int words_per(const GenCase *c, int b) {
+  return c->bufs[b].elem == GEN_ELEM_I64 ? 2 : 1;
+}
+
+/* Whether element e is in the set of elements {base + k * step : k < len}. */
+static int in_run(int e, int base, int step, int len) {
+  if (step <= 0)
+    return 0;
+  return e >= base && (e - base) % step == 0 && (e - base) / step < len;
+}
+
+/* Op R wrote operand 0 through view (off, len, s): which parameter the wrong elements (words of
+ * R's destination) say it lost. Losing one moves where R's elements land: an element can be
+ * wrong only where R writes in the one placement or the other. 'o' offset, 's' stride, 0
+ * neither or both. */
+static int dst_diag(const Walk *w, const int32_t v[3]) {
+  int off = v[0], len = v[1], s = v[2] > 0 ? v[2] : 1, wp = words_per(w->c, w->buf);
+  int fits_off = off > 0, fits_stride = s > 1, out_off = 0, out_stride = 0;
+  for (int i = 0; i < w->nw; i++) {
+    int e = w->word[i] / wp, ref = in_run(e, off, s, len);
+    fits_off = fits_off && (ref || in_run(e, 0, s, len));
+    fits_stride = fits_stride && (ref || in_run(e, off, 1, len));
+    out_off |= !ref && in_run(e, 0, s, len);
+    out_stride |= !ref && in_run(e, off, 1, len);
+  }
+  /* where the moved placement leaves the view, something must show: else nothing says it moved */
+  for (int e = 0; e < w->c->bufs[w->buf].n; e++) {
+    if (in_run(e, off, s, len))
+      continue;
+    fits_off = fits_off && (out_off || !in_run(e, 0, s, len));
+    fits_stride = fits_stride && (out_stride || !in_run(e, off, 1, len));
+  }
+  return fits_off == fits_stride ? 0 : fits_off ? 'o' : 's';
+}
+
+/* The value of word k of buffer b before op t. */
+static int value_before(const Walk *w, int b, int k, int t, int32_t *v) {
+  int j = last_write(w, b, k, t);
+  if (j < 0)
+    return 0;
+  *v = w->log[j].val;
+  return 1;
+}
+
+/* Copy m (log entry j wrote the first wrong word) read its source through a view: which
+ * parameter the seen value says it lost (0: neither or both fit, or no view). */
+static int src_diag(const Walk *w, int j) {
+  const GenOp *o = &w->c->ops[w->log[j].op];
+  if (o->view[1][1] <= 0 || w->log[j].sbuf < 0)
+    return 0;
+  int sb = w->log[j].sbuf, wp = words_per(w->c, sb);
+  int off = o->view[1][0], s = o->view[1][2] > 0 ? o->view[1][2] : 1;
+  int e = w->log[j].sword / wp, x = w->log[j].sword % wp, k = (e - off) / s;
+  int32_t a = 0, b = 0;
+  int fa = off > 0 && value_before(w, sb, k * s * wp + x, w->log[j].op, &a) && a == w->got[0];
+  int fb = s > 1 && value_before(w, sb, (off + k) * wp + x, w->log[j].op, &b) && b == w->got[0];
+  return fa == fb ? 0 : fa ? 'o' : 's';
+}
+
+void oracle_op_form(const GenCase *c, int op, char *out, size_t n) {
+  const GenOp *o = &c->ops[op];
+  int elem =
+      (o->kind == GEN_OP_MEMCPY || o->kind == GEN_OP_MEMSET) && o->buf >= 0 && o->buf < c->nbufs
+          ? c->bufs[o->buf].elem
+          : GEN_ELEM_I32;
+  snprintf(out, n, "%s %s", gen_op_mlir(o->kind), gen_elem_name(elem));
+}
+
+/* Op r as the cause: by the view parameter it lost, when its wrong elements say which; else by
+ * its kind and element type (a view that explains nothing is left out, as in shapes). */
+static void name_op(const Walk *w, int r, int diag, char *out, size_t n) {
+  if (diag)
+    snprintf(out, n, "%s", diag == 'o' ? "view-offset" : "view-stride");
+  else
+    oracle_op_form(w->c, r, out, n);
+}
+
+/* An op that wrote buffer b after op `after` and before op t, elsewhere: the one that wrote the
+ * seen value, else the last one that wrote through a view; -1 when none. */
+static int misplaced_writer(const Walk *w, int after, int t) {
+  int by_view = -1;
+  for (int j = 0; j < w->nlog; j++) {
+    const OracleWrite *x = &w->log[j];
+    if (x->buf != w->buf || x->op <= after || x->op >= t)
+      continue;
+    if (x->val == w->got[0] && !w->unknown)
+      return x->op;
+    if (gen_op_has_view(&w->c->ops[x->op]))
+      by_view = x->op;
+  }
+  return by_view;
+}
+
+/* The wrong words that the write of op m put there, moved to the words m copied them from. */
+static void to_source(Walk *w, int m) {
+  int n = 0, sb = -1;
+  for (int i = 0; i < w->nw; i++) {
+    int j = last_write(w, w->buf, w->word[i], w->at);
+    if (j < 0 || w->log[j].op != m || w->log[j].sbuf < 0 || (sb >= 0 && w->log[j].sbuf != sb))
+      continue;
+    sb = w->log[j].sbuf;
+    w->word[n] = w->log[j].sword;
+    w->got[n++] = w->got[i];
+  }
+  w->nw = n;
+  w->buf = sb;
+  w->at = m;
+}
+
+/* The wrong words of launch m's destination, moved to the words of its input a that computed
+ * them (kernels are elementwise), their seen values unknown. */
+static void to_input(Walk *w, int m, int a) {
+  const GenOp *o = &w->c->ops[m];
+  int32_t od, ld, sd, oa, la, sa;
+  gen_op_view(w->c, o, 0, &od, &ld, &sd);
+  gen_op_view(w->c, o, a, &oa, &la, &sa);
+  int n = 0;
+  for (int i = 0; i < w->nw; i++) {
+    int k = sd > 0 ? (w->word[i] - od) / sd : -1;
+    if (k < 0 || k >= la || (w->word[i] - od) % sd)
+      continue;
+    w->word[n] = oa + k * sa;
+    w->got[n++] = 0;
+  }
+  w->nw = n;
+  w->buf = o->args[a];
+  w->at = m;
+  w->unknown = 1;
+}
+
+static int explain(const Walk *w, int depth, char *out, size_t n);
+
+/* The walk goes on from w, moved by move(child, m, a); 1 when it named an op. */
+static int deeper(const Walk *w, int depth, int m, int a, char *out, size_t n) {
+  Walk *d = af_malloc(sizeof *d);
+  if (d == NULL)
+    return 0;
+  *d = *w;
+  if (a < 0)
+    to_source(d, m);
+  else
+    to_input(d, m, a);
+  int r = d->nw > 0 && d->buf >= 0 && explain(d, depth + 1, out, n);
+  af_free(d);
+  return r;
+}
+
+/* Names the op that explains w's wrong words: at the first level, whatever wrote them last; deeper
+ * (a copy's source, a kernel's input), only an op that evidently wrote in the wrong place. */
+static int explain(const Walk *w, int depth, char *out, size_t n) {
+  const GenCase *c = w->c;
+  int j = last_write(w, w->buf, w->word[0], w->at);
+  if (j < 0 || depth > MAX_HOPS)
+    return 0;
+  int m = w->log[j].op; /* (-1: the word still held its initial content) */
+  int x = misplaced_writer(w, m, w->at);
+  if (x >= 0) {
+    name_op(w, x, c->ops[x].view[0][1] > 0 ? dst_diag(w, c->ops[x].view[0]) : 0, out, n);
+    return 1;
+  }
+  if (m < 0)
+    return 0; /* an initial content read wrong, and no op wrote there: none to name */
+  const GenOp *o = &c->ops[m];
+  int d = o->kind == GEN_OP_MEMCPY && !w->unknown ? src_diag(w, j) : 0;
+  if (d) {
+    name_op(w, m, d, out, n);
+    return 1;
+  }
+  if (o->kind == GEN_OP_MEMCPY && deeper(w, depth, m, -1, out, n))
+    return 1;
+  for (int a = 1; o->kind == GEN_OP_LAUNCH && a < o->nargs; a++)
+    if (deeper(w, depth, m, a, out, n))
+      return 1;
+  int missed = !w->unknown && w->got[0] == w->log[j].old; /* the write did not land */
+  if (!missed && depth > 0)
+    return 0;
+  name_op(w, m, o->view[0][1] > 0 ? dst_diag(w, o->view[0]) : src_diag(w, j), out, n);
+  return 1;
+}
+
+/* Whether the reference reproduces the seen values when the views of every op of kind `kind`
+ * (-1: of every kind) before the observation lose parameter h ('o': the offset taken as 0, 's':
+ * the stride as 1): -1 when no view changes, else 1 or 0. */
+static int view_lost(const GenCase *c, const OracleObs *x, const int32_t *got, int kind, int h) {
+  GenCase alt = *c;
+  alt.ops = af_malloc(sizeof(GenOp) * (size_t)(c->nops + 1));
+  if (alt.ops == NULL)
+    return 0;
+  memcpy(alt.ops, c->ops, sizeof(GenOp) * (size_t)c->nops);
+  int changed = 0, same = 0;
+  for (int i = 0; i < x->id; i++)
+    for (int k = 0; k < 3 && (kind < 0 || alt.ops[i].kind == kind); k++) {
+      int32_t *v = alt.ops[i].view[k];
+      if (v[1] > 0 && h == 'o' && v[0] != 0)
+        v[0] = 0, changed = 1;
+      if (v[1] > 0 && h == 's' && v[2] > 1)
+        v[2] = 1, changed = 1;
+    }
+  OracleExpected *e = NULL;
+  AfErr err;
+  af_err_clear(&err);
+  if (changed && oracle_expect(&alt, &e, &err) == 0)
+    for (int k = 0; k < e->nobs; k++)
+      if (e->obs[k].id == x->id && e->obs[k].n == x->n)
+        same = memcmp(e->obs[k].vals, got, sizeof(int32_t) * (size_t)x->n) == 0;
+  oracle_expected_free(e);
+  af_free(alt.ops);
+  return changed ? same : -1;
+}
+
+/* The view parameter whose loss, by every op or by the ops of one kind, reproduces exactly
+ * what was seen: 'o', 's', or 0 when neither or both do. */
+static int view_explains(const GenCase *c, const OracleObs *x, const int32_t *got) {
+  static const int kinds[] = {-1, GEN_OP_MEMCPY, GEN_OP_MEMSET, GEN_OP_LAUNCH};
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    int o = view_lost(c, x, got, kinds[k], 'o'), s = view_lost(c, x, got, kinds[k], 's');
+    if (o < 0 && s < 0 && kinds[k] < 0)
+      return 0; /* no view at all */
+    if ((o == 1) != (s == 1))
+      return o == 1 ? 'o' : 's';
+  }
+  return 0;
+}
+
+int oracle_wrong_bytes(const GenCase *c, const OracleObs *x, const int32_t *got, char *out,
+                       size_t n) {
+  snprintf(out, n, "%s", "");
+  if (x->buf < 0 || x->buf >= c->nbufs || x->id < 0 || x->id >= c->nops)
+    return 0;
+  int v = view_explains(c, x, got);
+  if (v) {
+    snprintf(out, n, "%s", v == 'o' ? "view-offset" : "view-stride");
+    return 0;
+  }
+  Walk *w = af_calloc(1, sizeof *w);
+  if (w == NULL)
+    return AF_ENOMEM;
+  AfErr err;
+  af_err_clear(&err);
+  OracleWrite *log = NULL;
+  int nlog = 0;
+  if (oracle_write_log(c, &log, &nlog, &err)) {
+    af_free(w);
+    return AF_ENOMEM;
+  }
+  w->c = c;
+  w->log = log;
+  w->nlog = nlog;
+  w->buf = x->buf;
+  w->at = x->id;
+  for (int64_t i = 0; i < x->n && w->nw < MAX_WRONG; i++)
+    if (got[i] != x->vals[i]) {
+      w->word[w->nw] = (int32_t)i;
+      w->got[w->nw++] = got[i];
+    }
+  if (w->nw > 0)
+    explain(w, 0, out, n);
+  af_free(log);
+  af_free(w);
+  return 0;
+}
