@@ -339,6 +339,66 @@ static int block_of(const GenCase *c, int t) {
   return -1;
 }
 
+/* Whether the lowering ordered op n (its calls after record seq) after the source of one of its
+ * dependencies other than `skip` (1 too when the trace cannot say). */
+static int ordered_after_a_dep(const G *g, const RtRec *trace, int ntrace, int n, int skip,
+                               int32_t seq) {
+  const GenOp *o = &g->c->ops[n];
+  OracleSyncs sy;
+  if (trace == NULL || !oracle_consumer_syncs(trace, ntrace, n, seq, &sy))
+    return 1;
+  for (int d = 0; d < o->ndeps && d < GEN_MAX_DEPS; d++) {
+    int t = o->deps[d], src = d != skip && t >= 0 && t < g->c->ntoks ? g->tok_src[t] : -1;
+    if (src >= 0 && src < g->c->nops && oracle_ordered_after(trace, &sy, src) != 0)
+      return 1;
+  }
+  return 0;
+}
+
+/* The link of consumer n's dependency dep that lost the order, when it is a crossing on the
+ * token's way rather than n's own: out changed then. */
+static void crossing_link(const G *g, const RtRec *trace, int ntrace, int n, int dep, int32_t seq,
+                          OracleLink *out) {
+  const GenCase *c = g->c;
+  int t0 = c->ops[n].deps[dep], nearest = -1;
+  /* a captured token for which nothing was handed over is itself the missing link, for
+   * whatever consumer (the same token's other consumers miss it too), and wherever the token
+   * went after the capture (into a call, a block, a region) */
+  for (int t = t0, guard = 0; t >= 0 && t < c->ntoks && guard <= c->ntoks; guard++) {
+    if (g->tok_how[t] == HOW_CAPTURE && capture_unhanded(c, g->tok_reg[t], trace, ntrace)) {
+      out->mech = ORACLE_LINK_CAPTURE;
+      return;
+    }
+    /* so is a block's boundary that carried nothing: inputs handed over without an event, or a
+     * token whose event was never recorded */
+    int bm = block_mech(g->tok_how[t]), bop = bm >= 0 ? block_of(c, t) : -1;
+    int in = g->tok_how[t] == HOW_CALL_ARG || g->tok_how[t] == HOW_ITER ||
+             g->tok_how[t] == HOW_BRANCH_ARG;
+    if (bop >= 0 &&
+        (in ? input_unhanded(c, bop, trace, ntrace) : result_unhanded(c, bop, trace, ntrace))) {
+      out->mech = bm;
+      out->from = bop;
+      return;
+    }
+    if (bop >= 0 && nearest < 0)
+      nearest = t;
+    t = g->tok_prev[t];
+  }
+  /* a token that carried some other op's order: the consumer synchronized, with something
+   * other than the token's source, so the value changed on its way: at the block boundary
+   * nearest the consumer that it crossed */
+  OracleSyncs sy;
+  int src = g->tok_src[t0];
+  if (nearest < 0 || trace == NULL || src < 0 || src >= c->nops ||
+      (out->mech != ORACLE_LINK_OWN_DEP && out->mech != ORACLE_LINK_HOST_WAIT &&
+       out->mech != ORACLE_LINK_DEALLOC) ||
+      !oracle_consumer_syncs(trace, ntrace, n, seq, &sy) ||
+      oracle_ordered_after(trace, &sy, src) != 0 || !oracle_synced_elsewhere(trace, &sy, n))
+    return;
+  out->mech = block_mech(g->tok_how[nearest]);
+  out->from = block_of(c, nearest);
+}
+
 int oracle_missing_link(const GenCase *c, const HbResult *k, const RtRec *trace, int ntrace,
                         int from, int32_t seq, int to, OracleLink *out) {
   memset(out, 0, sizeof *out);
@@ -386,30 +446,13 @@ int oracle_missing_link(const GenCase *c, const HbResult *k, const RtRec *trace,
       out->to = n < c->nops ? n : -1;
       out->mech = x->mech;
       out->dep = x->dep;
-      /* a captured token for which nothing was handed over is itself the missing link, for
-       * whatever consumer (the same token's other consumers miss it too), and wherever the
-       * token went after the capture (into a call, a block, a region) */
-      if (x->dep >= 0 && n < c->nops) {
-        int t = c->ops[n].deps[x->dep];
-        for (int guard = 0; t >= 0 && t < c->ntoks && guard <= c->ntoks; guard++) {
-          if (g.tok_how[t] == HOW_CAPTURE && capture_unhanded(c, g.tok_reg[t], trace, ntrace)) {
-            out->mech = ORACLE_LINK_CAPTURE;
-            break;
-          }
-          /* so is a block's boundary that carried nothing: inputs handed over without an
-           * event, or a token whose event was never recorded */
-          int bm = block_mech(g.tok_how[t]), bop = bm >= 0 ? block_of(c, t) : -1;
-          int in = g.tok_how[t] == HOW_CALL_ARG || g.tok_how[t] == HOW_ITER ||
-                   g.tok_how[t] == HOW_BRANCH_ARG;
-          if (bop >= 0 && (in ? input_unhanded(c, bop, trace, ntrace)
-                              : result_unhanded(c, bop, trace, ntrace))) {
-            out->mech = bm;
-            out->from = bop;
-            break;
-          }
-          t = g.tok_prev[t];
-        }
-      }
+      /* a dependency after the first is the link only when the lowering ordered the op after
+       * another of its dependencies: one ordered after none of them lacked its own ordering */
+      if (x->mech == ORACLE_LINK_EXTRA_DEP &&
+          !ordered_after_a_dep(&g, trace, ntrace, n, x->dep, seq))
+        out->mech = ORACLE_LINK_OWN_DEP;
+      if (x->dep >= 0 && n < c->nops)
+        crossing_link(&g, trace, ntrace, n, x->dep, seq, out);
     }
   }
   af_free(flag);

@@ -312,6 +312,14 @@ static int ordering_cause(const GenCase *c, const HbReport *r, const RtRec *trac
     if (rc)
       return rc;
   }
+  /* the consumer did wait, for an event recorded before the producer's work: whatever link
+   * the wait carried, the event is the cause */
+  if (oracle_event_before_work(c, trace, ntrace, from, seq, to) ||
+      (l.mech >= 0 && l.to >= 0 && l.to != to &&
+       oracle_event_before_work(c, trace, ntrace, from, seq, l.to))) {
+    fmt_into(v->signature, sizeof v->signature, "%s|missing-edge|event-before-work", lowering);
+    return 0;
+  }
   if (l.mech < 0) {
     fmt_into(v->signature, sizeof v->signature, "%s|%s|unattributed|%s", lowering,
              oracle_verdict_name(v->cls), hb_kind_name(r->kind));

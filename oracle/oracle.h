@@ -195,6 +195,33 @@ int oracle_loop_link(const GenCase *c, const RtRec *trace, int ntrace, int op1, 
 int oracle_missing_link(const GenCase *c, const HbResult *k, const RtRec *trace, int ntrace,
                         int from, int32_t seq, int to, OracleLink *out);
 
+/* The streams a case op's calls were ordered after, in one go of the op (trace_order.c): the
+ * stream its work went on or the host synchronized, and the streams of the events it waited
+ * for. */
+#define ORACLE_MAX_SYNCS 16
+typedef struct OracleSyncs {
+  RtRef s[ORACLE_MAX_SYNCS];
+  int n;
+  int32_t first; /* the op's first call of that go */
+} OracleSyncs;
+
+/* Op n's first go after trace record `after` (its calls from the first one after it until
+ * another op's). 0 when n made no call after it. */
+int oracle_consumer_syncs(const RtRec *trace, int ntrace, int n, int32_t after, OracleSyncs *sy);
+/* Whether that go was ordered after op src's last stream call before it: 1, 0, -1 when src
+ * made none. */
+int oracle_ordered_after(const RtRec *trace, const OracleSyncs *sy, int src);
+/* Whether that go was ordered after a stream some other case op had used before: the op
+ * synchronized with something, not with a stream or nothing of its own. */
+int oracle_synced_elsewhere(const RtRec *trace, const OracleSyncs *sy, int n);
+
+/* Whether op `to` waited (on a stream, or the host) for an event that op `from`, or `to`
+ * itself, recorded on the stream of from's call seq before that call enqueued its work: an
+ * order the lowering did carry, with an event that stood for too little (docs/signatures.md,
+ * `event-before-work`). (cause.c) */
+int oracle_event_before_work(const GenCase *c, const RtRec *trace, int ntrace, int from,
+                             int32_t seq, int to);
+
 /* A link as a signature's words: its mechanism and the parts of its consumer's shape that
  * matter to it ("extra-dep|gpu.memcpy async", "host-wait|gpu.wait deps=2+|dep#1+",
  * "await-value|gpu.launch_func async@region"); docs/signatures.md. */

@@ -144,6 +144,18 @@ static void test_corpus_verdicts(void) {
        "race|missing-edge|data_race.RAW|launch.af_fill->launch.af_combine|stream->stream|"
        "dependency",
        0},
+      /* the same two dependencies, the event for the second recorded before its work: the
+       * event is the cause, not the dependency */
+      {"launch-two-deps", "builtin:fault=record_early", "lazy", VERDICT_RACE,
+       "|missing-edge|event-before-work",
+       "race|missing-edge|data_race.RAW|launch.af_fill->launch.af_combine|stream->stream|"
+       "dependency",
+       0},
+      /* a copy put on a fresh stream that waits for none of its dependencies lacks its own
+       * ordering, whichever of them it raced with */
+      {"memcpy-two-deps-dealloc", "builtin:fault=copy_wrong_stream", "lazy", VERDICT_RACE,
+       "|missing-edge|own-dep|gpu.memcpy async",
+       "race|missing-edge|data_race.RAW|memcpy.H2D->memcpy.D2D|stream->stream|dependency", 0},
       {"sync-alloc-dealloc", "builtin:fault=drop_host_wait", "lazy", VERDICT_RACE,
        "|missing-edge|host-wait|gpu.wait",
        "race|missing-edge|host_read_before_complete|memcpy.D2H->observe|stream->host|host-sync", 0},
@@ -169,7 +181,7 @@ static void test_corpus_verdicts(void) {
        "|missing-edge|loop-carried|scf.for",
        "data_race.WAW|launch.af_fill->launch.af_fill|stream->stream|dependency", 0},
       {"branch-merge", "builtin:fault=merge_first_pred", "lazy", VERDICT_RACE,
-       "|missing-edge|own-dep|gpu.memcpy async",
+       "|missing-edge|merge-arg|cf.cond_br",
        "data_race.RAW|launch.af_transform->memcpy.D2H|stream->stream|dependency", 0},
       {"typed-buffers", "builtin:fault=copy_size_i32", "lazy", VERDICT_RUNTIME_ERROR,
        "|runtime_error|CUDA_ERROR_ILLEGAL_ADDRESS|pointer range outside every buffer of this "

@@ -1,0 +1,125 @@
+/*
+ * trace_order.c: what a trace says of how the lowering ordered one case op after another
+ * (oracle.h): which streams an op's calls were ordered after, and an event that stood for too
+ * little. The evidence cause.c and oracle.c name a missing link by, beside what each op knew.
+ */
+#include "oracle.h"
+
+#include <string.h>
+
+/* The stream trace record s acted on (its stream argument), or 0. */
+static RtRef stream_of(const RtRec *trace, int ntrace, int32_t s) {
+  if (s < 0 || s >= ntrace)
+    return 0;
+  for (int a = 0; a < trace[s].nargs; a++)
+    if (RT_REF_KIND(trace[s].args[a]) == RT_REF_STREAM)
+      return trace[s].args[a];
+  return 0;
+}
+
+static int same_handle(RtRef a, RtRef b) {
+  return RT_REF_KIND(a) == RT_REF_KIND(b) && RT_REF_ID(a) == RT_REF_ID(b);
+}
+
+/* The stream event ev was last recorded on before record `before`, or 0. */
+static RtRef recorded_on(const RtRec *trace, int32_t before, RtRef ev, int32_t *at) {
+  for (int j = before - 1; j >= 0; j--)
+    if (trace[j].call == RT_CALL_EVENT_RECORD && trace[j].nargs >= 2 &&
+        same_handle(trace[j].args[0], ev)) {
+      if (at)
+        *at = j;
+      return trace[j].args[1];
+    }
+  return 0;
+}
+
+/* Op's last call before record `before` that acted on a stream (work, an event recorded or
+ * waited on there), or -1. */
+static int32_t last_stream_call(const RtRec *trace, int32_t before, int op) {
+  for (int i = before - 1; i >= 0; i--) {
+    int c = trace[i].call;
+    if (trace[i].op == op &&
+        (c == RT_CALL_LAUNCH_KERNEL || c == RT_CALL_MEMCPY || c == RT_CALL_MEMSET32 ||
+         c == RT_CALL_MEMSET16 || c == RT_CALL_EVENT_RECORD || c == RT_CALL_STREAM_WAIT_EVENT ||
+         ((c == RT_CALL_MEM_ALLOC || c == RT_CALL_MEM_FREE) && trace[i].nargs > 1 &&
+          RT_REF_KIND(trace[i].args[1]) == RT_REF_STREAM)))
+      return i;
+  }
+  return -1;
+}
+
+static void add(OracleSyncs *sy, RtRef s) {
+  if (s == 0 || sy->n >= ORACLE_MAX_SYNCS)
+    return;
+  for (int i = 0; i < sy->n; i++)
+    if (same_handle(sy->s[i], s))
+      return;
+  sy->s[sy->n++] = s;
+}
+
+int oracle_consumer_syncs(const RtRec *trace, int ntrace, int n, int32_t after, OracleSyncs *sy) {
+  memset(sy, 0, sizeof *sy);
+  sy->first = -1;
+  int i = after + 1;
+  while (i < ntrace && (trace[i].op != n || trace[i].call == RT_CALL_EXEC))
+    i++;
+  if (i >= ntrace)
+    return 0;
+  sy->first = i;
+  /* the op's calls from there, until another op's (device steps run in between) */
+  for (; i < ntrace && (trace[i].op == n || trace[i].call == RT_CALL_EXEC); i++) {
+    const RtRec *r = &trace[i];
+    if (r->op != n || r->call == RT_CALL_EXEC || r->call == RT_CALL_STREAM_CREATE ||
+        r->call == RT_CALL_STREAM_DESTROY || r->call == RT_CALL_EVENT_CREATE ||
+        r->call == RT_CALL_EVENT_DESTROY || r->call == RT_CALL_EVENT_RECORD)
+      continue;
+    if (r->call == RT_CALL_STREAM_WAIT_EVENT && r->nargs >= 2) {
+      add(sy, recorded_on(trace, i, r->args[1], NULL));
+      add(sy, r->args[0]);
+    } else if (r->call == RT_CALL_EVENT_SYNCHRONIZE && r->nargs >= 1) {
+      add(sy, recorded_on(trace, i, r->args[0], NULL));
+    } else {
+      add(sy, stream_of(trace, ntrace, i)); /* its work's stream, or the one it synchronized */
+    }
+  }
+  return 1;
+}
+
+int oracle_ordered_after(const RtRec *trace, const OracleSyncs *sy, int src) {
+  RtRef ss = stream_of(trace, sy->first, last_stream_call(trace, sy->first, src));
+  if (!ss || sy->first < 0)
+    return -1;
+  for (int i = 0; i < sy->n; i++)
+    if (same_handle(sy->s[i], ss))
+      return 1;
+  return 0;
+}
+
+int oracle_synced_elsewhere(const RtRec *trace, const OracleSyncs *sy, int n) {
+  for (int k = 0; k < sy->n; k++)
+    for (int i = sy->first - 1; i >= 0; i--)
+      if (trace[i].op != n && trace[i].op >= 0 && trace[i].call != RT_CALL_STREAM_CREATE &&
+          trace[i].call != RT_CALL_EXEC && same_handle(stream_of(trace, sy->first, i), sy->s[k]))
+        return 1;
+  return 0;
+}
+
+int oracle_event_before_work(const GenCase *c, const RtRec *trace, int ntrace, int from,
+                             int32_t seq, int to) {
+  RtRef ws = stream_of(trace, ntrace, seq);
+  if (trace == NULL || ws == 0 || from < 0 || from >= c->nops || to < 0 || to >= c->nops)
+    return 0;
+  for (int i = 0; i < ntrace; i++) {
+    const RtRec *w = &trace[i];
+    int waits = w->op == to && ((w->call == RT_CALL_STREAM_WAIT_EVENT && w->nargs >= 2) ||
+                                (w->call == RT_CALL_EVENT_SYNCHRONIZE && w->nargs >= 1));
+    if (!waits)
+      continue;
+    int32_t j = -1;
+    RtRef on =
+        recorded_on(trace, i, w->call == RT_CALL_STREAM_WAIT_EVENT ? w->args[1] : w->args[0], &j);
+    if (on && j < seq && (trace[j].op == from || trace[j].op == to) && same_handle(on, ws))
+      return 1;
+  }
+  return 0;
+}
