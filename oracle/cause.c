@@ -451,6 +451,12 @@ int oracle_missing_link(const GenCase *c, const HbResult *k, const RtRec *trace,
       if (x->mech == ORACLE_LINK_EXTRA_DEP &&
           !ordered_after_a_dep(&g, trace, ntrace, n, x->dep, seq))
         out->mech = ORACLE_LINK_OWN_DEP;
+      /* a region's crossing is the link only where the consumer synchronized at all: one
+       * that waited for nothing, on a stream of its own, lacked its own ordering */
+      if ((x->mech == ORACLE_LINK_AWAIT_VALUE || x->mech == ORACLE_LINK_REGION_INPUT ||
+           x->mech == ORACLE_LINK_CAPTURE) &&
+          oracle_synced_with_nothing(trace, ntrace, n, seq))
+        out->mech = ORACLE_LINK_OWN_DEP;
       if (x->dep >= 0 && n < c->nops)
         crossing_link(&g, trace, ntrace, n, x->dep, seq, out);
     }
@@ -487,6 +493,10 @@ int oracle_loop_link(const GenCase *c, const RtRec *trace, int ntrace, int op1, 
   out->to = op2;
   out->dep = -1;
   out->mech = ORACLE_LINK_LOOP_CARRIED;
+  /* (an op that waited for nothing, on a stream of its own, lacked its own ordering, in any
+   * iteration) */
+  if (oracle_synced_with_nothing(trace, ntrace, op2, seq1))
+    out->mech = ORACLE_LINK_OWN_DEP, out->dep = 0;
   return 1;
 }
 

@@ -211,14 +211,19 @@ int oracle_consumer_syncs(const RtRec *trace, int ntrace, int n, int32_t after, 
 /* Whether that go was ordered after op src's last stream call before it: 1, 0, -1 when src
  * made none. */
 int oracle_ordered_after(const RtRec *trace, const OracleSyncs *sy, int src);
-/* Whether that go was ordered after a stream some other case op had used before: the op
- * synchronized with something, not with a stream or nothing of its own. */
+/* Whether that go was ordered after a stream some other case op had made or used before: the
+ * op synchronized with something, not with a stream or nothing of its own. */
 int oracle_synced_elsewhere(const RtRec *trace, const OracleSyncs *sy, int n);
+/* Whether op n's first go after record `after` was ordered after nothing but a stream of its
+ * own: its calls waited for nothing, on a stream no other op had used. 0 when it made no call
+ * then. */
+int oracle_synced_with_nothing(const RtRec *trace, int ntrace, int n, int32_t after);
 
-/* Whether op `to` waited (on a stream, or the host) for an event that op `from`, or `to`
- * itself, recorded on the stream of from's call seq before that call enqueued its work: an
- * order the lowering did carry, with an event that stood for too little (docs/signatures.md,
- * `event-before-work`). (cause.c) */
+/* Whether op `to` waited (on a stream, or the host) for an event that op `from` recorded on
+ * the stream of its call seq just before that call put its work there (in the same go of
+ * `from`), directly or through the events the recording streams waited for: an order the
+ * lowering did carry, with an event that stood for too little (docs/signatures.md,
+ * `event-before-work`). (trace_order.c) */
 int oracle_event_before_work(const GenCase *c, const RtRec *trace, int ntrace, int from,
                              int32_t seq, int to);
 

@@ -71,7 +71,8 @@ int oracle_consumer_syncs(const RtRec *trace, int ntrace, int n, int32_t after, 
     const RtRec *r = &trace[i];
     if (r->op != n || r->call == RT_CALL_EXEC || r->call == RT_CALL_STREAM_CREATE ||
         r->call == RT_CALL_STREAM_DESTROY || r->call == RT_CALL_EVENT_CREATE ||
-        r->call == RT_CALL_EVENT_DESTROY || r->call == RT_CALL_EVENT_RECORD)
+        r->call == RT_CALL_EVENT_DESTROY || r->call == RT_CALL_EVENT_RECORD ||
+        r->call == RT_CALL_MEM_FREE) /* (a free's stream orders nothing: it frees at once) */
       continue;
     if (r->call == RT_CALL_STREAM_WAIT_EVENT && r->nargs >= 2) {
       add(sy, recorded_on(trace, i, r->args[1], NULL));
@@ -85,12 +86,31 @@ int oracle_consumer_syncs(const RtRec *trace, int ntrace, int n, int32_t after, 
   return 1;
 }
 
+/* Whether stream s, by record `before`, was ordered after what stream ss held at record `at`:
+ * it is ss, or it waited for an event recorded on ss after `at`, or on a stream that was, so
+ * (depth streams at most). */
+static int reaches(const RtRec *trace, RtRef s, int32_t before, RtRef ss, int32_t at, int depth) {
+  if (same_handle(s, ss))
+    return 1;
+  for (int32_t j = before - 1; depth > 0 && j > at; j--) {
+    const RtRec *w = &trace[j];
+    if (w->call != RT_CALL_STREAM_WAIT_EVENT || w->nargs < 2 || !same_handle(w->args[0], s))
+      continue;
+    int32_t rec = -1;
+    RtRef on = recorded_on(trace, j, w->args[1], &rec);
+    if (on && rec > at && reaches(trace, on, rec, ss, at, depth - 1))
+      return 1;
+  }
+  return 0;
+}
+
 int oracle_ordered_after(const RtRec *trace, const OracleSyncs *sy, int src) {
-  RtRef ss = stream_of(trace, sy->first, last_stream_call(trace, sy->first, src));
-  if (!ss || sy->first < 0)
+  int32_t sc = sy->first < 0 ? -1 : last_stream_call(trace, sy->first, src);
+  RtRef ss = stream_of(trace, sy->first, sc);
+  if (!ss)
     return -1;
   for (int i = 0; i < sy->n; i++)
-    if (same_handle(sy->s[i], ss))
+    if (reaches(trace, sy->s[i], sy->first, ss, sc, 4))
       return 1;
   return 0;
 }
@@ -98,27 +118,64 @@ int oracle_ordered_after(const RtRec *trace, const OracleSyncs *sy, int src) {
 int oracle_synced_elsewhere(const RtRec *trace, const OracleSyncs *sy, int n) {
   for (int k = 0; k < sy->n; k++)
     for (int i = sy->first - 1; i >= 0; i--)
-      if (trace[i].op != n && trace[i].op >= 0 && trace[i].call != RT_CALL_STREAM_CREATE &&
-          trace[i].call != RT_CALL_EXEC && same_handle(stream_of(trace, sy->first, i), sy->s[k]))
+      if (trace[i].op != n && trace[i].op >= 0 && trace[i].call != RT_CALL_EXEC &&
+          same_handle(trace[i].call == RT_CALL_STREAM_CREATE ? trace[i].ret
+                                                             : stream_of(trace, sy->first, i),
+                      sy->s[k]))
         return 1;
+  return 0;
+}
+
+int oracle_synced_with_nothing(const RtRec *trace, int ntrace, int n, int32_t after) {
+  OracleSyncs sy;
+  return trace && oracle_consumer_syncs(trace, ntrace, n, after, &sy) && sy.n > 0 &&
+         !oracle_synced_elsewhere(trace, &sy, n);
+}
+
+/* Whether op `from`'s work at record seq on stream ws came after record r in the same go of
+ * `from` (no other op's call between them), and before record w. */
+static int work_between(const RtRec *trace, int ntrace, int from, RtRef ws, int32_t r, int32_t seq,
+                        int32_t w) {
+  if (seq <= r || seq >= w || !same_handle(stream_of(trace, ntrace, seq), ws))
+    return 0;
+  for (int32_t p = r + 1; p < seq; p++)
+    if (trace[p].op != from && trace[p].call != RT_CALL_EXEC)
+      return 0;
+  return 1;
+}
+
+/* Whether the wait at record w, for event ev, went back to an event that `from` recorded on
+ * ws just before putting its work seq there: directly, or through the events the
+ * recording stream had waited for (depth of them). */
+static int early(const RtRec *trace, int ntrace, int32_t w, RtRef ev, RtRef ws, int from,
+                 int32_t seq, int depth) {
+  int32_t r = -1;
+  RtRef on = recorded_on(trace, w, ev, &r);
+  if (!on)
+    return 0;
+  if (same_handle(on, ws) && trace[r].op == from &&
+      work_between(trace, ntrace, from, ws, r, seq, w))
+    return 1;
+  for (int32_t j = r - 1; depth > 0 && j >= 0; j--)
+    if (trace[j].call == RT_CALL_STREAM_WAIT_EVENT && trace[j].nargs >= 2 &&
+        same_handle(trace[j].args[0], on) &&
+        early(trace, ntrace, j, trace[j].args[1], ws, from, seq, depth - 1))
+      return 1;
   return 0;
 }
 
 int oracle_event_before_work(const GenCase *c, const RtRec *trace, int ntrace, int from,
                              int32_t seq, int to) {
-  RtRef ws = stream_of(trace, ntrace, seq);
+  RtRef ws = trace ? stream_of(trace, ntrace, seq) : 0;
   if (trace == NULL || ws == 0 || from < 0 || from >= c->nops || to < 0 || to >= c->nops)
     return 0;
   for (int i = 0; i < ntrace; i++) {
     const RtRec *w = &trace[i];
-    int waits = w->op == to && ((w->call == RT_CALL_STREAM_WAIT_EVENT && w->nargs >= 2) ||
-                                (w->call == RT_CALL_EVENT_SYNCHRONIZE && w->nargs >= 1));
-    if (!waits)
-      continue;
-    int32_t j = -1;
-    RtRef on =
-        recorded_on(trace, i, w->call == RT_CALL_STREAM_WAIT_EVENT ? w->args[1] : w->args[0], &j);
-    if (on && j < seq && (trace[j].op == from || trace[j].op == to) && same_handle(on, ws))
+    if (w->op == to && w->call == RT_CALL_STREAM_WAIT_EVENT && w->nargs >= 2 &&
+        early(trace, ntrace, i, w->args[1], ws, from, seq, 3))
+      return 1;
+    if (w->op == to && w->call == RT_CALL_EVENT_SYNCHRONIZE && w->nargs >= 1 &&
+        early(trace, ntrace, i, w->args[0], ws, from, seq, 3))
       return 1;
   }
   return 0;
