@@ -244,27 +244,52 @@ static const char *token_crossing(const GenCase *c, int t) {
  * a value or depends on a token that came through async.yield, wherever the handle was made),
  * within one context, or into a region the maker's context encloses (a capture). */
 static const char *handle_travel(const GenCase *c, int maker, int user) {
+  int known = maker >= 0 && maker < c->nops && user >= 0 && user < c->nops;
+  int cm = known ? c->ops[maker].ctx : 0, cu = known ? c->ops[user].ctx : 0, encloses = cm == cu;
+  for (int x = cu, guard = 0; known && !encloses && x > 0 && guard <= c->nregions; guard++) {
+    x = x < c->nregions ? c->regions[x].parent : 0;
+    encloses = x == cm;
+  }
+  if (known && !encloses)
+    return "yield"; /* made in a region the user is not in: only a yield leads out of one */
   if (user >= 0 && user < c->nops) {
     const GenOp *u = &c->ops[user];
     if ((u->kind == GEN_OP_AWAIT && u->vidx >= 0) || u->kind == GEN_OP_EXECUTE)
-      return "yield"; /* (a region op's calls are its yield's) */
+      return "yield";         /* (a region op's calls are its yield's) */
+    const char *first = NULL; /* a yield on any dependency's way; else the first crossing */
     for (int d = 0; d < u->ndeps; d++) {
       const char *how = token_crossing(c, u->deps[d]);
-      if (how)
+      if (how && strcmp(how, "yield") == 0)
         return how;
+      first = first ? first : how;
     }
+    if (first)
+      return first;
   }
-  if (maker < 0 || maker >= c->nops || user < 0 || user >= c->nops)
+  if (!known)
     return "unknown";
-  int cm = c->ops[maker].ctx, cu = c->ops[user].ctx;
-  if (cm == cu)
-    return "own-context";
-  for (int x = cu, guard = 0; x > 0 && guard <= c->nregions; guard++) {
-    x = x < c->nregions ? c->regions[x].parent : 0;
-    if (x == cm)
-      return "into-region";
+  return cm == cu ? "own-context" : "into-region";
+}
+
+/* Whether op `op` consumed event h before record `before`: it waited for it (on a stream or the
+ * host), or took it as an awaited value. An event serves one use and its consumer ends it, so
+ * a later user was a second consumer of one event. */
+static int consumed_by(const GenCase *c, RtRef h, int op, int32_t before, const RtRec *trace,
+                       int ntrace) {
+  if (RT_REF_KIND(h) != RT_REF_EVENT || op < 0 || op >= c->nops)
+    return 0;
+  if (c->ops[op].kind == GEN_OP_AWAIT && c->ops[op].vidx >= 0)
+    return 1; /* an await takes the event its region yielded: its consumer */
+  for (int i = 0; i < before && i < ntrace; i++) {
+    const RtRec *w = &trace[i];
+    int a = w->call == RT_CALL_STREAM_WAIT_EVENT   ? 1
+            : w->call == RT_CALL_EVENT_SYNCHRONIZE ? 0
+                                                   : -1;
+    if (w->op == op && a >= 0 && a < w->nargs && RT_REF_KIND(w->args[a]) == RT_REF_EVENT &&
+        RT_REF_ID(w->args[a]) == RT_REF_ID(h))
+      return 1;
   }
-  return "yield";
+  return 0;
 }
 
 /* Which kind of op destroyed a handle (an async op that destroys a stream it made itself is an
@@ -389,7 +414,9 @@ static int hb_signature(const GenCase *c, const HbReport *r, const RtRec *trace,
        * victims */
       fmt_into(v->signature, sizeof v->signature,
                "%s|misused-handle|%s|used-after-destroy|destroyed-by:%s", lowering,
-               handle_kind(r->buf), destroyer_role(c, r->op1));
+               handle_kind(r->buf),
+               consumed_by(c, r->buf, r->op1, r->seq1, trace, ntrace) ? "another-consumer"
+                                                                      : destroyer_role(c, r->op1));
     } else if (!is_ordering(r->kind)) {
       fmt_into(v->signature, sizeof v->signature, "%s|lifetime|%s|%s->%s", lowering, kind, s1, s2);
     }
