@@ -144,17 +144,36 @@ static int work_between(const RtRec *trace, int ntrace, int from, RtRef ws, int3
   return 1;
 }
 
+/* Whether the op that recorded an event at record r went on, in the same go, to put more on
+ * that stream (work, or a wait for another event): the event stood for less than its op. */
+static int more_after(const RtRec *trace, int ntrace, int32_t r) {
+  int x = trace[r].op;
+  RtRef on = trace[r].args[1];
+  for (int32_t p = r + 1;
+       x >= 0 && p < ntrace && (trace[p].op == x || trace[p].call == RT_CALL_EXEC); p++) {
+    int c = trace[p].call;
+    if (c == RT_CALL_EXEC || c == RT_CALL_EVENT_RECORD || c == RT_CALL_EVENT_CREATE ||
+        c == RT_CALL_EVENT_DESTROY || c == RT_CALL_STREAM_CREATE || c == RT_CALL_STREAM_DESTROY)
+      continue;
+    if (same_handle(stream_of(trace, ntrace, p), on))
+      return 1;
+  }
+  return 0;
+}
+
 /* Whether the wait at record w, for event ev, went back to an event that `from` recorded on
- * ws just before putting its work seq there: directly, or through the events the
- * recording stream had waited for (depth of them). */
+ * ws just before putting its work seq there, or that any op recorded before it put more on
+ * that stream: directly, or through the events the recording stream had waited for (depth of
+ * them). */
 static int early(const RtRec *trace, int ntrace, int32_t w, RtRef ev, RtRef ws, int from,
                  int32_t seq, int depth) {
   int32_t r = -1;
   RtRef on = recorded_on(trace, w, ev, &r);
   if (!on)
     return 0;
-  if (same_handle(on, ws) && trace[r].op == from &&
-      work_between(trace, ntrace, from, ws, r, seq, w))
+  if ((same_handle(on, ws) && trace[r].op == from &&
+       work_between(trace, ntrace, from, ws, r, seq, w)) ||
+      more_after(trace, ntrace, r))
     return 1;
   for (int32_t j = r - 1; depth > 0 && j >= 0; j--)
     if (trace[j].call == RT_CALL_STREAM_WAIT_EVENT && trace[j].nargs >= 2 &&
