@@ -363,12 +363,16 @@ static void crossing_link(const G *g, const RtRec *trace, int ntrace, int n, int
   int t0 = c->ops[n].deps[dep], nearest = -1;
   /* a captured token for which nothing was handed over is itself the missing link, for
    * whatever consumer (the same token's other consumers miss it too), and wherever the token
-   * went after the capture (into a call, a block, a region) */
+   * went after the capture (into a call, a block, a region: what those handed over was already
+   * nothing) */
   for (int t = t0, guard = 0; t >= 0 && t < c->ntoks && guard <= c->ntoks; guard++) {
     if (g->tok_how[t] == HOW_CAPTURE && capture_unhanded(c, g->tok_reg[t], trace, ntrace)) {
       out->mech = ORACLE_LINK_CAPTURE;
       return;
     }
+    t = g->tok_prev[t];
+  }
+  for (int t = t0, guard = 0; t >= 0 && t < c->ntoks && guard <= c->ntoks; guard++) {
     /* so is a block's boundary that carried nothing: inputs handed over without an event, or a
      * token whose event was never recorded */
     int bm = block_mech(g->tok_how[t]), bop = bm >= 0 ? block_of(c, t) : -1;
