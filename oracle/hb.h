@@ -80,9 +80,10 @@ typedef struct HbResult {
   int truncated;    /* more were found than max_reports */
   int lenient_free; /* the options the trace was checked with */
   int legacy_sync;
-  /* With HbOptions.nops: per case op, the vector clock of the agent that performed its first
-   * memory access (or free) right after it, or for an op without one the join of those after
-   * each of its calls; per trace record, the agent that performed it and its own clock after. */
+  /* With HbOptions.nops: per case op, the vector clock of the agent that performed its memory
+   * access (or free) right after it (its last, for an op in a loop body that acts once per
+   * iteration), or for an op without one the join of those after each of its calls; per trace
+   * record, the agent that performed it and its own clock after. */
   int nops, nagents, ntrace;
   uint32_t *know;  /* nops x nagents */
   uint8_t *known;  /* per op: 0 no call, 1 from a call without access, 2 from an access */

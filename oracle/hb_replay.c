@@ -601,14 +601,16 @@ static int is_access(int call) {
   }
 }
 
-/* After record i: its epoch, and the knowledge of its op unless an access already set it. */
+/* After record i: its epoch, and the knowledge of its op unless an access already set it (a
+ * later access of the same op, in a later iteration of its loop, sets it again: what the op
+ * knew when it last acted). */
 static void know_note(H *h, int i) {
   HbResult *res = h->res;
   const RtRec *r = &h->t[i];
   res->agent[i] = h->act;
   res->clock[i] = hb__row(h, h->act)[h->act];
   int op = r->op;
-  if (op < 0 || op >= res->nops || res->known[op] == 2)
+  if (op < 0 || op >= res->nops || (res->known[op] == 2 && (r->err || !is_access(r->call))))
     return;
   uint32_t *k = res->know + (size_t)op * (size_t)h->A;
   if (res->known[op] == 0 || (!r->err && is_access(r->call)))

@@ -15,7 +15,7 @@ q() { sqlite3 "$1" "$2"; }
 command -v sqlite3 > /dev/null || { echo "SKIP: the sqlite3 shell is missing (scripts/bootstrap.sh installs it)"; exit 77; }
 
 # ---- two workers, one database ----
-"$af" campaign --jobs 2 --cases 3000 --seed 11 --lowering builtin:fault=drop_host_wait \
+"$af" campaign --jobs 2 --cases 3000 --seed 11 --lowering builtin:fault=drop_host_wait,copy_wrong_stream \
   --out "$tmp/j" > "$tmp/out" 2> "$tmp/err"
 rc=$?
 [ $rc -eq 1 ] || { bad "two workers: exit $rc"; sed 's/^/  | /' "$tmp/err" | tail -5; }
@@ -66,7 +66,7 @@ echo "independent causes: $e1 missing edges alone and beside $leaks leaks ($both
 db=$tmp/j/results.db
 "$af" db list --db "$db" > "$tmp/out" || bad "db list"
 grep -q "finding(s)" "$tmp/out" || bad "db list: no total"
-id=$(q "$db" "SELECT id FROM findings ORDER BY id LIMIT 1")
+id=$(q "$db" "SELECT id FROM findings ORDER BY count DESC, id LIMIT 1")
 "$af" db show "$id" --db "$db" > "$tmp/out" || bad "db show"
 for want in "signature: " "detailed forms (hits, form):" "reproduction: " "replay: asyncfuzz gen --seed" "seen with: lowering version asyncfuzz-builtin-1, backend sim" "smallest case (" "trace excerpt:" "minimized case (" "reproducer (.mlir):" "// RUN: mlir-opt %s"; do
   grep -qF "$want" "$tmp/out" || bad "db show lacks '$want'"
@@ -98,7 +98,7 @@ grep -q "detailed forms (hits, form):" "$tmp/junit.xml" || bad "junit: a new fin
        FROM json_each(json_extract(e.value, '\$.detailed_forms')) AS x)" 2>&1)" = "$(q "$db" 'SELECT count(*) FROM findings')" ] \
   || bad "db export json: a finding's detailed forms do not add up to its count"
 # a known finding is counted, not reported again
-"$af" campaign --cases 300 --seed 11 --lowering builtin:fault=drop_host_wait --out "$tmp/j" --quiet > "$tmp/out" 2>&1
+"$af" campaign --cases 300 --seed 11 --lowering builtin:fault=drop_host_wait,copy_wrong_stream --out "$tmp/j" --quiet > "$tmp/out" 2>&1
 rc=$?
 [ $rc -eq 1 ] || bad "a campaign with known findings: exit $rc"
 grep -q "(known or wontfix in the database)" "$tmp/out" || bad "the known finding is not marked known in the summary"
