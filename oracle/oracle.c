@@ -240,8 +240,9 @@ static const char *token_crossing(const GenCase *c, int t) {
   return found;
 }
 
-/* How a handle made by op `maker` reached op `user`: yielded out of a region (the user awaits
- * a value or depends on a token that came through async.yield, wherever the handle was made),
+/* How a handle made by op `maker` reached op `user`: yielded out of a region (made in a region
+ * the user is not in, or the user awaits a value or depends on a token that came through
+ * async.yield, wherever the handle was made), across the block boundary nearest the user,
  * within one context, or into a region the maker's context encloses (a capture). */
 static const char *handle_travel(const GenCase *c, int maker, int user) {
   int known = maker >= 0 && maker < c->nops && user >= 0 && user < c->nops;
