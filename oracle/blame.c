@@ -27,6 +27,7 @@
 
 #define MAX_WRONG 1024 /* wrong words followed (the first ones of the observation) */
 #define MAX_HOPS 16
+#define MAX_LEVELS 256 /* levels of the walk in all (each a scan of the log) */
 
 typedef struct Walk {
   const GenCase *c;
@@ -35,6 +36,7 @@ typedef struct Walk {
   int buf, at; /* the buffer the wrong words are in, and the op before which they were wrong */
   int nw;
   int unknown; /* the seen values of the words are not known (a kernel's inputs) */
+  int *budget; /* the levels the whole walk may still visit (kernels branch into inputs) */
   int32_t word[MAX_WRONG], got[MAX_WRONG];
 } Walk;
 
@@ -199,7 +201,7 @@ static int deeper(const Walk *w, int depth, int m, int a, char *out, size_t n) {
 static int explain(const Walk *w, int depth, char *out, size_t n) {
   const GenCase *c = w->c;
   int j = last_write(w, w->buf, w->word[0], w->at);
-  if (j < 0 || depth > MAX_HOPS)
+  if (j < 0 || depth > MAX_HOPS || --*w->budget < 0)
     return 0;
   int m = w->log[j].op; /* (-1: the word still held its initial content) */
   int x = misplaced_writer(w, m, w->at);
@@ -295,8 +297,10 @@ int oracle_wrong_bytes(const GenCase *c, const OracleObs *x, const int32_t *got,
   w->c = c;
   w->log = log;
   w->nlog = nlog;
+  int budget = MAX_LEVELS;
   w->buf = x->buf;
   w->at = x->id;
+  w->budget = &budget;
   for (int64_t i = 0; i < x->n && w->nw < MAX_WRONG; i++)
     if (got[i] != x->vals[i]) {
       w->word[w->nw] = (int32_t)i;

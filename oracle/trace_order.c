@@ -7,6 +7,11 @@
 
 #include <string.h>
 
+/* The most trace records one question (ordered after? an event before its work?) looks at
+ * through chains of waits: a bound on the work of a long trace's chains, past which the answer
+ * is "not found". */
+#define SEARCH_BUDGET 200000
+
 /* The stream trace record s acted on (its stream argument), or 0. */
 static RtRef stream_of(const RtRec *trace, int ntrace, int32_t s) {
   if (s < 0 || s >= ntrace)
@@ -89,16 +94,17 @@ int oracle_consumer_syncs(const RtRec *trace, int ntrace, int n, int32_t after, 
 /* Whether stream s, by record `before`, was ordered after what stream ss held at record `at`:
  * it is ss, or it waited for an event recorded on ss after `at`, or on a stream that was, so
  * (depth streams at most). */
-static int reaches(const RtRec *trace, RtRef s, int32_t before, RtRef ss, int32_t at, int depth) {
+static int reaches(const RtRec *trace, RtRef s, int32_t before, RtRef ss, int32_t at, int depth,
+                   int *budget) {
   if (same_handle(s, ss))
     return 1;
-  for (int32_t j = before - 1; depth > 0 && j > at; j--) {
+  for (int32_t j = before - 1; depth > 0 && j > at && --*budget > 0; j--) {
     const RtRec *w = &trace[j];
     if (w->call != RT_CALL_STREAM_WAIT_EVENT || w->nargs < 2 || !same_handle(w->args[0], s))
       continue;
     int32_t rec = -1;
     RtRef on = recorded_on(trace, j, w->args[1], &rec);
-    if (on && rec > at && reaches(trace, on, rec, ss, at, depth - 1))
+    if (on && rec > at && reaches(trace, on, rec, ss, at, depth - 1, budget))
       return 1;
   }
   return 0;
@@ -109,8 +115,9 @@ int oracle_ordered_after(const RtRec *trace, const OracleSyncs *sy, int src) {
   RtRef ss = stream_of(trace, sy->first, sc);
   if (!ss)
     return -1;
+  int budget = SEARCH_BUDGET;
   for (int i = 0; i < sy->n; i++)
-    if (reaches(trace, sy->s[i], sy->first, ss, sc, 4))
+    if (reaches(trace, sy->s[i], sy->first, ss, sc, 4, &budget))
       return 1;
   return 0;
 }
@@ -166,7 +173,7 @@ static int more_after(const RtRec *trace, int ntrace, int32_t r) {
  * that stream: directly, or through the events the recording stream had waited for (depth of
  * them). */
 static int early(const RtRec *trace, int ntrace, int32_t w, RtRef ev, RtRef ws, int from,
-                 int32_t seq, int depth) {
+                 int32_t seq, int depth, int *budget) {
   int32_t r = -1;
   RtRef on = recorded_on(trace, w, ev, &r);
   if (!on)
@@ -175,10 +182,10 @@ static int early(const RtRec *trace, int ntrace, int32_t w, RtRef ev, RtRef ws, 
        work_between(trace, ntrace, from, ws, r, seq, w)) ||
       more_after(trace, ntrace, r))
     return 1;
-  for (int32_t j = r - 1; depth > 0 && j >= 0; j--)
+  for (int32_t j = r - 1; depth > 0 && j >= 0 && --*budget > 0; j--)
     if (trace[j].call == RT_CALL_STREAM_WAIT_EVENT && trace[j].nargs >= 2 &&
         same_handle(trace[j].args[0], on) &&
-        early(trace, ntrace, j, trace[j].args[1], ws, from, seq, depth - 1))
+        early(trace, ntrace, j, trace[j].args[1], ws, from, seq, depth - 1, budget))
       return 1;
   return 0;
 }
@@ -188,13 +195,14 @@ int oracle_event_before_work(const GenCase *c, const RtRec *trace, int ntrace, i
   RtRef ws = trace ? stream_of(trace, ntrace, seq) : 0;
   if (trace == NULL || ws == 0 || from < 0 || from >= c->nops || to < 0 || to >= c->nops)
     return 0;
+  int budget = SEARCH_BUDGET;
   for (int i = 0; i < ntrace; i++) {
     const RtRec *w = &trace[i];
     if (w->op == to && w->call == RT_CALL_STREAM_WAIT_EVENT && w->nargs >= 2 &&
-        early(trace, ntrace, i, w->args[1], ws, from, seq, 3))
+        early(trace, ntrace, i, w->args[1], ws, from, seq, 3, &budget))
       return 1;
     if (w->op == to && w->call == RT_CALL_EVENT_SYNCHRONIZE && w->nargs >= 1 &&
-        early(trace, ntrace, i, w->args[0], ws, from, seq, 3))
+        early(trace, ntrace, i, w->args[0], ws, from, seq, 3, &budget))
       return 1;
   }
   return 0;
