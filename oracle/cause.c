@@ -360,7 +360,7 @@ static int ordered_after_a_dep(const G *g, const RtRec *trace, int ntrace, int n
 static void crossing_link(const G *g, const RtRec *trace, int ntrace, int n, int dep, int32_t seq,
                           OracleLink *out) {
   const GenCase *c = g->c;
-  int t0 = c->ops[n].deps[dep], nearest = -1;
+  int t0 = c->ops[n].deps[dep], first = -1;
   /* a captured token for which nothing was handed over is itself the missing link, for
    * whatever consumer (the same token's other consumers miss it too), and wherever the token
    * went after the capture (into a call, a block, a region: what those handed over was already
@@ -384,23 +384,23 @@ static void crossing_link(const G *g, const RtRec *trace, int ntrace, int n, int
       out->from = bop;
       return;
     }
-    if (bop >= 0 && nearest < 0)
-      nearest = t;
+    if (bop >= 0)
+      first = t; /* (walking back: the last found is the first the token crossed) */
     t = g->tok_prev[t];
   }
   /* a token that carried some other op's order: the consumer synchronized, with something
-   * other than the token's source, so the value changed on its way: at the block boundary
-   * nearest the consumer that it crossed */
+   * other than the token's source, so the value changed on its way: at the first block
+   * boundary it crossed (the later ones passed on what they were given) */
   OracleSyncs sy;
   int src = g->tok_src[t0];
-  if (nearest < 0 || trace == NULL || src < 0 || src >= c->nops ||
+  if (first < 0 || trace == NULL || src < 0 || src >= c->nops ||
       (out->mech != ORACLE_LINK_OWN_DEP && out->mech != ORACLE_LINK_HOST_WAIT &&
        out->mech != ORACLE_LINK_DEALLOC) ||
       !oracle_consumer_syncs(trace, ntrace, n, seq, &sy) ||
       oracle_ordered_after(trace, &sy, src) != 0 || !oracle_synced_elsewhere(trace, &sy, n))
     return;
-  out->mech = block_mech(g->tok_how[nearest]);
-  out->from = block_of(c, nearest);
+  out->mech = block_mech(g->tok_how[first]);
+  out->from = block_of(c, first);
 }
 
 int oracle_missing_link(const GenCase *c, const HbResult *k, const RtRec *trace, int ntrace,
