@@ -86,10 +86,10 @@ static int dep_mech(const GenOp *o, int how, int d) {
     return ORACLE_LINK_EXTRA_DEP;
   if (o->kind == GEN_OP_HOST_WAIT)
     return ORACLE_LINK_HOST_WAIT;
+  if (d > 0) /* (a dealloc's too: the op is ordered after one dependency, not another) */
+    return ORACLE_LINK_EXTRA_DEP;
   if (o->kind == GEN_OP_DEALLOC)
     return ORACLE_LINK_DEALLOC;
-  if (d > 0)
-    return ORACLE_LINK_EXTRA_DEP;
   if (how == HOW_AWAIT)
     return ORACLE_LINK_AWAIT_VALUE;
   if (how == HOW_INPUT)
@@ -349,7 +349,10 @@ static int ordered_after_a_dep(const G *g, const RtRec *trace, int ntrace, int n
     return 1;
   for (int d = 0; d < o->ndeps && d < GEN_MAX_DEPS; d++) {
     int t = o->deps[d], src = d != skip && t >= 0 && t < g->c->ntoks ? g->tok_src[t] : -1;
-    if (src >= 0 && src < g->c->nops && oracle_ordered_after(trace, &sy, src) != 0)
+    /* (a dependency whose op put nothing on a stream: the op is ordered after it when it
+     * synchronized with anything but a stream of its own) */
+    int after = src >= 0 && src < g->c->nops ? oracle_ordered_after(trace, &sy, src) : 0;
+    if (after > 0 || (after < 0 && oracle_synced_elsewhere(trace, &sy, n)))
       return 1;
   }
   return 0;
@@ -454,7 +457,7 @@ int oracle_missing_link(const GenCase *c, const HbResult *k, const RtRec *trace,
        * another of its dependencies: one ordered after none of them lacked its own ordering */
       if (x->mech == ORACLE_LINK_EXTRA_DEP &&
           !ordered_after_a_dep(&g, trace, ntrace, n, x->dep, seq))
-        out->mech = ORACLE_LINK_OWN_DEP;
+        out->mech = c->ops[n].kind == GEN_OP_DEALLOC ? ORACLE_LINK_DEALLOC : ORACLE_LINK_OWN_DEP;
       /* a region's crossing is the link only where the consumer synchronized at all: one
        * that waited for nothing, on a stream of its own, lacked its own ordering */
       if ((x->mech == ORACLE_LINK_AWAIT_VALUE || x->mech == ORACLE_LINK_REGION_INPUT ||
@@ -481,6 +484,79 @@ static int iteration(const RtRec *trace, int ntrace, int32_t s) {
   return n;
 }
 
+/* The record before the go of op n that holds its last call before record s (what
+ * oracle_consumer_syncs starts after), or -2 when n made none. */
+static int32_t go_start(const RtRec *trace, int n, int32_t s) {
+  int32_t j = s - 1;
+  while (j >= 0 && trace[j].op != n)
+    j--;
+  if (j < 0)
+    return -2;
+  while (j >= 0 && (trace[j].op == n || trace[j].call == RT_CALL_EXEC))
+    j--;
+  return j;
+}
+
+/* Whether op x of a body, in its go after record `after`, was ordered after the op on its way
+ * `on` gives for one of its dependencies (on[t]: the op a token of the way came from, -1 when
+ * it is not on the way, -2 for a carried token: its loss is the carried link's). When it was
+ * not, out names x's link, by the rule of oracle_missing_link (extra-dep or own-dep), and 1 is
+ * returned. Otherwise x's token joins the way when a dependency of x was on it. */
+static int lost_at(const G *g, const RtRec *trace, int ntrace, int x, int32_t after, int *on,
+                   OracleLink *out) {
+  const GenOp *o = &g->c->ops[x];
+  OracleSyncs sy;
+  int joined = 0;
+  for (int d = 0; d < o->ndeps && d < GEN_MAX_DEPS; d++) {
+    int t = o->deps[d], src = t >= 0 && t < g->c->ntoks ? on[t] : -1;
+    joined |= src != -1;
+    if (src < 0 || after < -1 || !oracle_consumer_syncs(trace, ntrace, x, after, &sy) ||
+        oracle_ordered_after(trace, &sy, src) != 0)
+      continue;
+    int mech = d > 0 ? ORACLE_LINK_EXTRA_DEP : dep_mech(o, HOW_OP, 0);
+    if (mech == ORACLE_LINK_EXTRA_DEP && !ordered_after_a_dep(g, trace, ntrace, x, d, after))
+      mech = o->kind == GEN_OP_DEALLOC ? ORACLE_LINK_DEALLOC : ORACLE_LINK_OWN_DEP;
+    *out = (OracleLink){src, x, mech, d};
+    return 1;
+  }
+  if (joined && o->tok >= 0 && o->tok < g->c->ntoks)
+    on[o->tok] = x;
+  return 0;
+}
+
+/* Where the order from op1 (call seq1, in one iteration of scf.for body b) to op2 (seq2, in a
+ * later one) was lost inside the body rather than by the carried token: the first op on the way
+ * through the body's tokens, from op1 to what the body yields and from the iter_args to op2,
+ * that was not ordered after the op before it. 1 and out filled, 0 when none was, AF_ENOMEM. */
+static int lost_in_body(const GenCase *c, const RtRec *trace, int ntrace, int b, int op1,
+                        int32_t seq1, int op2, int32_t seq2, OracleLink *out) {
+  const GenBlock *k = &c->blocks[b];
+  G g;
+  int *on = build(&g, c) ? NULL : af_malloc(sizeof(int) * (size_t)(c->ntoks + 1));
+  if (on == NULL) {
+    release(&g);
+    return AF_ENOMEM;
+  }
+  int found = 0;
+  for (int t = 0; t < c->ntoks; t++)
+    on[t] = -1;
+  if (c->ops[op1].tok >= 0)
+    on[c->ops[op1].tok] = op1; /* op1's iteration, after it */
+  for (int x = op1 + 1; x <= k->last && !found; x++)
+    found = c->ops[x].blk == b && lost_at(&g, trace, ntrace, x, seq1, on, out);
+  for (int t = 0; t < c->ntoks; t++)
+    on[t] = -1;
+  for (int q = 0; q < k->ninputs; q++)
+    if (k->inputs[q].tok >= 0 && k->inputs[q].tok < c->ntoks)
+      on[k->inputs[q].tok] = -2; /* op2's iteration, before it */
+  for (int x = k->first; x <= op2 && !found; x++)
+    found = c->ops[x].blk == b &&
+            lost_at(&g, trace, ntrace, x, go_start(trace, x, x == op2 ? seq2 + 1 : seq2), on, out);
+  af_free(on);
+  release(&g);
+  return found;
+}
+
 int oracle_loop_link(const GenCase *c, const RtRec *trace, int ntrace, int op1, int32_t seq1,
                      int op2, int32_t seq2, OracleLink *out) {
   if (op1 < 0 || op1 >= c->nops || op2 < 0 || op2 >= c->nops || trace == NULL)
@@ -492,6 +568,10 @@ int oracle_loop_link(const GenCase *c, const RtRec *trace, int ntrace, int op1, 
   int i1 = iteration(trace, ntrace, seq1), i2 = iteration(trace, ntrace, seq2);
   if (i1 < 0 || i2 < 0 || i1 == i2)
     return 0;
+  /* an op on the way through the body that dropped its link is the cause, not the carried
+   * token (out of memory: the carried token is named) */
+  if (lost_in_body(c, trace, ntrace, b, op1, seq1, op2, seq2, out) == 1)
+    return 1;
   memset(out, 0, sizeof *out);
   out->from = op1;
   out->to = op2;
@@ -546,8 +626,11 @@ void oracle_link_format(const GenCase *c, const OracleLink *l, char *out, size_t
   case ORACLE_LINK_AWAIT_VALUE:
   case ORACLE_LINK_REGION_INPUT:
   case ORACLE_LINK_CAPTURE:
+  case ORACLE_LINK_EXTRA_DEP:
     /* a region's crossing lost the token for whichever op consumed it after (the consumers
-     * of that token miss it alike): the crossing is the link, its consumer a victim */
+     * of that token miss it alike): the crossing is the link, its consumer a victim. An extra
+     * dependency is how a lowering turns a list of dependencies into waits, whatever op has
+     * the list: the op's kind goes to the detailed form */
     snprintf(out, n, "%s", oracle_link_name(l->mech));
     break;
   default:

@@ -329,7 +329,10 @@ static int ordering_cause(const GenCase *c, const HbReport *r, const RtRec *trac
     HbResult *k = NULL;
     AfErr err;
     af_err_clear(&err);
-    if (hb_check(trace, ntrace, &ho, &k, &err))
+    /* what each op knew when it last acted before the later access (an op in a loop acts
+     * again in later iterations) */
+    int32_t upto = (r->seq1 > r->seq2 ? r->seq1 : r->seq2) + 1;
+    if (hb_check(trace, upto < ntrace ? upto : ntrace, &ho, &k, &err))
       return AF_ENOMEM;
     int rc = oracle_loop_link(c, trace, ntrace, r->op1, r->seq1, r->op2, r->seq2, &l)
                  ? 0
@@ -354,6 +357,12 @@ static int ordering_cause(const GenCase *c, const HbReport *r, const RtRec *trac
   char words[160];
   oracle_link_format(c, &l, words, sizeof words);
   fmt_into(v->signature, sizeof v->signature, "%s|missing-edge|%s", lowering, words);
+  if (l.mech == ORACLE_LINK_EXTRA_DEP) { /* (the op that dropped it: the detailed form's) */
+    char shape[96], victim[sizeof v->victim];
+    shape_word(c, l.to, shape, sizeof shape);
+    snprintf(victim, sizeof victim, "%s", v->victim);
+    fmt_into(v->victim, sizeof v->victim, "%s|extra-dep-of:%s", victim, shape);
+  }
   return 0;
 }
 

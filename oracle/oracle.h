@@ -201,6 +201,8 @@ int oracle_missing_link(const GenCase *c, const HbResult *k, const RtRec *trace,
 #define ORACLE_MAX_SYNCS 16
 typedef struct OracleSyncs {
   RtRef s[ORACLE_MAX_SYNCS];
+  int32_t at[ORACLE_MAX_SYNCS]; /* the record as of which each orders the op: an event's record,
+                                   else the op's first call */
   int n;
   int32_t first; /* the op's first call of that go */
 } OracleSyncs;

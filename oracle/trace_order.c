@@ -38,28 +38,46 @@ static RtRef recorded_on(const RtRec *trace, int32_t before, RtRef ev, int32_t *
   return 0;
 }
 
-/* Op's last call before record `before` that acted on a stream (work, an event recorded or
- * waited on there), or -1. */
+/* Op's last call before record `before` that put something on a stream (work, or a wait for
+ * an event): what a later op must be ordered after. An op that put nothing there is done at the
+ * last event it recorded. -1 when it made neither. */
 static int32_t last_stream_call(const RtRec *trace, int32_t before, int op) {
+  int32_t rec = -1;
   for (int i = before - 1; i >= 0; i--) {
     int c = trace[i].call;
-    if (trace[i].op == op &&
-        (c == RT_CALL_LAUNCH_KERNEL || c == RT_CALL_MEMCPY || c == RT_CALL_MEMSET32 ||
-         c == RT_CALL_MEMSET16 || c == RT_CALL_EVENT_RECORD || c == RT_CALL_STREAM_WAIT_EVENT ||
-         ((c == RT_CALL_MEM_ALLOC || c == RT_CALL_MEM_FREE) && trace[i].nargs > 1 &&
-          RT_REF_KIND(trace[i].args[1]) == RT_REF_STREAM)))
+    if (trace[i].op != op)
+      continue;
+    if (c == RT_CALL_LAUNCH_KERNEL || c == RT_CALL_MEMCPY || c == RT_CALL_MEMSET32 ||
+        c == RT_CALL_MEMSET16 || c == RT_CALL_STREAM_WAIT_EVENT ||
+        ((c == RT_CALL_MEM_ALLOC || c == RT_CALL_MEM_FREE) && trace[i].nargs > 1 &&
+         RT_REF_KIND(trace[i].args[1]) == RT_REF_STREAM))
       return i;
+    if (c == RT_CALL_EVENT_RECORD && rec < 0)
+      rec = i;
   }
-  return -1;
+  return rec;
 }
 
-static void add(OracleSyncs *sy, RtRef s) {
-  if (s == 0 || sy->n >= ORACLE_MAX_SYNCS)
+/* Stream s, as it was at record `at` (what it held then orders the op). */
+static void add(OracleSyncs *sy, RtRef s, int32_t at) {
+  if (s == 0)
     return;
   for (int i = 0; i < sy->n; i++)
-    if (same_handle(sy->s[i], s))
+    if (same_handle(sy->s[i], s)) {
+      sy->at[i] = at > sy->at[i] ? at : sy->at[i];
       return;
+    }
+  if (sy->n >= ORACLE_MAX_SYNCS)
+    return;
+  sy->at[sy->n] = at;
   sy->s[sy->n++] = s;
+}
+
+/* The stream event ev was last recorded on before record w, added as it was then. */
+static void add_recorded(OracleSyncs *sy, const RtRec *trace, int32_t w, RtRef ev) {
+  int32_t at = -1;
+  RtRef on = recorded_on(trace, w, ev, &at);
+  add(sy, on, at);
 }
 
 int oracle_consumer_syncs(const RtRec *trace, int ntrace, int n, int32_t after, OracleSyncs *sy) {
@@ -71,40 +89,53 @@ int oracle_consumer_syncs(const RtRec *trace, int ntrace, int n, int32_t after, 
   if (i >= ntrace)
     return 0;
   sy->first = i;
+  /* a free's stream orders nothing: it frees at once, after what the host synchronized with,
+   * whatever its stream waited for */
+  int frees = 0;
+  for (int j = i; j < ntrace && (trace[j].op == n || trace[j].call == RT_CALL_EXEC); j++)
+    frees |= trace[j].op == n && trace[j].call == RT_CALL_MEM_FREE;
   /* the op's calls from there, until another op's (device steps run in between) */
   for (; i < ntrace && (trace[i].op == n || trace[i].call == RT_CALL_EXEC); i++) {
     const RtRec *r = &trace[i];
     if (r->op != n || r->call == RT_CALL_EXEC || r->call == RT_CALL_STREAM_CREATE ||
         r->call == RT_CALL_STREAM_DESTROY || r->call == RT_CALL_EVENT_CREATE ||
         r->call == RT_CALL_EVENT_DESTROY || r->call == RT_CALL_EVENT_RECORD ||
-        r->call == RT_CALL_MEM_FREE) /* (a free's stream orders nothing: it frees at once) */
+        r->call == RT_CALL_MEM_FREE ||
+        (frees && r->call != RT_CALL_STREAM_SYNCHRONIZE && r->call != RT_CALL_EVENT_SYNCHRONIZE))
       continue;
     if (r->call == RT_CALL_STREAM_WAIT_EVENT && r->nargs >= 2) {
-      add(sy, recorded_on(trace, i, r->args[1], NULL));
-      add(sy, r->args[0]);
+      add_recorded(sy, trace, i, r->args[1]);
+      add(sy, r->args[0], sy->first);
     } else if (r->call == RT_CALL_EVENT_SYNCHRONIZE && r->nargs >= 1) {
-      add(sy, recorded_on(trace, i, r->args[0], NULL));
+      add_recorded(sy, trace, i, r->args[0]);
     } else {
-      add(sy, stream_of(trace, ntrace, i)); /* its work's stream, or the one it synchronized */
+      RtRef st = stream_of(trace, ntrace, i);
+      add(sy, st, sy->first); /* its work's stream, or the one it synchronized */
+      /* (a free after the host synchronized a stream is ordered after what that stream waited
+       * for in this go) */
+      for (int32_t j = sy->first; frees && j < i; j++)
+        if (trace[j].op == n && trace[j].call == RT_CALL_STREAM_WAIT_EVENT && trace[j].nargs >= 2 &&
+            same_handle(trace[j].args[0], st))
+          add_recorded(sy, trace, j, trace[j].args[1]);
     }
   }
   return 1;
 }
 
 /* Whether stream s, by record `before`, was ordered after what stream ss held at record `at`:
- * it is ss, or it waited for an event recorded on ss after `at`, or on a stream that was, so
- * (depth streams at most). */
+ * it is ss (by then), or it waited for an event recorded on ss at `at` or after, or on a stream
+ * that was, so (depth streams at most). */
 static int reaches(const RtRec *trace, RtRef s, int32_t before, RtRef ss, int32_t at, int depth,
                    int *budget) {
   if (same_handle(s, ss))
-    return 1;
+    return before >= at;
   for (int32_t j = before - 1; depth > 0 && j > at && --*budget > 0; j--) {
     const RtRec *w = &trace[j];
     if (w->call != RT_CALL_STREAM_WAIT_EVENT || w->nargs < 2 || !same_handle(w->args[0], s))
       continue;
     int32_t rec = -1;
     RtRef on = recorded_on(trace, j, w->args[1], &rec);
-    if (on && rec > at && reaches(trace, on, rec, ss, at, depth - 1, budget))
+    if (on && rec >= at && reaches(trace, on, rec, ss, at, depth - 1, budget))
       return 1;
   }
   return 0;
@@ -117,7 +148,7 @@ int oracle_ordered_after(const RtRec *trace, const OracleSyncs *sy, int src) {
     return -1;
   int budget = SEARCH_BUDGET;
   for (int i = 0; i < sy->n; i++)
-    if (reaches(trace, sy->s[i], sy->first, ss, sc, 4, &budget))
+    if (reaches(trace, sy->s[i], sy->at[i], ss, sc, 4, &budget))
       return 1;
   return 0;
 }

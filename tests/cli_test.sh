@@ -114,7 +114,8 @@ cmp -s "$tmp/out" "$tmp/readme-faults" ||
 expect 1 "run with --trace-bin" "$af" run "$src/corpus/launch-two-deps.json" --lowering builtin:fault=drop_extra_deps --trace-bin "$tmp/t.bin"
 expect 1 "check-trace" "$af" check-trace "$tmp/t.bin"; expect_out "error: data_race (RAW)"
 expect 1 "check-trace --case" "$af" check-trace "$tmp/t.bin" --case "$src/corpus/launch-two-deps.json" --lowering builtin:fault=drop_extra_deps
-expect_out "signature: builtin:fault=drop_extra_deps|missing-edge|extra-dep|gpu.launch_func async"
+expect_out "signature: builtin:fault=drop_extra_deps|missing-edge|extra-dep"
+expect_out "|dependency|extra-dep-of:gpu.launch_func async"
 expect_out "detailed: builtin:fault=drop_extra_deps|race|missing-edge|data_race.RAW|launch.af_fill->launch.af_combine"
 expect 0 "run clean --trace-bin" "$af" run "$src/corpus/launch-two-deps.json" --trace-bin "$tmp/ok.bin"
 expect 0 "check-trace clean" "$af" check-trace "$tmp/ok.bin" --case "$src/corpus/launch-two-deps.json"; expect_out "verdict: pass"

@@ -140,9 +140,9 @@ static void test_corpus_verdicts(void) {
        "|misused-handle|stream|wrong-kind|via:yield",
        "mgpuEventSynchronize|CUDA_ERROR_INVALID_HANDLE|handle of the wrong kind|given=stream", 0},
       {"launch-two-deps", "builtin:fault=drop_extra_deps", "lazy", VERDICT_RACE,
-       "|missing-edge|extra-dep|gpu.launch_func async",
+       "|missing-edge|extra-dep",
        "race|missing-edge|data_race.RAW|launch.af_fill->launch.af_combine|stream->stream|"
-       "dependency",
+       "dependency|extra-dep-of:gpu.launch_func async",
        0},
       /* the same two dependencies, the event for the second recorded before its work: the
        * event is the cause, not the dependency */
