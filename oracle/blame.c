@@ -212,7 +212,9 @@ static int explain(const Walk *w, int depth, char *out, size_t n) {
   if (m < 0)
     return 0; /* an initial content read wrong, and no op wrote there: none to name */
   const GenOp *o = &c->ops[m];
-  int d = o->kind == GEN_OP_MEMCPY && !w->unknown ? src_diag(w, j) : 0;
+  /* (a copy whose write did not land read nothing from the wrong place, whatever it read) */
+  int d =
+      o->kind == GEN_OP_MEMCPY && !w->unknown && w->got[0] != w->log[j].old ? src_diag(w, j) : 0;
   if (d) {
     name_op(w, m, d, out, n);
     return 1;

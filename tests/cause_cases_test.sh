@@ -1,6 +1,7 @@
 #!/bin/sh
 # cause_cases: small cases whose failures under a builtin fault must be named by the link that
-# lost the order (docs/signatures.md), not by a victim or a crossing on the way. Each case
+# lost the order, or the op that wrote the wrong bytes (docs/signatures.md), not by a victim or
+# a crossing on the way, nor by a view that only seems to explain them. Each case
 # passes under the correct lowering, and fails with the signature given under the fault.
 # usage: cause_cases_test.sh ASYNCFUZZ SRCDIR
 set -u
@@ -27,6 +28,7 @@ cause-loop-chain-carried.json loop_carried_initial missing-edge|loop-carried|scf
 cause-loop-copy-stream.json copy_wrong_stream missing-edge|own-dep|gpu.memcpy async
 cause-dealloc-two-deps.json drop_extra_deps missing-edge|extra-dep
 cause-dealloc-two-deps.json free_unordered missing-edge|dealloc-order|gpu.dealloc async
+cause-copy-half-landed.json copy_size_i32 wrong_result|gpu.memcpy i64
 TABLE
 [ "$fail" -eq 0 ] || { echo "cause_cases: $fail failure(s)"; exit 1; }
 echo "cause_cases: all passed"
