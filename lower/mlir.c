@@ -184,6 +184,18 @@ static const char *text_line(const char *text, long n) {
   return n >= 1 ? p : NULL;
 }
 
+/* A shape as a cause names it: without its dependency count. One pattern converts an op kind
+ * whatever its count, and what it refuses at one count it refuses by the same check at another
+ * (a pipeline's earlier passes, gpu-async-region's among them, change the count before the
+ * pattern sees it); the count stays in the detail. */
+static void cause_shape(char *shape) {
+  char *d = strstr(shape, " deps=");
+  if (d == NULL)
+    return;
+  size_t k = strcspn(d + 1, " ");
+  memmove(d, d + 1 + k, strlen(d + 1 + k) + 1);
+}
+
 /* The shape of the unconverted op `op` on `line` of code: as the case's own line has it (the
  * input line its location names, when that line has the same op: a pass such as
  * gpu-async-region may have added dependencies), or the block or region op of that line, else
@@ -259,6 +271,7 @@ void mlir_unconverted_ops_in(const char *code, const char *input, int first_line
     if (strncmp(ptrs[i], "gpu.", 4) == 0 || strncmp(ptrs[i], "async.", 6) == 0)
       pick = i;
   af_fmt(root, rn, "%s", cnt ? ptrs[pick] : "");
+  cause_shape(root);
   size_t k = 0;
   out[0] = '\0';
   for (int i = 0; i < cnt && i < 4 && k < n; i++) {
@@ -428,6 +441,7 @@ static void set_rejected(MlirLowered *l, const char *chunk, long ln, const char 
       src++;
   }
   mlir_normalize(msg, norm, sizeof norm);
+  cause_shape(shape);
   af_fmt(cause, sizeof cause, "%s|%s", shape[0] ? shape : "module", norm);
   af_fmt(detail, sizeof detail, "error: %.*s%s%.*s", (int)strcspn(msg, "\n"), msg,
          src ? "\n  at: " : "", src ? (int)strcspn(src, "\n") : 0, src ? src : "");

@@ -463,12 +463,27 @@ static void runtime_cause(const GenCase *c, const RtRec *r, RtRef given, const R
   int data = at->op >= 0 && at->op < c->nops && r->detail == RT_DETAIL_BAD_POINTER &&
              (c->ops[at->op].kind == GEN_OP_MEMCPY || c->ops[at->op].kind == GEN_OP_MEMSET ||
               c->ops[at->op].kind == GEN_OP_LAUNCH);
-  if (data)
+  /* the host given device memory to read: named by the allocation that made the buffer (the
+   * read is its victim, wherever it stands) */
+  int maker = -1;
+  if (r->detail == RT_DETAIL_HOST_DEVICE_MEM)
+    for (int a = 0; a < at->nargs && maker < 0; a++)
+      if (RT_REF_KIND(at->args[a]) == RT_REF_BUF)
+        for (int32_t j = (int32_t)at->seq - 1; j >= 0 && j < ntrace && maker < 0; j--)
+          if (trace[j].call == RT_CALL_MEM_ALLOC && trace[j].ret == at->args[a])
+            maker = trace[j].op;
+  if (maker >= 0 && maker < c->nops)
+    shape_word(c, maker, w, sizeof w);
+  else if (data)
     oracle_op_form(c, at->op, w, sizeof w);
   else if (at->op >= 0 && at->op < c->nops)
     shape_word(c, at->op, w, sizeof w);
   else
     snprintf(w, sizeof w, "%s", asyncfuzz_rt_call_name(at->call));
+  /* (the call an op makes is the same at any dependency count: one pattern makes it) */
+  char *d = strstr(w, " deps=");
+  if (d)
+    memmove(d, d + 6 + strcspn(d + 6, " @"), strlen(d + 6 + strcspn(d + 6, " @")) + 1);
   snprintf(out, n, "runtime_error|%s|%s|%s", asyncfuzz_rt_error_name(r->err),
            asyncfuzz_rt_detail_text(r->detail), w);
 }
