@@ -273,6 +273,27 @@ void af_buf_json_str(AfBuf *b, const char *s) {
   af_buf_puts(b, "\"");
 }
 
+void af_buf_wrap(AfBuf *b, const char *s, int col, int indent, int width) {
+  for (;;) {
+    int room = width - col > 8 ? width - col : 8, len = (int)strlen(s);
+    if (len <= room) {
+      af_buf_puts(b, s);
+      return;
+    }
+    int cut = 0;
+    for (int i = 1; i <= room; i++)
+      if (s[i - 1] == '|' || s[i] == ' ')
+        cut = i;
+    if (cut == 0)
+      cut = room;
+    af_buf_printf(b, "%.*s\n%*s", cut, s, indent, "");
+    s += cut;
+    while (*s == ' ')
+      s++;
+    col = indent;
+  }
+}
+
 /* ---- files ---- */
 
 int af_read_file(const char *path, char **out, size_t *n, AfErr *err) {

@@ -110,6 +110,10 @@ void af_buf_printf(AfBuf *b, const char *fmt, ...)
 void af_buf_vprintf(AfBuf *b, const char *fmt, va_list ap);
 /* Appends s as a JSON string literal (quoted, escaped). */
 void af_buf_json_str(AfBuf *b, const char *s);
+/* Appends s, which starts at column col, broken into lines of at most width columns: after a
+ * '|' or at a space where it can, anywhere where it cannot; each further line starts with
+ * indent spaces. (For listings that fit a terminal; s has no newline.) */
+void af_buf_wrap(AfBuf *b, const char *s, int col, int indent, int width);
 
 /* ---- Files ---- */
 

@@ -22,7 +22,8 @@ for seed in "${seeds[@]}"; do
   for f in $faults; do
     "$af" campaign --lowering "builtin:fault=$f" --cases "$cases" --seed "$seed" --no-db \
       --no-reduce --no-avoid --quiet --out "$tmp/o" > "$tmp/out" 2>&1
-    sed -n "s/^ *\([0-9][0-9]*\) x builtin:fault=$f|/$f \1 /p" "$tmp/out" >> "$tmp/all"
+    sed -n "s/^  {\"signature\": \"builtin:fault=$f|\(.*\)\", \"class\": .*\"count\": \([0-9]*\),.*/$f \2 \1/p" \
+      "$tmp/o/summary.json" >> "$tmp/all"
     rm -rf "$tmp/o"
   done
   awk '{ n[$1]++; t[$1] += $2 } END { for (f in n) printf "  %-22s %3d signatures %7d failures\n", f, n[f], t[f] }' \

@@ -89,6 +89,8 @@ static int run_here(Campaign *k, Slot *slots, CampaignResult *res) {
   campaign__write_state(k, 1, slots, el);
   k->point_skip = 0; /* (the last point, whatever the thinning) */
   campaign__timeline(k);
+  if (k->db && campaign__store_progress(k, k->db) != 0)
+    failed = 1;
   campaign__progress(k, 1);
   for (int i = 0; i < k->nsigs; i++)
     if (!k->sigs[i].f.suppressed && campaign__write_info(k, &k->sigs[i]) != 0)
@@ -126,8 +128,12 @@ int campaign_run(Campaign *k, const CampaignHooks *hooks, CampaignResult *res, A
   k->found = af_calloc((size_t)(k->nsigs > 0 ? k->nsigs : 1), sizeof *k->found);
   if (k->found == NULL)
     return af_err_set(err, AF_ENOMEM, "out of memory");
-  for (int i = 0; i < k->nsigs; i++)
+  for (int i = 0; i < k->nsigs; i++) {
     k->found[i] = k->sigs[i].f;
+    k->found[i].min_ops = k->sigs[i].min_ops;
+    k->found[i].min_partial = k->sigs[i].min_partial;
+    k->found[i].db_new = k->db == NULL || k->sigs[i].db_new;
+  }
   res->st = k->st;
   res->st.signatures = jobs > 1 ? -1 : k->nsigs;
   res->stopped = campaign__stopped(k);

@@ -101,8 +101,11 @@ typedef struct CampaignFinding {
   long count;
   int smallest_ops;
   Schedule smallest_sched;
-  char dir[64];   /* under DIR/failures/ */
-  int suppressed; /* known or wontfix in the database: counted, not reported */
+  char dir[64];    /* under DIR/failures/ */
+  int suppressed;  /* known or wontfix in the database: counted, not reported */
+  int min_ops;     /* its minimized reproducer's ops (DIR/failures/DIR/reproducer.mlir), 0: none */
+  int min_partial; /* the time ran out before that reduction was done */
+  int db_new;      /* new to the database (or to this run, without one) */
 } CampaignFinding;
 
 typedef struct CampaignDiffer {

@@ -170,6 +170,9 @@ void campaign__progress(Campaign *k, int final);
 int campaign__loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int show);
 /* The run's cases per configuration into db. -1 when they cannot be written (reported). */
 int campaign__config_counts(Campaign *k, Store *db);
+/* The run's timeline into the database, as its progress records. -1 when it cannot be
+ * written. */
+int campaign__store_progress(Campaign *k, Store *db);
 /* jobs forked workers running campaign__loop, waited for; the totals into res. Returns whether
  * something failed. (workers.c) */
 int campaign__run_workers(Campaign *k, Slot *slots, int jobs, CampaignResult *res);

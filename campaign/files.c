@@ -121,3 +121,25 @@ void campaign__progress(Campaign *k, int final) {
     k->hooks->progress(&k->st, final, k->hooks->ctx);
   }
 }
+
+int campaign__store_progress(Campaign *k, Store *db) {
+  int w = TIMELINE_FIELDS + 3 * k->c.nmatrix;
+  StoreProgress *p = af_malloc(sizeof(StoreProgress) * (size_t)(k->npoints + 1));
+  if (p == NULL) {
+    campaign__problem(k, "out of memory storing the run's progress");
+    return -1;
+  }
+  for (int i = 0; i < k->npoints; i++) {
+    const long *t = k->timeline + (size_t)i * (size_t)w;
+    /* (a parent of workers knows their new findings, not their signatures) */
+    p[i] = (StoreProgress){(double)t[0] / 10.0, t[1], t[2], t[3], t[5] >= 0 ? t[5] : t[4]};
+  }
+  AfErr err = {0};
+  int rc = store_progress(db, k->run_id, p, k->npoints, &err);
+  af_free(p);
+  if (rc) {
+    campaign__problem(k, "%s", err.msg);
+    return -1;
+  }
+  return 0;
+}

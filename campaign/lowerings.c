@@ -117,8 +117,11 @@ void campaign_format_matrix(const CampaignConfig *c, const CampaignResult *r, Af
                   n > 0 ? 100.0 * (double)r->conf[i].executed / (double)n : 0.0,
                   n > 0 ? 100.0 * (double)(n - r->conf[i].failures) / (double)n : 0.0);
   }
-  af_buf_printf(out,
-                "matrix: %ld new finding(s) checked on every configuration, %ld of them not on "
-                "all (asyncfuzz db show ID; db list --regressions / --fixed)\n",
-                r->st.matrix_checked, r->st.matrix_differ);
+  char line[300];
+  snprintf(line, sizeof line,
+           "matrix: %ld new finding(s) checked on every configuration, %ld of them not on all "
+           "(asyncfuzz db show ID; db list --regressions / --fixed)",
+           r->st.matrix_checked, r->st.matrix_differ);
+  af_buf_wrap(out, line, 0, 2, 100);
+  af_buf_puts(out, "\n");
 }

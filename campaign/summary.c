@@ -72,6 +72,9 @@ static void summary_signature(FILE *f, const Campaign *k, const Sig *s, int i) {
           "\"dir\": \"failures/%s\", \"known\": %s",
           oracle_verdict_name(s->f.cls), campaign_spec(&k->c, s->f.low)->name, s->f.count,
           s->f.smallest_ops, s->f.dir, s->f.suppressed ? "true" : "false");
+  if (s->min_ops > 0)
+    fprintf(f, ", \"minimized_ops\": %d, \"reproducer\": \"failures/%s/reproducer.mlir\"",
+            s->min_ops, s->f.dir);
   if (s->f.matrix_n > 0) {
     fprintf(f,
             ", \"configurations\": {\"checked\": %d, \"reproduces\": %d, \"seconds\": %.3f, "
@@ -181,6 +184,33 @@ void campaign__note_differ(Campaign *k, const CheckResult *const *res, uint64_t 
 
 /* The lines after the status line: totals, signatures with their replay commands, the
  * differential counts and the database's. */
+/* the summary's lines are at most this wide: they fit a terminal */
+#define SUMMARY_WIDTH 100
+
+/* One finding of the summary: its count, whether it is new, its cause (wrapped), its minimized
+ * reproducer (else the smallest case) and where its matrix reproduces it. */
+static void format_finding(AfBuf *b, const CampaignConfig *c, const CampaignFinding *g) {
+  af_buf_printf(b, "  %6ld x %-5s ", g->count, g->suppressed ? "" : g->db_new ? "[new]" : "[seen]");
+  af_buf_wrap(b, g->signature, 17, 11, SUMMARY_WIDTH);
+  if (g->suppressed) {
+    af_buf_puts(b, "\n           (known or wontfix in the database: counted only)\n");
+    return;
+  }
+  char line[4400];
+  if (g->min_ops > 0)
+    snprintf(line, sizeof line, "minimized: %d ops%s, %s/failures/%s/reproducer.mlir", g->min_ops,
+             g->min_partial ? " (cut short)" : "", c->out, g->dir);
+  else
+    snprintf(line, sizeof line, "not minimized: smallest case %d ops, %s/failures/%s/smallest.json",
+             g->smallest_ops, c->out, g->dir);
+  af_buf_puts(b, "\n           ");
+  af_buf_wrap(b, line, 11, 13, SUMMARY_WIDTH);
+  af_buf_puts(b, "\n");
+  if (g->matrix_n > 0)
+    af_buf_printf(b, "           reproduces on %d of %d configurations%s%s\n", g->matrix_rep,
+                  g->matrix_n, g->matrix_axes[0] ? "; they differ by " : "", g->matrix_axes);
+}
+
 void campaign_format_result(AfBuf *b, const CampaignConfig *c, const CampaignResult *r) {
   const char *dbp = c->db_path;
   int any_mlir = 0;
@@ -196,25 +226,17 @@ void campaign_format_result(AfBuf *b, const CampaignConfig *c, const CampaignRes
     af_buf_printf(
         b, "campaign %s: %ld cases in %.1f s (%.1f cases/s), %ld failing, %d signature(s)%s\n", how,
         st->cases, el, rate, st->failures, r->nfindings, r->nfindings ? ":" : "");
-    for (int i = 0; i < r->nfindings; i++) {
-      const CampaignFinding *g = &r->findings[i];
-      if (g->suppressed) { /* triaged already: counted only */
-        af_buf_printf(b, "  %6ld x %s (known or wontfix in the database)\n", g->count,
-                      g->signature);
-        continue;
+    /* new to the database first, then the ones it had, then those triaged already */
+    for (int pass = 0; pass < 3; pass++)
+      for (int i = 0; i < r->nfindings; i++) {
+        const CampaignFinding *g = &r->findings[i];
+        if (pass != (g->suppressed ? 2 : g->db_new ? 0 : 1))
+          continue;
+        format_finding(b, c, g);
       }
-      char ss[64];
-      check_schedule_str(&g->smallest_sched, ss, sizeof ss);
+    if (r->nfindings > 0)
       af_buf_printf(b,
-                    "  %6ld x %s\n         smallest %d ops, replay: asyncfuzz check "
-                    "%s/failures/%s/smallest.json --lowering %s --schedules %s%s\n",
-                    g->count, g->signature, g->smallest_ops, c->out, g->dir,
-                    campaign_spec(c, g->low)->arg, ss, check_backend_args(&c->opts));
-      if (g->matrix_n > 0)
-        af_buf_printf(b, "         configurations: reproduces on %d of %d%s%s%s\n", g->matrix_rep,
-                      g->matrix_n, g->matrix_axes[0] ? "; the verdicts differ by " : "",
-                      g->matrix_axes, g->matrix_axes[0] ? " (see info.txt)" : "");
-    }
+                    "  (each finding's info.txt, beside it, has its replay command and trace)\n");
     if (c->nspecs > 1) {
       af_buf_printf(b, "differential: verdicts differ on %ld of %ld cases%s\n", st->differ_cases,
                     st->cases, r->ndiffer ? ":" : "");
@@ -225,21 +247,28 @@ void campaign_format_result(AfBuf *b, const CampaignConfig *c, const CampaignRes
   }
   campaign_format_matrix(c, r, b);
 
-  if (st->navoid > 0)
-    af_buf_printf(b,
-                  "steering: %ld of %ld case(s) built without what %d cause(s) known or found "
-                  "name (the rest: exploration)\n",
-                  st->avoided, st->cases, st->navoid);
+  if (st->navoid > 0) {
+    char line[300];
+    snprintf(line, sizeof line,
+             "steering: %ld of %ld case(s) built without what %d cause(s) known or found name "
+             "(the rest: exploration)",
+             st->avoided, st->cases, st->navoid);
+    af_buf_wrap(b, line, 0, 2, SUMMARY_WIDTH);
+    af_buf_puts(b, "\n");
+  }
   if (any_mlir)
     af_buf_printf(b, "reached execution: %ld of %ld cases (%.1f%%) with every lowering\n",
                   st->executed, st->cases,
                   st->cases > 0 ? 100.0 * (double)st->executed / (double)st->cases : 0.0);
-  if (dbp && r->db_findings >= 0)
-    af_buf_printf(
-        b,
-        "database %s: %ld finding(s) in this run, %ld new to it, %ld occurrence(s) of known "
-        "or wontfix findings (asyncfuzz db list --db %s)\n",
-        dbp, r->db_findings, st->new_findings, st->known_hits, dbp);
+  if (dbp && r->db_findings >= 0) {
+    char line[4400];
+    snprintf(line, sizeof line,
+             "database %s: %ld finding(s) in this run, %ld new to it, %ld occurrence(s) of known "
+             "or wontfix findings (asyncfuzz db list --db %s)",
+             dbp, r->db_findings, st->new_findings, st->known_hits, dbp);
+    af_buf_wrap(b, line, 0, 2, SUMMARY_WIDTH);
+    af_buf_puts(b, "\n");
+  }
 }
 
 void campaign_format_start(AfBuf *b, const CampaignConfig *c, int resumed, uint64_t seed) {

@@ -73,6 +73,7 @@ static int workers_wait(Campaign *k, const pid_t *pids, int started, int jobs, S
   int alive = started, forwarded = 0, failed = started < jobs;
   int status[256] = {0}, reaped[256] = {0};
   k->t0 = campaign__now();
+  double next_point = k->t0;
   while (alive > 0) {
     struct timespec ts = {0, 200 * 1000 * 1000};
     nanosleep(&ts, NULL);
@@ -92,6 +93,11 @@ static int workers_wait(Campaign *k, const pid_t *pids, int started, int jobs, S
       }
     }
     sum_slots(k, sl, jobs);
+    if (alive == 0 || campaign__now() >= next_point) { /* (the workers' sums over time) */
+      k->point_skip = alive == 0 ? 0 : k->point_skip;
+      campaign__timeline(k);
+      next_point = campaign__now() + 1.0;
+    }
     campaign__progress(k, alive == 0);
     campaign__write_state(k, jobs, sl, campaign__now() - k->t0);
   }
@@ -104,7 +110,7 @@ static int workers_wait(Campaign *k, const pid_t *pids, int started, int jobs, S
     AfErr err = {0};
     if (store_open(k->c.db_path, 0, &db, &err) == 0) {
       store_run_end(db, k->run_id, k->st.cases, k->st.executed, el, &err);
-      if (campaign__config_counts(k, db) != 0)
+      if (campaign__config_counts(k, db) != 0 || campaign__store_progress(k, db) != 0)
         failed = 1;
       store_run_findings(db, k->run_id, &res->db_findings, &err);
       store_close(db);

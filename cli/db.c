@@ -201,11 +201,17 @@ int cmd_db(int argc, char **argv) {
 
 static void report_help(FILE *f) {
   fprintf(f, "usage: asyncfuzz report --html FILE [--db FILE]\n"
-             "Writes a self-contained HTML page of the regression database (default " DEFAULT_DB
-             "):\nthe findings table (new first); the findings that regressed or were fixed "
-             "between\nLLVM releases and the cases per configuration of the mlir-opt matrix; "
-             "counts per\nclass and lowering, findings over time and throughput per run as "
-             "inline SVG charts.\n");
+             "Writes one self-contained HTML page of the regression database (default " DEFAULT_DB
+             "),\nthat works from file:// with no network: the findings one line each (new "
+             "first; status,\nclass, cause, count, first and last seen, minimized ops, "
+             "reproduction, a cell per\nconfiguration, a regression or fixed badge), sorted by "
+             "any column and filtered by\nstatus, class, lowering and text in the page; a "
+             "line opens the finding's minimized\nreproducer (.mlir with its RUN lines, a copy "
+             "button), its replay command, detailed\nforms and matrix. Then the runs (when, "
+             "where, versions, cases, cases/s, executed and\nclean shares), inline SVG "
+             "pictures (findings and cases/s over each campaign's time,\nexecuted and clean "
+             "shares per configuration), and the findings that regressed or\nwere fixed "
+             "between LLVM releases. A URL ending in #fID opens finding ID.\n");
 }
 
 int cmd_report(int argc, char **argv) {

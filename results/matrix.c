@@ -229,6 +229,8 @@ int store_report_matrix(Store *s, AfBuf *out, AfErr *err) {
                   fixed ? "Fixed" : "Regressions", fixed ? "fixed" : "regressions");
     int n = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
+      if (n++ >= 50) /* (the rest are counted: db list --regressions or --fixed lists them) */
+        continue;
       af_buf_printf(out, "<tr><td>%lld</td><td>", (long long)sqlite3_column_int64(st, 0));
       results__xml_esc(out, results__col(st, 1));
       af_buf_puts(out, "</td><td>");
@@ -238,12 +240,15 @@ int store_report_matrix(Store *s, AfBuf *out, AfErr *err) {
       af_buf_printf(out, "</td><td>%d</td><td class=\"sig\">", sqlite3_column_int(st, 6));
       results__xml_esc(out, results__col(st, 4));
       af_buf_puts(out, "</td></tr>\n");
-      n++;
     }
     sqlite3_finalize(st);
-    af_buf_printf(out, "</tbody></table>\n<p>%d finding(s)%s</p>\n", n,
+    af_buf_printf(out, "</tbody></table>\n<p>%d finding(s)%s", n,
                   fixed ? " present in an older release and absent in a newer one"
                         : " present in a newer release and absent in an older one");
+    if (n > 50)
+      af_buf_printf(out, "; the first 50 are shown, <code>asyncfuzz db list %s</code> lists all",
+                    fixed ? "--fixed" : "--regressions");
+    af_buf_puts(out, "</p>\n");
   }
   sqlite3_stmt *st;
   if (sqlite3_prepare_v2(s->db,

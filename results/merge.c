@@ -87,6 +87,10 @@ static const char merge_sql[] =
     " ON CONFLICT(run, config, lowering_version) DO UPDATE SET"
     "  cases = max(cases, excluded.cases), executed = max(executed, excluded.executed),"
     "  failures = max(failures, excluded.failures);"
+    "INSERT INTO progress(run, at, cases, executed, failures, findings)"
+    " SELECT lr.id, op.at, op.cases, op.executed, op.failures, op.findings FROM o.progress op"
+    "  JOIN o.runs orr ON orr.id = op.run JOIN runs lr ON lr.uuid = orr.uuid WHERE 1"
+    " ON CONFLICT(run, at) DO NOTHING;"
     "UPDATE findings SET count = (SELECT coalesce(sum(hits), 0) FROM occurrences"
     "  WHERE occurrences.finding = findings.id);"
     "COMMIT;";

@@ -61,28 +61,42 @@ void results__fmt_time(double t, char *out, size_t n) {
   strftime(out, n, "%Y-%m-%d %H:%M", &tm);
 }
 
+/* a listing line is at most this wide: it fits a terminal */
+#define LIST_WIDTH 100
+
 int store_list(Store *s, const StoreFilter *f, AfBuf *out, AfErr *err) {
   sqlite3_stmt *st;
-  int rc = results__prepare_filtered(s, FINDING_COLS, f, NEW_FIRST, &st, err);
+  int rc = results__prepare_filtered(s, FINDING_COLS_MIN, f, NEW_FIRST, &st, err);
   if (rc)
     return rc;
-  af_buf_printf(out, "%5s  %-7s  %-20s %7s %5s  %-8s  %s\n", "id", "status", "class", "count",
-                "ops", "repro", "signature");
+  af_buf_printf(out, "%5s  %-7s  %-20s %6s %5s  %-5s %s\n", "id", "status", "class", "count", "ops",
+                "repro", "lowering; the cause below");
   int n = 0, step;
   while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-    char repro[16] = "-";
+    char repro[16] = "-", ops[16];
     if (sqlite3_column_int(st, 9) > 0)
       snprintf(repro, sizeof repro, "%d/%d", sqlite3_column_int(st, 10), sqlite3_column_int(st, 9));
-    af_buf_printf(out, "%5lld  %-7s  %-20s %7lld %5d  %-8s  %s\n",
+    /* the minimized reproducer's ops; ~ the smallest case's when there is none */
+    int min = sqlite3_column_int(st, 12);
+    snprintf(ops, sizeof ops, "%s%d", min ? "" : "~", min ? min : sqlite3_column_int(st, 4));
+    af_buf_printf(out, "%5lld  %-7s  %-20s %6lld %5s  %-5s %s\n       ",
                   (long long)sqlite3_column_int64(st, 0), results__col(st, 1), results__col(st, 2),
-                  (long long)sqlite3_column_int64(st, 3), sqlite3_column_int(st, 4), repro,
-                  results__col(st, 6));
+                  (long long)sqlite3_column_int64(st, 3), ops, repro, results__col(st, 5));
+    /* (less its first word when the lowering above says it: mlir-opt, of mlir-opt-22.1.8) */
+    const char *sig = results__col(st, 6), *low = results__col(st, 5);
+    size_t w = strcspn(sig, "|");
+    af_buf_wrap(out, sig[w] == '|' && w > 0 && strncmp(sig, low, w) == 0 ? sig + w + 1 : sig, 7, 7,
+                LIST_WIDTH);
+    af_buf_puts(out, "\n");
     n++;
   }
   sqlite3_finalize(st);
   if (step != SQLITE_DONE)
     return results__db_err(s, err, "query failed");
-  af_buf_printf(out, "%d finding(s)\n", n);
+  af_buf_printf(out, "%d finding(s)\n%s", n,
+                n ? "(ops: of the minimized reproducer, ~: of the smallest case seen; asyncfuzz db "
+                    "show ID prints it)\n"
+                  : "");
   return 0;
 }
 

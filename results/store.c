@@ -128,6 +128,11 @@ static const char *const migrations[] = {
     " lowering_version TEXT NOT NULL, cases INTEGER NOT NULL DEFAULT 0,"
     " executed INTEGER NOT NULL DEFAULT 0, failures INTEGER NOT NULL DEFAULT 0,"
     " UNIQUE(run, config, lowering_version));",
+    /* v6: a run over time, one row per progress record of its campaign (the report's
+     * discovery curve and throughput) */
+    "CREATE TABLE progress(run INTEGER NOT NULL REFERENCES runs(id), at REAL NOT NULL,"
+    " cases INTEGER NOT NULL, executed INTEGER NOT NULL, failures INTEGER NOT NULL,"
+    " findings INTEGER NOT NULL, UNIQUE(run, at));",
 };
 
 static int get_version(Store *s, int *v, AfErr *err) {
@@ -324,6 +329,27 @@ int store_run_end(Store *s, int64_t id, long cases, long executed, double second
   int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : results__db_err(s, err, "cannot end the run");
   sqlite3_finalize(st);
   return rc;
+}
+
+int store_progress(Store *s, int64_t run, const StoreProgress *p, int n, AfErr *err) {
+  int rc = results__exec(s, "SAVEPOINT progress", err);
+  if (rc)
+    return rc;
+  static const char del[] = "DELETE FROM progress WHERE run = ?";
+  static const char ins[] = "INSERT INTO progress(run, at, cases, executed, failures, findings)"
+                            " VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(run, at) DO NOTHING";
+  if (results__run1(s, del, "i", run) != SQLITE_DONE)
+    rc = results__db_err(s, err, "cannot store the run's progress");
+  for (int i = 0; i < n && rc == 0; i++)
+    if (results__run1(s, ins, "idiiii", run, p[i].at, (int64_t)p[i].cases, (int64_t)p[i].executed,
+                      (int64_t)p[i].failures, (int64_t)p[i].findings) != SQLITE_DONE)
+      rc = results__db_err(s, err, "cannot store the run's progress");
+  if (rc) {
+    results__exec(s, "ROLLBACK TO progress", NULL);
+    results__exec(s, "RELEASE progress", NULL);
+    return rc;
+  }
+  return results__exec(s, "RELEASE progress", err);
 }
 
 /* Runs one statement with text/int64 parameters given as a format: 't' text, 'i' int64,

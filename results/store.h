@@ -18,7 +18,7 @@
 
 #include "../base/afbase.h"
 
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 
 typedef struct Store Store;
 
@@ -143,6 +143,15 @@ int store_show_matrix(Store *s, int64_t id, AfBuf *out, AfErr *err);
 int store_list_versions(Store *s, const StoreFilter *f, int fixed, AfBuf *out, AfErr *err);
 /* The same two lists, and cases per configuration, as HTML sections of the report. */
 int store_report_matrix(Store *s, AfBuf *out, AfErr *err);
+
+/* One progress record of a run: at seconds into it, its cases, those that reached execution,
+ * those that failed, and the findings (distinct signatures) it had then. */
+typedef struct StoreProgress {
+  double at;
+  long cases, executed, failures, findings;
+} StoreProgress;
+/* Stores a run's progress records, replacing any it had. */
+int store_progress(Store *s, int64_t run, const StoreProgress *p, int n, AfErr *err);
 
 /* How many distinct findings a run recorded (for a campaign's summary). */
 int store_run_findings(Store *s, int64_t run, long *findings, AfErr *err);

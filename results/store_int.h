@@ -1,7 +1,7 @@
 /*
  * store_int.h: internals of results/, shared by its files: store.c (the database, runs, the
- * statement helpers), findings.c, merge.c, query.c, matrix.c and report.c (exports and the
- * HTML report). Nothing outside results/ includes it.
+ * statement helpers), findings.c, merge.c, query.c, matrix.c, report.c (exports) and report_page.c
+ * (the HTML report). Nothing outside results/ includes it.
  */
 #ifndef RESULTS_STORE_INT_H
 #define RESULTS_STORE_INT_H
@@ -26,6 +26,11 @@ struct Store {
 #define FINDING_COLS                                                                               \
   "SELECT id, status, class, count, coalesce(smallest_ops, 0), lowering, signature, first_seen,"   \
   " last_seen, repro_runs, repro_hits, detail FROM findings"
+/* FINDING_COLS and (12) the minimized case's ops, 0 when there is none */
+#define FINDING_COLS_MIN                                                                           \
+  "SELECT id, status, class, count, coalesce(smallest_ops, 0), lowering, signature, first_seen,"   \
+  " last_seen, repro_runs, repro_hits, detail, coalesce((SELECT ops FROM cases"                    \
+  " WHERE cases.id = findings.minimized_case), 0) FROM findings"
 #define NEW_FIRST " ORDER BY (status = 'new') DESC, last_seen DESC, id"
 
 /* The prepared statement of sql (a static string: its address is the key), reset; NULL when it
@@ -50,6 +55,8 @@ const char *results__col(sqlite3_stmt *st, int i);
 /* Appends s to b escaped for HTML and XML text and attribute values (the report, JUnit); control
  * characters but newline and tab are left out (XML 1.0 has no way to write them). */
 void results__xml_esc(AfBuf *b, const char *s);
+/* The HTML report's style sheet and script (report_assets.c). */
+extern const char results__page_style[], results__page_script[];
 /* A unix time as "YYYY-MM-DD HH:MM" (UTC). */
 void results__fmt_time(double t, char *out, size_t n);
 

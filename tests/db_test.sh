@@ -62,6 +62,31 @@ both=$(q "$tmp/ic-record_early,event_leaked/results.db" "SELECT count(*) FROM oc
 [ "$both" -gt 0 ] || bad "independent causes: no case counted under two findings"
 echo "independent causes: $e1 missing edges alone and beside $leaks leaks ($both occurrences share their case)"
 
+# ---- the summary and db list in a 100-column terminal: minimized reproducers, new first ----
+# a first campaign finds two bugs; the database then forgets one (renamed), so that a second
+# campaign on it finds one again ([seen]) and one anew ([new]), which it lists first
+L=builtin:fault=drop_host_wait,free_unordered
+"$af" campaign --cases 400 --seed 3 --lowering $L --repro 1 --reduce-seconds 2 --out "$tmp/s1" \
+  > /dev/null 2>&1
+q "$tmp/s1/results.db" "UPDATE findings SET signature = signature || '|renamed' WHERE signature LIKE '%dealloc-order%'"
+"$af" campaign --cases 400 --seed 3 --lowering $L --repro 1 --reduce-seconds 2 --no-avoid \
+  --out "$tmp/s2" --db "$tmp/s1/results.db" > "$tmp/sum" 2> /dev/null
+wide=$(awk 'length($0) > 100' "$tmp/sum" | head -2)
+[ -z "$wide" ] || bad "summary: lines wider than 100 columns: $wide"
+grep -q "\[new\] $L|missing-edge|dealloc-order" "$tmp/sum" ||
+  bad "summary: the new finding is not marked new: $(head -5 "$tmp/sum")"
+grep -q "\[seen\] $L|missing-edge|host-wait" "$tmp/sum" ||
+  bad "summary: the finding the database had is not marked seen"
+first=$(grep -m1 -o '\[[a-z]*\]' "$tmp/sum")
+[ "$first" = "[new]" ] || bad "summary: $first first, not a new finding"
+repro=$(sed -n 's/^ *minimized: [0-9]* ops[^,]*, \(.*reproducer.mlir\)$/\1/p' "$tmp/sum" | head -1)
+[ -n "$repro" ] && grep -q "RUN: mlir-opt" "$repro" || bad "summary: no minimized reproducer path ($repro)"
+"$af" db list --db "$tmp/s1/results.db" > "$tmp/list"
+wide=$(awk 'length($0) > 100' "$tmp/list" | head -2)
+[ -z "$wide" ] || bad "db list: lines wider than 100 columns: $wide"
+ops=$(q "$tmp/s1/results.db" "SELECT c.ops FROM findings f JOIN cases c ON c.id = f.minimized_case WHERE f.signature = '$L|missing-edge|dealloc-order|gpu.dealloc async'")
+grep -qE "^ +[0-9]+ +new +[a-z_]+ +[0-9]+ +$ops " "$tmp/list" || bad "db list: the minimized ops ($ops) are not shown: $(head -3 "$tmp/list")"
+
 # ---- the db commands ----
 db=$tmp/j/results.db
 "$af" db list --db "$db" > "$tmp/out" || bad "db list"
@@ -101,8 +126,8 @@ grep -q "detailed forms (hits, form):" "$tmp/junit.xml" || bad "junit: a new fin
 "$af" campaign --cases 300 --seed 11 --lowering builtin:fault=drop_host_wait,copy_wrong_stream --out "$tmp/j" --quiet > "$tmp/out" 2>&1
 rc=$?
 [ $rc -eq 1 ] || bad "a campaign with known findings: exit $rc"
-grep -q "(known or wontfix in the database)" "$tmp/out" || bad "the known finding is not marked known in the summary"
-grep -qE "[1-9][0-9]* occurrence\(s\) of known or wontfix" "$tmp/out" || bad "known findings are not counted: $(tail -1 "$tmp/out")"
+grep -q "(known or wontfix in the database: counted only)" "$tmp/out" || bad "the known finding is not marked known in the summary"
+tr "\n" " " < "$tmp/out" | tr -s " " | grep -qE "[1-9][0-9]* occurrence\(s\) of known or wontfix" || bad "known findings are not counted: $(tail -1 "$tmp/out")"
 [ "$(q "$db" 'SELECT count(*) FROM runs')" = 2 ] || bad "the second campaign is not a second run"
 
 # ---- steering away from known bugs ----
@@ -233,19 +258,22 @@ q "$db" "INSERT INTO findings(signature, class, lowering, detail, first_seen, la
   ON f.signature = json_extract(e.value, '\$.signature') AND f.detail = json_extract(e.value, '\$.detail')
   WHERE f.signature LIKE 'evil|%'" 2>&1)" = 1 ] || bad "db export json: the markup finding does not round-trip"
 "$af" report --html "$tmp/report.html" --db "$db" > /dev/null || bad "report"
-grep -qF '&lt;img src=x onerror=alert(1)&gt;&#39;); DROP TABLE runs; --' "$tmp/report.html" || bad "report: markup not escaped"
+# (the findings are the page's data: JSON in which '<' and '>' are escaped)
+grep -qF "\\u003cimg src=x onerror=alert(1)\\u003e'); DROP TABLE runs; --" "$tmp/report.html" || bad "report: markup not escaped"
 grep -qF '<img' "$tmp/report.html" && bad "report: raw markup in the page"
 grep -q '<table id="findings">' "$tmp/report.html" || bad "report: no findings table"
-[ "$(grep -c '<svg' "$tmp/report.html")" -ge 4 ] || bad "report: fewer than 4 charts"
+[ "$(grep -c '<svg' "$tmp/report.html")" -ge 3 ] || bad "report: fewer than 3 charts"
 chromium=$(command -v chromium || command -v chromium-browser || true)
 if [ -n "$chromium" ]; then
   cp "$tmp/report.html" "$build/report.html"
   timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
     --dump-dom "file://$build/report.html" > "$tmp/dom.html" 2> "$tmp/chromium.err"
   grep -q '<table id="findings">' "$tmp/dom.html" || bad "chromium: the page shows no findings table"
-  grep -q '<img\|<script' "$tmp/dom.html" && bad "chromium: markup from a finding became an element"
+  # (the page's own scripts, its data and its code, are its only script elements)
+  grep -q '<img' "$tmp/dom.html" && bad "chromium: markup from a finding became an element"
+  [ "$(grep -o '<script' "$tmp/dom.html" | wc -l)" -eq 2 ] || bad "chromium: a script from a finding became an element"
   grep -qF '&lt;img src=x onerror=alert(1)&gt;' "$tmp/dom.html" || bad "chromium: the markup is not shown as text"
-  rows=$(grep -o '<tr class="[a-z]*">' "$tmp/dom.html" | wc -l)
+  rows=$(grep -o '<tr class="f"' "$tmp/dom.html" | wc -l)
   [ "$rows" -eq "$(q "$db" 'SELECT count(*) FROM findings')" ] || bad "chromium: $rows rows shown"
   timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
     --window-size=1280,1600 --screenshot="$build/report.png" "file://$build/report.html" > /dev/null 2>&1

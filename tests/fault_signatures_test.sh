@@ -22,7 +22,9 @@ faults=$("$af" lower --list-faults | awk 'NR > 1 && $1 != "" { print $1 }')
 for f in $faults; do
   "$af" campaign --lowering "builtin:fault=$f" --cases "$cases" --seed 5 --no-db --no-reduce \
     --no-avoid --quiet --out "$tmp/o" >"$tmp/out" 2>&1
-  n=$(sed -n "s/^ *\([0-9][0-9]*\) x builtin:fault=$f|/$f \1 /p" "$tmp/out" | tee -a "$tmp/all" | wc -l)
+  # (each signature and its count, from summary.json: a line per signature)
+  n=$(sed -n "s/^  {\"signature\": \"builtin:fault=$f|\(.*\)\", \"class\": .*\"count\": \([0-9]*\),.*/$f \2 \1/p" \
+    "$tmp/o/summary.json" | tee -a "$tmp/all" | wc -l)
   [ "$n" -gt 0 ] || fail "$f: no failure in $cases cases: $(tail -5 "$tmp/out")"
   rm -rf "$tmp/o"
 done
