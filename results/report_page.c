@@ -282,7 +282,36 @@ static void tool_versions(const char *tools, AfBuf *out) {
   }
 }
 
-/* The runs, newest first: when, where, versions, cases, throughput, executed and clean. */
+/* A run's cases per configuration, opened from its line: cases, executed and clean shares. */
+static void run_configs(Store *s, int64_t run, AfBuf *out) {
+  static const char sql[] =
+      "SELECT config, cases, executed, failures FROM run_configs WHERE run = ?"
+      " ORDER BY config";
+  sqlite3_stmt *st = results__cached(s, sql);
+  if (st == NULL)
+    return;
+  sqlite3_bind_int64(st, 1, run);
+  int n = 0;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    if (n++ == 0)
+      af_buf_puts(out, "<details><summary>per configuration</summary><table class=\"cfg\"><tr>"
+                       "<th>configuration</th><th class=\"n\">cases</th><th class=\"n\">"
+                       "executed</th><th class=\"n\">clean</th></tr>");
+    double c = sqlite3_column_double(st, 1);
+    af_buf_puts(out, "<tr><td>");
+    esc(out, results__col(st, 0));
+    af_buf_printf(out,
+                  "</td><td class=\"n\">%.0f</td><td class=\"n\">%.1f%%</td><td class=\"n\">"
+                  "%.1f%%</td></tr>",
+                  c, c > 0 ? 100 * sqlite3_column_double(st, 2) / c : 0.0,
+                  c > 0 ? 100 * (c - sqlite3_column_double(st, 3)) / c : 0.0);
+  }
+  sqlite3_reset(st);
+  af_buf_puts(out, n ? "</table></details>" : "-");
+}
+
+/* The runs, newest first: when, where, versions, cases, throughput, executed and clean, and
+ * per configuration. */
 static int runs_table(Store *s, AfBuf *out, AfErr *err) {
   sqlite3_stmt *st;
   if (sqlite3_prepare_v2(s->db,
@@ -298,7 +327,7 @@ static int runs_table(Store *s, AfBuf *out, AfErr *err) {
   af_buf_puts(out, "<h2>Runs</h2>\n<table class=\"runs\"><tr><th>#</th><th>started (UTC)</th>"
                    "<th>host</th><th>device</th><th>versions</th><th class=\"n\">cases</th>"
                    "<th class=\"n\">cases/s</th><th class=\"n\">executed</th><th class=\"n\">"
-                   "clean</th><th class=\"n\">findings</th></tr>\n");
+                   "clean</th><th class=\"n\">findings</th><th>configurations</th></tr>\n");
   while (sqlite3_step(st) == SQLITE_ROW) {
     char t[32];
     results__fmt_time(sqlite3_column_double(st, 1), t, sizeof t);
@@ -324,7 +353,9 @@ static int runs_table(Store *s, AfBuf *out, AfErr *err) {
       af_buf_printf(out, "<td class=\"n\">%.1f%%</td>", 100.0 * (double)(cc - cf) / (double)cc);
     else
       af_buf_puts(out, "<td class=\"n\">-</td>");
-    af_buf_printf(out, "<td class=\"n\">%lld</td></tr>\n", (long long)sqlite3_column_int64(st, 11));
+    af_buf_printf(out, "<td class=\"n\">%lld</td><td>", (long long)sqlite3_column_int64(st, 11));
+    run_configs(s, sqlite3_column_int64(st, 0), out);
+    af_buf_puts(out, "</td></tr>\n");
   }
   sqlite3_finalize(st);
   af_buf_puts(out, "</table>\n");
