@@ -182,6 +182,23 @@ static const char *event_use(RtRef h, const RtRec *trace, int ntrace) {
   return host ? "host-wait" : "unused";
 }
 
+/* How a leaked stream's order was last passed on, when that names its cause better than its
+ * maker: "handed-on:event", its last call was an event recorded on it for another stream or the
+ * host, and whoever took that event left the stream behind; "unused", nothing but its creation
+ * used it. NULL otherwise (the stream is named by its maker). */
+static const char *stream_end(RtRef h, const RtRec *trace, int ntrace) {
+  int uses = 0, last = -1;
+  for (int i = 0; i < ntrace; i++)
+    for (int a = 0; a < trace[i].nargs && trace[i].call != RT_CALL_LEAK; a++)
+      if (RT_REF_KIND(trace[i].args[a]) == RT_REF_STREAM &&
+          RT_REF_ID(trace[i].args[a]) == RT_REF_ID(h)) {
+        uses++;
+        last = trace[i].call;
+        break;
+      }
+  return uses == 0 ? "unused" : last == RT_CALL_EVENT_RECORD ? "handed-on:event" : NULL;
+}
+
 /* Whether token t came out of a region through async.yield (an await's value, or a region's
  * input), or descends from one through first dependencies (the stream an op inherits) and
  * captures (the outer token a region uses). */
@@ -289,6 +306,23 @@ static int consumed_by(const GenCase *c, RtRef h, int op, int32_t before, const 
     if (w->op == op && a >= 0 && a < w->nargs && RT_REF_KIND(w->args[a]) == RT_REF_EVENT &&
         RT_REF_ID(w->args[a]) == RT_REF_ID(h))
       return 1;
+  }
+  return 0;
+}
+
+/* Whether the host synchronized stream h just before record `at` destroyed it (the calls of one
+ * thread between them are the destroyer's own): the destroyer acted as a host wait does,
+ * whatever case op the calls are tagged with or whoever put the wait there (a pass that
+ * synchronizes before a host op, a block boundary or a region's end). */
+static int synced_then_destroyed(RtRef h, int32_t at, const RtRec *trace, int ntrace) {
+  if (RT_REF_KIND(h) != RT_REF_STREAM || at <= 0 || at >= ntrace)
+    return 0;
+  for (int32_t i = at - 1; i >= 0; i--) {
+    const RtRec *w = &trace[i];
+    if (w->tid != trace[at].tid || w->call == RT_CALL_EXEC)
+      continue;
+    return w->call == RT_CALL_STREAM_SYNCHRONIZE && w->nargs >= 1 &&
+           RT_REF_KIND(w->args[0]) == RT_REF_STREAM && RT_REF_ID(w->args[0]) == RT_REF_ID(h);
   }
   return 0;
 }
@@ -411,9 +445,12 @@ static int hb_signature(const GenCase *c, const HbReport *r, const RtRec *trace,
     d = strstr(s2, "@region");
     if (d)
       *d = 0;
+    const char *end = r->kind == HB_LEAK_STREAM ? stream_end(r->buf, trace, ntrace) : NULL;
     if (r->kind == HB_LEAK_EVENT)
       fmt_into(v->signature, sizeof v->signature, "%s|lifetime|%s|for:%s", lowering, kind,
                event_use(r->buf, trace, ntrace));
+    else if (end)
+      fmt_into(v->signature, sizeof v->signature, "%s|lifetime|%s|%s", lowering, kind, end);
     else
       fmt_into(v->signature, sizeof v->signature, "%s|lifetime|%s|made-by:%s", lowering, kind, s2);
   } else {
@@ -425,8 +462,9 @@ static int hb_signature(const GenCase *c, const HbReport *r, const RtRec *trace,
       fmt_into(v->signature, sizeof v->signature,
                "%s|misused-handle|%s|used-after-destroy|destroyed-by:%s", lowering,
                handle_kind(r->buf),
-               consumed_by(c, r->buf, r->op1, r->seq1, trace, ntrace) ? "another-consumer"
-                                                                      : destroyer_role(c, r->op1));
+               consumed_by(c, r->buf, r->op1, r->seq1, trace, ntrace)  ? "another-consumer"
+               : synced_then_destroyed(r->buf, r->seq1, trace, ntrace) ? "host-wait"
+                                                                       : destroyer_role(c, r->op1));
     } else if (!is_ordering(r->kind)) {
       fmt_into(v->signature, sizeof v->signature, "%s|lifetime|%s|%s->%s", lowering, kind, s1, s2);
     }
