@@ -209,6 +209,21 @@ static void exec_tool(void *arg, int in, int out) {
   _exit(127);
 }
 
+static double tool_seconds[AF_TOOL__COUNT];
+
+void af_proc_seconds(double out[AF_TOOL__COUNT]) {
+  memcpy(out, tool_seconds, sizeof tool_seconds);
+}
+
+/* The kind of tool argv0 is, by its program's name (mlir-opt-22, mlir-runner, ...). */
+static int tool_kind(const char *argv0) {
+  const char *name = strrchr(argv0, '/');
+  name = name ? name + 1 : argv0;
+  return strstr(name, "mlir-opt")      ? AF_TOOL_MLIR_OPT
+         : strstr(name, "mlir-runner") ? AF_TOOL_RUNNER
+                                       : AF_TOOL_OTHER;
+}
+
 int af_proc_run(char *const argv[], char *const env[], const char *in_path, const char *out_path,
                 const char *err_path, double timeout_s, ProcResult *r, AfErr *err) {
   memset(r, 0, sizeof *r);
@@ -226,6 +241,7 @@ int af_proc_run(char *const argv[], char *const env[], const char *in_path, cons
   if (!r->timed_out)
     kill(-c.pid, SIGKILL); /* anything the tool left running in its group */
   r->seconds = mono() - t0;
+  tool_seconds[tool_kind(argv[0])] += r->seconds;
   if (r->timed_out) {
     /* a kill by the watchdog is a timeout, not a crash */
   } else if (WIFEXITED(status)) {

@@ -26,6 +26,11 @@ typedef struct ProcResult {
 int af_proc_run(char *const argv[], char *const env[], const char *in_path, const char *out_path,
                 const char *err_path, double timeout_s, ProcResult *r, AfErr *err);
 
+/* The tools af_proc_run runs, by the name of their program (for where a process's time went). */
+enum { AF_TOOL_MLIR_OPT, AF_TOOL_RUNNER, AF_TOOL_OTHER, AF_TOOL__COUNT };
+/* The wall seconds this process has spent in af_proc_run, per kind of tool, so far. */
+void af_proc_seconds(double out[AF_TOOL__COUNT]);
+
 /* A child process the harness forks to run a function of its own (the GPU child, a batch's
  * runner, a reducer's job), with a pipe each way and a watchdog on every read. The fields are
  * -1 when absent. */

@@ -58,8 +58,36 @@ typedef struct CampaignConfig {
 } CampaignConfig;
 
 /* What the status line shows. */
+/* Where a campaign process's time goes, in wall seconds: generating cases (and their expected
+ * observations); mlir-opt, mlir-runner and other tools' processes while cases are checked; the
+ * rest of checking (the simulator, the checker, judging, the harness around the tools); a
+ * failing case's recording (re-runs for its reproduction rate, files), reduction and matrix
+ * checks of new findings (their tools included), the database, and the rest. */
+#define CAMPAIGN_TIME_MAP(X)                                                                       \
+  X(GEN, "generation")                                                                             \
+  X(MLIR_OPT, "mlir-opt")                                                                          \
+  X(RUNNER, "mlir-runner")                                                                         \
+  X(TOOLS, "other tools")                                                                          \
+  X(CHECK, "sim, checker and harness")                                                             \
+  X(FINDINGS, "recording failures")                                                                \
+  X(REDUCE, "reduction")                                                                           \
+  X(MATRIX, "matrix checks")                                                                       \
+  X(DB, "database")                                                                                \
+  X(OTHER, "other")
+
+enum {
+#define CAMPAIGN__TENUM(id, name) CAMPAIGN_T_##id,
+  CAMPAIGN_TIME_MAP(CAMPAIGN__TENUM)
+#undef CAMPAIGN__TENUM
+      CAMPAIGN_T__COUNT
+};
+
+/* The name of time bucket i ("mlir-opt"). */
+const char *campaign_time_name(int i);
+
 typedef struct CampaignStatus {
   double elapsed;
+  double time[CAMPAIGN_T__COUNT]; /* where it went (summed over workers: process seconds) */
   long cases, failures;
   long executed;     /* cases that reached execution with every lowering (none stopped
                         them before their code ran: see CheckResult.executed) */

@@ -52,6 +52,7 @@ typedef struct Slot {
   long executed_per[CAMPAIGN_MAX_LOWERINGS];
   long matrix_checked, matrix_differ;
   CampaignConfCount conf[CAMPAIGN_MAX_CONFIGS];
+  double time[CAMPAIGN_T__COUNT];
   uint64_t next; /* cases started: the worker's seeds are base + w + jobs * i, i < next */
 } Slot;
 
@@ -170,8 +171,8 @@ void campaign__progress(Campaign *k, int final);
 int campaign__loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int show);
 /* The run's cases per configuration into db. -1 when they cannot be written (reported). */
 int campaign__config_counts(Campaign *k, Store *db);
-/* The run's timeline into the database, as its progress records. -1 when it cannot be
- * written. */
+/* The run's timeline into the database, as its progress records, and where its time went.
+ * -1 when they cannot be written. */
 int campaign__store_progress(Campaign *k, Store *db);
 /* jobs forked workers running campaign__loop, waited for; the totals into res. Returns whether
  * something failed. (workers.c) */

@@ -122,6 +122,15 @@ void campaign__progress(Campaign *k, int final) {
   }
 }
 
+const char *campaign_time_name(int i) {
+  static const char *const names[] = {
+#define CAMPAIGN__TNAME(id, name) name,
+      CAMPAIGN_TIME_MAP(CAMPAIGN__TNAME)
+#undef CAMPAIGN__TNAME
+  };
+  return i >= 0 && i < CAMPAIGN_T__COUNT ? names[i] : "?";
+}
+
 int campaign__store_progress(Campaign *k, Store *db) {
   int w = TIMELINE_FIELDS + 3 * k->c.nmatrix;
   StoreProgress *p = af_malloc(sizeof(StoreProgress) * (size_t)(k->npoints + 1));
@@ -137,6 +146,15 @@ int campaign__store_progress(Campaign *k, Store *db) {
   AfErr err = {0};
   int rc = store_progress(db, k->run_id, p, k->npoints, &err);
   af_free(p);
+  char json[CAMPAIGN_T__COUNT * 48 + 8]; /* (and where the time went) */
+  size_t n = 0;
+  for (int i = 0; i < CAMPAIGN_T__COUNT && n < sizeof json; i++)
+    n += (size_t)snprintf(json + n, sizeof json - n, "%s\"%s\": %.3f", i ? ", " : "{",
+                          campaign_time_name(i), k->st.time[i]);
+  if (n < sizeof json)
+    snprintf(json + n, sizeof json - n, "}");
+  if (rc == 0)
+    rc = store_run_time(db, k->run_id, json, &err);
   if (rc) {
     campaign__problem(k, "%s", err.msg);
     return -1;

@@ -5,6 +5,7 @@
  * (record.c) and differences counted (summary.c); its counters published to its slot.
  */
 #include "campaign_int.h"
+#include "../base/proc.h"
 
 #include <string.h>
 
@@ -132,6 +133,55 @@ static void publish(Slot *me, const Campaign *k, uint64_t next) {
   memcpy(me->conf, k->conf, sizeof me->conf);
   me->matrix_checked = k->st.matrix_checked;
   me->matrix_differ = k->st.matrix_differ;
+  memcpy(me->time, k->st.time, sizeof me->time);
+}
+
+/* Adds the seconds since *t to time bucket b, and moves *t on. */
+static void spend(Campaign *k, int b, double *t) {
+  double now = campaign__now();
+  k->st.time[b] += now - *t;
+  *t = now;
+}
+
+/* One batch: generated, checked (the tools' processes counted apart), its failures recorded
+ * (their reductions and database writes counted apart, where they happen), its new findings
+ * checked on every configuration. */
+static int run_batch(Campaign *k, int conf, int w, int jobs, uint64_t *next, int n, GenCase *cases,
+                     OracleExpected **es, const GenCase **cp, CheckResult *res, int *ngen) {
+  static const int tool_bucket[AF_TOOL__COUNT] = {[AF_TOOL_MLIR_OPT] = CAMPAIGN_T_MLIR_OPT,
+                                                  [AF_TOOL_RUNNER] = CAMPAIGN_T_RUNNER,
+                                                  [AF_TOOL_OTHER] = CAMPAIGN_T_TOOLS};
+  double t = campaign__now(), p0[AF_TOOL__COUNT], p1[AF_TOOL__COUNT];
+  int ex = gen_batch(k, conf, w, jobs, next, n, cases, es, cp, ngen);
+  spend(k, CAMPAIGN_T_GEN, &t);
+  af_proc_seconds(p0);
+  if (ex == 0)
+    ex = check_batch(k, conf, cases, es, cp, n, res);
+  af_proc_seconds(p1);
+  for (int i = 0; i < AF_TOOL__COUNT; i++) {
+    k->st.time[tool_bucket[i]] += p1[i] - p0[i];
+    k->st.time[CAMPAIGN_T_CHECK] -= p1[i] - p0[i];
+  }
+  spend(k, CAMPAIGN_T_CHECK, &t);
+  double inner = k->st.time[CAMPAIGN_T_REDUCE] + k->st.time[CAMPAIGN_T_DB];
+  if (ex == 0)
+    ex = record_batch(k, conf, cases, es, n, res);
+  k->st.time[CAMPAIGN_T_FINDINGS] -=
+      k->st.time[CAMPAIGN_T_REDUCE] + k->st.time[CAMPAIGN_T_DB] - inner;
+  spend(k, CAMPAIGN_T_FINDINGS, &t);
+  if (ex == 0) /* (the batch's new findings on every configuration, at once) */
+    ex = campaign__matrix_flush(k, 0);
+  spend(k, CAMPAIGN_T_MATRIX, &t);
+  return ex;
+}
+
+/* The rest of the process's time since t0: what no bucket took. */
+static void time_other(Campaign *k) {
+  double sum = 0;
+  for (int i = 0; i < CAMPAIGN_T__COUNT; i++)
+    sum += i == CAMPAIGN_T_OTHER ? 0 : k->st.time[i];
+  double other = campaign__now() - k->t0 - sum;
+  k->st.time[CAMPAIGN_T_OTHER] = other > 0 ? other : 0;
 }
 
 /* The loop of one process (worker w of jobs): until the deadline, max_cases or a stop. 0, or
@@ -158,11 +208,12 @@ int campaign__loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, in
     if (max_cases <= 0 && t - k->t0 >= (double)k->c.seconds)
       break;
     if (t >= next_flush) {
-      if (campaign__flush_tallies(k) != 0) {
+      int rc = campaign__flush_tallies(k); /* (its time is the database's: record.c) */
+      if (rc != 0) {
         ex = -1;
         break;
       }
-      next_flush = t + 1.0;
+      next_flush = campaign__now() + 1.0;
     }
     if (t >= next_report) {
       campaign__timeline(k);
@@ -180,27 +231,28 @@ int campaign__loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, in
                 (long)campaign__nshards(k) * ((long)w + (long)jobs * k->nbatch);
     int conf = k->c.nmatrix > 0 ? (int)(turn % k->c.nmatrix) : 0;
     k->nbatch++;
-    ex = gen_batch(k, conf, w, jobs, &next, n, cases, es, cp, &ngen);
-    if (ex == 0)
-      ex = check_batch(k, conf, cases, es, cp, n, res);
-    if (ex == 0)
-      ex = record_batch(k, conf, cases, es, n, res);
-    if (ex == 0) /* (the batch's new findings on every configuration, at once) */
-      ex = campaign__matrix_flush(k, 0);
+    ex = run_batch(k, conf, w, jobs, &next, n, cases, es, cp, res, &ngen);
     for (int j = 0; j < ngen; j++) {
       oracle_expected_free(es[j]);
       es[j] = NULL;
       gen_case_free(&cases[j]);
     }
-    if (ex == 0)
+    if (ex == 0) {
+      time_other(k);
       publish(&slots[w], k, next);
+    }
   }
   af_free(cases);
   af_free(es);
   af_free(cp);
   af_free(res);
-  if (campaign__matrix_flush(k, 1) != 0 || campaign__flush_tallies(k) != 0)
+  double t = campaign__now();
+  if (campaign__matrix_flush(k, 1) != 0)
     ex = -1;
+  spend(k, CAMPAIGN_T_MATRIX, &t);
+  if (campaign__flush_tallies(k) != 0)
+    ex = -1;
+  time_other(k);
   if (ex == 0) /* (what the last matrix checks counted) */
     publish(&slots[w], k, next);
   return ex;

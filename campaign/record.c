@@ -71,7 +71,9 @@ static int db_record(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s,
   o.repro_runs = sig->repro_runs;
   o.repro_hits = sig->repro_hits;
   int is_new, status;
+  double t0 = campaign__now();
   int rc = store_record(k->db, k->run_id, &o, &is_new, &status, &err);
+  k->st.time[CAMPAIGN_T_DB] += campaign__now() - t0;
   if (rc == 0 && is_new) {
     k->st.new_findings++;
     sig->db_new = 1;
@@ -114,7 +116,9 @@ int campaign__flush_tallies(Campaign *k) {
     }
   }
   AfErr err = {0};
+  double t0 = campaign__now();
   int rc = store_tally(k->db, k->run_id, t, n, &err);
+  k->st.time[CAMPAIGN_T_DB] += campaign__now() - t0;
   af_free(t);
   if (rc) {
     campaign__problem(k, "%s", err.msg);
@@ -361,11 +365,15 @@ static int record_new(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s
   k->st.corpus += 2;
   GenCase min;
   int have_min = 0;
-  if (db_record(k, sig, c, s, v, 1) != 0 || reduce_finding(k, sig, c, s, &min, &have_min) != 0)
+  if (db_record(k, sig, c, s, v, 1) != 0)
+    return -1;
+  double t0 = campaign__now();
+  int red = reduce_finding(k, sig, c, s, &min, &have_min);
+  k->st.time[CAMPAIGN_T_REDUCE] += campaign__now() - t0;
+  if (red != 0)
     return -1;
   if (sig->min_ops > 0)
     k->st.corpus++;
-  /* on every configuration once: another worker, or an earlier run, did it already */
   /* on every configuration once (another worker, or an earlier run, did it already), with the
    * batch's other new findings when the batch is done; steered from then on where it
    * reproduces (matrix.c) */

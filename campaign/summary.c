@@ -106,6 +106,11 @@ int campaign__write_summary(Campaign *k, double el) {
   summary_lowerings(f, k);
   fprintf(f, "],\n \"matrix_checked\": %ld, \"matrix_differ\": %ld", k->st.matrix_checked,
           k->st.matrix_differ);
+  /* where the time went, in seconds (with workers, their process seconds together) */
+  fprintf(f, ",\n \"time\": {");
+  for (int i = 0; i < CAMPAIGN_T__COUNT; i++)
+    fprintf(f, "%s\"%s\": %.3f", i ? ", " : "", campaign_time_name(i), k->st.time[i]);
+  fprintf(f, "}");
   fprintf(f, ",\n \"backend\": \"%s\", \"device\": ", check_backend_name(&k->c.opts));
   json_esc(f, k->c.device);
   fprintf(f, ", \"schedules\": ");
@@ -211,6 +216,45 @@ static void format_finding(AfBuf *b, const CampaignConfig *c, const CampaignFind
                   g->matrix_n, g->matrix_axes[0] ? "; they differ by " : "", g->matrix_axes);
 }
 
+/* Where the time went: each bucket's seconds and share, largest first (with workers, their
+ * process seconds together). */
+static void format_time(AfBuf *b, const CampaignStatus *st, int workers) {
+  double sum = 0;
+  int order[CAMPAIGN_T__COUNT];
+  for (int i = 0; i < CAMPAIGN_T__COUNT; i++) {
+    sum += st->time[i];
+    order[i] = i;
+  }
+  if (sum <= 0)
+    return;
+  for (int i = 1; i < CAMPAIGN_T__COUNT; i++) /* (ten buckets: insertion sort) */
+    for (int j = i; j > 0 && st->time[order[j]] > st->time[order[j - 1]]; j--) {
+      int x = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = x;
+    }
+  char item[96];
+  int col =
+      snprintf(item, sizeof item, "time%s:", workers > 0 ? " (workers' process seconds)" : "");
+  af_buf_puts(b, item);
+  for (int i = 0; i < CAMPAIGN_T__COUNT; i++) { /* (a line break only between two items) */
+    if (st->time[order[i]] < 0.05 && i >= 3)
+      continue;
+    int len = snprintf(item, sizeof item, "%s %.1f s (%.0f%%)", campaign_time_name(order[i]),
+                       st->time[order[i]], 100.0 * st->time[order[i]] / sum);
+    if (col + 2 + len > SUMMARY_WIDTH) {
+      af_buf_puts(b, i ? ",\n " : "\n ");
+      col = 1;
+    } else if (i) {
+      af_buf_puts(b, ",");
+      col++;
+    }
+    af_buf_printf(b, " %s", item);
+    col += len + 1;
+  }
+  af_buf_puts(b, "\n");
+}
+
 void campaign_format_result(AfBuf *b, const CampaignConfig *c, const CampaignResult *r) {
   const char *dbp = c->db_path;
   int any_mlir = 0;
@@ -260,6 +304,7 @@ void campaign_format_result(AfBuf *b, const CampaignConfig *c, const CampaignRes
     af_buf_printf(b, "reached execution: %ld of %ld cases (%.1f%%) with every lowering\n",
                   st->executed, st->cases,
                   st->cases > 0 ? 100.0 * (double)st->executed / (double)st->cases : 0.0);
+  format_time(b, st, r->workers);
   if (dbp && r->db_findings >= 0) {
     char line[4400];
     snprintf(line, sizeof line,

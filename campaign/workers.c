@@ -52,6 +52,8 @@ static void sum_slots(Campaign *k, const Slot *sl, int jobs) {
     k->st.avoided += sl[i].avoided;
     k->st.matrix_checked += sl[i].matrix_checked;
     k->st.matrix_differ += sl[i].matrix_differ;
+    for (int b = 0; b < CAMPAIGN_T__COUNT; b++)
+      k->st.time[b] += sl[i].time[b];
   }
   memset(k->conf, 0, sizeof k->conf);
   for (int i = 0; i < jobs; i++)

@@ -18,8 +18,8 @@
 static const char merge_sql[] =
     "BEGIN IMMEDIATE;"
     "INSERT OR IGNORE INTO runs(uuid, started, ended, host, asyncfuzz_version, tools, device,"
-    " config, cases, seconds, executed) SELECT uuid, started, ended, host, asyncfuzz_version,"
-    " tools, device, config, cases, seconds, executed FROM o.runs;"
+    " config, cases, seconds, executed, time) SELECT uuid, started, ended, host,"
+    " asyncfuzz_version, tools, device, config, cases, seconds, executed, time FROM o.runs;"
     "INSERT OR IGNORE INTO cases(hash, json, mlir, seed, ops)"
     " SELECT hash, json, mlir, seed, ops FROM o.cases;"
     "INSERT OR IGNORE INTO findings(signature, class, lowering, detail, first_seen, last_seen,"

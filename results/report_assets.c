@@ -39,7 +39,7 @@ const char results__page_style[] =
     "font:inherit;font-size:11px;margin-left:6px;padding:0 6px}table.mx td,table.mx th,"
     "table.runs td,table.runs th,table.cfg td,table.cfg th{border-bottom:1px solid #e6e8eb;"
     "font-size:12px}table.runs,table.cfg{max-width:100%}td.wrap{overflow-wrap:anywhere;"
-    "max-width:40em}figure{margin:8px 16px 8px 0;display:inline-block;vertical-align:top}"
+    "max-width:28em}figure{margin:8px 16px 8px 0;display:inline-block;vertical-align:top}"
     "figcaption{font-weight:600;margin-bottom:2px}svg text{font:11px system-ui,sans-serif}"
     ".legend{font-size:11px;color:#555}.none{color:#777}";
 

@@ -11,6 +11,7 @@
 #include "store_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* at most this many runs in the pictures (the newest), and configurations in a strip (the
@@ -282,7 +283,49 @@ static void tool_versions(const char *tools, AfBuf *out) {
   }
 }
 
-/* A run's cases per configuration, opened from its line: cases, executed and clean shares. */
+/* Where a run's time went (its JSON object of seconds per bucket): the three largest shares,
+ * and every bucket's seconds as the title. "-" when the run has none. */
+static void run_time(const char *json, AfBuf *out) {
+  char name[12][40];
+  double sec[12], sum = 0;
+  int n = 0;
+  for (const char *p = json; n < 12 && (p = strchr(p, '"')) != NULL;) {
+    const char *e = strchr(p + 1, '"');
+    if (e == NULL || e[1] != ':')
+      break;
+    snprintf(name[n], sizeof name[n], "%.*s", (int)(e - p - 1 < 39 ? e - p - 1 : 39), p + 1);
+    sec[n] = strtod(e + 2, NULL);
+    sum += sec[n++];
+    p = e + 2;
+  }
+  if (n == 0 || sum <= 0) {
+    af_buf_puts(out, "-");
+    return;
+  }
+  af_buf_puts(out, "<span title=\"");
+  for (int i = 0; i < n; i++) {
+    af_buf_printf(out, "%s", i ? ", " : "");
+    esc(out, name[i]);
+    af_buf_printf(out, " %.1f s", sec[i]);
+  }
+  af_buf_puts(out, "\">");
+  for (int shown = 0; shown < 3; shown++) { /* (the largest left, three times) */
+    int best = -1;
+    for (int i = 0; i < n; i++)
+      if (sec[i] >= 0 && (best < 0 || sec[i] > sec[best]))
+        best = i;
+    if (best < 0 || sec[best] <= 0)
+      break;
+    af_buf_puts(out, shown ? ", " : "");
+    esc(out, name[best]);
+    af_buf_printf(out, " %.0f%%", 100 * sec[best] / sum);
+    sec[best] = -1;
+  }
+  af_buf_puts(out, "</span>");
+}
+
+/* A run's cases per configuration, a row under its line that opens: cases, executed and clean
+ * shares. Nothing when it has none. */
 static void run_configs(Store *s, int64_t run, AfBuf *out) {
   static const char sql[] =
       "SELECT config, cases, executed, failures FROM run_configs WHERE run = ?"
@@ -294,9 +337,10 @@ static void run_configs(Store *s, int64_t run, AfBuf *out) {
   int n = 0;
   while (sqlite3_step(st) == SQLITE_ROW) {
     if (n++ == 0)
-      af_buf_puts(out, "<details><summary>per configuration</summary><table class=\"cfg\"><tr>"
-                       "<th>configuration</th><th class=\"n\">cases</th><th class=\"n\">"
-                       "executed</th><th class=\"n\">clean</th></tr>");
+      af_buf_puts(out, "<tr><td></td><td colspan=\"10\"><details><summary>its cases per "
+                       "configuration</summary><table class=\"cfg\"><tr><th>configuration</th>"
+                       "<th class=\"n\">cases</th><th class=\"n\">executed</th>"
+                       "<th class=\"n\">clean</th></tr>");
     double c = sqlite3_column_double(st, 1);
     af_buf_puts(out, "<tr><td>");
     esc(out, results__col(st, 0));
@@ -307,7 +351,8 @@ static void run_configs(Store *s, int64_t run, AfBuf *out) {
                   c > 0 ? 100 * (c - sqlite3_column_double(st, 3)) / c : 0.0);
   }
   sqlite3_reset(st);
-  af_buf_puts(out, n ? "</table></details>" : "-");
+  if (n)
+    af_buf_puts(out, "</table></details></td></tr>\n");
 }
 
 /* The runs, newest first: when, where, versions, cases, throughput, executed and clean, and
@@ -320,14 +365,14 @@ static int runs_table(Store *s, AfBuf *out, AfErr *err) {
                          " coalesce(r.seconds, 0), coalesce(r.executed, -1),"
                          " (SELECT sum(failures) FROM run_configs c WHERE c.run = r.id),"
                          " (SELECT sum(cases) FROM run_configs c WHERE c.run = r.id),"
-                         " (SELECT count(DISTINCT finding) FROM occurrences o WHERE o.run = r.id)"
-                         " FROM runs r ORDER BY r.started DESC LIMIT 50",
+                         " (SELECT count(DISTINCT finding) FROM occurrences o WHERE o.run = r.id),"
+                         " coalesce(r.time, '') FROM runs r ORDER BY r.started DESC LIMIT 50",
                          -1, &st, NULL) != SQLITE_OK)
     return results__db_err(s, err, "query failed");
   af_buf_puts(out, "<h2>Runs</h2>\n<table class=\"runs\"><tr><th>#</th><th>started (UTC)</th>"
                    "<th>host</th><th>device</th><th>versions</th><th class=\"n\">cases</th>"
                    "<th class=\"n\">cases/s</th><th class=\"n\">executed</th><th class=\"n\">"
-                   "clean</th><th class=\"n\">findings</th><th>configurations</th></tr>\n");
+                   "clean</th><th class=\"n\">findings</th><th>time went to</th></tr>\n");
   while (sqlite3_step(st) == SQLITE_ROW) {
     char t[32];
     results__fmt_time(sqlite3_column_double(st, 1), t, sizeof t);
@@ -353,9 +398,11 @@ static int runs_table(Store *s, AfBuf *out, AfErr *err) {
       af_buf_printf(out, "<td class=\"n\">%.1f%%</td>", 100.0 * (double)(cc - cf) / (double)cc);
     else
       af_buf_puts(out, "<td class=\"n\">-</td>");
-    af_buf_printf(out, "<td class=\"n\">%lld</td><td>", (long long)sqlite3_column_int64(st, 11));
-    run_configs(s, sqlite3_column_int64(st, 0), out);
+    af_buf_printf(out, "<td class=\"n\">%lld</td><td class=\"wrap\">",
+                  (long long)sqlite3_column_int64(st, 11));
+    run_time(results__col(st, 12), out);
     af_buf_puts(out, "</td></tr>\n");
+    run_configs(s, sqlite3_column_int64(st, 0), out); /* (a row of its own, when it has them) */
   }
   sqlite3_finalize(st);
   af_buf_puts(out, "</table>\n");
@@ -479,18 +526,18 @@ static void share_chart(Store *s, AfBuf *b) {
     af_buf_printf(&bars, "<text x=\"0\" y=\"%d\">", y + 11);
     esc(&bars, results__col(st, 0));
     af_buf_printf(&bars,
-                  "</text><rect x=\"250\" y=\"%d\" width=\"%.1f\" height=\"7\" fill=\"#1a73e8\">"
-                  "<title>executed %.1f%%</title></rect><rect x=\"250\" y=\"%d\" width=\"%.1f\" "
+                  "</text><rect x=\"310\" y=\"%d\" width=\"%.1f\" height=\"7\" fill=\"#1a73e8\">"
+                  "<title>executed %.1f%%</title></rect><rect x=\"310\" y=\"%d\" width=\"%.1f\" "
                   "height=\"7\" fill=\"#34a853\"><title>clean %.1f%%</title></rect><text "
                   "x=\"%.1f\" y=\"%d\">%.0f%% / %.0f%%</text>",
-                  y, ex * 1.6, ex, y + 8, cl * 1.6, cl, 256 + (ex > cl ? ex : cl) * 1.6, y + 11, ex,
+                  y, ex * 1.6, ex, y + 8, cl * 1.6, cl, 316 + (ex > cl ? ex : cl) * 1.6, y + 11, ex,
                   cl);
   }
   sqlite3_finalize(st);
   af_buf_printf(b,
                 "<figure><figcaption>executed (blue) and clean (green) share per "
                 "configuration</figcaption><svg id=\"shares\" xmlns=\"http://www.w3.org/2000/svg\" "
-                "width=\"520\" height=\"%d\" role=\"img\" data-bars=\"%d\">%s%s</svg></figure>\n",
+                "width=\"600\" height=\"%d\" role=\"img\" data-bars=\"%d\">%s%s</svg></figure>\n",
                 12 + 20 * (n ? n : 1), n, bars.p ? bars.p : "",
                 n ? "" : "<text x=\"0\" y=\"16\">no configurations recorded</text>");
   af_buf_free(&bars);

@@ -133,6 +133,8 @@ static const char *const migrations[] = {
     "CREATE TABLE progress(run INTEGER NOT NULL REFERENCES runs(id), at REAL NOT NULL,"
     " cases INTEGER NOT NULL, executed INTEGER NOT NULL, failures INTEGER NOT NULL,"
     " findings INTEGER NOT NULL, UNIQUE(run, at));",
+    /* v7: where a run's time went (summary.json's "time": seconds per bucket, JSON) */
+    "ALTER TABLE runs ADD COLUMN time TEXT;",
 };
 
 static int get_version(Store *s, int *v, AfErr *err) {
@@ -329,6 +331,13 @@ int store_run_end(Store *s, int64_t id, long cases, long executed, double second
   int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : results__db_err(s, err, "cannot end the run");
   sqlite3_finalize(st);
   return rc;
+}
+
+int store_run_time(Store *s, int64_t id, const char *json, AfErr *err) {
+  static const char sql[] = "UPDATE runs SET time = ? WHERE id = ?";
+  if (results__run1(s, sql, "ti", json, id) != SQLITE_DONE)
+    return results__db_err(s, err, "cannot store where the run's time went");
+  return 0;
 }
 
 int store_progress(Store *s, int64_t run, const StoreProgress *p, int n, AfErr *err) {

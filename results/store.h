@@ -18,7 +18,7 @@
 
 #include "../base/afbase.h"
 
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 7
 
 typedef struct Store Store;
 
@@ -152,6 +152,9 @@ typedef struct StoreProgress {
 } StoreProgress;
 /* Stores a run's progress records, replacing any it had. */
 int store_progress(Store *s, int64_t run, const StoreProgress *p, int n, AfErr *err);
+
+/* Where a run's time went: a JSON object of seconds per bucket ({"mlir-opt": 12.5, ...}). */
+int store_run_time(Store *s, int64_t id, const char *json, AfErr *err);
 
 /* How many distinct findings a run recorded (for a campaign's summary). */
 int store_run_findings(Store *s, int64_t run, long *findings, AfErr *err);

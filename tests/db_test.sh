@@ -81,6 +81,23 @@ first=$(grep -m1 -o '\[[a-z]*\]' "$tmp/sum")
 [ "$first" = "[new]" ] || bad "summary: $first first, not a new finding"
 repro=$(sed -n 's/^ *minimized: [0-9]* ops[^,]*, \(.*reproducer.mlir\)$/\1/p' "$tmp/sum" | head -1)
 [ -n "$repro" ] && grep -q "RUN: mlir-opt" "$repro" || bad "summary: no minimized reproducer path ($repro)"
+# where the time went: every bucket in summary.json, adding up to the campaign's seconds, in the
+# summary's last lines, the run's row and the report
+tj=$(grep -o '"time": {[^}]*}' "$tmp/s2/summary.json")
+for b in generation mlir-opt mlir-runner "other tools" "sim, checker and harness" "recording failures" \
+  reduction "matrix checks" database other; do
+  echo "$tj" | grep -q "\"$b\": [0-9]" || bad "summary.json: no time for $b: $tj"
+done
+secs=$(sed -n 's/.*"seconds": \([0-9.]*\),.*/\1/p' "$tmp/s2/summary.json" | head -1)
+echo "$tj" | tr ',{}' '\n\n\n' | sed -n 's/.*: \([0-9.]*\)$/\1/p' |
+  awk -v s="$secs" '{ t += $1 } END { if (s <= 0 || t < 0.9 * s || t > 1.1 * s) exit 1 }' ||
+  bad "summary.json: the time buckets do not add up to the $secs s: $tj"
+grep -q '^time: ' "$tmp/sum" || bad "summary: no line of where the time went"
+q "$tmp/s1/results.db" "SELECT time FROM runs ORDER BY id DESC LIMIT 1" | grep -q '"generation": [0-9]' ||
+  bad "the run's row has no time"
+"$af" report --html "$tmp/tr.html" --db "$tmp/s1/results.db" > /dev/null
+grep -q '<th>time went to</th>' "$tmp/tr.html" && grep -q '<span title="generation [0-9.]* s' "$tmp/tr.html" ||
+  bad "the report does not say where a run's time went"
 "$af" db list --db "$tmp/s1/results.db" > "$tmp/list"
 wide=$(awk 'length($0) > 100' "$tmp/list" | head -2)
 [ -z "$wide" ] || bad "db list: lines wider than 100 columns: $wide"

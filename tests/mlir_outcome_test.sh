@@ -108,6 +108,9 @@ grep -qF 'signature: mlir-opt|lowering_rejected|gpu.launch_func async view|' "$t
 grep -qF ' mlir-opt|lowering_rejected|gpu.launch_func async|failed' "$tmp/cv.out" ||
   { bad "campaign: no launch rejected for its dependencies"; tail -5 "$tmp/cv.out"; }
 grep -qF "async view|failed" "$tmp/cv.out" && bad "campaign: a view splits the launch's finding"
+# (its time: mlir-opt's processes counted apart from the harness)
+grep -qE '"mlir-opt": ([1-9][0-9]*\.[0-9]+|0\.[0-9]*[1-9])' "$tmp/cv/summary.json" ||
+  bad "campaign: no time in mlir-opt: $(grep -o '"time": {[^}]*}' "$tmp/cv/summary.json")"
 
 # ---- runtime calls of mlir-opt's code mapped to the case ops they lower ----
 # mlir-run-a: op #2 is the gpu.wait that destroys the stream, op #3 the launch that uses it
