@@ -106,19 +106,32 @@ static void find_destroy_points(L *l, const LowerFunc *f, Destroys *d) {
   }
 }
 
-/* f's instructions with each destroy after its point; 0, or -1 out of memory. */
+/* f's instructions with each destroy after its point; 0, or -1 out of memory. The slots to
+ * destroy are listed per point first (in slot order), so that this stays linear in the
+ * function's size. */
 static int insert_destroys(LowerFunc *f, const Destroys *d) {
   int ns = f->nslots;
   int cap = f->ninstrs + ns + 1;
   LowerInstr *out = af_malloc(sizeof(LowerInstr) * (size_t)cap);
-  if (out == NULL)
+  int *head = af_malloc(sizeof(int) * (size_t)(f->ninstrs + 1));
+  int *next = af_malloc(sizeof(int) * (size_t)(ns + 1));
+  if (out == NULL || head == NULL || next == NULL) {
+    af_free(out);
+    af_free(head);
+    af_free(next);
     return -1;
+  }
+  for (int i = 0; i < f->ninstrs; i++)
+    head[i] = -1;
+  for (int s = ns - 1; s >= 0; s--)
+    if (d->point[s] >= 0 && d->point[s] < f->ninstrs && !d->given[s] && d->kind[s] != 0) {
+      next[s] = head[d->point[s]];
+      head[d->point[s]] = s;
+    }
   int n = 0;
   for (int i = 0; i < f->ninstrs; i++) {
     out[n++] = f->instrs[i];
-    for (int s = 0; s < ns; s++) {
-      if (d->point[s] != i || d->given[s] || d->kind[s] == 0)
-        continue;
+    for (int s = head[i]; s >= 0; s = next[s]) {
       LowerInstr x;
       memset(&x, 0, sizeof x);
       x.opc = d->kind[s] == 1 ? LOWER_STREAM_DESTROY : LOWER_EVENT_DESTROY;
@@ -128,6 +141,8 @@ static int insert_destroys(LowerFunc *f, const Destroys *d) {
       out[n++] = x;
     }
   }
+  af_free(head);
+  af_free(next);
   af_free(f->instrs);
   f->instrs = out;
   f->ninstrs = n;

@@ -79,7 +79,7 @@ static void free_run(Rt *rt) {
   for (int i = 0; i < rt->nallocs; i++)
     if (!rt->allocs[i].dev)
       free(rt->allocs[i].p);
-  rt->nstreams = rt->nevents = rt->nallocs = rt->nhosts = 0;
+  rt->nstreams = rt->nevents = rt->nallocs = rt->nhosts = rt->nqueued = 0;
   rt->ntrace = rt->nobs = rt->nobsdata = 0;
 }
 
@@ -266,6 +266,7 @@ void asyncfuzz_rt_shutdown(void) {
   pthread_mutex_lock(&rt->mu);
   free_run(rt);
   af_free(rt->streams);
+  af_free(rt->queued);
   af_free(rt->events);
   af_free(rt->allocs);
   af_free(rt->hosts);

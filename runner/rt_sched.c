@@ -11,6 +11,8 @@
 
 /* ---- device model ---- */
 
+static void queued_leave(Rt *rt, int s);
+
 static int event_complete(Rt *rt, int s, uint64_t seq) {
   return rt->streams[s].done >= seq;
 }
@@ -111,22 +113,50 @@ static void step(Rt *rt, int s) {
   st->qhead++;
   st->qlen--;
   st->done++;
-  if (st->qlen == 0)
+  if (st->qlen == 0) {
     st->qhead = 0;
+    queued_leave(rt, s);
+  }
+}
+
+/* Stream s joins (work queued on an idle stream) or leaves (its queue emptied) the streams the
+ * scheduler looks at, which stay in index order: a case makes many streams, few have work at
+ * once. */
+static void queued_join(Rt *rt, int s) {
+  if (af_grow((void **)&rt->queued, &rt->capqueued, rt->nqueued + 1, sizeof(int))) {
+    rt->oom = 1;
+    return;
+  }
+  int i = rt->nqueued;
+  while (i > 0 && rt->queued[i - 1] > s) {
+    rt->queued[i] = rt->queued[i - 1];
+    i--;
+  }
+  rt->queued[i] = s;
+  rt->nqueued++;
+}
+
+static void queued_leave(Rt *rt, int s) {
+  for (int i = 0; i < rt->nqueued; i++)
+    if (rt->queued[i] == s) {
+      memmove(rt->queued + i, rt->queued + i + 1, sizeof(int) * (size_t)(rt->nqueued - i - 1));
+      rt->nqueued--;
+      return;
+    }
 }
 
 static int collect_runnable(Rt *rt, int *out) {
   int n = 0;
-  for (int s = 0; s < rt->nstreams; s++)
-    if (stream_runnable(rt, s))
-      out[n++] = s;
+  for (int i = 0; i < rt->nqueued; i++)
+    if (stream_runnable(rt, rt->queued[i]))
+      out[n++] = rt->queued[i];
   return n;
 }
 
 /* Picks a runnable stream as the policy wants; -1 when none. */
 static int pick(Rt *rt) {
   int stackbuf[64];
-  int *cand = rt->nstreams <= 64 ? stackbuf : malloc(sizeof(int) * (size_t)rt->nstreams);
+  int *cand = rt->nqueued <= 64 ? stackbuf : malloc(sizeof(int) * (size_t)rt->nqueued);
   if (cand == NULL)
     return -1;
   int n = collect_runnable(rt, cand);
@@ -258,6 +288,8 @@ static Work *push(Rt *rt, int s, int kind, uint32_t call) {
       return NULL;
     }
   }
+  if (st->qlen == 0)
+    queued_join(rt, s);
   Work *w = &st->q[st->qhead + st->qlen++];
   memset(w, 0, sizeof *w);
   w->kind = (uint8_t)kind;

@@ -103,6 +103,8 @@ typedef struct Rt {
   uint32_t epoch;
   Stream *streams;
   int nstreams, capstreams;
+  int *queued; /* the streams with work queued, in index order (what the scheduler picks from) */
+  int nqueued, capqueued;
   Event *events;
   int nevents, capevents;
   int nmodules, modules_live;
