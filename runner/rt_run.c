@@ -277,6 +277,8 @@ void asyncfuzz_rt_shutdown(void) {
   rt->mods = NULL;
   rt->capmods = rt->nmodules = 0;
   rt->streams = NULL;
+  rt->queued = NULL;
+  rt->capqueued = 0;
   rt->events = NULL;
   rt->allocs = NULL;
   rt->hosts = NULL;
