@@ -183,19 +183,25 @@ static const char *event_use(RtRef h, const RtRec *trace, int ntrace) {
 }
 
 /* How a leaked stream's order was last passed on, when that names its cause better than its
- * maker: "handed-on:event", its last call was an event recorded on it for another stream or the
- * host, and whoever took that event left the stream behind; "unused", nothing but its creation
- * used it. NULL otherwise (the stream is named by its maker). */
+ * maker: "handed-on:event", its last call by another op than its maker was an event recorded on
+ * it for another stream or the host, and whoever took that event left the stream behind;
+ * "unused", no other op used it (a token nobody consumed: whatever its maker put on it). NULL
+ * otherwise (the stream is named by its maker). */
 static const char *stream_end(RtRef h, const RtRec *trace, int ntrace) {
-  int uses = 0, last = -1;
-  for (int i = 0; i < ntrace; i++)
-    for (int a = 0; a < trace[i].nargs && trace[i].call != RT_CALL_LEAK; a++)
+  int uses = 0, last = -1, maker = -2;
+  for (int i = 0; i < ntrace; i++) {
+    if (trace[i].call == RT_CALL_STREAM_CREATE && RT_REF_KIND(trace[i].ret) == RT_REF_STREAM &&
+        RT_REF_ID(trace[i].ret) == RT_REF_ID(h))
+      maker = trace[i].op;
+    for (int a = 0; a < trace[i].nargs && trace[i].call != RT_CALL_LEAK && trace[i].op != maker;
+         a++)
       if (RT_REF_KIND(trace[i].args[a]) == RT_REF_STREAM &&
           RT_REF_ID(trace[i].args[a]) == RT_REF_ID(h)) {
         uses++;
         last = trace[i].call;
         break;
       }
+  }
   return uses == 0 ? "unused" : last == RT_CALL_EVENT_RECORD ? "handed-on:event" : NULL;
 }
 
