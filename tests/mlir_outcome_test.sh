@@ -74,7 +74,7 @@ grep -qF 'signature: mlir-opt@async-region|misused-handle|stream|used-after-dest
   bad "a stream gpu-async-region ended before a host call: $(grep -m1 signature "$tmp/out")"
 # a leaked stream is named by how it ended when that says more than its maker: the stream of
 # a dealloc gpu-async-region made asynchronous, whose order a join took by an event, is left
-# behind by that join; a gpu.wait async whose token nothing consumed leaves its stream unused
+# behind by that join; a gpu.wait async whose token nothing consumed leaves its stream unconsumed
 "$af" check "$src/tests/data/mlir-leak-handed-on.json" --lowering mlir-opt@async-region \
   --schedules eager > "$tmp/out" 2>&1
 grep -qF 'signature: mlir-opt@async-region|lifetime|leaked_stream|handed-on:event' "$tmp/out" &&
@@ -82,8 +82,8 @@ grep -qF 'signature: mlir-opt@async-region|lifetime|leaked_stream|handed-on:even
   bad "a stream handed on by an event: $(grep -m2 'signature\|detailed' "$tmp/out")"
 printf '{"format": "asyncfuzz-case", "version": 1, "seed": "0", "spin": 64, "buffers": [],\n "body": [{"op": "wait_async", "deps": [], "token": "t0"}]}\n' > "$tmp/unused.json"
 "$af" check "$tmp/unused.json" --lowering mlir-opt --schedules eager > "$tmp/out" 2>&1
-grep -qF 'signature: mlir-opt|lifetime|leaked_stream|unused' "$tmp/out" ||
-  bad "an unused stream: $(grep -m1 signature "$tmp/out")"
+grep -qF 'signature: mlir-opt|lifetime|leaked_stream|unconsumed' "$tmp/out" ||
+  bad "a stream at the end of a chain nobody consumed: $(grep -m1 signature "$tmp/out")"
 
 # views: kernel operands on strided views lower and run (the view forms of the kernels); a
 # memcpy on a view stays unconverted, and the view is in the name; a launch with two

@@ -212,8 +212,7 @@ static int has_cause(const Verdict *v, const char *prefix) {
 static void independent_causes(void) {
   T t;
   static const char race[] = "L|missing-edge|extra-dep";
-  /* (op #3's stream, which no other op took once op #5 dropped its dependency: unused) */
-  static const char leak[] = "L|lifetime|leaked_stream|unused";
+  static const char leak[] = "L|lifetime|leaked_stream|made-by:gpu.memset async";
   /* (a stream whose last call was the event op #5 recorded for its wait: handed on, and the
    * host wait that ended op #5's stream left it behind) */
   static const char handed[] = "L|lifetime|leaked_stream|handed-on:event";
