@@ -234,6 +234,13 @@ int oracle_event_before_work(const GenCase *c, const RtRec *trace, int ntrace, i
  * "await-value|gpu.launch_func async@region"); docs/signatures.md. */
 void oracle_link_format(const GenCase *c, const OracleLink *l, char *out, size_t n);
 
+/* What a leaked event was made for, by the calls that used it: "stream-wait", "host-wait" or
+ * "unused". (leak.c) */
+const char *oracle_event_use(RtRef h, const RtRec *trace, int ntrace);
+/* How a leaked stream ended, when that names its cause better than its maker:
+ * "handed-on:event" or "unconsumed"; NULL otherwise. (leak.c) */
+const char *oracle_stream_end(const GenCase *c, RtRef h, const RtRec *trace, int ntrace);
+
 /* Whether checker report r counts against the lowering for case c (see oracle_judge). */
 int oracle_report_counts(const GenCase *c, const HbReport *r, const RtRec *trace, int ntrace);
 
