@@ -8,10 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-/* A finding's detailed forms, most hits first (at most `max`; *more: how many were left out).
- * Calls fn(form, hits, ctx) for each. */
-static void each_form(Store *s, int64_t id, int max, int *more,
-                      void (*fn)(const char *form, long long hits, void *ctx), void *ctx) {
+void results__each_form(Store *s, int64_t id, int max, int *more,
+                        void (*fn)(const char *form, long long hits, void *ctx), void *ctx) {
   *more = 0;
   sqlite3_stmt *st;
   if (sqlite3_prepare_v2(s->db,
@@ -69,7 +67,7 @@ int store_export_json(Store *s, const StoreFilter *f, AfBuf *out, AfErr *err) {
     af_buf_json_str(out, results__col(st, 11));
     af_buf_puts(out, ", \"detailed_forms\": [");
     int more;
-    each_form(s, sqlite3_column_int64(st, 0), 1 << 30, &more, form_json, out);
+    results__each_form(s, sqlite3_column_int64(st, 0), 1 << 30, &more, form_json, out);
     af_buf_puts(out, "]}");
   }
   sqlite3_finalize(st);
@@ -102,7 +100,7 @@ int store_export_junit(Store *s, const StoreFilter *f, AfBuf *out, AfErr *err) {
       results__xml_esc(&body, results__col(st, 11));
       int more;
       af_buf_puts(&body, "\ndetailed forms (hits, form):");
-      each_form(s, sqlite3_column_int64(st, 0), 20, &more, form_text, &body);
+      results__each_form(s, sqlite3_column_int64(st, 0), 20, &more, form_text, &body);
       if (more)
         af_buf_printf(&body, "\n(%d more: asyncfuzz db show %lld)", more,
                       (long long)sqlite3_column_int64(st, 0));

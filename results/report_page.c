@@ -88,25 +88,17 @@ static void matrix_json(Store *s, const Configs *k, int64_t id, AfBuf *out) {
 
 /* A finding's detailed forms, most hits first, as "f": [[hits, form], ...] and "fm": how many
  * more. */
+static void form_js(const char *form, long long hits, void *ctx) {
+  AfBuf *out = ctx;
+  af_buf_printf(out, "%s[%lld,", out->p[out->len - 1] == '[' ? "" : ",", hits);
+  js_str(out, form);
+  af_buf_puts(out, "]");
+}
+
 static void forms_json(Store *s, int64_t id, AfBuf *out) {
-  static const char sql[] = "SELECT detailed, sum(hits) FROM forms WHERE finding = ?"
-                            " GROUP BY detailed ORDER BY sum(hits) DESC, detailed";
-  sqlite3_stmt *st = results__cached(s, sql);
+  int more = 0;
   af_buf_puts(out, ",\"f\":[");
-  int n = 0, more = 0;
-  if (st)
-    sqlite3_bind_int64(st, 1, id);
-  while (st && sqlite3_step(st) == SQLITE_ROW) {
-    if (n++ >= 12) {
-      more++;
-      continue;
-    }
-    af_buf_printf(out, "%s[%lld,", n > 1 ? "," : "", (long long)sqlite3_column_int64(st, 1));
-    js_str(out, results__col(st, 0));
-    af_buf_puts(out, "]");
-  }
-  if (st)
-    sqlite3_reset(st);
+  results__each_form(s, id, 12, &more, form_js, out);
   af_buf_printf(out, "],\"fm\":%d", more);
 }
 

@@ -55,6 +55,10 @@ const char *results__col(sqlite3_stmt *st, int i);
 /* Appends s to b escaped for HTML and XML text and attribute values (the report, JUnit); control
  * characters but newline and tab are left out (XML 1.0 has no way to write them). */
 void results__xml_esc(AfBuf *b, const char *s);
+/* A finding's detailed forms, most hits first (at most `max`; *more: how many were left out).
+ * Calls fn(form, hits, ctx) for each. (report.c) */
+void results__each_form(Store *s, int64_t id, int max, int *more,
+                        void (*fn)(const char *form, long long hits, void *ctx), void *ctx);
 /* The HTML report's style sheet and script (report_assets.c). */
 extern const char results__page_style[], results__page_script[];
 /* A unix time as "YYYY-MM-DD HH:MM" (UTC). */
