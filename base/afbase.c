@@ -125,6 +125,22 @@ void af_rng_seed(AfRng *r, uint64_t seed) {
   uint64_t x = seed;
   for (int i = 0; i < 4; i++)
     r->s[i] = splitmix64(&x);
+  r->in = NULL;
+  r->n = r->pos = 0;
+}
+
+void af_rng_bytes(AfRng *r, const uint8_t *data, size_t n, uint64_t seed) {
+  af_rng_seed(r, seed);
+  r->in = n > 0 ? data : NULL;
+  r->n = n;
+}
+
+uint64_t af_hash_bytes(const void *data, size_t n) {
+  const uint8_t *p = data;
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
 }
 
 static uint64_t rotl(uint64_t x, int k) {
@@ -144,7 +160,22 @@ uint64_t af_rng_next(AfRng *r) {
   return result;
 }
 
+/* A choice among n from the input bytes (af_rng_bytes); past their end, the generator's. */
+static uint32_t below_bytes(AfRng *r, uint32_t n) {
+  size_t k = n <= 256 ? 1 : n <= 65536 ? 2 : 4;
+  if (r->pos + k > r->n) {
+    r->in = NULL;
+    return af_rng_below(r, n);
+  }
+  uint32_t v = 0;
+  for (size_t i = 0; i < k; i++)
+    v = v << 8 | r->in[r->pos++];
+  return v % n;
+}
+
 uint32_t af_rng_below(AfRng *r, uint32_t n) {
+  if (r->in)
+    return below_bytes(r, n);
   /* Lemire's multiply-shift; the tiny bias is irrelevant for fuzzing choices. */
   return (uint32_t)(((af_rng_next(r) >> 32) * (uint64_t)n) >> 32);
 }

@@ -71,9 +71,19 @@ int af_grow(void **arr, int *cap, int need, size_t esz);
 /* ---- Seeded PRNG (xoshiro256**, seeded by splitmix64): same seed, same stream. ---- */
 typedef struct AfRng {
   uint64_t s[4];
+  /* af_rng_bytes: the choices af_rng_below takes from these bytes first (in[pos..n)), then from
+   * the generator; NULL: the generator only */
+  const uint8_t *in;
+  size_t n, pos;
 } AfRng;
 
 void af_rng_seed(AfRng *r, uint64_t seed);
+/* A source whose choices come from data[0..n) (a fuzzer's input), one byte per choice among up
+ * to 256 (two up to 65,536, else four), then from the generator seeded with seed: so a change to
+ * a byte changes one choice, and every byte string is a valid stream. data must outlive r. */
+void af_rng_bytes(AfRng *r, const uint8_t *data, size_t n, uint64_t seed);
+/* 64-bit FNV-1a of data[0..n). */
+uint64_t af_hash_bytes(const void *data, size_t n);
 uint64_t af_rng_next(AfRng *r);
 /* Uniform in [0, n); n must be > 0. */
 uint32_t af_rng_below(AfRng *r, uint32_t n);

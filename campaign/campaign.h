@@ -34,26 +34,31 @@ typedef struct CampaignConfig {
    * lowering index nspecs + i is configuration i (campaign_spec). nmatrix 0: none. */
   const LowerSpec *matrix;
   int nmatrix, matrix_low;
-  GenConfig cfg;               /* the generator's knobs */
-  int swarm;                   /* each case draws its own knobs around cfg */
-  int batch;                   /* cases per batch (mlir-opt: per process); 0: 64, or 16 with
-                                  a matrix */
-  const char *sched_spec;      /* the schedules, e.g. "lazy,random,pct" */
-  CheckOpts opts;              /* backend, checker options */
-  const char *device;          /* the device line, as recorded */
-  uint64_t seed;               /* the first case seed */
-  long seconds;                /* the time limit (when max_cases <= 0) */
-  int until;                   /* seconds is to a time of day (--until): resumed as it is */
-  int shard, nshards;          /* shard I of N (nshards <= 1: none): seeds SEED + I + N * k */
-  long max_cases;              /* > 0: stop after this many cases */
-  int jobs;                    /* worker processes (1: this one) */
-  const char *db_path;         /* the regression database, NULL: none */
-  int repro;                   /* re-runs of a new finding for its reproduction rate */
-  int reduce;                  /* reduce new findings within the campaign's time */
-  int reduce_seconds;          /* > 0: at most this long per finding (then the smallest so far) */
-  int avoid_known;             /* steer generation away from the causes of known/wontfix findings */
-  int avoid_found;             /* ... and from those of the findings of this run */
-  int explore_permille;        /* cases made with nothing avoided, per thousand */
+  GenConfig cfg;            /* the generator's knobs */
+  int swarm;                /* each case draws its own knobs around cfg */
+  int batch;                /* cases per batch (mlir-opt: per process); 0: 64, or 16 with
+                               a matrix */
+  const char *sched_spec;   /* the schedules, e.g. "lazy,random,pct" */
+  CheckOpts opts;           /* backend, checker options */
+  const char *device;       /* the device line, as recorded */
+  uint64_t seed;            /* the first case seed */
+  long seconds;             /* the time limit (when max_cases <= 0) */
+  int until;                /* seconds is to a time of day (--until): resumed as it is */
+  int shard, nshards;       /* shard I of N (nshards <= 1: none): seeds SEED + I + N * k */
+  long max_cases;           /* > 0: stop after this many cases */
+  int jobs;                 /* worker processes (1: this one) */
+  const char *db_path;      /* the regression database, NULL: none */
+  int repro;                /* re-runs of a new finding for its reproduction rate */
+  int reduce;               /* reduce new findings within the campaign's time */
+  int reduce_seconds;       /* > 0: at most this long per finding (then the smallest so far) */
+  int avoid_known;          /* steer generation away from the causes of known/wontfix findings */
+  int avoid_found;          /* ... and from those of the findings of this run */
+  int explore_permille;     /* cases made with nothing avoided, per thousand */
+  int features;             /* count the semantic features the cases reach (base/feat.h) */
+  int guided;               /* cases come from a fuzzer (campaign_guided_*), not from seeds */
+  const char *seed_dirs[8]; /* corpus directories (asyncfuzz fuzz's): their inputs are checked
+                               first (a plain campaign with one process), then the seeds */
+  int nseed_dirs;
   volatile sig_atomic_t *stop; /* set asynchronously: stop after the batch in flight */
 } CampaignConfig;
 
@@ -62,7 +67,8 @@ typedef struct CampaignConfig {
  * observations); mlir-opt, mlir-runner and other tools' processes while cases are checked; the
  * rest of checking (the simulator, the checker, judging, the harness around the tools); a
  * failing case's recording (re-runs for its reproduction rate, files), reduction and matrix
- * checks of new findings (their tools included), the database, and the rest. */
+ * checks of new findings (their tools included), the database, a guided run's fuzzer between its
+ * cases (libFuzzer, the structure-aware mutations), and the rest. */
 #define CAMPAIGN_TIME_MAP(X)                                                                       \
   X(GEN, "generation")                                                                             \
   X(MLIR_OPT, "mlir-opt")                                                                          \
@@ -73,6 +79,7 @@ typedef struct CampaignConfig {
   X(REDUCE, "reduction")                                                                           \
   X(MATRIX, "matrix checks")                                                                       \
   X(DB, "database")                                                                                \
+  X(FUZZER, "fuzzer and mutations")                                                                \
   X(OTHER, "other")
 
 enum {
@@ -94,6 +101,7 @@ typedef struct CampaignStatus {
   long avoided;      /* cases generated with something avoided */
   int navoid;        /* causes steered away from */
   int signatures;    /* -1 when unknown (the parent of workers) */
+  long features;     /* distinct semantic features so far (0: not counted; base/feat.h) */
   long new_findings; /* new to the database */
   long known_hits;   /* occurrences of known or wontfix findings */
   long corpus;       /* case files saved under failures/ */
@@ -199,6 +207,22 @@ int campaign_nothing_left(const Campaign *k);
 int campaign_run(Campaign *k, const CampaignHooks *hooks, CampaignResult *res, AfErr *err);
 void campaign_free(Campaign *k);
 
+/* A guided campaign (asyncfuzz fuzz): a fuzzer's callback hands it its cases one by one, each
+ * checked, recorded, reduced, stored and steered as a campaign does with the cases it
+ * generates. After campaign_open: begin (0, or AF_ENOMEM); done: whether its time or cases are
+ * over (or it was stopped); one case: c, or (c NULL) the case gen_generate_bytes makes of
+ * in[0..n) with the campaign's knobs and what steering avoids; 0 or -1 (an error, reported; the
+ * campaign should end); end (ex: a case's error), as campaign_run ends. */
+int campaign_guided_begin(Campaign *k, const CampaignHooks *hooks, AfErr *err);
+int campaign_guided_done(const Campaign *k);
+int campaign_guided_case(Campaign *k, const GenCase *c, const uint8_t *in, size_t n);
+int campaign_guided_end(Campaign *k, int ex, CampaignResult *res, AfErr *err);
+/* The knobs a guided case is made with now: the campaign's, and what steering avoids on the
+ * configuration the next case goes to (exploration aside); whether case c has an op of a shape
+ * it avoids (a case mutated from another, which steering could not shape). */
+void campaign_guided_knobs(const Campaign *k, GenConfig *out);
+int campaign_guided_avoided(const Campaign *k, const GenCase *c);
+
 /* The op shapes the campaign steers away from, as text ("gpu.launch_func async deps=2+ (known),
  * ..."), "" when none. */
 void campaign_avoiding(const Campaign *k, char *out, size_t n);
@@ -206,5 +230,29 @@ void campaign_avoiding(const Campaign *k, char *out, size_t n);
 /* --until: HH:MM (the next such local time) or YYYY-MM-DDTHH:MM, as seconds from now. 0 or -1
  * when it is not one or not in the future. */
 int campaign_parse_until(const char *v, long *seconds);
+
+/* ---- guided generation (guided.c): asyncfuzz fuzz ---- */
+
+typedef struct CampaignFuzz {
+  const char *corpus;   /* the corpus directory (NULL: DIR/corpus), where new inputs go */
+  const char *seeds[8]; /* more corpus directories, read at the start */
+  int nseeds;
+  const char *flags[8]; /* libFuzzer's own flags (-name=value), passed on */
+  int nflags;
+  int max_len;   /* the longest input, in bytes */
+  int structure; /* share (%) of a byte input's mutations that are structure-aware */
+  const char *argv0;
+} CampaignFuzz;
+
+/* Whether this build has libFuzzer (1); else (0) why not, into why. */
+int campaign_fuzz_available(char *why, size_t n);
+/* Runs opened campaign k under libFuzzer until its time or cases are over or it is stopped; *res
+ * as campaign_run gives it. 0, or an error (AF_EUSAGE without libFuzzer, AF_EIO when the corpus
+ * directory cannot be made, AF_ENOMEM). The process must then end with _exit: libFuzzer's exit
+ * hook would take a normal exit for the callback's. */
+int campaign_fuzz_run(Campaign *k, const CampaignHooks *hooks, const CampaignFuzz *f,
+                      CampaignResult *res, AfErr *err);
+/* What the guided run did: inputs refused, mutations by move, splices (a line). */
+void campaign_fuzz_report(AfBuf *b);
 
 #endif

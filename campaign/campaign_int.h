@@ -10,6 +10,7 @@
 
 #include "campaign.h"
 #include "../results/store.h"
+#include "../base/feat.h"
 
 #include <stdio.h>
 
@@ -57,6 +58,7 @@ typedef struct Slot {
 } Slot;
 
 typedef struct CampaignPending CampaignPending; /* matrix.c */
+typedef struct CampaignLoop CampaignLoop;       /* loop.c */
 
 struct Campaign {
   CampaignConfig c; /* the configuration (seed: the first one, after resume) */
@@ -97,13 +99,19 @@ struct Campaign {
   int npending, cappending;
   double pending_since; /* campaign__now() of the oldest */
   /* the campaign over time (summary.json's "timeline"), one point per progress period: the
-   * elapsed seconds, then cases, executed, failures, new findings and signatures, then cases,
-   * executed and failures of each configuration of the matrix (TIMELINE_FIELDS + 3 * nmatrix
+   * elapsed seconds, then cases, executed, failures, new findings, signatures and features, then
+   * cases, executed and failures of each configuration of the matrix (TIMELINE_FIELDS + 3 * nmatrix
    * longs a point); thinned to every other point past TIMELINE_MAX */
   long *timeline;
   int npoints, cappoints, point_every, point_skip;
+  CampaignLoop *loop;      /* this process's loop (loop.c) */
+  const GenCase *given;    /* guided: the case the next batch checks, instead of generating one */
+  const uint8_t *given_in; /* ... or the bytes it is generated from (gen_generate_bytes) */
+  size_t given_n;
+  double guided_last; /* campaign__now() when the last guided case was done */
+  Slot *gslots;       /* guided: the slot of this process */
 };
-#define TIMELINE_FIELDS 6
+#define TIMELINE_FIELDS 7
 #define TIMELINE_MAX 720
 
 /* Reports a problem to the hooks ("asyncfuzz campaign: " is the caller's prefix). */
@@ -169,6 +177,13 @@ void campaign__progress(Campaign *k, int final);
 /* The loop of one process (worker w of jobs): batches until the deadline, max_cases or a stop
  * (show: call the progress hook). 0, or -1 when it stopped on an error (reported). (loop.c) */
 int campaign__loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int show);
+/* ... in steps: its state (0, or -1 out of memory, reported); whether it is done (the deadline,
+ * max_cases, a stop); one batch (k->given: of that one case), 0 or -1 on an error (reported); its
+ * end (the last matrix checks and tallies; ex: the steps' result), 0 or -1. */
+int campaign__loop_begin(Campaign *k, long max_cases);
+int campaign__loop_done(const Campaign *k, long max_cases);
+int campaign__loop_step(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int show);
+int campaign__loop_end(Campaign *k, Slot *slots, int w, int ex);
 /* The run's cases per configuration into db. -1 when they cannot be written (reported). */
 int campaign__config_counts(Campaign *k, Store *db);
 /* The run's timeline into the database, as its progress records, and where its time went.
@@ -184,6 +199,11 @@ uint64_t campaign__nshards(const Campaign *k);
 int campaign__write_state(const Campaign *k, int jobs, const Slot *sl, double elapsed);
 /* --resume: the state's seed, its shard checked, what is left of the cases or seconds. */
 int campaign__resume_state(Campaign *k, AfErr *err);
+
+/* A plain campaign's first cases: the inputs of its corpus directories (c.seed_dirs), each one
+ * case (a case's JSON, or bytes made into one as asyncfuzz fuzz makes them), in name order. 0, or
+ * -1 on an error (reported). (guided.c) */
+int campaign__replay_seeds(Campaign *k, Slot *slots, long max_cases);
 
 /* DIR/summary.json. 0 or -1. (summary.c) */
 int campaign__write_summary(Campaign *k, double el);

@@ -84,6 +84,7 @@ void campaign__timeline(Campaign *k) {
   p[3] = k->st.failures;
   p[4] = k->st.new_findings;
   p[5] = k->nsigs;
+  p[6] = af_feat_count(-1);
   for (int c = 0; c < k->c.nmatrix; c++) {
     p[TIMELINE_FIELDS + 3 * c] = k->conf[c].cases;
     p[TIMELINE_FIELDS + 3 * c + 1] = k->conf[c].executed;
@@ -92,6 +93,7 @@ void campaign__timeline(Campaign *k) {
 }
 
 void campaign__progress(Campaign *k, int final) {
+  k->st.features = af_feat_count(-1);
   if (k->hooks && k->hooks->progress) {
     k->st.elapsed = campaign__now() - k->t0;
     k->st.nspecs = k->c.nspecs;

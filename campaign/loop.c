@@ -22,19 +22,28 @@ static int gen_batch(Campaign *k, int conf, int w, int jobs, uint64_t *next, int
     uint64_t cseed = k->c.seed + (uint64_t)(k->c.nshards > 1 ? k->c.shard : 0) +
                      campaign__nshards(k) * ((uint64_t)w + (uint64_t)jobs * (*next)++);
     GenConfig cfg = k->c.cfg;
-    if (k->c.swarm)
+    if (k->c.swarm && !k->given_in) /* (bytes choose their own knobs) */
       gen_config_swarm(&k->c.cfg, cseed, &cfg);
     /* (the avoid set is part of the case's config: its seed and knobs make it again) */
     GenAvoid av;
     campaign__batch_avoid(k, conf, cseed, &av);
     gen_avoid_union(&cfg.avoid, &av);
     k->st.avoided += gen_avoid_count(&av) > 0;
-    int rc = gen_generate(&cases[j], cseed, &cfg, &err);
+    int rc = k->given ? gen_case_copy(&cases[j], k->given)
+             : k->given_in
+                 ? gen_generate_bytes(&cases[j], k->given_in, k->given_n, &cfg, k->c.swarm, &err)
+                 : gen_generate(&cases[j], cseed, &cfg, &err);
+    if (k->given && rc) {
+      campaign__problem(k, "out of memory");
+      return -1;
+    }
     if (rc == 0)
       rc = gen_validate(&cases[j], &err);
     if (rc == 0)
       rc = oracle_expect(&cases[j], &es[j], &err);
     cp[j] = &cases[j];
+    if (rc == 0)
+      gen_case_features(&cases[j]);
     if (rc) { /* a generator bug: keep the evidence and stop */
       campaign__problem(k, "case seed %llu: %s", (unsigned long long)cseed, err.msg);
       char path[4096];
@@ -105,6 +114,10 @@ static int record_batch(Campaign *k, int conf, GenCase *cases, OracleExpected **
         k->conf[conf].executed += r->executed != 0;
         k->conf[conf].failures += r->first_fail >= 0;
       }
+      af_feat_addf(
+          AF_FEAT_VERDICT, "%s %s%s", campaign_spec(&k->c, low)->name,
+          oracle_verdict_name(r->first_fail < 0 ? VERDICT_PASS : r->verdict[r->first_fail].cls),
+          r->executed ? " executed" : "");
       if (r->first_fail >= 0 && campaign__record(k, low, &cases[j], &r->sched[r->first_fail],
                                                  &r->verdict[r->first_fail], es[j]) != 0)
         return -1;
@@ -184,68 +197,92 @@ static void time_other(Campaign *k) {
   k->st.time[CAMPAIGN_T_OTHER] = other > 0 ? other : 0;
 }
 
-/* The loop of one process (worker w of jobs): until the deadline, max_cases or a stop. 0, or
- * -1 when it stopped on an error (reported). */
-int campaign__loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int show) {
-  int B = k->batch, ex = 0;
-  GenCase *cases = af_calloc((size_t)B, sizeof *cases);
-  OracleExpected **es = af_calloc((size_t)B, sizeof *es);
-  const GenCase **cp = af_calloc((size_t)B, sizeof *cp);
-  CheckResult *res = af_calloc((size_t)B * (size_t)k->c.nspecs, sizeof *res);
-  if (!cases || !es || !cp || !res) {
-    campaign__problem(k, "out of memory");
-    ex = -1;
+/* The state of one process's loop: the batch's arrays, when to report and flush next, the
+ * cases it started. */
+struct CampaignLoop {
+  GenCase *cases;
+  OracleExpected **es;
+  const GenCase **cp;
+  CheckResult *res;
+  double period, next_report, next_flush;
+  uint64_t next;
+};
+
+int campaign__loop_begin(Campaign *k, long max_cases) {
+  int B = k->batch;
+  CampaignLoop *L = af_calloc(1, sizeof *L);
+  k->loop = L;
+  if (L) {
+    L->cases = af_calloc((size_t)B, sizeof *L->cases);
+    L->es = af_calloc((size_t)B, sizeof *L->es);
+    L->cp = af_calloc((size_t)B, sizeof *L->cp);
+    L->res = af_calloc((size_t)B * (size_t)k->c.nspecs, sizeof *L->res);
   }
   k->t0 = campaign__now();
   k->deadline = max_cases > 0 ? 0 : k->t0 + (double)k->c.seconds;
-  double period = k->hooks && k->hooks->period > 0 ? k->hooks->period : 5.0;
-  double next_report = k->t0 + period, next_flush = k->t0 + 1.0;
-  uint64_t next = 0;
-  while (ex == 0 && !campaign__stopped(k)) {
-    if (max_cases > 0 && k->st.cases >= max_cases)
-      break;
-    double t = campaign__now();
-    if (max_cases <= 0 && t - k->t0 >= (double)k->c.seconds)
-      break;
-    if (t >= next_flush) {
-      int rc = campaign__flush_tallies(k); /* (its time is the database's: record.c) */
-      if (rc != 0) {
-        ex = -1;
-        break;
-      }
-      next_flush = campaign__now() + 1.0;
-    }
-    if (t >= next_report) {
-      campaign__timeline(k);
-      if (show)
-        campaign__progress(k, 0);
-      if (jobs == 1)
-        campaign__write_state(k, 1, slots, t - k->t0);
-      next_report = t + period;
-    }
-    int n = B, ngen;
-    if (max_cases > 0 && max_cases - k->st.cases < n)
-      n = (int)(max_cases - k->st.cases);
-    /* the matrix's configurations in turn, batch by batch, across the workers */
-    long turn = (long)(k->c.nshards > 1 ? k->c.shard : 0) +
-                (long)campaign__nshards(k) * ((long)w + (long)jobs * k->nbatch);
-    int conf = k->c.nmatrix > 0 ? (int)(turn % k->c.nmatrix) : 0;
-    k->nbatch++;
-    ex = run_batch(k, conf, w, jobs, &next, n, cases, es, cp, res, &ngen);
-    for (int j = 0; j < ngen; j++) {
-      oracle_expected_free(es[j]);
-      es[j] = NULL;
-      gen_case_free(&cases[j]);
-    }
-    if (ex == 0) {
-      time_other(k);
-      publish(&slots[w], k, next);
-    }
+  if (!L || !L->cases || !L->es || !L->cp || !L->res) {
+    campaign__problem(k, "out of memory");
+    return -1;
   }
-  af_free(cases);
-  af_free(es);
-  af_free(cp);
-  af_free(res);
+  L->period = k->hooks && k->hooks->period > 0 ? k->hooks->period : 5.0;
+  L->next_report = k->t0 + L->period;
+  L->next_flush = k->t0 + 1.0;
+  return 0;
+}
+
+int campaign__loop_done(const Campaign *k, long max_cases) {
+  if (campaign__stopped(k))
+    return 1;
+  if (max_cases > 0)
+    return k->st.cases >= max_cases;
+  return campaign__now() - k->t0 >= (double)k->c.seconds;
+}
+
+int campaign__loop_step(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int show) {
+  CampaignLoop *L = k->loop;
+  double t = campaign__now();
+  if (t >= L->next_flush) {
+    if (campaign__flush_tallies(k) != 0) /* (its time is the database's: record.c) */
+      return -1;
+    L->next_flush = campaign__now() + 1.0;
+  }
+  if (t >= L->next_report) {
+    campaign__timeline(k);
+    if (show)
+      campaign__progress(k, 0);
+    if (jobs == 1)
+      campaign__write_state(k, 1, slots, t - k->t0);
+    L->next_report = t + L->period;
+  }
+  int n = k->given || k->given_in ? 1 : k->batch, ngen;
+  if (max_cases > 0 && max_cases - k->st.cases < n)
+    n = (int)(max_cases - k->st.cases);
+  /* the matrix's configurations in turn, batch by batch, across the workers */
+  long turn = (long)(k->c.nshards > 1 ? k->c.shard : 0) +
+              (long)campaign__nshards(k) * ((long)w + (long)jobs * k->nbatch);
+  int conf = k->c.nmatrix > 0 ? (int)(turn % k->c.nmatrix) : 0;
+  k->nbatch++;
+  int ex = run_batch(k, conf, w, jobs, &L->next, n, L->cases, L->es, L->cp, L->res, &ngen);
+  for (int j = 0; j < ngen; j++) {
+    oracle_expected_free(L->es[j]);
+    L->es[j] = NULL;
+    gen_case_free(&L->cases[j]);
+  }
+  if (ex == 0) {
+    time_other(k);
+    publish(&slots[w], k, L->next);
+  }
+  return ex;
+}
+
+int campaign__loop_end(Campaign *k, Slot *slots, int w, int ex) {
+  CampaignLoop *L = k->loop;
+  if (L) {
+    af_free(L->cases);
+    af_free(L->es);
+    af_free(L->cp);
+    af_free(L->res);
+  }
   double t = campaign__now();
   if (campaign__matrix_flush(k, 1) != 0)
     ex = -1;
@@ -254,8 +291,21 @@ int campaign__loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, in
     ex = -1;
   time_other(k);
   if (ex == 0) /* (what the last matrix checks counted) */
-    publish(&slots[w], k, next);
+    publish(&slots[w], k, L ? L->next : 0);
+  af_free(L);
+  k->loop = NULL;
   return ex;
+}
+
+/* The loop of one process (worker w of jobs): until the deadline, max_cases or a stop. 0, or
+ * -1 when it stopped on an error (reported). */
+int campaign__loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int show) {
+  int ex = campaign__loop_begin(k, max_cases);
+  if (ex == 0 && k->c.nseed_dirs > 0 && jobs == 1)
+    ex = campaign__replay_seeds(k, slots, max_cases);
+  while (ex == 0 && !campaign__loop_done(k, max_cases))
+    ex = campaign__loop_step(k, slots, w, jobs, max_cases, show);
+  return campaign__loop_end(k, slots, w, ex);
 }
 
 /* The run's cases per configuration into the database. -1 when it cannot be written. */

@@ -258,6 +258,9 @@ int campaign__record(Campaign *k, int low, const GenCase *c, const Schedule *s, 
   if (alias < 0)
     return -1;
   k->st.failures++;
+  af_feat_add(AF_FEAT_SIGNATURE, v->signature, strlen(v->signature));
+  for (int i = 0; i < v->nalso; i++)
+    af_feat_add(AF_FEAT_SIGNATURE, v->also[i].signature, strlen(v->also[i].signature));
   int rc = alias ? record_one(k, low, have_plain ? &plain : c, s, &pv, have_plain ? NULL : e,
                               !have_plain)
                  : record_one(k, low, c, s, v, e, 0);

@@ -111,6 +111,12 @@ int campaign__write_summary(Campaign *k, double el) {
   for (int i = 0; i < CAMPAIGN_T__COUNT; i++)
     fprintf(f, "%s\"%s\": %.3f", i ? ", " : "", campaign_time_name(i), k->st.time[i]);
   fprintf(f, "}");
+  if (k->c.features) { /* distinct semantic features (base/feat.h), by kind */
+    fprintf(f, ",\n \"features\": {\"total\": %ld", af_feat_count(-1));
+    for (int i = 0; i < AF_FEAT__COUNT; i++)
+      fprintf(f, ", \"%s\": %ld", af_feat_name(i), af_feat_count(i));
+    fprintf(f, "}");
+  }
   fprintf(f, ",\n \"backend\": \"%s\", \"device\": ", check_backend_name(&k->c.opts));
   json_esc(f, k->c.device);
   fprintf(f, ", \"schedules\": ");
@@ -139,6 +145,8 @@ int campaign__write_summary(Campaign *k, double el) {
             "%s\n  {\"seconds\": %.1f, \"cases\": %ld, \"executed\": %ld, \"failures\": %ld, "
             "\"findings\": %ld, \"signatures\": %ld",
             i ? "," : "", (double)p[0] / 10.0, p[1], p[2], p[3], p[4], p[5]);
+    if (k->c.features)
+      fprintf(f, ", \"features\": %ld", p[6]);
     if (k->c.nmatrix > 0) {
       fprintf(f, ", \"configurations\": [");
       for (int c = 0; c < k->c.nmatrix; c++)

@@ -4,6 +4,7 @@
  * and the happens-before checker. The GPU child runs its cases through this too.
  */
 #include "check_int.h"
+#include "../base/feat.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,25 @@ static int run_program(const LowerProgram *p, const GenCase *c, const LowerSpec 
   return 0;
 }
 
+/* Features (base/feat.h) of the program: each three runtime calls in a row in a function (main
+ * or a region's), and each op kind with the calls it became. */
+static void program_features(const LowerProgram *p, const GenCase *c) {
+  for (int f = 0; f < p->nfuncs; f++) {
+    const LowerFunc *fn = &p->funcs[f];
+    int q[3] = {-1, -1, -1};
+    for (int i = 0; i < fn->ninstrs; i++) {
+      const LowerInstr *in = &fn->instrs[i];
+      q[0] = q[1];
+      q[1] = q[2];
+      q[2] = in->opc;
+      af_feat_addf(AF_FEAT_CALLS, "%s %d %d %d", f ? "region" : "main", q[0], q[1], q[2]);
+      if (in->op >= 0 && in->op < c->nops)
+        af_feat_addf(AF_FEAT_CALLS, "%s: %d %d", gen_op_name(c->ops[in->op].kind), in->opc,
+                     in->b >= 0);
+    }
+  }
+}
+
 int check__builtin(const GenCase *c, const LowerSpec *spec, const Schedule *s, int ns,
                    const OracleExpected *e, const CheckOpts *o, CheckResult *out, AfErr *err) {
   out->nsched = 0; /* verdicts are filled as schedules run: no 50 KB memset per case */
@@ -76,6 +96,8 @@ int check__builtin(const GenCase *c, const LowerSpec *spec, const Schedule *s, i
   }
   rc = lower_builtin_abi(c, spec, check_abi(spec, o) == RT_ABI_ROCM, &p, err);
   out->executed = rc == 0 && ns > 0;
+  if (rc == 0 && af_feat_on())
+    program_features(p, c);
   for (int k = 0; k < ns && rc == 0; k++) {
     out->sched[k] = s[k];
     rc = run_program(p, c, spec, &s[k], o, e, &out->verdict[k], err);

@@ -3,6 +3,7 @@
  * summary it prints. The campaign itself is campaign/campaign.h.
  */
 #include "cli.h"
+#include "../base/feat.h"
 #include "../campaign/campaign.h"
 #include "../lower/mlir.h"
 
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 static volatile sig_atomic_t g_stop;
+static int g_guided_help; /* --help of asyncfuzz fuzz */
 
 static void on_signal(int sig) {
   (void)sig;
@@ -94,6 +96,8 @@ static const char campaign_help[] =
 
 typedef struct Args {
   CampaignConfig c;
+  CampaignFuzz fz; /* guided (asyncfuzz fuzz) */
+  CliStrs seeds;
   CliStrs low; /* --lowering, in order */
   MlirMatrixAxes axes;
   int any_axis;
@@ -148,7 +152,28 @@ static int opt_until(void *dst, const char *val) {
   return EXIT_USAGE;
 }
 
+static const char fuzz_help[] =
+    "usage: asyncfuzz fuzz [campaign options] [--corpus DIR] [--seeds DIR]... [--max-len N]\n"
+    "                      [--structure PCT] [-LIBFUZZER_FLAG=VALUE]...\n"
+    "A campaign whose cases libFuzzer draws (guided generation): an input is the generator's\n"
+    "choices (bytes: the first ones pick the swarm knobs) or a case's JSON, which the\n"
+    "structure-aware mutator and crossover write (an edge rewired, an op dropped, a wait added,\n"
+    "a view, an element type, a stream, a case spliced after another). An input that reaches a\n"
+    "new semantic feature enters the corpus: mlir-opt's patterns on their ops and in pairs, the\n"
+    "mgpu* call sequences, verdicts per configuration, cause signatures, dependency edges and op\n"
+    "shapes (docs/guided.md). Every failure is judged, recorded, reduced, stored and steered\n"
+    "away from as in a campaign; the options below are the campaign's (but --jobs).\n"
+    "  --corpus DIR    the corpus, kept and resumed from (default DIR/corpus); a plain\n"
+    "                  campaign replays it with --seeds DIR\n"
+    "  --seeds DIR     more inputs to start from (libFuzzer corpus directories)\n"
+    "  --max-len N     the longest input in bytes (default 16384)\n"
+    "  --structure PCT share of a byte input's mutations that are structure-aware (default 50)\n"
+    "  -NAME=VALUE     a libFuzzer flag, passed on (e.g. -mutate_depth=2, -dict=FILE)\n"
+    "  --features      (campaign) count the same features in a plain campaign\n\n";
+
 static void campaign_help_print(FILE *f) {
+  if (g_guided_help)
+    fputs(fuzz_help, f);
   fputs(campaign_help, f);
   cli_print_backend_help(f);
   cli_print_knobs_help(f);
@@ -183,10 +208,18 @@ static int campaign_args(Args *a, int argc, char **argv) {
                          CLI_OPT_FLAG("--avoid-found", &c->avoid_found, 1), /* (the default) */
                          CLI_OPT_FLAG("--no-avoid", &a->no_avoid, 1),
                          CLI_OPT_FN("--explore", c, opt_explore),
+                         CLI_OPT_FLAG("--features", &c->features, 1),
+                         CLI_OPT_FLAG("--guided", &c->guided, 1),
+                         CLI_OPT_STR("--corpus", &a->fz.corpus),
+                         CLI_OPT_STRS("--seeds", &a->seeds),
+                         CLI_OPT_INT("--max-len", &a->fz.max_len, 64, 1 << 20),
+                         CLI_OPT_INT("--structure", &a->fz.structure, 0, 100),
                          CLI_OPT_END};
   return cli_parse("campaign", argc, argv, opts, &c->opts, &c->cfg, NULL, 0, &npos,
                    campaign_help_print);
 }
+
+static int campaign_go(Args *ap);
 
 static void on_progress(const CampaignStatus *k, int final, void *ctx) {
   const Args *a = ctx;
@@ -205,6 +238,8 @@ static void on_progress(const CampaignStatus *k, int final, void *ctx) {
     fprintf(stderr, "  configs %d (%ld-%ld cases each)", k->nconfigs, k->conf_min, k->conf_max);
   if (k->navoid > 0)
     fprintf(stderr, "  steered %ld (%d causes)", k->avoided, k->navoid);
+  if (k->features > 0)
+    fprintf(stderr, "  features %ld", k->features);
   if (a->any_mlir)
     fprintf(stderr, "  executed %.1f%%",
             k->cases > 0 ? 100.0 * (double)k->executed / (double)k->cases : 0.0);
@@ -239,15 +274,72 @@ static void campaign_defaults(Args *a) {
   c->seed = (uint64_t)time(NULL);
   c->opts.stop_at_first = 1;
   c->stop = &g_stop;
+  a->fz.max_len = 16384;
+  a->fz.structure = 50;
 }
 
-int cmd_campaign(int argc, char **argv) {
+/* The command, for `campaign` or (guided) `fuzz`: libFuzzer's flags (-name=value) in argv are
+ * kept for it. */
+static int campaign_main(int argc, char **argv, int guided) {
   Args a;
   campaign_defaults(&a);
   CampaignConfig *c = &a.c;
-  int ex = campaign_args(&a, argc, argv);
-  if (ex)
+  c->guided = guided;
+  g_guided_help = guided;
+  a.fz.argv0 = argv[0];
+  char **rest = af_calloc((size_t)argc + 1, sizeof *rest);
+  if (rest == NULL)
+    return EXIT_INTERNAL;
+  int nrest = 0;
+  for (int i = 0; i < argc; i++) { /* (an option's value never looks like -name=value) */
+    const char *x = argv[i];
+    if (guided && i > 0 && x[0] == '-' && x[1] != '-' && strchr(x, '=') && a.fz.nflags < 8)
+      a.fz.flags[a.fz.nflags++] = x;
+    else
+      rest[nrest++] = argv[i];
+  }
+  int ex = campaign_args(&a, nrest, rest);
+  if (ex == 0 && !c->guided && a.seeds.n > 0 && c->jobs > 1) {
+    fprintf(stderr, "asyncfuzz campaign: --seeds: with one process only (no --jobs)\n");
+    ex = EXIT_USAGE;
+  }
+  if (ex == 0 && c->guided && c->jobs > 1) {
+    fprintf(stderr, "asyncfuzz fuzz: --jobs: one process per guided run (run several with their "
+                    "own --out and one --corpus, or shards: asyncfuzz slurm)\n");
+    ex = EXIT_USAGE;
+  }
+  char why[256];
+  if (ex == 0 && c->guided && !campaign_fuzz_available(why, sizeof why)) {
+    fprintf(stderr, "asyncfuzz fuzz: %s\n", why);
+    ex = EXIT_USAGE;
+  }
+  if (ex) {
+    af_free(rest);
     return ex < 0 ? 0 : ex;
+  }
+  c->features |= c->guided;
+  if (c->features && af_feat_enable(1) != 0) {
+    af_free(rest);
+    return EXIT_INTERNAL;
+  }
+  ex = campaign_go(&a);
+  af_free(rest);
+  return ex;
+}
+
+int cmd_campaign(int argc, char **argv) {
+  return campaign_main(argc, argv, 0);
+}
+
+int cmd_fuzz(int argc, char **argv) {
+  return campaign_main(argc, argv, 1);
+}
+
+/* The campaign of a's configuration, opened, run and summed up. Returns the exit code. */
+static int campaign_go(Args *ap) {
+  Args a = *ap;
+  CampaignConfig *c = &a.c;
+  int ex;
   CheckOpts *o = &c->opts;
   char device[400];
   ex = cli_backend_start("campaign", o, device, sizeof device);
@@ -282,6 +374,11 @@ int cmd_campaign(int argc, char **argv) {
   Campaign *k;
   uint64_t seed;
   AfErr err = {0};
+  for (int i = 0; i < a.seeds.n; i++) /* (a guided run's are libFuzzer's corpus directories) */
+    if (c->guided)
+      a.fz.seeds[a.fz.nseeds++] = a.seeds.v[i];
+    else
+      c->seed_dirs[c->nseed_dirs++] = a.seeds.v[i];
   int rc = campaign_open(c, a.resume, &k, &seed, &err);
   if (rc) {
     fprintf(stderr, "asyncfuzz campaign: %s\n", err.msg);
@@ -307,17 +404,32 @@ int cmd_campaign(int argc, char **argv) {
   catch_signals();
   CampaignHooks hooks = {on_progress, on_problem, &a, isatty(2) ? 1.0 : 5.0};
   CampaignResult r;
-  rc = campaign_run(k, &hooks, &r, &err);
+  rc =
+      c->guided ? campaign_fuzz_run(k, &hooks, &a.fz, &r, &err) : campaign_run(k, &hooks, &r, &err);
   if (rc) {
-    fprintf(stderr, "asyncfuzz campaign: %s\n", err.msg);
+    fprintf(stderr, "asyncfuzz %s: %s\n", c->guided ? "fuzz" : "campaign", err.msg);
   } else {
     af_buf_init(&b);
     campaign_format_result(&b, c, &r);
     fputs(b.p ? b.p : "", stdout);
     af_buf_free(&b);
+    if (c->guided) {
+      af_buf_init(&b);
+      campaign_fuzz_report(&b);
+      fputs(b.p ? b.p : "", stdout);
+      af_buf_free(&b);
+    }
   }
-  ex = rc || r.failed ? EXIT_INTERNAL : r.st.failures > 0 ? EXIT_FOUND : EXIT_OK;
+  ex = rc                  ? (rc == AF_EUSAGE ? EXIT_USAGE : EXIT_INTERNAL)
+       : r.failed          ? EXIT_INTERNAL
+       : r.st.failures > 0 ? EXIT_FOUND
+                           : EXIT_OK;
   campaign_free(k);
   af_free(matrix);
+  if (c->guided) { /* (past libFuzzer's exit hook: fuzz.h) */
+    fflush(stdout);
+    fflush(stderr);
+    _exit(ex);
+  }
   return ex;
 }

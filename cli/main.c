@@ -26,6 +26,7 @@ static const char main_help[] =
     "  run        execute a case once and print its observations and trace\n"
     "  check      run a case under several schedules and judge each run\n"
     "  campaign   generate and check cases in a loop, saving failures\n"
+    "  fuzz       a campaign whose cases libFuzzer draws, rewarded by what the lowering did\n"
     "  check-trace  check a runtime trace file (e.g. of code run by mlir-runner)\n"
     "  reduce     minimize a failing case to a small reproducer (.json and .mlir)\n"
     "  db         query the regression database (list, show, stats, mark, export, merge)\n"
@@ -57,6 +58,7 @@ int main(int argc, char **argv) {
               {"run", cmd_run},
               {"check", cmd_check},
               {"campaign", cmd_campaign},
+              {"fuzz", cmd_fuzz},
               {"check-trace", cmd_check_trace},
               {"reduce", cmd_reduce},
               {"db", cmd_db},

@@ -490,5 +490,21 @@ const char *gen_construct_help(int id);
 void gen_config_swarm(const GenConfig *base, uint64_t seed, GenConfig *out);
 /* Generates a valid case from (seed, config); the same inputs give byte-identical JSON. */
 int gen_generate(GenCase *c, uint64_t seed, const GenConfig *cfg, AfErr *err);
+/* The same, its choices from rng (its seed: what the case records). */
+int gen_generate_rng(GenCase *c, uint64_t seed, AfRng *rng, const GenConfig *cfg, AfErr *err);
+/* gen_config_swarm with the choices from rng. */
+void gen_config_swarm_rng(const GenConfig *base, AfRng *rng, GenConfig *out);
+/* A valid case whose choices are the bytes data[0..n) (a fuzzer's input: af_rng_bytes), the
+ * first ones choosing the swarm knobs around base when swarm is set: every byte string makes a
+ * valid case, and the same bytes the same case. Its seed is the bytes' hash (af_hash_bytes);
+ * its seed and knobs alone do not make it again: its JSON does. */
+int gen_generate_bytes(GenCase *c, const uint8_t *data, size_t n, const GenConfig *base, int swarm,
+                       AfErr *err);
+
+/* ---- features (features.c) ---- */
+
+/* Adds the case's features (base/feat.h: op shapes in their contexts, dependency edges) where
+ * features are on. */
+void gen_case_features(const GenCase *c);
 
 #endif

@@ -140,6 +140,24 @@ static void g_free(G *g) {
 }
 
 int gen_generate(GenCase *c, uint64_t seed, const GenConfig *cfg, AfErr *err) {
+  AfRng r;
+  af_rng_seed(&r, seed);
+  return gen_generate_rng(c, seed, &r, cfg, err);
+}
+
+int gen_generate_bytes(GenCase *c, const uint8_t *data, size_t n, const GenConfig *base, int swarm,
+                       AfErr *err) {
+  uint64_t seed = af_hash_bytes(data, n);
+  AfRng r; /* (past the bytes: a stream that depends on the first ones only, so the choices a
+              mutation leaves alone stay as they were) */
+  af_rng_bytes(&r, data, n, af_hash_bytes(data, n < 8 ? n : 8));
+  GenConfig cfg = *base;
+  if (swarm)
+    gen_config_swarm_rng(base, &r, &cfg);
+  return gen_generate_rng(c, seed, &r, &cfg, err);
+}
+
+int gen_generate_rng(GenCase *c, uint64_t seed, AfRng *rng, const GenConfig *cfg, AfErr *err) {
   gen_case_init(c);
   int rc = check_config(cfg, err);
   if (rc)
@@ -150,7 +168,7 @@ int gen_generate(GenCase *c, uint64_t seed, const GenConfig *cfg, AfErr *err) {
   g.cfg = *cfg;
   gen__avoid_setup(&g);
   g.err = err;
-  af_rng_seed(&g.rng, seed);
+  g.rng = *rng;
   c->seed = seed;
   c->cfg = *cfg;
   c->has_config = 1;

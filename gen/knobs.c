@@ -67,6 +67,11 @@ void gen_config_args(const GenConfig *c, char *out, size_t n) {
 void gen_config_swarm(const GenConfig *base, uint64_t seed, GenConfig *out) {
   AfRng r;
   af_rng_seed(&r, af_mix64(seed, 0x5377a2d));
+  gen_config_swarm_rng(base, &r, out);
+}
+
+void gen_config_swarm_rng(const GenConfig *base, AfRng *rng, GenConfig *out) {
+#define r (*rng)
   *out = *base;
   int lo = base->ops / 4 > 4 ? base->ops / 4 : 4;
   if (lo > base->ops)
@@ -99,4 +104,5 @@ void gen_config_swarm(const GenConfig *base, uint64_t seed, GenConfig *out) {
     out->typed_pct = af_rng_chance(&r, 33) ? 0 : base->typed_pct;
   if (base->view_pct > 0)
     out->view_pct = af_rng_chance(&r, 33) ? 0 : base->view_pct;
+#undef r
 }

@@ -2,7 +2,8 @@
  * mlir.c: finding and driving mlir-opt and mlir-runner (see mlir.h).
  */
 #define _GNU_SOURCE
-#include "mlir.h"
+#include "mlir_int.h"
+#include "../base/feat.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -369,8 +370,9 @@ int mlir_lower_file(const LowerSpec *spec, const char *in_path, const char *out_
     if (rc)
       return rc;
   }
-  char pp[sizeof spec->pipeline + 32];
+  char pp[sizeof spec->pipeline + 32], log[4400];
   af_fmt(pp, sizeof pp, "--pass-pipeline=%s", spec->pipeline);
+  mlir__feat_arg(out_path, log, sizeof log);
   char *argv[] = {(char *)spec->opt,
                   "--mlir-disable-threading",
                   "--mlir-print-debuginfo",
@@ -378,8 +380,12 @@ int mlir_lower_file(const LowerSpec *spec, const char *in_path, const char *out_
                   pp,
                   "-o",
                   (char *)out_path,
+                  log[0] ? log : NULL,
                   NULL};
-  return af_proc_run(argv, NULL, NULL, NULL, err_path, timeout_s, r, err);
+  int rc = af_proc_run(argv, NULL, NULL, NULL, err_path, timeout_s, r, err);
+  if (log[0])
+    mlir__feat_take(out_path);
+  return rc;
 }
 
 int mlir_run_file(const LowerSpec *spec, const char *path, char *const env[], const char *out_path,
@@ -536,8 +542,9 @@ static int run_batch(const LowerSpec *spec, const char *dir, const char *input, 
   af_fmt(errp, sizeof errp, "%s/batch.err", dir);
   int rc = af_write_file(inp, input, strlen(input), err);
   if (rc == 0) {
-    char pp[sizeof spec->pipeline + 32];
+    char pp[sizeof spec->pipeline + 32], log[4400];
     af_fmt(pp, sizeof pp, "--pass-pipeline=%s", spec->pipeline);
+    mlir__feat_arg(outp, log, sizeof log);
     /* output to stdout: with --split-input-file, mlir-opt streams each chunk's result as it
      * goes, so the chunks that lowered are there even when others failed */
     char *argv[] = {(char *)spec->opt,
@@ -546,8 +553,11 @@ static int run_batch(const LowerSpec *spec, const char *dir, const char *input, 
                     "--split-input-file",
                     inp,
                     pp,
+                    log[0] ? log : NULL,
                     NULL};
     rc = af_proc_run(argv, NULL, NULL, outp, errp, spec->timeout + 2.0 * n, r, err);
+    if (log[0])
+      mlir__feat_take(outp);
   }
   if (rc == 0 && !r->timed_out && !r->signaled)
     rc = af_read_file(outp, text, NULL, err);
@@ -626,11 +636,24 @@ static int take_outputs(const LowerSpec *spec, const char *dir, const char *text
   return rc;
 }
 
+static int lower_joined(const LowerSpec *spec, const char *dir, char *const *chunks, int n,
+                        MlirLowered *out, AfErr *err);
+
 int mlir_lower_batch(const LowerSpec *spec, const char *dir, char *const *chunks, int n,
                      MlirLowered *out, AfErr *err) {
   memset(out, 0, sizeof *out * (size_t)n);
-  if (n == 1)
-    return lower_one(spec, dir, 0, chunks[0], &out[0], err);
+  int rc = n == 1 ? lower_one(spec, dir, 0, chunks[0], &out[0], err)
+                  : lower_joined(spec, dir, chunks, n, out, err);
+  for (int i = 0; i < n && rc == 0 && af_feat_on(); i++)
+    if (out[i].code)
+      mlir_feat_calls(out[i].code);
+  return rc;
+}
+
+/* mlir_lower_batch of n > 1 chunks: one mlir-opt over them all, one per chunk where it failed
+ * as a whole. */
+static int lower_joined(const LowerSpec *spec, const char *dir, char *const *chunks, int n,
+                        MlirLowered *out, AfErr *err) {
   AfBuf in;
   af_buf_init(&in);
   long *start = af_malloc(sizeof *start * (size_t)(n + 1));

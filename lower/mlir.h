@@ -125,4 +125,11 @@ void mlir_config_axes(const LowerSpec *spec, char *out, size_t n);
 /* For lower_spec_parse. */
 int lower_mlir_spec_parse(const char *s, LowerSpec *out, AfErr *err);
 
+/* Features (base/feat.h, mlir_feat.c) of mlir-opt's action log (--log-actions-to, which the
+ * lowering passes where features are on): each pattern tried, with its op ("gpu.wait/1": its name
+ * and the async tokens it mentions), and each two patterns in a row; and of lowered code: each
+ * three mgpu* calls in a row within a function. */
+void mlir_feat_actions(const char *log);
+void mlir_feat_calls(const char *code);
+
 #endif

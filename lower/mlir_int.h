@@ -40,4 +40,12 @@ void mlir__compose(int vi, const char *target, const char *rocm, int bin, char *
 /* s's name, family and arg from its parts; path: the build as the user named it ("": found). */
 void mlir__spec_names(LowerSpec *s, const char *path);
 
+/* ---- mlir_feat.c: features (base/feat.h) ---- */
+
+/* Where features are on: the --log-actions-to argument for an mlir-opt whose output is out_path
+ * (into arg), else "". */
+void mlir__feat_arg(const char *out_path, char *arg, size_t n);
+/* ... and, after that run, the features of its action log (which it removes). */
+void mlir__feat_take(const char *out_path);
+
 #endif

@@ -47,4 +47,21 @@ int reduce_case(const GenCase *in, ReduceTest test, void *ctx, GenCase *out, Red
 int reduce_case_opts(const GenCase *in, ReduceTest test, void *ctx, const ReduceOpts *o,
                      GenCase *out, ReduceStats *st, AfErr *err);
 
+/* ---- mutations (mutate.c): guided generation's structure-aware moves ---- */
+
+/* A valid case one random move away from in (a dependency added, dropped or rewired; an op
+ * dropped; a region inlined; a host wait or a gpu.wait async added; a view on or off; a
+ * device buffer's element type or size; an allocation's form; a launch's stream), drawn from r
+ * until one gives a valid case that differs and has nothing avoid (may be NULL) names: no move
+ * that may add a construct it avoids, no op of a shape it avoids (32 tries). 0 and *out
+ * (initialized; *move: which move, reduce_mutation_name), 1 none found (*out empty), or
+ * AF_ENOMEM. */
+int reduce_mutate(const GenCase *in, AfRng *r, const GenAvoid *avoid, GenCase *out, int *move);
+int reduce_mutation_count(void);
+const char *reduce_mutation_name(int m);
+/* a followed by b (its tokens, buffers, regions, blocks and streams renamed past a's), when
+ * that is valid: 0 and *out (initialized), 1 not (b has a block run on a condition, which
+ * would read a's host buffer), or AF_ENOMEM. */
+int reduce_splice(const GenCase *a, const GenCase *b, GenCase *out);
+
 #endif

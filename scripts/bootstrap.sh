@@ -33,6 +33,7 @@ for a in "$@"; do
 done
 
 need=(cmake gcc make pkg-config libcjson-dev libsqlite3-dev sqlite3 mlir-22-tools llvm-22
+  libclang-rt-14-dev libstdc++-12-dev
   rocm-device-libs lld-22)
 if [ $test_too = 1 ]; then
   # LLVM 19 beside 22, and LLVM 16 (too old: refused). Never libmlir-19: it conflicts with

@@ -1,0 +1,334 @@
+/*
+ * guided.c: guided generation (`asyncfuzz fuzz`, the campaign's --guided): libFuzzer is the engine
+ * (clang's runtime without its main: LLVMFuzzerRunDriver), this process's campaign judges, records,
+ * reduces, stores and steers every input as a campaign does with the cases it generates.
+ *
+ * An input is a case in one of two forms. Bytes: the generator's choices (gen_generate_bytes), the
+ * first ones choosing the swarm knobs, so libFuzzer's own byte mutations always give a valid case.
+ * A case's JSON (it starts with '{'): what the structure-aware mutator writes (reduce_mutate: an
+ * edge rewired, an op dropped, a wait added, a view, an element type, a stream...), and the
+ * crossover (two byte strings spliced, or two cases one after the other: reduce_splice). The
+ * reward: the semantic features the case reached (base/feat.h), one presence counter each in
+ * libFuzzer's extra counters; an input that sets a new one enters the corpus.
+ *
+ * libFuzzer's driver does not return: when the campaign's time or cases are over (or SIGINT or
+ * SIGTERM came: libFuzzer's own handlers are off) the callback jumps back out of it, and the
+ * command ends with _exit after its summary, past libFuzzer's exit hook.
+ */
+#include "campaign_int.h"
+#include "../reduce/reduce.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+
+#if ASYNCFUZZ_HAVE_LIBFUZZER
+int LLVMFuzzerRunDriver(int *argc, char ***argv, int (*cb)(const uint8_t *, size_t));
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+
+/* libFuzzer's extra counters: one presence byte per feature slot (base/feat.h). */
+__attribute__((section("__libfuzzer_extra_counters"), used,
+               aligned(64))) static uint8_t g_counters[AF_FEAT_N];
+#endif
+
+static struct {
+  Campaign *k;
+  const CampaignFuzz *f;
+  int swarm;
+  jmp_buf back;
+  int ex;         /* a case's error */
+  long rejected;  /* inputs refused: unreadable or invalid JSON, or what steering avoids */
+  long moves[32]; /* structure-aware mutations made, per move */
+  long spliced;   /* crossovers of two cases */
+} F;
+
+int campaign_fuzz_available(char *why, size_t n) {
+#if ASYNCFUZZ_HAVE_LIBFUZZER
+  (void)why;
+  (void)n;
+  return 1;
+#else
+  snprintf(why, n,
+           "this asyncfuzz was built without libFuzzer (clang's runtime: install "
+           "libclang-rt-14-dev, or run scripts/bootstrap.sh, and build again)");
+  return 0;
+#endif
+}
+
+/* The case of input d[0..n): 0 and *c, or -1 (JSON that is not a valid case: *c empty). */
+static int case_of(const uint8_t *d, size_t n, GenCase *c) {
+  AfErr err = {0};
+  if (n == 0 || d[0] != '{') {
+    GenConfig cfg;
+    campaign_guided_knobs(F.k, &cfg);
+    return gen_generate_bytes(c, d, n, &cfg, F.swarm, &err) == 0 ? 0 : -1;
+  }
+  char *text = af_malloc(n + 1);
+  if (text == NULL) {
+    gen_case_init(c);
+    return -1;
+  }
+  memcpy(text, d, n);
+  text[n] = '\0';
+  int rc = gen_case_from_json(c, text, &err);
+  af_free(text);
+  if (rc == 0 && gen_validate(c, &err) != 0) {
+    gen_case_free(c);
+    gen_case_init(c);
+    rc = -1;
+  }
+  return rc ? -1 : 0;
+}
+
+/* c's JSON into out (at most max bytes): its length, or 0 when it does not fit. */
+static size_t put_case(const GenCase *c, uint8_t *out, size_t max) {
+  char *json = gen_case_to_json(c);
+  size_t len = json ? strlen(json) : 0;
+  if (len > max)
+    len = 0;
+  if (len)
+    memcpy(out, json, len);
+  af_free(json);
+  return len;
+}
+
+static int one_input(const uint8_t *d, size_t n) {
+  if (campaign_guided_done(F.k))
+    longjmp(F.back, 1);
+  int rc;
+  if (n > 0 && d[0] == '{') { /* a case */
+    GenCase c;
+    if (case_of(d, n, &c) != 0 || campaign_guided_avoided(F.k, &c)) {
+      gen_case_free(&c);
+      F.rejected++;
+      return -1; /* (not added to the corpus) */
+    }
+    rc = campaign_guided_case(F.k, &c, NULL, 0);
+    gen_case_free(&c);
+  } else {
+    rc = campaign_guided_case(F.k, NULL, d, n);
+  }
+  if (rc) {
+    F.ex = rc;
+    longjmp(F.back, 2);
+  }
+  return 0;
+}
+
+#if ASYNCFUZZ_HAVE_LIBFUZZER
+size_t LLVMFuzzerCustomMutator(uint8_t *d, size_t n, size_t max, unsigned int seed) {
+  AfRng r;
+  af_rng_seed(&r, seed);
+  int json = n > 0 && d[0] == '{';
+  if (!json && !af_rng_chance(&r, F.f->structure))
+    return LLVMFuzzerMutate(d, n, max);
+  GenCase c, m;
+  size_t len = 0;
+  int move = -1;
+  GenConfig cfg;
+  campaign_guided_knobs(F.k, &cfg);
+  if (case_of(d, n, &c) == 0 && reduce_mutate(&c, &r, &cfg.avoid, &m, &move) == 0) {
+    len = put_case(&m, d, max);
+    gen_case_free(&m);
+    if (len && move >= 0 && move < 32)
+      F.moves[move]++;
+  }
+  gen_case_free(&c);
+  if (len == 0 && !json)
+    return LLVMFuzzerMutate(d, n, max);
+  return len ? len : n;
+}
+
+size_t LLVMFuzzerCustomCrossOver(const uint8_t *d1, size_t n1, const uint8_t *d2, size_t n2,
+                                 uint8_t *out, size_t max, unsigned int seed) {
+  AfRng r;
+  af_rng_seed(&r, seed);
+  if ((n1 == 0 || d1[0] != '{') && (n2 == 0 || d2[0] != '{')) { /* choices: a head and a tail */
+    size_t k1 = af_rng_below(&r, (uint32_t)n1 + 1), k2 = af_rng_below(&r, (uint32_t)n2 + 1);
+    size_t len = k1 + (n2 - k2) < max ? k1 + (n2 - k2) : max;
+    memcpy(out, d1, k1 < len ? k1 : len);
+    if (len > k1)
+      memcpy(out + k1, d2 + k2, len - k1);
+    return len;
+  }
+  GenCase a, b, s;
+  size_t len = 0;
+  int ok = case_of(d1, n1, &a) == 0;
+  if (case_of(d2, n2, &b) == 0 && ok && reduce_splice(&a, &b, &s) == 0) {
+    len = put_case(&s, out, max);
+    gen_case_free(&s);
+    F.spliced += len > 0;
+  }
+  gen_case_free(&a);
+  gen_case_free(&b);
+  return len;
+}
+#endif
+
+/* mkdir -p of a directory the corpus goes to. */
+static int make_dir(const char *path) {
+  char p[4096];
+  snprintf(p, sizeof p, "%s", path);
+  for (char *s = p + 1; *s; s++)
+    if (*s == '/') {
+      *s = '\0';
+      mkdir(p, 0777);
+      *s = '/';
+    }
+  return mkdir(p, 0777) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+int campaign_fuzz_run(Campaign *k, const CampaignHooks *hooks, const CampaignFuzz *f,
+                      CampaignResult *res, AfErr *err) {
+  const CampaignConfig *c = &k->c;
+  char why[256];
+  if (!campaign_fuzz_available(why, sizeof why))
+    return af_err_set(err, AF_EUSAGE, "%s", why);
+#if ASYNCFUZZ_HAVE_LIBFUZZER
+  char corpus[4096], art[4200], ml[64], sd[64];
+  if (f->corpus)
+    snprintf(corpus, sizeof corpus, "%s", f->corpus);
+  else
+    snprintf(corpus, sizeof corpus, "%s/corpus", c->out);
+  if (make_dir(corpus) != 0)
+    return af_err_set(err, AF_EIO, "cannot create the corpus directory %s: %s", corpus,
+                      strerror(errno));
+  snprintf(art, sizeof art, "-artifact_prefix=%s/", c->out);
+  snprintf(ml, sizeof ml, "-max_len=%d", f->max_len);
+  snprintf(sd, sizeof sd, "-seed=%u", (unsigned)(c->seed % 4294967291u) + 1u);
+  /* libFuzzer: no handlers of its own for SIGINT/SIGTERM (ours stop the campaign), no
+   * per-input timeout (a new finding's reduction takes seconds; the tools have theirs) */
+  char *args[64];
+  int na = 0;
+  args[na++] = (char *)(f->argv0 ? f->argv0 : "asyncfuzz");
+  args[na++] = "-handle_int=0";
+  args[na++] = "-handle_term=0";
+  args[na++] = "-timeout=0";
+  args[na++] = "-print_final_stats=0";
+  args[na++] = ml;
+  args[na++] = sd;
+  args[na++] = art;
+  for (int i = 0; i < f->nflags && i < 8; i++)
+    args[na++] = (char *)f->flags[i];
+  args[na++] = corpus;
+  for (int i = 0; i < f->nseeds && i < 8; i++)
+    args[na++] = (char *)f->seeds[i];
+  args[na] = NULL;
+  char **argv = args;
+  memset(&F, 0, sizeof F);
+  F.k = k;
+  F.f = f;
+  F.swarm = c->swarm;
+  if (af_feat_enable(1) != 0)
+    return af_err_set(err, AF_ENOMEM, "out of memory");
+  af_feat_set_counters(g_counters, sizeof g_counters);
+  int rc = campaign_guided_begin(k, hooks, err);
+  if (rc)
+    return rc;
+  if (setjmp(F.back) == 0)
+    LLVMFuzzerRunDriver(&na, &argv, one_input);
+  af_feat_set_counters(NULL, 0);
+  return campaign_guided_end(k, F.ex, res, err);
+#else
+  (void)c;
+  (void)hooks;
+  (void)f;
+  (void)res;
+  return 0;
+#endif
+}
+
+void campaign_fuzz_report(AfBuf *b) {
+  af_buf_printf(b, "guided: %ld input(s) refused (not a valid case, or steered away from)",
+                F.rejected);
+  long total = 0;
+  for (int m = 0; m < reduce_mutation_count() && m < 32; m++)
+    total += F.moves[m];
+  af_buf_printf(b, "; %ld structure-aware mutation(s)", total);
+  const char *sep = ": ";
+  for (int m = 0; m < reduce_mutation_count() && m < 32; m++)
+    if (F.moves[m]) {
+      af_buf_printf(b, "%s%s %ld", sep, reduce_mutation_name(m), F.moves[m]);
+      sep = ", ";
+    }
+  af_buf_printf(b, "; %ld case splice(s)\n", F.spliced);
+}
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The files of directory dir, sorted (af_free each and the array); how many, or -1. */
+static int list_dir(const char *dir, char ***out) {
+  *out = NULL;
+  DIR *d = opendir(dir);
+  if (d == NULL)
+    return -1;
+  int n = 0, cap = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.' || af_grow((void **)out, &cap, n + 1, sizeof **out))
+      continue;
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    struct stat st;
+    if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && ((*out)[n] = af_strdup(p)) != NULL)
+      n++;
+  }
+  closedir(d);
+  if (n > 1)
+    qsort(*out, (size_t)n, sizeof **out, by_name);
+  return n;
+}
+
+/* One corpus input through the campaign: 0, 1 skipped (not a valid case), -1 an error. */
+static int replay_one(Campaign *k, Slot *slots, const char *path, long max_cases) {
+  char *data = NULL;
+  size_t n = 0;
+  AfErr err = {0};
+  if (af_read_file(path, &data, &n, &err) != 0) {
+    campaign__problem(k, "%s", err.msg);
+    return 1;
+  }
+  GenCase c;
+  int json = n > 0 && data[0] == '{', rc = 0;
+  if (json && (gen_case_from_json(&c, data, &err) != 0 || gen_validate(&c, &err) != 0)) {
+    campaign__problem(k, "%s: not a valid case: %s", path, err.msg);
+    rc = 1;
+  } else {
+    k->given = json ? &c : NULL;
+    k->given_in = json ? NULL : (const uint8_t *)data;
+    k->given_n = json ? 0 : n;
+    rc = campaign__loop_step(k, slots, 0, 1, max_cases, 1);
+    k->given = NULL;
+    k->given_in = NULL;
+  }
+  if (json)
+    gen_case_free(&c);
+  af_free(data);
+  return rc;
+}
+
+int campaign__replay_seeds(Campaign *k, Slot *slots, long max_cases) {
+  int ex = 0;
+  for (int d = 0; d < k->c.nseed_dirs && d < 8 && ex == 0; d++) {
+    char **files;
+    int n = list_dir(k->c.seed_dirs[d], &files);
+    if (n < 0) {
+      campaign__problem(k, "cannot read the corpus directory %s: %s", k->c.seed_dirs[d],
+                        strerror(errno));
+      return -1;
+    }
+    for (int i = 0; i < n; i++) {
+      if (ex == 0 && !campaign__loop_done(k, max_cases))
+        ex = replay_one(k, slots, files[i], max_cases) < 0 ? -1 : 0;
+      af_free(files[i]);
+    }
+    af_free(files);
+  }
+  return ex;
+}

@@ -1,0 +1,433 @@
+/*
+ * mutate.c: structure-aware mutations of a case, for guided generation (asyncfuzz fuzz's custom
+ * mutator and crossover). Each move edits a copy of the case (an edge rewired, an op dropped as
+ * the reducer drops it, a region inlined, a wait added, a view switched on or off, a buffer's
+ * element type switched, an allocation's form flipped, a launch moved to a stream...), then the
+ * copy must pass gen_validate: a move that breaks a rule is thrown away and another is drawn, so
+ * every case that comes out is valid. A splice appends a second case to the first, renamed.
+ */
+#include "reduce_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The moves: X(ID, name, constructs): the constructs of the case language (GEN_CONSTRUCT_MAP) it
+ * may add, which it does not make where they are avoided (op shapes avoided are checked on the
+ * result). */
+#define C_(id) (1u << GEN_CONSTRUCT_##id)
+#define MUTATE_MAP(X)                                                                              \
+  X(ADD_DEP, "add-dep", C_(EXTRA_DEP) | C_(WAITED))                                                \
+  X(DROP_DEP, "drop-dep", 0)                                                                       \
+  X(REWIRE, "rewire-dep", C_(EXTRA_DEP) | C_(WAITED))                                              \
+  X(DROP_OP, "drop-op", 0)                                                                         \
+  X(INLINE, "inline-region", 0)                                                                    \
+  X(HOST_WAIT, "add-host-wait", C_(WAITED))                                                        \
+  X(JOIN, "add-wait-async", C_(WAITED))                                                            \
+  X(VIEW, "view", 0)                                                                               \
+  X(UNVIEW, "unview", 0)                                                                           \
+  X(ELEM, "elem-type", 0)                                                                          \
+  X(FORM, "alloc-form", 0)                                                                         \
+  X(SHARED, "host-shared", 0)                                                                      \
+  X(STREAM, "launch-stream", C_(STREAM))                                                           \
+  X(SIZE, "buffer-size", 0)
+
+enum {
+#define MUT__ENUM(id, name, constructs) MUT_##id,
+  MUTATE_MAP(MUT__ENUM)
+#undef MUT__ENUM
+      MUT__COUNT
+};
+
+static const char *const mut_names[MUT__COUNT] = {
+#define MUT__NAME(id, name, constructs) name,
+    MUTATE_MAP(MUT__NAME)
+#undef MUT__NAME
+};
+
+static const unsigned mut_constructs[MUT__COUNT] = {
+#define MUT__CONS(id, name, constructs) constructs,
+    MUTATE_MAP(MUT__CONS)
+#undef MUT__CONS
+};
+
+const char *reduce_mutation_name(int m) {
+  return m >= 0 && m < MUT__COUNT ? mut_names[m] : "?";
+}
+
+int reduce_mutation_count(void) {
+  return MUT__COUNT;
+}
+
+/* The op that defines token t (-1: a region's input or capture, a block's argument). */
+static int maker(const GenCase *c, int t) {
+  for (int i = 0; i < c->nops; i++)
+    if (c->ops[i].tok == t)
+      return i;
+  return -1;
+}
+
+/* A random op of c for which ok(op) holds (-1: none). */
+static int pick_op(const GenCase *c, AfRng *r, int (*ok)(const GenOp *)) {
+  int n = 0;
+  for (int i = 0; i < c->nops; i++)
+    n += ok(&c->ops[i]);
+  if (n == 0)
+    return -1;
+  int k = (int)af_rng_below(r, (uint32_t)n);
+  for (int i = 0; i < c->nops; i++)
+    if (ok(&c->ops[i]) && k-- == 0)
+      return i;
+  return -1;
+}
+
+static int takes_deps(const GenOp *o) {
+  return gen_op_takes_deps(o);
+}
+static int has_deps(const GenOp *o) {
+  return gen_op_takes_deps(o) && o->ndeps > 0;
+}
+static int has_views(const GenOp *o) {
+  return (gen_op_flags(o->kind) & GEN_K_VIEWS) != 0;
+}
+static int is_either(const GenOp *o) {
+  return (gen_op_flags(o->kind) & GEN_K_EITHER) != 0;
+}
+static int is_alloc(const GenOp *o) {
+  return o->kind == GEN_OP_ALLOC;
+}
+static int is_launch(const GenOp *o) {
+  return o->kind == GEN_OP_LAUNCH;
+}
+static int main_op(const GenOp *o) {
+  return o->ctx == 0 && o->blk == 0;
+}
+static int is_execute(const GenOp *o) {
+  return o->kind == GEN_OP_EXECUTE;
+}
+
+/* A random token defined by an op before op i in its context and block (-1: none). */
+static int earlier_token(const GenCase *c, int i, AfRng *r) {
+  int n = 0, pick = -1;
+  const GenOp *o = &c->ops[i];
+  for (int j = 0; j < i; j++) {
+    const GenOp *p = &c->ops[j];
+    if (p->tok < 0 || p->ctx != o->ctx || p->blk != o->blk)
+      continue;
+    if (af_rng_below(r, (uint32_t)++n) == 0) /* (reservoir sampling) */
+      pick = p->tok;
+  }
+  return pick;
+}
+
+/* Inserts op o before op at (of the main context), moving the later ops' indices on. */
+static int insert_op(GenCase *c, int at, const GenOp *o) {
+  if (gen_case_add_op(c, o) < 0)
+    return -1;
+  GenOp t = c->ops[c->nops - 1];
+  memmove(&c->ops[at + 1], &c->ops[at], sizeof *c->ops * (size_t)(c->nops - 1 - at));
+  c->ops[at] = t;
+  for (int r = 1; r < c->nregions; r++)
+    c->regions[r].exec_op += c->regions[r].exec_op >= at;
+  for (int b = 1; b < c->nblocks; b++)
+    c->blocks[b].op += c->blocks[b].op >= at;
+  return 0;
+}
+
+/* A view of a buffer of n elements: offset, length, stride within it. */
+static void draw_view(AfRng *r, int32_t n, int32_t *v) {
+  int32_t stride = 1 + (int32_t)af_rng_below(r, n > 4 ? 3 : 1);
+  int32_t len = 1 + (int32_t)af_rng_below(r, (uint32_t)(n / stride > 0 ? n / stride : 1));
+  int32_t span = (len - 1) * stride + 1;
+  v[0] = span < n ? (int32_t)af_rng_below(r, (uint32_t)(n - span + 1)) : 0;
+  v[1] = len;
+  v[2] = stride;
+}
+
+/* The moves on dependencies: add, drop or rewire one. 0 done, 1 nothing to do it on. */
+static int move_dep(GenCase *c, int m, AfRng *r) {
+  int i = pick_op(c, r, m == MUT_ADD_DEP ? takes_deps : has_deps);
+  if (i < 0)
+    return 1;
+  GenOp *o = &c->ops[i];
+  if (m == MUT_ADD_DEP) {
+    int t = o->ndeps < GEN_MAX_DEPS ? earlier_token(c, i, r) : -1;
+    if (t < 0)
+      return 1;
+    o->deps[o->ndeps++] = t;
+    return 0;
+  }
+  int d = (int)af_rng_below(r, (uint32_t)o->ndeps);
+  if (m == MUT_REWIRE) { /* to another token of the context, or to the dependency's own */
+    int t = af_rng_chance(r, 50) ? earlier_token(c, i, r) : -1;
+    int mk = maker(c, o->deps[d]);
+    if (t < 0 && mk >= 0 && c->ops[mk].ndeps > 0)
+      t = c->ops[mk].deps[af_rng_below(r, (uint32_t)c->ops[mk].ndeps)];
+    if (t < 0)
+      return 1;
+    o->deps[d] = t;
+    return 0;
+  }
+  o->deps[d] = o->deps[--o->ndeps];
+  return 0;
+}
+
+/* The reducer's moves: an op dropped (with what it takes), a region inlined. 0 done, 1 nothing
+ * to do it on, AF_ENOMEM. */
+static int move_drop(GenCase *c, int m, AfRng *r) {
+  uint8_t *drop = af_calloc((size_t)(c->nops > 0 ? c->nops : 1), 1);
+  if (drop == NULL)
+    return AF_ENOMEM;
+  int flatten = 0, i;
+  if (m == MUT_DROP_OP && c->nops > 1)
+    drop[af_rng_below(r, (uint32_t)c->nops)] = 1;
+  else if (m == MUT_INLINE && (i = pick_op(c, r, is_execute)) >= 0)
+    flatten = c->ops[i].region;
+  GenCase out;
+  int rc =
+      c->nops > 1 && (m == MUT_DROP_OP || flatten > 0) ? reduce__build(c, drop, flatten, &out) : 1;
+  af_free(drop);
+  if (rc == 0) {
+    gen_case_free(c);
+    *c = out;
+  }
+  return rc;
+}
+
+/* A new op before a main op, on one or two earlier tokens: a host wait, or a gpu.wait async. */
+static int move_wait(GenCase *c, int m, AfRng *r) {
+  int i = pick_op(c, r, main_op);
+  if (i < 0)
+    return 1;
+  GenOp w;
+  memset(&w, 0, sizeof w);
+  w.kind = m == MUT_HOST_WAIT ? GEN_OP_HOST_WAIT : GEN_OP_WAIT_ASYNC;
+  w.tok = m == MUT_JOIN ? c->ntoks : -1;
+  w.buf = w.src = w.region = w.vidx = w.stream = -1;
+  int want = 1 + (int)af_rng_below(r, 2);
+  for (int k = 0; k < want; k++) {
+    int t = earlier_token(c, i, r);
+    if (t >= 0 && (w.ndeps == 0 || w.deps[0] != t))
+      w.deps[w.ndeps++] = t;
+  }
+  if (w.ndeps == 0 && m == MUT_HOST_WAIT)
+    return 1;
+  return insert_op(c, i, &w) ? AF_ENOMEM : 0;
+}
+
+/* An operand of a memcpy, memset or launch as a view of its buffer, or as the whole buffer. */
+static int move_view(GenCase *c, int m, AfRng *r) {
+  int i = pick_op(c, r, has_views);
+  if (i < 0)
+    return 1;
+  GenOp *o = &c->ops[i];
+  int nb = o->kind == GEN_OP_LAUNCH ? o->nargs : o->kind == GEN_OP_MEMCPY ? 2 : 1;
+  int k = (int)af_rng_below(r, (uint32_t)(nb > 0 ? nb : 1));
+  int b = o->kind == GEN_OP_LAUNCH ? o->args[k] : k == 0 ? o->buf : o->src;
+  if (m == MUT_UNVIEW || b < 0 || b >= c->nbufs) {
+    memset(o->view[k], 0, sizeof o->view[k]);
+    return 0;
+  }
+  draw_view(r, c->bufs[b].n, o->view[k]);
+  c->version = GEN_FORMAT_VERSION;
+  return 0;
+}
+
+/* A device buffer's element type or size. */
+static int move_buf(GenCase *c, int m, AfRng *r) {
+  int b = c->nbufs > 0 ? (int)af_rng_below(r, (uint32_t)c->nbufs) : -1;
+  if (b < 0 || c->bufs[b].kind != GEN_BUF_DEVICE)
+    return 1;
+  if (m == MUT_ELEM) {
+    c->bufs[b].elem = (uint8_t)af_rng_below(r, GEN_ELEM__COUNT);
+    c->version = GEN_FORMAT_VERSION;
+  } else {
+    c->bufs[b].n = 1 + (int32_t)af_rng_below(r, 64);
+  }
+  return 0;
+}
+
+/* An allocation or deallocation async <-> synchronous; an allocation host_shared or not. */
+static int move_form(GenCase *c, int m, AfRng *r) {
+  int i = pick_op(c, r, m == MUT_SHARED ? is_alloc : is_either);
+  if (i < 0)
+    return 1;
+  GenOp *o = &c->ops[i];
+  if (m == MUT_SHARED) {
+    if (o->async)
+      return 1; /* (a host_shared allocation is synchronous) */
+    o->mode = o->mode == GEN_ALLOC_HOST_SHARED ? GEN_ALLOC_SYNC : GEN_ALLOC_HOST_SHARED;
+    return 0;
+  }
+  if (o->kind == GEN_OP_ALLOC && o->mode == GEN_ALLOC_HOST_SHARED)
+    return 1;
+  if (o->async) {
+    if (o->tok >= 0 && maker(c, o->tok) == i && af_rng_chance(r, 50))
+      return 1; /* (its token's users would name nothing: the validator refuses those) */
+    o->async = 0;
+    o->mode = o->kind == GEN_OP_ALLOC ? GEN_ALLOC_SYNC : o->mode;
+    o->ndeps = 0;
+    o->tok = -1;
+    return 0;
+  }
+  o->async = 1;
+  o->mode = o->kind == GEN_OP_ALLOC ? GEN_ALLOC_ASYNC : o->mode;
+  o->tok = c->ntoks;
+  int t = earlier_token(c, i, r);
+  if (t >= 0)
+    o->deps[o->ndeps++] = t;
+  return 0;
+}
+
+/* A launch onto another explicit stream of the case, or off its own. */
+static int move_stream(GenCase *c, AfRng *r) {
+  int i = pick_op(c, r, is_launch);
+  if (i < 0)
+    return 1;
+  GenOp *o = &c->ops[i];
+  o->stream =
+      o->stream >= 0 || c->nstreams == 0 ? -1 : (int32_t)af_rng_below(r, (uint32_t)c->nstreams);
+  return 0;
+}
+
+/* Move m on c (edited in place). 0 done, 1 nothing to do it on, AF_ENOMEM. */
+static int apply(GenCase *c, int m, AfRng *r) {
+  switch (m) {
+  case MUT_ADD_DEP:
+  case MUT_DROP_DEP:
+  case MUT_REWIRE:
+    return move_dep(c, m, r);
+  case MUT_DROP_OP:
+  case MUT_INLINE:
+    return move_drop(c, m, r);
+  case MUT_HOST_WAIT:
+  case MUT_JOIN:
+    return move_wait(c, m, r);
+  case MUT_VIEW:
+  case MUT_UNVIEW:
+    return move_view(c, m, r);
+  case MUT_ELEM:
+  case MUT_SIZE:
+    return move_buf(c, m, r);
+  case MUT_FORM:
+  case MUT_SHARED:
+    return move_form(c, m, r);
+  case MUT_STREAM:
+    return move_stream(c, r);
+  }
+  return 1;
+}
+
+/* Whether c has an op of a shape a avoids. */
+static int avoided(const GenAvoid *a, const GenCase *c) {
+  for (int i = 0; a && a->nshapes > 0 && i < c->nops; i++)
+    if (gen_avoid_op(a, &c->ops[i]))
+      return 1;
+  return 0;
+}
+
+int reduce_mutate(const GenCase *in, AfRng *r, const GenAvoid *avoid, GenCase *out, int *move) {
+  for (int tries = 0; tries < 32; tries++) {
+    int m = (int)af_rng_below(r, MUT__COUNT);
+    if (avoid && (mut_constructs[m] & avoid->constructs))
+      continue;
+    if (gen_case_copy(out, in))
+      return AF_ENOMEM;
+    int rc = apply(out, m, r);
+    AfErr err = {0};
+    if (rc == 0 && gen_case_finish(out, &err) == 0 && gen_validate(out, &err) == 0 &&
+        gen_case_hash(out) != gen_case_hash(in) && !avoided(avoid, out)) {
+      if (move)
+        *move = m;
+      return 0;
+    }
+    gen_case_free(out);
+    if (rc == AF_ENOMEM)
+      return rc;
+  }
+  gen_case_init(out);
+  return 1;
+}
+
+/* Renames b's token, buffer, region, block, stream and op numbers past a's. */
+static void shift(GenOp *o, const GenCase *a) {
+  int32_t *refs[4];
+  int n = reduce__buf_refs(o, refs);
+  for (int k = 0; k < n; k++)
+    *refs[k] += *refs[k] >= 0 ? a->nbufs : 0;
+  if (o->tok >= 0)
+    o->tok += a->ntoks;
+  for (int d = 0; d < o->ndeps && d < GEN_MAX_DEPS; d++)
+    o->deps[d] += a->ntoks;
+  if (o->ctx > 0)
+    o->ctx += a->nregions - 1;
+  if (o->blk > 0)
+    o->blk += a->nblocks - 1;
+  if ((o->kind == GEN_OP_EXECUTE || o->kind == GEN_OP_AWAIT) && o->region > 0)
+    o->region += a->nregions - 1;
+  if ((gen_op_flags(o->kind) & GEN_K_BLOCK) && o->block > 0)
+    o->block += a->nblocks - 1;
+  if ((gen_op_flags(o->kind) & (GEN_K_STREAM | GEN_K_ARGS)) && o->stream >= 0)
+    o->stream += a->nstreams;
+}
+
+/* b's regions and blocks into out (a's numbers first). */
+static int splice_tables(GenCase *out, const GenCase *a, const GenCase *b) {
+  for (int q = 1; q < b->nregions; q++) {
+    GenRegion g = b->regions[q];
+    g.exec_op += a->nops;
+    g.parent += g.parent > 0 ? a->nregions - 1 : 0;
+    for (int k = 0; k < g.ninputs; k++) {
+      g.inputs[k].region += a->nregions - 1;
+      g.inputs[k].tok += a->ntoks;
+    }
+    for (int k = 0; k < g.ncaptures; k++) {
+      g.captures[k].outer += a->ntoks;
+      g.captures[k].tok += a->ntoks;
+    }
+    for (int k = 0; k < g.nyields; k++)
+      g.yields[k] += a->ntoks;
+    if (gen_case_add_region(out, &g) < 0)
+      return AF_ENOMEM;
+  }
+  for (int q = 1; q < b->nblocks; q++) {
+    GenBlock g = b->blocks[q];
+    g.op += a->nops;
+    for (int k = 0; k < g.ninputs; k++) {
+      g.inputs[k].outer += a->ntoks;
+      g.inputs[k].tok += a->ntoks;
+    }
+    if (g.yield >= 0)
+      g.yield += a->ntoks;
+    for (int k = 0; k < g.nbufargs; k++)
+      g.bufargs[k] += a->nbufs;
+    if (gen_case_add_block(out, &g) < 0)
+      return AF_ENOMEM;
+  }
+  return 0;
+}
+
+int reduce_splice(const GenCase *a, const GenCase *b, GenCase *out) {
+  for (int q = 1; q < b->nblocks; q++) /* (a condition reads the first i32 host buffer: a's) */
+    if (gen_op_flags(b->ops[b->blocks[q].op].kind) & GEN_K_COND)
+      return 1;
+  if (gen_case_copy(out, a))
+    return AF_ENOMEM;
+  int rc = splice_tables(out, a, b);
+  for (int i = 0; i < b->nbufs && rc == 0; i++)
+    rc = gen_case_add_buf(out, &b->bufs[i]) < 0 ? AF_ENOMEM : 0;
+  for (int i = 0; i < b->nops && rc == 0; i++) {
+    GenOp o = b->ops[i];
+    shift(&o, a);
+    rc = gen_case_add_op(out, &o) < 0 ? AF_ENOMEM : 0;
+  }
+  if (b->version > out->version)
+    out->version = b->version;
+  AfErr err = {0};
+  if (rc == 0 && (gen_case_finish(out, &err) != 0 || gen_validate(out, &err) != 0))
+    rc = 1;
+  if (rc) {
+    gen_case_free(out);
+    gen_case_init(out);
+  }
+  return rc;
+}

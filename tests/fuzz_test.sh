@@ -1,0 +1,75 @@
+#!/bin/sh
+# fuzz: guided generation end to end (asyncfuzz fuzz, libFuzzer linked in). The correct builtin
+# lowering gives no finding; its corpus is kept, every entry makes a valid case, and a plain
+# campaign replaying it (--seeds) reaches the features the guided run reached; a fault is found,
+# recorded and stored as in a campaign; a plain campaign counts features with --features.
+# Skipped (77) where asyncfuzz was built without libFuzzer.
+# usage: fuzz_test.sh ASYNCFUZZ
+set -u
+af=$1
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+fail=0
+bad() {
+  echo "FAIL: $*"
+  fail=$((fail + 1))
+}
+# a number from summary.json: key "K": N (the first)
+num() { grep -o "\"$2\": [0-9]*" "$1" | head -1 | sed 's/.*: //'; }
+
+"$af" fuzz --help | grep -q "usage: asyncfuzz fuzz" || bad "asyncfuzz fuzz --help"
+if ! "$af" fuzz --cases 1 --out "$t/probe" --no-db --quiet >/dev/null 2>"$t/probe.err"; then
+  if grep -q "without libFuzzer" "$t/probe.err"; then
+    echo "skip: $(cat "$t/probe.err")"
+    exit 77
+  fi
+  bad "one guided case: $(cat "$t/probe.err")"
+fi
+
+# the correct lowering: no finding, a corpus, features
+"$af" fuzz --cases 2000 --seed 7 --out "$t/ok" --quiet >"$t/ok.log" 2>&1
+rc=$?
+[ $rc = 0 ] || bad "correct lowering under fuzz: exit $rc (want 0): $(grep -v '^#' "$t/ok.log" | tail -5)"
+[ "$(num "$t/ok/summary.json" failures)" = 0 ] || bad "correct lowering: failures in summary.json"
+[ "$(num "$t/ok/summary.json" cases)" = 2000 ] || bad "correct lowering: not 2000 cases"
+feat=$(num "$t/ok/summary.json" total)
+[ "${feat:-0}" -gt 100 ] || bad "guided run reached ${feat:-no} features"
+n=$(ls "$t/ok/corpus" | wc -l)
+[ "$n" -gt 20 ] || bad "corpus has $n entries"
+json=0
+for f in "$t/ok/corpus"/*; do
+  if [ "$(head -c 1 "$f" | tr -d '\000')" = "{" ]; then
+    json=$((json + 1))
+    "$af" validate "$f" >/dev/null 2>&1 || bad "corpus entry $(basename "$f") is not a valid case"
+  fi
+done
+[ "$json" -gt 0 ] || bad "no structure-aware (JSON) entry in the corpus"
+grep -q "structure-aware mutation" "$t/ok.log" || bad "no mutation report"
+
+# the corpus replayed by a plain campaign: every entry a case, the same features (libFuzzer
+# replaces an entry by a smaller one with the same features it counts: within 1%)
+"$af" campaign --features --seeds "$t/ok/corpus" --cases "$n" --seed 7 --out "$t/replay" \
+  --quiet >"$t/replay.log" 2>&1 || bad "replaying the corpus: $(tail -3 "$t/replay.log")"
+[ "$(num "$t/replay/summary.json" cases)" = "$n" ] || bad "replay ran not $n cases"
+got=$(num "$t/replay/summary.json" total)
+[ "${got:-0}" -ge $((feat * 99 / 100)) ] || bad "replay reached ${got:-no} features, the run $feat"
+[ "${got:-0}" -le "$feat" ] || bad "replay reached ${got:-no} features, more than the run's $feat"
+
+# a fault: found and recorded as by a campaign
+"$af" fuzz --cases 1500 --seed 7 --lowering builtin:fault=drop_host_wait --out "$t/f" \
+  --reduce-seconds 1 --repro 2 --quiet >"$t/f.log" 2>&1
+rc=$?
+[ $rc = 1 ] || bad "fault under fuzz: exit $rc (want 1)"
+grep -q '"signature": "builtin:fault=drop_host_wait|' "$t/f/summary.json" ||
+  bad "fault: no signature of drop_host_wait in summary.json"
+"$af" db list --db "$t/f/results.db" 2>/dev/null | grep -q "drop_host_wait" ||
+  bad "fault: not in the database"
+ls "$t/f/failures"/*/first.json >/dev/null 2>&1 || bad "fault: no failures/*/first.json"
+
+# a plain campaign counts the same features
+"$af" campaign --features --cases 300 --seed 7 --out "$t/plain" --quiet >/dev/null 2>&1 ||
+  bad "plain campaign with --features"
+[ "$(num "$t/plain/summary.json" total)" -gt 100 ] 2>/dev/null || bad "plain campaign: no features"
+
+if [ $fail = 0 ]; then echo "fuzz: ok"; else echo "fuzz: $fail failure(s)"; fi
+[ $fail = 0 ]

@@ -1,0 +1,199 @@
+/*
+ * test_mutate.c: guided generation's inputs and moves. Every byte string makes a valid case
+ * (gen_generate_bytes), the same bytes the same case; every structure-aware mutation and splice
+ * gives a valid case (its JSON read back and validated), over chains of 10,000 mutations, and
+ * the correct builtin lowering passes them all (a move that made a case whose meaning the oracle
+ * gets wrong would show as a false alarm); each move is used. The feature map: a known case sets
+ * the features it should (a dependency edge, a shape in its context, the builtin program's
+ * calls), and the same case again sets no new one.
+ */
+#include "../base/feat.h"
+#include "../check/check.h"
+#include "../lower/mlir.h"
+#include "../reduce/reduce.h"
+#include "test.h"
+
+/* c's JSON read back and validated (what a corpus entry goes through). */
+static int roundtrip_valid(const GenCase *c) {
+  char *json = gen_case_to_json(c);
+  GenCase back;
+  AfErr err = {0};
+  int rc = json ? gen_case_from_json(&back, json, &err) : -1;
+  if (rc == 0) {
+    rc = gen_validate(&back, &err);
+    if (rc)
+      fprintf(stderr, "mutated case invalid after its JSON: %s\n%s\n", err.msg, json);
+    gen_case_free(&back);
+  } else {
+    fprintf(stderr, "mutated case unreadable: %s\n", err.msg);
+  }
+  af_free(json);
+  return rc;
+}
+
+/* The correct lowering passes c under two schedules. */
+static int passes(const GenCase *c, const LowerSpec *spec, uint64_t seed) {
+  Schedule s[2] = {{RT_LAZY, seed}, {RT_RANDOM, seed}};
+  CheckResult r;
+  CheckOpts o = {0};
+  o.stop_at_first = 1;
+  AfErr err = {0};
+  if (check_case(c, spec, s, 2, NULL, &o, &r, &err) != 0)
+    return 0;
+  if (r.first_fail >= 0)
+    fprintf(stderr, "false alarm: %s\n", r.verdict[r.first_fail].signature);
+  return r.first_fail < 0;
+}
+
+static void bytes_make_cases(const LowerSpec *spec) {
+  GenConfig cfg;
+  gen_config_default(&cfg);
+  AfRng r;
+  af_rng_seed(&r, 1);
+  for (int i = 0; i < 300; i++) {
+    uint8_t data[512];
+    size_t n = af_rng_below(&r, sizeof data);
+    for (size_t k = 0; k < n; k++)
+      data[k] = (uint8_t)af_rng_below(&r, 256);
+    GenCase a, b;
+    AfErr err = {0};
+    CHECK_EQ(gen_generate_bytes(&a, data, n, &cfg, i % 2, &err), 0);
+    CHECK_EQ(gen_generate_bytes(&b, data, n, &cfg, i % 2, &err), 0);
+    CHECK_EQ(gen_case_hash(&a), gen_case_hash(&b));
+    CHECK_EQ(gen_validate(&a, &err), 0);
+    CHECK(passes(&a, spec, (uint64_t)i));
+    if (n > 0) { /* one byte changed: still a valid case */
+      data[af_rng_below(&r, (uint32_t)n)] ^= 0x5a;
+      gen_case_free(&b);
+      CHECK_EQ(gen_generate_bytes(&b, data, n, &cfg, 1, &err), 0);
+      CHECK_EQ(gen_validate(&b, &err), 0);
+    }
+    gen_case_free(&a);
+    gen_case_free(&b);
+  }
+}
+
+static void mutations_stay_valid(const LowerSpec *spec, int total) {
+  GenConfig cfg;
+  gen_config_default(&cfg);
+  cfg.ops = 24;
+  int used[64] = {0}, done = 0, none = 0, spliced = 0;
+  AfRng r;
+  af_rng_seed(&r, 7);
+  GenCase cur;
+  AfErr err = {0};
+  CHECK_EQ(gen_generate(&cur, 1, &cfg, &err), 0);
+  for (int i = 0; i < total; i++) {
+    if (i % 200 == 0 || cur.nops > 300) { /* a fresh chain now and then */
+      gen_case_free(&cur);
+      GenConfig sw;
+      gen_config_swarm(&cfg, (uint64_t)i, &sw);
+      CHECK_EQ(gen_generate(&cur, (uint64_t)i, &sw, &err), 0);
+    }
+    GenCase next;
+    int move = -1, rc;
+    if (i % 10 == 9) { /* a splice with a fresh case */
+      GenCase other;
+      CHECK_EQ(gen_generate(&other, (uint64_t)i * 31, &cfg, &err), 0);
+      rc = reduce_splice(&cur, &other, &next);
+      spliced += rc == 0;
+      gen_case_free(&other);
+    } else {
+      rc = reduce_mutate(&cur, &r, NULL, &next, &move);
+    }
+    CHECK(rc == 0 || rc == 1);
+    if (rc != 0) {
+      none++;
+      continue;
+    }
+    if (move >= 0 && move < 64)
+      used[move]++;
+    CHECK_EQ(roundtrip_valid(&next), 0);
+    if (i % 5 == 0)
+      CHECK(passes(&next, spec, (uint64_t)i));
+    gen_case_free(&cur);
+    cur = next;
+    done++;
+  }
+  gen_case_free(&cur);
+  printf("%d mutations: %d valid cases (%d splices), %d found no valid move\n", total, done,
+         spliced, none);
+  for (int m = 0; m < reduce_mutation_count(); m++) {
+    printf("  %-16s %d\n", reduce_mutation_name(m), used[m]);
+    CHECK(used[m] > 0);
+  }
+  CHECK(done > total * 8 / 10);
+  CHECK(spliced > 0);
+}
+
+static void feature_map(const LowerSpec *spec) {
+  CHECK_EQ(af_feat_enable(1), 0);
+  static uint8_t counters[AF_FEAT_N];
+  af_feat_set_counters(counters, sizeof counters);
+  const char *json =
+      "{\"format\": \"asyncfuzz-case\", \"version\": 1, \"seed\": \"0\", \"spin\": 1,"
+      "\"buffers\": [{\"name\": \"h\", \"kind\": \"host\", \"n\": 4, \"init\": 1},"
+      "{\"name\": \"a\", \"kind\": \"device\", \"n\": 4}],"
+      "\"body\": ["
+      "{\"op\": \"alloc\", \"buf\": \"a\", \"mode\": \"async\", \"deps\": [], \"token\": \"t0\"},"
+      "{\"op\": \"memset\", \"dst\": \"a\", \"value\": 7, \"deps\": [\"t0\"], \"token\": \"t1\"},"
+      "{\"op\": \"memcpy\", \"dst\": \"h\", \"src\": \"a\", \"deps\": [\"t1\"], \"token\": \"t2\"},"
+      "{\"op\": \"host_wait\", \"deps\": [\"t2\"]},"
+      "{\"op\": \"observe\", \"buf\": \"h\"},"
+      "{\"op\": \"dealloc\", \"buf\": \"a\", \"async\": false}]}";
+  GenCase c;
+  AfErr err = {0};
+  int rc = gen_case_from_json(&c, json, &err);
+  if (rc)
+    fprintf(stderr, "feature case: %s\n", err.msg);
+  CHECK_EQ(rc, 0);
+  CHECK_EQ(gen_validate(&c, &err), 0);
+  gen_case_features(&c);
+  CHECK_EQ(af_feat_count(AF_FEAT_EDGE), 3); /* alloc -> memset -> memcpy -> host wait */
+  CHECK_EQ(af_feat_count(AF_FEAT_SHAPE), 6);
+  long n = af_feat_count(-1);
+  int set = 0;
+  for (size_t i = 0; i < sizeof counters; i++)
+    set += counters[i] != 0;
+  CHECK_EQ(set, n);                                   /* presence: one slot, set to 1, each */
+  CHECK_EQ(af_feat_addf(AF_FEAT_EDGE, "%s", "x"), 1); /* new */
+  CHECK_EQ(af_feat_addf(AF_FEAT_EDGE, "%s", "x"), 0); /* the second time: not new */
+  /* the builtin program: its call sequences */
+  long before = af_feat_count(AF_FEAT_CALLS);
+  CHECK(passes(&c, spec, 1));
+  CHECK(af_feat_count(AF_FEAT_CALLS) > before);
+  long all = af_feat_count(-1);
+  gen_case_features(&c); /* the same case again: nothing new */
+  CHECK(passes(&c, spec, 1));
+  CHECK_EQ(af_feat_count(-1), all);
+  /* mlir-opt's action log: a pattern on its op, and the pair */
+  af_feat_reset();
+  const char *log = "[thread x] begins (no breakpoint) Action `apply-pattern pattern: "
+                    "(anonymous namespace)::ConvertWaitOpToGpuRuntimeCallPattern (%3 = "
+                    "\"gpu.wait\"(%1) : (!gpu.async.token) -> !gpu.async.token)`\n"
+                    "[thread x] completed `apply-pattern`\n"
+                    "[thread x] begins (no breakpoint) Action `apply-pattern pattern: "
+                    "(anonymous namespace)::ConvertWaitAsyncOpToGpuRuntimeCallPattern (%3 = "
+                    "\"gpu.wait\"(%1) : (!gpu.async.token) -> !gpu.async.token)`\n";
+  mlir_feat_actions(log);
+  CHECK_EQ(af_feat_count(AF_FEAT_PATTERN), 2);
+  CHECK_EQ(af_feat_count(AF_FEAT_PATTERN_PAIR), 1);
+  CHECK_EQ(af_feat_addf(AF_FEAT_PATTERN, "%s on %s",
+                        "(anonymous namespace)::ConvertWaitOpToGpuRuntimeCallPattern",
+                        "gpu.wait/2"),
+           0);
+  gen_case_free(&c);
+  af_feat_set_counters(NULL, 0);
+  af_feat_enable(0);
+}
+
+int main(int argc, char **argv) {
+  int total = argc > 1 ? atoi(argv[1]) : 10000;
+  LowerSpec spec;
+  AfErr err = {0};
+  CHECK_EQ(lower_spec_parse("builtin", &spec, &err), 0);
+  bytes_make_cases(&spec);
+  mutations_stay_valid(&spec, total);
+  feature_map(&spec);
+  return TEST_DONE("test_mutate");
+}
