@@ -1,8 +1,8 @@
 /*
  * proc.c: child processes. AfChild forks a function of the harness with a pipe each way and
- * reads its answers under a watchdog; external tools run through it with fork/execv in a process
- * group of their own, so a timeout kills everything the tool started, and the harness's own
- * signal handling (a campaign's SIGINT) is not inherited by the tool's group.
+ * reads its answers under a watchdog; external tools (tool.c) run through it with fork/execv in
+ * a process group of their own, so a timeout kills everything the tool started, and the harness's
+ * own signal handling (a campaign's SIGINT) is not inherited by the tool's group.
  */
 #define _GNU_SOURCE
 #include "proc.h"
@@ -24,18 +24,6 @@ static double mono(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int redirect(const char *path, int fd, int flags) {
-  int f = open(path ? path : "/dev/null", flags, 0644);
-  if (f < 0)
-    return -1;
-  if (f != fd) {
-    if (dup2(f, fd) < 0)
-      return -1;
-    close(f);
-  }
-  return 0;
 }
 
 /* ---- a child running a function of the harness ---- */
@@ -179,79 +167,6 @@ void af_child_how(int status, int hung, double timeout_s, char *word, size_t wn,
     snprintf(word, wn, "exit-%d", code);
     snprintf(why, n, "exited with status %d", code);
   }
-}
-
-/* ---- external tools ---- */
-
-typedef struct Exec {
-  char *const *argv, *const *env;
-  const char *in, *out, *err;
-} Exec;
-
-/* The tool's side: its own process group, default signals, its streams, its environment. */
-static void exec_tool(void *arg, int in, int out) {
-  const Exec *x = arg;
-  (void)in, (void)out;
-  setpgid(0, 0);
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
-  if (redirect(x->in, 0, O_RDONLY) || redirect(x->out, 1, O_WRONLY | O_CREAT | O_TRUNC) ||
-      redirect(x->err, 2, O_WRONLY | O_CREAT | O_TRUNC))
-    _exit(126);
-  for (int i = 0; x->env && x->env[i]; i++) {
-    if (strchr(x->env[i], '='))
-      putenv(x->env[i]);
-    else
-      unsetenv(x->env[i]); /* a bare NAME: not inherited */
-  }
-  execv(x->argv[0], x->argv);
-  fprintf(stderr, "cannot execute %s: %s\n", x->argv[0], strerror(errno));
-  _exit(127);
-}
-
-static double tool_seconds[AF_TOOL__COUNT];
-
-void af_proc_seconds(double out[AF_TOOL__COUNT]) {
-  memcpy(out, tool_seconds, sizeof tool_seconds);
-}
-
-/* The kind of tool argv0 is, by its program's name (mlir-opt-22, mlir-runner, ...). */
-static int tool_kind(const char *argv0) {
-  const char *name = strrchr(argv0, '/');
-  name = name ? name + 1 : argv0;
-  return strstr(name, "mlir-opt")      ? AF_TOOL_MLIR_OPT
-         : strstr(name, "mlir-runner") ? AF_TOOL_RUNNER
-                                       : AF_TOOL_OTHER;
-}
-
-int af_proc_run(char *const argv[], char *const env[], const char *in_path, const char *out_path,
-                const char *err_path, double timeout_s, ProcResult *r, AfErr *err) {
-  memset(r, 0, sizeof *r);
-  double t0 = mono();
-  Exec x = {argv, env, in_path, out_path, err_path};
-  AfChild c;
-  AfErr e = {0};
-  if (af_child_start(&c, exec_tool, &x, 0, &e))
-    return af_err_set(err, AF_EIO, "cannot start %s: %s", argv[0], e.msg);
-  setpgid(c.pid, c.pid); /* also here: no race with the child's own call */
-  int status = 0, w = af_child_wait(&c, timeout_s, &status);
-  if (w < 0)
-    return af_err_set(err, AF_EIO, "waiting for %s: %s", argv[0], strerror(errno));
-  r->timed_out = w;
-  if (!r->timed_out)
-    kill(-c.pid, SIGKILL); /* anything the tool left running in its group */
-  r->seconds = mono() - t0;
-  tool_seconds[tool_kind(argv[0])] += r->seconds;
-  if (r->timed_out) {
-    /* a kill by the watchdog is a timeout, not a crash */
-  } else if (WIFEXITED(status)) {
-    r->exited = 1;
-    r->code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    r->signaled = 1;
-    r->sig = WTERMSIG(status);
-  }
-  return 0;
 }
 
 int af_find_exe(const char *name, char *out, size_t n) {

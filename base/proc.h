@@ -26,6 +26,17 @@ typedef struct ProcResult {
 int af_proc_run(char *const argv[], char *const env[], const char *in_path, const char *out_path,
                 const char *err_path, double timeout_s, ProcResult *r, AfErr *err);
 
+/* Fork servers: with preload the path of libasyncfuzz_fs.so (base/forkserver.c; NULL or a path
+ * that is not there: off), af_proc_run runs mlir-opt and mlir-runner through a started copy of
+ * each program (one per path, per process), which forks for every run instead of starting the
+ * tool again: the same arguments, environment, files, time limit and status. A server that cannot
+ * start or dies leaves its runs to plain starts. The library in use ("": none). */
+void af_proc_servers(const char *preload);
+const char *af_proc_servers_lib(void);
+/* (proc.c's use: a run through a server: 0 ran (*status, *timed_out), 1 no server: run it.) */
+int af__server_run(char *const argv[], char *const env[], const char *in_path, const char *out_path,
+                   const char *err_path, double timeout_s, int *status, int *timed_out);
+
 /* The tools af_proc_run runs, by the name of their program (for where a process's time went). */
 enum { AF_TOOL_MLIR_OPT, AF_TOOL_RUNNER, AF_TOOL_OTHER, AF_TOOL__COUNT };
 /* The wall seconds this process has spent in af_proc_run, per kind of tool, so far. */

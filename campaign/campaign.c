@@ -76,7 +76,7 @@ static int open_db(Campaign *k, AfErr *err) {
 }
 
 /* This process alone: the loop, then info.txt, the summary and the database's totals. */
-static int finish_here(Campaign *k, Slot *slots, CampaignResult *res, int failed) {
+int campaign__finish_here(Campaign *k, Slot *slots, CampaignResult *res, int failed) {
   AfErr err = {0};
   double el = campaign__now() - k->t0;
   if (k->db && store_run_end(k->db, k->run_id, k->st.cases, k->st.executed, el, &err) != 0) {
@@ -107,11 +107,11 @@ static int finish_here(Campaign *k, Slot *slots, CampaignResult *res, int failed
 
 static int run_here(Campaign *k, Slot *slots, CampaignResult *res) {
   int failed = campaign__loop(k, slots, 0, 1, k->c.max_cases, 1) != 0;
-  return finish_here(k, slots, res, failed);
+  return campaign__finish_here(k, slots, res, failed);
 }
 
 /* The result of a run that ended (failed: its output could not all be written). */
-static int fill_result(Campaign *k, CampaignResult *res, int jobs, int failed, AfErr *err) {
+int campaign__fill_result(Campaign *k, CampaignResult *res, int jobs, int failed, AfErr *err) {
   af_free(k->found);
   k->found = af_calloc((size_t)(k->nsigs > 0 ? k->nsigs : 1), sizeof *k->found);
   if (k->found == NULL)
@@ -134,59 +134,6 @@ static int fill_result(Campaign *k, CampaignResult *res, int jobs, int failed, A
   return 0;
 }
 
-int campaign_guided_begin(Campaign *k, const CampaignHooks *hooks, AfErr *err) {
-  k->hooks = hooks;
-  k->c.jobs = 1;
-  k->gslots = af_calloc(1, sizeof *k->gslots);
-  if (k->gslots == NULL || campaign__loop_begin(k, k->c.max_cases) != 0)
-    return af_err_set(err, AF_ENOMEM, "out of memory");
-  return 0;
-}
-
-void campaign_guided_knobs(const Campaign *k, GenConfig *out) {
-  *out = k->c.cfg;
-  long turn = k->nbatch; /* (the configuration the next case goes to: loop.c) */
-  GenAvoid av;
-  campaign__batch_avoid(k, k->c.nmatrix > 0 ? (int)(turn % k->c.nmatrix) : 0, (uint64_t)turn, &av);
-  gen_avoid_union(&out->avoid, &av);
-}
-
-int campaign_guided_avoided(const Campaign *k, const GenCase *c) {
-  GenConfig cfg;
-  campaign_guided_knobs(k, &cfg);
-  for (int i = 0; i < c->nops; i++)
-    if (gen_avoid_op(&cfg.avoid, &c->ops[i]))
-      return 1;
-  return 0;
-}
-
-int campaign_guided_done(const Campaign *k) {
-  return k->loop == NULL || campaign__loop_done(k, k->c.max_cases);
-}
-
-int campaign_guided_case(Campaign *k, const GenCase *c, const uint8_t *in, size_t n) {
-  double now = campaign__now();
-  if (k->guided_last > 0) /* (since the last case: the fuzzer's) */
-    k->st.time[CAMPAIGN_T_FUZZER] += now - k->guided_last;
-  k->given = c;
-  k->given_in = c ? NULL : in;
-  k->given_n = c ? 0 : n;
-  int rc = campaign__loop_step(k, k->gslots, 0, 1, k->c.max_cases, 1);
-  k->given = NULL;
-  k->given_in = NULL;
-  k->guided_last = campaign__now();
-  return rc;
-}
-
-int campaign_guided_end(Campaign *k, int ex, CampaignResult *res, AfErr *err) {
-  memset(res, 0, sizeof *res);
-  int failed = campaign__loop_end(k, k->gslots, 0, ex != 0) != 0;
-  failed = finish_here(k, k->gslots, res, failed);
-  af_free(k->gslots);
-  k->gslots = NULL;
-  return fill_result(k, res, 1, failed, err);
-}
-
 int campaign_run(Campaign *k, const CampaignHooks *hooks, CampaignResult *res, AfErr *err) {
   memset(res, 0, sizeof *res);
   k->hooks = hooks;
@@ -205,7 +152,7 @@ int campaign_run(Campaign *k, const CampaignHooks *hooks, CampaignResult *res, A
   else
     failed = run_here(k, slots, res);
   munmap(slots, sizeof(Slot) * (size_t)jobs);
-  return fill_result(k, res, jobs, failed, err);
+  return campaign__fill_result(k, res, jobs, failed, err);
 }
 
 int campaign_open(const CampaignConfig *cfg, int resume, Campaign **out, uint64_t *seed_used,

@@ -218,8 +218,8 @@ int campaign_guided_done(const Campaign *k);
 int campaign_guided_case(Campaign *k, const GenCase *c, const uint8_t *in, size_t n);
 int campaign_guided_end(Campaign *k, int ex, CampaignResult *res, AfErr *err);
 /* The knobs a guided case is made with now: the campaign's, and what steering avoids on the
- * configuration the next case goes to (exploration aside); whether case c has an op of a shape
- * it avoids (a case mutated from another, which steering could not shape). */
+ * configuration the next case goes to (exploration aside); whether case c has something it
+ * avoids (gen_avoid_case: a case mutated from another, which steering could not shape). */
 void campaign_guided_knobs(const Campaign *k, GenConfig *out);
 int campaign_guided_avoided(const Campaign *k, const GenCase *c);
 

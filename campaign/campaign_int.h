@@ -202,8 +202,14 @@ int campaign__resume_state(Campaign *k, AfErr *err);
 
 /* A plain campaign's first cases: the inputs of its corpus directories (c.seed_dirs), each one
  * case (a case's JSON, or bytes made into one as asyncfuzz fuzz makes them), in name order. 0, or
- * -1 on an error (reported). (guided.c) */
+ * -1 on an error (reported). (loop.c) */
 int campaign__replay_seeds(Campaign *k, Slot *slots, long max_cases);
+
+/* The end of a run of this process alone (after its loop; failed: it failed): the database's
+ * run, info.txt, the summary; whether something failed. (campaign.c) */
+int campaign__finish_here(Campaign *k, Slot *slots, CampaignResult *res, int failed);
+/* *res of a run that ended. 0 or AF_ENOMEM. (campaign.c) */
+int campaign__fill_result(Campaign *k, CampaignResult *res, int jobs, int failed, AfErr *err);
 
 /* DIR/summary.json. 0 or -1. (summary.c) */
 int campaign__write_summary(Campaign *k, double el);

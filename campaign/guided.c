@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/stat.h>
 
 #if ASYNCFUZZ_HAVE_LIBFUZZER
@@ -57,6 +56,56 @@ int campaign_fuzz_available(char *why, size_t n) {
            "libclang-rt-14-dev, or run scripts/bootstrap.sh, and build again)");
   return 0;
 #endif
+}
+
+int campaign_guided_begin(Campaign *k, const CampaignHooks *hooks, AfErr *err) {
+  k->hooks = hooks;
+  k->c.jobs = 1;
+  k->gslots = af_calloc(1, sizeof *k->gslots);
+  if (k->gslots == NULL || campaign__loop_begin(k, k->c.max_cases) != 0)
+    return af_err_set(err, AF_ENOMEM, "out of memory");
+  return 0;
+}
+
+void campaign_guided_knobs(const Campaign *k, GenConfig *out) {
+  *out = k->c.cfg;
+  long turn = k->nbatch; /* (the configuration the next case goes to: loop.c) */
+  GenAvoid av;
+  campaign__batch_avoid(k, k->c.nmatrix > 0 ? (int)(turn % k->c.nmatrix) : 0, (uint64_t)turn, &av);
+  gen_avoid_union(&out->avoid, &av);
+}
+
+int campaign_guided_avoided(const Campaign *k, const GenCase *c) {
+  GenConfig cfg;
+  campaign_guided_knobs(k, &cfg);
+  return gen_avoid_case(&cfg.avoid, c);
+}
+
+int campaign_guided_done(const Campaign *k) {
+  return k->loop == NULL || campaign__loop_done(k, k->c.max_cases);
+}
+
+int campaign_guided_case(Campaign *k, const GenCase *c, const uint8_t *in, size_t n) {
+  double now = campaign__now();
+  if (k->guided_last > 0) /* (since the last case: the fuzzer's) */
+    k->st.time[CAMPAIGN_T_FUZZER] += now - k->guided_last;
+  k->given = c;
+  k->given_in = c ? NULL : in;
+  k->given_n = c ? 0 : n;
+  int rc = campaign__loop_step(k, k->gslots, 0, 1, k->c.max_cases, 1);
+  k->given = NULL;
+  k->given_in = NULL;
+  k->guided_last = campaign__now();
+  return rc;
+}
+
+int campaign_guided_end(Campaign *k, int ex, CampaignResult *res, AfErr *err) {
+  memset(res, 0, sizeof *res);
+  int failed = campaign__loop_end(k, k->gslots, 0, ex != 0) != 0;
+  failed = campaign__finish_here(k, k->gslots, res, failed);
+  af_free(k->gslots);
+  k->gslots = NULL;
+  return campaign__fill_result(k, res, 1, failed, err);
 }
 
 /* The case of input d[0..n): 0 and *c, or -1 (JSON that is not a valid case: *c empty). */
@@ -256,79 +305,4 @@ void campaign_fuzz_report(AfBuf *b) {
       sep = ", ";
     }
   af_buf_printf(b, "; %ld case splice(s)\n", F.spliced);
-}
-
-static int by_name(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The files of directory dir, sorted (af_free each and the array); how many, or -1. */
-static int list_dir(const char *dir, char ***out) {
-  *out = NULL;
-  DIR *d = opendir(dir);
-  if (d == NULL)
-    return -1;
-  int n = 0, cap = 0;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    if (e->d_name[0] == '.' || af_grow((void **)out, &cap, n + 1, sizeof **out))
-      continue;
-    char p[4200];
-    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-    struct stat st;
-    if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && ((*out)[n] = af_strdup(p)) != NULL)
-      n++;
-  }
-  closedir(d);
-  if (n > 1)
-    qsort(*out, (size_t)n, sizeof **out, by_name);
-  return n;
-}
-
-/* One corpus input through the campaign: 0, 1 skipped (not a valid case), -1 an error. */
-static int replay_one(Campaign *k, Slot *slots, const char *path, long max_cases) {
-  char *data = NULL;
-  size_t n = 0;
-  AfErr err = {0};
-  if (af_read_file(path, &data, &n, &err) != 0) {
-    campaign__problem(k, "%s", err.msg);
-    return 1;
-  }
-  GenCase c;
-  int json = n > 0 && data[0] == '{', rc = 0;
-  if (json && (gen_case_from_json(&c, data, &err) != 0 || gen_validate(&c, &err) != 0)) {
-    campaign__problem(k, "%s: not a valid case: %s", path, err.msg);
-    rc = 1;
-  } else {
-    k->given = json ? &c : NULL;
-    k->given_in = json ? NULL : (const uint8_t *)data;
-    k->given_n = json ? 0 : n;
-    rc = campaign__loop_step(k, slots, 0, 1, max_cases, 1);
-    k->given = NULL;
-    k->given_in = NULL;
-  }
-  if (json)
-    gen_case_free(&c);
-  af_free(data);
-  return rc;
-}
-
-int campaign__replay_seeds(Campaign *k, Slot *slots, long max_cases) {
-  int ex = 0;
-  for (int d = 0; d < k->c.nseed_dirs && d < 8 && ex == 0; d++) {
-    char **files;
-    int n = list_dir(k->c.seed_dirs[d], &files);
-    if (n < 0) {
-      campaign__problem(k, "cannot read the corpus directory %s: %s", k->c.seed_dirs[d],
-                        strerror(errno));
-      return -1;
-    }
-    for (int i = 0; i < n; i++) {
-      if (ex == 0 && !campaign__loop_done(k, max_cases))
-        ex = replay_one(k, slots, files[i], max_cases) < 0 ? -1 : 0;
-      af_free(files[i]);
-    }
-    af_free(files);
-  }
-  return ex;
 }

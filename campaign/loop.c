@@ -7,7 +7,11 @@
 #include "campaign_int.h"
 #include "../base/proc.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The cases of one batch, for configuration conf: n cases from the worker's next seeds, made
  * without what steering avoids there (steer.c), validated, with their expected observations.
@@ -324,4 +328,79 @@ int campaign__config_counts(Campaign *k, Store *db) {
     return -1;
   }
   return 0;
+}
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The files of directory dir, sorted (af_free each and the array); how many, or -1. */
+static int list_dir(const char *dir, char ***out) {
+  *out = NULL;
+  DIR *d = opendir(dir);
+  if (d == NULL)
+    return -1;
+  int n = 0, cap = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.' || af_grow((void **)out, &cap, n + 1, sizeof **out))
+      continue;
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    struct stat st;
+    if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && ((*out)[n] = af_strdup(p)) != NULL)
+      n++;
+  }
+  closedir(d);
+  if (n > 1)
+    qsort(*out, (size_t)n, sizeof **out, by_name);
+  return n;
+}
+
+/* One corpus input through the campaign: 0, 1 skipped (not a valid case), -1 an error. */
+static int replay_one(Campaign *k, Slot *slots, const char *path, long max_cases) {
+  char *data = NULL;
+  size_t n = 0;
+  AfErr err = {0};
+  if (af_read_file(path, &data, &n, &err) != 0) {
+    campaign__problem(k, "%s", err.msg);
+    return 1;
+  }
+  GenCase c;
+  int json = n > 0 && data[0] == '{', rc = 0;
+  if (json && (gen_case_from_json(&c, data, &err) != 0 || gen_validate(&c, &err) != 0)) {
+    campaign__problem(k, "%s: not a valid case: %s", path, err.msg);
+    rc = 1;
+  } else {
+    k->given = json ? &c : NULL;
+    k->given_in = json ? NULL : (const uint8_t *)data;
+    k->given_n = json ? 0 : n;
+    rc = campaign__loop_step(k, slots, 0, 1, max_cases, 1);
+    k->given = NULL;
+    k->given_in = NULL;
+  }
+  if (json)
+    gen_case_free(&c);
+  af_free(data);
+  return rc;
+}
+
+int campaign__replay_seeds(Campaign *k, Slot *slots, long max_cases) {
+  int ex = 0;
+  for (int d = 0; d < k->c.nseed_dirs && d < 8 && ex == 0; d++) {
+    char **files;
+    int n = list_dir(k->c.seed_dirs[d], &files);
+    if (n < 0) {
+      campaign__problem(k, "cannot read the corpus directory %s: %s", k->c.seed_dirs[d],
+                        strerror(errno));
+      return -1;
+    }
+    for (int i = 0; i < n; i++) {
+      if (ex == 0 && !campaign__loop_done(k, max_cases))
+        ex = replay_one(k, slots, files[i], max_cases) < 0 ? -1 : 0;
+      af_free(files[i]);
+    }
+    af_free(files);
+  }
+  return ex;
 }

@@ -479,6 +479,11 @@ int gen_avoid_count(const GenAvoid *a);
 void gen_avoid_text(const GenAvoid *a, int i, char *out, size_t n);
 /* Whether a avoids op o as it stands (its kind, form, dependencies, views). */
 int gen_avoid_op(const GenAvoid *a, const GenOp *o);
+/* Whether a avoids something case c has as it stands (a case not made by the generator under a:
+ * mutated, read): an op of a shape it avoids, or a construct it avoids (a dependency the case is
+ * valid without is an extra one; one on a token an earlier host wait of its context named is
+ * host-wait's). */
+int gen_avoid_case(const GenAvoid *a, const GenCase *c);
 /* Construct id's name (GEN_CONSTRUCT_MAP) and what it is, for --help. */
 const char *gen_construct_name(int id);
 const char *gen_construct_help(int id);

@@ -259,6 +259,18 @@ int mlir__find_runner(LowerSpec *s, AfErr *err) {
     return af_err_set(err, AF_EINVALID,
                       "libasyncfuzz_rt.so not found next to the asyncfuzz executable: set "
                       "ASYNCFUZZ_RT_LIB");
+  /* the tools' fork servers: libasyncfuzz_fs.so beside the runtime library, unless
+   * ASYNCFUZZ_FORKSERVER=0 (base/forkserver.c) */
+  const char *fs = getenv("ASYNCFUZZ_FORKSERVER");
+  if (af_proc_servers_lib()[0] == '\0' && !(fs && strcmp(fs, "0") == 0)) {
+    char dir[PATH_MAX], p[PATH_MAX + 32];
+    af_fmt(dir, sizeof dir, "%s", s->rtlib);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+      *slash = '\0';
+    af_fmt(p, sizeof p, "%s/libasyncfuzz_fs.so", slash ? dir : ".");
+    af_proc_servers(p);
+  }
   return 0;
 }
 

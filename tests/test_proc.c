@@ -76,8 +76,63 @@ static void test_tool(void) {
   CHECK(r.exited && r.code == 127);
 }
 
-int main(void) {
+/* A file's first line, as a number. */
+static long first_number(const char *path) {
+  FILE *f = fopen(path, "r");
+  long v = -1;
+  if (f) {
+    if (fscanf(f, "%ld", &v) != 1)
+      v = -1;
+    fclose(f);
+  }
+  return v;
+}
+
+/* The fork server (base/forkserver.c): a program named mlir-opt (here /bin/sh under that name)
+ * runs through one started copy: each run is a child of the same server, not of this process,
+ * with its own arguments, environment, files, status and time limit. */
+static void test_server(const char *lib) {
+  char dir[] = "/tmp/af_fs_XXXXXX", tool[64], out[96];
+  CHECK(mkdtemp(dir) != NULL);
+  snprintf(tool, sizeof tool, "%s/mlir-opt", dir);
+  snprintf(out, sizeof out, "%s/out", dir);
+  CHECK_EQ(symlink("/bin/sh", tool), 0);
+  af_proc_servers(lib);
+  CHECK_STR(af_proc_servers_lib(), lib);
+  char *ppid_argv[] = {tool, "-c", "echo $PPID", NULL};
+  ProcResult r;
+  AfErr err = {0};
+  long server = -1;
+  for (int i = 0; i < 3; i++) {
+    CHECK_EQ(af_proc_run(ppid_argv, NULL, NULL, out, NULL, 5, &r, &err), 0);
+    CHECK(r.exited && r.code == 0);
+    long p = first_number(out);
+    CHECK(p > 0 && p != (long)getpid()); /* a child of the server */
+    if (i == 0)
+      server = p;
+    CHECK_EQ(p, server); /* the same server every time */
+  }
+  char *env_argv[] = {tool, "-c", "echo $AF_X; exit 3", NULL}, *env[] = {"AF_X=41", NULL};
+  CHECK_EQ(af_proc_run(env_argv, env, NULL, out, NULL, 5, &r, &err), 0);
+  CHECK(r.exited && r.code == 3);
+  CHECK_EQ(first_number(out), 41);
+  char *sleep_argv[] = {tool, "-c", "sleep 5", NULL};
+  CHECK_EQ(af_proc_run(sleep_argv, NULL, NULL, NULL, NULL, 0.3, &r, &err), 0);
+  CHECK(r.timed_out && r.seconds < 4);
+  CHECK_EQ(af_proc_run(ppid_argv, NULL, NULL, out, NULL, 5, &r, &err), 0);
+  CHECK_EQ(first_number(out), server); /* the server outlived the run it killed */
+  af_proc_servers(NULL);
+  CHECK_EQ(af_proc_run(ppid_argv, NULL, NULL, out, NULL, 5, &r, &err), 0);
+  CHECK_EQ(first_number(out), (long)getpid()); /* off: a plain start */
+  unlink(out);
+  unlink(tool);
+  rmdir(dir);
+}
+
+int main(int argc, char **argv) {
   test_child();
   test_tool();
+  if (argc > 1)
+    test_server(argv[1]);
   return TEST_DONE("test_proc");
 }
