@@ -15,7 +15,7 @@
 
 /* Slots: 2^18, so that libFuzzer's feature of a slot (slot * 8 + its bucket) stays under its 2^21
  * features and no two slots alias there. */
-#define AF_FEAT_N (1u << 18)
+#define AF_FEAT_N (1u << 16)
 
 /* The kinds: X(ID, name, what). */
 #define AF_FEAT_MAP(X)                                                                             \

@@ -21,7 +21,7 @@ shift $(($# < 4 ? $# : 4))
 out=${GUIDED_OUT:-$(mktemp -d)}
 mkdir -p "$out"
 cores=$(nproc)
-pin() { if [ "$cores" -ge 2 ] && command -v taskset > /dev/null; then taskset -c "$1"; fi; }
+pin() { if [ "$cores" -ge 2 ] && command -v taskset > /dev/null; then echo "taskset -c $1"; fi; }
 echo "guided.sh: $secs s, seed $seed, --lowering $low $*; output in $out"
 $(pin 0) "$af" fuzz --seconds "$secs" --seed "$seed" --lowering "$low" --out "$out/guided" "$@" \
   > "$out/guided.log" 2>&1 &
@@ -52,14 +52,14 @@ while [ "$t" -le "$secs" ]; do
 done
 for m in guided unguided; do
   s="$out/$m/summary.json"
-  cases=$(grep -o '"cases": [0-9]*' "$s" | head -1 | sed 's/.*: //')
-  el=$(grep -o '"seconds": [0-9.]*' "$s" | head -1 | sed 's/.*: //')
+  cases=$(grep -o '"swarm": [a-z]*, "cases": [0-9]*' "$s" | head -1 | sed 's/.*: //')
+  el=$(grep -o '"executed_cases": [0-9]*, "seconds": [0-9.]*' "$s" | head -1 | sed 's/.*: //')
   ft=$(grep -o '"features": {[^}]*}' "$s" | sed 's/"features": //')
   sigs=$(grep -c '^  {"signature": ' "$s" || true)
-  echo "$m: $cases cases in $el s ($(awk -v c="$cases" -v e="$el" 'BEGIN { printf "%.1f", e > 0 ? c / e : 0 }') cases/s), $sigs findings"
+  echo "$m: $cases cases in $el s ($(awk -v c="$cases" -v e="$el" 'BEGIN { printf "%.1f", (e > 0 ? c / e : 0) }') cases/s), $sigs findings"
   echo "  features $ft"
   grep '^time:' -A2 "$out/$m.log" | sed 's/^/  /'
 done
 gf=$(tail -1 "$out/guided.points" | cut -d' ' -f2)
 uf=$(tail -1 "$out/unguided.points" | cut -d' ' -f2)
-echo "features guided/unguided: $(awk -v a="$gf" -v b="$uf" 'BEGIN { printf "%.2f", b > 0 ? a / b : 0 }')x"
+echo "features guided/unguided: $(awk -v a="$gf" -v b="$uf" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')x"

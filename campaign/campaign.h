@@ -234,13 +234,15 @@ int campaign_parse_until(const char *v, long *seconds);
 /* ---- guided generation (guided.c): asyncfuzz fuzz ---- */
 
 typedef struct CampaignFuzz {
-  const char *corpus;   /* the corpus directory (NULL: DIR/corpus), where new inputs go */
-  const char *seeds[8]; /* more corpus directories, read at the start */
+  const char *corpus;    /* the corpus directory (NULL: DIR/corpus), where new inputs go */
+  const char *seeds[16]; /* more corpus directories, read at the start */
   int nseeds;
-  const char *flags[8]; /* libFuzzer's own flags (-name=value), passed on */
+  const char *flags[16]; /* libFuzzer's own flags (-name=value), passed on */
   int nflags;
   int max_len;   /* the longest input, in bytes */
   int structure; /* share (%) of a byte input's mutations that are structure-aware */
+  int merge;     /* libFuzzer -merge=1: seeds' inputs that add features into corpus, then exit */
+  int child;     /* a process libFuzzer started for a merge (its flags and directories as given) */
   const char *argv0;
 } CampaignFuzz;
 
@@ -252,6 +254,13 @@ int campaign_fuzz_available(char *why, size_t n);
  * hook would take a normal exit for the callback's. */
 int campaign_fuzz_run(Campaign *k, const CampaignHooks *hooks, const CampaignFuzz *f,
                       CampaignResult *res, AfErr *err);
+/* A merge's child processes (libFuzzer starts `asyncfuzz --libfuzzer-child FLAGS... DIRS...`
+ * through a shell): the fuzz command saves its options (argv[0..argc)) in the environment
+ * (ASYNCFUZZ_FUZZ_ARGS), and the child's command line is made of them (*out, n returned; -1 out
+ * of memory), with no database, no reduction, no limit but libFuzzer's, its output in a
+ * temporary directory (removed at exit), libFuzzer's flags, and its directories as --seeds. */
+void campaign_fuzz_save_args(int argc, char *const *argv);
+int campaign_fuzz_child_args(int argc, char **argv, char ***out);
 /* What the guided run did: inputs refused, mutations by move, splices (a line). */
 void campaign_fuzz_report(AfBuf *b);
 

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #if ASYNCFUZZ_HAVE_LIBFUZZER
 int LLVMFuzzerRunDriver(int *argc, char ***argv, int (*cb)(const uint8_t *, size_t));
@@ -248,12 +249,21 @@ int campaign_fuzz_run(Campaign *k, const CampaignHooks *hooks, const CampaignFuz
                       strerror(errno));
   snprintf(art, sizeof art, "-artifact_prefix=%s/", c->out);
   snprintf(ml, sizeof ml, "-max_len=%d", f->max_len);
-  snprintf(sd, sizeof sd, "-seed=%u", (unsigned)(c->seed % 4294967291u) + 1u);
+  snprintf(sd, sizeof sd, "-seed=%u", /* (a shard of its own: asyncfuzz slurm) */
+           (unsigned)((c->seed + (uint64_t)(c->nshards > 1 ? c->shard : 0)) % 4294967291u) + 1u);
   /* libFuzzer: no handlers of its own for SIGINT/SIGTERM (ours stop the campaign), no
    * per-input timeout (a new finding's reduction takes seconds; the tools have theirs) */
-  char *args[64];
+  char *args[64], self[4096];
   int na = 0;
-  args[na++] = (char *)(f->argv0 ? f->argv0 : "asyncfuzz");
+  /* (a merge runs this program again through a shell, with these arguments: asyncfuzz
+   * --libfuzzer-child, which libFuzzer itself ignores, and the campaign's options from the
+   * environment: cli/campaign.c) */
+  ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+  self[sl > 0 ? sl : 0] = '\0';
+  args[na++] = sl > 0 ? self : (char *)(f->argv0 ? f->argv0 : "asyncfuzz");
+  args[na++] = "--libfuzzer-child";
+  if (f->merge && !f->child)
+    args[na++] = "-merge=1";
   args[na++] = "-handle_int=0";
   args[na++] = "-handle_term=0";
   args[na++] = "-timeout=0";
@@ -261,10 +271,11 @@ int campaign_fuzz_run(Campaign *k, const CampaignHooks *hooks, const CampaignFuz
   args[na++] = ml;
   args[na++] = sd;
   args[na++] = art;
-  for (int i = 0; i < f->nflags && i < 8; i++)
+  for (int i = 0; i < f->nflags && i < 16; i++)
     args[na++] = (char *)f->flags[i];
-  args[na++] = corpus;
-  for (int i = 0; i < f->nseeds && i < 8; i++)
+  if (!f->child)
+    args[na++] = corpus;
+  for (int i = 0; i < f->nseeds && i < 16; i++)
     args[na++] = (char *)f->seeds[i];
   args[na] = NULL;
   char **argv = args;
@@ -305,4 +316,51 @@ void campaign_fuzz_report(AfBuf *b) {
       sep = ", ";
     }
   af_buf_printf(b, "; %ld case splice(s)\n", F.spliced);
+}
+
+void campaign_fuzz_save_args(int argc, char *const *argv) {
+  AfBuf o;
+  af_buf_init(&o);
+  for (int i = 0; i < argc; i++)
+    af_buf_printf(&o, "%s%s", i ? "\x1f" : "", argv[i]);
+  setenv("ASYNCFUZZ_FUZZ_ARGS", o.p ? o.p : "", 1);
+  af_buf_free(&o);
+}
+
+static char g_child_dir[4096];
+static void child_cleanup(void) {
+  af_rm_tree(g_child_dir);
+}
+
+int campaign_fuzz_child_args(int argc, char **argv, char ***out) {
+  const char *env = getenv("ASYNCFUZZ_FUZZ_ARGS"), *tmp = getenv("TMPDIR");
+  char *own = af_strdup(env ? env : "");
+  snprintf(g_child_dir, sizeof g_child_dir, "%s/asyncfuzz-merge-XXXXXX",
+           tmp && *tmp ? tmp : "/tmp");
+  char **v = af_calloc((size_t)argc + 256, sizeof *v);
+  if (own == NULL || v == NULL || mkdtemp(g_child_dir) == NULL)
+    return -1;
+  atexit(child_cleanup); /* (libFuzzer ends the process with exit) */
+  int n = 0;
+  v[n++] = "fuzz";
+  for (char *p = own; *p && n < 200;) {
+    v[n++] = p;
+    char *sep = strchr(p, '\x1f');
+    if (sep == NULL)
+      break;
+    *sep = '\0';
+    p = sep + 1;
+  }
+  static char *tail[] = {"--no-db",    "--no-reduce", "--repro",           "1",    "--cases",
+                         "2000000000", "--quiet",     "--libfuzzer-child", "--out"};
+  for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++)
+    v[n++] = tail[i];
+  v[n++] = g_child_dir;
+  for (int i = 1; i < argc && n < argc + 250; i++) { /* libFuzzer's flags, its directories */
+    if (argv[i][0] != '-')
+      v[n++] = "--seeds";
+    v[n++] = argv[i];
+  }
+  *out = v;
+  return n;
 }

@@ -87,6 +87,12 @@ static const char campaign_help[] =
     "                  through, the link an edge lacked; the same ordering in another form,\n"
     "                  e.g. a gpu.wait async join; the case's config records it: asyncfuzz gen\n"
     "                  --help, --avoid)\n"
+    "  --wide-swarm    swarm knobs drawn around a wider base (up to twice the ops, buffers\n"
+    "                  and constructs' chances; nesting 4, 4 dependencies)\n"
+    "  --guided        libFuzzer draws the cases (asyncfuzz fuzz --help; under Slurm:\n"
+    "                  asyncfuzz slurm submit ... -- --guided, a corpus per shard)\n"
+    "  --features      count the semantic features the cases reach (summary.json)\n"
+    "  --seeds DIR     check the inputs of a corpus directory (asyncfuzz fuzz's) first\n"
     "  --explore PCT   share of cases made with nothing avoided, so a fixed bug is noticed\n"
     "                  (0..100, fractions allowed: default 2)\n"
     "Findings go to the database (asyncfuzz db --help); those marked known or wontfix are\n"
@@ -167,9 +173,12 @@ static const char fuzz_help[] =
     "                  campaign replays it with --seeds DIR\n"
     "  --seeds DIR     more inputs to start from (libFuzzer corpus directories)\n"
     "  --max-len N     the longest input in bytes (default 16384)\n"
-    "  --structure PCT share of a byte input's mutations that are structure-aware (default 50)\n"
-    "  -NAME=VALUE     a libFuzzer flag, passed on (e.g. -mutate_depth=2, -dict=FILE)\n"
-    "  --features      (campaign) count the same features in a plain campaign\n\n";
+    "  --structure PCT share of a byte input's mutations that are structure-aware (default: 50\n"
+    "                  with an mlir-opt lowering, 0 with the builtin alone, whose cases cost\n"
+    "                  less than a case's JSON does to read and write)\n"
+    "  --merge         merge the inputs of the --seeds directories that add features into\n"
+    "                  the corpus (libFuzzer -merge=1), and exit\n"
+    "  -NAME=VALUE     a libFuzzer flag, passed on (e.g. -mutate_depth=2, -dict=FILE)\n\n";
 
 static void campaign_help_print(FILE *f) {
   if (g_guided_help)
@@ -210,10 +219,13 @@ static int campaign_args(Args *a, int argc, char **argv) {
                          CLI_OPT_FN("--explore", c, opt_explore),
                          CLI_OPT_FLAG("--features", &c->features, 1),
                          CLI_OPT_FLAG("--guided", &c->guided, 1),
+                         CLI_OPT_FLAG("--wide-swarm", &c->swarm, 2),
                          CLI_OPT_STR("--corpus", &a->fz.corpus),
                          CLI_OPT_STRS("--seeds", &a->seeds),
                          CLI_OPT_INT("--max-len", &a->fz.max_len, 64, 1 << 20),
                          CLI_OPT_INT("--structure", &a->fz.structure, 0, 100),
+                         CLI_OPT_FLAG("--merge", &a->fz.merge, 1),
+                         CLI_OPT_FLAG("--libfuzzer-child", &a->fz.child, 1),
                          CLI_OPT_END};
   return cli_parse("campaign", argc, argv, opts, &c->opts, &c->cfg, NULL, 0, &npos,
                    campaign_help_print);
@@ -275,7 +287,7 @@ static void campaign_defaults(Args *a) {
   c->opts.stop_at_first = 1;
   c->stop = &g_stop;
   a->fz.max_len = 16384;
-  a->fz.structure = 50;
+  a->fz.structure = -1; /* (campaign_go: by the lowerings) */
 }
 
 /* The command, for `campaign` or (guided) `fuzz`: libFuzzer's flags (-name=value) in argv are
@@ -293,16 +305,24 @@ static int campaign_main(int argc, char **argv, int guided) {
   int nrest = 0;
   for (int i = 0; i < argc; i++) { /* (an option's value never looks like -name=value) */
     const char *x = argv[i];
-    if (guided && i > 0 && x[0] == '-' && x[1] != '-' && strchr(x, '=') && a.fz.nflags < 8)
+    if (guided && i > 0 && x[0] == '-' && x[1] != '-' && strchr(x, '=') && a.fz.nflags < 16)
       a.fz.flags[a.fz.nflags++] = x;
     else
       rest[nrest++] = argv[i];
   }
+  if (guided) /* (what a merge's child process reads) */
+    campaign_fuzz_save_args(nrest - 1, rest + 1);
   int ex = campaign_args(&a, nrest, rest);
   if (ex == 0 && !c->guided && a.seeds.n > 0 && c->jobs > 1) {
     fprintf(stderr, "asyncfuzz campaign: --seeds: with one process only (no --jobs)\n");
     ex = EXIT_USAGE;
   }
+  if (ex == 0 && a.fz.merge && !a.fz.child && (a.fz.corpus == NULL || a.seeds.n == 0)) {
+    fprintf(stderr, "asyncfuzz fuzz: --merge needs --corpus DIR (into) and --seeds DIR (from)\n");
+    ex = EXIT_USAGE;
+  }
+  if (a.fz.merge) /* (the merge records nothing: its processes only compare features) */
+    a.no_db = 1, c->reduce = 0;
   if (ex == 0 && c->guided && c->jobs > 1) {
     fprintf(stderr, "asyncfuzz fuzz: --jobs: one process per guided run (run several with their "
                     "own --out and one --corpus, or shards: asyncfuzz slurm)\n");
@@ -335,6 +355,14 @@ int cmd_fuzz(int argc, char **argv) {
   return campaign_main(argc, argv, 1);
 }
 
+/* asyncfuzz --libfuzzer-child FLAGS... DIRS...: a process libFuzzer started for a merge, run as
+ * campaign_fuzz_child_args says. */
+int cmd_fuzz_child(int argc, char **argv) {
+  char **v;
+  int n = campaign_fuzz_child_args(argc, argv, &v);
+  return n < 0 ? EXIT_INTERNAL : campaign_main(n, v, 1);
+}
+
 /* The campaign of a's configuration, opened, run and summed up. Returns the exit code. */
 static int campaign_go(Args *ap) {
   Args a = *ap;
@@ -362,6 +390,8 @@ static int campaign_go(Args *ap) {
   }
   for (int i = 0; i < c->nspecs; i++)
     a.any_mlir |= specs[i].kind == LOWER_MLIR_OPT;
+  if (a.fz.structure < 0)
+    a.fz.structure = a.any_mlir ? 50 : 0;
   if (notes[0])
     fprintf(stderr, "asyncfuzz campaign: matrix: %s\n", notes);
   char dbp[4096];

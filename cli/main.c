@@ -59,6 +59,7 @@ int main(int argc, char **argv) {
               {"check", cmd_check},
               {"campaign", cmd_campaign},
               {"fuzz", cmd_fuzz},
+              {"--libfuzzer-child", cmd_fuzz_child},
               {"check-trace", cmd_check_trace},
               {"reduce", cmd_reduce},
               {"db", cmd_db},

@@ -497,11 +497,16 @@ void gen_config_swarm(const GenConfig *base, uint64_t seed, GenConfig *out);
 int gen_generate(GenCase *c, uint64_t seed, const GenConfig *cfg, AfErr *err);
 /* The same, its choices from rng (its seed: what the case records). */
 int gen_generate_rng(GenCase *c, uint64_t seed, AfRng *rng, const GenConfig *cfg, AfErr *err);
+/* A wider base for swarm testing (--wide-swarm): up to twice the ops, buffers and the chances
+ * of regions, captures, streams, blocks, views, typed buffers and extra waits; nesting up to 4,
+ * dependencies up to GEN_MAX_DEPS. */
+void gen_config_widen(const GenConfig *base, GenConfig *out);
 /* gen_config_swarm with the choices from rng. */
 void gen_config_swarm_rng(const GenConfig *base, AfRng *rng, GenConfig *out);
 /* A valid case whose choices are the bytes data[0..n) (a fuzzer's input: af_rng_bytes), the
  * first ones choosing the swarm knobs around base when swarm is set: every byte string makes a
- * valid case, and the same bytes the same case. Its seed is the bytes' hash (af_hash_bytes);
+ * valid case, and the same bytes the same case (swarm 2: around gen_config_widen's base). Its
+ * seed is the bytes' hash (af_hash_bytes);
  * its seed and knobs alone do not make it again: its JSON does. */
 int gen_generate_bytes(GenCase *c, const uint8_t *data, size_t n, const GenConfig *base, int swarm,
                        AfErr *err);

@@ -61,6 +61,19 @@ void gen_config_args(const GenConfig *c, char *out, size_t n) {
   }
 }
 
+void gen_config_widen(const GenConfig *base, GenConfig *out) {
+  *out = *base;
+  out->ops = base->ops * 2 < 256 ? base->ops * 2 : base->ops > 256 ? base->ops : 256;
+  out->max_nesting = base->max_nesting < 4 ? 4 : base->max_nesting;
+  out->max_deps = GEN_MAX_DEPS;
+  out->buffers = base->buffers * 2 < 200 ? base->buffers * 2 : 200;
+  out->host_bufs = base->host_bufs * 2 < 32 ? base->host_bufs * 2 : 32;
+  int *pct[] = {&out->region_pct, &out->capture_pct, &out->stream_pct,    &out->block_pct,
+                &out->view_pct,   &out->typed_pct,   &out->extra_wait_pct};
+  for (size_t i = 0; i < sizeof pct / sizeof pct[0]; i++)
+    *pct[i] = *pct[i] * 2 < 100 ? *pct[i] * 2 : 100;
+}
+
 /* Swarm testing: each case gets its own knobs, drawn from seed around the base config, so
  * a campaign also explores cases that leave whole op kinds or features out (a feature that
  * trips the lowering on most cases would otherwise hide everything behind it). */

@@ -27,7 +27,7 @@ if ! "$af" fuzz --cases 1 --out "$t/probe" --no-db --quiet >/dev/null 2>"$t/prob
 fi
 
 # the correct lowering: no finding, a corpus, features
-"$af" fuzz --cases 2000 --seed 7 --out "$t/ok" --quiet >"$t/ok.log" 2>&1
+"$af" fuzz --cases 2000 --seed 7 --structure 30 --out "$t/ok" --quiet >"$t/ok.log" 2>&1
 rc=$?
 [ $rc = 0 ] || bad "correct lowering under fuzz: exit $rc (want 0): $(grep -v '^#' "$t/ok.log" | tail -5)"
 [ "$(num "$t/ok/summary.json" failures)" = 0 ] || bad "correct lowering: failures in summary.json"
@@ -54,6 +54,20 @@ grep -q "structure-aware mutation" "$t/ok.log" || bad "no mutation report"
 got=$(num "$t/replay/summary.json" total)
 [ "${got:-0}" -ge $((feat * 99 / 100)) ] || bad "replay reached ${got:-no} features, the run $feat"
 [ "${got:-0}" -le "$feat" ] || bad "replay reached ${got:-no} features, more than the run's $feat"
+
+# the corpus merged into an empty one (libFuzzer -merge=1, its child processes asyncfuzz
+# --libfuzzer-child): fewer entries, the same features
+mkdir -p "$t/merged" "$t/tmp"
+TMPDIR=$t/tmp "$af" fuzz --merge --corpus "$t/merged" --seeds "$t/ok/corpus" --structure 30 --out "$t/m" \
+  >"$t/merge.log" 2>&1 || bad "merge: $(tail -3 "$t/merge.log")"
+m=$(ls "$t/merged" | wc -l)
+[ "$m" -gt 0 ] && [ "$m" -le "$n" ] || bad "merge kept $m of $n entries"
+grep -q "MERGE-OUTER: $m new files" "$t/merge.log" || bad "merge: libFuzzer's count is not $m"
+"$af" campaign --features --seeds "$t/merged" --cases "$m" --seed 7 --out "$t/replay2" \
+  --quiet >/dev/null 2>&1 || bad "replaying the merged corpus"
+got2=$(num "$t/replay2/summary.json" total)
+[ "${got2:-0}" -ge $((feat * 98 / 100)) ] || bad "merged corpus reached ${got2:-no} features, the run $feat"
+[ -z "$(ls "$t/tmp")" ] || bad "merge left its children's directories: $(ls "$t/tmp")"
 
 # a fault: found and recorded as by a campaign
 "$af" fuzz --cases 1500 --seed 7 --lowering builtin:fault=drop_host_wait --out "$t/f" \
