@@ -60,7 +60,11 @@ int campaign__write_info(Campaign *k, const Sig *s) {
             "--sched-seed %llu --trace -%s\n",
             k->c.out, s->f.dir, spec->arg, asyncfuzz_rt_policy_name(s->f.smallest_sched.policy),
             (unsigned long long)s->f.smallest_sched.seed, ba);
-  fprintf(f, "regenerate: asyncfuzz gen --seed %llu %s\n", (unsigned long long)s->smallest_seed,
-          knobs);
+  if (k->c.guided) /* (its seed is the hash of a fuzzer's input, which no seed makes again) */
+    fprintf(f, "regenerate: a guided case (asyncfuzz fuzz): smallest.json and first.json are the "
+               "cases themselves\n");
+  else
+    fprintf(f, "regenerate: asyncfuzz gen --seed %llu %s\n", (unsigned long long)s->smallest_seed,
+            knobs);
   return campaign__commit_file(f, tmp, path);
 }

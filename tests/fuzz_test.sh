@@ -79,6 +79,10 @@ grep -q '"signature": "builtin:fault=drop_host_wait|' "$t/f/summary.json" ||
 "$af" db list --db "$t/f/results.db" 2>/dev/null | grep -q "drop_host_wait" ||
   bad "fault: not in the database"
 ls "$t/f/failures"/*/first.json >/dev/null 2>&1 || bad "fault: no failures/*/first.json"
+grep -q "^regenerate: a guided case" "$t"/f/failures/*/info.txt || bad "fault: info.txt offers a seed that does not make the case"
+replay=$(sed -n 's/^replay: asyncfuzz //p' "$t"/f/failures/*/info.txt | head -1)
+"$af" $replay >/dev/null 2>&1
+[ $? = 1 ] || bad "fault: the replay command does not fail: $replay"
 
 # a plain campaign counts the same features
 "$af" campaign --features --cases 300 --seed 7 --out "$t/plain" --quiet >/dev/null 2>&1 ||
