@@ -15,7 +15,8 @@
 #include <unistd.h>
 
 static volatile sig_atomic_t g_stop;
-static int g_guided_help; /* --help of asyncfuzz fuzz */
+static int g_guided_help;                         /* --help of asyncfuzz fuzz */
+#define CMD (g_guided_help ? "fuzz" : "campaign") /* the command, in messages */
 
 static void on_signal(int sig) {
   (void)sig;
@@ -118,7 +119,7 @@ static int opt_matrix(void *dst, const char *val) {
   Args *a = dst;
   AfErr err = {0};
   if (mlir_matrix_axis(&a->axes, val, &err)) {
-    fprintf(stderr, "asyncfuzz campaign: %s\n", err.msg);
+    fprintf(stderr, "asyncfuzz %s: %s\n", CMD, err.msg);
     return EXIT_USAGE;
   }
   a->any_axis = 1;
@@ -227,8 +228,8 @@ static int campaign_args(Args *a, int argc, char **argv) {
                          CLI_OPT_FLAG("--merge", &a->fz.merge, 1),
                          CLI_OPT_FLAG("--libfuzzer-child", &a->fz.child, 1),
                          CLI_OPT_END};
-  return cli_parse("campaign", argc, argv, opts, &c->opts, &c->cfg, NULL, 0, &npos,
-                   campaign_help_print);
+  return cli_parse(g_guided_help ? "fuzz" : "campaign", argc, argv, opts, &c->opts, &c->cfg, NULL,
+                   0, &npos, campaign_help_print);
 }
 
 static int campaign_go(Args *ap);
@@ -370,7 +371,7 @@ static int campaign_go(Args *ap) {
   int ex;
   CheckOpts *o = &c->opts;
   char device[400];
-  ex = cli_backend_start("campaign", o, device, sizeof device);
+  ex = cli_backend_start(CMD, o, device, sizeof device);
   if (ex)
     return ex;
   c->device = device;
@@ -385,7 +386,7 @@ static int campaign_go(Args *ap) {
   ax.runs = asyncfuzz_rt_backend_info(c->opts.backend)->targets;
   if (campaign_lowerings(a.low.v, a.low.n, a.pipeline, &ax, a.any_axis, c, specs, &matrix, notes,
                          sizeof notes, &lerr)) {
-    fprintf(stderr, "asyncfuzz campaign: %s\n", lerr.msg);
+    fprintf(stderr, "asyncfuzz %s: %s\n", CMD, lerr.msg);
     return EXIT_USAGE;
   }
   for (int i = 0; i < c->nspecs; i++)
@@ -393,7 +394,7 @@ static int campaign_go(Args *ap) {
   if (a.fz.structure < 0)
     a.fz.structure = a.any_mlir ? 50 : 0;
   if (notes[0])
-    fprintf(stderr, "asyncfuzz campaign: matrix: %s\n", notes);
+    fprintf(stderr, "asyncfuzz %s: matrix: %s\n", CMD, notes);
   char dbp[4096];
   snprintf(dbp, sizeof dbp, "%s", a.db_path ? a.db_path : "");
   if (a.no_avoid)
@@ -411,7 +412,7 @@ static int campaign_go(Args *ap) {
       c->seed_dirs[c->nseed_dirs++] = a.seeds.v[i];
   int rc = campaign_open(c, a.resume, &k, &seed, &err);
   if (rc) {
-    fprintf(stderr, "asyncfuzz campaign: %s\n", err.msg);
+    fprintf(stderr, "asyncfuzz %s: %s\n", CMD, err.msg);
     af_free(matrix);
     return rc == AF_EUSAGE ? EXIT_USAGE : rc == AF_EPARSE ? EXIT_INPUT : EXIT_INTERNAL;
   }
@@ -430,7 +431,7 @@ static int campaign_go(Args *ap) {
   char avoiding[2048];
   campaign_avoiding(k, avoiding, sizeof avoiding);
   if (avoiding[0])
-    fprintf(stderr, "asyncfuzz campaign: steering away from: %s\n", avoiding);
+    fprintf(stderr, "asyncfuzz %s: steering away from: %s\n", CMD, avoiding);
   catch_signals();
   CampaignHooks hooks = {on_progress, on_problem, &a, isatty(2) ? 1.0 : 5.0};
   CampaignResult r;
