@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -112,9 +113,8 @@ static int serve(int rfd, int wfd, char **envp) {
     int32_t p = (int32_t)pid, status = 127 << 8;
     if (write_all(wfd, &p, sizeof p) != 0)
       _exit(1);
-    if (pid > 0)
-      while (waitpid(pid, &status, 0) < 0) {
-      }
+    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
     int32_t st = status;
     if (write_all(wfd, &st, sizeof st) != 0)
       _exit(1);
