@@ -311,9 +311,9 @@ static int campaign_main(int argc, char **argv, int guided) {
     else
       rest[nrest++] = argv[i];
   }
-  if (guided) /* (what a merge's child process reads) */
-    campaign_fuzz_save_args(nrest - 1, rest + 1);
   int ex = campaign_args(&a, nrest, rest);
+  if (ex == 0 && c->guided) /* (what a merge's child process reads) */
+    campaign_fuzz_save_args(nrest - 1, rest + 1);
   if (ex == 0 && !c->guided && (a.seeds.n > 0 || c->features) && c->jobs > 1) {
     fprintf(stderr, "asyncfuzz campaign: --seeds, --features: with one process only (no --jobs)\n");
     ex = EXIT_USAGE;

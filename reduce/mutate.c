@@ -326,6 +326,7 @@ static int avoided(const GenAvoid *a, const GenCase *c) {
 }
 
 int reduce_mutate(const GenCase *in, AfRng *r, const GenAvoid *avoid, GenCase *out, int *move) {
+  uint64_t was = gen_case_hash(in);
   for (int tries = 0; tries < 32; tries++) {
     int m = (int)af_rng_below(r, MUT__COUNT);
     if (avoid && (mut_constructs[m] & avoid->constructs))
@@ -335,7 +336,7 @@ int reduce_mutate(const GenCase *in, AfRng *r, const GenAvoid *avoid, GenCase *o
     int rc = apply(out, m, r);
     AfErr err = {0};
     if (rc == 0 && gen_case_finish(out, &err) == 0 && gen_validate(out, &err) == 0 &&
-        gen_case_hash(out) != gen_case_hash(in) && !avoided(avoid, out)) {
+        gen_case_hash(out) != was && !avoided(avoid, out)) {
       if (move)
         *move = m;
       return 0;
