@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double mono(void) {
+double af_mono(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
@@ -70,10 +70,10 @@ int af_child_start(AfChild *c, void (*fn)(void *arg, int in, int out), void *arg
 
 int af_child_read(AfChild *c, void *p, size_t n, double timeout_s) {
   char *at = p;
-  double t0 = mono();
+  double t0 = af_mono();
   while (n > 0) {
     if (timeout_s >= 0) {
-      double left = timeout_s - (mono() - t0);
+      double left = timeout_s - (af_mono() - t0);
       if (left <= 0)
         return -2;
       struct pollfd pf = {.fd = c->from, .events = POLLIN};
@@ -116,7 +116,7 @@ int af_child_write(AfChild *c, const void *p, size_t n) {
 }
 
 int af_child_wait(AfChild *c, double timeout_s, int *status) {
-  double t0 = mono();
+  double t0 = af_mono();
   long nap_us = 200;
   *status = 0;
   for (;;) {
@@ -125,7 +125,7 @@ int af_child_wait(AfChild *c, double timeout_s, int *status) {
       return 0;
     if (w < 0 && errno != EINTR)
       return -1;
-    if (timeout_s > 0 && mono() - t0 > timeout_s) {
+    if (timeout_s > 0 && af_mono() - t0 > timeout_s) {
       kill(-c->pid, SIGKILL); /* its process group, when it made one */
       kill(c->pid, SIGKILL);
       while (waitpid(c->pid, status, 0) < 0 && errno == EINTR)

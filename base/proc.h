@@ -74,6 +74,9 @@ void af_child_end(AfChild *c, int sig, int *status);
 void af_child_how(int status, int hung, double timeout_s, char *word, size_t wn, char *why,
                   size_t n);
 
+/* CLOCK_MONOTONIC seconds (the watchdogs' clock). */
+double af_mono(void);
+
 /* Finds an executable: a name with a slash is taken as it is; otherwise each PATH directory.
  * Returns 1 and fills out, or 0. */
 int af_find_exe(const char *name, char *out, size_t n);

@@ -13,14 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-
-static double mono(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int redirect(const char *path, int fd, int flags) {
   int f = open(path ? path : "/dev/null", flags, 0644);
@@ -80,7 +73,7 @@ static int tool_kind(const char *argv0) {
 int af_proc_run(char *const argv[], char *const env[], const char *in_path, const char *out_path,
                 const char *err_path, double timeout_s, ProcResult *r, AfErr *err) {
   memset(r, 0, sizeof *r);
-  double t0 = mono();
+  double t0 = af_mono();
   int status = 0, w = 0;
   if (tool_kind(argv[0]) == AF_TOOL_OTHER ||
       af__server_run(argv, env, in_path, out_path, err_path, timeout_s, &status, &w) != 0) {
@@ -97,7 +90,7 @@ int af_proc_run(char *const argv[], char *const env[], const char *in_path, cons
       kill(-c.pid, SIGKILL); /* anything the tool left running in its group */
   }
   r->timed_out = w;
-  r->seconds = mono() - t0;
+  r->seconds = af_mono() - t0;
   tool_seconds[tool_kind(argv[0])] += r->seconds;
   if (r->timed_out) {
     /* a kill by the watchdog is a timeout, not a crash */

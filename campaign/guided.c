@@ -109,14 +109,12 @@ int campaign_guided_end(Campaign *k, int ex, CampaignResult *res, AfErr *err) {
   return campaign__fill_result(k, res, 1, failed, err);
 }
 
-/* The case of input d[0..n): 0 and *c, or -1 (JSON that is not a valid case: *c empty). */
-static int case_of(const uint8_t *d, size_t n, GenCase *c) {
+/* The case of input d[0..n), bytes made into one with knobs cfg: 0 and *c, or -1 (JSON that is
+ * not a valid case: *c empty). */
+static int case_of(const uint8_t *d, size_t n, const GenConfig *cfg, GenCase *c) {
   AfErr err = {0};
-  if (n == 0 || d[0] != '{') {
-    GenConfig cfg;
-    campaign_guided_knobs(F.k, &cfg);
-    return gen_generate_bytes(c, d, n, &cfg, F.swarm, &err) == 0 ? 0 : -1;
-  }
+  if (n == 0 || d[0] != '{')
+    return gen_generate_bytes(c, d, n, cfg, F.swarm, &err) == 0 ? 0 : -1;
   char *text = af_malloc(n + 1);
   if (text == NULL) {
     gen_case_init(c);
@@ -152,7 +150,7 @@ static int one_input(const uint8_t *d, size_t n) {
   int rc;
   if (n > 0 && d[0] == '{') { /* a case */
     GenCase c;
-    if (case_of(d, n, &c) != 0 || campaign_guided_avoided(F.k, &c)) {
+    if (case_of(d, n, NULL, &c) != 0 || campaign_guided_avoided(F.k, &c)) {
       gen_case_free(&c);
       F.rejected++;
       return -1; /* (not added to the corpus) */
@@ -181,7 +179,7 @@ size_t LLVMFuzzerCustomMutator(uint8_t *d, size_t n, size_t max, unsigned int se
   int move = -1;
   GenConfig cfg;
   campaign_guided_knobs(F.k, &cfg);
-  if (case_of(d, n, &c) == 0 && reduce_mutate(&c, &r, &cfg.avoid, &m, &move) == 0) {
+  if (case_of(d, n, &cfg, &c) == 0 && reduce_mutate(&c, &r, &cfg.avoid, &m, &move) == 0) {
     len = put_case(&m, d, max);
     gen_case_free(&m);
     if (len && move >= 0 && move < 32)
@@ -207,8 +205,10 @@ size_t LLVMFuzzerCustomCrossOver(const uint8_t *d1, size_t n1, const uint8_t *d2
   }
   GenCase a, b, s;
   size_t len = 0;
-  int ok = case_of(d1, n1, &a) == 0;
-  if (case_of(d2, n2, &b) == 0 && ok && reduce_splice(&a, &b, &s) == 0) {
+  GenConfig cfg;
+  campaign_guided_knobs(F.k, &cfg);
+  int ok = case_of(d1, n1, &cfg, &a) == 0;
+  if (case_of(d2, n2, &cfg, &b) == 0 && ok && reduce_splice(&a, &b, &s) == 0) {
     len = put_case(&s, out, max);
     gen_case_free(&s);
     F.spliced += len > 0;
@@ -218,19 +218,6 @@ size_t LLVMFuzzerCustomCrossOver(const uint8_t *d1, size_t n1, const uint8_t *d2
   return len;
 }
 #endif
-
-/* mkdir -p of a directory the corpus goes to. */
-static int make_dir(const char *path) {
-  char p[4096];
-  snprintf(p, sizeof p, "%s", path);
-  for (char *s = p + 1; *s; s++)
-    if (*s == '/') {
-      *s = '\0';
-      mkdir(p, 0777);
-      *s = '/';
-    }
-  return mkdir(p, 0777) == 0 || errno == EEXIST ? 0 : -1;
-}
 
 int campaign_fuzz_run(Campaign *k, const CampaignHooks *hooks, const CampaignFuzz *f,
                       CampaignResult *res, AfErr *err) {
@@ -244,7 +231,7 @@ int campaign_fuzz_run(Campaign *k, const CampaignHooks *hooks, const CampaignFuz
     snprintf(corpus, sizeof corpus, "%s", f->corpus);
   else
     snprintf(corpus, sizeof corpus, "%s/corpus", c->out);
-  if (make_dir(corpus) != 0)
+  if (campaign__mkdir_p(corpus) != 0)
     return af_err_set(err, AF_EIO, "cannot create the corpus directory %s: %s", corpus,
                       strerror(errno));
   snprintf(art, sizeof art, "-artifact_prefix=%s/", c->out);
