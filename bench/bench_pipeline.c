@@ -31,6 +31,8 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* Runs cases for `secs` seconds; returns cases/s, and the mean op count in *mean_ops. */
+static long fixed_cases; /* > 0: run exactly this many cases (--cases), whatever the seconds */
+
 static double run(int ops, int checker, int constructs, double secs, uint64_t *seed,
                   double *mean_ops) {
   GenConfig cfg;
@@ -51,7 +53,7 @@ static double run(int ops, int checker, int constructs, double secs, uint64_t *s
   long n = 0, total_ops = 0;
   double t0 = now_s(), t;
   do {
-    for (int k = 0; k < 16; k++) {
+    for (int k = 0; k < 16 && (fixed_cases <= 0 || n < fixed_cases); k++) {
       GenCase c;
       uint64_t s0 = (*seed)++;
       if (gen_generate(&c, s0, &cfg, &err) || gen_validate(&c, &err)) {
@@ -72,7 +74,7 @@ static double run(int ops, int checker, int constructs, double secs, uint64_t *s
       n++;
     }
     t = now_s();
-  } while (t - t0 < secs);
+  } while (fixed_cases > 0 ? n < fixed_cases : t - t0 < secs);
   *mean_ops = (double)total_ops / (double)n;
   return (double)n / (t - t0);
 }
@@ -86,8 +88,21 @@ int main(int argc, char **argv) {
           "simulate\n"
           "under lazy, random and pct, judge), with the happens-before checker and without, and "
           "with the\n"
-          "newer constructs of the case language off and on: medians of 7 alternating runs.\n"))
+          "newer constructs of the case language off and on: medians of 7 alternating runs.\n"
+          "   or: bench_pipeline --cases N OPS CHECKER(0|1)\n"
+          "Runs exactly N cases of OPS ops (seeds 1..N), once: for counting instructions under\n"
+          "valgrind (bench/pipeline_ir.sh), which wall-clock noise does not touch.\n"))
     return 0;
+  if (argc == 5 && strcmp(argv[1], "--cases") == 0) {
+    fixed_cases = atol(argv[2]);
+    uint64_t s0 = 1;
+    double mean_ops = 0;
+    double rate = run(atoi(argv[3]), atoi(argv[4]), 1, 0, &s0, &mean_ops);
+    printf("cases=%ld ops=%s checker=%s mean_case_ops=%.2f cases_per_s=%.0f\n", fixed_cases,
+           argv[3], argv[4], mean_ops, rate);
+    asyncfuzz_rt_shutdown();
+    return 0;
+  }
   double secs = argc > 1 ? atof(argv[1]) : 0.5;
   const char *sizes = argc > 2 ? argv[2] : "16,32,64,256";
   char buf[256];

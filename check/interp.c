@@ -31,6 +31,10 @@ typedef struct I {
   void ***values; /* [region][vidx * maxc + consumer] */
   int maxc;
   int spawned;
+  /* the runnable tasks in index order (run[0..nrun), and isrun[t]), computed again only after a
+   * task changed state (dirty): picking is then linear in the runnable tasks, not in all */
+  int *run, nrun, dirty;
+  uint8_t *isrun;
 } I;
 
 static int inputs_ready(const I *in, int r) {
@@ -50,32 +54,39 @@ static int runnable(const I *in, int t) {
   return 0;
 }
 
+static void set_state(I *in, Task *k, int state) {
+  k->state = state;
+  in->dirty = 1;
+}
+
 static int pick_task(I *in, int current) {
-  int n = in->p->nfuncs;
-  int best = -1, count = 0;
+  if (in->dirty) {
+    in->nrun = 0;
+    for (int t = 0; t < in->p->nfuncs; t++) {
+      in->isrun[t] = (uint8_t)runnable(in, t);
+      if (in->isrun[t])
+        in->run[in->nrun++] = t;
+    }
+    in->dirty = 0;
+  }
+  int best = -1;
   switch (in->cfg->policy) {
   case RT_EAGER: /* the most recently spawned runnable task */
-    for (int t = 0; t < n; t++)
-      if (runnable(in, t) && (best < 0 || in->tasks[t].order > in->tasks[best].order))
-        best = t;
+    for (int i = 0; i < in->nrun; i++)
+      if (best < 0 || in->tasks[in->run[i]].order > in->tasks[best].order)
+        best = in->run[i];
     return best;
   case RT_LAZY: /* keep running the current task; else the oldest */
-    if (current >= 0 && runnable(in, current))
+    if (current >= 0 && in->isrun[current])
       return current;
-    for (int t = 0; t < n; t++)
-      if (runnable(in, t) && (best < 0 || in->tasks[t].order < in->tasks[best].order))
-        best = t;
+    for (int i = 0; i < in->nrun; i++)
+      if (best < 0 || in->tasks[in->run[i]].order < in->tasks[best].order)
+        best = in->run[i];
     return best;
   default:
-    for (int t = 0; t < n; t++)
-      count += runnable(in, t);
-    if (count == 0)
+    if (in->nrun == 0)
       return -1;
-    count = (int)af_rng_below(&in->rng, (uint32_t)count);
-    for (int t = 0; t < n; t++)
-      if (runnable(in, t) && count-- == 0)
-        return t;
-    return -1;
+    return in->run[af_rng_below(&in->rng, (uint32_t)in->nrun)];
   }
 }
 
@@ -229,13 +240,13 @@ static int exec(I *in, int t) {
   }
   if (k->state == T_BLOCKED) {
     asyncfuzz_rt_set_op(f->instrs[k->pc].op);
-    k->state = T_READY; /* the awaited region is done */
+    set_state(in, k, T_READY); /* the awaited region is done */
     asyncfuzz_rt_note(RT_NOTE_AWAIT, k->await_region, -1);
     k->pc++;
     return 0;
   }
   if (k->pc >= f->ninstrs) {
-    k->state = T_DONE;
+    set_state(in, k, T_DONE);
     return 0;
   }
   const LowerInstr *ins = &f->instrs[k->pc];
@@ -244,14 +255,14 @@ static int exec(I *in, int t) {
   if (exec_handles(in, ins, S) || exec_memory(in, ins, S)) {
     k->pc++;
     if (k->pc >= f->ninstrs && t == 0)
-      k->state = T_DONE;
+      set_state(in, k, T_DONE);
     return 0;
   }
 #define SLOT(x) ((x) >= 0 ? S[(x)] : NULL)
   switch (ins->opc) {
   case LOWER_SPAWN:
     asyncfuzz_rt_note(RT_NOTE_SPAWN, ins->region, -1);
-    in->tasks[ins->region].state = T_READY;
+    set_state(in, &in->tasks[ins->region], T_READY);
     in->tasks[ins->region].order = ++in->spawned;
     break;
   case LOWER_YIELD:
@@ -260,11 +271,11 @@ static int exec(I *in, int t) {
   case LOWER_DONE:
     asyncfuzz_rt_note(RT_NOTE_YIELD, t, -1);
     k->pc = f->ninstrs;
-    k->state = T_DONE;
+    set_state(in, k, T_DONE);
     return 0;
   case LOWER_AWAIT:
     if (in->tasks[ins->region].state != T_DONE) {
-      k->state = T_BLOCKED;
+      set_state(in, k, T_BLOCKED);
       k->await_region = ins->region;
       return 1;
     }
@@ -281,7 +292,7 @@ static int exec(I *in, int t) {
 #undef SLOT
   k->pc++;
   if (k->pc >= f->ninstrs && t == 0)
-    k->state = T_DONE;
+    set_state(in, k, T_DONE);
   return 0;
 }
 
@@ -300,9 +311,12 @@ int check_run_program(const LowerProgram *p, const RtConfig *cfg, AfErr *err) {
       if (p->regions[r].nconsumers[v] > in.maxc)
         in.maxc = p->regions[r].nconsumers[v];
   in.tasks = af_calloc((size_t)p->nfuncs, sizeof(Task));
+  in.run = af_calloc((size_t)p->nfuncs + 1, sizeof(int));
+  in.isrun = af_calloc((size_t)p->nfuncs + 1, 1);
+  in.dirty = 1;
   in.bufs = af_calloc((size_t)p->nbufs + 1, sizeof(void *));
   in.values = af_calloc((size_t)p->nfuncs, sizeof(void **));
-  if (!in.tasks || !in.bufs || !in.values) {
+  if (!in.tasks || !in.run || !in.isrun || !in.bufs || !in.values) {
     rc = af_err_set(err, AF_ENOMEM, "out of memory running the program");
     goto out;
   }
@@ -360,6 +374,8 @@ out:
       af_free(in.values[t]);
   af_free(in.values);
   af_free(in.tasks);
+  af_free(in.run);
+  af_free(in.isrun);
   af_free(in.bufs);
   return rc;
 }

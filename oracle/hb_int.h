@@ -72,22 +72,19 @@ static inline uint32_t *hb__row(H *h, int agent) {
   return h->vc + (size_t)agent * (size_t)h->A;
 }
 
-/* dst = max(dst, src), element-wise; written as an unconditional max so it vectorizes. */
+/* dst[0..n) = max(dst, src) element-wise; the second form says whether dst changed.
+ * (hb_clock.c: written as an unconditional max so that it vectorizes) */
+void hb__vmax(uint32_t *restrict dst, const uint32_t *restrict src, int n);
+int hb__vmax_changed(uint32_t *restrict dst, const uint32_t *restrict src, int n);
+
+/* dst = max(dst, src), element-wise, over the agents. */
 static inline void hb__join(H *h, uint32_t *restrict dst, const uint32_t *restrict src) {
-  for (int i = 0; i < h->A; i++)
-    dst[i] = src[i] > dst[i] ? src[i] : dst[i];
+  hb__vmax(dst, src, h->A);
 }
 
 /* dst row of agent d joins src row of agent a (full join), keeping versions. */
 static inline void hb__join_rows(H *h, int d, int a) {
-  uint32_t *restrict dst = hb__row(h, d);
-  const uint32_t *restrict src = hb__row(h, a);
-  uint32_t changed = 0;
-  for (int i = 0; i < h->A; i++) {
-    changed |= src[i] > dst[i];
-    dst[i] = src[i] > dst[i] ? src[i] : dst[i];
-  }
-  if (changed)
+  if (d != a && hb__vmax_changed(hb__row(h, d), hb__row(h, a), h->A))
     h->ver[d]++;
 }
 

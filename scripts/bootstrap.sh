@@ -5,9 +5,9 @@
 # device libraries that rocdl code links and the linker of its code objects. With --test, also
 # what only the tests need: chromium, to render the HTML report headless; mlir-19-tools,
 # mlir-16-tools and lld-19, LLVM releases beside 22; Slurm and munge for a private single-node
-# Slurm; libamdhip64-dev and hipcc for the hip backend. The CUDA toolkit is not a Debian
-# package: the cuda backend is built where the toolkit is installed (nvcc, the driver stub
-# library), and left out elsewhere.
+# Slurm; libamdhip64-dev and hipcc for the hip backend; valgrind for bench/pipeline_ir.sh. The
+# CUDA toolkit is not a Debian package: the cuda backend is built where the toolkit is installed
+# (nvcc, the driver stub library), and left out elsewhere.
 #
 # Everything the scripts, tests and benchmarks run must be in a bare Debian 12 (debootstrap
 # --variant=minbase) or in this list: tests/deps_test.sh checks it.
@@ -44,6 +44,8 @@ if [ $test_too = 1 ]; then
   # the HIP runtime's headers and hipcc: the hip backend and its AMD kernels are built, and
   # tests/hip_fake_test.sh runs it against its test double
   need+=(libamdhip64-dev hipcc)
+  # valgrind: bench/pipeline_ir.sh counts the pipeline's instructions with callgrind
+  need+=(valgrind)
 fi
 if [ $list = 1 ]; then
   printf '%s\n' "${need[@]}"
