@@ -31,7 +31,8 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* Runs cases for `secs` seconds; returns cases/s, and the mean op count in *mean_ops. */
-static long fixed_cases; /* > 0: run exactly this many cases (--cases), whatever the seconds */
+static long fixed_cases;   /* > 0: run exactly this many cases (--cases), whatever the seconds */
+static long total_records; /* the trace records of each case's last schedule, summed */
 
 static double run(int ops, int checker, int constructs, double secs, uint64_t *seed,
                   double *mean_ops) {
@@ -70,6 +71,9 @@ static double run(int ops, int checker, int constructs, double secs, uint64_t *s
         exit(1);
       }
       total_ops += c.nops;
+      int nrec = 0;
+      (void)asyncfuzz_rt_trace(&nrec);
+      total_records += nrec;
       gen_case_free(&c);
       n++;
     }
@@ -98,8 +102,9 @@ int main(int argc, char **argv) {
     uint64_t s0 = 1;
     double mean_ops = 0;
     double rate = run(atoi(argv[3]), atoi(argv[4]), 1, 0, &s0, &mean_ops);
-    printf("cases=%ld ops=%s checker=%s mean_case_ops=%.2f cases_per_s=%.0f\n", fixed_cases,
-           argv[3], argv[4], mean_ops, rate);
+    printf(
+        "cases=%ld ops=%s checker=%s mean_case_ops=%.2f mean_case_records=%.2f cases_per_s=%.0f\n",
+        fixed_cases, argv[3], argv[4], mean_ops, (double)total_records / (double)fixed_cases, rate);
     asyncfuzz_rt_shutdown();
     return 0;
   }

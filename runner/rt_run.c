@@ -74,8 +74,6 @@ static void dev_release(Rt *rt) {
 
 static void free_run(Rt *rt) {
   dev_release(rt);
-  for (int i = 0; i < rt->nstreams; i++)
-    af_free(rt->streams[i].q);
   for (int i = 0; i < rt->nallocs; i++)
     if (!rt->allocs[i].dev)
       free(rt->allocs[i].p);
@@ -265,6 +263,9 @@ void asyncfuzz_rt_shutdown(void) {
   Rt *rt = &runner__g_rt;
   pthread_mutex_lock(&rt->mu);
   free_run(rt);
+  for (int i = 0; i < rt->hwstreams; i++)
+    af_free(rt->streams[i].q);
+  rt->hwstreams = 0;
   af_free(rt->streams);
   af_free(rt->queued);
   af_free(rt->events);

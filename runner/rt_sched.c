@@ -304,7 +304,17 @@ int runner__new_stream(Rt *rt) {
     return -1;
   }
   Stream *st = &rt->streams[rt->nstreams];
+  Work *q = NULL; /* an earlier run's queue memory, kept: no allocation per stream and run */
+  int qcap = 0;
+  if (rt->nstreams < rt->hwstreams) {
+    q = st->q;
+    qcap = st->qcap;
+  } else {
+    rt->hwstreams = rt->nstreams + 1;
+  }
   memset(st, 0, sizeof *st);
+  st->q = q;
+  st->qcap = qcap;
   st->prio = (uint32_t)(16 + af_rng_below(&rt->rng, 1u << 20));
   return rt->nstreams++;
 }

@@ -103,7 +103,8 @@ typedef struct Rt {
   uint32_t epoch;
   Stream *streams;
   int nstreams, capstreams;
-  int *queued; /* the streams with work queued, in index order (what the scheduler picks from) */
+  int hwstreams; /* slots below it keep their queue's memory from run to run (q, qcap) */
+  int *queued;   /* the streams with work queued, in index order (what the scheduler picks from) */
   int nqueued, capqueued;
   Event *events;
   int nevents, capevents;
