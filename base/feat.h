@@ -13,8 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Slots: 2^18, so that libFuzzer's feature of a slot (slot * 8 + its bucket) stays under its 2^21
- * features and no two slots alias there. */
+/* Slots: 2^16 (libFuzzer's feature of a slot, slot * 8 + its bucket, stays under its 2^21
+ * features, so no two slots alias there; more slots made its scan of the counters a third of a
+ * guided builtin run). */
 #define AF_FEAT_N (1u << 16)
 
 /* The kinds: X(ID, name, what). */
@@ -25,7 +26,9 @@
   X(VERDICT, "verdict", "a lowering's verdict class on a case, by configuration")                  \
   X(SIGNATURE, "signature", "the cause signature of a failure")                                    \
   X(EDGE, "edge", "a dependency edge: the shapes of the op that made a token and of its user")     \
-  X(SHAPE, "shape", "an op shape in its context (main, region, a block kind)")
+  X(SHAPE, "shape", "an op shape in its context (main, region, a block kind)")                     \
+  X(RUNTIME, "runtime", "a runtime call by the kind of its op, where it ran, refused or not")      \
+  X(LINK, "link", "an ordering link a run used (event wait, event or stream sync, await)")
 
 enum {
 #define AF__FEAT_ENUM(id, name, what) AF_FEAT_##id,

@@ -29,6 +29,7 @@ static int run_program(const LowerProgram *p, const GenCase *c, const LowerSpec 
   int ntrace, nobs;
   const RtRec *trace = asyncfuzz_rt_trace(&ntrace);
   const RtObs *obs = asyncfuzz_rt_observations(&nobs);
+  check_trace_features(c, trace, ntrace);
   RtSummary sum;
   asyncfuzz_rt_summary(&sum);
   HbResult *hb = NULL;

@@ -16,5 +16,7 @@ int check__gpu(const GenCase *c, const LowerSpec *spec, const Schedule *s, int n
 /* Cases through mlir-opt and mlir-runner, many per process (mlir.c). */
 int check__mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Schedule *s, int ns,
                 const OracleExpected *const *es, const CheckOpts *o, CheckResult *out, AfErr *err);
+/* The features of a run's trace: its calls by op kind, and its ordering links (trace_feat.c). */
+void check_trace_features(const GenCase *c, const RtRec *t, int n);
 
 #endif

@@ -73,6 +73,7 @@ int check_judge_trace(const char *path, const GenCase *c, const LowerSpec *spec,
   int rc = check_trace_load(path, &t, err);
   if (rc)
     return rc;
+  check_trace_features(c, t.recs, t.nrecs);
   HbResult *hb = NULL;
   if (!(o && o->no_checker)) {
     HbOptions ho = {0};

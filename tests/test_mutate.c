@@ -162,6 +162,12 @@ static void feature_map(const LowerSpec *spec) {
   long before = af_feat_count(AF_FEAT_CALLS);
   CHECK(passes(&c, spec, 1));
   CHECK(af_feat_count(AF_FEAT_CALLS) > before);
+  /* its trace: the calls by op kind, and the link by which the host waited for the copy */
+  CHECK_EQ(af_feat_addf(AF_FEAT_RUNTIME, "%s %s %s", "mgpuMemcpy", "memcpy", "host"), 0);
+  CHECK_EQ(
+      af_feat_addf(AF_FEAT_LINK, "stream sync: %s -> %s on the %s", "memcpy", "host_wait", "host"),
+      0);
+  CHECK_EQ(af_feat_count(AF_FEAT_LINK), 1); /* one stream, no event: the sync is its only link */
   long all = af_feat_count(-1);
   gen_case_features(&c); /* the same case again: nothing new */
   CHECK(passes(&c, spec, 1));
