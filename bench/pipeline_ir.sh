@@ -27,6 +27,8 @@ ir() {
   tot=$(sed -n 's/^totals: //p' "$tmp/cg.$1.$2.$3")
   mo=$(echo "$out" | sed -n 's/.*mean_case_ops=\([0-9.]*\).*/\1/p')
   mr=$(echo "$out" | sed -n 's/.*mean_case_records=\([0-9.]*\).*/\1/p')
+  [ -n "$tot" ] && [ -n "$mr" ] ||
+    echo "pipeline_ir.sh: no count from $bp --cases $1 $2 $3 (valgrind failed, or a bench_pipeline without --cases)" >&2
   echo "$tot $mo $mr"
 }
 echo "# pipeline_ir.sh: callgrind instructions of cases $((n + 1))..$((2 * n)) (a $((2 * n))-case run less a $n-case run)"
