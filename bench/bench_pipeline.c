@@ -30,10 +30,10 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Runs cases for `secs` seconds; returns cases/s, and the mean op count in *mean_ops. */
 static long fixed_cases;   /* > 0: run exactly this many cases (--cases), whatever the seconds */
 static long total_records; /* the trace records of each case's last schedule, summed */
 
+/* Runs cases for `secs` seconds; returns cases/s, and the mean op count in *mean_ops. */
 static double run(int ops, int checker, int constructs, double secs, uint64_t *seed,
                   double *mean_ops) {
   GenConfig cfg;
@@ -97,7 +97,12 @@ int main(int argc, char **argv) {
           "Runs exactly N cases of OPS ops (seeds 1..N), once: for counting instructions under\n"
           "valgrind (bench/pipeline_ir.sh), which wall-clock noise does not touch.\n"))
     return 0;
-  if (argc == 5 && strcmp(argv[1], "--cases") == 0) {
+  if (argc > 1 && strcmp(argv[1], "--cases") == 0) {
+    if (argc != 5 || atol(argv[2]) <= 0 || atoi(argv[3]) <= 0 ||
+        (strcmp(argv[4], "0") != 0 && strcmp(argv[4], "1") != 0)) {
+      fprintf(stderr, "bench_pipeline: --cases needs N > 0, OPS > 0 and CHECKER 0 or 1\n");
+      return 2;
+    }
     fixed_cases = atol(argv[2]);
     uint64_t s0 = 1;
     double mean_ops = 0;
