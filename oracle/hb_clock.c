@@ -4,7 +4,8 @@
  * enqueue after a synchronization, every event wait and every region start joins a whole row.
  * Where the compiler and the C library can pick a version at load time (GCC's target_clones on
  * x86-64 with glibc), an AVX2 version also exists: an unsigned max of 8 lanes in one
- * instruction, where the x86-64 baseline (SSE2) has none and builds it from five.
+ * instruction, where the x86-64 baseline (SSE2) has none and the compiler builds it from a
+ * compare, masks and biases for each 4 lanes.
  */
 #include "hb_int.h"
 
