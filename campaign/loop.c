@@ -26,11 +26,12 @@ static int gen_batch(Campaign *k, int conf, int w, int jobs, uint64_t *next, int
     uint64_t cseed = k->c.seed + (uint64_t)(k->c.nshards > 1 ? k->c.shard : 0) +
                      campaign__nshards(k) * ((uint64_t)w + (uint64_t)jobs * (*next)++);
     GenConfig cfg = k->c.cfg;
-    GenConfig wide = k->c.cfg;
-    if (k->c.swarm > 1)
-      gen_config_widen(&k->c.cfg, &wide);
-    if (k->c.swarm && !k->given_in) /* (bytes choose their own knobs) */
-      gen_config_swarm(&wide, cseed, &cfg);
+    if (k->c.swarm && !k->given_in) { /* (bytes choose their own knobs) */
+      GenConfig wide;
+      if (k->c.swarm > 1)
+        gen_config_widen(&k->c.cfg, &wide);
+      gen_config_swarm(k->c.swarm > 1 ? &wide : &k->c.cfg, cseed, &cfg);
+    }
     /* (the avoid set is part of the case's config: its seed and knobs make it again) */
     GenAvoid av;
     campaign__batch_avoid(k, conf, cseed, &av);

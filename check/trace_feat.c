@@ -19,23 +19,21 @@ static const char *where(const RtRec *r) {
   return r->tid < 0 ? "device" : r->tid == 0 ? "host" : "region";
 }
 
-/* The stream of an enqueuing record, or -1. */
+/* The stream a record put work or an event record on (its stream argument), or -1. */
 static int enqueued_on(const RtRec *r) {
-  int at = -1;
   switch (r->call) {
   case RT_CALL_MEMCPY:
   case RT_CALL_MEMSET32:
   case RT_CALL_MEMSET16:
-    at = 3;
-    break;
   case RT_CALL_LAUNCH_KERNEL:
   case RT_CALL_EVENT_RECORD:
-    at = 1;
-    break;
+    for (int a = 0; a < r->nargs; a++)
+      if (RT_REF_KIND(r->args[a]) == RT_REF_STREAM)
+        return RT_REF_ID(r->args[a]);
+    return -1;
   default:
     return -1;
   }
-  return r->nargs > at && RT_REF_KIND(r->args[at]) == RT_REF_STREAM ? RT_REF_ID(r->args[at]) : -1;
 }
 
 static int id_of(const RtRec *r, int k, int kind, int n) {

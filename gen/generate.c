@@ -151,11 +151,11 @@ int gen_generate_bytes(GenCase *c, const uint8_t *data, size_t n, const GenConfi
   AfRng r; /* (past the bytes: a stream that depends on the first ones only, so the choices a
               mutation leaves alone stay as they were) */
   af_rng_bytes(&r, data, n, af_hash_bytes(data, n < 8 ? n : 8));
-  GenConfig cfg = *base, wide = *base;
+  GenConfig cfg = *base, wide;
   if (swarm > 1)
     gen_config_widen(base, &wide);
   if (swarm)
-    gen_config_swarm_rng(&wide, &r, &cfg);
+    gen_config_swarm_rng(swarm > 1 ? &wide : base, &r, &cfg);
   return gen_generate_rng(c, seed, &r, &cfg, err);
 }
 
