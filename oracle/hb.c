@@ -119,35 +119,53 @@ static void size_tables(H *h, const RtRec *trace, int n, const HbOptions *opt) {
   h->A = h->nthreads + h->nstreams;
 }
 
-/* The tables of the sizes size_tables found. 0 or AF_ENOMEM. */
+/* Carves n elements of esz bytes from the block at *off (16-byte aligned, as malloc aligns); with
+ * base NULL it only counts. */
+static void *carve(char *base, size_t *off, size_t n, size_t esz) {
+  void *p = base ? base + *off : NULL;
+  *off += (n * esz + 15) & ~(size_t)15;
+  return p;
+}
+
+/* Lays the tables out in one block (base NULL: counts its bytes): first those that start
+ * zeroed, up to *zeroed bytes, then those written before they are read (event, region and
+ * async clocks) and the destroy sequences (-1). */
+static size_t lay_tables(H *h, char *base, size_t *zeroed) {
+  size_t A = (size_t)h->A, ns = (size_t)h->nstreams, ne = (size_t)h->nevents + 1;
+  size_t nr = (size_t)h->nregions + 1, na = (size_t)h->nasync + 1, off = 0;
+  h->vc = carve(base, &off, A * A, sizeof(uint32_t));
+  h->ver = carve(base, &off, A, sizeof(uint32_t));
+  h->jver = carve(base, &off, ns * (size_t)h->nthreads, sizeof(uint32_t));
+  h->s_seq = carve(base, &off, ns, sizeof(int32_t));
+  h->e_seq = carve(base, &off, ne, sizeof(int32_t));
+  h->s_created = carve(base, &off, ns, 1);
+  h->s_destroyed = carve(base, &off, ns, 1);
+  h->e_created = carve(base, &off, ne, 1);
+  h->e_destroyed = carve(base, &off, ne, 1);
+  h->e_recorded = carve(base, &off, ne, 1);
+  h->yielded = carve(base, &off, nr, 1);
+  h->spawned = carve(base, &off, nr, 1);
+  h->released = carve(base, &off, na, 1);
+  *zeroed = off;
+  h->s_dseq = carve(base, &off, ns, sizeof(int32_t));
+  h->e_dseq = carve(base, &off, ne, sizeof(int32_t));
+  h->snap = carve(base, &off, ne * A, sizeof(uint32_t));
+  h->spawn_vc = carve(base, &off, nr * A, sizeof(uint32_t));
+  h->yield_vc = carve(base, &off, nr * A, sizeof(uint32_t));
+  h->async_vc = carve(base, &off, na * A, sizeof(uint32_t));
+  return off;
+}
+
+/* The tables of the sizes size_tables found, in one block (a check made some 20 allocations
+ * of them before). 0 or AF_ENOMEM. */
 static int alloc_tables(H *h) {
-  size_t A = (size_t)h->A;
+  size_t zeroed, bytes = lay_tables(h, NULL, &zeroed);
   h->res = af_calloc(1, sizeof(HbResult));
-  h->vc = af_calloc(A * A, sizeof(uint32_t));
-  h->ver = af_calloc(A, sizeof(uint32_t));
-  h->jver = af_calloc((size_t)h->nstreams * (size_t)h->nthreads, sizeof(uint32_t));
-  h->s_created = af_calloc((size_t)h->nstreams, 1);
-  h->s_destroyed = af_calloc((size_t)h->nstreams, 1);
-  h->s_seq = af_calloc((size_t)h->nstreams, sizeof(int32_t));
-  h->s_dseq = af_malloc(sizeof(int32_t) * (size_t)h->nstreams);
-  h->e_created = af_calloc((size_t)h->nevents + 1, 1);
-  h->e_destroyed = af_calloc((size_t)h->nevents + 1, 1);
-  h->e_recorded = af_calloc((size_t)h->nevents + 1, 1);
-  h->e_seq = af_calloc((size_t)h->nevents + 1, sizeof(int32_t));
-  h->e_dseq = af_malloc(sizeof(int32_t) * (size_t)(h->nevents + 1));
-  /* rows read only after they are written (recorded, spawned, yielded): not zeroed */
-  h->snap = af_malloc(((size_t)h->nevents + 1) * A * sizeof(uint32_t));
-  h->spawn_vc = af_malloc(((size_t)h->nregions + 1) * A * sizeof(uint32_t));
-  h->yield_vc = af_malloc(((size_t)h->nregions + 1) * A * sizeof(uint32_t));
-  h->yielded = af_calloc((size_t)h->nregions + 1, 1);
-  h->spawned = af_calloc((size_t)h->nregions + 1, 1);
-  h->async_vc = af_malloc(((size_t)h->nasync + 1) * A * sizeof(uint32_t));
-  h->released = af_calloc((size_t)h->nasync + 1, 1);
-  if (!h->res || !h->vc || !h->ver || !h->jver || !h->s_created || !h->s_destroyed || !h->s_seq ||
-      !h->s_dseq || !h->e_created || !h->e_destroyed || !h->e_recorded || !h->e_seq || !h->e_dseq ||
-      !h->snap || !h->spawn_vc || !h->yield_vc || !h->yielded || !h->spawned || !h->async_vc ||
-      !h->released)
+  h->block = af_malloc(bytes);
+  if (!h->res || !h->block)
     return AF_ENOMEM;
+  lay_tables(h, h->block, &zeroed);
+  memset(h->block, 0, zeroed);
   for (int s = 0; s < h->nstreams; s++)
     h->s_dseq[s] = -1;
   for (int e = 0; e <= h->nevents; e++)
@@ -160,25 +178,7 @@ static void free_tables(H *h) {
   hb__free_bufs(h->dev, h->ndev);
   hb__free_bufs(h->host, h->nhost);
   hb__free_bufs(h->reg, h->nreg);
-  af_free(h->released);
-  af_free(h->async_vc);
-  af_free(h->spawned);
-  af_free(h->yielded);
-  af_free(h->yield_vc);
-  af_free(h->spawn_vc);
-  af_free(h->snap);
-  af_free(h->e_dseq);
-  af_free(h->e_seq);
-  af_free(h->e_recorded);
-  af_free(h->e_destroyed);
-  af_free(h->e_created);
-  af_free(h->s_dseq);
-  af_free(h->s_seq);
-  af_free(h->s_destroyed);
-  af_free(h->s_created);
-  af_free(h->jver);
-  af_free(h->ver);
-  af_free(h->vc);
+  af_free(h->block);
 }
 
 int hb_check(const RtRec *trace, int n, const HbOptions *opt, HbResult **out, AfErr *err) {

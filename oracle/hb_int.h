@@ -66,6 +66,7 @@ typedef struct H {
   int act; /* the agent that performed the current record */
   int capreports;
   int oom;
+  char *block; /* the tables above, in one allocation (hb.c) */
 } H;
 
 static inline uint32_t *hb__row(H *h, int agent) {

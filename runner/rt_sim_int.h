@@ -141,7 +141,15 @@ extern Rt runner__g_rt;
 extern const RtDevOps *runner__g_dev[RT__BACKEND_COUNT];
 extern RtDeviceInfo runner__g_dev_info[RT__BACKEND_COUNT];
 extern int runner__g_env_run;
-extern _Thread_local int runner__t_tid;
+/* initial-exec: a thread local read directly from the thread pointer, not through __tls_get_addr
+ * (4% of a case when every call read it so); the library is linked or dlopened early, and glibc
+ * keeps static room for a few bytes of such late-loaded variables */
+#if defined(__GNUC__) && defined(__ELF__)
+#define RT__TLS_IE __attribute__((tls_model("initial-exec")))
+#else
+#define RT__TLS_IE
+#endif
+extern _Thread_local int runner__t_tid RT__TLS_IE;
 RtRec *runner__rec_new(Rt *rt, int call);
 void runner__rec_arg(RtRec *r, RtRef a);
 void runner__rec_fail(Rt *rt, RtRec *r, int err, int detail);

@@ -14,8 +14,8 @@ Rt runner__g_rt = {.mu = PTHREAD_MUTEX_INITIALIZER};
 const RtDevOps *runner__g_dev[RT__BACKEND_COUNT]; /* each GPU backend's device, once opened */
 RtDeviceInfo runner__g_dev_info[RT__BACKEND_COUNT];
 int runner__g_env_run; /* the current run was started from the environment (no harness) */
-_Thread_local int runner__t_tid = -1;
-static _Thread_local int t_op = -1;
+_Thread_local int runner__t_tid RT__TLS_IE = -1;
+static _Thread_local int t_op RT__TLS_IE = -1;
 
 /* ---- names ---- */
 
@@ -63,8 +63,9 @@ RtRec *runner__rec_new(Rt *rt, int call) {
     rt->oom = 1;
     return NULL;
   }
+  static const RtRec zero; /* copied, not memset: gcc makes the memset a slow `rep stos` */
   RtRec *r = &rt->trace[rt->ntrace];
-  memset(r, 0, sizeof *r);
+  *r = zero;
   r->seq = (uint32_t)rt->ntrace++;
   int tid = runner__t_tid;
   r->tid = tid;
