@@ -128,12 +128,16 @@ static void *carve(char *base, size_t *off, size_t n, size_t esz) {
 }
 
 /* Lays the tables out in one block (base NULL: counts its bytes): first those that start
- * zeroed, up to *zeroed bytes, then those written before they are read (event, region and
- * async clocks) and the destroy sequences (-1). */
+ * zeroed, up to *zeroed bytes (the clocks' extents among them), then the clocks (read only
+ * within their extents) and the destroy sequences (-1). */
 static size_t lay_tables(H *h, char *base, size_t *zeroed) {
   size_t A = (size_t)h->A, ns = (size_t)h->nstreams, ne = (size_t)h->nevents + 1;
   size_t nr = (size_t)h->nregions + 1, na = (size_t)h->nasync + 1, off = 0;
-  h->vc = carve(base, &off, A * A, sizeof(uint32_t));
+  h->hi = carve(base, &off, A, sizeof(uint32_t));
+  h->snap_hi = carve(base, &off, ne, sizeof(uint32_t));
+  h->spawn_hi = carve(base, &off, nr, sizeof(uint32_t));
+  h->yield_hi = carve(base, &off, nr, sizeof(uint32_t));
+  h->async_hi = carve(base, &off, na, sizeof(uint32_t));
   h->ver = carve(base, &off, A, sizeof(uint32_t));
   h->jver = carve(base, &off, ns * (size_t)h->nthreads, sizeof(uint32_t));
   h->s_seq = carve(base, &off, ns, sizeof(int32_t));
@@ -147,6 +151,7 @@ static size_t lay_tables(H *h, char *base, size_t *zeroed) {
   h->spawned = carve(base, &off, nr, 1);
   h->released = carve(base, &off, na, 1);
   *zeroed = off;
+  h->vc = carve(base, &off, A * A, sizeof(uint32_t));
   h->s_dseq = carve(base, &off, ns, sizeof(int32_t));
   h->e_dseq = carve(base, &off, ne, sizeof(int32_t));
   h->snap = carve(base, &off, ne * A, sizeof(uint32_t));
@@ -156,16 +161,16 @@ static size_t lay_tables(H *h, char *base, size_t *zeroed) {
   return off;
 }
 
-/* The tables of the sizes size_tables found, in one block (a check made some 20 allocations
- * of them before). 0 or AF_ENOMEM. */
+/* The tables of the sizes size_tables found, in one block of the check's memory. 0 or
+ * AF_ENOMEM. */
 static int alloc_tables(H *h) {
   size_t zeroed, bytes = lay_tables(h, NULL, &zeroed);
   h->res = af_calloc(1, sizeof(HbResult));
-  h->block = af_malloc(bytes);
-  if (!h->res || !h->block)
+  char *block = hb__arena(h, bytes);
+  if (!h->res || !block)
     return AF_ENOMEM;
-  lay_tables(h, h->block, &zeroed);
-  memset(h->block, 0, zeroed);
+  lay_tables(h, block, &zeroed);
+  memset(block, 0, zeroed);
   for (int s = 0; s < h->nstreams; s++)
     h->s_dseq[s] = -1;
   for (int e = 0; e <= h->nevents; e++)
@@ -175,10 +180,7 @@ static int alloc_tables(H *h) {
 
 static void free_tables(H *h) {
   hb_result_free(h->res);
-  hb__free_bufs(h->dev, h->ndev);
-  hb__free_bufs(h->host, h->nhost);
-  hb__free_bufs(h->reg, h->nreg);
-  af_free(h->block);
+  hb__arena_free(h);
 }
 
 int hb_check(const RtRec *trace, int n, const HbOptions *opt, HbResult **out, AfErr *err) {

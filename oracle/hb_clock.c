@@ -1,7 +1,8 @@
 /*
  * hb_clock.c: the checker's inner loop, the join of two vector clocks (hb_int.h). A clock has an
- * entry per agent (the threads and the streams of the run: about 150 at 256 ops), and every
- * enqueue after a synchronization, every event wait and every region start joins a whole row.
+ * entry per agent (the threads and the streams of the run: about 150 at 256 ops), of which it
+ * stores those up to its extent; every enqueue after a synchronization, every event wait and
+ * every region start joins a row over the extents.
  * Where the compiler and the C library can pick a version at load time (GCC's target_clones on
  * x86-64 with glibc), an AVX2 version also exists: an unsigned max of 8 lanes in one
  * instruction, where the x86-64 baseline (SSE2) has none and the compiler builds it from a

@@ -41,7 +41,13 @@ typedef struct H {
   int n;
   HbOptions opt;
   int nthreads, nstreams, A;
+  /* Every vector clock (a row per agent, an event's snapshot, a region's spawn and yield, an
+   * async object's release) is stored with its extent: the entries from the extent on are 0
+   * and not stored (not even zeroed). Agents are numbered as they appear (threads, then streams
+   * as created), so most clocks are shorter than A: joins and copies run over extents only. */
   uint32_t *vc; /* A x A */
+  uint32_t *hi; /* extent of each row */
+  uint32_t *snap_hi, *spawn_hi, *yield_hi, *async_hi;
   /* ver[a] grows whenever row a changes outside its own component; jver[s * nthreads + t]
    * is ver[t] when thread t's row was last fully joined into stream s. An enqueue by t on s
    * then needs a full join only when t learned something since (a sync, an await). */
@@ -66,7 +72,11 @@ typedef struct H {
   int act; /* the agent that performed the current record */
   int capreports;
   int oom;
-  char *block; /* the tables above, in one allocation (hb.c) */
+  /* the check's memory: the tables above and the shadow memory, from chunks freed together at
+   * the end of the check (a check made some 50 allocations and frees before) */
+  union Chunk *chunks;
+  char *ar_next;
+  size_t ar_left;
 } H;
 
 static inline uint32_t *hb__row(H *h, int agent) {
@@ -78,20 +88,62 @@ static inline uint32_t *hb__row(H *h, int agent) {
 void hb__vmax(uint32_t *restrict dst, const uint32_t *restrict src, int n);
 int hb__vmax_changed(uint32_t *restrict dst, const uint32_t *restrict src, int n);
 
-/* dst = max(dst, src), element-wise, over the agents. */
-static inline void hb__join(H *h, uint32_t *restrict dst, const uint32_t *restrict src) {
-  hb__vmax(dst, src, h->A);
+/* Entry i of clock v of extent hi. */
+static inline uint32_t hb__get(const uint32_t *v, uint32_t hi, int i) {
+  return (uint32_t)i < hi ? v[i] : 0;
 }
 
-/* dst row of agent d joins src row of agent a (full join), keeping versions. */
-static inline void hb__join_rows(H *h, int d, int a) {
-  if (d != a && hb__vmax_changed(hb__row(h, d), hb__row(h, a), h->A))
+/* Sets entry i of clock v of extent *hi, extending it. */
+static inline void hb__set(uint32_t *v, uint32_t *hi, int i, uint32_t x) {
+  while (*hi <= (uint32_t)i)
+    v[(*hi)++] = 0;
+  v[i] = x;
+}
+
+/* dst = max(dst, src) over the extents; says whether dst may have changed. */
+static inline int hb__cjoin(uint32_t *restrict dst, uint32_t *dhi, const uint32_t *restrict src,
+                            uint32_t shi) {
+  uint32_t n = *dhi < shi ? *dhi : shi;
+  int changed = n ? hb__vmax_changed(dst, src, (int)n) : 0;
+  if (shi > *dhi) {
+    memcpy(dst + *dhi, src + *dhi, sizeof(uint32_t) * (shi - *dhi));
+    *dhi = shi;
+    changed = 1;
+  }
+  return changed;
+}
+
+/* dst = src. */
+static inline void hb__ccopy(uint32_t *restrict dst, uint32_t *dhi, const uint32_t *restrict src,
+                             uint32_t shi) {
+  memcpy(dst, src, sizeof(uint32_t) * shi);
+  *dhi = shi;
+}
+
+/* Agent a's own entry, and one more step of it. */
+static inline uint32_t hb__own(H *h, int a) {
+  return hb__get(hb__row(h, a), h->hi[a], a);
+}
+
+static inline void hb__tick(H *h, int a) {
+  hb__set(hb__row(h, a), &h->hi[a], a, hb__own(h, a) + 1);
+}
+
+/* Row d joins clock src of extent shi, keeping versions. */
+static inline void hb__join_into(H *h, int d, const uint32_t *src, uint32_t shi) {
+  if (hb__cjoin(hb__row(h, d), &h->hi[d], src, shi))
     h->ver[d]++;
 }
 
-/* Whether epoch e happened before clock v. */
-static inline int hb__before(const Epoch *e, const uint32_t *v) {
-  return e->clock <= v[e->agent];
+/* Row d joins row a (full join), keeping versions. */
+static inline void hb__join_rows(H *h, int d, int a) {
+  if (d != a)
+    hb__join_into(h, d, hb__row(h, a), h->hi[a]);
+}
+
+/* Whether epoch e happened before agent a's clock. */
+static inline int hb__before(H *h, const Epoch *e, int a) {
+  return e->clock <= hb__get(hb__row(h, a), h->hi[a], e->agent);
 }
 
 static inline int hb__is_stream(const H *h, int agent) {
@@ -116,8 +168,10 @@ static inline int hb__is_error(int kind) {
   }
 }
 
-/* Frees the shadow state of n buffers. (hb_replay.c) */
-void hb__free_bufs(Buf *arr, int n);
+/* n bytes of the check's memory (aligned as malloc aligns), or NULL with h->oom set; all of it
+ * freed at once. (hb_replay.c) */
+void *hb__arena(H *h, size_t n);
+void hb__arena_free(H *h);
 
 /* Replays the trace, record by record (EXEC and LEAK records aside): each record's agent's
  * clock, then what its call does and the reports it makes; with HbOptions.nops, what each op

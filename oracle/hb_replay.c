@@ -15,6 +15,7 @@
 
 #include "../runner/kernels.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 
 /* ---- reports ---- */
@@ -72,21 +73,71 @@ static void report_leaks(H *h) {
              h->dev[b].size, -1, h->dev[b].alloc.agent);
 }
 
+/* ---- the check's memory ---- */
+
+/* The chunk header, padded so that what follows is aligned as malloc aligns. */
+typedef union Chunk {
+  union Chunk *next;
+  max_align_t align;
+} Chunk;
+
+void *hb__arena(H *h, size_t n) {
+  n = (n + sizeof(Chunk) - 1) / sizeof(Chunk) * sizeof(Chunk);
+  if (n > h->ar_left) {
+    size_t cap = n > 16384 ? n : 16384;
+    Chunk *c = af_malloc(sizeof(Chunk) + cap);
+    if (c == NULL) {
+      h->oom = 1;
+      return NULL;
+    }
+    c->next = h->chunks;
+    h->chunks = c;
+    h->ar_next = (char *)(c + 1);
+    h->ar_left = cap;
+  }
+  void *p = h->ar_next;
+  h->ar_next += n;
+  h->ar_left -= n;
+  return p;
+}
+
+void hb__arena_free(H *h) {
+  while (h->chunks) {
+    Chunk *c = h->chunks;
+    h->chunks = c->next;
+    af_free(c);
+  }
+}
+
+/* af_grow from the arena: the array doubles; the old one stays until the check ends. */
+static int grow(H *h, void **arr, int *cap, int need, size_t esz) {
+  if (need <= *cap)
+    return 0;
+  int ncap = *cap ? *cap : 4;
+  while (ncap < need)
+    ncap *= 2;
+  void *p = hb__arena(h, (size_t)ncap * esz);
+  if (p == NULL)
+    return AF_ENOMEM;
+  if (*cap)
+    memcpy(p, *arr, (size_t)*cap * esz);
+  *arr = p;
+  *cap = ncap;
+  return 0;
+}
+
 /* ---- shadow memory ---- */
 
 static Buf *grow_bufs(H *h, Buf **arr, int *n, int id) {
   if (id < 0 || id > (1 << 20))
     return NULL;
   if (id >= *n) {
-    int nn = id + 8;
-    Buf *p = af_realloc(*arr, sizeof(Buf) * (size_t)nn);
-    if (p == NULL) {
+    int old = *n;
+    if (grow(h, (void **)arr, n, id + 1, sizeof(Buf))) {
       h->oom = 1;
       return NULL;
     }
-    memset(p + *n, 0, sizeof(Buf) * (size_t)(nn - *n));
-    *arr = p;
-    *n = nn;
+    memset(*arr + old, 0, sizeof(Buf) * (size_t)(*n - old));
   }
   return &(*arr)[id];
 }
@@ -104,15 +155,13 @@ static Buf *buf_of(H *h, RtRef r, int create) {
 }
 
 static void buf_reset(H *h, Buf *b, uint32_t size, int device, Epoch alloc) {
-  for (int i = 0; i < b->nseg; i++)
-    af_free(b->seg[i].r);
   b->known = 1;
   b->device = device;
   b->freed = 0;
   b->alloc = alloc;
   b->size = size;
   b->nseg = 0;
-  if (af_grow((void **)&b->seg, &b->capseg, 1, sizeof(Seg))) {
+  if (grow(h, (void **)&b->seg, &b->capseg, 1, sizeof(Seg))) {
     h->oom = 1;
     return;
   }
@@ -128,7 +177,7 @@ static void split(H *h, Buf *b, uint32_t at) {
     Seg *s = &b->seg[i];
     if (at <= s->lo || at >= s->hi)
       continue;
-    if (af_grow((void **)&b->seg, &b->capseg, b->nseg + 1, sizeof(Seg))) {
+    if (grow(h, (void **)&b->seg, &b->capseg, b->nseg + 1, sizeof(Seg))) {
       h->oom = 1;
       return;
     }
@@ -141,7 +190,7 @@ static void split(H *h, Buf *b, uint32_t at) {
     t->r = NULL;
     t->capr = 0;
     t->nr = 0;
-    if (s->nr && af_grow((void **)&t->r, &t->capr, s->nr, sizeof(Epoch)) == 0) {
+    if (s->nr && grow(h, (void **)&t->r, &t->capr, s->nr, sizeof(Epoch)) == 0) {
       memcpy(t->r, s->r, sizeof(Epoch) * (size_t)s->nr);
       t->nr = s->nr;
     } else if (s->nr) {
@@ -157,14 +206,13 @@ static void access(H *h, int a, RtRef ref, uint32_t lo, uint32_t hi, int write, 
   Buf *b = buf_of(h, ref, 0);
   if (b == NULL || hi <= lo)
     return;
-  const uint32_t *v = hb__row(h, a);
-  Epoch x = {a, v[a], seq, h->t[seq].op};
+  Epoch x = {a, hb__own(h, a), seq, h->t[seq].op};
   RtRef bref = RT_REF(RT_REF_KIND(ref), RT_REF_ID(ref), 0);
   if (b->freed) {
     report(h, HB_USE_AFTER_FREE, HB_SUB_NONE, b->free_seq, seq, bref, lo, hi, -1, a);
     return;
   }
-  if (b->device && !hb__before(&b->alloc, v))
+  if (b->device && !hb__before(h, &b->alloc, a))
     report(h, HB_USE_BEFORE_ALLOC, HB_SUB_NONE, b->alloc.seq, seq, bref, lo, hi, b->alloc.agent, a);
   if (hi > b->size)
     hi = b->size;
@@ -175,7 +223,7 @@ static void access(H *h, int a, RtRef ref, uint32_t lo, uint32_t hi, int write, 
     Seg *s = &b->seg[i];
     if (s->hi <= lo || s->lo >= hi)
       continue;
-    if (s->has_w && s->w.agent != a && !hb__before(&s->w, v)) {
+    if (s->has_w && s->w.agent != a && !hb__before(h, &s->w, a)) {
       int kind = HB_DATA_RACE, sub = write ? HB_SUB_WAW : HB_SUB_RAW;
       if (host && hb__is_stream(h, s->w.agent)) {
         kind = write ? HB_HOST_WRITE_WHILE_IN_USE : HB_HOST_READ_BEFORE_COMPLETE;
@@ -186,7 +234,7 @@ static void access(H *h, int a, RtRef ref, uint32_t lo, uint32_t hi, int write, 
     if (write) {
       for (int k = 0; k < s->nr; k++) {
         const Epoch *r = &s->r[k];
-        if (r->agent != a && !hb__before(r, v)) {
+        if (r->agent != a && !hb__before(h, r, a)) {
           int kind = host && hb__is_stream(h, r->agent) ? HB_HOST_WRITE_WHILE_IN_USE : HB_DATA_RACE;
           report(h, kind, kind == HB_DATA_RACE ? HB_SUB_WAR : HB_SUB_NONE, r->seq, seq, bref, s->lo,
                  s->hi, r->agent, a);
@@ -200,7 +248,7 @@ static void access(H *h, int a, RtRef ref, uint32_t lo, uint32_t hi, int write, 
       while (k < s->nr && s->r[k].agent != a)
         k++;
       if (k == s->nr) {
-        if (af_grow((void **)&s->r, &s->capr, s->nr + 1, sizeof(Epoch))) {
+        if (grow(h, (void **)&s->r, &s->capr, s->nr + 1, sizeof(Epoch))) {
           h->oom = 1;
           return;
         }
@@ -215,32 +263,22 @@ static void free_buf(H *h, int a, const RtRec *r) {
   Buf *b = buf_of(h, r->args[0], 0);
   if (b == NULL)
     return;
-  uint32_t *v = hb__row(h, a);
   if (h->opt.lenient_free)
     for (int s = 0; s < h->nstreams; s++)
       hb__join_rows(h, a, h->nthreads + s);
   RtRef bref = RT_REF(RT_REF_KIND(r->args[0]), RT_REF_ID(r->args[0]), 0);
   for (int i = 0; i < b->nseg; i++) {
     const Seg *s = &b->seg[i];
-    if (s->has_w && s->w.agent != a && !hb__before(&s->w, v))
+    if (s->has_w && s->w.agent != a && !hb__before(h, &s->w, a))
       report(h, HB_FREE_WHILE_IN_USE, HB_SUB_NONE, s->w.seq, (int32_t)r->seq, bref, s->lo, s->hi,
              s->w.agent, a);
     for (int k = 0; k < s->nr; k++)
-      if (s->r[k].agent != a && !hb__before(&s->r[k], v))
+      if (s->r[k].agent != a && !hb__before(h, &s->r[k], a))
         report(h, HB_FREE_WHILE_IN_USE, HB_SUB_NONE, s->r[k].seq, (int32_t)r->seq, bref, s->lo,
                s->hi, s->r[k].agent, a);
   }
   b->freed = 1;
   b->free_seq = (int32_t)r->seq;
-}
-
-void hb__free_bufs(Buf *arr, int n) {
-  for (int i = 0; i < n; i++) {
-    for (int k = 0; k < arr[i].nseg; k++)
-      af_free(arr[i].seg[k].r);
-    af_free(arr[i].seg);
-  }
-  af_free(arr);
 }
 
 /* ---- calls ---- */
@@ -260,17 +298,16 @@ static void enqueue(H *h, int t, int sa) {
   }
   uint32_t *jv = &h->jver[(size_t)(sa - h->nthreads) * (size_t)h->nthreads + (size_t)t];
   if (*jv == h->ver[t] + 1) { /* nothing new but t's own clock */
-    uint32_t *dst = hb__row(h, sa);
-    uint32_t c = hb__row(h, t)[t];
-    if (c > dst[t]) {
-      dst[t] = c;
+    uint32_t c = hb__own(h, t);
+    if (c > hb__get(hb__row(h, sa), h->hi[sa], t)) {
+      hb__set(hb__row(h, sa), &h->hi[sa], t, c);
       h->ver[sa]++;
     }
   } else {
     hb__join_rows(h, sa, t);
     *jv = h->ver[t] + 1; /* + 1: 0 means never joined */
   }
-  hb__row(h, sa)[sa]++;
+  hb__tick(h, sa);
   h->act = sa;
 }
 
@@ -342,14 +379,14 @@ static void refused(H *h, int a, const RtRec *r) {
   }
 }
 
-static void region_clock(H *h, uint32_t *dst_rows, int region, const uint32_t *src) {
+/* A region's spawn or yield clock: agent a's. */
+static void region_clock(H *h, uint32_t *rows, uint32_t *his, int region, int a) {
   if (region >= 0 && region < h->nregions)
-    memcpy(dst_rows + (size_t)region * (size_t)h->A, src, sizeof(uint32_t) * (size_t)h->A);
+    hb__ccopy(rows + (size_t)region * (size_t)h->A, &his[region], hb__row(h, a), h->hi[a]);
 }
 
 /* Streams and events: creation, destruction, waits and records. */
 static void step_streams(H *h, int a, const RtRec *r) {
-  uint32_t *v = hb__row(h, a);
   int seq = (int)r->seq;
   switch (r->call) {
   case RT_CALL_STREAM_CREATE:
@@ -376,8 +413,7 @@ static void step_streams(H *h, int a, const RtRec *r) {
     int e = RT_REF_ID(r->args[1]);
     enqueue(h, a, sa);
     if (e < h->nevents && h->e_recorded[e]) {
-      hb__join(h, hb__row(h, sa), h->snap + (size_t)e * (size_t)h->A);
-      h->ver[sa]++;
+      hb__join_into(h, sa, h->snap + (size_t)e * (size_t)h->A, h->snap_hi[e]);
     } else {
       report(h, HB_WAIT_ON_UNRECORDED_EVENT, HB_SUB_NONE, -1, seq, r->args[1], 0, 0, -1, a);
     }
@@ -398,8 +434,7 @@ static void step_streams(H *h, int a, const RtRec *r) {
   case RT_CALL_EVENT_SYNCHRONIZE: {
     int e = RT_REF_ID(r->args[0]);
     if (e < h->nevents && h->e_recorded[e]) {
-      hb__join(h, v, h->snap + (size_t)e * (size_t)h->A);
-      h->ver[a]++;
+      hb__join_into(h, a, h->snap + (size_t)e * (size_t)h->A, h->snap_hi[e]);
     } else {
       report(h, HB_WAIT_ON_UNRECORDED_EVENT, HB_SUB_NONE, -1, seq, r->args[0], 0, 0, -1, a);
     }
@@ -410,7 +445,7 @@ static void step_streams(H *h, int a, const RtRec *r) {
     int sa = hb__stream_agent(h, r->args[1]);
     enqueue(h, a, sa);
     if (e < h->nevents) {
-      memcpy(h->snap + (size_t)e * (size_t)h->A, hb__row(h, sa), sizeof(uint32_t) * (size_t)h->A);
+      hb__ccopy(h->snap + (size_t)e * (size_t)h->A, &h->snap_hi[e], hb__row(h, sa), h->hi[sa]);
       h->e_recorded[e] = 1;
     }
     break;
@@ -454,13 +489,12 @@ static void step_launch(H *h, int a, const RtRec *r) {
 
 /* Memory: allocation, frees, and the accesses of copies, sets, kernels and the host. */
 static void step_memory(H *h, int a, const RtRec *r) {
-  uint32_t *v = hb__row(h, a);
   int seq = (int)r->seq;
   switch (r->call) {
   case RT_CALL_MEM_ALLOC:
     if (RT_REF_KIND(r->ret) == RT_REF_BUF) {
       Buf *b = buf_of(h, r->ret, 1);
-      Epoch e = {a, v[a], seq, r->op};
+      Epoch e = {a, hb__own(h, a), seq, r->op};
       if (b)
         buf_reset(h, b, (uint32_t)ref_u64(r->args[0]), 1, e);
     }
@@ -494,7 +528,7 @@ static void step_memory(H *h, int a, const RtRec *r) {
   case RT_CALL_HOST_INIT: {
     RtRef hr = RT_REF(RT_REF_HOST, (int)RT_REF_VAL(r->args[0]), 0);
     Buf *b = buf_of(h, hr, 1);
-    Epoch e = {a, v[a], seq, r->op};
+    Epoch e = {a, hb__own(h, a), seq, r->op};
     if (b) {
       uint32_t bytes = (uint32_t)ref_u64(r->args[2]) * elem_bytes(r);
       if (!b->known) /* first init: the buffer comes into being */
@@ -505,7 +539,7 @@ static void step_memory(H *h, int a, const RtRec *r) {
   }
   case RT_CALL_HOST_REGISTER: {
     Buf *b = buf_of(h, r->args[0], 1);
-    Epoch e = {a, v[a], seq, r->op};
+    Epoch e = {a, hb__own(h, a), seq, r->op};
     if (b && !b->known)
       buf_reset(h, b, (uint32_t)ref_u64(r->args[1]), 0, e);
     break;
@@ -523,21 +557,20 @@ static void step_memory(H *h, int a, const RtRec *r) {
 
 /* async.execute regions and async values: spawn, start, yield, release, acquire, await. */
 static void step_regions(H *h, int a, const RtRec *r) {
-  uint32_t *v = hb__row(h, a);
   switch (r->call) {
   case RT_CALL_SPAWN:
-    region_clock(h, h->spawn_vc, RT_REF_ID(r->args[0]), v);
+    region_clock(h, h->spawn_vc, h->spawn_hi, RT_REF_ID(r->args[0]), a);
     if (RT_REF_ID(r->args[0]) < h->nregions)
       h->spawned[RT_REF_ID(r->args[0])] = 1;
     break;
   case RT_CALL_START:
     if (RT_REF_ID(r->args[0]) < h->nregions && h->spawned[RT_REF_ID(r->args[0])]) {
-      hb__join(h, v, h->spawn_vc + (size_t)RT_REF_ID(r->args[0]) * (size_t)h->A);
-      h->ver[a]++;
+      hb__join_into(h, a, h->spawn_vc + (size_t)RT_REF_ID(r->args[0]) * (size_t)h->A,
+                    h->spawn_hi[RT_REF_ID(r->args[0])]);
     }
     break;
   case RT_CALL_YIELD:
-    region_clock(h, h->yield_vc, RT_REF_ID(r->args[0]), v);
+    region_clock(h, h->yield_vc, h->yield_hi, RT_REF_ID(r->args[0]), a);
     if (RT_REF_ID(r->args[0]) < h->nregions)
       h->yielded[RT_REF_ID(r->args[0])] = 1;
     break;
@@ -546,8 +579,8 @@ static void step_regions(H *h, int a, const RtRec *r) {
     if (o < h->nasync) {
       uint32_t *ov = h->async_vc + (size_t)o * (size_t)h->A;
       if (!h->released[o])
-        memset(ov, 0, sizeof(uint32_t) * (size_t)h->A);
-      hb__join(h, ov, v);
+        h->async_hi[o] = 0;
+      hb__cjoin(ov, &h->async_hi[o], hb__row(h, a), h->hi[a]);
       h->released[o] = 1;
     }
     break;
@@ -555,15 +588,14 @@ static void step_regions(H *h, int a, const RtRec *r) {
   case RT_CALL_ACQUIRE: {
     int o = RT_REF_ID(r->args[0]);
     if (o < h->nasync && h->released[o]) {
-      hb__join(h, v, h->async_vc + (size_t)o * (size_t)h->A);
-      h->ver[a]++;
+      hb__join_into(h, a, h->async_vc + (size_t)o * (size_t)h->A, h->async_hi[o]);
     }
     break;
   }
   case RT_CALL_AWAIT:
     if (RT_REF_ID(r->args[0]) < h->nregions && h->yielded[RT_REF_ID(r->args[0])]) {
-      hb__join(h, v, h->yield_vc + (size_t)RT_REF_ID(r->args[0]) * (size_t)h->A);
-      h->ver[a]++;
+      hb__join_into(h, a, h->yield_vc + (size_t)RT_REF_ID(r->args[0]) * (size_t)h->A,
+                    h->yield_hi[RT_REF_ID(r->args[0])]);
     }
     break;
   default:
@@ -573,8 +605,7 @@ static void step_regions(H *h, int a, const RtRec *r) {
 
 static void step(H *h, const RtRec *r) {
   int a = thread_agent(h, r->tid);
-  uint32_t *v = hb__row(h, a);
-  v[a]++;
+  hb__tick(h, a);
   h->act = a;
   if (r->err) {
     refused(h, a, r);
@@ -608,18 +639,23 @@ static void know_note(H *h, int i) {
   HbResult *res = h->res;
   const RtRec *r = &h->t[i];
   res->agent[i] = h->act;
-  res->clock[i] = hb__row(h, h->act)[h->act];
+  res->clock[i] = hb__own(h, h->act);
   int op = r->op;
   if (op < 0 || op >= res->nops || (res->known[op] == 2 && (r->err || !is_access(r->call))))
     return;
   uint32_t *k = res->know + (size_t)op * (size_t)h->A;
-  if (res->known[op] == 0 || (!r->err && is_access(r->call)))
-    memcpy(k, hb__row(h, h->act), sizeof(uint32_t) * (size_t)h->A);
-  else /* the calls that implement an op without an access: what any of them knew */
-    hb__join(h, k, hb__row(h, h->act));
+  uint32_t n = h->hi[h->act]; /* (k is a whole row: its entries past n are 0) */
+  if (res->known[op] == 0 || (!r->err && is_access(r->call))) {
+    memcpy(k, hb__row(h, h->act), sizeof(uint32_t) * n);
+    memset(k + n, 0, sizeof(uint32_t) * ((size_t)h->A - n));
+  } else { /* the calls that implement an op without an access: what any of them knew */
+    hb__vmax(k, hb__row(h, h->act), (int)n);
+  }
   /* an async alloc's token is its stream: what the stream knew passes on to the token's users */
-  if (r->call == RT_CALL_MEM_ALLOC && r->nargs > 1 && RT_REF_KIND(r->args[1]) == RT_REF_STREAM)
-    hb__join(h, k, hb__row(h, hb__stream_agent(h, r->args[1])));
+  if (r->call == RT_CALL_MEM_ALLOC && r->nargs > 1 && RT_REF_KIND(r->args[1]) == RT_REF_STREAM) {
+    int sa = hb__stream_agent(h, r->args[1]);
+    hb__vmax(k, hb__row(h, sa), (int)h->hi[sa]);
+  }
   res->known[op] = !r->err && is_access(r->call) ? 2 : 1;
 }
 
