@@ -302,7 +302,9 @@ int check_run_program(const LowerProgram *p, const RtConfig *cfg, AfErr *err) {
   in.p = p;
   in.cfg = cfg;
   af_rng_seed(&in.rng, af_mix64(cfg->seed, 0x1A7E87ull));
-  int rc = asyncfuzz_rt_begin(cfg);
+  RtConfig rc1 = *cfg;
+  rc1.one_thread = 1; /* the tasks take turns on this thread */
+  int rc = asyncfuzz_rt_begin(&rc1);
   if (rc)
     return af_err_set(err, rc, "out of memory starting the runtime");
   in.maxc = 1;

@@ -134,6 +134,9 @@ typedef struct RtConfig {
   int raw_handles;   /* cuda: hand the driver's own handles to the program (no checks) */
   int spin;          /* cuda: >0 replaces the spin argument of every launch (calibration) */
   int abi;           /* RtAbi */
+  /* 1: every call of the run comes from the thread that began it (the builtin interpreter runs
+   * its tasks in turn on one thread): the calls take no lock. MLIR-compiled code has threads. */
+  int one_thread;
 } RtConfig;
 
 /* What a hardware backend reports of its device; recorded with each run. */

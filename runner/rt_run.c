@@ -181,7 +181,8 @@ static void begin_env(Rt *rt, RtConfig *c, int keep_modules) {
  * by MLIR calls mgpu* without a harness), name the thread, and runner__pump. */
 Rt *runner__enter(void) {
   Rt *rt = &runner__g_rt;
-  pthread_mutex_lock(&rt->mu);
+  if (!rt->cfg.one_thread) /* (read unlocked: only begin and end change it, on this thread) */
+    pthread_mutex_lock(&rt->mu);
   if (!rt->active) {
     g_config_error[0] = '\0';
     RtConfig c = env_config();
@@ -195,7 +196,8 @@ Rt *runner__enter(void) {
 }
 
 void runner__leave(Rt *rt) {
-  pthread_mutex_unlock(&rt->mu);
+  if (!rt->cfg.one_thread)
+    pthread_mutex_unlock(&rt->mu);
 }
 
 int asyncfuzz_rt_begin(const RtConfig *cfg) {
@@ -250,6 +252,7 @@ static int end_run(int do_drain) {
     rt->obs[i].vals = rt->obsdata + (intptr_t)rt->obs[i].vals;
   dev_release(rt);
   rt->active = 0;
+  rt->cfg.one_thread = 0; /* calls from now on lock again */
   int oom = rt->oom;
   pthread_mutex_unlock(&rt->mu);
   return oom ? AF_ENOMEM : 0;
