@@ -10,9 +10,74 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The checker's result is a function of the trace and its options alone, and the schedules of
+ * a case often make the same trace (a program whose host calls come from one thread makes the
+ * same calls whatever order the device runs its work in): the last check is kept for the next
+ * schedule. */
+typedef struct Memo {
+  RtRec *trace;
+  int n, cap;
+  HbOptions ho;
+  HbResult *hb;
+} Memo;
+
+/* The fields same_rec compares, copied one by one: a memcpy of the whole trace is a `rep movsb`
+ * that costs more than the check it saves on small traces. */
+static void copy_rec(RtRec *d, const RtRec *s) {
+  d->seq = s->seq;
+  d->tid = s->tid;
+  d->op = s->op;
+  d->call = s->call;
+  d->nargs = s->nargs;
+  d->err = s->err;
+  d->detail = s->detail;
+  d->cause = s->cause;
+  d->ret = s->ret;
+  for (int k = 0; k < s->nargs && k < RT_REC_ARGS; k++)
+    d->args[k] = s->args[k];
+}
+
+static int same_rec(const RtRec *a, const RtRec *b) {
+  if (a->seq != b->seq || a->tid != b->tid || a->op != b->op || a->call != b->call ||
+      a->nargs != b->nargs || a->err != b->err || a->detail != b->detail || a->cause != b->cause ||
+      a->ret != b->ret)
+    return 0;
+  for (int k = 0; k < a->nargs && k < RT_REC_ARGS; k++)
+    if (a->args[k] != b->args[k])
+      return 0;
+  return 1;
+}
+
+/* The check of this trace: the memo's when it is the same trace, else a new one (kept). */
+static int memo_check(Memo *m, const RtRec *trace, int n, const HbOptions *ho, const HbResult **out,
+                      AfErr *err) {
+  int same = m->hb && n == m->n && memcmp(ho, &m->ho, sizeof *ho) == 0;
+  for (int i = 0; i < n && same; i++)
+    same = same_rec(&trace[i], &m->trace[i]);
+  if (!same) {
+    hb_result_free(m->hb);
+    m->hb = NULL;
+    HbResult *hb = NULL;
+    int rc = hb_check(trace, n, ho, &hb, err);
+    if (rc)
+      return rc;
+    if (af_grow((void **)&m->trace, &m->cap, n, sizeof(RtRec))) {
+      hb_result_free(hb);
+      return af_err_set(err, AF_ENOMEM, "out of memory keeping a trace");
+    }
+    for (int i = 0; i < n; i++)
+      copy_rec(&m->trace[i], &trace[i]);
+    m->n = n;
+    m->ho = *ho;
+    m->hb = hb;
+  }
+  *out = m->hb;
+  return 0;
+}
+
 static int run_program(const LowerProgram *p, const GenCase *c, const LowerSpec *spec,
-                       const Schedule *s, const CheckOpts *o, const OracleExpected *e, Verdict *v,
-                       AfErr *err) {
+                       const Schedule *s, const CheckOpts *o, const OracleExpected *e, Memo *m,
+                       Verdict *v, AfErr *err) {
   RtConfig cfg;
   memset(&cfg, 0, sizeof cfg);
   cfg.policy = s->policy;
@@ -32,7 +97,7 @@ static int run_program(const LowerProgram *p, const GenCase *c, const LowerSpec 
   check_trace_features(c, trace, ntrace);
   RtSummary sum;
   asyncfuzz_rt_summary(&sum);
-  HbResult *hb = NULL;
+  const HbResult *hb = NULL;
   if (!(o && o->no_checker)) {
     HbOptions ho = {0};
     hb_options_for(&ho, cfg.abi, cfg.memfree_sync);
@@ -41,12 +106,11 @@ static int run_program(const LowerProgram *p, const GenCase *c, const LowerSpec 
     ho.nevents = sum.max_events;
     ho.nregions = sum.max_regions;
     ho.nasync = sum.max_async;
-    int hrc = hb_check(trace, ntrace, &ho, &hb, err);
+    int hrc = memo_check(m, trace, ntrace, &ho, &hb, err);
     if (hrc)
       return hrc;
   }
   int jrc = oracle_judge(c, e, obs, nobs, trace, ntrace, &sum, hb, lower_family(spec), v);
-  hb_result_free(hb);
   if (jrc)
     return af_err_set(err, AF_ENOMEM, "out of memory judging a run");
   if (rc == AF_EDEADLOCK && v->cls == VERDICT_PASS) {
@@ -99,9 +163,10 @@ int check__builtin(const GenCase *c, const LowerSpec *spec, const Schedule *s, i
   out->executed = rc == 0 && ns > 0;
   if (rc == 0 && af_feat_on())
     program_features(p, c);
+  Memo memo = {0};
   for (int k = 0; k < ns && rc == 0; k++) {
     out->sched[k] = s[k];
-    rc = run_program(p, c, spec, &s[k], o, e, &out->verdict[k], err);
+    rc = run_program(p, c, spec, &s[k], o, e, &memo, &out->verdict[k], err);
     if (rc)
       break;
     out->nsched = k + 1;
@@ -111,6 +176,8 @@ int check__builtin(const GenCase *c, const LowerSpec *spec, const Schedule *s, i
         break;
     }
   }
+  hb_result_free(memo.hb);
+  af_free(memo.trace);
   lower_program_free(p);
   oracle_expected_free(own);
   return rc;
