@@ -5,6 +5,7 @@
  * 2. Every fault switch is caught within a bounded number of generated cases under the lazy
  *    or random policy.
  * 3. Determinism: the same case and schedule seeds give byte-identical traces.
+ * 4. A case's schedules checked together get the verdicts each gets checked alone.
  * ASYNCFUZZ_TEST_SCALE (default 1) multiplies the case counts. `test_property forced N` runs only
  * the check with every avoidance forced on, over N swarm cases.
  */
@@ -218,6 +219,69 @@ static void determinism(void) {
   printf("determinism: identical traces for equal seeds; %d cases changed with the seed\n", differ);
 }
 
+/* The host calls of a run (no device steps): what the happens-before checker sees. */
+static char *host_trace_of(const GenCase *c, const LowerSpec *spec, const Schedule *s) {
+  Verdict v;
+  AfErr err = {0};
+  CHECK_EQ(check_run_once(c, spec, s, NULL, NULL, &v, &err), 0);
+  AfBuf b;
+  af_buf_init(&b);
+  asyncfuzz_rt_format_trace(&b, 0, -1);
+  return af_buf_take(&b);
+}
+
+/* A case's schedules checked together, where a schedule whose trace is the previous one's reuses
+ * its happens-before result (check/builtin.c), get the verdicts each gets checked alone. The
+ * cases have both: schedules with the previous one's trace, and with another. */
+static void schedules_together(void) {
+  static CheckResult all, one;
+  GenConfig cfg, regions;
+  gen_config_default(&cfg);
+  regions = cfg;
+  regions.region_pct = 25; /* more host threads: schedules whose host calls interleave otherwise */
+  const char *faults[] = {"drop_host_wait", "drop_extra_deps", "free_unordered", "yield_stream",
+                          "event_leaked"};
+  int same = 0, other = 0, failed = 0;
+  for (size_t f = 0; f < sizeof faults / sizeof faults[0]; f++) {
+    char name[96];
+    snprintf(name, sizeof name, "builtin:fault=%s", faults[f]);
+    LowerSpec spec;
+    AfErr err = {0};
+    CHECK_EQ(lower_spec_parse(name, &spec, &err), 0);
+    for (uint64_t seed = 0; seed < (uint64_t)(40 * scale); seed++) {
+      GenCase c;
+      CHECK_EQ(gen_generate(&c, seed, seed % 2 ? &regions : &cfg, &err), 0);
+      Schedule s[3] = {{RT_LAZY, seed * 7 + 1}, {RT_RANDOM, seed * 7 + 2}, {RT_PCT, seed * 7 + 3}};
+      CheckOpts o = {0};
+      CHECK_EQ(check_case(&c, &spec, s, 3, NULL, &o, &all, &err), 0);
+      CHECK_EQ(all.nsched, 3);
+      for (int k = 0; k < 3; k++) {
+        CHECK_EQ(check_case(&c, &spec, &s[k], 1, NULL, &o, &one, &err), 0);
+        const Verdict *a = &all.verdict[k], *b = &one.verdict[0];
+        CHECK_EQ(a->cls, b->cls);
+        CHECK_EQ(a->hb_errors, b->hb_errors);
+        CHECK_EQ(a->hb_first, b->hb_first);
+        CHECK_STR(a->signature, b->signature);
+        CHECK_STR(a->victim, b->victim);
+        CHECK_STR(a->detail, b->detail);
+        failed += a->cls != VERDICT_PASS;
+      }
+      char *t[3];
+      for (int k = 0; k < 3; k++)
+        t[k] = host_trace_of(&c, &spec, &s[k]);
+      for (int k = 1; k < 3; k++)
+        strcmp(t[k], t[k - 1]) == 0 ? same++ : other++;
+      for (int k = 0; k < 3; k++)
+        af_free(t[k]);
+      gen_case_free(&c);
+    }
+  }
+  CHECK(same > 0 && other > 0 && failed > 0);
+  printf("schedules together: verdicts as alone; %d schedules with the previous one's trace, %d "
+         "with another, %d failing\n",
+         same, other, failed);
+}
+
 /* Every avoidance forced on (asyncfuzz gen --avoid everything): the other forms keep every case
  * valid and race-free, and the correct lowering gives no finding. */
 static void forced_avoidance(int n) {
@@ -264,6 +328,7 @@ int main(int argc, char **argv) {
   faults_caught();
   faults_caught_by_checker_under_eager();
   determinism();
+  schedules_together();
   asyncfuzz_rt_shutdown();
   return TEST_DONE("test_property");
 }
