@@ -171,15 +171,19 @@ static void buf_reset(H *h, Buf *b, uint32_t size, int device, Epoch alloc) {
   b->nseg = 1;
 }
 
-/* Splits segments so that `at` is a boundary. */
-static void split(H *h, Buf *b, uint32_t at) {
-  for (int i = 0; i < b->nseg; i++) {
+/* Splits the segment `at` falls inside so that `at` is a boundary. Returns the index of the
+ * first segment from `at` on (b->nseg: none). The segments are sorted and contiguous; the scan
+ * starts at segment `from`, which starts at or before `at`. */
+static int split(H *h, Buf *b, uint32_t at, int from) {
+  for (int i = from; i < b->nseg; i++) {
     Seg *s = &b->seg[i];
-    if (at <= s->lo || at >= s->hi)
+    if (at >= s->hi)
       continue;
+    if (at <= s->lo)
+      return i;
     if (grow(h, (void **)&b->seg, &b->capseg, b->nseg + 1, sizeof(Seg))) {
       h->oom = 1;
-      return;
+      return i + 1;
     }
     s = &b->seg[i];
     memmove(&b->seg[i + 2], &b->seg[i + 1], sizeof(Seg) * (size_t)(b->nseg - i - 1));
@@ -197,8 +201,9 @@ static void split(H *h, Buf *b, uint32_t at) {
       h->oom = 1;
     }
     b->nseg++;
-    return;
+    return i + 1;
   }
+  return b->nseg;
 }
 
 /* One access by agent a (clock row v) to [lo, hi) of buffer ref. */
@@ -216,13 +221,10 @@ static void access(H *h, int a, RtRef ref, uint32_t lo, uint32_t hi, int write, 
     report(h, HB_USE_BEFORE_ALLOC, HB_SUB_NONE, b->alloc.seq, seq, bref, lo, hi, b->alloc.agent, a);
   if (hi > b->size)
     hi = b->size;
-  split(h, b, lo);
-  split(h, b, hi);
+  int first = split(h, b, lo, 0), end = split(h, b, hi, first);
   int host = !hb__is_stream(h, a);
-  for (int i = 0; i < b->nseg; i++) {
+  for (int i = first; i < end; i++) { /* the segments of [lo, hi) */
     Seg *s = &b->seg[i];
-    if (s->hi <= lo || s->lo >= hi)
-      continue;
     if (s->has_w && s->w.agent != a && !hb__before(h, &s->w, a)) {
       int kind = HB_DATA_RACE, sub = write ? HB_SUB_WAW : HB_SUB_RAW;
       if (host && hb__is_stream(h, s->w.agent)) {
@@ -603,6 +605,43 @@ static void step_regions(H *h, int a, const RtRec *r) {
   }
 }
 
+/* Which of the three steps above a call belongs to: one dispatch per record (a table), where
+ * each record went through all three switches. */
+enum { STEP_NONE, STEP_STREAMS, STEP_MEMORY, STEP_REGIONS };
+
+static int step_of(int call) {
+  switch (call) {
+  case RT_CALL_STREAM_CREATE:
+  case RT_CALL_STREAM_DESTROY:
+  case RT_CALL_STREAM_SYNCHRONIZE:
+  case RT_CALL_STREAM_WAIT_EVENT:
+  case RT_CALL_EVENT_CREATE:
+  case RT_CALL_EVENT_DESTROY:
+  case RT_CALL_EVENT_SYNCHRONIZE:
+  case RT_CALL_EVENT_RECORD:
+    return STEP_STREAMS;
+  case RT_CALL_MEM_ALLOC:
+  case RT_CALL_MEM_FREE:
+  case RT_CALL_MEMCPY:
+  case RT_CALL_MEMSET32:
+  case RT_CALL_MEMSET16:
+  case RT_CALL_LAUNCH_KERNEL:
+  case RT_CALL_HOST_INIT:
+  case RT_CALL_HOST_REGISTER:
+  case RT_CALL_OBSERVE:
+    return STEP_MEMORY;
+  case RT_CALL_SPAWN:
+  case RT_CALL_START:
+  case RT_CALL_YIELD:
+  case RT_CALL_RELEASE:
+  case RT_CALL_ACQUIRE:
+  case RT_CALL_AWAIT:
+    return STEP_REGIONS;
+  default:
+    return STEP_NONE;
+  }
+}
+
 static void step(H *h, const RtRec *r) {
   int a = thread_agent(h, r->tid);
   hb__tick(h, a);
@@ -611,9 +650,19 @@ static void step(H *h, const RtRec *r) {
     refused(h, a, r);
     return;
   }
-  step_streams(h, a, r);
-  step_memory(h, a, r);
-  step_regions(h, a, r);
+  switch (step_of(r->call)) {
+  case STEP_STREAMS:
+    step_streams(h, a, r);
+    break;
+  case STEP_MEMORY:
+    step_memory(h, a, r);
+    break;
+  case STEP_REGIONS:
+    step_regions(h, a, r);
+    break;
+  default:
+    break;
+  }
 }
 
 /* ---- what each case op knew (HbOptions.nops) ---- */
