@@ -709,11 +709,14 @@ static void know_note(H *h, int i) {
 }
 
 void hb__replay(H *h) {
-  for (int i = 0; i < h->n && !h->oom; i++)
-    if (h->t[i].call != RT_CALL_EXEC && h->t[i].call != RT_CALL_LEAK) {
-      step(h, &h->t[i]);
-      if (h->res->know)
-        know_note(h, i);
-    }
+  const RtRec *t = h->t;
+  int n = h->n, know = h->res->know != NULL;
+  for (int i = 0; i < n && !h->oom; i++) {
+    if (t[i].call == RT_CALL_EXEC || t[i].call == RT_CALL_LEAK)
+      continue;
+    step(h, &t[i]);
+    if (know)
+      know_note(h, i);
+  }
   report_leaks(h);
 }
