@@ -14,28 +14,17 @@
 /* The checker's result is a function of the trace and its options alone, and the schedules of
  * a case often make the same trace (a program whose host calls come from one thread makes the
  * same calls whatever order the device runs its work in): the last check is kept for the next
- * schedule. */
+ * schedule, whose trace is compared with the one before it, which the runtime keeps (no copy). */
 typedef struct Memo {
-  RtRec *trace;
-  int n, cap;
   HbOptions ho;
-  HbResult *hb;
+  HbResult *hb; /* the check of the run before this one's trace (or of one with the same trace) */
 } Memo;
 
 /* A record's fields before its arguments (seq to cause) lie in its first bytes, unpadded: they are
- * compared and copied as one block. */
+ * compared as one block. */
 #define REC_HEAD (offsetof(RtRec, cause) + sizeof(uint32_t))
 _Static_assert(offsetof(RtRec, seq) == 0 && REC_HEAD == 20 && offsetof(RtRec, args) >= REC_HEAD,
                "RtRec's fields before args are 20 unpadded bytes");
-
-/* The fields same_rec compares, copied (not a memcpy of the whole trace: that is a `rep movsb`
- * that costs more than the check it saves on small traces). */
-static void copy_rec(RtRec *d, const RtRec *s) {
-  memcpy(d, s, REC_HEAD);
-  d->ret = s->ret;
-  for (int k = 0; k < s->nargs && k < RT_REC_ARGS; k++)
-    d->args[k] = s->args[k];
-}
 
 static int same_rec(const RtRec *a, const RtRec *b) {
   if (memcmp(a, b, REC_HEAD) != 0 || a->ret != b->ret)
@@ -46,28 +35,22 @@ static int same_rec(const RtRec *a, const RtRec *b) {
   return 1;
 }
 
-/* The check of this trace: the memo's when it is the same trace, else a new one (kept). */
+/* The check of this run's trace: the memo's when the run before made the same trace with the
+ * same options, else a new one (kept for the next run). */
 static int memo_check(Memo *m, const RtRec *trace, int n, const HbOptions *ho, const HbResult **out,
                       AfErr *err) {
-  int same = m->hb && n == m->n && memcmp(ho, &m->ho, sizeof *ho) == 0;
+  int np = 0;
+  const RtRec *prev = asyncfuzz_rt_prev_trace(&np);
+  int same = m->hb && n == np && memcmp(ho, &m->ho, sizeof *ho) == 0;
   for (int i = 0; i < n && same; i++)
-    same = same_rec(&trace[i], &m->trace[i]);
+    same = same_rec(&trace[i], &prev[i]);
   if (!same) {
     hb_result_free(m->hb);
     m->hb = NULL;
-    HbResult *hb = NULL;
-    int rc = hb_check(trace, n, ho, &hb, err);
+    int rc = hb_check(trace, n, ho, &m->hb, err);
     if (rc)
       return rc;
-    if (af_grow((void **)&m->trace, &m->cap, n, sizeof(RtRec))) {
-      hb_result_free(hb);
-      return af_err_set(err, AF_ENOMEM, "out of memory keeping a trace");
-    }
-    for (int i = 0; i < n; i++)
-      copy_rec(&m->trace[i], &trace[i]);
-    m->n = n;
     m->ho = *ho;
-    m->hb = hb;
   }
   *out = m->hb;
   return 0;
@@ -175,7 +158,6 @@ int check__builtin(const GenCase *c, const LowerSpec *spec, const Schedule *s, i
     }
   }
   hb_result_free(memo.hb);
-  af_free(memo.trace);
   lower_program_free(p);
   oracle_expected_free(own);
   return rc;

@@ -378,6 +378,9 @@ typedef struct RtSummary {
 
 /* The trace of the current or last run. Valid until the next begin. */
 const RtRec *asyncfuzz_rt_trace(int *n);
+/* The trace of the run before the last one (valid until the next run begins): a caller that
+ * compares two runs' traces keeps neither copy. */
+const RtRec *asyncfuzz_rt_prev_trace(int *n);
 /* Observations of the last run, in the order they were made (valid after end). */
 const RtObs *asyncfuzz_rt_observations(int *n);
 void asyncfuzz_rt_summary(RtSummary *out);

@@ -78,6 +78,14 @@ static void free_run(Rt *rt) {
     if (!rt->allocs[i].dev)
       free(rt->allocs[i].p);
   rt->nstreams = rt->nevents = rt->nallocs = rt->nhosts = rt->nqueued = 0;
+  /* the trace of the run that ends stays readable for one more run: the two arrays swap */
+  RtRec *t = rt->prev;
+  int cap = rt->capprev;
+  rt->prev = rt->trace;
+  rt->nprev = rt->ntrace;
+  rt->capprev = rt->captrace;
+  rt->trace = t;
+  rt->captrace = cap;
   rt->ntrace = rt->nobs = rt->nobsdata = 0;
 }
 
@@ -275,6 +283,7 @@ void asyncfuzz_rt_shutdown(void) {
   af_free(rt->allocs);
   af_free(rt->hosts);
   af_free(rt->trace);
+  af_free(rt->prev);
   af_free(rt->obs);
   af_free(rt->obsdata);
   af_free(rt->mods);
@@ -286,7 +295,8 @@ void asyncfuzz_rt_shutdown(void) {
   rt->events = NULL;
   rt->allocs = NULL;
   rt->hosts = NULL;
-  rt->trace = NULL;
+  rt->trace = rt->prev = NULL;
+  rt->nprev = rt->capprev = 0;
   rt->obs = NULL;
   rt->obsdata = NULL;
   rt->capstreams = rt->capevents = rt->capallocs = rt->caphosts = 0;

@@ -122,6 +122,8 @@ typedef struct Rt {
   int nhosts, caphosts;
   RtRec *trace;
   int ntrace, captrace;
+  RtRec *prev; /* the run before's trace, kept until the next begin (asyncfuzz_rt_prev_trace) */
+  int nprev, capprev;
   RtObs *obs;
   int nobs, capobs;
   int32_t *obsdata;

@@ -144,6 +144,11 @@ const RtRec *asyncfuzz_rt_trace(int *n) {
   return runner__g_rt.trace;
 }
 
+const RtRec *asyncfuzz_rt_prev_trace(int *n) {
+  *n = runner__g_rt.nprev;
+  return runner__g_rt.prev;
+}
+
 const RtObs *asyncfuzz_rt_observations(int *n) {
   *n = runner__g_rt.nobs;
   return runner__g_rt.obs;
