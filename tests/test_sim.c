@@ -1,7 +1,8 @@
 /*
  * test_sim.c: the sim backend of the runtime library against CUDA's documented semantics:
  * tagged handles, event capture at record time, stream waits, synchronization, the eager
- * and lazy policies, two-phase kernels, immediate frees, leaks and determinism.
+ * and lazy policies, two-phase kernels, immediate frees, leaks, determinism and the run before's
+ * trace.
  */
 #include "../runner/asyncfuzz_rt.h"
 #include "../runner/kernels.h"
@@ -339,6 +340,36 @@ static void test_determinism(void) {
   CHECK(differ);
 }
 
+/* The run before's trace stays readable, unchanged, until the next run begins
+ * (asyncfuzz_rt_prev_trace), and the last run's is the current trace. */
+static void test_prev_trace(void) {
+  char *a = run_trace(RT_RANDOM, 1);
+  int na;
+  const RtRec *ta = asyncfuzz_rt_trace(&na);
+  CHECK(na > 10);
+  RtRec *first = af_malloc(sizeof(RtRec) * (size_t)na);
+  memcpy(first, ta, sizeof(RtRec) * (size_t)na);
+  begin(RT_LAZY, 2);
+  mgpuStreamDestroy(mgpuStreamCreate());
+  asyncfuzz_rt_end();
+  int np, n;
+  const RtRec *tp = asyncfuzz_rt_prev_trace(&np);
+  const RtRec *t = asyncfuzz_rt_trace(&n);
+  CHECK_EQ(np, na);
+  CHECK(memcmp(tp, first, sizeof(RtRec) * (size_t)na) == 0);
+  CHECK_EQ(n, 2);
+  CHECK_EQ(t[0].call, RT_CALL_STREAM_CREATE);
+  CHECK_EQ(t[1].call, RT_CALL_STREAM_DESTROY);
+  char *b = run_trace(RT_RANDOM, 1); /* a third run: the second one's trace is the previous */
+  CHECK_STR(a, b);
+  tp = asyncfuzz_rt_prev_trace(&np);
+  CHECK_EQ(np, 2);
+  CHECK_EQ(tp[1].call, RT_CALL_STREAM_DESTROY);
+  af_free(first);
+  af_free(a);
+  af_free(b);
+}
+
 /* A run started without a harness (code compiled by MLIR) from refused settings: it goes on on
  * the sim, its first record fails with why, and the library neither prints nor exits. */
 static void test_refused_settings(void) {
@@ -387,6 +418,7 @@ int main(void) {
   test_host_register();
   test_leaks_counted();
   test_determinism();
+  test_prev_trace();
   asyncfuzz_rt_shutdown();
   return TEST_DONE("test_sim");
 }
