@@ -111,6 +111,8 @@ static int begin_locked(Rt *rt, const RtConfig *cfg, int keep_modules) {
   memset(&rt->sum, 0, sizeof rt->sum);
   rt->sum.first_error = -1;
   rt->cfg = *cfg;
+  if (rt->unlocked != (cfg->one_thread != 0))
+    rt->unlocked = cfg->one_thread != 0;
   if (rt->cfg.pct_depth <= 0)
     rt->cfg.pct_depth = 3;
   if (rt->cfg.pct_depth > 8)
@@ -189,7 +191,7 @@ static void begin_env(Rt *rt, RtConfig *c, int keep_modules) {
  * by MLIR calls mgpu* without a harness), name the thread, and runner__pump. */
 Rt *runner__enter(void) {
   Rt *rt = &runner__g_rt;
-  if (!rt->cfg.one_thread) /* (read unlocked: only begin and end change it, on this thread) */
+  if (!rt->unlocked)
     pthread_mutex_lock(&rt->mu);
   if (!rt->active) {
     g_config_error[0] = '\0';
@@ -204,7 +206,7 @@ Rt *runner__enter(void) {
 }
 
 void runner__leave(Rt *rt) {
-  if (!rt->cfg.one_thread)
+  if (!rt->unlocked)
     pthread_mutex_unlock(&rt->mu);
 }
 
@@ -260,7 +262,8 @@ static int end_run(int do_drain) {
     rt->obs[i].vals = rt->obsdata + (intptr_t)rt->obs[i].vals;
   dev_release(rt);
   rt->active = 0;
-  rt->cfg.one_thread = 0; /* calls from now on lock again */
+  if (rt->unlocked)
+    rt->unlocked = 0; /* calls from now on lock again */
   int oom = rt->oom;
   pthread_mutex_unlock(&rt->mu);
   return oom ? AF_ENOMEM : 0;

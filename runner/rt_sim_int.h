@@ -98,6 +98,9 @@ typedef struct HostBuf {
 typedef struct Rt {
   pthread_mutex_t mu;
   int active;
+  /* the run's RtConfig.one_thread: its calls take no lock. Read without the lock, so written
+   * only when it changes (never in a run of MLIR-compiled code, whose threads call in at once) */
+  int unlocked;
   RtConfig cfg;
   AfRng rng;
   uint32_t epoch;
