@@ -9,7 +9,8 @@
  * if, for and branch blocks, i16/i64/f32 buffers, views and static allocations) off and on: what
  * the richer language costs per case, and in case size.
  *
- * usage: bench_pipeline [seconds-per-run (default 0.5)] [ops,ops,...]
+ * usage: bench_pipeline [--campaign-seeds] [seconds-per-run (default 0.5)] [ops,ops,...]
+ *        bench_pipeline [--campaign-seeds] --cases N OPS CHECKER
  */
 #include "bench.h"
 #include "../check/check.h"
@@ -32,6 +33,10 @@ static int cmp_double(const void *a, const void *b) {
 
 static long fixed_cases;   /* > 0: run exactly this many cases (--cases), whatever the seconds */
 static long total_records; /* the trace records of each case's last schedule, summed */
+/* --campaign-seeds: each schedule seeded as a campaign seeds it (its own seed), not all three with
+ * the case seed. With one seed, random and pct interleave the interpreter's tasks alike, so pct's
+ * trace is random's and the builtin check reuses random's check (check/builtin.c). */
+static int campaign_seeds;
 
 /* Runs cases for `secs` seconds; returns cases/s, and the mean op count in *mean_ops. */
 static double run(int ops, int checker, int constructs, double secs, uint64_t *seed,
@@ -62,6 +67,8 @@ static double run(int ops, int checker, int constructs, double secs, uint64_t *s
         exit(1);
       }
       Schedule s[3] = {{RT_LAZY, s0}, {RT_RANDOM, s0}, {RT_PCT, s0}};
+      for (int j = 0; j < 3 && campaign_seeds; j++)
+        s[j].seed = af_mix64(s0, (uint64_t)j + 1);
       CheckResult r;
       CheckOpts o = {0};
       o.no_checker = !checker;
@@ -95,8 +102,16 @@ int main(int argc, char **argv) {
           "newer constructs of the case language off and on: medians of 7 alternating runs.\n"
           "   or: bench_pipeline --cases N OPS CHECKER(0|1)\n"
           "Runs exactly N cases of OPS ops (seeds 1..N), once: for counting instructions under\n"
-          "valgrind (bench/pipeline_ir.sh), which wall-clock noise does not touch.\n"))
+          "valgrind (bench/pipeline_ir.sh), which wall-clock noise does not touch.\n"
+          "--campaign-seeds first: each schedule its own seed, as in a campaign (by default all\n"
+          "three take the case seed, so pct repeats random's trace and reuses its check).\n"))
     return 0;
+  if (argc > 1 && strcmp(argv[1], "--campaign-seeds") == 0) {
+    campaign_seeds = 1;
+    argv[1] = argv[0];
+    argv++;
+    argc--;
+  }
   if (argc > 1 && strcmp(argv[1], "--cases") == 0) {
     if (argc != 5 || atol(argv[2]) <= 0 || atoi(argv[3]) <= 0 ||
         (strcmp(argv[4], "0") != 0 && strcmp(argv[4], "1") != 0)) {
@@ -119,8 +134,8 @@ int main(int argc, char **argv) {
   snprintf(buf, sizeof buf, "%s", sizes);
   printf("# bench_pipeline: generate + validate + lower + simulate x3 (lazy, random, pct) + "
          "oracle + compare [+ happens-before checker], one core, median of 7 alternating runs "
-         "of %.2f s\n",
-         secs);
+         "of %.2f s; schedules seeded %s\n",
+         secs, campaign_seeds ? "each its own (--campaign-seeds)" : "all with the case seed");
   uint64_t seed = 1;
   for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
     int ops = atoi(tok);

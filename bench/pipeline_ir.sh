@@ -6,16 +6,20 @@
 # instructions of cases N+1..2N (a 2N-case run less an N-case run, so start-up drops out), per
 # case, per op and per trace record; then the growth against the first size and the checker's cost.
 # PROFILE=1 also prints the 12 largest functions (inclusive) of each size's 2N-case run, checker on.
+# SEEDS=campaign seeds each schedule on its own, as a campaign does (bench_pipeline --campaign-seeds).
 # usage: pipeline_ir.sh BENCH_PIPELINE [N=200] [OPS,OPS,...=32,256]
 set -eu
 case "${1:-}" in
 -h | --help | "")
   echo "usage: pipeline_ir.sh BENCH_PIPELINE [N=200] [OPS,OPS,...=32,256]"
   echo "Instructions per op of the builtin pipeline (callgrind), per size, checker off and on."
+  echo "PROFILE=1: the largest functions too; SEEDS=campaign: each schedule its own seed."
   exit 0
   ;;
 esac
 bp=$1
+seedflag=""
+[ "${SEEDS:-}" = campaign ] && seedflag=--campaign-seeds
 n=${2:-200}
 sizes=${3:-32,256}
 command -v valgrind > /dev/null || { echo "pipeline_ir.sh: needs valgrind (apt-get install valgrind)" >&2; exit 1; }
@@ -23,7 +27,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # ir CASES OPS CHECKER: "instructions mean_ops mean_records"
 ir() {
-  out=$(valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$1.$2.$3" "$bp" --cases "$1" "$2" "$3" 2> /dev/null)
+  out=$(valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$1.$2.$3" "$bp" $seedflag --cases "$1" "$2" "$3" 2> /dev/null)
   tot=$(sed -n 's/^totals: //p' "$tmp/cg.$1.$2.$3")
   mo=$(echo "$out" | sed -n 's/.*mean_case_ops=\([0-9.]*\).*/\1/p')
   mr=$(echo "$out" | sed -n 's/.*mean_case_records=\([0-9.]*\).*/\1/p')
@@ -33,6 +37,11 @@ ir() {
 }
 echo "# pipeline_ir.sh: callgrind instructions of cases $((n + 1))..$((2 * n)) (a $((2 * n))-case run less a $n-case run)"
 echo "# records: trace records (runtime calls and device steps) of a case's last schedule"
+if [ -n "$seedflag" ]; then
+  echo "# schedules: each its own seed, as in a campaign (--campaign-seeds)"
+else
+  echo "# schedules: all three seeded with the case seed (SEEDS=campaign: each its own)"
+fi
 first="" firstr=""
 for ops in $(echo "$sizes" | tr ',' ' '); do
   line="ops=$ops"

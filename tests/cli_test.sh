@@ -54,6 +54,9 @@ bp="$(dirname "$af")/bench/bench_pipeline"
 expect 0 "bench_pipeline --cases" "$bp" --cases 3 16 1; expect_out "cases=3 ops=16 checker=1 mean_case_ops="
 grep -Eq "mean_case_records=[1-9]" "$tmp/out" || { echo "FAIL: bench_pipeline --cases counted no trace records"; fail=$((fail + 1)); }
 expect 2 "bench_pipeline --cases 0" "$bp" --cases 0 16 1; expect_err "--cases needs N > 0"
+# --campaign-seeds: the same cases with each schedule its own seed, as a campaign seeds them
+expect 0 "bench_pipeline --campaign-seeds --cases" "$bp" --campaign-seeds --cases 3 16 1
+expect_out "cases=3 ops=16 checker=1 mean_case_ops="
 
 # gen: deterministic bytes, knob validation
 expect 0 "gen" "$af" gen --seed 7 -o "$tmp/a.json"
