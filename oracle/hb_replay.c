@@ -206,7 +206,7 @@ static int split(H *h, Buf *b, uint32_t at, int from) {
   return b->nseg;
 }
 
-/* One access by agent a (clock row v) to [lo, hi) of buffer ref. */
+/* One access by agent a (its row's clock) to [lo, hi) of buffer ref. */
 static void access(H *h, int a, RtRef ref, uint32_t lo, uint32_t hi, int write, int32_t seq) {
   Buf *b = buf_of(h, ref, 0);
   if (b == NULL || hi <= lo)

@@ -57,6 +57,10 @@ expect 2 "bench_pipeline --cases 0" "$bp" --cases 0 16 1; expect_err "--cases ne
 # --campaign-seeds: the same cases with each schedule its own seed, as a campaign seeds them
 expect 0 "bench_pipeline --campaign-seeds --cases" "$bp" --campaign-seeds --cases 3 16 1
 expect_out "cases=3 ops=16 checker=1 mean_case_ops="
+expect 0 "bench_pipeline --campaign-seeds (timed)" "$bp" --campaign-seeds 0.01 16
+expect_out "schedules seeded each its own"
+expect 0 "bench_pipeline (timed)" "$bp" 0.01 16
+expect_out "schedules seeded all with the case seed"
 
 # gen: deterministic bytes, knob validation
 expect 0 "gen" "$af" gen --seed 7 -o "$tmp/a.json"
