@@ -2,7 +2,8 @@
  * hb_replay.c: the checker's replay of a trace, record by record (hb.h), in one file so that
  * its inner loop stays inlined:
  *  - shadow memory: per buffer, a list of byte segments, each with its last write and the
- *    latest read of each agent since (FastTrack-style epochs); an access against them reports
+ *    latest read of each agent since (FastTrack-style epochs), the segments a write covers merged
+ *    into one; an access against them reports
  *    races, host reads and writes of memory in use, uses before allocation and after free; a
  *    free reports what was still in use;
  *  - what each runtime call does to the clocks: enqueues, streams and events, memory
@@ -17,6 +18,12 @@
 
 #include <stddef.h>
 #include <stdlib.h>
+
+#if defined(__GNUC__)
+#define HB__INLINE inline __attribute__((always_inline))
+#else
+#define HB__INLINE inline
+#endif
 
 /* ---- reports ---- */
 
@@ -259,6 +266,16 @@ static void access(H *h, int a, RtRef ref, uint32_t lo, uint32_t hi, int write, 
       s->r[k] = x;
     }
   }
+  /* After a write, the segments of [lo, hi) are alike (this write, no reads): one segment again.
+   * Without this a buffer keeps every boundary any access ever made (6 segments per access at
+   * 256 ops). A report names the byte range of the segment it was found on: now the whole range
+   * of the last write there (less what later accesses cut off), where before it was whatever
+   * piece older accesses had left. */
+  if (write && end - first > 1) {
+    b->seg[first].hi = b->seg[end - 1].hi;
+    memmove(&b->seg[first + 1], &b->seg[end], sizeof(Seg) * (size_t)(b->nseg - end));
+    b->nseg -= end - first - 1;
+  }
 }
 
 static void free_buf(H *h, int a, const RtRec *r) {
@@ -388,9 +405,9 @@ static void region_clock(H *h, uint32_t *rows, uint32_t *his, int region, int a)
 }
 
 /* Streams and events: creation, destruction, waits and records. */
-static void step_streams(H *h, int a, const RtRec *r) {
+static HB__INLINE void step_streams(H *h, int a, const RtRec *r, int call) {
   int seq = (int)r->seq;
-  switch (r->call) {
+  switch (call) {
   case RT_CALL_STREAM_CREATE:
     if (RT_REF_KIND(r->ret) == RT_REF_STREAM) {
       int s = RT_REF_ID(r->ret);
@@ -490,9 +507,9 @@ static void step_launch(H *h, int a, const RtRec *r) {
 }
 
 /* Memory: allocation, frees, and the accesses of copies, sets, kernels and the host. */
-static void step_memory(H *h, int a, const RtRec *r) {
+static HB__INLINE void step_memory(H *h, int a, const RtRec *r, int call) {
   int seq = (int)r->seq;
-  switch (r->call) {
+  switch (call) {
   case RT_CALL_MEM_ALLOC:
     if (RT_REF_KIND(r->ret) == RT_REF_BUF) {
       Buf *b = buf_of(h, r->ret, 1);
@@ -558,8 +575,8 @@ static void step_memory(H *h, int a, const RtRec *r) {
 }
 
 /* async.execute regions and async values: spawn, start, yield, release, acquire, await. */
-static void step_regions(H *h, int a, const RtRec *r) {
-  switch (r->call) {
+static HB__INLINE void step_regions(H *h, int a, const RtRec *r, int call) {
+  switch (call) {
   case RT_CALL_SPAWN:
     region_clock(h, h->spawn_vc, h->spawn_hi, RT_REF_ID(r->args[0]), a);
     if (RT_REF_ID(r->args[0]) < h->nregions)
@@ -605,43 +622,6 @@ static void step_regions(H *h, int a, const RtRec *r) {
   }
 }
 
-/* Which of the three steps above a call belongs to: one dispatch per record (a table), where
- * each record went through all three switches. */
-enum { STEP_NONE, STEP_STREAMS, STEP_MEMORY, STEP_REGIONS };
-
-static int step_of(int call) {
-  switch (call) {
-  case RT_CALL_STREAM_CREATE:
-  case RT_CALL_STREAM_DESTROY:
-  case RT_CALL_STREAM_SYNCHRONIZE:
-  case RT_CALL_STREAM_WAIT_EVENT:
-  case RT_CALL_EVENT_CREATE:
-  case RT_CALL_EVENT_DESTROY:
-  case RT_CALL_EVENT_SYNCHRONIZE:
-  case RT_CALL_EVENT_RECORD:
-    return STEP_STREAMS;
-  case RT_CALL_MEM_ALLOC:
-  case RT_CALL_MEM_FREE:
-  case RT_CALL_MEMCPY:
-  case RT_CALL_MEMSET32:
-  case RT_CALL_MEMSET16:
-  case RT_CALL_LAUNCH_KERNEL:
-  case RT_CALL_HOST_INIT:
-  case RT_CALL_HOST_REGISTER:
-  case RT_CALL_OBSERVE:
-    return STEP_MEMORY;
-  case RT_CALL_SPAWN:
-  case RT_CALL_START:
-  case RT_CALL_YIELD:
-  case RT_CALL_RELEASE:
-  case RT_CALL_ACQUIRE:
-  case RT_CALL_AWAIT:
-    return STEP_REGIONS;
-  default:
-    return STEP_NONE;
-  }
-}
-
 static void step(H *h, const RtRec *r) {
   int a = thread_agent(h, r->tid);
   hb__tick(h, a);
@@ -650,16 +630,37 @@ static void step(H *h, const RtRec *r) {
     refused(h, a, r);
     return;
   }
-  switch (step_of(r->call)) {
-  case STEP_STREAMS:
-    step_streams(h, a, r);
+  /* one dispatch per record: each case has its own copy of the step, the switch in it resolved
+   * for that call at compile time (the steps are inlined with the call a constant) */
+  switch (r->call) {
+#define HB__ON(c, fn)                                                                              \
+  case RT_CALL_##c:                                                                                \
+    fn(h, a, r, RT_CALL_##c);                                                                      \
     break;
-  case STEP_MEMORY:
-    step_memory(h, a, r);
-    break;
-  case STEP_REGIONS:
-    step_regions(h, a, r);
-    break;
+    HB__ON(STREAM_CREATE, step_streams)
+    HB__ON(STREAM_DESTROY, step_streams)
+    HB__ON(STREAM_SYNCHRONIZE, step_streams)
+    HB__ON(STREAM_WAIT_EVENT, step_streams)
+    HB__ON(EVENT_CREATE, step_streams)
+    HB__ON(EVENT_DESTROY, step_streams)
+    HB__ON(EVENT_SYNCHRONIZE, step_streams)
+    HB__ON(EVENT_RECORD, step_streams)
+    HB__ON(MEM_ALLOC, step_memory)
+    HB__ON(MEM_FREE, step_memory)
+    HB__ON(MEMCPY, step_memory)
+    HB__ON(MEMSET32, step_memory)
+    HB__ON(MEMSET16, step_memory)
+    HB__ON(LAUNCH_KERNEL, step_memory)
+    HB__ON(HOST_INIT, step_memory)
+    HB__ON(HOST_REGISTER, step_memory)
+    HB__ON(OBSERVE, step_memory)
+    HB__ON(SPAWN, step_regions)
+    HB__ON(START, step_regions)
+    HB__ON(YIELD, step_regions)
+    HB__ON(RELEASE, step_regions)
+    HB__ON(ACQUIRE, step_regions)
+    HB__ON(AWAIT, step_regions)
+#undef HB__ON
   default:
     break;
   }
