@@ -622,11 +622,15 @@ static HB__INLINE void step_regions(H *h, int a, const RtRec *r, int call) {
   }
 }
 
-static void step(H *h, const RtRec *r) {
+/* Record r, by agent a, which first ticks. A record that only marks a handle created or
+ * destroyed passes no clock on, takes none, and changes none: without `know` (HbOptions.nops,
+ * which keeps each record's clock) it needs no tick, as nothing can tell its clock from the one
+ * before. */
+static void step(H *h, const RtRec *r, int know) {
   int a = thread_agent(h, r->tid);
-  hb__tick(h, a);
   h->act = a;
   if (r->err) {
+    hb__tick(h, a);
     refused(h, a, r);
     return;
   }
@@ -635,14 +639,21 @@ static void step(H *h, const RtRec *r) {
   switch (r->call) {
 #define HB__ON(c, fn)                                                                              \
   case RT_CALL_##c:                                                                                \
+    hb__tick(h, a);                                                                                \
+    fn(h, a, r, RT_CALL_##c);                                                                      \
+    break;
+#define HB__MARK(c, fn)                                                                            \
+  case RT_CALL_##c:                                                                                \
+    if (know)                                                                                      \
+      hb__tick(h, a);                                                                              \
     fn(h, a, r, RT_CALL_##c);                                                                      \
     break;
     HB__ON(STREAM_CREATE, step_streams)
-    HB__ON(STREAM_DESTROY, step_streams)
+    HB__MARK(STREAM_DESTROY, step_streams)
     HB__ON(STREAM_SYNCHRONIZE, step_streams)
     HB__ON(STREAM_WAIT_EVENT, step_streams)
-    HB__ON(EVENT_CREATE, step_streams)
-    HB__ON(EVENT_DESTROY, step_streams)
+    HB__MARK(EVENT_CREATE, step_streams)
+    HB__MARK(EVENT_DESTROY, step_streams)
     HB__ON(EVENT_SYNCHRONIZE, step_streams)
     HB__ON(EVENT_RECORD, step_streams)
     HB__ON(MEM_ALLOC, step_memory)
@@ -661,7 +672,9 @@ static void step(H *h, const RtRec *r) {
     HB__ON(ACQUIRE, step_regions)
     HB__ON(AWAIT, step_regions)
 #undef HB__ON
+#undef HB__MARK
   default:
+    hb__tick(h, a);
     break;
   }
 }
@@ -715,7 +728,7 @@ void hb__replay(H *h) {
   for (int i = 0; i < n && !h->oom; i++) {
     if (t[i].call == RT_CALL_EXEC || t[i].call == RT_CALL_LEAK)
       continue;
-    step(h, &t[i]);
+    step(h, &t[i], know);
     if (know)
       know_note(h, i);
   }
