@@ -48,9 +48,10 @@ typedef struct H {
   uint32_t *vc; /* A x A */
   uint32_t *hi; /* extent of each row */
   uint32_t *snap_hi, *spawn_hi, *yield_hi, *async_hi;
-  /* ver[a] grows whenever row a changes outside its own component; jver[s * nthreads + t]
-   * is ver[t] when thread t's row was last fully joined into stream s. An enqueue by t on s
-   * then needs a full join only when t learned something since (a sync, an await). */
+  /* ver[t] grows whenever thread t's row changes outside its own component; jver[s * nthreads
+   * + t] is ver[t] when t's row was last fully joined into stream s. An enqueue by t on s then
+   * needs a full join only when t learned something since (a sync, an await). Only threads
+   * enqueue, so a stream's version is never read and not kept. */
   uint32_t *ver, *jver;
   /* handles */
   uint8_t *s_created, *s_destroyed, *e_created, *e_destroyed, *e_recorded;
@@ -135,10 +136,22 @@ static inline void hb__tick(H *h, int a) {
   hb__set(hb__row(h, a), &h->hi[a], a, hb__own(h, a) + 1);
 }
 
-/* Row d joins clock src of extent shi, keeping versions. */
+/* Row d joins clock src of extent shi, keeping a thread's version. A stream's join (most joins:
+ * an enqueue's, an event wait's) need not find out whether it changed the row. */
 static inline void hb__join_into(H *h, int d, const uint32_t *src, uint32_t shi) {
-  if (hb__cjoin(hb__row(h, d), &h->hi[d], src, shi))
-    h->ver[d]++;
+  uint32_t *dst = hb__row(h, d), *dhi = &h->hi[d];
+  if (d < h->nthreads) {
+    if (hb__cjoin(dst, dhi, src, shi))
+      h->ver[d]++;
+    return;
+  }
+  uint32_t n = *dhi < shi ? *dhi : shi;
+  if (n)
+    hb__vmax(dst, src, (int)n);
+  if (shi > *dhi) {
+    memcpy(dst + *dhi, src + *dhi, sizeof(uint32_t) * (shi - *dhi));
+    *dhi = shi;
+  }
 }
 
 /* Row d joins row a (full join), keeping versions. */

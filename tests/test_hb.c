@@ -173,6 +173,24 @@ static void test_data_races(void) {
   r = end_and_check(0);
   EXPECT_CLEAN(r);
   hb_result_free(r);
+
+  /* a write over pieces older accesses cut is one piece again: a race with it is reported on the
+   * whole range it wrote ([0, 32)), not on the first piece ([0, 4)) */
+  setup(&e);
+  mgpuMemset32(e.b, 1, 1, e.s1);
+  mgpuMemset32(e.b, 2, 8, e.s1);
+  mgpuMemcpy(e.h, e.b, 32, e.s2);
+  mgpuStreamSynchronize(e.s1);
+  mgpuStreamSynchronize(e.s2);
+  teardown(&e);
+  r = end_and_check(0);
+  EXPECT_ONLY(r, HB_DATA_RACE, HB_SUB_RAW);
+  x = find(r, HB_DATA_RACE);
+  if (x) {
+    CHECK_EQ(x->lo, 0);
+    CHECK_EQ(x->hi, 32);
+  }
+  hb_result_free(r);
 }
 
 static void test_host_accesses(void) {
