@@ -57,10 +57,6 @@ typedef struct H {
   uint8_t *s_created, *s_destroyed, *e_created, *e_destroyed, *e_recorded;
   int32_t *s_seq, *s_dseq, *e_seq, *e_dseq;
   uint32_t *snap; /* events x A */
-  /* whose clock each snapshot copies, and at which of its own clocks: an agent that already
-   * knows that clock knows the whole snapshot (hb__knows) */
-  int32_t *snap_of, *yield_of;
-  uint32_t *snap_at, *yield_at;
   int nevents;
   /* regions */
   int nregions;
@@ -158,15 +154,6 @@ static inline void hb__join_into(H *h, int d, const uint32_t *src, uint32_t shi)
 static inline void hb__join_rows(H *h, int d, int a) {
   if (d != a)
     hb__join_into(h, d, hb__row(h, a), h->hi[a]);
-}
-
-/* Whether agent d already knows the clock of agent x as it was at x's own clock c (c > 0): then
- * it knows all of it, and joining a copy of that clock changes nothing. Clocks pass on whole: a
- * join into a row comes before its tick (enqueue) or after it in the same record, before any
- * copy of the row at that clock is taken, so all copies of a row at one own clock are equal, and
- * knowing x's entry c means having joined one of them or a later (larger) one. */
-static inline int hb__knows(H *h, int d, int x, uint32_t c) {
-  return c > 0 && hb__get(hb__row(h, d), h->hi[d], x) >= c;
 }
 
 /* Whether epoch e happened before agent a's clock. */

@@ -2,10 +2,9 @@
  * hb_replay.c: the checker's replay of a trace, record by record (hb.h), in one file so that
  * its inner loop stays inlined:
  *  - shadow memory: per buffer, a list of byte segments, each with its last write and the
- *    latest read of each agent since (FastTrack-style epochs), the segments a write covers merged
- *    into one; an access against them reports
- *    races, host reads and writes of memory in use, uses before allocation and after free; a
- *    free reports what was still in use;
+ *    latest read of each agent since (FastTrack-style epochs; the segments a write covers
+ *    become one); an access against them reports races, host reads and writes of memory in
+ *    use, uses before allocation and after free; a free reports what was still in use;
  *  - what each runtime call does to the clocks: enqueues, streams and events, memory
  *    (allocations, frees, the accesses of copies, sets, kernels and the host), async.execute
  *    regions and async values, and calls the runtime refused;
