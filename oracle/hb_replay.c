@@ -626,24 +626,27 @@ static HB__INLINE void step_regions(H *h, int a, const RtRec *r, int call) {
  * others (98.5% of the records at 256 ops, 94% at 32) tick only with `know` (HbOptions.nops),
  * which keeps each record's clock. Without it nothing can tell the difference: every comparison of
  * an epoch with a clock gives what it gave with a tick per record. */
-static void step(H *h, const RtRec *r, int know) {
+static HB__INLINE int step(H *h, const RtRec *r, int know) {
   int a = thread_agent(h, r->tid);
-  h->act = a;
-  if (r->err) {
-    hb__tick(h, a);
-    refused(h, a, r);
-    return;
-  }
+  if (know)
+    h->act = a;
   /* one dispatch per record: each case has its own copy of the step, the switch in it resolved
    * for that call at compile time (the steps are inlined with the call a constant) */
   switch (r->call) {
+  case RT_CALL_EXEC: /* device steps and leak notes: not calls */
+  case RT_CALL_LEAK:
+    return 0;
 #define HB__EPOCH(c, fn)                                                                           \
   case RT_CALL_##c:                                                                                \
+    if (r->err)                                                                                    \
+      goto refused;                                                                                \
     hb__tick(h, a);                                                                                \
     fn(h, a, r, RT_CALL_##c);                                                                      \
     break;
 #define HB__PASS(c, fn)                                                                            \
   case RT_CALL_##c:                                                                                \
+    if (r->err)                                                                                    \
+      goto refused;                                                                                \
     if (know)                                                                                      \
       hb__tick(h, a);                                                                              \
     fn(h, a, r, RT_CALL_##c);                                                                      \
@@ -674,9 +677,16 @@ static void step(H *h, const RtRec *r, int know) {
 #undef HB__EPOCH
 #undef HB__PASS
   default:
+    if (r->err)
+      goto refused;
     hb__tick(h, a);
     break;
   }
+  return 1;
+refused: /* a call the runtime refused: its reports only */
+  hb__tick(h, a);
+  refused(h, a, r);
+  return 1;
 }
 
 /* ---- what each case op knew (HbOptions.nops) ---- */
@@ -722,15 +732,20 @@ static void know_note(H *h, int i) {
   res->known[op] = !r->err && is_access(r->call) ? 2 : 1;
 }
 
-void hb__replay(H *h) {
+/* The loop, in two copies: with and without what each op knew (know a constant in each). */
+static HB__INLINE void replay(H *h, int know) {
   const RtRec *t = h->t;
-  int n = h->n, know = h->res->know != NULL;
+  int n = h->n;
   for (int i = 0; i < n && !h->oom; i++) {
-    if (t[i].call == RT_CALL_EXEC || t[i].call == RT_CALL_LEAK)
-      continue;
-    step(h, &t[i], know);
-    if (know)
+    if (step(h, &t[i], know) && know)
       know_note(h, i);
   }
+}
+
+void hb__replay(H *h) {
+  if (h->res->know != NULL)
+    replay(h, 1);
+  else
+    replay(h, 0);
   report_leaks(h);
 }
