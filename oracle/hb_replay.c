@@ -148,7 +148,7 @@ static Buf *grow_bufs(H *h, Buf **arr, int *n, int id) {
   return &(*arr)[id];
 }
 
-static Buf *buf_of(H *h, RtRef r, int create) {
+static HB__INLINE Buf *buf_of(H *h, RtRef r, int create) {
   int k = RT_REF_KIND(r), id = RT_REF_ID(r);
   Buf *b = NULL;
   if (k == RT_REF_BUF)
@@ -180,7 +180,7 @@ static void buf_reset(H *h, Buf *b, uint32_t size, int device, Epoch alloc) {
 /* Splits the segment `at` falls inside so that `at` is a boundary. Returns the index of the
  * first segment from `at` on (b->nseg: none). The segments are sorted and contiguous; the scan
  * starts at segment `from`, which starts at or before `at`. */
-static int split(H *h, Buf *b, uint32_t at, int from) {
+static HB__INLINE int split(H *h, Buf *b, uint32_t at, int from) {
   for (int i = from; i < b->nseg; i++) {
     Seg *s = &b->seg[i];
     if (at >= s->hi)
@@ -213,7 +213,8 @@ static int split(H *h, Buf *b, uint32_t at, int from) {
 }
 
 /* One access by agent a (its row's clock) to [lo, hi) of buffer ref. */
-static void access(H *h, int a, RtRef ref, uint32_t lo, uint32_t hi, int write, int32_t seq) {
+static HB__INLINE void access(H *h, int a, RtRef ref, uint32_t lo, uint32_t hi, int write,
+                              int32_t seq) {
   Buf *b = buf_of(h, ref, 0);
   if (b == NULL || hi <= lo)
     return;
