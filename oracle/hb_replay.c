@@ -304,7 +304,7 @@ static void free_buf(H *h, int a, const RtRec *r) {
 
 /* Host thread t enqueues on stream agent sa: the stream's clock takes in the thread's (and
  * with legacy_sync, the legacy stream's or the created streams'). */
-static void enqueue(H *h, int t, int sa) {
+static HB__INLINE void enqueue(H *h, int t, int sa) {
   if (h->opt.legacy_sync) {
     int legacy = h->nthreads;
     if (sa == legacy) {
