@@ -70,7 +70,7 @@ typedef struct H {
   Buf *dev, *host, *reg;
   int ndev, nhost, nreg;
   HbResult *res;
-  int act; /* the agent that performed the current record */
+  int act; /* the agent that performed the current record (read only with HbOptions.nops) */
   int capreports;
   int oom;
   /* the check's memory: the tables above and the shadow memory, from chunks freed together at
