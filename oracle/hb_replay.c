@@ -413,6 +413,8 @@ static HB__INLINE void step_streams(H *h, int a, const RtRec *r, int call) {
         h->s_created[s] = 1;
         h->s_seq[s] = seq;
         hb__join_rows(h, h->nthreads + s, a);
+        /* the stream has all of a's clock now: a's first enqueue on it needs no full join */
+        h->jver[(size_t)s * (size_t)h->nthreads + (size_t)a] = h->ver[a] + 1;
       }
     }
     break;
