@@ -80,6 +80,13 @@ typedef struct H {
   size_t ar_left;
 } H;
 
+/* The inner loop's helpers are inlined whatever the compiler's estimate of their size. */
+#if defined(__GNUC__)
+#define HB__INLINE inline __attribute__((always_inline))
+#else
+#define HB__INLINE inline
+#endif
+
 static inline uint32_t *hb__row(H *h, int agent) {
   return h->vc + (size_t)agent * (size_t)h->A;
 }
@@ -103,11 +110,16 @@ static inline void hb__set(uint32_t *v, uint32_t *hi, int i, uint32_t x) {
   v[i] = x;
 }
 
-/* dst = max(dst, src) over the extents; says whether dst may have changed. */
-static inline int hb__cjoin(uint32_t *restrict dst, uint32_t *dhi, const uint32_t *restrict src,
-                            uint32_t shi) {
+/* dst = max(dst, src) over the extents; with `track`, says whether dst may have changed (else 0:
+ * the join does not find out). */
+static HB__INLINE int hb__cjoin(uint32_t *restrict dst, uint32_t *dhi, const uint32_t *restrict src,
+                                uint32_t shi, int track) {
   uint32_t n = *dhi < shi ? *dhi : shi;
-  int changed = n ? hb__vmax_changed(dst, src, (int)n) : 0;
+  int changed = 0;
+  if (n && track)
+    changed = hb__vmax_changed(dst, src, (int)n);
+  else if (n)
+    hb__vmax(dst, src, (int)n);
   if (shi > *dhi) {
     memcpy(dst + *dhi, src + *dhi, sizeof(uint32_t) * (shi - *dhi));
     *dhi = shi;
@@ -135,18 +147,11 @@ static inline void hb__tick(H *h, int a) {
 /* Row d joins clock src of extent shi, keeping a thread's version. A stream's join (most joins:
  * an enqueue's, an event wait's) need not find out whether it changed the row. */
 static inline void hb__join_into(H *h, int d, const uint32_t *src, uint32_t shi) {
-  uint32_t *dst = hb__row(h, d), *dhi = &h->hi[d];
   if (d < h->nthreads) {
-    if (hb__cjoin(dst, dhi, src, shi))
+    if (hb__cjoin(hb__row(h, d), &h->hi[d], src, shi, 1))
       h->ver[d]++;
-    return;
-  }
-  uint32_t n = *dhi < shi ? *dhi : shi;
-  if (n)
-    hb__vmax(dst, src, (int)n);
-  if (shi > *dhi) {
-    memcpy(dst + *dhi, src + *dhi, sizeof(uint32_t) * (shi - *dhi));
-    *dhi = shi;
+  } else {
+    hb__cjoin(hb__row(h, d), &h->hi[d], src, shi, 0);
   }
 }
 

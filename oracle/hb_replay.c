@@ -18,12 +18,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-#if defined(__GNUC__)
-#define HB__INLINE inline __attribute__((always_inline))
-#else
-#define HB__INLINE inline
-#endif
-
 /* ---- reports ---- */
 
 static int32_t report_agent(const H *h, int agent) {
@@ -599,7 +593,7 @@ static HB__INLINE void step_regions(H *h, int a, const RtRec *r, int call) {
       uint32_t *ov = h->async_vc + (size_t)o * (size_t)h->A;
       if (!h->released[o])
         h->async_hi[o] = 0;
-      hb__cjoin(ov, &h->async_hi[o], hb__row(h, a), h->hi[a]);
+      hb__cjoin(ov, &h->async_hi[o], hb__row(h, a), h->hi[a], 0);
       h->released[o] = 1;
     }
     break;
