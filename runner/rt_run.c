@@ -77,7 +77,8 @@ static void free_run(Rt *rt) {
   for (int i = 0; i < rt->nallocs; i++)
     if (!rt->allocs[i].dev)
       free(rt->allocs[i].p);
-  rt->nstreams = rt->nevents = rt->nallocs = rt->nhosts = rt->nqueued = 0;
+  runner__sched_reset(rt);
+  rt->nstreams = rt->nevents = rt->nallocs = rt->nhosts = 0;
   /* the trace of the run that ends stays readable for one more run: the two arrays swap */
   RtRec *t = rt->prev;
   int cap = rt->capprev;
@@ -281,7 +282,7 @@ void asyncfuzz_rt_shutdown(void) {
     af_free(rt->streams[i].q);
   rt->hwstreams = 0;
   af_free(rt->streams);
-  af_free(rt->queued);
+  af_free(rt->runbits);
   af_free(rt->events);
   af_free(rt->allocs);
   af_free(rt->hosts);
@@ -293,8 +294,8 @@ void asyncfuzz_rt_shutdown(void) {
   rt->mods = NULL;
   rt->capmods = rt->nmodules = 0;
   rt->streams = NULL;
-  rt->queued = NULL;
-  rt->capqueued = 0;
+  rt->runbits = NULL;
+  rt->caprun = 0;
   rt->events = NULL;
   rt->allocs = NULL;
   rt->hosts = NULL;

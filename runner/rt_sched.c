@@ -11,7 +11,8 @@
 
 /* ---- device model ---- */
 
-static void queued_leave(Rt *rt, int s);
+static void head_changed(Rt *rt, int s);
+static void wake(Rt *rt, int t);
 
 static int event_complete(Rt *rt, int s, uint64_t seq) {
   return rt->streams[s].done >= seq;
@@ -113,75 +114,107 @@ static void step(Rt *rt, int s) {
   st->qhead++;
   st->qlen--;
   st->done++;
-  if (st->qlen == 0) {
+  if (st->qlen == 0)
     st->qhead = 0;
-    queued_leave(rt, s);
-  }
+  head_changed(rt, s);
+  if (st->blk_first)
+    wake(rt, s);
 }
 
-/* Stream s joins (work queued on an idle stream) or leaves (its queue emptied) the streams the
- * scheduler looks at, which stay in index order: a case makes many streams, few have work at
- * once. */
-static void queued_join(Rt *rt, int s) {
-  if (af_grow((void **)&rt->queued, &rt->capqueued, rt->nqueued + 1, sizeof(int))) {
-    rt->oom = 1;
+/* ---- what can run ---- */
+
+/* rt->runbits has a bit for each stream whose head item can run now: it came to the head of its
+ * queue, and it is not a wait on work not yet done. A case makes many streams and few have work
+ * at once, and fewer can run; the scheduler picks from the bits, where it tested every stream
+ * with work at every pick (its cost per step grew with the case). A wait that cannot run yet is
+ * on the list of the stream it waits on, which wakes it when it completes enough items. */
+static void run_set(Rt *rt, int s, int on) {
+  uint64_t bit = 1ull << (s & 63), *w = &rt->runbits[s >> 6];
+  if (!(*w & bit) == !on)
+    return;
+  *w ^= bit;
+  rt->nrun += on ? 1 : -1;
+}
+
+static void head_changed(Rt *rt, int s) {
+  Stream *st = &rt->streams[s];
+  if (st->qlen == 0) {
+    run_set(rt, s, 0);
     return;
   }
-  int i = rt->nqueued;
-  while (i > 0 && rt->queued[i - 1] > s) {
-    rt->queued[i] = rt->queued[i - 1];
-    i--;
+  Work *w = &st->q[st->qhead];
+  if (w->kind == W_WAIT && !event_complete(rt, w->wait_stream, w->wait_seq)) {
+    Stream *t = &rt->streams[w->wait_stream];
+    st->blk_next = t->blk_first;
+    t->blk_first = s + 1;
+    run_set(rt, s, 0);
+  } else {
+    run_set(rt, s, 1);
   }
-  rt->queued[i] = s;
-  rt->nqueued++;
 }
 
-static void queued_leave(Rt *rt, int s) {
-  for (int i = 0; i < rt->nqueued; i++)
-    if (rt->queued[i] == s) {
-      memmove(rt->queued + i, rt->queued + i + 1, sizeof(int) * (size_t)(rt->nqueued - i - 1));
-      rt->nqueued--;
-      return;
+/* Stream t completed an item: the waits on it that it now satisfies can run. */
+static void wake(Rt *rt, int t) {
+  int *link = &rt->streams[t].blk_first;
+  while (*link) {
+    int s = *link - 1;
+    Stream *st = &rt->streams[s];
+    if (event_complete(rt, t, st->q[st->qhead].wait_seq)) {
+      *link = st->blk_next;
+      st->blk_next = 0;
+      run_set(rt, s, 1);
+    } else {
+      link = &st->blk_next;
     }
+  }
 }
 
-static int collect_runnable(Rt *rt, int *out) {
-  int n = 0;
-  for (int i = 0; i < rt->nqueued; i++)
-    if (stream_runnable(rt, rt->queued[i]))
-      out[n++] = rt->queued[i];
-  return n;
+void runner__sched_reset(Rt *rt) {
+  if (rt->caprun > 0)
+    memset(rt->runbits, 0, sizeof(uint64_t) * (size_t)rt->caprun);
+  rt->nrun = 0;
 }
 
-/* Picks a runnable stream as the policy wants; -1 when none. */
+/* The k-th (from 0) stream that can run, in index order. */
+static int nth_runnable(Rt *rt, uint32_t k) {
+  for (int i = 0; i < (rt->nstreams + 63) / 64; i++) {
+    uint64_t w = rt->runbits[i];
+    uint32_t c = (uint32_t)__builtin_popcountll(w);
+    if (k < c) {
+      while (k--)
+        w &= w - 1;
+      return i * 64 + __builtin_ctzll(w);
+    }
+    k -= c;
+  }
+  return -1; /* (not reached: k < rt->nrun) */
+}
+
+/* Picks a stream that can run as the policy wants; -1 when none. */
 static int pick(Rt *rt) {
-  int stackbuf[64];
-  int *cand = rt->nqueued <= 64 ? stackbuf : malloc(sizeof(int) * (size_t)rt->nqueued);
-  if (cand == NULL)
+  if (rt->nrun == 0)
     return -1;
-  int n = collect_runnable(rt, cand);
-  int s = -1;
-  if (n > 0) {
-    switch (rt->cfg.policy) {
-    case RT_RANDOM:
-      s = cand[af_rng_below(&rt->rng, (uint32_t)n)];
-      break;
-    case RT_PCT:
-      s = cand[0];
-      for (int i = 1; i < n; i++)
-        if (rt->streams[cand[i]].prio > rt->streams[s].prio)
-          s = cand[i];
-      for (int i = 0; i < rt->nchange; i++)
-        if (rt->change_points[i] == rt->steps)
-          rt->streams[s].prio = (uint32_t)i; /* demote below every initial priority */
-      break;
-    default:
-      s = cand[0];
-      break;
-    }
+  int s;
+  switch (rt->cfg.policy) {
+  case RT_RANDOM:
+    s = nth_runnable(rt, af_rng_below(&rt->rng, (uint32_t)rt->nrun));
+    break;
+  case RT_PCT:
+    s = -1;
+    for (int i = 0; i < (rt->nstreams + 63) / 64; i++)
+      for (uint64_t w = rt->runbits[i]; w; w &= w - 1) {
+        int c = i * 64 + __builtin_ctzll(w);
+        if (s < 0 || rt->streams[c].prio > rt->streams[s].prio)
+          s = c;
+      }
+    for (int i = 0; i < rt->nchange; i++)
+      if (rt->change_points[i] == rt->steps)
+        rt->streams[s].prio = (uint32_t)i; /* demote below every initial priority */
+    break;
+  default:
+    s = nth_runnable(rt, 0);
+    break;
   }
-  if (cand != stackbuf)
-    free(cand);
   return s;
 }
 
@@ -249,16 +282,24 @@ void runner__pump(Rt *rt) {
 
 static Work *push(Rt *rt, int s, int kind, uint32_t call);
 
+/* A wait item on stream s for the first seq items of stream t; its head judged (a wait waits on
+ * work enqueued before it, so a wait of s on s runs when it comes to the head). */
+static Work *push_wait(Rt *rt, int s, int t, uint64_t seq, uint32_t call) {
+  Work *w = push(rt, s, W_WAIT, call);
+  if (w == NULL)
+    return NULL;
+  w->wait_stream = t;
+  w->wait_seq = seq;
+  if (rt->streams[s].qlen == 1)
+    head_changed(rt, s);
+  return w;
+}
+
 /* A wait item on stream s for everything enqueued on stream t so far, unless it is done. */
 static int wait_for(Rt *rt, int s, int t, uint32_t call) {
   if (rt->streams[t].done >= rt->streams[t].enq)
     return 0;
-  Work *w = push(rt, s, W_WAIT, call);
-  if (w == NULL)
-    return -1;
-  w->wait_stream = t;
-  w->wait_seq = rt->streams[t].enq;
-  return 0;
+  return push_wait(rt, s, t, rt->streams[t].enq, call) ? 0 : -1;
 }
 
 int runner__legacy_order(Rt *rt, int s, uint32_t call) {
@@ -276,6 +317,10 @@ Work *runner__enqueue(Rt *rt, int s, int kind, uint32_t call) {
   return runner__legacy_order(rt, s, call) ? NULL : push(rt, s, kind, call);
 }
 
+Work *runner__enqueue_wait(Rt *rt, int s, int t, uint64_t seq, uint32_t call) {
+  return runner__legacy_order(rt, s, call) ? NULL : push_wait(rt, s, t, seq, call);
+}
+
 static Work *push(Rt *rt, int s, int kind, uint32_t call) {
   Stream *st = &rt->streams[s];
   if (st->qhead + st->qlen + 1 > st->qcap) {
@@ -288,21 +333,25 @@ static Work *push(Rt *rt, int s, int kind, uint32_t call) {
       return NULL;
     }
   }
-  if (st->qlen == 0)
-    queued_join(rt, s);
   Work *w = &st->q[st->qhead + st->qlen++];
   memset(w, 0, sizeof *w);
   w->kind = (uint8_t)kind;
   w->call = call;
   st->enq++;
+  if (st->qlen == 1 && kind != W_WAIT)
+    run_set(rt, s, 1); /* (push_wait judges a wait's head once it knows what it waits on) */
   return w;
 }
 
 int runner__new_stream(Rt *rt) {
-  if (af_grow((void **)&rt->streams, &rt->capstreams, rt->nstreams + 1, sizeof(Stream))) {
+  int words = rt->nstreams / 64 + 1, had = rt->caprun;
+  if (af_grow((void **)&rt->streams, &rt->capstreams, rt->nstreams + 1, sizeof(Stream)) ||
+      (words > had && af_grow((void **)&rt->runbits, &rt->caprun, words, sizeof(uint64_t)))) {
     rt->oom = 1;
     return -1;
   }
+  if (rt->caprun > had) /* (bits of streams not made yet are clear) */
+    memset(rt->runbits + had, 0, sizeof(uint64_t) * (size_t)(rt->caprun - had));
   Stream *st = &rt->streams[rt->nstreams];
   Work *q = NULL; /* an earlier run's queue memory, kept: no allocation per stream and run */
   int qcap = 0;

@@ -310,11 +310,7 @@ void mgpuStreamWaitEvent(void *stream, void *event) {
   } else if (s < 0 || e < 0) {
     runner__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, s < 0 ? sdet : edet);
   } else if (rt->events[e].recorded) {
-    Work *w = runner__enqueue(rt, s, W_WAIT, r ? r->seq : 0);
-    if (w) {
-      w->wait_stream = rt->events[e].stream;
-      w->wait_seq = rt->events[e].seq;
-    }
+    (void)runner__enqueue_wait(rt, s, rt->events[e].stream, rt->events[e].seq, r ? r->seq : 0);
     if (rt->cfg.policy == RT_EAGER)
       runner__drain(rt);
   }

@@ -74,6 +74,9 @@ typedef struct Stream {
   uint64_t enq, done;
   int destroyed;
   uint32_t prio;
+  /* the streams whose head item waits on this one's work: a list through blk_next (index + 1;
+   * 0 ends it), walked when this stream completes an item */
+  int blk_first, blk_next;
 } Stream;
 
 typedef struct Event {
@@ -106,9 +109,10 @@ typedef struct Rt {
   uint32_t epoch;
   Stream *streams;
   int nstreams, capstreams;
-  int hwstreams; /* slots below it keep their queue's memory from run to run (q, qcap) */
-  int *queued;   /* the streams with work queued, in index order (what the scheduler picks from) */
-  int nqueued, capqueued;
+  int hwstreams;     /* slots below it keep their queue's memory from run to run (q, qcap) */
+  uint64_t *runbits; /* the streams whose head item can run now, by index (what the scheduler
+                      * picks from), and how many: kept as queues and waits change */
+  int nrun, caprun;
   Event *events;
   int nevents, capevents;
   int nmodules, modules_live;
@@ -185,6 +189,11 @@ void runner__drain(Rt *rt);
 void runner__run_until(Rt *rt, int s, uint64_t seq);
 void runner__pump(Rt *rt);
 Work *runner__enqueue(Rt *rt, int s, int kind, uint32_t call);
+/* A wait item on stream s for the first seq items of stream t (runner__enqueue, then its target).
+ */
+Work *runner__enqueue_wait(Rt *rt, int s, int t, uint64_t seq, uint32_t call);
+/* A run ends: no stream has work the scheduler may pick. */
+void runner__sched_reset(Rt *rt);
 /* rocm: streams from mgpuStreamCreate are blocking (hipStreamCreate's default flags): work on
  * the legacy stream s0 first waits for everything enqueued on them, and their later work
  * (an event record too) waits for s0's. Enqueues those waits on s (wait items); 0, or -1 out

@@ -340,6 +340,79 @@ static void test_determinism(void) {
   CHECK(differ);
 }
 
+/* A chain of 70 streams (more than one word of the scheduler's bitmap of what can run), each
+ * copying its predecessor's buffer after waiting on its event, beside streams of their own: under
+ * every policy and several seeds no copy runs before the one it waits on (the last buffer holds
+ * the first one's value), every wait is woken when its work is done (the synchronize returns with
+ * all of it done), and random orders the device steps differently from seed to seed. */
+enum { CHAIN = 70, LONE = 6 };
+
+static unsigned run_chain(int policy, uint64_t seed) {
+  begin(policy, seed);
+  void *s[CHAIN], *lone[LONE], *e[CHAIN];
+  int32_t *b[CHAIN], *lb[LONE];
+  for (int i = 0; i < LONE; i++) {
+    lone[i] = mgpuStreamCreate();
+    lb[i] = mgpuMemAlloc(16, NULL, false);
+    mgpuMemset32(lb[i], (unsigned)(100 + i), 4, lone[i]);
+  }
+  for (int i = 0; i < CHAIN; i++) {
+    s[i] = mgpuStreamCreate();
+    e[i] = mgpuEventCreate();
+    b[i] = mgpuMemAlloc(16, NULL, false);
+    if (i == 0) {
+      mgpuMemset32(b[0], 7, 4, s[0]);
+    } else {
+      mgpuStreamWaitEvent(s[i], e[i - 1]);
+      mgpuMemcpy(b[i], b[i - 1], 16, s[i]);
+    }
+    mgpuEventRecord(e[i], s[i]);
+  }
+  mgpuStreamSynchronize(s[CHAIN - 1]);
+  for (int i = 0; i < CHAIN; i++)
+    for (int k = 0; k < 4; k++)
+      CHECK_EQ(b[i][k], 7);
+  unsigned order = 0; /* the streams of the first 8 device steps */
+  int n;
+  const RtRec *t = asyncfuzz_rt_trace(&n);
+  for (int i = 0, k = 0; i < n && k < 8; i++)
+    if (t[i].call == RT_CALL_EXEC)
+      order = order * 31u + (unsigned)RT_REF_ID(t[i].args[0]), k++;
+  for (int i = 0; i < LONE; i++) {
+    mgpuStreamSynchronize(lone[i]);
+    CHECK_EQ(lb[i][3], 100 + i);
+    mgpuStreamDestroy(lone[i]);
+    mgpuMemFree(lb[i], NULL);
+  }
+  for (int i = 0; i < CHAIN; i++) {
+    mgpuEventDestroy(e[i]);
+    mgpuStreamDestroy(s[i]);
+    mgpuMemFree(b[i], NULL);
+  }
+  asyncfuzz_rt_end();
+  RtSummary sum;
+  asyncfuzz_rt_summary(&sum);
+  CHECK_EQ(sum.nerrors, 0);
+  return order;
+}
+
+static void test_chain_of_waits(void) {
+  for (int p = 0; p < RT__POLICY_COUNT; p++) {
+    unsigned seen[24];
+    int distinct = 0;
+    for (uint64_t seed = 1; seed <= 24; seed++) {
+      unsigned o = run_chain(p, seed);
+      int k = 0;
+      while (k < distinct && seen[k] != o)
+        k++;
+      if (k == distinct)
+        seen[distinct++] = o;
+    }
+    if (p == RT_RANDOM)
+      CHECK(distinct >= 3);
+  }
+}
+
 /* The run before's trace stays readable, unchanged, until the next run begins
  * (asyncfuzz_rt_prev_trace), and the last run's is the current trace. */
 static void test_prev_trace(void) {
@@ -418,6 +491,7 @@ int main(void) {
   test_host_register();
   test_leaks_counted();
   test_determinism();
+  test_chain_of_waits();
   test_prev_trace();
   asyncfuzz_rt_shutdown();
   return TEST_DONE("test_sim");
