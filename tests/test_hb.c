@@ -418,8 +418,44 @@ static void test_region_edges(void) {
   }
 }
 
+/* Two threads enqueue on one stream. The host's enqueue after a region's thread enqueued on it
+ * must take in all the host knows (here: a stream it synchronized, whose write the enqueued
+ * copy reads), whatever the region's thread knew when it enqueued: the checker's enqueue
+ * shortcut (nothing new since the stream last joined this thread's clock) is per thread. */
+static void test_two_threads_one_stream(void) {
+  for (int syncs = 0; syncs < 4; syncs++) {
+    begin();
+    void *s = mgpuStreamCreate(), *s2 = mgpuStreamCreate();
+    int32_t *b = mgpuMemAlloc(32, NULL, false), *c = mgpuMemAlloc(32, NULL, false);
+    mgpuMemset32(b, 5, 8, s2);
+    asyncfuzz_rt_note(RT_NOTE_SPAWN, 1, -1);
+    asyncfuzz_rt_set_thread(1);
+    asyncfuzz_rt_note(RT_NOTE_START, 1, -1);
+    for (int k = 0; k < syncs; k++) { /* the region's thread learns as much as the host will */
+      void *s3 = mgpuStreamCreate();
+      mgpuStreamSynchronize(s3);
+      mgpuStreamDestroy(s3);
+    }
+    mgpuMemset32(c, 1, 8, s);
+    asyncfuzz_rt_note(RT_NOTE_YIELD, 1, -1);
+    asyncfuzz_rt_set_thread(0);
+    mgpuStreamSynchronize(s2); /* the host knows b's memset is done */
+    mgpuMemcpy(c, b, 32, s);   /* ordered after it through the host's enqueue */
+    mgpuStreamSynchronize(s);
+    asyncfuzz_rt_note(RT_NOTE_AWAIT, 1, -1);
+    mgpuStreamDestroy(s);
+    mgpuStreamDestroy(s2);
+    mgpuMemFree(b, NULL);
+    mgpuMemFree(c, NULL);
+    HbResult *r = end_and_check(0);
+    EXPECT_CLEAN(r);
+    hb_result_free(r);
+  }
+}
+
 int main(void) {
   test_data_races();
+  test_two_threads_one_stream();
   test_host_accesses();
   test_lifetime();
   test_handles();
