@@ -187,14 +187,23 @@ int runner__dev_pass(Rt *rt, int idx) {
   return rt->cfg.raw_handles || idx >= 0;
 }
 
-/* An allocation containing [p, p+n) that was freed, or -1. */
-int runner__freed_alloc(Rt *rt, const void *p, size_t n) {
-  const char *c = p;
-  for (int i = 0; i < rt->nallocs; i++) {
-    Alloc *a = &rt->allocs[i];
-    if (a->freed && c < a->p + a->bytes && c + (n ? n : 1) > a->p)
-      return i;
+void runner__mark_freed(Rt *rt, int i) {
+  Alloc *a = &rt->allocs[i];
+  a->freed = 1;
+  if (af_grow((void **)&rt->freed, &rt->capfreed, rt->nfreed + 1, sizeof(FreedRange))) {
+    rt->oom = 1;
+    return;
   }
+  rt->freed[rt->nfreed++] = (FreedRange){a->p, a->p + a->bytes, i};
+}
+
+/* A freed allocation overlapping [p, p+n), or -1. Every device step asks, so it looks through
+ * the freed ones only (where it looked through every allocation of the run). */
+int runner__freed_alloc(Rt *rt, const void *p, size_t n) {
+  const char *c = p, *end = c + (n ? n : 1);
+  for (int i = 0; i < rt->nfreed; i++)
+    if (c < rt->freed[i].hi && end > rt->freed[i].lo)
+      return rt->freed[i].alloc;
   return -1;
 }
 

@@ -91,7 +91,7 @@ void mgpuMemFree(void *ptr, void *stream) {
   if (rt->dev && rt->cfg.raw_handles) { /* cuMemFree at once, whatever the pointer */
     if (runner__dev_result(rt, r, rt->dev->mem_free(ptr), RT_DETAIL_NONE) == 0 &&
         RT_REF_KIND(pref) == RT_REF_BUF)
-      rt->allocs[RT_REF_ID(pref)].freed = 1;
+      runner__mark_freed(rt, RT_REF_ID(pref));
     runner__leave(rt);
     return;
   }
@@ -106,7 +106,7 @@ void mgpuMemFree(void *ptr, void *stream) {
       int sync = rt->cfg.memfree_sync || rt->cfg.abi == RT_ABI_ROCM;
       if (sync)
         runner__drain(rt);
-      a->freed = 1;
+      runner__mark_freed(rt, RT_REF_ID(pref));
       if (rt->dev) {
         /* tagged: kept until the run ends, poisoned in no order with the program's streams:
          * work still using it reads poison, as it would read a reused allocation */

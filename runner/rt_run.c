@@ -78,7 +78,7 @@ static void free_run(Rt *rt) {
     if (!rt->allocs[i].dev)
       free(rt->allocs[i].p);
   runner__sched_reset(rt);
-  rt->nstreams = rt->nevents = rt->nallocs = rt->nhosts = 0;
+  rt->nstreams = rt->nevents = rt->nallocs = rt->nhosts = rt->nfreed = 0;
   /* the trace of the run that ends stays readable for one more run: the two arrays swap */
   RtRec *t = rt->prev;
   int cap = rt->capprev;
@@ -285,6 +285,7 @@ void asyncfuzz_rt_shutdown(void) {
   af_free(rt->runbits);
   af_free(rt->events);
   af_free(rt->allocs);
+  af_free(rt->freed);
   af_free(rt->hosts);
   af_free(rt->trace);
   af_free(rt->prev);
@@ -298,6 +299,8 @@ void asyncfuzz_rt_shutdown(void) {
   rt->caprun = 0;
   rt->events = NULL;
   rt->allocs = NULL;
+  rt->freed = NULL;
+  rt->capfreed = 0;
   rt->hosts = NULL;
   rt->trace = rt->prev = NULL;
   rt->nprev = rt->capprev = 0;

@@ -92,6 +92,12 @@ typedef struct Alloc {
   int dev; /* allocated by the hardware backend; released (dev 2) when the run ends */
 } Alloc;
 
+/* A freed allocation's memory, which work still queued may touch (runner__freed_alloc). */
+typedef struct FreedRange {
+  const char *lo, *hi;
+  int alloc;
+} FreedRange;
+
 typedef struct HostBuf {
   char *p;
   size_t bytes;
@@ -125,6 +131,8 @@ typedef struct Rt {
   uint32_t mod_epoch;     /* module handles outlive runs in batch mode (asyncfuzz_case_begin) */
   Alloc *allocs;
   int nallocs, capallocs;
+  FreedRange *freed; /* the ranges of the allocations freed so far, in the order they were freed */
+  int nfreed, capfreed;
   HostBuf *hosts;
   int nhosts, caphosts;
   RtRec *trace;
@@ -180,6 +188,8 @@ int runner__dev_pass(Rt *rt, int idx);
 /* 1 when the run's ABI flavour has no such call (rocm: mgpuModuleLoadJIT, mgpuMemset16); the
  * record fails with RT_ERR_NOT_FOUND, RT_DETAIL_ABI_ABSENT and the call has no effect. */
 int runner__abi_absent(Rt *rt, RtRec *r);
+/* Allocation i is freed: its memory is poison from now on (a use of it is a use after free). */
+void runner__mark_freed(Rt *rt, int i);
 int runner__freed_alloc(Rt *rt, const void *p, size_t n);
 int runner__range_kind(Rt *rt, const void *p, size_t n);
 char *runner__memref_range(int64_t rank, void *desc, int64_t esz, uint64_t *bytes);
