@@ -139,8 +139,7 @@ static size_t lay_tables(H *h, char *base, size_t *zeroed) {
   h->yield_hi = carve(base, &off, nr, sizeof(uint32_t));
   h->async_hi = carve(base, &off, na, sizeof(uint32_t));
   h->ver = carve(base, &off, A, sizeof(uint32_t));
-  h->jver = carve(base, &off, ns, sizeof(uint32_t));
-  h->jthr = carve(base, &off, ns, sizeof(int32_t));
+  h->jver = carve(base, &off, ns * (size_t)h->nthreads, sizeof(uint32_t));
   h->s_seq = carve(base, &off, ns, sizeof(int32_t));
   h->e_seq = carve(base, &off, ne, sizeof(int32_t));
   h->s_created = carve(base, &off, ns, 1);

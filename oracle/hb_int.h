@@ -48,14 +48,11 @@ typedef struct H {
   uint32_t *vc; /* A x A */
   uint32_t *hi; /* extent of each row */
   uint32_t *snap_hi, *spawn_hi, *yield_hi, *async_hi;
-  /* ver[t] grows whenever thread t's row changes outside its own component; stream s was last
-   * fully joined with the row of thread jthr[s] - 1 (0: none yet) at its version jver[s]. An
-   * enqueue by that thread on s then needs a full join only when it learned something since (a
-   * sync, an await). Only threads enqueue, so a stream's version is never read and not kept.
-   * (One thread per stream: a table of every stream by every thread, zeroed for each check, grew
-   * as the square of the case.) */
+  /* ver[t] grows whenever thread t's row changes outside its own component; jver[s * nthreads
+   * + t] is ver[t] when t's row was last fully joined into stream s. An enqueue by t on s then
+   * needs a full join only when t learned something since (a sync, an await). Only threads
+   * enqueue, so a stream's version is never read and not kept. */
   uint32_t *ver, *jver;
-  int32_t *jthr;
   /* handles */
   uint8_t *s_created, *s_destroyed, *e_created, *e_destroyed, *e_recorded;
   int32_t *s_seq, *s_dseq, *e_seq, *e_dseq;

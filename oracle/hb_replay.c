@@ -309,15 +309,14 @@ static HB__INLINE void enqueue(H *h, int t, int sa) {
       hb__join_rows(h, sa, legacy);
     }
   }
-  int s = sa - h->nthreads;
-  if (h->jthr[s] == t + 1 && h->jver[s] == h->ver[t]) { /* nothing new but t's own clock */
+  uint32_t *jv = &h->jver[(size_t)(sa - h->nthreads) * (size_t)h->nthreads + (size_t)t];
+  if (*jv == h->ver[t] + 1) { /* nothing new but t's own clock */
     uint32_t c = hb__own(h, t);
     if (c > hb__get(hb__row(h, sa), h->hi[sa], t))
       hb__set(hb__row(h, sa), &h->hi[sa], t, c);
   } else {
     hb__join_rows(h, sa, t);
-    h->jthr[s] = t + 1; /* + 1: 0 means none */
-    h->jver[s] = h->ver[t];
+    *jv = h->ver[t] + 1; /* + 1: 0 means never joined */
   }
   hb__tick(h, sa);
   h->act = sa;
@@ -409,8 +408,7 @@ static HB__INLINE void step_streams(H *h, int a, const RtRec *r, int call) {
         h->s_seq[s] = seq;
         hb__join_rows(h, h->nthreads + s, a);
         /* the stream has all of a's clock now: a's first enqueue on it needs no full join */
-        h->jthr[s] = a + 1;
-        h->jver[s] = h->ver[a];
+        h->jver[(size_t)s * (size_t)h->nthreads + (size_t)a] = h->ver[a] + 1;
       }
     }
     break;
