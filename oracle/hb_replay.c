@@ -145,12 +145,15 @@ static Buf *grow_bufs(H *h, Buf **arr, int *n, int id) {
 static HB__INLINE Buf *buf_of(H *h, RtRef r, int create) {
   int k = RT_REF_KIND(r), id = RT_REF_ID(r);
   Buf *b = NULL;
+  /* (a known buffer inline; grow_bufs only to make one) */
   if (k == RT_REF_BUF)
-    b = id < h->ndev || create ? grow_bufs(h, &h->dev, &h->ndev, id) : NULL;
+    b = id < h->ndev ? &h->dev[id] : create ? grow_bufs(h, &h->dev, &h->ndev, id) : NULL;
   else if (k == RT_REF_HOST && (id & 0x800000))
-    b = (id & 0x7FFFFF) < h->nreg || create ? grow_bufs(h, &h->reg, &h->nreg, id & 0x7FFFFF) : NULL;
+    b = (id & 0x7FFFFF) < h->nreg ? &h->reg[id & 0x7FFFFF]
+        : create                  ? grow_bufs(h, &h->reg, &h->nreg, id & 0x7FFFFF)
+                                  : NULL;
   else if (k == RT_REF_HOST)
-    b = id < h->nhost || create ? grow_bufs(h, &h->host, &h->nhost, id) : NULL;
+    b = id < h->nhost ? &h->host[id] : create ? grow_bufs(h, &h->host, &h->nhost, id) : NULL;
   return b && (b->known || create) ? b : NULL;
 }
 
