@@ -20,8 +20,10 @@ void *runner__h_make(Rt *rt, unsigned kind, int idx) {
 }
 
 /* Raw handles (cuda:raw): the driver's own pointer, named by searching the run's tables, the
- * newest live one first. Returns the index as runner__h_decode does. */
-static int h_lookup(Rt *rt, const void *h, unsigned kind, int *detail, RtRef *ref) {
+ * newest live one first. Returns the index as runner__h_decode does. (Out of line, as
+ * not_a_handle below: the decode of a good tagged handle, which every call makes, stays short.) */
+__attribute__((noinline)) static int h_lookup(Rt *rt, const void *h, unsigned kind, int *detail,
+                                              RtRef *ref) {
   int found = -1, fkind = 0, dead = 0;
   for (int pass = 0; pass < 2 && found < 0; pass++) { /* live handles, then destroyed ones */
     for (int i = rt->nstreams - 1; i >= 1 && found < 0; i--)
@@ -60,6 +62,16 @@ static int h_lookup(Rt *rt, const void *h, unsigned kind, int *detail, RtRef *re
   return found;
 }
 
+/* Not one of this run's tagged handles: named as a pointer where it is one (a buffer passed as a
+ * handle), else bad. */
+__attribute__((noinline)) static int not_a_handle(Rt *rt, const void *h, int *detail, RtRef *ref) {
+  *ref = runner__ref_ptr(rt, h);
+  if (RT_REF_KIND(*ref) == RT_REF_PTR)
+    *ref = RT_REF(RT_REF_BAD, 0, 0);
+  *detail = RT_DETAIL_NOT_A_HANDLE;
+  return -1;
+}
+
 /* Decodes a handle expected to be of `kind`. Returns the index, or -1 and sets *detail. */
 int runner__h_decode(Rt *rt, const void *h, unsigned kind, int *detail, RtRef *ref) {
   uint64_t v = (uint64_t)(uintptr_t)h;
@@ -74,13 +86,8 @@ int runner__h_decode(Rt *rt, const void *h, unsigned kind, int *detail, RtRef *r
   unsigned hk = (unsigned)((v >> 48) & 0xFF);
   int idx = (int)(uint32_t)v;
   uint32_t ep = hk == H_MODULE ? rt->mod_epoch : rt->epoch;
-  if ((v >> 56) != H_TAG || ((v >> 32) & 0xFFFF) != (ep & 0xFFFF)) {
-    *ref = runner__ref_ptr(rt, h);
-    if (RT_REF_KIND(*ref) == RT_REF_PTR)
-      *ref = RT_REF(RT_REF_BAD, 0, 0);
-    *detail = RT_DETAIL_NOT_A_HANDLE;
-    return -1;
-  }
+  if ((v >> 56) != H_TAG || ((v >> 32) & 0xFFFF) != (ep & 0xFFFF))
+    return not_a_handle(rt, h, detail, ref);
   int n = hk == H_STREAM   ? rt->nstreams
           : hk == H_EVENT  ? rt->nevents
           : hk == H_MODULE ? rt->nmodules
