@@ -49,9 +49,9 @@ typedef struct H {
   uint32_t *hi; /* extent of each row */
   uint32_t *snap_hi, *spawn_hi, *yield_hi, *async_hi;
   /* ver[t] grows whenever thread t's row changes outside its own component; jver[s * nthreads
-   * + t] is ver[t] when t's row was last fully joined into stream s. An enqueue by t on s then
-   * needs a full join only when t learned something since (a sync, an await). Only threads
-   * enqueue, so a stream's version is never read and not kept. */
+   * + t] is ver[t] + 1 when t's row was last fully joined into stream s (0: never). An enqueue by
+   * t on s then needs a full join only when t learned something since (a sync, an await). Only
+   * threads enqueue, so a stream's version is never read and not kept. */
   uint32_t *ver, *jver;
   /* handles */
   uint8_t *s_created, *s_destroyed, *e_created, *e_destroyed, *e_recorded;

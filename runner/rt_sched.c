@@ -4,10 +4,7 @@
  */
 #include "rt_sim_int.h"
 
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* ---- device model ---- */
 
