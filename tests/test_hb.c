@@ -453,8 +453,43 @@ static void test_two_threads_one_stream(void) {
   }
 }
 
+/* An event's snapshot is its stream's clock at the record, whatever the stream does after it
+ * (the checker keeps the stream's row as the snapshot until the stream changes: copy on write).
+ * b's first half is written before the record, its second half after it; s2 waits on the event
+ * and reads one half. With `rerecord`, the event is recorded again on s2 before s1 goes on, and
+ * the host synchronizes it instead: then it knows nothing of s1. */
+static void test_event_snapshot(void) {
+  for (int rerecord = 0; rerecord <= 1; rerecord++)
+    for (int half = 0; half <= 1; half++) {
+      Env e;
+      setup(&e);
+      mgpuMemset32(e.b, 1, 4, e.s1);
+      void *ev = mgpuEventCreate();
+      mgpuEventRecord(ev, e.s1);
+      if (rerecord)
+        mgpuEventRecord(ev, e.s2);
+      mgpuMemset32(e.b + 4, 2, 4, e.s1); /* s1's row changes while the event may hold it */
+      if (rerecord)
+        mgpuEventSynchronize(ev);
+      else
+        mgpuStreamWaitEvent(e.s2, ev);
+      mgpuEventDestroy(ev);
+      mgpuMemcpy(e.h, e.b + 4 * half, 16, e.s2);
+      mgpuStreamSynchronize(e.s1);
+      mgpuStreamSynchronize(e.s2);
+      teardown(&e);
+      HbResult *r = end_and_check(0);
+      if (rerecord || half == 1) /* the write the copy reads is not ordered before it */
+        EXPECT_ONLY(r, HB_DATA_RACE, HB_SUB_RAW);
+      else
+        EXPECT_CLEAN(r);
+      hb_result_free(r);
+    }
+}
+
 int main(void) {
   test_data_races();
+  test_event_snapshot();
   test_two_threads_one_stream();
   test_host_accesses();
   test_lifetime();
