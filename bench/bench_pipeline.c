@@ -2,9 +2,12 @@
  * bench_pipeline.c: cases per second of the in-process pipeline on one core: generate a
  * case, validate it, lower it with the builtin lowering, simulate it under 3 schedules (lazy,
  * random, pct), compute the oracle's expectations and compare; with the happens-before
- * checker on every run (what `check` and `campaign` do) and without it. Prints one line per
- * size and mode with the median of 7 runs (checker off and on alternating, on the same cases),
- * and the checker's cost as a ratio of medians. Then, with the checker on, the same for the
+ * checker on every run (what `check` and `campaign` do) and without it. Each case is checked
+ * both ways, one right after the other, and each size runs in 7 rounds, the sizes in turn in each
+ * round: the checker's cost is the median of the rounds' ratios, and the time per op at each size
+ * the median of its rounds' ratios to the first size's, so that a change in machine load (30%
+ * from one half-second to the next on a shared machine) moves neither much. Prints one line per
+ * size and mode with the median cases/s. Then, with the checker on, the same for the
  * newer constructs of the case language (extra host waits, captures, explicit streams, call,
  * if, for and branch blocks, i16/i64/f32 buffers, views and static allocations) off and on: what
  * the richer language costs per case, and in case size.
@@ -90,6 +93,53 @@ static double run(int ops, int checker, int constructs, double secs, uint64_t *s
   return (double)n / (t - t0);
 }
 
+/* Runs cases for about `secs` seconds, each case checked twice, with the checker off and on
+ * (which first alternates from case to case), so that a change in machine load, which moves a
+ * run of 0.5 s by 30% on a shared machine, hits both alike. Each case's generation counts in
+ * both. Returns cases/s without and with the checker, and the mean op count in *mean_ops. */
+static void run_paired(int ops, double secs, uint64_t *seed, double *mean_ops, double rate[2]) {
+  GenConfig cfg;
+  gen_config_default(&cfg);
+  cfg.ops = ops;
+  LowerSpec spec;
+  AfErr err = {0};
+  lower_spec_parse("builtin", &spec, &err);
+  long n = 0, total_ops = 0;
+  double spent[2] = {0, 0}, t0 = now_s();
+  do {
+    GenCase c;
+    uint64_t s0 = (*seed)++;
+    double a = now_s();
+    if (gen_generate(&c, s0, &cfg, &err) || gen_validate(&c, &err)) {
+      fprintf(stderr, "bench: %s\n", err.msg);
+      exit(1);
+    }
+    double gen = now_s() - a;
+    for (int k = 0; k < 2; k++) {
+      int checker = (int)((n + k) & 1);
+      Schedule s[3] = {{RT_LAZY, s0}, {RT_RANDOM, s0}, {RT_PCT, s0}};
+      for (int j = 0; j < 3 && campaign_seeds; j++)
+        s[j].seed = af_mix64(s0, (uint64_t)j + 1);
+      CheckResult r;
+      CheckOpts o = {0};
+      o.no_checker = !checker;
+      a = now_s();
+      if (check_case(&c, &spec, s, 3, NULL, &o, &r, &err) || r.first_fail >= 0) {
+        fprintf(stderr, "bench: case %llu: %s\n", (unsigned long long)s0,
+                r.first_fail >= 0 ? r.verdict[r.first_fail].signature : err.msg);
+        exit(1);
+      }
+      spent[checker] += gen + (now_s() - a);
+    }
+    total_ops += c.nops;
+    gen_case_free(&c);
+    n++;
+  } while (now_s() - t0 < secs);
+  *mean_ops = (double)total_ops / (double)n;
+  rate[0] = (double)n / spent[0];
+  rate[1] = (double)n / spent[1];
+}
+
 int main(int argc, char **argv) {
   if (bench_help(
           argc, argv,
@@ -97,9 +147,11 @@ int main(int argc, char **argv) {
           "16,32,64,256)]\n"
           "Cases per second of the in-process pipeline on one core (generate, validate, lower, "
           "simulate\n"
-          "under lazy, random and pct, judge), with the happens-before checker and without, and "
-          "with the\n"
-          "newer constructs of the case language off and on: medians of 7 alternating runs.\n"
+          "under lazy, random and pct, judge), with the happens-before checker and without (each "
+          "case\n"
+          "both ways), the checker's cost, the time per op against the first size's, and the "
+          "newer\n"
+          "constructs of the case language off and on: medians of 7 rounds, the sizes in turn.\n"
           "   or: bench_pipeline --cases N OPS CHECKER(0|1)\n"
           "Runs exactly N cases of OPS ops (seeds 1..N), once: for counting instructions under\n"
           "valgrind (bench/pipeline_ir.sh), which wall-clock noise does not touch.\n"
@@ -132,48 +184,78 @@ int main(int argc, char **argv) {
   const char *sizes = argc > 2 ? argv[2] : "16,32,64,256";
   char buf[256];
   snprintf(buf, sizeof buf, "%s", sizes);
-  printf("# bench_pipeline: generate + validate + lower + simulate x3 (lazy, random, pct) + "
-         "oracle + compare [+ happens-before checker], one core, median of 7 alternating runs "
-         "of %.2f s; schedules seeded %s\n",
-         secs, campaign_seeds ? "each its own (--campaign-seeds)" : "all with the case seed");
-  uint64_t seed = 1;
+  enum { REPS = 7, MAXSZ = 16 };
+  int size[MAXSZ], nsz = 0;
   for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-    int ops = atoi(tok);
-    /* off and on alternate, on the same cases, so a change in machine load hits both */
-    enum { REPS = 7 };
-    double r[2][REPS], mean_ops = 0;
-    for (int i = 0; i < REPS; i++)
-      for (int checker = 0; checker <= 1; checker++) {
-        uint64_t s0 = seed + (uint64_t)i * 1000000;
-        r[checker][i] = run(ops, checker, 1, secs, &s0, &mean_ops);
-      }
-    double med[2];
-    for (int checker = 0; checker <= 1; checker++) {
-      qsort(r[checker], REPS, sizeof(double), cmp_double);
-      med[checker] = r[checker][REPS / 2];
-      printf("ops=%d checker=%d mean_case_ops=%.1f cases_per_s_median=%.0f min=%.0f max=%.0f\n",
-             ops, checker, mean_ops, med[checker], r[checker][0], r[checker][REPS - 1]);
+    if (nsz == MAXSZ || atoi(tok) <= 0) {
+      fprintf(stderr, "bench_pipeline: sizes: at most %d, each > 0\n", MAXSZ);
+      return 2;
     }
-    printf("ops=%d checker_cost=%.1f%% (time per case with / without = %.3f)\n", ops,
-           (med[0] / med[1] - 1.0) * 100.0, med[0] / med[1]);
-    double mo[2];
+    size[nsz++] = atoi(tok);
+  }
+  printf("# bench_pipeline: generate + validate + lower + simulate x3 (lazy, random, pct) + "
+         "oracle + compare [+ happens-before checker], one core; %d rounds of %.2f s per size, "
+         "the sizes in turn in each round, each case checked without and with the checker; "
+         "medians; schedules seeded %s\n",
+         REPS, secs, campaign_seeds ? "each its own (--campaign-seeds)" : "all with the case seed");
+  /* checker off and on on the same cases, case by case (run_paired); the sizes in turn in each
+   * round, so that a ratio of two sizes' time per op compares runs seconds apart */
+  static double r[MAXSZ][2][REPS], ratio[MAXSZ][REPS], us_op[MAXSZ][REPS], mean_ops[MAXSZ];
+  for (int i = 0; i < REPS; i++)
+    for (int z = 0; z < nsz; z++) {
+      uint64_t s0 = 1 + (uint64_t)z * REPS * 1000000 + (uint64_t)i * 1000000;
+      double rate[2];
+      run_paired(size[z], secs, &s0, &mean_ops[z], rate);
+      r[z][0][i] = rate[0];
+      r[z][1][i] = rate[1];
+      ratio[z][i] = rate[0] / rate[1];
+      us_op[z][i] = 1e6 / (rate[1] * mean_ops[z]);
+    }
+  for (int z = 0; z < nsz; z++) {
+    int ops = size[z];
+    for (int checker = 0; checker <= 1; checker++) {
+      double *v = r[z][checker];
+      qsort(v, REPS, sizeof(double), cmp_double);
+      printf("ops=%d checker=%d mean_case_ops=%.1f cases_per_s_median=%.0f min=%.0f max=%.0f\n",
+             ops, checker, mean_ops[z], v[REPS / 2], v[0], v[REPS - 1]);
+    }
+    double *c = ratio[z];
+    qsort(c, REPS, sizeof(double), cmp_double);
+    printf("ops=%d checker_cost=%.1f%% (time per case with / without, median of the rounds' "
+           "ratios = %.3f; min %.3f, max %.3f)\n",
+           ops, (c[REPS / 2] - 1.0) * 100.0, c[REPS / 2], c[0], c[REPS - 1]);
+    double g[REPS];
+    for (int i = 0; i < REPS; i++)
+      g[i] = us_op[z][i] / us_op[0][i];
+    qsort(g, REPS, sizeof(double), cmp_double);
+    double u[REPS];
+    memcpy(u, us_op[z], sizeof u);
+    qsort(u, REPS, sizeof(double), cmp_double);
+    printf("ops=%d checker=1 us_per_op_median=%.3f per_op_vs_ops_%d=%.3f (median of the rounds' "
+           "ratios; min %.3f, max %.3f)\n",
+           ops, u[REPS / 2], size[0], g[REPS / 2], g[0], g[REPS - 1]);
+    fflush(stdout);
+  }
+  /* the newer constructs off and on (different cases: not paired), checker on */
+  for (int z = 0; z < nsz; z++) {
+    int ops = size[z];
+    double rr[2][REPS], med[2], mo[2];
     for (int i = 0; i < REPS; i++)
       for (int on = 0; on <= 1; on++) {
-        uint64_t s0 = seed + (uint64_t)i * 1000000;
-        r[on][i] = run(ops, 1, on, secs, &s0, &mo[on]);
+        uint64_t s0 = 1 + (uint64_t)z * REPS * 1000000 + (uint64_t)i * 1000000;
+        rr[on][i] = run(ops, 1, on, secs, &s0, &mo[on]);
       }
     for (int on = 0; on <= 1; on++) {
-      qsort(r[on], REPS, sizeof(double), cmp_double);
-      med[on] = r[on][REPS / 2];
+      qsort(rr[on], REPS, sizeof(double), cmp_double);
+      med[on] = rr[on][REPS / 2];
       printf("ops=%d checker=1 constructs=%s mean_case_ops=%.1f cases_per_s_median=%.0f min=%.0f "
              "max=%.0f\n",
-             ops, on ? "on" : "off", mo[on], med[on], r[on][0], r[on][REPS - 1]);
+             ops, on ? "on" : "off", mo[on], med[on], rr[on][0], rr[on][REPS - 1]);
     }
     printf("ops=%d constructs_cost=%.1f%% (time per case on / off = %.3f; ops per case on / off "
            "= %.2f)\n",
            ops, (med[0] / med[1] - 1.0) * 100.0, med[0] / med[1], mo[1] / mo[0]);
     fflush(stdout);
-    seed += (uint64_t)REPS * 1000000;
   }
   asyncfuzz_rt_shutdown();
   return 0;
