@@ -209,23 +209,26 @@ static HB__INLINE int split(H *h, Buf *b, uint32_t at, int from) {
   return b->nseg;
 }
 
-/* One access by agent a (its row's clock) to [lo, hi) of buffer ref. */
-static HB__INLINE void access(H *h, int a, RtRef ref, uint32_t lo, uint32_t hi, int write,
-                              int32_t seq) {
+/* One access by agent a (its row's clock) to [lo, hi) of buffer ref. The scan for lo starts at
+ * segment `from`, which starts at or before lo (0: the buffer's first). Returns the index of the
+ * first segment from hi on (from, when the access did nothing): a next access from hi on starts
+ * there, so that a view's elements, one access each, are found in one pass over the buffer. */
+static HB__INLINE int access_from(H *h, int a, RtRef ref, uint32_t lo, uint32_t hi, int write,
+                                  int32_t seq, int from) {
   Buf *b = buf_of(h, ref, 0);
   if (b == NULL || hi <= lo)
-    return;
+    return from;
   Epoch x = {a, hb__own(h, a), seq, h->t[seq].op};
   RtRef bref = RT_REF(RT_REF_KIND(ref), RT_REF_ID(ref), 0);
   if (b->freed) {
     report(h, HB_USE_AFTER_FREE, HB_SUB_NONE, b->free_seq, seq, bref, lo, hi, -1, a);
-    return;
+    return from;
   }
   if (b->device && !hb__before(h, &b->alloc, a))
     report(h, HB_USE_BEFORE_ALLOC, HB_SUB_NONE, b->alloc.seq, seq, bref, lo, hi, b->alloc.agent, a);
   if (hi > b->size)
     hi = b->size;
-  int first = split(h, b, lo, 0), end = split(h, b, hi, first);
+  int first = split(h, b, lo, from), end = split(h, b, hi, first);
   int host = !hb__is_stream(h, a);
   for (int i = first; i < end; i++) { /* the segments of [lo, hi) */
     Seg *s = &b->seg[i];
@@ -256,7 +259,7 @@ static HB__INLINE void access(H *h, int a, RtRef ref, uint32_t lo, uint32_t hi, 
       if (k == s->nr) {
         if (grow(h, (void **)&s->r, &s->capr, s->nr + 1, sizeof(Epoch))) {
           h->oom = 1;
-          return;
+          return 0;
         }
         s->nr++;
       }
@@ -272,7 +275,14 @@ static HB__INLINE void access(H *h, int a, RtRef ref, uint32_t lo, uint32_t hi, 
     b->seg[first].hi = b->seg[end - 1].hi;
     memmove(&b->seg[first + 1], &b->seg[end], sizeof(Seg) * (size_t)(b->nseg - end));
     b->nseg -= end - first - 1;
+    return first + 1;
   }
+  return end;
+}
+
+static HB__INLINE void access(H *h, int a, RtRef ref, uint32_t lo, uint32_t hi, int write,
+                              int32_t seq) {
+  (void)access_from(h, a, ref, lo, hi, write, seq, 0);
 }
 
 static void free_buf(H *h, int a, const RtRec *r) {
@@ -494,11 +504,12 @@ static void step_launch(H *h, int a, const RtRec *r) {
         access(h, sa, r->args[2 + k], lo, hi, w, seq);
         continue;
       }
+      int from = 0; /* (the elements in address order: each scan goes on from the last) */
       for (uint64_t e = 0; e < n && e < 0x10000; e++) { /* the view's elements only */
         uint64_t at = RT_REF_VAL(r->args[2 + k]) + e * st * 4;
         if (at + 4 > 0xFFFFFFFFu)
           break;
-        access(h, sa, r->args[2 + k], (uint32_t)at, (uint32_t)at + 4, w, seq);
+        from = access_from(h, sa, r->args[2 + k], (uint32_t)at, (uint32_t)at + 4, w, seq, from);
       }
     }
 }

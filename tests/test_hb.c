@@ -487,9 +487,43 @@ static void test_event_snapshot(void) {
     }
 }
 
+/* A kernel's write through a strided view writes its elements only (one access each, found in
+ * one pass over the buffer's segments): s1 fills every other element of b, and s2, unordered
+ * with it, reads element k. A read of a written element races; one between them does not. */
+static void test_strided_view(void) {
+  for (int k = 0; k < 8; k++) {
+    Env e;
+    setup(&e);
+    mgpuMemset32(e.b, 0, 8, e.s2); /* b in one piece, written by s2 */
+    mgpuStreamSynchronize(e.s2);
+    void *m = mgpuModuleLoad("k", 1);
+    void *f = mgpuModuleGetFunction(m, "af_fill");
+    void *alloc = e.b, *aligned = e.b;
+    int64_t off = 0, size = 4, stride = 2; /* elements 0, 2, 4, 6 */
+    int32_t v = 3, spin = 1;
+    void *params[] = {&alloc, &aligned, &off, &size, &stride, &v, &spin};
+    mgpuLaunchKernel(f, 1, 1, 1, 4, 1, 1, 0, e.s1, params, NULL, 7);
+    mgpuMemcpy(e.h, e.b + k, 4, e.s2);
+    mgpuStreamSynchronize(e.s1);
+    mgpuStreamSynchronize(e.s2);
+    mgpuModuleUnload(m);
+    teardown(&e);
+    HbResult *r = end_and_check(0);
+    if (k % 2 == 0)
+      EXPECT_ONLY(r, HB_DATA_RACE, HB_SUB_RAW);
+    else
+      EXPECT_CLEAN(r);
+    const HbReport *x = find(r, HB_DATA_RACE);
+    if (x) /* named by the element's bytes */
+      CHECK(x->lo == (uint32_t)k * 4 && x->hi == (uint32_t)k * 4 + 4);
+    hb_result_free(r);
+  }
+}
+
 int main(void) {
   test_data_races();
   test_event_snapshot();
+  test_strided_view();
   test_two_threads_one_stream();
   test_host_accesses();
   test_lifetime();
