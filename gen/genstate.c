@@ -55,9 +55,29 @@ void gen__ts_add(TSet *s, int t) {
     s->t[s->n++] = t;
 }
 
-/* Drops tokens implied by another member. */
+/* Drops tokens implied by another member: with many members, those in the union of the members'
+ * ancestor sets (a token is not its own ancestor), in members x words where the pairwise test is
+ * members squared (a join of up to 256 tokens at 1024 ops). */
 void gen__ts_minimize(G *g, TSet *s) {
   int n = 0;
+  enum { MAXW = 64 };
+  if (s->n > 8 && g->words <= MAXW) {
+    uint64_t u[MAXW] = {0};
+    int self = 0;
+    for (int i = 0; i < s->n; i++) {
+      const uint64_t *a = gen__anc_row(g, s->t[i]);
+      self |= gen__bit(a, s->t[i]);
+      for (int w = 0; w < g->words; w++)
+        u[w] |= a[w];
+    }
+    if (!self) { /* (else the pairwise test below, which leaves a member's own bit out) */
+      for (int i = 0; i < s->n; i++)
+        if (!gen__bit(u, s->t[i]))
+          s->t[n++] = s->t[i];
+      s->n = n;
+      return;
+    }
+  }
   for (int i = 0; i < s->n; i++) {
     int implied = 0;
     for (int j = 0; j < s->n && !implied; j++)

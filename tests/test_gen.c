@@ -5,6 +5,7 @@
  * regions consuming other regions' values, nested regions, every alloc mode and copy kind.
  */
 #include "../gen/gen.h"
+#include "../gen/genpriv.h"
 #include "../runner/kernels.h"
 #include "test.h"
 
@@ -358,7 +359,48 @@ static void test_op_shapes(void) {
   gen_case_free(&c);
 }
 
+/* gen__ts_minimize keeps the members no other member implies, in their order, whatever the
+ * set's size (above 8 members it tests each against the union of the others' ancestors; a
+ * token marked its own ancestor still stays unless another member implies it). Tokens: 60..79 a
+ * chain (each the ancestor of the next, across a word boundary), 100..109 independent, 120 after
+ * 100 and 101, 121 marked its own ancestor. */
+static void test_ts_minimize(void) {
+  G g;
+  memset(&g, 0, sizeof g);
+  g.ntok = g.captok = 130;
+  g.words = 3;
+  uint64_t anc[130 * 3];
+  memset(anc, 0, sizeof anc);
+  g.anc = anc;
+  for (int t = 61; t < 80; t++) {
+    memcpy(&anc[t * 3], &anc[(t - 1) * 3], 3 * sizeof(uint64_t));
+    anc[t * 3 + (t - 1) / 64] |= 1ull << ((t - 1) % 64);
+  }
+  anc[120 * 3 + 100 / 64] |= 1ull << (100 % 64) | 1ull << (101 % 64);
+  anc[121 * 3 + 121 / 64] |= 1ull << (121 % 64);
+  static const struct {
+    int n, t[12], nkept, kept[12];
+  } sets[] = {
+      {11, {100, 60, 61, 102, 79, 70, 103, 120, 101, 104, 62}, 5, {102, 79, 103, 120, 104}},
+      {12,
+       {100, 60, 61, 102, 79, 70, 103, 120, 101, 104, 62, 121},
+       6,
+       {102, 79, 103, 120, 104, 121}},
+      {5, {60, 65, 100, 120, 101}, 2, {65, 120}},
+  };
+  for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
+    TSet s;
+    s.n = sets[k].n;
+    memcpy(s.t, sets[k].t, sizeof(int) * (size_t)s.n);
+    gen__ts_minimize(&g, &s);
+    CHECK_EQ(s.n, sets[k].nkept);
+    for (int i = 0; i < sets[k].nkept && i < s.n; i++)
+      CHECK_EQ(s.t[i], sets[k].kept[i]);
+  }
+}
+
 int main(void) {
+  test_ts_minimize();
   test_op_shapes();
   test_determinism();
   test_validity_grid();
