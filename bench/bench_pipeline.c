@@ -2,12 +2,12 @@
  * bench_pipeline.c: cases per second of the in-process pipeline on one core: generate a
  * case, validate it, lower it with the builtin lowering, simulate it under 3 schedules (lazy,
  * random, pct), compute the oracle's expectations and compare; with the happens-before
- * checker on every run (what `check` and `campaign` do) and without it. Each case is checked
- * both ways, one right after the other, and each size runs in 7 rounds, the sizes in turn in each
- * round: the checker's cost is the median of the rounds' ratios, and the time per op at each size
- * the median of its rounds' ratios to the first size's, so that a change in machine load (30%
- * from one half-second to the next on a shared machine) moves neither much. Prints one line per
- * size and mode with the median cases/s. Then, with the checker on, the same for the
+ * checker on every run (what `check` and `campaign` do) and without it. In each of 7 rounds the
+ * sizes' cases run interleaved, case by case, and each case is checked both ways, one right after
+ * the other: the checker's cost is the median of the rounds' ratios, and the time per op at each
+ * size the median of its rounds' ratios to the first size's, so that a change in machine load
+ * (30% from one half-second to the next on a shared machine) moves neither much. Prints one line
+ * per size and mode with the median cases/s. Then, with the checker on, the same for the
  * newer constructs of the case language (extra host waits, captures, explicit streams, call,
  * if, for and branch blocks, i16/i64/f32 buffers, views and static allocations) off and on: what
  * the richer language costs per case, and in case size.
@@ -93,51 +93,72 @@ static double run(int ops, int checker, int constructs, double secs, uint64_t *s
   return (double)n / (t - t0);
 }
 
-/* Runs cases for about `secs` seconds, each case checked twice, with the checker off and on
- * (which first alternates from case to case), so that a change in machine load, which moves a
- * run of 0.5 s by 30% on a shared machine, hits both alike. Each case's generation counts in
- * both. Returns cases/s without and with the checker, and the mean op count in *mean_ops. */
-static void run_paired(int ops, double secs, uint64_t *seed, double *mean_ops, double rate[2]) {
+/* One round: cases of every size, case by case, for about `secs` seconds per size, each case
+ * checked twice, with the checker off and on (which first alternates from case to case); the
+ * next case is always of the size that has had the least time so far. So a change in machine
+ * load, which moves a run of 0.5 s by 30% on a shared machine, hits both checker modes and every
+ * size alike, milliseconds apart. Each case's generation counts in both modes. Per size: cases/s
+ * without and with the checker (rate), and the time per op with it (us_op); the mean op count in
+ * mean_ops. */
+typedef struct Round {
+  long n, ops;
+  double spent[2];
+} Round;
+
+static void one_case(int ops, uint64_t s0, Round *rd) {
   GenConfig cfg;
   gen_config_default(&cfg);
   cfg.ops = ops;
   LowerSpec spec;
   AfErr err = {0};
   lower_spec_parse("builtin", &spec, &err);
-  long n = 0, total_ops = 0;
-  double spent[2] = {0, 0}, t0 = now_s();
-  do {
-    GenCase c;
-    uint64_t s0 = (*seed)++;
-    double a = now_s();
-    if (gen_generate(&c, s0, &cfg, &err) || gen_validate(&c, &err)) {
-      fprintf(stderr, "bench: %s\n", err.msg);
+  GenCase c;
+  double a = now_s();
+  if (gen_generate(&c, s0, &cfg, &err) || gen_validate(&c, &err)) {
+    fprintf(stderr, "bench: %s\n", err.msg);
+    exit(1);
+  }
+  double gen = now_s() - a;
+  for (int k = 0; k < 2; k++) {
+    int checker = (int)((rd->n + k) & 1);
+    Schedule s[3] = {{RT_LAZY, s0}, {RT_RANDOM, s0}, {RT_PCT, s0}};
+    for (int j = 0; j < 3 && campaign_seeds; j++)
+      s[j].seed = af_mix64(s0, (uint64_t)j + 1);
+    CheckResult r;
+    CheckOpts o = {0};
+    o.no_checker = !checker;
+    a = now_s();
+    if (check_case(&c, &spec, s, 3, NULL, &o, &r, &err) || r.first_fail >= 0) {
+      fprintf(stderr, "bench: case %llu: %s\n", (unsigned long long)s0,
+              r.first_fail >= 0 ? r.verdict[r.first_fail].signature : err.msg);
       exit(1);
     }
-    double gen = now_s() - a;
-    for (int k = 0; k < 2; k++) {
-      int checker = (int)((n + k) & 1);
-      Schedule s[3] = {{RT_LAZY, s0}, {RT_RANDOM, s0}, {RT_PCT, s0}};
-      for (int j = 0; j < 3 && campaign_seeds; j++)
-        s[j].seed = af_mix64(s0, (uint64_t)j + 1);
-      CheckResult r;
-      CheckOpts o = {0};
-      o.no_checker = !checker;
-      a = now_s();
-      if (check_case(&c, &spec, s, 3, NULL, &o, &r, &err) || r.first_fail >= 0) {
-        fprintf(stderr, "bench: case %llu: %s\n", (unsigned long long)s0,
-                r.first_fail >= 0 ? r.verdict[r.first_fail].signature : err.msg);
-        exit(1);
-      }
-      spent[checker] += gen + (now_s() - a);
-    }
-    total_ops += c.nops;
-    gen_case_free(&c);
-    n++;
-  } while (now_s() - t0 < secs);
-  *mean_ops = (double)total_ops / (double)n;
-  rate[0] = (double)n / spent[0];
-  rate[1] = (double)n / spent[1];
+    rd->spent[checker] += gen + (now_s() - a);
+  }
+  rd->ops += c.nops;
+  rd->n++;
+  gen_case_free(&c);
+}
+
+static void run_round(const int *size, int nsz, double secs, uint64_t *seed, double (*rate)[2],
+                      double *us_op, double *mean_ops) {
+  Round rd[16];
+  memset(rd, 0, sizeof rd);
+  for (;;) {
+    int z = 0;
+    for (int k = 1; k < nsz; k++)
+      if (rd[k].spent[1] < rd[z].spent[1])
+        z = k;
+    if (rd[z].spent[1] >= secs)
+      break;
+    one_case(size[z], seed[z]++, &rd[z]);
+  }
+  for (int z = 0; z < nsz; z++) {
+    rate[z][0] = (double)rd[z].n / rd[z].spent[0];
+    rate[z][1] = (double)rd[z].n / rd[z].spent[1];
+    us_op[z] = 1e6 * rd[z].spent[1] / (double)rd[z].ops;
+    mean_ops[z] = (double)rd[z].ops / (double)rd[z].n;
+  }
 }
 
 int main(int argc, char **argv) {
@@ -151,7 +172,8 @@ int main(int argc, char **argv) {
           "case\n"
           "both ways), the checker's cost, the time per op against the first size's, and the "
           "newer\n"
-          "constructs of the case language off and on: medians of 7 rounds, the sizes in turn.\n"
+          "constructs of the case language off and on: medians of 7 rounds, the sizes "
+          "interleaved.\n"
           "   or: bench_pipeline --cases N OPS CHECKER(0|1)\n"
           "Runs exactly N cases of OPS ops (seeds 1..N), once: for counting instructions under\n"
           "valgrind (bench/pipeline_ir.sh), which wall-clock noise does not touch.\n"
@@ -195,22 +217,24 @@ int main(int argc, char **argv) {
   }
   printf("# bench_pipeline: generate + validate + lower + simulate x3 (lazy, random, pct) + "
          "oracle + compare [+ happens-before checker], one core; %d rounds of %.2f s per size, "
-         "the sizes in turn in each round, each case checked without and with the checker; "
+         "the sizes' cases interleaved, each case checked without and with the checker; "
          "medians; schedules seeded %s\n",
          REPS, secs, campaign_seeds ? "each its own (--campaign-seeds)" : "all with the case seed");
-  /* checker off and on on the same cases, case by case (run_paired); the sizes in turn in each
-   * round, so that a ratio of two sizes' time per op compares runs seconds apart */
+  /* the checker off and on, and the sizes, case by case (run_round) */
   static double r[MAXSZ][2][REPS], ratio[MAXSZ][REPS], us_op[MAXSZ][REPS], mean_ops[MAXSZ];
-  for (int i = 0; i < REPS; i++)
+  for (int i = 0; i < REPS; i++) {
+    uint64_t s0[MAXSZ];
+    double rate[MAXSZ][2], u[MAXSZ];
+    for (int z = 0; z < nsz; z++)
+      s0[z] = 1 + (uint64_t)z * REPS * 1000000 + (uint64_t)i * 1000000;
+    run_round(size, nsz, secs, s0, rate, u, mean_ops);
     for (int z = 0; z < nsz; z++) {
-      uint64_t s0 = 1 + (uint64_t)z * REPS * 1000000 + (uint64_t)i * 1000000;
-      double rate[2];
-      run_paired(size[z], secs, &s0, &mean_ops[z], rate);
-      r[z][0][i] = rate[0];
-      r[z][1][i] = rate[1];
-      ratio[z][i] = rate[0] / rate[1];
-      us_op[z][i] = 1e6 / (rate[1] * mean_ops[z]);
+      r[z][0][i] = rate[z][0];
+      r[z][1][i] = rate[z][1];
+      ratio[z][i] = rate[z][0] / rate[z][1];
+      us_op[z][i] = u[z];
     }
+  }
   for (int z = 0; z < nsz; z++) {
     int ops = size[z];
     for (int checker = 0; checker <= 1; checker++) {
