@@ -93,18 +93,12 @@ static double run(int ops, int checker, int constructs, double secs, uint64_t *s
   return (double)n / (t - t0);
 }
 
-/* One round: cases of every size, case by case, for about `secs` seconds per size, each case
- * checked twice, with the checker off and on (which first alternates from case to case); the
- * next case is always of the size that has had the least time so far. So a change in machine
- * load, which moves a run of 0.5 s by 30% on a shared machine, hits both checker modes and every
- * size alike, milliseconds apart. Each case's generation counts in both modes. Per size: cases/s
- * without and with the checker (rate), and the time per op with it (us_op); the mean op count in
- * mean_ops. */
-typedef struct Round {
+typedef struct Round { /* one size's share of a round */
   long n, ops;
   double spent[2];
 } Round;
 
+/* One case of `ops` ops, seed s0: generated once, checked without and with the checker. */
 static void one_case(int ops, uint64_t s0, Round *rd) {
   GenConfig cfg;
   gen_config_default(&cfg);
@@ -140,6 +134,13 @@ static void one_case(int ops, uint64_t s0, Round *rd) {
   gen_case_free(&c);
 }
 
+/* One round: cases of every size (at most 16), case by case, for about `secs` seconds per size,
+ * each case checked twice, with the checker off and on (which first alternates from case to case);
+ * the next case is always of the size that has had the least time so far. So a change in machine
+ * load, which moves a run of 0.5 s by 30% on a shared machine, hits both checker modes and every
+ * size alike, milliseconds apart. Each case's generation counts in both modes. Per size: cases/s
+ * without and with the checker (rate), and the time per op with it (us_op); the mean op count in
+ * mean_ops. */
 static void run_round(const int *size, int nsz, double secs, uint64_t *seed, double (*rate)[2],
                       double *us_op, double *mean_ops) {
   Round rd[16];

@@ -57,7 +57,7 @@ void gen__ts_add(TSet *s, int t) {
 
 /* Drops tokens implied by another member: with many members, those in the union of the members'
  * ancestor sets (a token is not its own ancestor), in members x words where the pairwise test is
- * members squared (a join of up to 256 tokens at 1024 ops). */
+ * members squared (at 1024 ops, joins of more than 64 tokens). */
 void gen__ts_minimize(G *g, TSet *s) {
   int n = 0;
   enum { MAXW = 64 };

@@ -182,7 +182,7 @@ static inline uint32_t popcount64(uint64_t w) {
 }
 
 /* The k-th (from 0) stream that can run, in index order. Most words are empty (a case at 1024
- * ops makes some 600 streams, few of which can run at once): they cost a test each. */
+ * ops makes some 400 to 500 streams, few of which can run at once): they cost a test each. */
 static int nth_runnable(Rt *rt, uint32_t k) {
   for (int i = 0; i < (rt->nstreams + 63) / 64; i++) {
     uint64_t w = rt->runbits[i];
