@@ -41,6 +41,23 @@ static long total_records; /* the trace records of each case's last schedule, su
  * trace is random's and the builtin check reuses random's check (check/builtin.c). */
 static int campaign_seeds;
 
+/* Checks case c (seed s0) under lazy, random and pct, with the checker or without; a failure
+ * or an error ends the bench. */
+static void check_one(const GenCase *c, const LowerSpec *spec, uint64_t s0, int checker) {
+  Schedule s[3] = {{RT_LAZY, s0}, {RT_RANDOM, s0}, {RT_PCT, s0}};
+  for (int j = 0; j < 3 && campaign_seeds; j++)
+    s[j].seed = af_mix64(s0, (uint64_t)j + 1);
+  CheckResult r;
+  CheckOpts o = {0};
+  o.no_checker = !checker;
+  AfErr err = {0};
+  if (check_case(c, spec, s, 3, NULL, &o, &r, &err) || r.first_fail >= 0) {
+    fprintf(stderr, "bench: case %llu: %s\n", (unsigned long long)s0,
+            r.first_fail >= 0 ? r.verdict[r.first_fail].signature : err.msg);
+    exit(1);
+  }
+}
+
 /* Runs cases for `secs` seconds; returns cases/s, and the mean op count in *mean_ops. */
 static double run(int ops, int checker, int constructs, double secs, uint64_t *seed,
                   double *mean_ops) {
@@ -69,17 +86,7 @@ static double run(int ops, int checker, int constructs, double secs, uint64_t *s
         fprintf(stderr, "bench: %s\n", err.msg);
         exit(1);
       }
-      Schedule s[3] = {{RT_LAZY, s0}, {RT_RANDOM, s0}, {RT_PCT, s0}};
-      for (int j = 0; j < 3 && campaign_seeds; j++)
-        s[j].seed = af_mix64(s0, (uint64_t)j + 1);
-      CheckResult r;
-      CheckOpts o = {0};
-      o.no_checker = !checker;
-      if (check_case(&c, &spec, s, 3, NULL, &o, &r, &err) || r.first_fail >= 0) {
-        fprintf(stderr, "bench: case %llu: %s\n", (unsigned long long)s0,
-                r.first_fail >= 0 ? r.verdict[r.first_fail].signature : err.msg);
-        exit(1);
-      }
+      check_one(&c, &spec, s0, checker);
       total_ops += c.nops;
       int nrec = 0;
       (void)asyncfuzz_rt_trace(&nrec);
@@ -115,18 +122,8 @@ static void one_case(int ops, uint64_t s0, Round *rd) {
   double gen = now_s() - a;
   for (int k = 0; k < 2; k++) {
     int checker = (int)((rd->n + k) & 1);
-    Schedule s[3] = {{RT_LAZY, s0}, {RT_RANDOM, s0}, {RT_PCT, s0}};
-    for (int j = 0; j < 3 && campaign_seeds; j++)
-      s[j].seed = af_mix64(s0, (uint64_t)j + 1);
-    CheckResult r;
-    CheckOpts o = {0};
-    o.no_checker = !checker;
     a = now_s();
-    if (check_case(&c, &spec, s, 3, NULL, &o, &r, &err) || r.first_fail >= 0) {
-      fprintf(stderr, "bench: case %llu: %s\n", (unsigned long long)s0,
-              r.first_fail >= 0 ? r.verdict[r.first_fail].signature : err.msg);
-      exit(1);
-    }
+    check_one(&c, &spec, s0, checker);
     rd->spent[checker] += gen + (now_s() - a);
   }
   rd->ops += c.nops;
