@@ -100,6 +100,8 @@ static double run(int ops, int checker, int constructs, double secs, uint64_t *s
   return (double)n / (t - t0);
 }
 
+enum { MAXSZ = 16 }; /* sizes per run */
+
 typedef struct Round { /* one size's share of a round */
   long n, ops;
   double spent[2];
@@ -131,7 +133,7 @@ static void one_case(int ops, uint64_t s0, Round *rd) {
   gen_case_free(&c);
 }
 
-/* One round: cases of every size (at most 16), case by case, for about `secs` seconds per size,
+/* One round: cases of every size (at most MAXSZ), case by case, for about `secs` seconds per size,
  * each case checked twice, with the checker off and on (which first alternates from case to case);
  * the next case is always of the size that has had the least time so far. So a change in machine
  * load, which moves a run of 0.5 s by 30% on a shared machine, hits both checker modes and every
@@ -140,7 +142,7 @@ static void one_case(int ops, uint64_t s0, Round *rd) {
  * mean_ops. */
 static void run_round(const int *size, int nsz, double secs, uint64_t *seed, double (*rate)[2],
                       double *us_op, double *mean_ops) {
-  Round rd[16];
+  Round rd[MAXSZ];
   memset(rd, 0, sizeof rd);
   for (;;) {
     int z = 0;
@@ -204,7 +206,7 @@ int main(int argc, char **argv) {
   const char *sizes = argc > 2 ? argv[2] : "16,32,64,256";
   char buf[256];
   snprintf(buf, sizeof buf, "%s", sizes);
-  enum { REPS = 7, MAXSZ = 16 };
+  enum { REPS = 7 };
   int size[MAXSZ], nsz = 0;
   for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
     if (nsz == MAXSZ || atoi(tok) <= 0) {
