@@ -129,7 +129,7 @@ static void *carve(char *base, size_t *off, size_t n, size_t esz) {
 
 /* Lays the tables out in one block (base NULL: counts its bytes): first those that start
  * zeroed, up to *zeroed bytes (the clocks' extents among them), then the clocks (read only
- * within their extents) and the destroy sequences (-1). */
+ * within their extents), the destroy sequences and the events' snapshot slots (-1). */
 static size_t lay_tables(H *h, char *base, size_t *zeroed) {
   size_t A = (size_t)h->A, ns = (size_t)h->nstreams, ne = (size_t)h->nevents + 1;
   size_t nr = (size_t)h->nregions + 1, na = (size_t)h->nasync + 1, off = 0;
@@ -154,7 +154,8 @@ static size_t lay_tables(H *h, char *base, size_t *zeroed) {
   h->vc = carve(base, &off, A * A, sizeof(uint32_t));
   h->s_dseq = carve(base, &off, ns, sizeof(int32_t));
   h->e_dseq = carve(base, &off, ne, sizeof(int32_t));
-  h->snap = carve(base, &off, ne * A, sizeof(uint32_t));
+  h->e_slot = carve(base, &off, ne, sizeof(int32_t));
+  h->free_slot = carve(base, &off, ne, sizeof(int32_t));
   h->spawn_vc = carve(base, &off, nr * A, sizeof(uint32_t));
   h->yield_vc = carve(base, &off, nr * A, sizeof(uint32_t));
   h->async_vc = carve(base, &off, na * A, sizeof(uint32_t));
@@ -174,7 +175,7 @@ static int alloc_tables(H *h) {
   for (int s = 0; s < h->nstreams; s++)
     h->s_dseq[s] = -1;
   for (int e = 0; e <= h->nevents; e++)
-    h->e_dseq[e] = -1;
+    h->e_dseq[e] = h->e_slot[e] = -1;
   return h->opt.nops > 0 ? know_alloc(h) : 0;
 }
 

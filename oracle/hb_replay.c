@@ -409,6 +409,28 @@ static void region_clock(H *h, uint32_t *rows, uint32_t *his, int region, int a)
     hb__ccopy(rows + (size_t)region * (size_t)h->A, &his[region], hb__row(h, a), h->hi[a]);
 }
 
+/* A slot for an event's snapshot (hb_int.h): one given back by a destroy, else a new row. -1
+ * when out of memory. */
+static int take_slot(H *h) {
+  if (h->nfree)
+    return h->free_slot[--h->nfree];
+  if (grow(h, (void **)&h->snap, &h->capsnap, h->nslots + 1, sizeof(uint32_t) * (size_t)h->A)) {
+    h->oom = 1;
+    return -1;
+  }
+  return h->nslots++;
+}
+
+/* A wait, synchronize or record on event e that the runtime let through (raw handles: the
+ * driver took it) after the event's destroy: reported as the runtime reports one it refuses,
+ * and without effect (its snapshot's slot may hold another event's by now). */
+static int destroyed_event(H *h, int a, int e, RtRef ref, int32_t seq) {
+  if (e >= h->nevents || !h->e_destroyed[e])
+    return 0;
+  report(h, HB_USE_OF_DESTROYED_HANDLE, HB_SUB_NONE, h->e_dseq[e], seq, ref, 0, 0, -1, a);
+  return 1;
+}
+
 /* Streams and events: creation, destruction, waits and records. */
 static HB__INLINE void step_streams(H *h, int a, const RtRec *r, int call) {
   int seq = (int)r->seq;
@@ -438,8 +460,11 @@ static HB__INLINE void step_streams(H *h, int a, const RtRec *r, int call) {
     int sa = hb__stream_agent(h, r->args[0]);
     int e = RT_REF_ID(r->args[1]);
     enqueue(h, a, sa);
+    if (destroyed_event(h, a, e, r->args[1], seq))
+      break;
     if (e < h->nevents && h->e_recorded[e]) {
-      hb__join_into(h, sa, h->snap + (size_t)e * (size_t)h->A, h->snap_hi[e]);
+      int sl = h->e_slot[e];
+      hb__join_into(h, sa, h->snap + (size_t)sl * (size_t)h->A, h->snap_hi[sl]);
     } else {
       report(h, HB_WAIT_ON_UNRECORDED_EVENT, HB_SUB_NONE, -1, seq, r->args[1], 0, 0, -1, a);
     }
@@ -453,14 +478,22 @@ static HB__INLINE void step_streams(H *h, int a, const RtRec *r, int call) {
     break;
   case RT_CALL_EVENT_DESTROY:
     if (RT_REF_ID(r->args[0]) < h->nevents) {
-      h->e_destroyed[RT_REF_ID(r->args[0])] = 1;
-      h->e_dseq[RT_REF_ID(r->args[0])] = seq;
+      int e = RT_REF_ID(r->args[0]);
+      h->e_destroyed[e] = 1;
+      h->e_dseq[e] = seq;
+      if (h->e_slot[e] >= 0) {
+        h->free_slot[h->nfree++] = h->e_slot[e];
+        h->e_slot[e] = -1;
+      }
     }
     break;
   case RT_CALL_EVENT_SYNCHRONIZE: {
     int e = RT_REF_ID(r->args[0]);
+    if (destroyed_event(h, a, e, r->args[0], seq))
+      break;
     if (e < h->nevents && h->e_recorded[e]) {
-      hb__join_into(h, a, h->snap + (size_t)e * (size_t)h->A, h->snap_hi[e]);
+      int sl = h->e_slot[e];
+      hb__join_into(h, a, h->snap + (size_t)sl * (size_t)h->A, h->snap_hi[sl]);
     } else {
       report(h, HB_WAIT_ON_UNRECORDED_EVENT, HB_SUB_NONE, -1, seq, r->args[0], 0, 0, -1, a);
     }
@@ -470,8 +503,13 @@ static HB__INLINE void step_streams(H *h, int a, const RtRec *r, int call) {
     int e = RT_REF_ID(r->args[0]);
     int sa = hb__stream_agent(h, r->args[1]);
     enqueue(h, a, sa);
+    if (destroyed_event(h, a, e, r->args[0], seq))
+      break;
     if (e < h->nevents) {
-      hb__ccopy(h->snap + (size_t)e * (size_t)h->A, &h->snap_hi[e], hb__row(h, sa), h->hi[sa]);
+      if (h->e_slot[e] < 0 && (h->e_slot[e] = take_slot(h)) < 0)
+        break;
+      int sl = h->e_slot[e];
+      hb__ccopy(h->snap + (size_t)sl * (size_t)h->A, &h->snap_hi[sl], hb__row(h, sa), h->hi[sa]);
       h->e_recorded[e] = 1;
     }
     break;

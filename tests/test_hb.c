@@ -454,7 +454,7 @@ static void test_two_threads_one_stream(void) {
 }
 
 /* An event's snapshot is its stream's clock at the record, whatever the stream does after it
- * (the checker keeps the stream's row as the snapshot until the stream changes: copy on write).
+ * (a copy of the stream's row at the record, in a slot of its own).
  * b's first half is written before the record, its second half after it; s2 waits on the event
  * and reads one half. With `rerecord`, the event is recorded again on s2 before s1 goes on, and
  * the host synchronizes it instead: then it knows nothing of s1. */
@@ -520,9 +520,103 @@ static void test_strided_view(void) {
   }
 }
 
+/* The events alive at once each have their own snapshot, and a destroyed event's is given to the
+ * next one recorded. b is written on s1 and ev1 recorded after it, while ev2, alive at the same
+ * time, is recorded on s2, which knows nothing of the write: a wait on ev1 orders a read of b
+ * after the write, a wait on ev2 does not. Then ev1 and ev2 are destroyed and ev3 takes a
+ * slot one of them held: recorded on a fresh stream, a wait on it orders nothing either. */
+static void test_event_slots(void) {
+  for (int which = 0; which < 3; which++) {
+    Env e;
+    setup(&e);
+    void *s3 = mgpuStreamCreate(), *s4 = mgpuStreamCreate();
+    mgpuMemset32(e.b, 1, 8, e.s1);
+    void *ev1 = mgpuEventCreate(), *ev2 = mgpuEventCreate();
+    mgpuEventRecord(ev1, e.s1);
+    mgpuEventRecord(ev2, e.s2);
+    void *ev = which == 0 ? ev1 : ev2;
+    if (which < 2)
+      mgpuStreamWaitEvent(s4, ev);
+    mgpuEventDestroy(ev1);
+    mgpuEventDestroy(ev2);
+    void *ev3 = mgpuEventCreate();
+    if (which == 2) {
+      mgpuEventRecord(ev3, s3);
+      mgpuStreamWaitEvent(s4, ev3);
+    }
+    mgpuMemcpy(e.h, e.b, 32, s4);
+    mgpuEventDestroy(ev3);
+    mgpuStreamSynchronize(e.s1);
+    mgpuStreamSynchronize(s4);
+    mgpuStreamDestroy(s3);
+    mgpuStreamDestroy(s4);
+    teardown(&e);
+    HbResult *r = end_and_check(0);
+    if (which == 0)
+      EXPECT_CLEAN(r);
+    else
+      EXPECT_ONLY(r, HB_DATA_RACE, HB_SUB_RAW);
+    hb_result_free(r);
+  }
+}
+
+/* A wait on a destroyed event that the runtime let through (raw handles: the driver took it)
+ * is reported as the refused one is, and orders nothing: the trace of a refused wait, checked
+ * as made and with the wait's refusal taken out. */
+static void test_destroyed_event_let_through(void) {
+  Env e;
+  setup(&e);
+  mgpuMemset32(e.b, 1, 8, e.s1);
+  void *ev = mgpuEventCreate();
+  mgpuEventRecord(ev, e.s1);
+  mgpuEventDestroy(ev);
+  mgpuStreamWaitEvent(e.s2, ev); /* refused: destroyed */
+  mgpuMemcpy(e.h, e.b, 32, e.s2);
+  mgpuStreamSynchronize(e.s1);
+  mgpuStreamSynchronize(e.s2);
+  teardown(&e);
+  asyncfuzz_rt_end();
+  int n;
+  const RtRec *t = asyncfuzz_rt_trace(&n);
+  RtRec *copy = malloc(sizeof(RtRec) * (size_t)n);
+  CHECK(copy != NULL);
+  if (copy == NULL)
+    return;
+  memcpy(copy, t, sizeof(RtRec) * (size_t)n);
+  int w = -1, d = -1;
+  for (int i = 0; i < n; i++) {
+    if (copy[i].call == RT_CALL_STREAM_WAIT_EVENT)
+      w = i;
+    if (copy[i].call == RT_CALL_EVENT_DESTROY)
+      d = i;
+  }
+  CHECK(w > d && d >= 0);
+  for (int let = 0; let <= 1 && w >= 0; let++) {
+    if (let) {
+      CHECK(copy[w].err != 0);
+      copy[w].err = 0;
+      copy[w].detail = 0;
+    }
+    HbOptions o = {0};
+    HbResult *r = NULL;
+    AfErr err = {0};
+    CHECK_EQ(hb_check(copy, n, &o, &r, &err), 0);
+    CHECK_EQ(count(r, HB_USE_OF_DESTROYED_HANDLE, -1), 1);
+    CHECK_EQ(count(r, HB_DATA_RACE, HB_SUB_RAW), 1);
+    CHECK_EQ(r ? r->nreports : -1, 2);
+    const HbReport *x = find(r, HB_USE_OF_DESTROYED_HANDLE);
+    if (x)
+      CHECK(x->seq1 == d && x->seq2 == w);
+    hb_result_free(r);
+  }
+  free(copy);
+}
+
 int main(void) {
   test_data_races();
   test_event_snapshot();
+  test_event_slots();
+  test_destroyed_event_let_through();
   test_strided_view();
   test_two_threads_one_stream();
   test_host_accesses();
