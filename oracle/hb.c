@@ -146,7 +146,6 @@ static size_t lay_tables(H *h, char *base, size_t *zeroed) {
   h->s_destroyed = carve(base, &off, ns, 1);
   h->e_created = carve(base, &off, ne, 1);
   h->e_destroyed = carve(base, &off, ne, 1);
-  h->e_recorded = carve(base, &off, ne, 1);
   h->yielded = carve(base, &off, nr, 1);
   h->spawned = carve(base, &off, nr, 1);
   h->released = carve(base, &off, na, 1);

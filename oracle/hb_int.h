@@ -54,11 +54,11 @@ typedef struct H {
    * threads enqueue, so a stream's version is never read and not kept. */
   uint32_t *ver, *jver;
   /* handles */
-  uint8_t *s_created, *s_destroyed, *e_created, *e_destroyed, *e_recorded;
+  uint8_t *s_created, *s_destroyed, *e_created, *e_destroyed;
   int32_t *s_seq, *s_dseq, *e_seq, *e_dseq;
   /* An event's snapshot (its stream's clock at its last record) is a row of snap, the slot
    * e_slot[e] (-1: none). A destroy gives the slot back (free_slot): a later use of the event is
-   * refused by the runtime, or reported (destroyed_event), so only the events alive at once hold
+   * refused by the runtime, or reported (no_snapshot), so only the events alive at once hold
    * slots: 33 on average per check at 1024 ops (about 82 KB), where a row for each of its 861
    * events took 2.2 MB (628 agents), and grew as the square of the case. */
   uint32_t *snap; /* capsnap slots x A, from the arena */
@@ -87,11 +87,14 @@ typedef struct H {
   size_t ar_left;
 } H;
 
-/* The inner loop's helpers are inlined whatever the compiler's estimate of their size. */
+/* The inner loop's helpers are inlined whatever the compiler's estimate of their size; its rare
+ * paths are kept out of it. */
 #if defined(__GNUC__)
 #define HB__INLINE inline __attribute__((always_inline))
+#define HB__COLD __attribute__((noinline, cold))
 #else
 #define HB__INLINE inline
+#define HB__COLD
 #endif
 
 static inline uint32_t *hb__row(H *h, int agent) {

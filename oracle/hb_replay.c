@@ -409,11 +409,8 @@ static void region_clock(H *h, uint32_t *rows, uint32_t *his, int region, int a)
     hb__ccopy(rows + (size_t)region * (size_t)h->A, &his[region], hb__row(h, a), h->hi[a]);
 }
 
-/* A slot for an event's snapshot (hb_int.h): one given back by a destroy, else a new row. -1
- * when out of memory. */
-static int take_slot(H *h) {
-  if (h->nfree)
-    return h->free_slot[--h->nfree];
+/* A new row for an event's snapshot (hb_int.h); -1 when out of memory. */
+static HB__COLD int new_slot(H *h) {
   if (grow(h, (void **)&h->snap, &h->capsnap, h->nslots + 1, sizeof(uint32_t) * (size_t)h->A)) {
     h->oom = 1;
     return -1;
@@ -421,14 +418,24 @@ static int take_slot(H *h) {
   return h->nslots++;
 }
 
-/* A wait, synchronize or record on event e that the runtime let through (raw handles: the
- * driver took it) after the event's destroy: reported as the runtime reports one it refuses,
- * and without effect (its snapshot's slot may hold another event's by now). */
-static int destroyed_event(H *h, int a, int e, RtRef ref, int32_t seq) {
-  if (e >= h->nevents || !h->e_destroyed[e])
-    return 0;
-  report(h, HB_USE_OF_DESTROYED_HANDLE, HB_SUB_NONE, h->e_dseq[e], seq, ref, 0, 0, -1, a);
-  return 1;
+/* A slot for an event's snapshot: one a destroy gave back, else a new row. */
+static HB__INLINE int take_slot(H *h) {
+  return h->nfree ? h->free_slot[--h->nfree] : new_slot(h);
+}
+
+/* A wait or synchronize (record 0), or a record (record 1), on event e while it holds no
+ * snapshot slot. Destroyed: a use the runtime let through (raw handles: the driver took it),
+ * reported as the runtime reports one it refuses, without effect (the slot may hold another
+ * event's snapshot by now); returns 1. Else 0: a wait on a never-recorded event is a warning (it
+ * orders nothing), and a record goes on to take a slot. */
+static HB__COLD int no_snapshot(H *h, int a, int e, RtRef ref, int32_t seq, int record) {
+  if (e < h->nevents && h->e_destroyed[e]) {
+    report(h, HB_USE_OF_DESTROYED_HANDLE, HB_SUB_NONE, h->e_dseq[e], seq, ref, 0, 0, -1, a);
+    return 1;
+  }
+  if (!record)
+    report(h, HB_WAIT_ON_UNRECORDED_EVENT, HB_SUB_NONE, -1, seq, ref, 0, 0, -1, a);
+  return 0;
 }
 
 /* Streams and events: creation, destruction, waits and records. */
@@ -460,14 +467,11 @@ static HB__INLINE void step_streams(H *h, int a, const RtRec *r, int call) {
     int sa = hb__stream_agent(h, r->args[0]);
     int e = RT_REF_ID(r->args[1]);
     enqueue(h, a, sa);
-    if (destroyed_event(h, a, e, r->args[1], seq))
-      break;
-    if (e < h->nevents && h->e_recorded[e]) {
-      int sl = h->e_slot[e];
+    int sl = e < h->nevents ? h->e_slot[e] : -1; /* (a slot: recorded and not destroyed) */
+    if (sl >= 0)
       hb__join_into(h, sa, h->snap + (size_t)sl * (size_t)h->A, h->snap_hi[sl]);
-    } else {
-      report(h, HB_WAIT_ON_UNRECORDED_EVENT, HB_SUB_NONE, -1, seq, r->args[1], 0, 0, -1, a);
-    }
+    else
+      (void)no_snapshot(h, a, e, r->args[1], seq, 0);
     break;
   }
   case RT_CALL_EVENT_CREATE:
@@ -489,29 +493,24 @@ static HB__INLINE void step_streams(H *h, int a, const RtRec *r, int call) {
     break;
   case RT_CALL_EVENT_SYNCHRONIZE: {
     int e = RT_REF_ID(r->args[0]);
-    if (destroyed_event(h, a, e, r->args[0], seq))
-      break;
-    if (e < h->nevents && h->e_recorded[e]) {
-      int sl = h->e_slot[e];
+    int sl = e < h->nevents ? h->e_slot[e] : -1;
+    if (sl >= 0)
       hb__join_into(h, a, h->snap + (size_t)sl * (size_t)h->A, h->snap_hi[sl]);
-    } else {
-      report(h, HB_WAIT_ON_UNRECORDED_EVENT, HB_SUB_NONE, -1, seq, r->args[0], 0, 0, -1, a);
-    }
+    else
+      (void)no_snapshot(h, a, e, r->args[0], seq, 0);
     break;
   }
   case RT_CALL_EVENT_RECORD: {
     int e = RT_REF_ID(r->args[0]);
     int sa = hb__stream_agent(h, r->args[1]);
     enqueue(h, a, sa);
-    if (destroyed_event(h, a, e, r->args[0], seq))
+    if (e >= h->nevents)
       break;
-    if (e < h->nevents) {
-      if (h->e_slot[e] < 0 && (h->e_slot[e] = take_slot(h)) < 0)
-        break;
-      int sl = h->e_slot[e];
-      hb__ccopy(h->snap + (size_t)sl * (size_t)h->A, &h->snap_hi[sl], hb__row(h, sa), h->hi[sa]);
-      h->e_recorded[e] = 1;
-    }
+    int sl = h->e_slot[e];
+    if (sl < 0 &&
+        (no_snapshot(h, a, e, r->args[0], seq, 1) || (sl = h->e_slot[e] = take_slot(h)) < 0))
+      break;
+    hb__ccopy(h->snap + (size_t)sl * (size_t)h->A, &h->snap_hi[sl], hb__row(h, sa), h->hi[sa]);
     break;
   }
   default:
