@@ -5,12 +5,13 @@
  * checker on every run (what `check` and `campaign` do) and without it. In each of 7 rounds the
  * sizes' cases run interleaved, case by case, and each case is checked both ways, one right after
  * the other: the checker's cost is the median of the rounds' ratios, and the time per op at each
- * size the median of its rounds' ratios to the first size's, so that a change in machine load
- * (30% from one half-second to the next on a shared machine) moves neither much. Prints one line
- * per size and mode with the median cases/s. Then, with the checker on, the same for the
- * newer constructs of the case language (extra host waits, captures, explicit streams, call,
- * if, for and branch blocks, i16/i64/f32 buffers, views and static allocations) off and on: what
- * the richer language costs per case, and in case size.
+ * size the median of its rounds' ratios to the first size's (and to 32 ops', when 32 is a later
+ * size), so that a change in machine load (30% from one half-second to the next on a shared
+ * machine) moves neither much. Prints one line per size and mode with the median cases/s. Then,
+ * with the checker on, the same for the newer constructs of the case language (extra host
+ * waits, captures, explicit streams, call, if, for and branch blocks, i16/i64/f32 buffers,
+ * views and static allocations) off and on: what the richer language costs per case, and in
+ * case size.
  *
  * usage: bench_pipeline [--campaign-seeds] [seconds-per-run (default 0.5)] [ops,ops,...]
  *        bench_pipeline [--campaign-seeds] --cases N OPS CHECKER
@@ -170,8 +171,8 @@ int main(int argc, char **argv) {
           "simulate\n"
           "under lazy, random and pct, judge), with the happens-before checker and without (each "
           "case\n"
-          "both ways), the checker's cost, the time per op against the first size's, and the "
-          "newer\n"
+          "both ways), the checker's cost, the time per op against the first size's (and 32 "
+          "ops'),\nand the newer "
           "constructs of the case language off and on: medians of 7 rounds, the sizes "
           "interleaved.\n"
           "   or: bench_pipeline --cases N OPS CHECKER(0|1)\n"
@@ -235,6 +236,12 @@ int main(int argc, char **argv) {
       us_op[z][i] = u[z];
     }
   }
+  /* the time per op against the first size's, and against 32 ops' (issue 31's reference) when
+   * 32 is a later size: each the median of the rounds' ratios */
+  int ref32 = -1;
+  for (int z = 1; z < nsz && ref32 < 0; z++)
+    if (size[z] == 32)
+      ref32 = z;
   for (int z = 0; z < nsz; z++) {
     int ops = size[z];
     for (int checker = 0; checker <= 1; checker++) {
@@ -258,6 +265,14 @@ int main(int argc, char **argv) {
     printf("ops=%d checker=1 us_per_op_median=%.3f per_op_vs_ops_%d=%.3f (median of the rounds' "
            "ratios; min %.3f, max %.3f)\n",
            ops, u[REPS / 2], size[0], g[REPS / 2], g[0], g[REPS - 1]);
+    if (ref32 >= 0) {
+      for (int i = 0; i < REPS; i++)
+        g[i] = us_op[z][i] / us_op[ref32][i];
+      qsort(g, REPS, sizeof(double), cmp_double);
+      printf("ops=%d checker=1 per_op_vs_ops_32=%.3f (median of the rounds' ratios; min %.3f, "
+             "max %.3f)\n",
+             ops, g[REPS / 2], g[0], g[REPS - 1]);
+    }
     fflush(stdout);
   }
   /* the newer constructs off and on (different cases: not paired), checker on */

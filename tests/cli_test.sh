@@ -62,10 +62,11 @@ expect_out "schedules seeded each its own"
 expect 0 "bench_pipeline (timed)" "$bp" 0.01 16,32
 expect_out "schedules seeded all with the case seed"
 # each case checked both ways (the checker's cost from paired times), and each size's time per op
-# against the first size's
+# against the first size's, and against 32 ops' when 32 is a later size
 expect_out "ops=32 checker_cost="
 expect_out "ops=32 checker=1 us_per_op_median="
 expect_out "per_op_vs_ops_16="
+expect_out "ops=16 checker=1 per_op_vs_ops_32="
 expect 2 "bench_pipeline bad size" "$bp" 0.01 16,0; expect_err "sizes: at most 16, each > 0"
 
 # gen: deterministic bytes, knob validation
