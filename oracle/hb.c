@@ -111,6 +111,14 @@ static void size_tables(H *h, const RtRec *trace, int n, const HbOptions *opt) {
         maxa = id;
     }
   }
+  /* The runtime numbers threads, streams, events, regions and async objects as it makes them,
+   * each with a record: an id past the trace's length (a corrupt trace) counts as unknown, where
+   * it sized the tables (an id of 0xFFFFFF: 16M agents and their clocks, squared). */
+  maxtid = maxtid < n ? maxtid : n;
+  maxs = maxs < n ? maxs : n;
+  maxe = maxe < n ? maxe : n;
+  maxr = maxr < n ? maxr : n;
+  maxa = maxa < n ? maxa : n;
   h->nthreads = maxtid + 1;
   h->nstreams = maxs + 1;
   h->nevents = maxe + 1;

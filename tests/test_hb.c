@@ -612,11 +612,77 @@ static void test_destroyed_event_let_through(void) {
   free(copy);
 }
 
+/* A random reference: mostly small ids of each kind, sometimes one past every table. */
+static RtRef random_ref(AfRng *g) {
+  static const int kinds[] = {RT_REF_NONE,  RT_REF_INT,    RT_REF_NULL, RT_REF_STREAM,
+                              RT_REF_EVENT, RT_REF_MODULE, RT_REF_FUNC, RT_REF_BUF,
+                              RT_REF_HOST,  RT_REF_PTR,    RT_REF_BAD,  RT_REF_REGION,
+                              RT_REF_STR,   RT_REF_ASYNC};
+  int kind = kinds[af_rng_below(g, sizeof kinds / sizeof kinds[0])];
+  uint32_t id = af_rng_below(g, 8);
+  if (af_rng_chance(g, 5))
+    id = af_rng_chance(g, 50) ? 0xFFFFFFu : 0x800000u | af_rng_below(g, 4);
+  uint32_t val = af_rng_chance(g, 90) ? af_rng_below(g, 64) : (uint32_t)af_rng_next(g);
+  return RT_REF(kind, id, val);
+}
+
+/* The checker on arbitrary traces, as `asyncfuzz check-trace` may be given: every call, with
+ * random arguments, results, errors and threads, with and without the runtime's size hints (ids
+ * past them count as unknown), with either option. Each check returns a result whose reports
+ * name records of the trace; the sanitized build (scripts/test.sh) also checks that it stays in
+ * bounds. */
+static void test_random_traces(void) {
+  AfRng g;
+  af_rng_seed(&g, 31);
+  static RtRec t[256];
+  long reports = 0;
+  for (int k = 0; k < 2000; k++) {
+    int n = 1 + (int)af_rng_below(&g, 256);
+    memset(t, 0, sizeof t);
+    for (int i = 0; i < n; i++) {
+      RtRec *r = &t[i];
+      r->seq = (uint32_t)i;
+      r->tid = (int32_t)af_rng_below(&g, 4) - 1;
+      r->op = (int32_t)af_rng_below(&g, 8) - 1;
+      r->call = (uint8_t)af_rng_below(&g, RT__CALL_COUNT + 1);
+      r->nargs = (uint8_t)af_rng_below(&g, RT_REC_ARGS + 1);
+      r->err = af_rng_chance(&g, 10) ? (uint8_t)(1 + af_rng_below(&g, RT__ERR_COUNT - 1)) : 0;
+      r->detail = (uint8_t)af_rng_below(&g, RT__DETAIL_COUNT);
+      r->cause = af_rng_below(&g, (uint32_t)n);
+      for (int a = 0; a < RT_REC_ARGS; a++)
+        r->args[a] = random_ref(&g);
+      r->ret = random_ref(&g);
+    }
+    HbOptions o = {0};
+    o.lenient_free = k & 1;
+    o.legacy_sync = (k >> 1) & 1;
+    if (k & 4) {
+      o.nthreads = 1 + (int)af_rng_below(&g, 3);
+      o.nstreams = 1 + (int)af_rng_below(&g, 6);
+      o.nevents = (int)af_rng_below(&g, 6);
+      o.nregions = (int)af_rng_below(&g, 3);
+      o.nasync = (int)af_rng_below(&g, 3);
+    }
+    HbResult *r = NULL;
+    AfErr err = {0};
+    CHECK_EQ(hb_check(t, n, &o, &r, &err), 0);
+    for (int i = 0; r && i < r->nreports; i++) {
+      const HbReport *x = &r->reports[i];
+      CHECK(x->seq1 >= -1 && x->seq1 < n && x->seq2 >= 0 && x->seq2 < n);
+      CHECK(x->kind >= 0 && x->kind < HB__KIND_COUNT);
+    }
+    reports += r ? r->nreports : 0;
+    hb_result_free(r);
+  }
+  CHECK(reports > 0);
+}
+
 int main(void) {
   test_data_races();
   test_event_snapshot();
   test_event_slots();
   test_destroyed_event_let_through();
+  test_random_traces();
   test_strided_view();
   test_two_threads_one_stream();
   test_host_accesses();
