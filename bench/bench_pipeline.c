@@ -101,7 +101,14 @@ static double run(int ops, int checker, int constructs, double secs, uint64_t *s
   return (double)n / (t - t0);
 }
 
-enum { MAXSZ = 16 }; /* sizes per run */
+enum { MAXSZ = 16, REPS = 7 }; /* sizes per run; rounds */
+
+/* g[i] = a[i] / b[i] for each round, sorted (g[REPS / 2]: the median). */
+static void round_ratios(const double *a, const double *b, double *g) {
+  for (int i = 0; i < REPS; i++)
+    g[i] = a[i] / b[i];
+  qsort(g, REPS, sizeof(double), cmp_double);
+}
 
 typedef struct Round { /* one size's share of a round */
   long n, ops;
@@ -207,7 +214,6 @@ int main(int argc, char **argv) {
   const char *sizes = argc > 2 ? argv[2] : "16,32,64,256";
   char buf[256];
   snprintf(buf, sizeof buf, "%s", sizes);
-  enum { REPS = 7 };
   int size[MAXSZ], nsz = 0;
   for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
     if (nsz == MAXSZ || atoi(tok) <= 0) {
@@ -256,9 +262,7 @@ int main(int argc, char **argv) {
            "ratios = %.3f; min %.3f, max %.3f)\n",
            ops, (c[REPS / 2] - 1.0) * 100.0, c[REPS / 2], c[0], c[REPS - 1]);
     double g[REPS];
-    for (int i = 0; i < REPS; i++)
-      g[i] = us_op[z][i] / us_op[0][i];
-    qsort(g, REPS, sizeof(double), cmp_double);
+    round_ratios(us_op[z], us_op[0], g);
     double u[REPS];
     memcpy(u, us_op[z], sizeof u);
     qsort(u, REPS, sizeof(double), cmp_double);
@@ -266,9 +270,7 @@ int main(int argc, char **argv) {
            "ratios; min %.3f, max %.3f)\n",
            ops, u[REPS / 2], size[0], g[REPS / 2], g[0], g[REPS - 1]);
     if (ref32 >= 0) {
-      for (int i = 0; i < REPS; i++)
-        g[i] = us_op[z][i] / us_op[ref32][i];
-      qsort(g, REPS, sizeof(double), cmp_double);
+      round_ratios(us_op[z], us_op[ref32], g);
       printf("ops=%d checker=1 per_op_vs_ops_32=%.3f (median of the rounds' ratios; min %.3f, "
              "max %.3f)\n",
              ops, g[REPS / 2], g[0], g[REPS - 1]);
