@@ -2,7 +2,8 @@
  * mutate.c: structure-aware mutations of a case, for guided generation (asyncfuzz fuzz's custom
  * mutator and crossover). Each move edits a copy of the case (an edge rewired, an op dropped as
  * the reducer drops it, a region inlined, a wait added, a view switched on or off, a buffer's
- * element type switched, an allocation's form flipped, a launch moved to a stream...), then the
+ * element type switched, an allocation's form flipped, a launch moved to a stream, ops wrapped
+ * into a new async.execute region or a new call, if, for or branch...), then the
  * copy must pass gen_validate: a move that breaks a rule is thrown away and another is drawn, so
  * every case that comes out is valid. A splice appends a second case to the first, renamed.
  */
@@ -29,7 +30,9 @@
   X(FORM, "alloc-form", 0)                                                                         \
   X(SHARED, "host-shared", 0)                                                                      \
   X(STREAM, "launch-stream", C_(STREAM))                                                           \
-  X(SIZE, "buffer-size", 0)
+  X(SIZE, "buffer-size", 0)                                                                        \
+  X(WRAP_REGION, "wrap-region", 0 /* (captures and yields: only where not avoided) */)             \
+  X(WRAP_BLOCK, "wrap-block", 0)
 
 enum {
 #define MUT__ENUM(id, name, constructs) MUT_##id,
@@ -289,8 +292,248 @@ static int move_stream(GenCase *c, AfRng *r) {
   return 0;
 }
 
-/* Move m on c (edited in place). 0 done, 1 nothing to do it on, AF_ENOMEM. */
-static int apply(GenCase *c, int m, AfRng *r) {
+/* ---- wrapping: ops moved into a new async.execute region or a new block ---- */
+
+/* An op that may be wrapped: in no block, with no body of its own, not main's alone, not an
+ * await (it awaits a region of its own context). */
+static int wrappable(const GenOp *o) {
+  unsigned f = gen_op_flags(o->kind);
+  return o->blk == 0 && !(f & (GEN_K_REGION | GEN_K_BLOCK | GEN_K_MAIN)) && o->kind != GEN_OP_AWAIT;
+}
+static int body_ok(const GenOp *o) { /* in a call's or an if's body */
+  return wrappable(o) && (gen_op_flags(o->kind) & GEN_K_BODY) && o->stream < 0;
+}
+static int loop_ok(const GenOp *o) { /* in a for's */
+  return body_ok(o) && (gen_op_flags(o->kind) & GEN_K_LOOP);
+}
+static int branch_ok(const GenOp *o) { /* in a branch's (main only) */
+  return body_ok(o) && o->ctx == 0;
+}
+
+/* The ops to wrap: [*lo, *hi], one to four ops in a row of one context, each ok. -1: none. */
+static int wrap_range(const GenCase *c, AfRng *r, int (*ok)(const GenOp *), int *lo, int *hi) {
+  int i = pick_op(c, r, ok);
+  if (i < 0)
+    return -1;
+  int j = i;
+  while (j + 1 < c->nops && j - i < 3 && ok(&c->ops[j + 1]) && c->ops[j + 1].ctx == c->ops[i].ctx &&
+         af_rng_chance(r, 50))
+    j++;
+  *lo = i;
+  *hi = j;
+  return 0;
+}
+
+/* Adds t to the set s[0..*n) of at most 4 (-1: full). */
+static int add_once(int32_t *s, int *n, int32_t t) {
+  for (int k = 0; k < *n; k++)
+    if (s[k] == t)
+      return 0;
+  if (*n >= 4)
+    return -1;
+  s[(*n)++] = t;
+  return 0;
+}
+
+/* The tokens that cross the edge of ops [lo, hi]: those the ops use from before (in) and those
+ * they define that anything else names (out: an op's dependency, a capture, a yield, a block's
+ * input or yield). -1 when more than 4 cross either way. */
+static int crossing(const GenCase *c, int lo, int hi, int32_t *in, int *nin, int32_t *out,
+                    int *nout) {
+  *nin = *nout = 0;
+  uint8_t *mine = af_calloc((size_t)c->ntoks + 1, 1);
+  if (mine == NULL)
+    return -1;
+  int rc = 0;
+  for (int i = lo; i <= hi; i++)
+    if (c->ops[i].tok >= 0 && c->ops[i].tok < c->ntoks)
+      mine[c->ops[i].tok] = 1;
+#define NAMED_(t) (rc |= (t) >= 0 && (t) < c->ntoks && mine[t] ? add_once(out, nout, (t)) : 0)
+  for (int i = 0; i < c->nops; i++)
+    for (int d = 0; d < c->ops[i].ndeps && d < GEN_MAX_DEPS; d++) {
+      int32_t t = c->ops[i].deps[d];
+      if (i < lo || i > hi)
+        NAMED_(t);
+      else if (t >= 0 && t < c->ntoks && !mine[t])
+        rc |= add_once(in, nin, t);
+    }
+  for (int g = 1; g < c->nregions; g++) {
+    for (int k = 0; k < c->regions[g].ncaptures; k++)
+      NAMED_(c->regions[g].captures[k].outer);
+    for (int k = 0; k < c->regions[g].nyields; k++)
+      NAMED_(c->regions[g].yields[k]);
+  }
+  for (int b = 1; b < c->nblocks; b++) {
+    for (int k = 0; k < c->blocks[b].ninputs; k++)
+      NAMED_(c->blocks[b].inputs[k].outer);
+    NAMED_(c->blocks[b].yield);
+  }
+#undef NAMED_
+  af_free(mine);
+  return rc;
+}
+
+/* Names `to` where anything but ops [lo, hi] names token `from` (inside: where they do). */
+static void rename_tok(GenCase *c, int lo, int hi, int inside, int32_t from, int32_t to) {
+  for (int i = 0; i < c->nops; i++)
+    if ((i >= lo && i <= hi) == inside)
+      for (int d = 0; d < c->ops[i].ndeps && d < GEN_MAX_DEPS; d++)
+        if (c->ops[i].deps[d] == from)
+          c->ops[i].deps[d] = to;
+  if (inside)
+    return;
+  for (int g = 1; g < c->nregions; g++) {
+    for (int k = 0; k < c->regions[g].ncaptures; k++)
+      if (c->regions[g].captures[k].outer == from)
+        c->regions[g].captures[k].outer = to;
+    for (int k = 0; k < c->regions[g].nyields; k++)
+      if (c->regions[g].yields[k] == from)
+        c->regions[g].yields[k] = to;
+  }
+  for (int b = 1; b < c->nblocks; b++) {
+    for (int k = 0; k < c->blocks[b].ninputs; k++)
+      if (c->blocks[b].inputs[k].outer == from)
+        c->blocks[b].inputs[k].outer = to;
+    if (c->blocks[b].yield == from)
+      c->blocks[b].yield = to;
+  }
+}
+
+static GenOp new_op(int kind, int ctx) {
+  GenOp o;
+  memset(&o, 0, sizeof o);
+  o.kind = (uint8_t)kind;
+  o.ctx = ctx;
+  o.tok = o.buf = o.src = o.region = o.vidx = o.stream = -1;
+  return o;
+}
+
+/* Ops [lo, hi] into the body of a new async.execute region: the tokens they use from their
+ * context captured, those they define that others use yielded and awaited right after it, and a
+ * completion await where none is (every region is awaited). */
+static int move_wrap_region(GenCase *c, AfRng *r, unsigned avoid) {
+  int lo, hi, nin, nout;
+  int32_t in[4], out[4];
+  if (wrap_range(c, r, wrappable, &lo, &hi) || crossing(c, lo, hi, in, &nin, out, &nout))
+    return 1;
+  if ((nin && (avoid & C_(CAPTURE))) || (nout && (avoid & C_(YIELD))))
+    return 1; /* (constructs steering avoids) */
+  int ctx = c->ops[lo].ctx, nt = c->ntoks;
+  GenRegion g;
+  memset(&g, 0, sizeof g);
+  g.parent = ctx;
+  g.exec_op = lo;
+  for (int k = 0; k < nin; k++) {
+    g.captures[g.ncaptures].outer = in[k];
+    g.captures[g.ncaptures++].tok = nt;
+    rename_tok(c, lo, hi, 1, in[k], nt++);
+  }
+  int32_t awaited[4];
+  for (int k = 0; k < nout; k++) {
+    g.yields[g.nyields++] = out[k];
+    awaited[k] = nt;
+    rename_tok(c, lo, hi, 0, out[k], nt++);
+  }
+  int rg = c->nregions;
+  for (int i = lo; i <= hi; i++)
+    c->ops[i].ctx = rg;
+  GenOp e = new_op(GEN_OP_EXECUTE, ctx);
+  e.region = rg;
+  if (insert_op(c, lo, &e) || gen_case_add_region(c, &g) < 0)
+    return AF_ENOMEM;
+  for (int k = 0; k < (nout ? nout : 1); k++) {
+    GenOp a = new_op(GEN_OP_AWAIT, ctx);
+    a.region = rg;
+    a.vidx = nout ? k : -1;
+    a.tok = nout ? awaited[k] : -1;
+    if (insert_op(c, hi + 2 + k, &a))
+      return AF_ENOMEM;
+  }
+  c->ntoks = nt;
+  c->version = GEN_FORMAT_VERSION;
+  return 0;
+}
+
+/* Every op of [lo, hi] after the carried token t: a dependency on it added to an op that follows
+ * neither it nor an op that does (where there is room). */
+static void follow_carried(GenCase *c, int lo, int hi, int32_t t) {
+  int32_t after[8];
+  int n = 0;
+  after[n++] = t;
+  for (int i = lo; i <= hi; i++) {
+    GenOp *o = &c->ops[i];
+    int ok = 0;
+    for (int d = 0; d < o->ndeps && d < GEN_MAX_DEPS; d++)
+      for (int q = 0; q < n; q++)
+        ok |= o->deps[d] == after[q];
+    if (!ok && o->ndeps < GEN_MAX_DEPS && gen_op_takes_deps(o)) {
+      o->deps[o->ndeps++] = t;
+      ok = 1;
+    }
+    if (ok && o->tok >= 0 && n < 8)
+      after[n++] = o->tok;
+  }
+}
+
+/* Ops [lo, hi] into the body of a new call, if, for or branch: a call takes the tokens they use
+ * as inputs, a for carries one (added as a dependency where the first op has none), the others
+ * use them directly; the one token they define that others use is the block's yield, and the
+ * block op's token stands for it after the block. */
+static int move_wrap_block(GenCase *c, AfRng *r) {
+  static const int kinds[4] = {GEN_OP_CALL, GEN_OP_IF, GEN_OP_FOR, GEN_OP_BRANCH};
+  int kind = kinds[af_rng_below(r, 4)];
+  int (*ok)(const GenOp *) = kind == GEN_OP_FOR      ? loop_ok
+                             : kind == GEN_OP_BRANCH ? branch_ok
+                                                     : body_ok;
+  int lo, hi, nin, nout;
+  int32_t in[4], out[4];
+  if (wrap_range(c, r, ok, &lo, &hi) || crossing(c, lo, hi, in, &nin, out, &nout) || nout > 1)
+    return 1;
+  int ctx = c->ops[lo].ctx, nt = c->ntoks;
+  GenBlock k;
+  memset(&k, 0, sizeof k);
+  k.yield = nout ? out[0] : -1;
+  k.taken = af_rng_chance(r, 50);
+  k.trips = kind == GEN_OP_FOR ? 1 + (int)af_rng_below(r, 4) : 1;
+  if (kind == GEN_OP_CALL) {
+    for (int q = 0; q < nin; q++) {
+      k.inputs[k.ninputs].outer = in[q];
+      k.inputs[k.ninputs++].tok = nt;
+      rename_tok(c, lo, hi, 1, in[q], nt++);
+    }
+  } else if (kind == GEN_OP_FOR) { /* one carried token, which every op follows */
+    int32_t t = nin ? in[0] : earlier_token(c, lo, r);
+    if (t < 0 || (k.yield < 0 && (k.yield = c->ops[hi].tok) < 0))
+      return 1;
+    k.inputs[k.ninputs].outer = t;
+    k.inputs[k.ninputs++].tok = nt;
+    if (nin)
+      rename_tok(c, lo, hi, 1, t, nt);
+    follow_carried(c, lo, hi, nt++);
+  } else if (k.yield < 0 && c->ops[hi].tok >= 0 && af_rng_chance(r, 50)) {
+    k.yield = c->ops[hi].tok; /* (a yield nothing uses) */
+  }
+  GenOp b = new_op(kind, ctx);
+  if (k.yield >= 0) {
+    b.tok = nt++;
+    rename_tok(c, lo, hi, 0, k.yield, b.tok);
+  }
+  b.block = c->nblocks;
+  for (int i = lo; i <= hi; i++)
+    c->ops[i].blk = b.block;
+  if (insert_op(c, lo, &b))
+    return AF_ENOMEM;
+  k.op = lo;
+  if (gen_case_add_block(c, &k) < 0)
+    return AF_ENOMEM;
+  c->ntoks = nt;
+  c->version = GEN_FORMAT_VERSION;
+  return 0;
+}
+
+/* Move m on c (edited in place), adding none of the constructs in avoid (1u << GEN_CONSTRUCT_*)
+ * that the move decides on as it goes. 0 done, 1 nothing to do it on, AF_ENOMEM. */
+static int apply(GenCase *c, int m, AfRng *r, unsigned avoid) {
   switch (m) {
   case MUT_ADD_DEP:
   case MUT_DROP_DEP:
@@ -313,6 +556,10 @@ static int apply(GenCase *c, int m, AfRng *r) {
     return move_form(c, m, r);
   case MUT_STREAM:
     return move_stream(c, r);
+  case MUT_WRAP_REGION:
+    return move_wrap_region(c, r, avoid);
+  case MUT_WRAP_BLOCK:
+    return move_wrap_block(c, r);
   }
   return 1;
 }
@@ -333,7 +580,7 @@ int reduce_mutate(const GenCase *in, AfRng *r, const GenAvoid *avoid, GenCase *o
       continue;
     if (gen_case_copy(out, in))
       return AF_ENOMEM;
-    int rc = apply(out, m, r);
+    int rc = apply(out, m, r, avoid ? avoid->constructs : 0);
     AfErr err = {0};
     if (rc == 0 && gen_case_finish(out, &err) == 0 && gen_validate(out, &err) == 0 &&
         gen_case_hash(out) != was && !avoided(avoid, out)) {

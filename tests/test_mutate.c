@@ -73,11 +73,22 @@ static void bytes_make_cases(const LowerSpec *spec) {
   }
 }
 
+static const int block_kinds[4] = {GEN_OP_CALL, GEN_OP_IF, GEN_OP_FOR, GEN_OP_BRANCH};
+
+/* Ops of the kind in c. */
+static int kind_count(const GenCase *c, int kind) {
+  int n = 0;
+  for (int i = 0; i < c->nops; i++)
+    n += c->ops[i].kind == kind;
+  return n;
+}
+
 static void mutations_stay_valid(const LowerSpec *spec, int total) {
   GenConfig cfg;
   gen_config_default(&cfg);
   cfg.ops = 24;
   int used[64] = {0}, done = 0, none = 0, spliced = 0;
+  int wrapped[5] = {0}; /* blocks made by wrap-block: call, if, for, branch; regions */
   AfRng r;
   af_rng_seed(&r, 7);
   GenCase cur;
@@ -108,6 +119,11 @@ static void mutations_stay_valid(const LowerSpec *spec, int total) {
     }
     if (move >= 0 && move < 64)
       used[move]++;
+    if (move >= 0 && strcmp(reduce_mutation_name(move), "wrap-block") == 0)
+      for (int k = 0; k < 4; k++) /* which kind of block it made */
+        wrapped[k] += kind_count(&next, block_kinds[k]) > kind_count(&cur, block_kinds[k]);
+    if (move >= 0 && strcmp(reduce_mutation_name(move), "wrap-region") == 0)
+      wrapped[4] += kind_count(&next, GEN_OP_EXECUTE) > kind_count(&cur, GEN_OP_EXECUTE);
     CHECK_EQ(roundtrip_valid(&next), 0);
     if (i % 5 == 0)
       CHECK(passes(&next, spec, (uint64_t)i));
@@ -122,8 +138,49 @@ static void mutations_stay_valid(const LowerSpec *spec, int total) {
     printf("  %-16s %d\n", reduce_mutation_name(m), used[m]);
     CHECK(used[m] > 0);
   }
+  printf("  wrapped into a call %d, an if %d, a for %d, a branch %d, a region %d\n", wrapped[0],
+         wrapped[1], wrapped[2], wrapped[3], wrapped[4]);
+  for (int k = 0; k < 5; k++)
+    CHECK(wrapped[k] > 0);
   CHECK(done > total * 8 / 10);
   CHECK(spliced > 0);
+}
+
+/* Captures and yields in c's regions. */
+static int region_io(const GenCase *c) {
+  int n = 0;
+  for (int g = 1; g < c->nregions; g++)
+    n += c->regions[g].ncaptures + c->regions[g].nyields;
+  return n;
+}
+
+/* With captures and yields avoided, no move adds one, and regions are still wrapped (where no
+ * token crosses into or out of the ops). */
+static void mutations_avoid(void) {
+  GenConfig cfg;
+  gen_config_default(&cfg);
+  cfg.ops = 16;
+  GenAvoid avoid;
+  memset(&avoid, 0, sizeof avoid);
+  avoid.constructs = (1u << GEN_CONSTRUCT_CAPTURE) | (1u << GEN_CONSTRUCT_YIELD);
+  AfRng r;
+  af_rng_seed(&r, 11);
+  AfErr err = {0};
+  int wrapped = 0;
+  for (int i = 0; i < 2000; i++) {
+    GenCase cur, next;
+    CHECK_EQ(gen_generate(&cur, (uint64_t)i, &cfg, &err), 0);
+    int move = -1;
+    if (reduce_mutate(&cur, &r, &avoid, &next, &move) == 0) {
+      CHECK(region_io(&next) <= region_io(&cur));
+      wrapped += strcmp(reduce_mutation_name(move), "wrap-region") == 0 &&
+                 kind_count(&next, GEN_OP_EXECUTE) > kind_count(&cur, GEN_OP_EXECUTE);
+      gen_case_free(&next);
+    }
+    gen_case_free(&cur);
+  }
+  printf("with captures and yields avoided: %d region(s) wrapped\n", wrapped);
+  CHECK(wrapped > 0);
 }
 
 static void feature_map(const LowerSpec *spec) {
@@ -200,6 +257,7 @@ int main(int argc, char **argv) {
   CHECK_EQ(lower_spec_parse("builtin", &spec, &err), 0);
   bytes_make_cases(&spec);
   mutations_stay_valid(&spec, total);
+  mutations_avoid();
   feature_map(&spec);
   return TEST_DONE("test_mutate");
 }
