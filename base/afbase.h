@@ -118,6 +118,9 @@ void af_buf_printf(AfBuf *b, const char *fmt, ...)
 #endif
     ;
 void af_buf_vprintf(AfBuf *b, const char *fmt, va_list ap);
+/* vsnprintf's text for the common formats only (%s, %d, %i, %u, %c, %%; l, ll, z), fast: its
+ * length, or -1 (nothing to rely on in out) for any other format or a text of cap bytes or more. */
+int af_vfmt_fast(char *out, size_t cap, const char *fmt, va_list ap);
 /* Appends s as a JSON string literal (quoted, escaped). */
 void af_buf_json_str(AfBuf *b, const char *s);
 /* Appends s, which starts at column col, broken into lines of at most width columns: after a

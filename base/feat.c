@@ -63,8 +63,13 @@ int af_feat_addf(int kind, const char *fmt, ...) {
   char t[512];
   va_list ap;
   va_start(ap, fmt);
-  int w = vsnprintf(t, sizeof t, fmt, ap);
+  int w = af_vfmt_fast(t, sizeof t, fmt, ap);
   va_end(ap);
+  if (w < 0) { /* (another format, or a longer text) */
+    va_start(ap, fmt);
+    w = vsnprintf(t, sizeof t, fmt, ap);
+    va_end(ap);
+  }
   if (w < 0)
     return 0;
   return af_feat_add(kind, t, (size_t)w < sizeof t ? (size_t)w : sizeof t - 1);

@@ -7,6 +7,8 @@
 #include "../check/check.h"
 #include "test.h"
 
+#include <stdarg.h>
+
 static long live, total, fail_at = -1;
 
 static void *hook(void *ud, void *p, size_t n) {
@@ -118,8 +120,68 @@ static void test_rng_and_buf(void) {
   CHECK_STR(af_strerror(AF_ENOMEM), "out of memory");
 }
 
+/* af_vfmt_fast against vsnprintf, through a varargs wrapper. */
+static int fast(char *out, size_t cap, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = af_vfmt_fast(out, cap, fmt, ap);
+  va_end(ap);
+  return n;
+}
+
+/* The fast formatter gives vsnprintf's text for its formats, refuses others and texts that do
+ * not fit, and af_buf_printf gives vsnprintf's text either way. */
+static void test_fast_format(void) {
+  AfRng r;
+  af_rng_seed(&r, 3);
+  static const long long edge[] = {0,
+                                   1,
+                                   -1,
+                                   9,
+                                   10,
+                                   -10,
+                                   2147483647LL,
+                                   -2147483647LL - 1,
+                                   9223372036854775807LL,
+                                   -9223372036854775807LL - 1};
+  char a[256], b[256];
+  for (int i = 0; i < 20000; i++) {
+    long long x = i < 10 ? edge[i] : (long long)af_rng_next(&r) >> af_rng_below(&r, 64);
+    int xi = (int)x;
+    const char *s = i % 3 ? "gpu.wait async" : "";
+    int n = fast(a, sizeof a, "[%s] %d %i %u %ld %lld %llu %zu %c%%", s, xi, xi, (unsigned)x,
+                 (long)x, x, (unsigned long long)x, (size_t)x, 'A' + i % 26);
+    int m = snprintf(b, sizeof b, "[%s] %d %i %u %ld %lld %llu %zu %c%%", s, xi, xi, (unsigned)x,
+                     (long)x, x, (unsigned long long)x, (size_t)x, 'A' + i % 26);
+    CHECK_EQ(n, m);
+    CHECK_STR(a, b);
+  }
+  CHECK_EQ(fast(a, sizeof a, "%5d", 3), -1); /* width, precision, flags, other conversions */
+  CHECK_EQ(fast(a, sizeof a, "%.2f", 1.5), -1);
+  CHECK_EQ(fast(a, sizeof a, "%-3s|", "x"), -1);
+  CHECK_EQ(fast(a, sizeof a, "%x", 255u), -1);
+  CHECK_EQ(fast(a, 4, "%s", "abc"), 3); /* a text of cap bytes or more does not fit */
+  CHECK_EQ(fast(a, 4, "%s", "abcd"), -1);
+  CHECK_EQ(fast(a, 4, "abcd"), -1);
+  CHECK_EQ(fast(a, sizeof a, "no conversion"), 13);
+  CHECK_STR(a, "no conversion");
+  AfBuf buf; /* af_buf_printf: the fast text, or vsnprintf's, long or not */
+  af_buf_init(&buf);
+  af_buf_printf(&buf, "%d|%5d|%x|%.1f|%s", -42, 7, 255u, 0.25, "z");
+  CHECK_STR(buf.p, "-42|    7|ff|0.2|z");
+  char big[600];
+  memset(big, 'q', sizeof big - 1);
+  big[sizeof big - 1] = '\0';
+  af_buf_reset(&buf);
+  af_buf_printf(&buf, "%s:%d", big, 5);
+  CHECK_EQ(buf.len, sizeof big + 1);
+  CHECK_STR(buf.p + sizeof big - 1, ":5");
+  af_buf_free(&buf);
+}
+
 int main(void) {
   test_rng_and_buf();
+  test_fast_format();
   test_no_leaks_and_oom();
   return TEST_DONE("test_alloc");
 }
