@@ -109,27 +109,77 @@ int campaign_guided_end(Campaign *k, int ex, CampaignResult *res, AfErr *err) {
   return campaign__fill_result(k, res, 1, failed, err);
 }
 
-/* The case of input d[0..n), bytes made into one with knobs cfg: 0 and *c, or -1 (JSON that is
- * not a valid case: *c empty). */
-static int case_of(const uint8_t *d, size_t n, const GenConfig *cfg, GenCase *c) {
-  AfErr err = {0};
-  if (n == 0 || d[0] != '{')
-    return gen_generate_bytes(c, d, n, cfg, F.swarm, &err) == 0 ? 0 : -1;
-  char *text = af_malloc(n + 1);
-  if (text == NULL) {
-    gen_case_init(c);
-    return -1;
+/* The cases of JSON inputs read lately (the mutator's and the crossover's outputs, which libFuzzer
+ * runs next, and the corpus entries it mutates again and again), kept as read and validated:
+ * reading a case's JSON cost more than checking the case with the builtin lowering. Keyed by the
+ * bytes themselves, direct-mapped by their hash. */
+#define CACHE_N 4096
+static struct Cached {
+  uint8_t *bytes; /* NULL: empty */
+  size_t n;
+  GenCase c;
+} g_cache[CACHE_N];
+static long g_cache_hits, g_cache_reads;
+
+static struct Cached *cache_slot(const uint8_t *d, size_t n) {
+  return &g_cache[af_hash_bytes(d, n) % CACHE_N];
+}
+
+static void cache_clear(void) {
+  for (int i = 0; i < CACHE_N; i++)
+    if (g_cache[i].bytes) {
+      af_free(g_cache[i].bytes);
+      g_cache[i].bytes = NULL;
+      gen_case_free(&g_cache[i].c);
+    }
+}
+
+/* The case of JSON input d[0..n), valid (NULL: it is not one). */
+static const GenCase *json_case(const uint8_t *d, size_t n) {
+  struct Cached *e = cache_slot(d, n);
+  if (e->bytes && e->n == n && memcmp(e->bytes, d, n) == 0) {
+    g_cache_hits++;
+    return &e->c;
   }
+  g_cache_reads++;
+  AfErr err = {0};
+  char *text = af_malloc(n + 1);
+  GenCase c;
+  if (text == NULL)
+    return NULL;
   memcpy(text, d, n);
   text[n] = '\0';
-  int rc = gen_case_from_json(c, text, &err);
+  int rc = gen_case_from_json(&c, text, &err);
   af_free(text);
-  if (rc == 0 && gen_validate(c, &err) != 0) {
-    gen_case_free(c);
-    gen_case_init(c);
+  if (rc == 0 && gen_validate(&c, &err) != 0) {
+    gen_case_free(&c);
     rc = -1;
   }
-  return rc ? -1 : 0;
+  uint8_t *keep = rc == 0 ? af_malloc(n) : NULL;
+  if (keep == NULL) { /* (not kept: refused, or out of memory) */
+    if (rc == 0)
+      gen_case_free(&c);
+    return NULL;
+  }
+  if (e->bytes) {
+    af_free(e->bytes);
+    gen_case_free(&e->c);
+  }
+  memcpy(keep, d, n);
+  e->bytes = keep;
+  e->n = n;
+  e->c = c;
+  return &e->c;
+}
+
+/* The case of input d[0..n): a JSON input's (json_case), or bytes made into one with knobs cfg,
+ * in *own (which the caller frees either way). NULL: JSON that is not a valid case. */
+static const GenCase *case_of(const uint8_t *d, size_t n, const GenConfig *cfg, GenCase *own) {
+  gen_case_init(own);
+  if (n > 0 && d[0] == '{')
+    return json_case(d, n);
+  AfErr err = {0};
+  return gen_generate_bytes(own, d, n, cfg, F.swarm, &err) == 0 ? own : NULL;
 }
 
 /* c's JSON into out (at most max bytes): its length, or 0 when it does not fit. */
@@ -149,14 +199,12 @@ static int one_input(const uint8_t *d, size_t n) {
     longjmp(F.back, 1);
   int rc;
   if (n > 0 && d[0] == '{') { /* a case */
-    GenCase c;
-    if (case_of(d, n, NULL, &c) != 0 || campaign_guided_avoided(F.k, &c)) {
-      gen_case_free(&c);
+    const GenCase *c = json_case(d, n);
+    if (c == NULL || campaign_guided_avoided(F.k, c)) {
       F.rejected++;
       return -1; /* (not added to the corpus) */
     }
-    rc = campaign_guided_case(F.k, &c, NULL, 0);
-    gen_case_free(&c);
+    rc = campaign_guided_case(F.k, c, NULL, 0);
   } else {
     rc = campaign_guided_case(F.k, NULL, d, n);
   }
@@ -174,18 +222,19 @@ size_t LLVMFuzzerCustomMutator(uint8_t *d, size_t n, size_t max, unsigned int se
   int json = n > 0 && d[0] == '{';
   if (!json && !af_rng_chance(&r, F.f->structure))
     return LLVMFuzzerMutate(d, n, max);
-  GenCase c, m;
+  GenCase own, m;
   size_t len = 0;
   int move = -1;
   GenConfig cfg;
   campaign_guided_knobs(F.k, &cfg);
-  if (case_of(d, n, &cfg, &c) == 0 && reduce_mutate(&c, &r, &cfg.avoid, &m, &move) == 0) {
+  const GenCase *c = case_of(d, n, &cfg, &own);
+  if (c && reduce_mutate(c, &r, &cfg.avoid, &m, &move) == 0) {
     len = put_case(&m, d, max);
     gen_case_free(&m);
     if (len && move >= 0 && move < 32)
       F.moves[move]++;
   }
-  gen_case_free(&c);
+  gen_case_free(&own);
   if (len == 0 && !json)
     return LLVMFuzzerMutate(d, n, max);
   return len ? len : n;
@@ -195,7 +244,8 @@ size_t LLVMFuzzerCustomCrossOver(const uint8_t *d1, size_t n1, const uint8_t *d2
                                  uint8_t *out, size_t max, unsigned int seed) {
   AfRng r;
   af_rng_seed(&r, seed);
-  if ((n1 == 0 || d1[0] != '{') && (n2 == 0 || d2[0] != '{')) { /* choices: a head and a tail */
+  int j1 = n1 > 0 && d1[0] == '{', j2 = n2 > 0 && d2[0] == '{';
+  if (!j1 && !j2) { /* choices: a head and a tail */
     size_t k1 = af_rng_below(&r, (uint32_t)n1 + 1), k2 = af_rng_below(&r, (uint32_t)n2 + 1);
     size_t len = k1 + (n2 - k2) < max ? k1 + (n2 - k2) : max;
     memcpy(out, d1, k1 < len ? k1 : len);
@@ -203,18 +253,23 @@ size_t LLVMFuzzerCustomCrossOver(const uint8_t *d1, size_t n1, const uint8_t *d2
       memcpy(out + k1, d2 + k2, len - k1);
     return len;
   }
-  GenCase a, b, s;
+  GenCase own_a, own_b, copy, s;
   size_t len = 0;
   GenConfig cfg;
   campaign_guided_knobs(F.k, &cfg);
-  int ok = case_of(d1, n1, &cfg, &a) == 0;
-  if (case_of(d2, n2, &cfg, &b) == 0 && ok && reduce_splice(&a, &b, &s) == 0) {
+  const GenCase *a = case_of(d1, n1, &cfg, &own_a);
+  gen_case_init(&copy); /* (the second input's case may take the first's cache slot) */
+  if (a && j1 && j2 && cache_slot(d1, n1) == cache_slot(d2, n2))
+    a = gen_case_copy(&copy, a) == 0 ? &copy : NULL;
+  const GenCase *b = case_of(d2, n2, &cfg, &own_b);
+  if (a && b && reduce_splice(a, b, &s) == 0) {
     len = put_case(&s, out, max);
     gen_case_free(&s);
     F.spliced += len > 0;
   }
-  gen_case_free(&a);
-  gen_case_free(&b);
+  gen_case_free(&copy);
+  gen_case_free(&own_a);
+  gen_case_free(&own_b);
   return len;
 }
 #endif
@@ -267,6 +322,7 @@ int campaign_fuzz_run(Campaign *k, const CampaignHooks *hooks, const CampaignFuz
   args[na] = NULL;
   char **argv = args;
   memset(&F, 0, sizeof F);
+  g_cache_hits = g_cache_reads = 0;
   F.k = k;
   F.f = f;
   F.swarm = c->swarm;
@@ -279,6 +335,7 @@ int campaign_fuzz_run(Campaign *k, const CampaignHooks *hooks, const CampaignFuz
   if (setjmp(F.back) == 0)
     LLVMFuzzerRunDriver(&na, &argv, one_input);
   af_feat_set_counters(NULL, 0);
+  cache_clear();
   return campaign_guided_end(k, F.ex, res, err);
 #else
   (void)c;
@@ -302,7 +359,8 @@ void campaign_fuzz_report(AfBuf *b) {
       af_buf_printf(b, "%s%s %ld", sep, reduce_mutation_name(m), F.moves[m]);
       sep = ", ";
     }
-  af_buf_printf(b, "; %ld case splice(s)\n", F.spliced);
+  af_buf_printf(b, "; %ld case splice(s); %ld JSON input(s) read, %ld found read before\n",
+                F.spliced, g_cache_reads, g_cache_hits);
 }
 
 void campaign_fuzz_save_args(int argc, char *const *argv) {
