@@ -45,6 +45,10 @@ for f in "$t/ok/corpus"/*; do
 done
 [ "$json" -gt 0 ] || bad "no structure-aware (JSON) entry in the corpus"
 grep -q "structure-aware mutation" "$t/ok.log" || bad "no mutation report"
+# a JSON input mutated or crossed over again is not read again (the replay below checks the cases
+# kept are the inputs' own)
+reused=$(sed -n 's/.* JSON input(s) read, \([0-9]*\) found read before.*/\1/p' "$t/ok.log")
+[ "${reused:-0}" -gt 0 ] || bad "no JSON input found read before: $(grep "^guided:" "$t/ok.log")"
 
 # the corpus replayed by a plain campaign: every entry a case, the same features (libFuzzer
 # replaces an entry by a smaller one with the same features it counts: within 1%)
