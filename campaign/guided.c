@@ -26,6 +26,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define GUIDED_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GUIDED_ASAN 1
+#endif
+#endif
+#ifdef GUIDED_ASAN
+#include <sanitizer/lsan_interface.h>
+#endif
+
 #if ASYNCFUZZ_HAVE_LIBFUZZER
 int LLVMFuzzerRunDriver(int *argc, char ***argv, int (*cb)(const uint8_t *, size_t));
 size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
@@ -44,6 +55,7 @@ static struct {
   long rejected;  /* inputs refused: unreadable or invalid JSON, or what steering avoids */
   long moves[32]; /* structure-aware mutations made, per move */
   long spliced;   /* crossovers of two cases */
+  int leaked;     /* a sanitizer build: LeakSanitizer found a leak when the run ended */
 } F;
 
 int campaign_fuzz_available(char *why, size_t n) {
@@ -151,10 +163,10 @@ static const GenCase *json_case(const uint8_t *d, size_t n) {
   text[n] = '\0';
   int rc = gen_case_from_json(&c, text, &err);
   af_free(text);
-  if (rc == 0 && gen_validate(&c, &err) != 0) {
-    gen_case_free(&c);
+  if (rc == 0 && gen_validate(&c, &err) != 0)
     rc = -1;
-  }
+  if (rc != 0) /* (an unread case still holds its main context) */
+    gen_case_free(&c);
   uint8_t *keep = rc == 0 ? af_malloc(n) : NULL;
   if (keep == NULL) { /* (not kept: refused, or out of memory) */
     if (rc == 0)
@@ -175,7 +187,7 @@ static const GenCase *json_case(const uint8_t *d, size_t n) {
 /* The case of input d[0..n): a JSON input's (json_case), or bytes made into one with knobs cfg,
  * in *own (which the caller frees either way). NULL: JSON that is not a valid case. */
 static const GenCase *case_of(const uint8_t *d, size_t n, const GenConfig *cfg, GenCase *own) {
-  gen_case_init(own);
+  memset(own, 0, sizeof *own); /* (nothing to free; gen_case_init would allocate) */
   if (n > 0 && d[0] == '{')
     return json_case(d, n);
   AfErr err = {0};
@@ -195,8 +207,14 @@ static size_t put_case(const GenCase *c, uint8_t *out, size_t max) {
 }
 
 static int one_input(const uint8_t *d, size_t n) {
-  if (campaign_guided_done(F.k))
+  if (campaign_guided_done(F.k)) {
+#ifdef GUIDED_ASAN /* (here, where libFuzzer's frames still hold what they own: the process ends   \
+                      with _exit, past LeakSanitizer's own check, and after the jump what they     \
+                      held would count as leaked) */
+    F.leaked = __lsan_do_recoverable_leak_check() != 0;
+#endif
     longjmp(F.back, 1);
+  }
   int rc;
   if (n > 0 && d[0] == '{') { /* a case */
     const GenCase *c = json_case(d, n);
@@ -258,7 +276,7 @@ size_t LLVMFuzzerCustomCrossOver(const uint8_t *d1, size_t n1, const uint8_t *d2
   GenConfig cfg;
   campaign_guided_knobs(F.k, &cfg);
   const GenCase *a = case_of(d1, n1, &cfg, &own_a);
-  gen_case_init(&copy); /* (the second input's case may take the first's cache slot) */
+  memset(&copy, 0, sizeof copy); /* (the second input's case may take the first's cache slot) */
   if (a && j1 && j2 && cache_slot(d1, n1) == cache_slot(d2, n2))
     a = gen_case_copy(&copy, a) == 0 ? &copy : NULL;
   const GenCase *b = case_of(d2, n2, &cfg, &own_b);
@@ -336,7 +354,11 @@ int campaign_fuzz_run(Campaign *k, const CampaignHooks *hooks, const CampaignFuz
     LLVMFuzzerRunDriver(&na, &argv, one_input);
   af_feat_set_counters(NULL, 0);
   cache_clear();
-  return campaign_guided_end(k, F.ex, res, err);
+  rc = campaign_guided_end(k, F.ex, res, err);
+  if (rc == 0 && F.leaked)
+    rc = af_err_set(err, AF_EINTERNAL,
+                    "memory leaked while fuzzing (LeakSanitizer's report is above)");
+  return rc;
 #else
   (void)c;
   (void)hooks;
