@@ -208,9 +208,10 @@ static size_t put_case(const GenCase *c, uint8_t *out, size_t max) {
 
 static int one_input(const uint8_t *d, size_t n) {
   if (campaign_guided_done(F.k)) {
-#ifdef GUIDED_ASAN /* (here, where libFuzzer's frames still hold what they own: the process ends   \
-                      with _exit, past LeakSanitizer's own check, and after the jump what they     \
-                      held would count as leaked) */
+    /* a sanitized build: LeakSanitizer's check, here, where libFuzzer's frames still hold what
+     * they own (the process ends with _exit, past the check at exit, and after the jump what
+     * they held would count as leaked) */
+#ifdef GUIDED_ASAN
     F.leaked = __lsan_do_recoverable_leak_check() != 0;
 #endif
     longjmp(F.back, 1);
