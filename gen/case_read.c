@@ -92,11 +92,7 @@ static int parse_op(Parser *p, const cJSON *o, int ctx) {
   const char *kind = gen__jstr(o, "op");
   if (kind == NULL)
     return gen__perr(p, AF_EPARSE, "missing \"op\"%s%s", NULL, NULL);
-  GenOp op;
-  memset(&op, 0, sizeof op);
-  op.ctx = ctx;
-  op.tok = -1;
-  op.buf = op.src = op.region = op.vidx = op.stream = -1;
+  GenOp op = gen_op_blank(0, ctx); /* (its kind, once read) */
   op.blk = p->blk;
   int k = gen_op_lookup(kind);
   if (k < 0)

@@ -357,6 +357,9 @@ static inline int gen_op_async(const GenOp *o) {
   unsigned f = gen_op_flags(o->kind);
   return (f & GEN_K_ASYNC) || ((f & GEN_K_EITHER) && o->async);
 }
+/* An op of kind in context ctx, with no token and every other reference (buffers, region, value,
+ * stream) -1, and the rest 0. */
+GenOp gen_op_blank(int kind, int ctx);
 /* Whether op o defines a token: async (gen_op_async), an await of a value, a block op whose body
  * yields one. */
 int gen_op_has_token(const GenCase *c, const GenOp *o);

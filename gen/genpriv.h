@@ -88,8 +88,6 @@ uint64_t *gen__done_row(G *g, int ctx);
 int gen__bit(const uint64_t *row, int t);
 /* Records an out-of-memory error; returns the generator's error code. */
 int gen__oom(G *g);
-/* An op of kind in ctx with every reference field -1. */
-GenOp gen__blank(int kind, int ctx);
 /* Appends o to the case; its index, or -1. */
 int gen__emit(G *g, GenOp *o);
 void gen__ts_add(TSet *s, int t);

@@ -25,15 +25,6 @@ int gen__oom(G *g) {
   return g->rc;
 }
 
-GenOp gen__blank(int kind, int ctx) {
-  GenOp o;
-  memset(&o, 0, sizeof o);
-  o.kind = (uint8_t)kind;
-  o.ctx = ctx;
-  o.tok = o.buf = o.src = o.region = o.vidx = o.stream = -1;
-  return o;
-}
-
 int gen__emit(G *g, GenOp *o) {
   if (g->rc)
     return -1;
@@ -174,7 +165,7 @@ int gen__emit_async(G *g, Ctx *x, GenOp *o, const int *deps, int ndeps) {
 }
 
 int gen__join(G *g, Ctx *x, const int *deps, int n) {
-  GenOp o = gen__blank(GEN_OP_WAIT_ASYNC, x->id);
+  GenOp o = gen_op_blank(GEN_OP_WAIT_ASYNC, x->id);
   if (gen__avoids_construct(g, GEN_CONSTRUCT_WAITED) && n <= 256) {
     TSet s; /* host-wait avoided: a token a host wait completed (its stream gone) is left out */
     s.n = n;
@@ -240,7 +231,7 @@ int gen__finalize_deps(G *g, Ctx *x, TSet *s, int extra_ok, int *deps) {
   gen__ts_minimize(g, s);
   if (s->n == 0 && extra_ok && g->cfg.root_wait_pct > 0 &&
       af_rng_chance(&g->rng, g->cfg.root_wait_pct)) {
-    GenOp o = gen__blank(GEN_OP_WAIT_ASYNC, x->id);
+    GenOp o = gen_op_blank(GEN_OP_WAIT_ASYNC, x->id);
     int none[1] = {0};
     int t = gen__emit_async(g, x, &o, none, 0);
     if (t < 0)
@@ -355,7 +346,7 @@ void gen__host_wait(G *g, Ctx *x, TSet *s) {
       k = g->cfg.max_deps;
     if (k > 1 && gen__avoids(g, GEN_OP_HOST_WAIT, 0, k, NULL))
       k = 1; /* (the avoid set's other form: one wait per token) */
-    GenOp o = gen__blank(GEN_OP_HOST_WAIT, x->id);
+    GenOp o = gen_op_blank(GEN_OP_HOST_WAIT, x->id);
     o.ndeps = k;
     memcpy(o.deps, s->t + off, sizeof(int) * (size_t)k);
     if (gen__emit(g, &o) < 0)
@@ -445,7 +436,7 @@ void gen__draw_view(G *g, int n, int len, int32_t *v) {
 int gen__avoids(const G *g, int kind, int async, int ndeps, const GenOp *like) {
   if (g->cfg.avoid.nshapes == 0)
     return 0;
-  GenOp o = like ? *like : gen__blank(kind, 0);
+  GenOp o = like ? *like : gen_op_blank(kind, 0);
   o.kind = (uint8_t)kind;
   o.async = (uint8_t)async;
   o.ndeps = ndeps;
@@ -514,7 +505,7 @@ int gen__pick_async(const G *g, int kind, int drawn) {
 
 /* A gpu.wait async with no dependency: a fresh token to depend on (-1 on failure). */
 static int fresh_root(G *g, Ctx *x) {
-  GenOp w = gen__blank(GEN_OP_WAIT_ASYNC, x->id);
+  GenOp w = gen_op_blank(GEN_OP_WAIT_ASYNC, x->id);
   int none[1] = {0};
   return gen__emit_async(g, x, &w, none, 0);
 }

@@ -585,7 +585,7 @@ void gen__op_block(G *g, Ctx *x, int budget) {
     gen__oom(g);
     return;
   }
-  GenOp o = gen__blank(kind, x->id);
+  GenOp o = gen_op_blank(kind, x->id);
   o.block = b;
   if (gen__emit(g, &o) < 0)
     return;

@@ -256,7 +256,7 @@ void gen__op_alloc(G *g, Ctx *x) {
   st->owner = x->id;
   st->writer = -1;
   st->region_private = x->id != 0;
-  GenOp o = gen__blank(GEN_OP_ALLOC, x->id);
+  GenOp o = gen_op_blank(GEN_OP_ALLOC, x->id);
   o.buf = b;
   GenOp hs = o;
   hs.mode = GEN_ALLOC_HOST_SHARED;
@@ -291,7 +291,7 @@ void gen__op_dealloc(G *g, Ctx *x, int b) {
   TSet s;
   s.n = 0;
   gen__need_for(g, x, &s, b, 1);
-  GenOp o = gen__blank(GEN_OP_DEALLOC, x->id);
+  GenOp o = gen_op_blank(GEN_OP_DEALLOC, x->id);
   o.buf = b;
   if (!gen__pick_async(g, GEN_OP_DEALLOC, !af_rng_chance(&g->rng, g->cfg.sync_pct))) {
     if (s.n)
@@ -350,7 +350,7 @@ void gen__op_memcpy(G *g, Ctx *x) {
   }
   if (src < 0 || dst < 0)
     return;
-  GenOp o = gen__blank(GEN_OP_MEMCPY, x->id);
+  GenOp o = gen_op_blank(GEN_OP_MEMCPY, x->id);
   o.buf = dst;
   o.src = src;
   draw_views(g, &o);
@@ -369,7 +369,7 @@ void gen__op_memset(G *g, Ctx *x) {
   int dst = gen__pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1, NOT_I64);
   if (dst < 0)
     return;
-  GenOp o = gen__blank(GEN_OP_MEMSET, x->id);
+  GenOp o = gen_op_blank(GEN_OP_MEMSET, x->id);
   o.buf = dst;
   o.value = (int)af_rng_below(&g->rng, 1000);
   if (g->bs[dst].written) /* (a view of a buffer not yet written would leave the rest undefined) */

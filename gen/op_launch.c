@@ -170,7 +170,7 @@ void gen__op_launch(G *g, Ctx *x) {
     if (b < 0)
       k = KERNEL_TRANSFORM;
   }
-  GenOp o = gen__blank(GEN_OP_LAUNCH, x->id);
+  GenOp o = gen_op_blank(GEN_OP_LAUNCH, x->id);
   o.kernel = (uint8_t)k;
   o.nargs = kernel_info(k)->nbufs;
   o.args[0] = dst;

@@ -310,7 +310,7 @@ static Value *find_value(G *g, int region, int vidx) {
 /* Awaits child region r from ctx x: a value (claiming its buffers) or its completion. */
 void gen__await_region(G *g, Ctx *x, int r, int want_value) {
   const GenRegion *gr = &g->c->regions[r];
-  GenOp o = gen__blank(GEN_OP_AWAIT, x->id);
+  GenOp o = gen_op_blank(GEN_OP_AWAIT, x->id);
   o.region = r;
   int vidx = -1;
   if (want_value && gr->nyields > 0) {
@@ -358,7 +358,7 @@ void gen__claim_leftovers(G *g, Ctx *x) {
   for (int i = 0; i < g->nvals && g->rc == 0; i++) {
     Value *v = &g->vals[i];
     if (!v->claimed && v->nbufs && g->c->regions[v->region].parent == x->id) {
-      GenOp o = gen__blank(GEN_OP_AWAIT, x->id);
+      GenOp o = gen_op_blank(GEN_OP_AWAIT, x->id);
       o.region = v->region;
       o.vidx = v->vidx;
       o.tok = gen__new_token(g, x, NULL, 0);
@@ -553,7 +553,7 @@ void gen__op_execute(G *g, Ctx *x, int budget) {
   int lent_tok = settle_lent(g, x, lend, nl);
   if (g->rc)
     return;
-  GenOp o = gen__blank(GEN_OP_EXECUTE, x->id);
+  GenOp o = gen_op_blank(GEN_OP_EXECUTE, x->id);
   gr.exec_op = g->c->nops;
   int r = gen_case_add_region(g->c, &gr);
   if (r < 0 || gen__grow_tokens(g, g->ntok + 1)) {

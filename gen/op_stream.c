@@ -127,7 +127,7 @@ static void stream_done(G *g, Ctx *x, int k) {
 
 /* A stream_sync or stream_destroy of x's stream k. */
 static void stream_op(G *g, Ctx *x, int k, int kind) {
-  GenOp o = gen__blank(kind, x->id);
+  GenOp o = gen_op_blank(kind, x->id);
   o.stream = x->streams[k];
   if (gen__emit(g, &o) < 0)
     return;
@@ -146,7 +146,7 @@ int gen__pick_stream(G *g, Ctx *x, TSet *s) {
   if (x->nstreams > 0 && (x->nstreams == GEN__MAX_STREAMS || af_rng_chance(&g->rng, 75))) {
     k = (int)af_rng_below(&g->rng, (uint32_t)x->nstreams);
   } else {
-    GenOp o = gen__blank(GEN_OP_STREAM_CREATE, x->id);
+    GenOp o = gen_op_blank(GEN_OP_STREAM_CREATE, x->id);
     o.stream = g->c->nstreams++; /* (gen_case_finish counts them again) */
     if (gen__emit(g, &o) < 0)
       return -1;

@@ -120,7 +120,7 @@ void gen__op_host_wait(G *g, Ctx *x) {
 /* A host gpu.wait that orders nothing new: with no operands, or again on tokens of this
  * context that a host wait already completed (a wait on a completed token must still work). */
 void gen__op_extra_wait(G *g, Ctx *x) {
-  GenOp o = gen__blank(GEN_OP_HOST_WAIT, x->id);
+  GenOp o = gen_op_blank(GEN_OP_HOST_WAIT, x->id);
   if (af_rng_chance(&g->rng, 60)) {
     const uint64_t *done = gen__done_row(g, x->id);
     int cand[64], n = 0;
@@ -174,7 +174,7 @@ void gen__end_streams(G *g, Ctx *x, int blk, int keep) {
   for (int t = 0; t < g->ntok; t++)
     if (g->tok_ctx[t] == x->id && g->tok_blk[t] == blk && mine[g->tok_root[t]] == 1)
       last[g->tok_root[t]] = t;
-  GenOp o = gen__blank(GEN_OP_HOST_WAIT, x->id);
+  GenOp o = gen_op_blank(GEN_OP_HOST_WAIT, x->id);
   int k = g->cfg.max_deps;
   if (gen__avoids(g, GEN_OP_HOST_WAIT, 0, 2, NULL))
     k = 1; /* (one wait per stream, as gen__host_wait makes them) */
@@ -187,7 +187,7 @@ void gen__end_streams(G *g, Ctx *x, int blk, int keep) {
       if (gen__emit(g, &o) < 0)
         break;
       g->refit++;
-      o = gen__blank(GEN_OP_HOST_WAIT, x->id);
+      o = gen_op_blank(GEN_OP_HOST_WAIT, x->id);
     }
   }
   af_free(last);
@@ -200,7 +200,7 @@ void gen__observe(G *g, Ctx *x, int b) {
   gen__need_for(g, x, &s, b, 0);
   if (s.n)
     gen__host_wait(g, x, &s);
-  GenOp o = gen__blank(GEN_OP_OBSERVE, x->id);
+  GenOp o = gen_op_blank(GEN_OP_OBSERVE, x->id);
   o.buf = b;
   gen__emit(g, &o);
 }

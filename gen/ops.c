@@ -37,6 +37,15 @@ int gen_op_lookup(const char *name) {
   return -1;
 }
 
+GenOp gen_op_blank(int kind, int ctx) {
+  GenOp o;
+  memset(&o, 0, sizeof o);
+  o.kind = (uint8_t)kind;
+  o.ctx = ctx;
+  o.tok = o.buf = o.src = o.region = o.vidx = o.stream = -1;
+  return o;
+}
+
 int gen_op_has_token(const GenCase *c, const GenOp *o) {
   unsigned f = gen_op_flags(o->kind);
   if (f & GEN_K_VALUE)

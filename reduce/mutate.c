@@ -201,11 +201,8 @@ static int move_wait(GenCase *c, int m, AfRng *r) {
   int i = pick_op(c, r, main_op);
   if (i < 0)
     return 1;
-  GenOp w;
-  memset(&w, 0, sizeof w);
-  w.kind = m == MUT_HOST_WAIT ? GEN_OP_HOST_WAIT : GEN_OP_WAIT_ASYNC;
+  GenOp w = gen_op_blank(m == MUT_HOST_WAIT ? GEN_OP_HOST_WAIT : GEN_OP_WAIT_ASYNC, c->ops[i].ctx);
   w.tok = m == MUT_JOIN ? c->ntoks : -1;
-  w.buf = w.src = w.region = w.vidx = w.stream = -1;
   int want = 1 + (int)af_rng_below(r, 2);
   for (int k = 0; k < want; k++) {
     int t = earlier_token(c, i, r);
@@ -399,15 +396,6 @@ static void rename_tok(GenCase *c, int lo, int hi, int inside, int32_t from, int
   }
 }
 
-static GenOp new_op(int kind, int ctx) {
-  GenOp o;
-  memset(&o, 0, sizeof o);
-  o.kind = (uint8_t)kind;
-  o.ctx = ctx;
-  o.tok = o.buf = o.src = o.region = o.vidx = o.stream = -1;
-  return o;
-}
-
 /* Ops [lo, hi] into the body of a new async.execute region: the tokens they use from their
  * context captured, those they define that others use yielded and awaited right after it, and a
  * completion await where none is (every region is awaited). */
@@ -437,12 +425,12 @@ static int move_wrap_region(GenCase *c, AfRng *r, unsigned avoid) {
   int rg = c->nregions;
   for (int i = lo; i <= hi; i++)
     c->ops[i].ctx = rg;
-  GenOp e = new_op(GEN_OP_EXECUTE, ctx);
+  GenOp e = gen_op_blank(GEN_OP_EXECUTE, ctx);
   e.region = rg;
   if (insert_op(c, lo, &e) || gen_case_add_region(c, &g) < 0)
     return AF_ENOMEM;
   for (int k = 0; k < (nout ? nout : 1); k++) {
-    GenOp a = new_op(GEN_OP_AWAIT, ctx);
+    GenOp a = gen_op_blank(GEN_OP_AWAIT, ctx);
     a.region = rg;
     a.vidx = nout ? k : -1;
     a.tok = nout ? awaited[k] : -1;
@@ -513,7 +501,7 @@ static int move_wrap_block(GenCase *c, AfRng *r) {
   } else if (k.yield < 0 && c->ops[hi].tok >= 0 && af_rng_chance(r, 50)) {
     k.yield = c->ops[hi].tok; /* (a yield nothing uses) */
   }
-  GenOp b = new_op(kind, ctx);
+  GenOp b = gen_op_blank(kind, ctx);
   if (k.yield >= 0) {
     b.tok = nt++;
     rename_tok(c, lo, hi, 0, k.yield, b.tok);
