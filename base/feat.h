@@ -28,7 +28,11 @@
   X(EDGE, "edge", "a dependency edge: the shapes of the op that made a token and of its user")     \
   X(SHAPE, "shape", "an op shape in its context (main, region, a block kind)")                     \
   X(RUNTIME, "runtime", "a runtime call by the kind of its op, where it ran, refused or not")      \
-  X(LINK, "link", "an ordering link a run used (event wait, event or stream sync, await)")
+  X(LINK, "link", "an ordering link a run used (event wait, event or stream sync, await)")         \
+  X(HANDLE, "handle", "a buffer an op takes, a token a region or block passes, by kind")           \
+  X(UNCONVERTED, "unconverted", "an op mlir-opt left unconverted (its shape)")                     \
+  X(SHAPE_VERDICT, "shape-verdict", "an op shape of a case, with a configuration's verdict")       \
+  X(DISAGREE, "disagree", "two lowerings, or configurations one axis apart, disagree")
 
 enum {
 #define AF__FEAT_ENUM(id, name, what) AF_FEAT_##id,

@@ -122,10 +122,15 @@ static int record_batch(Campaign *k, int conf, GenCase *cases, OracleExpected **
         k->conf[conf].executed += r->executed != 0;
         k->conf[conf].failures += r->first_fail >= 0;
       }
-      af_feat_addf(
-          AF_FEAT_VERDICT, "%s %s%s", campaign_spec(&k->c, low)->name,
-          oracle_verdict_name(r->first_fail < 0 ? VERDICT_PASS : r->verdict[r->first_fail].cls),
-          r->executed ? " executed" : "");
+      if (af_feat_on()) {
+        char verdict[200];
+        af_fmt(
+            verdict, sizeof verdict, "%s %s%s", campaign_spec(&k->c, low)->name,
+            oracle_verdict_name(r->first_fail < 0 ? VERDICT_PASS : r->verdict[r->first_fail].cls),
+            r->executed ? " executed" : "");
+        af_feat_add(AF_FEAT_VERDICT, verdict, strlen(verdict));
+        gen_case_verdict_features(&cases[j], verdict);
+      }
       if (r->first_fail >= 0 && campaign__record(k, low, &cases[j], &r->sched[r->first_fail],
                                                  &r->verdict[r->first_fail], es[j]) != 0)
         return -1;

@@ -41,6 +41,7 @@ static int one_axis(const LowerSpec *a, const LowerSpec *b) {
  * which two configurations that differ in that axis only disagree ("LLVM, JIT"). */
 static void differing_axes(const Campaign *k, const Verdict *v, const int *ran, char *out,
                            size_t n) {
+  static const char *const axis_names[4] = {"LLVM", "pipeline", "target", "JIT"};
   int differ[4] = {0};
   for (int i = 0; i < k->c.nmatrix; i++)
     for (int j = i + 1; j < k->c.nmatrix; j++)
@@ -48,10 +49,13 @@ static void differing_axes(const Campaign *k, const Verdict *v, const int *ran, 
           strcmp(v[i].cls == VERDICT_PASS ? "" : v[i].signature,
                  v[j].cls == VERDICT_PASS ? "" : v[j].signature) != 0) {
         int a = one_axis(&k->c.matrix[i], &k->c.matrix[j]);
-        if (a >= 0)
+        if (a >= 0) {
           differ[a] = 1;
+          af_feat_addf(AF_FEAT_DISAGREE, "%s: %s=%s %s=%s", axis_names[a], k->c.matrix[i].name,
+                       v[i].cls == VERDICT_PASS ? "pass" : v[i].signature, k->c.matrix[j].name,
+                       v[j].cls == VERDICT_PASS ? "pass" : v[j].signature);
+        }
       }
-  static const char *const axis_names[4] = {"LLVM", "pipeline", "target", "JIT"};
   out[0] = '\0';
   for (int a = 0; a < 4; a++)
     if (differ[a])

@@ -182,6 +182,7 @@ void campaign__note_differ(Campaign *k, const CheckResult *const *res, uint64_t 
                      oracle_verdict_name(first_cls(res[i])));
     n += w > 0 ? (size_t)w : 0;
   }
+  af_feat_add(AF_FEAT_DISAGREE, what, strnlen(what, sizeof what));
   for (int i = 0; i < k->ndiffer; i++)
     if (strcmp(k->differ[i].what, what) == 0) {
       k->differ[i].count++;

@@ -519,5 +519,8 @@ int gen_generate_bytes(GenCase *c, const uint8_t *data, size_t n, const GenConfi
 /* Adds the case's features (base/feat.h: op shapes in their contexts, dependency edges) where
  * features are on. */
 void gen_case_features(const GenCase *c);
+/* Adds each op shape of the case with `verdict` (a configuration and its verdict on the case) where
+ * features are on. */
+void gen_case_verdict_features(const GenCase *c, const char *verdict);
 
 #endif

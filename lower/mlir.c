@@ -252,6 +252,8 @@ void mlir_unconverted_ops_in(const char *code, const char *input, int first_line
       int seen = 0;
       for (int i = 0; i < *cnt && !seen; i++)
         seen = strcmp(set[i], shape) == 0;
+      if (!seen)
+        af_feat_add(AF_FEAT_UNCONVERTED, shape, strlen(shape));
       if (!seen && *cnt < MAXS)
         af_fmt(set[(*cnt)++], 96, "%s", shape);
     }

@@ -92,6 +92,13 @@ replay=$(sed -n 's/^replay: asyncfuzz //p' "$t"/f/failures/*/info.txt | head -1)
 "$af" campaign --features --cases 300 --seed 7 --out "$t/plain" --quiet >/dev/null 2>&1 ||
   bad "plain campaign with --features"
 [ "$(num "$t/plain/summary.json" total)" -gt 100 ] 2>/dev/null || bad "plain campaign: no features"
+for kind in handle shape-verdict; do
+  [ "$(num "$t/plain/summary.json" "$kind")" -gt 0 ] 2>/dev/null || bad "plain campaign: no $kind features"
+done
+# two lowerings that disagree (a fault against the correct one): disagreement features
+"$af" campaign --features --cases 300 --seed 7 --lowering builtin --lowering builtin:fault=drop_host_wait \
+  --out "$t/two" --no-db --quiet >/dev/null 2>&1
+[ "$(num "$t/two/summary.json" disagree)" -gt 0 ] 2>/dev/null || bad "two lowerings: no disagree features"
 
 if [ $fail = 0 ]; then echo "fuzz: ok"; else echo "fuzz: $fail failure(s)"; fi
 [ $fail = 0 ]

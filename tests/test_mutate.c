@@ -208,6 +208,21 @@ static void feature_map(const LowerSpec *spec) {
   gen_case_features(&c);
   CHECK_EQ(af_feat_count(AF_FEAT_EDGE), 3); /* alloc -> memset -> memcpy -> host wait */
   CHECK_EQ(af_feat_count(AF_FEAT_SHAPE), 6);
+  /* the handles: each buffer as each op takes it (the copy: a host destination, a device source) */
+  CHECK_EQ(af_feat_count(AF_FEAT_HANDLE), 6);
+  CHECK_EQ(af_feat_addf(AF_FEAT_HANDLE, "%s", "gpu.memcpy dst: host i32 in main"), 0);
+  CHECK_EQ(af_feat_addf(AF_FEAT_HANDLE, "%s", "gpu.memcpy src: device i32 in main"), 0);
+  CHECK_EQ(af_feat_addf(AF_FEAT_HANDLE, "%s", "gpu.memset buffer: device i32 in main"), 0);
+  /* its shapes with a verdict: each once, again with another verdict */
+  gen_case_verdict_features(&c, "builtin pass executed");
+  CHECK_EQ(af_feat_count(AF_FEAT_SHAPE_VERDICT), 6);
+  gen_case_verdict_features(&c, "builtin pass executed");
+  CHECK_EQ(af_feat_count(AF_FEAT_SHAPE_VERDICT), 6);
+  CHECK_EQ(
+      af_feat_addf(AF_FEAT_SHAPE_VERDICT, "%s", "builtin pass executed: gpu.memcpy async deps=1"),
+      0);
+  gen_case_verdict_features(&c, "builtin hb_violation executed");
+  CHECK_EQ(af_feat_count(AF_FEAT_SHAPE_VERDICT), 12);
   long n = af_feat_count(-1);
   int set = 0;
   for (size_t i = 0; i < sizeof counters; i++)
