@@ -144,6 +144,20 @@ uint64_t af_hash_bytes(const void *data, size_t n) {
   return h;
 }
 
+uint64_t af_hash_quick(const void *data, size_t n) {
+  const uint8_t *p = data;
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    memcpy(&w, p + i, 8);
+    h = (h ^ w) * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+  }
+  w = 0;
+  memcpy(&w, p + i, n - i);
+  return af_mix64(h ^ w, n);
+}
+
 static uint64_t rotl(uint64_t x, int k) {
   return (x << k) | (x >> (64 - k));
 }

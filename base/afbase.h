@@ -84,6 +84,9 @@ void af_rng_seed(AfRng *r, uint64_t seed);
 void af_rng_bytes(AfRng *r, const uint8_t *data, size_t n, uint64_t seed);
 /* 64-bit FNV-1a of data[0..n). */
 uint64_t af_hash_bytes(const void *data, size_t n);
+/* A quick hash of data[0..n), eight bytes a step: for tables in memory only (never stored, never
+ * a seed: its values may change). */
+uint64_t af_hash_quick(const void *data, size_t n);
 uint64_t af_rng_next(AfRng *r);
 /* Uniform in [0, n); n must be > 0. */
 uint32_t af_rng_below(AfRng *r, uint32_t n);

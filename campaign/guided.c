@@ -134,7 +134,7 @@ static struct Cached {
 static long g_cache_hits, g_cache_reads;
 
 static struct Cached *cache_slot(const uint8_t *d, size_t n) {
-  return &g_cache[af_hash_bytes(d, n) % CACHE_N];
+  return &g_cache[af_hash_quick(d, n) % CACHE_N];
 }
 
 static void cache_clear(void) {
@@ -194,15 +194,40 @@ static const GenCase *case_of(const uint8_t *d, size_t n, const GenConfig *cfg, 
   return gen_generate_bytes(own, d, n, cfg, F.swarm, &err) == 0 ? own : NULL;
 }
 
-/* c's JSON into out (at most max bytes): its length, or 0 when it does not fit. */
-static size_t put_case(const GenCase *c, uint8_t *out, size_t max) {
+/* Valid case m's JSON into out (at most max bytes): its length, or 0 when it does not fit. m is
+ * freed, and kept renumbered as its JSON reads back: the case of that input, which libFuzzer runs
+ * next, without reading it. */
+static size_t put_case(GenCase *m, uint8_t *out, size_t max) {
+  GenCase own, *c = &own;
+  AfErr err = {0};
+  if (gen_case_renumber(m, c, &err) != 0)
+    c = m; /* (out of memory: the case as it is, not kept) */
+  else
+    gen_case_free(m);
   char *json = gen_case_to_json(c);
   size_t len = json ? strlen(json) : 0;
   if (len > max)
     len = 0;
   if (len)
     memcpy(out, json, len);
+  uint8_t *keep = len ? af_malloc(len) : NULL;
+  if (keep)
+    memcpy(keep, json, len);
   af_free(json);
+  if (keep == NULL || c == m) {
+    af_free(keep);
+    gen_case_free(c);
+    return len;
+  }
+  struct Cached *e = cache_slot(keep, len);
+  if (e->bytes) {
+    af_free(e->bytes);
+    gen_case_free(&e->c);
+  }
+  e->bytes = keep;
+  e->n = len;
+  e->c = *c; /* (its arrays are the cache's now) */
+  memset(c, 0, sizeof *c);
   return len;
 }
 

@@ -392,6 +392,10 @@ int gen_case_add_block(GenCase *c, const GenBlock *b);
 int gen_case_finish(GenCase *c, AfErr *err);
 /* Number of ops that count toward case size (what reduce minimizes). */
 int gen_case_size(const GenCase *c);
+/* Case in numbered as its JSON reads back (ops in the order the JSON nests them; tokens, regions,
+ * blocks and streams in the order the reader meets them), into out: what gen_case_from_json of
+ * gen_case_to_json(in) gives, without writing and reading it. 0, or an error (out is then empty). */
+int gen_case_renumber(const GenCase *in, GenCase *out, AfErr *err);
 /* Stable 64-bit hash of the case content (its canonical JSON). */
 uint64_t gen_case_hash(const GenCase *c);
 /* Operand k (memcpy, memset: 0 dst, 1 src; launch: args[k]) of op o as a view: its offset,

@@ -13,7 +13,47 @@
 #include "../reduce/reduce.h"
 #include "test.h"
 
-/* c's JSON read back and validated (what a corpus entry goes through). */
+/* Where renumbered case a differs from b, the case its JSON reads back as (NULL: nowhere): the
+ * JSON, and the numbers the JSON does not show (op order, contexts, blocks, tokens, streams). */
+static const char *renumber_differs(const GenCase *a, const GenCase *b) {
+  if (a->nops != b->nops || a->nregions != b->nregions || a->nblocks != b->nblocks ||
+      a->ntoks != b->ntoks || a->nstreams != b->nstreams || a->nbufs != b->nbufs)
+    return "counts";
+  char *ja = gen_case_to_json(a), *jb = gen_case_to_json(b);
+  int same = ja && jb && strcmp(ja, jb) == 0;
+  af_free(ja), af_free(jb);
+  if (!same)
+    return "JSON";
+  for (int i = 0; i < a->nops; i++) {
+    const GenOp *x = &a->ops[i], *y = &b->ops[i];
+    if (x->kind != y->kind || x->ctx != y->ctx || x->blk != y->blk || x->tok != y->tok ||
+        x->ndeps != y->ndeps || x->stream != y->stream)
+      return "op";
+    for (int d = 0; d < x->ndeps; d++)
+      if (x->deps[d] != y->deps[d])
+        return "dependency";
+    if (((gen_op_flags(x->kind) & GEN_K_REGION) || x->kind == GEN_OP_AWAIT) &&
+        x->region != y->region)
+      return "region of an op";
+    if ((gen_op_flags(x->kind) & GEN_K_BLOCK) && x->block != y->block)
+      return "block of an op";
+  }
+  for (int r = 1; r < a->nregions; r++)
+    if (a->regions[r].exec_op != b->regions[r].exec_op ||
+        a->regions[r].parent != b->regions[r].parent ||
+        a->regions[r].first != b->regions[r].first || a->regions[r].last != b->regions[r].last)
+      return "region";
+  for (int k = 1; k < a->nblocks; k++)
+    if (a->blocks[k].op != b->blocks[k].op || a->blocks[k].first != b->blocks[k].first ||
+        a->blocks[k].last != b->blocks[k].last || a->blocks[k].yield != b->blocks[k].yield)
+      return "block";
+  return NULL;
+}
+
+static int renumbered; /* cases renumbered otherwise than they were */
+
+/* c's JSON read back and validated (what a corpus entry goes through), and c renumbered: the
+ * same case. */
 static int roundtrip_valid(const GenCase *c) {
   char *json = gen_case_to_json(c);
   GenCase back;
@@ -23,6 +63,17 @@ static int roundtrip_valid(const GenCase *c) {
     rc = gen_validate(&back, &err);
     if (rc)
       fprintf(stderr, "mutated case invalid after its JSON: %s\n%s\n", err.msg, json);
+    GenCase ren;
+    CHECK_EQ(gen_case_renumber(c, &ren, &err), 0);
+    const char *d = renumber_differs(&ren, &back);
+    if (d)
+      fprintf(stderr, "renumbered case differs from its JSON read back: %s\n%s\n", d, json);
+    CHECK(d == NULL);
+    rc |= d != NULL;
+    char *again = gen_case_to_json(&ren);
+    renumbered += again && strcmp(again, json) != 0;
+    af_free(again);
+    gen_case_free(&ren);
     gen_case_free(&back);
   } else {
     fprintf(stderr, "mutated case unreadable: %s\n", err.msg);
@@ -142,6 +193,9 @@ static void mutations_stay_valid(const LowerSpec *spec, int total) {
          wrapped[1], wrapped[2], wrapped[3], wrapped[4]);
   for (int k = 0; k < 5; k++)
     CHECK(wrapped[k] > 0);
+  /* the renumbering has work to do: mutations number tokens and blocks otherwise than the JSON */
+  printf("  renumbered otherwise than made: %d\n", renumbered);
+  CHECK(renumbered > total / 10);
   CHECK(done > total * 8 / 10);
   CHECK(spliced > 0);
 }
