@@ -64,6 +64,41 @@ static void map_tok(const Renum *k, int32_t *t) {
   *t = map(k->tok, k->c->ntoks, *t);
 }
 
+/* The regions and blocks the walk met, renumbered, into out (which has room for them). */
+static void put_regions(const Renum *k, GenCase *out) {
+  const GenCase *in = k->c;
+  for (int r = 1; r < in->nregions; r++) {
+    if (k->reg[r] < 1)
+      continue; /* (not written: not read back) */
+    GenRegion g = in->regions[r];
+    g.exec_op = map(k->pos, in->nops, g.exec_op);
+    g.parent = map(k->reg, in->nregions, g.parent);
+    for (int q = 0; q < g.ninputs && q < GEN_MAX_REGION_IO; q++) {
+      g.inputs[q].region = map(k->reg, in->nregions, g.inputs[q].region);
+      map_tok(k, &g.inputs[q].tok);
+    }
+    for (int q = 0; q < g.ncaptures && q < GEN_MAX_REGION_IO; q++) {
+      map_tok(k, &g.captures[q].outer);
+      map_tok(k, &g.captures[q].tok);
+    }
+    for (int q = 0; q < g.nyields && q < GEN_MAX_REGION_IO; q++)
+      map_tok(k, &g.yields[q]);
+    out->regions[k->reg[r]] = g;
+  }
+  for (int b = 1; b < in->nblocks; b++) {
+    if (k->blk[b] < 1)
+      continue;
+    GenBlock g = in->blocks[b];
+    g.op = map(k->pos, in->nops, g.op);
+    for (int q = 0; q < g.ninputs && q < GEN_MAX_REGION_IO; q++) {
+      map_tok(k, &g.inputs[q].outer);
+      map_tok(k, &g.inputs[q].tok);
+    }
+    map_tok(k, &g.yield);
+    out->blocks[k->blk[b]] = g;
+  }
+}
+
 int gen_case_renumber(const GenCase *in, GenCase *out, AfErr *err) {
   gen_case_init(out);
   size_t nops = (size_t)in->nops + 1, ntoks = (size_t)in->ntoks + 1;
@@ -127,36 +162,8 @@ int gen_case_renumber(const GenCase *in, GenCase *out, AfErr *err) {
     if (gen_case_add_op(out, &o) < 0)
       rc = af_err_set(err, AF_ENOMEM, "out of memory");
   }
-  for (int r = 1; r < in->nregions && rc == 0; r++) {
-    if (k.reg[r] < 1)
-      continue; /* (not written: not read back) */
-    GenRegion g = in->regions[r];
-    g.exec_op = map(k.pos, in->nops, g.exec_op);
-    g.parent = map(k.reg, in->nregions, g.parent);
-    for (int q = 0; q < g.ninputs && q < GEN_MAX_REGION_IO; q++) {
-      g.inputs[q].region = map(k.reg, in->nregions, g.inputs[q].region);
-      map_tok(&k, &g.inputs[q].tok);
-    }
-    for (int q = 0; q < g.ncaptures && q < GEN_MAX_REGION_IO; q++) {
-      map_tok(&k, &g.captures[q].outer);
-      map_tok(&k, &g.captures[q].tok);
-    }
-    for (int q = 0; q < g.nyields && q < GEN_MAX_REGION_IO; q++)
-      map_tok(&k, &g.yields[q]);
-    out->regions[k.reg[r]] = g;
-  }
-  for (int b = 1; b < in->nblocks && rc == 0; b++) {
-    if (k.blk[b] < 1)
-      continue;
-    GenBlock g = in->blocks[b];
-    g.op = map(k.pos, in->nops, g.op);
-    for (int q = 0; q < g.ninputs && q < GEN_MAX_REGION_IO; q++) {
-      map_tok(&k, &g.inputs[q].outer);
-      map_tok(&k, &g.inputs[q].tok);
-    }
-    map_tok(&k, &g.yield);
-    out->blocks[k.blk[b]] = g;
-  }
+  if (rc == 0)
+    put_regions(&k, out);
   out->nregions = k.nreg;
   out->nblocks = k.nblk;
   if (rc == 0)
