@@ -560,7 +560,33 @@ static int avoided(const GenAvoid *a, const GenCase *c) {
   return 0;
 }
 
+/* A case with ops of shapes a avoids (a corpus entry from before steering came to avoid them, or
+ * a splice of one) without those ops and what they take: 0 done, 1 no valid case is left that a
+ * does not avoid, AF_ENOMEM. */
+static int repair(const GenCase *in, const GenAvoid *a, GenCase *out) {
+  uint8_t *drop = af_calloc((size_t)(in->nops > 0 ? in->nops : 1), 1);
+  if (drop == NULL)
+    return AF_ENOMEM;
+  for (int i = 0; i < in->nops; i++)
+    drop[i] = gen_avoid_op(a, &in->ops[i]) != 0;
+  int rc = reduce__build(in, drop, 0, out);
+  af_free(drop);
+  AfErr err = {0};
+  if (rc == 0 && (out->nops == 0 || gen_validate(out, &err) != 0 || avoided(a, out))) {
+    gen_case_free(out);
+    rc = 1;
+  }
+  return rc;
+}
+
 int reduce_mutate(const GenCase *in, AfRng *r, const GenAvoid *avoid, GenCase *out, int *move) {
+  if (avoided(avoid, in)) { /* steered away from as it stands: the avoided ops go first */
+    int rc = repair(in, avoid, out);
+    if (rc == 0 && move)
+      *move = MUT_DROP_OP;
+    if (rc != 1)
+      return rc;
+  }
   uint64_t was = gen_case_hash(in);
   for (int tries = 0; tries < 32; tries++) {
     int m = (int)af_rng_below(r, MUT__COUNT);

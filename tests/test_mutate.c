@@ -237,6 +237,42 @@ static void mutations_avoid(void) {
   CHECK(wrapped > 0);
 }
 
+/* A case with ops of a shape steering came to avoid (a corpus entry from before): its mutation
+ * drops them first, and the rest stays valid and runs clean. */
+static void mutations_repair(const LowerSpec *spec) {
+  GenConfig cfg;
+  gen_config_default(&cfg);
+  GenAvoid avoid;
+  memset(&avoid, 0, sizeof avoid);
+  CHECK_EQ(gen_avoid_add(&avoid, "gpu.memcpy async deps=1"), 1);
+  AfRng r;
+  af_rng_seed(&r, 3);
+  int had = 0, repaired = 0;
+  for (int i = 0; i < 200; i++) {
+    GenCase cur, next;
+    AfErr err = {0};
+    CHECK_EQ(gen_generate(&cur, (uint64_t)i + 500, &cfg, &err), 0);
+    if (!gen_case_has_shape(&cur, avoid.shapes, avoid.nshapes)) {
+      gen_case_free(&cur);
+      continue;
+    }
+    had++;
+    int move = -1;
+    if (reduce_mutate(&cur, &r, &avoid, &next, &move) == 0) {
+      CHECK(!gen_case_has_shape(&next, avoid.shapes, avoid.nshapes));
+      CHECK_EQ(gen_validate(&next, &err), 0);
+      repaired += strcmp(reduce_mutation_name(move), "drop-op") == 0;
+      if (i % 4 == 0)
+        CHECK(passes(&next, spec, (uint64_t)i));
+      gen_case_free(&next);
+    }
+    gen_case_free(&cur);
+  }
+  printf("cases with an avoided shape: %d, repaired by dropping its ops: %d\n", had, repaired);
+  CHECK(had > 50);
+  CHECK(repaired > had / 2);
+}
+
 static void feature_map(const LowerSpec *spec) {
   CHECK_EQ(af_feat_enable(1), 0);
   static uint8_t counters[AF_FEAT_N];
@@ -327,6 +363,7 @@ int main(int argc, char **argv) {
   bytes_make_cases(&spec);
   mutations_stay_valid(&spec, total);
   mutations_avoid();
+  mutations_repair(&spec);
   feature_map(&spec);
   return TEST_DONE("test_mutate");
 }
