@@ -53,6 +53,8 @@ static struct {
   jmp_buf back;
   int ex;         /* a case's error */
   long rejected;  /* inputs refused: unreadable or invalid JSON, or what steering avoids */
+  long steered;   /* of those, valid cases steering avoids */
+  long fresh;     /* JSON inputs steering avoids, mutated into fresh choices */
   long moves[32]; /* structure-aware mutations made, per move */
   long spliced;   /* crossovers of two cases */
   int leaked;     /* a sanitizer build: LeakSanitizer found a leak when the run ended */
@@ -246,6 +248,7 @@ static int one_input(const uint8_t *d, size_t n) {
     const GenCase *c = json_case(d, n);
     if (c == NULL || campaign_guided_avoided(F.k, c)) {
       F.rejected++;
+      F.steered += c != NULL;
       return -1; /* (not added to the corpus) */
     }
     rc = campaign_guided_case(F.k, c, NULL, 0);
@@ -278,6 +281,16 @@ size_t LLVMFuzzerCustomMutator(uint8_t *d, size_t n, size_t max, unsigned int se
     if (len && move >= 0 && move < 32)
       F.moves[move]++;
   }
+  if (len == 0 && json && c && max > 0 && gen_avoid_case(&cfg.avoid, c)) {
+    /* a case with what steering has since come to avoid, which no move frees it of: it would
+     * come back unchanged and be refused again, so fresh choices instead (a byte input, which
+     * the generator makes under the steering) */
+    len = max < 64 ? max : 64;
+    for (size_t i = 0; i < len; i++)
+      d[i] = (uint8_t)af_rng_below(&r, 256);
+    d[0] = d[0] == '{' ? 0 : d[0];
+    F.fresh++;
+  }
   gen_case_free(&own);
   if (len == 0 && !json)
     return LLVMFuzzerMutate(d, n, max);
@@ -307,7 +320,8 @@ size_t LLVMFuzzerCustomCrossOver(const uint8_t *d1, size_t n1, const uint8_t *d2
     a = gen_case_copy(&copy, a) == 0 ? &copy : NULL;
   const GenCase *b = case_of(d2, n2, &cfg, &own_b);
   if (a && b && reduce_splice(a, b, &s) == 0) {
-    len = put_case(&s, out, max);
+    /* (a splice with what steering avoids would only be refused: none, libFuzzer mutates again) */
+    len = gen_avoid_case(&cfg.avoid, &s) ? 0 : put_case(&s, out, max);
     gen_case_free(&s);
     F.spliced += len > 0;
   }
@@ -395,8 +409,8 @@ int campaign_fuzz_run(Campaign *k, const CampaignHooks *hooks, const CampaignFuz
 }
 
 void campaign_fuzz_report(AfBuf *b) {
-  af_buf_printf(b, "guided: %ld input(s) refused (not a valid case, or steered away from)",
-                F.rejected);
+  af_buf_printf(b, "guided: %ld input(s) refused (%ld not a valid case, %ld steered away from)",
+                F.rejected, F.rejected - F.steered, F.steered);
   long total = 0;
   for (int m = 0; m < reduce_mutation_count() && m < 32; m++)
     total += F.moves[m];
@@ -407,6 +421,8 @@ void campaign_fuzz_report(AfBuf *b) {
       af_buf_printf(b, "%s%s %ld", sep, reduce_mutation_name(m), F.moves[m]);
       sep = ", ";
     }
+  if (F.fresh)
+    af_buf_printf(b, "; %ld steered-away case(s) replaced by fresh choices", F.fresh);
   af_buf_printf(b, "; %ld case splice(s); %ld JSON input(s) read, %ld found read before\n",
                 F.spliced, g_cache_reads, g_cache_hits);
 }

@@ -552,12 +552,10 @@ static int apply(GenCase *c, int m, AfRng *r, unsigned avoid) {
   return 1;
 }
 
-/* Whether c has an op of a shape a avoids. */
+/* Whether c has something a avoids: an op of a shape it avoids, or a construct it avoids (what a
+ * guided run refuses, gen_avoid_case). */
 static int avoided(const GenAvoid *a, const GenCase *c) {
-  for (int i = 0; a && a->nshapes > 0 && i < c->nops; i++)
-    if (gen_avoid_op(a, &c->ops[i]))
-      return 1;
-  return 0;
+  return a && (a->nshapes > 0 || a->constructs != 0) && gen_avoid_case(a, c);
 }
 
 /* A case with ops of shapes a avoids (a corpus entry from before steering came to avoid them, or

@@ -53,10 +53,10 @@ int reduce_case_opts(const GenCase *in, ReduceTest test, void *ctx, const Reduce
  * dropped; a region inlined; a host wait or a gpu.wait async added; a view on or off; a
  * device buffer's element type or size; an allocation's form; a launch's stream), drawn from r
  * until one gives a valid case that differs and has nothing avoid (may be NULL) names: no move
- * that may add a construct it avoids, no op of a shape it avoids (32 tries). An input with ops
- * of shapes avoid names loses them first, with what they take (a drop-op move). 0 and *out
- * (initialized; *move: which move, reduce_mutation_name), 1 none found (*out empty), or
- * AF_ENOMEM. */
+ * that may add a construct it avoids, and none that has an op of a shape or a construct it avoids
+ * (gen_avoid_case; 32 tries). An input with ops of shapes avoid names loses them first, with what
+ * they take (a drop-op move). 0 and *out (initialized; *move: which move,
+ * reduce_mutation_name), 1 none found (*out empty), or AF_ENOMEM. */
 int reduce_mutate(const GenCase *in, AfRng *r, const GenAvoid *avoid, GenCase *out, int *move);
 int reduce_mutation_count(void);
 const char *reduce_mutation_name(int m);
