@@ -227,6 +227,7 @@ static void mutations_avoid(void) {
     int move = -1;
     if (reduce_mutate(&cur, &r, &avoid, &next, &move) == 0) {
       CHECK(region_io(&next) <= region_io(&cur));
+      CHECK(!gen_avoid_case(&avoid, &next)); /* (what a guided run would refuse) */
       wrapped += strcmp(reduce_mutation_name(move), "wrap-region") == 0 &&
                  kind_count(&next, GEN_OP_EXECUTE) > kind_count(&cur, GEN_OP_EXECUTE);
       gen_case_free(&next);
