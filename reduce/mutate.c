@@ -565,9 +565,10 @@ static int repair(const GenCase *in, const GenAvoid *a, GenCase *out) {
   uint8_t *drop = af_calloc((size_t)(in->nops > 0 ? in->nops : 1), 1);
   if (drop == NULL)
     return AF_ENOMEM;
+  int n = 0;
   for (int i = 0; i < in->nops; i++)
-    drop[i] = gen_avoid_op(a, &in->ops[i]) != 0;
-  int rc = reduce__build(in, drop, 0, out);
+    n += drop[i] = gen_avoid_op(a, &in->ops[i]) != 0;
+  int rc = n > 0 ? reduce__build(in, drop, 0, out) : 1; /* (none: a construct it avoids) */
   af_free(drop);
   AfErr err = {0};
   if (rc == 0 && (out->nops == 0 || gen_validate(out, &err) != 0 || avoided(a, out))) {
