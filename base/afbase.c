@@ -158,25 +158,8 @@ uint64_t af_hash_quick(const void *data, size_t n) {
   return af_mix64(h ^ w, n);
 }
 
-static uint64_t rotl(uint64_t x, int k) {
-  return (x << k) | (x >> (64 - k));
-}
-
-uint64_t af_rng_next(AfRng *r) {
-  uint64_t *s = r->s;
-  uint64_t result = rotl(s[1] * 5, 7) * 9;
-  uint64_t t = s[1] << 17;
-  s[2] ^= s[0];
-  s[3] ^= s[1];
-  s[1] ^= s[2];
-  s[0] ^= s[3];
-  s[2] ^= t;
-  s[3] = rotl(s[3], 45);
-  return result;
-}
-
 /* A choice among n from the input bytes (af_rng_bytes); past their end, the generator's. */
-static uint32_t below_bytes(AfRng *r, uint32_t n) {
+uint32_t af_rng_below_bytes(AfRng *r, uint32_t n) {
   size_t k = n <= 256 ? 1 : n <= 65536 ? 2 : 4;
   if (r->pos + k > r->n) {
     r->in = NULL;
@@ -186,17 +169,6 @@ static uint32_t below_bytes(AfRng *r, uint32_t n) {
   for (size_t i = 0; i < k; i++)
     v = v << 8 | r->in[r->pos++];
   return v % n;
-}
-
-uint32_t af_rng_below(AfRng *r, uint32_t n) {
-  if (r->in)
-    return below_bytes(r, n);
-  /* Lemire's multiply-shift; the tiny bias is irrelevant for fuzzing choices. */
-  return (uint32_t)(((af_rng_next(r) >> 32) * (uint64_t)n) >> 32);
-}
-
-int af_rng_chance(AfRng *r, int pct) {
-  return (int)af_rng_below(r, 100) < pct;
 }
 
 uint64_t af_mix64(uint64_t a, uint64_t b) {

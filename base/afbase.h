@@ -87,11 +87,34 @@ uint64_t af_hash_bytes(const void *data, size_t n);
 /* A quick hash of data[0..n), eight bytes a step: for tables in memory only (never stored, never
  * a seed: its values may change). */
 uint64_t af_hash_quick(const void *data, size_t n);
-uint64_t af_rng_next(AfRng *r);
+/* The next 64 bits of the generator (xoshiro256**). Inline, as the next two: the generator, the
+ * simulator's scheduler and the interpreter draw hundreds of choices per case. */
+static inline uint64_t af_rng_next(AfRng *r) {
+  uint64_t *s = r->s;
+  uint64_t x = s[1] * 5;
+  uint64_t result = ((x << 7) | (x >> 57)) * 9;
+  uint64_t t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = (s[3] << 45) | (s[3] >> 19);
+  return result;
+}
+/* af_rng_below's choice while input bytes are left (af_rng_bytes). */
+uint32_t af_rng_below_bytes(AfRng *r, uint32_t n);
 /* Uniform in [0, n); n must be > 0. */
-uint32_t af_rng_below(AfRng *r, uint32_t n);
+static inline uint32_t af_rng_below(AfRng *r, uint32_t n) {
+  if (r->in)
+    return af_rng_below_bytes(r, n);
+  /* Lemire's multiply-shift; the tiny bias is irrelevant for fuzzing choices. */
+  return (uint32_t)(((af_rng_next(r) >> 32) * (uint64_t)n) >> 32);
+}
 /* True with probability pct/100. */
-int af_rng_chance(AfRng *r, int pct);
+static inline int af_rng_chance(AfRng *r, int pct) {
+  return (int)af_rng_below(r, 100) < pct;
+}
 /* Mixes two 64-bit values into a well-spread seed (used to derive sub-seeds). */
 uint64_t af_mix64(uint64_t a, uint64_t b);
 
