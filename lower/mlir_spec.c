@@ -98,6 +98,15 @@ void mlir__spec_names(LowerSpec *s, const char *path) {
     af_fmt(s->arg, sizeof s->arg, "%s", s->name);
 }
 
+/* The length of p's leading characters that are not in stops (strcspn, which GCC's link-time
+ * inlining misreads on a constant spec as reading past its end). */
+static size_t part_len(const char *p, const char *stops) {
+  size_t n = 0;
+  while (p[n] && !strchr(stops, p[n]))
+    n++;
+  return n;
+}
+
 /* "[matrix:]mlir-opt[@VARIANT][/TARGET][+LEVEL]": the parts before the build's path. */
 static int parse_parts(const char *str, LowerSpec *s, char *variant, size_t vn, const char **path,
                        AfErr *err) {
@@ -111,13 +120,13 @@ static int parse_parts(const char *str, LowerSpec *s, char *variant, size_t vn, 
   af_fmt(s->target, sizeof s->target, "nvvm");
   if (*p == '@') {
     p++;
-    size_t len = strcspn(p, ":+/");
+    size_t len = part_len(p, ":+/");
     af_fmt(variant, vn, "%.*s", (int)len, p);
     p += len;
   }
   if (*p == '/') { /* the target */
     p++;
-    size_t len = strcspn(p, ":+");
+    size_t len = part_len(p, ":+");
     char tg[32];
     af_fmt(tg, sizeof tg, "%.*s", (int)len, p);
     p += len;
@@ -128,7 +137,7 @@ static int parse_parts(const char *str, LowerSpec *s, char *variant, size_t vn, 
   }
   if (*p == '+') { /* the runner's JIT optimization level */
     p++;
-    size_t len = strcspn(p, ":");
+    size_t len = part_len(p, ":");
     char jit[32];
     af_fmt(jit, sizeof jit, "%.*s", (int)len, p);
     p += len;
