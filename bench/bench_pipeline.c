@@ -24,17 +24,6 @@
 #include <string.h>
 #include <time.h>
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 static long fixed_cases;   /* > 0: run exactly this many cases (--cases), whatever the seconds */
 static long total_records; /* the trace records of each case's last schedule, summed */
 /* --campaign-seeds: each schedule seeded as a campaign seeds it (its own seed), not all three with

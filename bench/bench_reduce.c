@@ -16,17 +16,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* Reduces up to `want` failing cases of about `ops` ops under `spec`; appends sizes and
  * times. Returns how many were reduced. */
 static int run(const LowerSpec *spec, int ops, int want, uint64_t seed0, double *sizes,
