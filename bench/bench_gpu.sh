@@ -2,7 +2,8 @@
 # bench_gpu.sh: the cuda backend on a real GPU. Prints
 #   1. the device and the calibrated spin count;
 #   2. throughput at 32 ops: cases/s of a builtin campaign on cuda and on sim (median of REPS
-#      runs of SECONDS each; campaign defaults: schedules lazy,random,pct, so 3 runs per case);
+#      runs of SECONDS each, seeds 101, 202, ...; campaign defaults: schedules lazy,random,pct,
+#      so 3 runs per case);
 #   3. for each builtin fault: of RUNS cases in which the fault shows on sim (the checker sees
 #      it under the eager schedule), in how many one run on the GPU with the checker off
 #      shows it in the observations alone: with the calibrated spin and with --spin 1.
@@ -25,9 +26,11 @@ SPIN=$(sed -n 's/^spin //p' "$T/spin")
 echo "calibrated spin: $SPIN"
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-rate() { # BACKEND-ARGS...: cases/s of one campaign
+rate() { # SEED BACKEND-ARGS...: cases/s of one campaign
+  local seed=$1
+  shift
   rm -rf "$T/c"
-  "$AF" campaign "$@" --lowering builtin --ops 32 --seconds "$SECS" --seed $RANDOM --no-db \
+  "$AF" campaign "$@" --lowering builtin --ops 32 --seconds "$SECS" --seed "$seed" --no-db \
     --no-reduce --quiet --out "$T/c" >/dev/null 2>&1
   # the summary line: "cases": N, ..., "seconds": S (other fields between them)
   sed -n '/"backend"/{s/.*"cases": \([0-9]*\),.*"seconds": \([0-9.]*\),.*/\1 \2/p;q}' "$T/c/summary.json" |
@@ -35,8 +38,9 @@ rate() { # BACKEND-ARGS...: cases/s of one campaign
 }
 echo
 echo "throughput at 32 ops (cases/s, median of $REPS x ${SECS}s; 3 schedules per case):"
-for i in $(seq "$REPS"); do rate --backend cuda --spin "$SPIN"; done | median >"$T/cuda.r"
-for i in $(seq "$REPS"); do rate; done | median >"$T/sim.r"
+# (the same campaign seeds in every run of this script, so that two builds compare on one machine)
+for i in $(seq "$REPS"); do rate $((i * 101)) --backend cuda --spin "$SPIN"; done | median >"$T/cuda.r"
+for i in $(seq "$REPS"); do rate $((i * 101)); done | median >"$T/sim.r"
 echo "  cuda (spin $SPIN): $(cat "$T/cuda.r")"
 echo "  sim:              $(cat "$T/sim.r")"
 
