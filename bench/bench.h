@@ -1,12 +1,14 @@
 /*
- * bench.h: what the benchmark programs share: --help, a clock, and a comparison for qsort.
+ * bench.h: what the benchmark programs share: --help, a comparison for qsort, and the clock
+ * (af_mono, base/proc.h).
  */
 #ifndef BENCH_BENCH_H
 #define BENCH_BENCH_H
 
+#include "../base/proc.h"
+
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 /* 1 (after printing usage, which says what the program measures and its arguments) when the
  * first argument asks for help. */
@@ -15,13 +17,6 @@ static inline int bench_help(int argc, char **argv, const char *usage) {
     return 0;
   fputs(usage, stdout);
   return 1;
-}
-
-/* Seconds on the monotonic clock. */
-static inline double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* qsort's comparison of doubles, ascending. */

@@ -35,7 +35,7 @@ static double measure(const GenCase **cases, int n, int batch) {
   CheckOpts o = {0};
   o.stop_at_first = 1;
   AfErr err = {0};
-  double t0 = now_s();
+  double t0 = af_mono();
   for (int i = 0; i < n; i += batch) {
     int k = n - i < batch ? n - i : batch;
     if (check_cases(cases + i, k, &spec, sched, 3, NULL, &o, res, &err)) {
@@ -43,7 +43,7 @@ static double measure(const GenCase **cases, int n, int batch) {
       exit(1);
     }
   }
-  return n / (now_s() - t0);
+  return n / (af_mono() - t0);
 }
 
 /* Generates swarm cases from seed on; runnable_only keeps those that lower fully. */

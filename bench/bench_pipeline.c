@@ -67,7 +67,7 @@ static double run(int ops, int checker, int constructs, double secs, uint64_t *s
   AfErr err = {0};
   lower_spec_parse("builtin", &spec, &err);
   long n = 0, total_ops = 0;
-  double t0 = now_s(), t;
+  double t0 = af_mono(), t;
   do {
     for (int k = 0; k < 16 && (fixed_cases <= 0 || n < fixed_cases); k++) {
       GenCase c;
@@ -84,7 +84,7 @@ static double run(int ops, int checker, int constructs, double secs, uint64_t *s
       gen_case_free(&c);
       n++;
     }
-    t = now_s();
+    t = af_mono();
   } while (fixed_cases > 0 ? n < fixed_cases : t - t0 < secs);
   *mean_ops = (double)total_ops / (double)n;
   return (double)n / (t - t0);
@@ -113,17 +113,17 @@ static void one_case(int ops, uint64_t s0, Round *rd) {
   AfErr err = {0};
   lower_spec_parse("builtin", &spec, &err);
   GenCase c;
-  double a = now_s();
+  double a = af_mono();
   if (gen_generate(&c, s0, &cfg, &err) || gen_validate(&c, &err)) {
     fprintf(stderr, "bench: %s\n", err.msg);
     exit(1);
   }
-  double gen = now_s() - a;
+  double gen = af_mono() - a;
   for (int k = 0; k < 2; k++) {
     int checker = (int)((rd->n + k) & 1);
-    a = now_s();
+    a = af_mono();
     check_one(&c, &spec, s0, checker);
-    rd->spent[checker] += gen + (now_s() - a);
+    rd->spent[checker] += gen + (af_mono() - a);
   }
   rd->ops += c.nops;
   rd->n++;

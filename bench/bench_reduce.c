@@ -52,9 +52,9 @@ static int run(const LowerSpec *spec, int ops, int want, uint64_t seed0, double 
     CheckSigTest t = {spec, &fail, 1, {0}, sig};
     GenCase out;
     ReduceStats st;
-    double t0 = now_s();
+    double t0 = af_mono();
     int rc = reduce_case(&c, check_signature_test, &t, &out, &st, &err);
-    double dt = now_s() - t0;
+    double dt = af_mono() - t0;
     if (rc == 0) {
       sizes[*n] = out.nops;
       times[*n] = dt;
