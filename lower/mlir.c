@@ -374,7 +374,7 @@ int mlir_lower_file(const LowerSpec *spec, const char *in_path, const char *out_
   }
   char pp[sizeof spec->pipeline + 32], log[4400];
   af_fmt(pp, sizeof pp, "--pass-pipeline=%s", spec->pipeline);
-  mlir__feat_arg(out_path, log, sizeof log);
+  mlir__feat_arg(out_path, 0, log, sizeof log);
   char *argv[] = {(char *)spec->opt,
                   "--mlir-disable-threading",
                   "--mlir-print-debuginfo",
@@ -546,7 +546,7 @@ static int run_batch(const LowerSpec *spec, const char *dir, const char *input, 
   if (rc == 0) {
     char pp[sizeof spec->pipeline + 32], log[4400];
     af_fmt(pp, sizeof pp, "--pass-pipeline=%s", spec->pipeline);
-    mlir__feat_arg(outp, log, sizeof log);
+    mlir__feat_arg(outp, 1, log, sizeof log);
     /* output to stdout: with --split-input-file, mlir-opt streams each chunk's result as it
      * goes, so the chunks that lowered are there even when others failed */
     char *argv[] = {(char *)spec->opt,

@@ -1,14 +1,22 @@
 /*
  * mlir_feat.c: features (base/feat.h) of what mlir-opt did with a case: the rewrite patterns its
  * action log (--log-actions-to) says it tried, each with the op it was tried on, and each pair
- * tried one after the other (a gpu.wait async is tried as a host wait first, then as an async
- * one); and the mgpu* call sequences of the lowered code, per function.
+ * tried one after the other within one pass's run (a gpu.wait async is tried as a host wait
+ * first, then as an async one); and the mgpu* call sequences of the lowered code, per function.
+ * A batch's log is read through a FIFO as mlir-opt writes it (see mlir__feat_arg).
  */
 #include "mlir_int.h"
 #include "../base/feat.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The op an action names, "(%3 = \"gpu.wait\"(%1) ...)" or "(gpu.func @k ...)", as its name and
@@ -33,12 +41,17 @@ static void action_op(const char *p, const char *end, char *out, size_t n) {
 
 void mlir_feat_actions(const char *log) {
   static const char key[] = "Action `apply-pattern pattern: ";
+  static const char pass[] = "Action `pass-execution`";
   char prev[200] = "";
   for (const char *p = log; p && *p;) {
     const char *nl = strchr(p, '\n');
     const char *end = nl ? nl : p + strlen(p);
-    const char *a = strstr(p, key);
-    if (a && a < end) {
+    const char *a = strstr(p, key), *x = strstr(p, pass);
+    if (x && x < end) {
+      /* a pass starts: pairs are of patterns within one pass's run, so none spans two chunks of
+       * a batch (each chunk starts with a pass), whatever the log shows between them */
+      prev[0] = '\0';
+    } else if (a && a < end) {
       const char *name = a + sizeof key - 1, *q = name;
       int depth = 0; /* the name ends at " (" outside its template arguments */
       while (q < end && !(depth == 0 && q[0] == ' ' && q[1] == '(')) {
@@ -78,22 +91,111 @@ void mlir_feat_calls(const char *code) {
   }
 }
 
-void mlir__feat_arg(const char *out_path, char *arg, size_t n) {
-  if (af_feat_on())
-    af_fmt(arg, n, "--log-actions-to=%s.actions", out_path);
-  else if (n > 0)
-    arg[0] = '\0';
+/* A batch's action log, as mlir-opt writes it. mlir-opt opens --log-actions-to's path again for
+ * each --split-input-file chunk, which truncates a file: the file would hold the last chunk's log
+ * only. So for a batch the path is a FIFO, which a thread reads, one open after another, until the
+ * tool is done. (Plain malloc, not af_malloc: the allocator hook is not made for two threads.) */
+static struct {
+  pthread_t th;
+  char path[4300];
+  char *text;
+  size_t len, cap;
+  int running;
+  atomic_int stop, done;
+} L;
+
+static void keep(const char *buf, size_t k) {
+  if (L.len + k + 1 > L.cap) {
+    size_t cap = (L.len + k + 1) * 2;
+    char *t = realloc(L.text, cap);
+    if (t == NULL)
+      return; /* (read, not kept: the tool must not block; the features are a lower bound) */
+    L.text = t;
+    L.cap = cap;
+  }
+  memcpy(L.text + L.len, buf, k);
+  L.len += k;
+  L.text[L.len] = '\0';
+}
+
+static void *drain(void *arg) {
+  (void)arg;
+  static char buf[65536];
+  while (!atomic_load(&L.stop)) {
+    int fd = open(L.path, O_RDONLY | O_CLOEXEC); /* (waits for a writer) */
+    if (fd < 0) {
+      if (errno == EINTR)
+        continue;
+      break;
+    }
+    for (;;) {
+      ssize_t k = read(fd, buf, sizeof buf);
+      if (k < 0 && errno == EINTR)
+        continue;
+      if (k <= 0)
+        break;
+      keep(buf, (size_t)k);
+    }
+    close(fd);
+  }
+  atomic_store(&L.done, 1);
+  return NULL;
+}
+
+/* Ends the reader, which may be waiting in open for a writer that will not come: the FIFO is
+ * opened for writing (and closed) until the thread is done. */
+static void drain_end(void) {
+  atomic_store(&L.stop, 1);
+  while (!atomic_load(&L.done)) {
+    int fd = open(L.path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0)
+      close(fd);
+    else
+      nanosleep(&(struct timespec){0, 1000000}, NULL); /* (the reader is not in open yet) */
+  }
+  pthread_join(L.th, NULL);
+  L.running = 0;
+}
+
+void mlir__feat_arg(const char *out_path, int batch, char *arg, size_t n) {
+  if (!af_feat_on()) {
+    if (n > 0)
+      arg[0] = '\0';
+    return;
+  }
+  char path[sizeof L.path];
+  af_fmt(path, sizeof path, "%s.actions", out_path);
+  af_fmt(arg, n, "--log-actions-to=%s", path);
+  if (L.running) /* (a run whose log was not taken) */
+    drain_end();
+  unlink(path);
+  if (!batch)
+    return;
+  memcpy(L.path, path, sizeof path);
+  L.len = 0;
+  atomic_store(&L.stop, 0);
+  atomic_store(&L.done, 0);
+  if (mkfifo(L.path, 0600) == 0 && pthread_create(&L.th, NULL, drain, NULL) == 0)
+    L.running = 1;
+  else /* a plain file, then, which holds the batch's last chunk only */
+    unlink(L.path);
 }
 
 void mlir__feat_take(const char *out_path) {
   if (!af_feat_on())
     return;
-  char path[4300];
+  char path[sizeof L.path];
   af_fmt(path, sizeof path, "%s.actions", out_path);
-  char *log = NULL;
-  AfErr err = {0};
-  if (af_read_file(path, &log, NULL, &err) == 0)
-    mlir_feat_actions(log);
-  af_free(log);
+  if (L.running && strcmp(path, L.path) == 0) {
+    drain_end();
+    if (L.len)
+      mlir_feat_actions(L.text);
+  } else {
+    char *log = NULL;
+    AfErr err = {0};
+    if (af_read_file(path, &log, NULL, &err) == 0)
+      mlir_feat_actions(log);
+    af_free(log);
+  }
   unlink(path);
 }

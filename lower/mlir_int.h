@@ -43,8 +43,8 @@ void mlir__spec_names(LowerSpec *s, const char *path);
 /* ---- mlir_feat.c: features (base/feat.h) ---- */
 
 /* Where features are on: the --log-actions-to argument for an mlir-opt whose output is out_path
- * (into arg), else "". */
-void mlir__feat_arg(const char *out_path, char *arg, size_t n);
+ * (into arg), else "". batch: a --split-input-file run, whose log is read as it is written. */
+void mlir__feat_arg(const char *out_path, int batch, char *arg, size_t n);
 /* ... and, after that run, the features of its action log (which it removes). */
 void mlir__feat_take(const char *out_path);
 

@@ -254,6 +254,22 @@ else
   bad "LLVM 19 and 22 side by side: install mlir-19-tools and mlir-22-tools (scripts/bootstrap.sh --test does)"
 fi
 
+# ---- features of a batch: the action log of every chunk ----
+# mlir-opt truncates --log-actions-to's file for each --split-input-file chunk; read through a FIFO,
+# a batch's log holds every chunk's actions, so batches count the features one case per run does
+# (the same cases: --no-avoid keeps findings from steering the generator differently)
+for b in 8 1; do
+  "$af" campaign --lowering "mlir-opt@default/nvvm:$opt" --cases 24 --batch $b --seed 5 --features \
+    --no-avoid --no-reduce --no-db --schedules lazy --out "$tmp/fb$b" > "$tmp/fb$b.out" 2>&1
+  rc=$?
+  [ $rc -le 1 ] || bad "features, batch $b: exit $rc: $(tail -2 "$tmp/fb$b.out")"
+done
+fnum() { grep -o "\"$2\": [0-9]*" "$1/summary.json" | head -1 | grep -o '[0-9]*$'; }
+f8=$(fnum "$tmp/fb8" total) f1=$(fnum "$tmp/fb1" total)
+[ -n "$f8" ] && [ "$f8" = "$f1" ] || bad "features: batches of 8 count ${f8:-none}, one case per run ${f1:-none}"
+[ "$(fnum "$tmp/fb8" pattern-pair)" -gt 100 ] 2>/dev/null ||
+  bad "features: batches of 8: $(fnum "$tmp/fb8" pattern-pair) pattern pairs"
+
 # ---- no temporary directory is left behind ----
 left=$(find "$TMPDIR" -mindepth 1 -maxdepth 1 -name 'asyncfuzz-*' | wc -l)
 [ "$left" -eq 0 ] || bad "$left temporary directories left behind"

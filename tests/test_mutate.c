@@ -351,6 +351,21 @@ static void feature_map(const LowerSpec *spec) {
                         "(anonymous namespace)::ConvertWaitOpToGpuRuntimeCallPattern",
                         "gpu.wait/2"),
            0);
+  /* a pair is of two patterns within one pass's run: none across the start of a pass (each chunk
+   * of a batch's log starts with one) */
+  const char *two = "[thread x] begins (no breakpoint) Action `apply-pattern pattern: A (%1 = "
+                    "\"gpu.wait\"() : () -> !gpu.async.token)`\n"
+                    "[thread x] begins (no breakpoint) Action `pass-execution` running "
+                    "`GpuToLLVMConversionPass` on Operation `builtin.module` (module {...})`\n"
+                    "[thread x] begins (no breakpoint) Action `apply-pattern pattern: B (%1 = "
+                    "\"gpu.wait\"() : () -> !gpu.async.token)`\n"
+                    "[thread x] begins (no breakpoint) Action `apply-pattern pattern: C (%1 = "
+                    "\"gpu.wait\"() : () -> !gpu.async.token)`\n";
+  mlir_feat_actions(two);
+  CHECK_EQ(af_feat_count(AF_FEAT_PATTERN), 5);
+  CHECK_EQ(af_feat_count(AF_FEAT_PATTERN_PAIR), 2); /* B then C; not A then B */
+  CHECK_EQ(af_feat_addf(AF_FEAT_PATTERN_PAIR, "%s then %s", "B", "C"), 0);
+  CHECK_EQ(af_feat_addf(AF_FEAT_PATTERN_PAIR, "%s then %s", "A", "B"), 1);
   gen_case_free(&c);
   af_feat_set_counters(NULL, 0);
   af_feat_enable(0);
