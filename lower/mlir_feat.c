@@ -101,15 +101,20 @@ static struct {
   char *text;
   size_t len, cap;
   int running;
+  int full; /* out of memory: what comes after is not kept (a hole would join two lines) */
   atomic_int stop, done;
 } L;
 
 static void keep(const char *buf, size_t k) {
+  if (L.full)
+    return;
   if (L.len + k + 1 > L.cap) {
     size_t cap = (L.len + k + 1) * 2;
     char *t = realloc(L.text, cap);
-    if (t == NULL)
-      return; /* (read, not kept: the tool must not block; the features are a lower bound) */
+    if (t == NULL) { /* (read on, not kept: the tool must not block; the features are fewer) */
+      L.full = 1;
+      return;
+    }
     L.text = t;
     L.cap = cap;
   }
@@ -173,6 +178,7 @@ void mlir__feat_arg(const char *out_path, int batch, char *arg, size_t n) {
     return;
   memcpy(L.path, path, sizeof path);
   L.len = 0;
+  L.full = 0;
   atomic_store(&L.stop, 0);
   atomic_store(&L.done, 0);
   if (mkfifo(L.path, 0600) == 0 && pthread_create(&L.th, NULL, drain, NULL) == 0)
