@@ -57,7 +57,7 @@ static void *default_alloc(void *ud, void *p, size_t n) {
     free(p);
     return NULL;
   }
-  return realloc(p, n);
+  return p ? realloc(p, n) : malloc(n); /* (realloc of NULL goes the long way to malloc) */
 }
 
 static AfAllocFn g_alloc = default_alloc;
@@ -99,7 +99,7 @@ char *af_strdup(const char *s) {
   return d;
 }
 
-int af_grow(void **arr, int *cap, int need, size_t esz) {
+int af_grow_to(void **arr, int *cap, int need, size_t esz) {
   if (need <= *cap)
     return 0;
   int ncap = *cap ? *cap : 8;

@@ -312,16 +312,27 @@ int check_run_program(const LowerProgram *p, const RtConfig *cfg, AfErr *err) {
     for (int v = 0; v < p->regions[r].nvalues; v++)
       if (p->regions[r].nconsumers[v] > in.maxc)
         in.maxc = p->regions[r].nconsumers[v];
-  in.tasks = af_calloc((size_t)p->nfuncs, sizeof(Task));
-  in.run = af_calloc((size_t)p->nfuncs + 1, sizeof(int));
-  in.isrun = af_calloc((size_t)p->nfuncs + 1, 1);
-  in.dirty = 1;
-  in.bufs = af_calloc((size_t)p->nbufs + 1, sizeof(void *));
-  in.values = af_calloc((size_t)p->nfuncs, sizeof(void **));
-  if (!in.tasks || !in.run || !in.isrun || !in.bufs || !in.values) {
+  /* the tables in one block (they were 5 + 2 per task allocations of each run) */
+  size_t nf = (size_t)p->nfuncs, nvals = 0;
+  for (int t = 0; t < p->nfuncs; t++)
+    nvals += (size_t)p->funcs[t].nslots + 1 +
+             (size_t)(p->regions[t].nvalues + p->regions[t].ncaptures + 1) * (size_t)in.maxc;
+  AfLayout lay = {0};
+  size_t o_tasks = af_lay(&lay, nf, sizeof(Task)), o_run = af_lay(&lay, nf + 1, sizeof(int));
+  size_t o_bufs = af_lay(&lay, (size_t)p->nbufs + 1, sizeof(void *));
+  size_t o_values = af_lay(&lay, nf, sizeof(void **)), o_ptrs = af_lay(&lay, nvals, sizeof(void *));
+  size_t o_isrun = af_lay(&lay, nf + 1, 1);
+  char *blk = af_calloc(1, lay.size);
+  if (blk == NULL) {
     rc = af_err_set(err, AF_ENOMEM, "out of memory running the program");
     goto out;
   }
+  in.tasks = (Task *)(blk + o_tasks);
+  in.run = (int *)(blk + o_run);
+  in.isrun = (uint8_t *)(blk + o_isrun);
+  in.bufs = (void **)(blk + o_bufs);
+  in.values = (void ***)(blk + o_values);
+  in.dirty = 1;
   for (int b = 0; b < p->nbufs; b++)
     if (p->buf_host[b]) {
       in.bufs[b] = calloc((size_t)p->buf_elems[b], p->buf_elem[b] == GEN_ELEM_I16   ? 2
@@ -332,15 +343,12 @@ int check_run_program(const LowerProgram *p, const RtConfig *cfg, AfErr *err) {
         goto out;
       }
     }
+  void **ptrs = (void **)(blk + o_ptrs);
   for (int t = 0; t < p->nfuncs; t++) {
-    in.tasks[t].slots = af_calloc((size_t)p->funcs[t].nslots + 1, sizeof(void *));
-    in.values[t] =
-        af_calloc((size_t)(p->regions[t].nvalues + p->regions[t].ncaptures + 1) * (size_t)in.maxc,
-                  sizeof(void *));
-    if (!in.tasks[t].slots || !in.values[t]) {
-      rc = af_err_set(err, AF_ENOMEM, "out of memory running the program");
-      goto out;
-    }
+    in.tasks[t].slots = ptrs;
+    ptrs += p->funcs[t].nslots + 1;
+    in.values[t] = ptrs;
+    ptrs += (size_t)(p->regions[t].nvalues + p->regions[t].ncaptures + 1) * (size_t)in.maxc;
     in.tasks[t].state = T_IDLE;
   }
   in.tasks[0].state = T_READY;
@@ -368,16 +376,6 @@ out:
     for (int b = 0; b < p->nbufs; b++)
       if (p->buf_host[b])
         free(in.bufs[b]);
-  if (in.tasks)
-    for (int t = 0; t < p->nfuncs; t++)
-      af_free(in.tasks[t].slots);
-  if (in.values)
-    for (int t = 0; t < p->nfuncs; t++)
-      af_free(in.values[t]);
-  af_free(in.values);
-  af_free(in.tasks);
-  af_free(in.run);
-  af_free(in.isrun);
-  af_free(in.bufs);
+  af_free(blk);
   return rc;
 }

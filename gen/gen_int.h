@@ -95,6 +95,7 @@ typedef struct V {
   int *alloc_node, *alloc_ctx, *dealloc_node, *last_write;
   int *nreads, *capreads;
   int **reads;
+  void *blk; /* the block that holds every table above but the reads themselves */
 } V;
 
 /* The nodes of region r's start and end (after the ops' nodes). */

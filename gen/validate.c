@@ -204,58 +204,41 @@ static void v_free(V *v) {
   if (v->reads)
     for (int b = 0; b < v->c->nbufs; b++)
       af_free(v->reads[b]);
-  af_free(v->reads);
-  af_free(v->s_destroy);
-  af_free(v->s_last);
-  af_free(v->s_create);
-  af_free(v->capreads);
-  af_free(v->nreads);
-  af_free(v->last_write);
-  af_free(v->dealloc_node);
-  af_free(v->alloc_ctx);
-  af_free(v->alloc_node);
-  af_free(v->awaited);
-  af_free(v->last_sync);
-  af_free(v->tok_defs);
-  af_free(v->tok_ctx);
-  af_free(v->tok_blk);
-  af_free(v->tok_src);
-  af_free(v->reach);
+  af_free(v->blk);
 }
 
-/* The walk's tables, sized by the case, with nothing seen yet. */
+/* The walk's tables, sized by the case, with nothing seen yet: one block, where they were 17
+ * allocations for each case. */
 static int v_alloc(V *v) {
   const GenCase *c = v->c;
-  int nb = c->nbufs, nt = c->ntoks, nr = c->nregions, ns = c->nstreams;
+  size_t nb = (size_t)c->nbufs + 1, nt = (size_t)c->ntoks + 1, nr = (size_t)c->nregions + 1;
+  size_t ns = (size_t)c->nstreams + 1;
   v->nnodes = c->nops + 2 * c->nregions;
   v->words = (v->nnodes + 63) / 64;
-  v->reach = af_calloc((size_t)v->nnodes * (size_t)v->words + 1, sizeof(uint64_t));
-  v->tok_src = af_malloc(sizeof(int) * (size_t)(nt + 1));
-  v->tok_ctx = af_malloc(sizeof(int) * (size_t)(nt + 1));
-  v->tok_blk = af_calloc((size_t)nt + 1, sizeof(int));
-  v->tok_defs = af_calloc((size_t)nt + 1, sizeof(int));
-  v->last_sync = af_malloc(sizeof(int) * (size_t)nr);
-  v->awaited = af_calloc((size_t)nr, sizeof(int));
-  v->alloc_node = af_malloc(sizeof(int) * (size_t)(nb + 1));
-  v->alloc_ctx = af_malloc(sizeof(int) * (size_t)(nb + 1));
-  v->dealloc_node = af_malloc(sizeof(int) * (size_t)(nb + 1));
-  v->last_write = af_malloc(sizeof(int) * (size_t)(nb + 1));
-  v->nreads = af_calloc((size_t)nb + 1, sizeof(int));
-  v->capreads = af_calloc((size_t)nb + 1, sizeof(int));
-  v->reads = af_calloc((size_t)nb + 1, sizeof(int *));
-  v->s_create = af_malloc(sizeof(int) * (size_t)(ns + 1));
-  v->s_last = af_malloc(sizeof(int) * (size_t)(ns + 1));
-  v->s_destroy = af_malloc(sizeof(int) * (size_t)(ns + 1));
-  if (!v->reach || !v->tok_src || !v->tok_ctx || !v->tok_blk || !v->tok_defs || !v->last_sync ||
-      !v->awaited || !v->alloc_node || !v->alloc_ctx || !v->dealloc_node || !v->last_write ||
-      !v->nreads || !v->capreads || !v->reads || !v->s_create || !v->s_last || !v->s_destroy)
+  AfLayout l = {0};
+  size_t o_reach = af_lay(&l, (size_t)v->nnodes * (size_t)v->words + 1, sizeof(uint64_t));
+  size_t o_reads = af_lay(&l, nb, sizeof(int *));
+  size_t o_tok = af_lay(&l, 4 * nt, sizeof(int)), o_reg = af_lay(&l, 2 * nr, sizeof(int));
+  size_t o_buf = af_lay(&l, 6 * nb, sizeof(int)), o_str = af_lay(&l, 3 * ns, sizeof(int));
+  char *blk = v->blk = af_calloc(1, l.size);
+  if (blk == NULL)
     return af_err_set(v->err, AF_ENOMEM, "out of memory validating the case");
-  for (int t = 0; t < nt; t++)
-    v->tok_src[t] = -1;
-  for (int r = 0; r < nr; r++)
-    v->last_sync[r] = -1;
-  for (int s = 0; s < ns; s++)
-    v->s_create[s] = v->s_last[s] = v->s_destroy[s] = -1;
+  v->reach = (uint64_t *)(blk + o_reach);
+  v->reads = (int **)(blk + o_reads);
+  int *t = (int *)(blk + o_tok), *r = (int *)(blk + o_reg);
+  int *b = (int *)(blk + o_buf), *s = (int *)(blk + o_str);
+  v->tok_src = t, v->tok_ctx = t + nt, v->tok_blk = t + 2 * nt, v->tok_defs = t + 3 * nt;
+  v->last_sync = r, v->awaited = r + nr;
+  v->alloc_node = b, v->alloc_ctx = b + nb, v->dealloc_node = b + 2 * nb;
+  v->last_write = b + 3 * nb, v->nreads = b + 4 * nb, v->capreads = b + 5 * nb;
+  v->s_create = s, v->s_last = s + ns, v->s_destroy = s + 2 * ns;
+  int nt1 = c->ntoks, nr1 = c->nregions, ns1 = c->nstreams;
+  for (int i = 0; i < nt1; i++)
+    v->tok_src[i] = -1;
+  for (int i = 0; i < nr1; i++)
+    v->last_sync[i] = -1;
+  for (int i = 0; i < ns1; i++)
+    v->s_create[i] = v->s_last[i] = v->s_destroy[i] = -1;
   return 0;
 }
 

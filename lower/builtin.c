@@ -113,14 +113,13 @@ static int insert_destroys(LowerFunc *f, const Destroys *d) {
   int ns = f->nslots;
   int cap = f->ninstrs + ns + 1;
   LowerInstr *out = af_malloc(sizeof(LowerInstr) * (size_t)cap);
-  int *head = af_malloc(sizeof(int) * (size_t)(f->ninstrs + 1));
-  int *next = af_malloc(sizeof(int) * (size_t)(ns + 1));
-  if (out == NULL || head == NULL || next == NULL) {
+  int *head = af_malloc(sizeof(int) * (size_t)(f->ninstrs + 1 + ns + 1)); /* and next */
+  if (out == NULL || head == NULL) {
     af_free(out);
     af_free(head);
-    af_free(next);
     return -1;
   }
+  int *next = head + f->ninstrs + 1;
   for (int i = 0; i < f->ninstrs; i++)
     head[i] = -1;
   for (int s = ns - 1; s >= 0; s--)
@@ -142,7 +141,6 @@ static int insert_destroys(LowerFunc *f, const Destroys *d) {
     }
   }
   af_free(head);
-  af_free(next);
   af_free(f->instrs);
   f->instrs = out;
   f->ninstrs = n;
@@ -153,11 +151,14 @@ static int insert_destroys(LowerFunc *f, const Destroys *d) {
 static int place_destroys(L *l, LowerFunc *f) {
   size_t ns = (size_t)f->nslots;
   Destroys d;
-  d.point = af_malloc(sizeof(int) * (ns + 1));
-  d.nuse = af_calloc(ns + 1, sizeof(int));
-  d.kind = af_calloc(ns + 1, 1);
-  d.given = af_calloc(ns + 1, 1);
-  d.frozen = af_calloc(ns + 1, 1);
+  AfLayout lay = {0};
+  size_t o_point = af_lay(&lay, 2 * (ns + 1), sizeof(int)), o_kind = af_lay(&lay, 3 * (ns + 1), 1);
+  char *blk = af_calloc(1, lay.size); /* (one block, where they were five) */
+  d.point = blk ? (int *)(blk + o_point) : NULL;
+  d.nuse = blk ? d.point + ns + 1 : NULL;
+  d.kind = blk ? (uint8_t *)(blk + o_kind) : NULL;
+  d.given = blk ? d.kind + ns + 1 : NULL;
+  d.frozen = blk ? d.given + ns + 1 : NULL;
   int rc = 0;
   if (!d.point || !d.nuse || !d.kind || !d.given || !d.frozen)
     rc = af_err_set(l->err, AF_ENOMEM, "out of memory lowering");
@@ -166,11 +167,7 @@ static int place_destroys(L *l, LowerFunc *f) {
     if (insert_destroys(f, &d) < 0)
       rc = af_err_set(l->err, AF_ENOMEM, "out of memory lowering");
   }
-  af_free(d.frozen);
-  af_free(d.given);
-  af_free(d.kind);
-  af_free(d.nuse);
-  af_free(d.point);
+  af_free(blk);
   return rc;
 }
 
@@ -179,11 +176,7 @@ void lower_program_free(LowerProgram *p) {
     return;
   for (int i = 0; p->funcs && i < p->nfuncs; i++)
     af_free(p->funcs[i].instrs);
-  af_free(p->funcs);
-  af_free(p->regions);
-  af_free(p->buf_elems);
-  af_free(p->buf_host);
-  af_free(p->buf_elem);
+  af_free(p->funcs); /* and the tables after it (setup) */
   af_free(p);
 }
 
@@ -336,24 +329,41 @@ static int setup(L *l, const GenCase *c) {
   p->nfuncs = nr;
   p->nbufs = nb;
   p->spin = c->spin;
-  p->funcs = af_calloc((size_t)nr, sizeof(LowerFunc));
-  p->regions = af_calloc((size_t)nr, sizeof(LowerRegionInfo));
-  p->buf_elems = af_malloc(sizeof(int32_t) * (size_t)(nb + 1));
-  p->buf_host = af_calloc((size_t)nb + 1, 1);
-  p->buf_elem = af_calloc((size_t)nb + 1, 1);
-  l->tok_slot = af_malloc(sizeof(int) * (size_t)nt);
-  l->tok_event = af_calloc((size_t)nt, 1);
-  l->await_consumer = af_malloc(sizeof(int) * (size_t)no);
-  l->input_consumer = af_malloc(sizeof(int) * (size_t)nr * GEN_MAX_REGION_IO);
-  l->req_slot = af_malloc(sizeof(int) * (size_t)no * GEN_MAX_DEPS);
-  l->needs = af_calloc((size_t)no * GEN_MAX_DEPS, 1);
-  l->req_head = af_malloc(sizeof(int) * (size_t)nt);
-  l->req_next = af_malloc(sizeof(int) * (size_t)no * GEN_MAX_DEPS);
-  l->stream_slot = af_calloc((size_t)c->nstreams + 1, sizeof(int));
-  if (!p->funcs || !p->regions || !p->buf_elems || !p->buf_host || !p->buf_elem || !l->tok_slot ||
-      !l->tok_event || !l->await_consumer || !l->input_consumer || !l->req_slot || !l->needs ||
-      !l->req_head || !l->req_next || !l->stream_slot)
+  /* the program's tables in one block, at p->funcs (lower_program_free) */
+  AfLayout play = {0};
+  size_t o_funcs = af_lay(&play, (size_t)nr, sizeof(LowerFunc));
+  size_t o_regions = af_lay(&play, (size_t)nr, sizeof(LowerRegionInfo));
+  size_t o_elems = af_lay(&play, (size_t)nb + 1, sizeof(int32_t));
+  size_t o_host = af_lay(&play, 2 * ((size_t)nb + 1), 1);
+  char *pblk = af_calloc(1, play.size);
+  if (pblk) {
+    p->funcs = (LowerFunc *)(pblk + o_funcs);
+    p->regions = (LowerRegionInfo *)(pblk + o_regions);
+    p->buf_elems = (int32_t *)(pblk + o_elems);
+    p->buf_host = (uint8_t *)(pblk + o_host);
+    p->buf_elem = p->buf_host + nb + 1;
+  }
+  /* the lowering's own tables in one block (they were 10 allocations) */
+  size_t snt = (size_t)nt, snd = (size_t)no * GEN_MAX_DEPS;
+  AfLayout lay = {0};
+  size_t o_ints = af_lay(&lay,
+                         2 * snt + (size_t)no + (size_t)nr * GEN_MAX_REGION_IO + 2 * snd +
+                             (size_t)c->nstreams + 1,
+                         sizeof(int));
+  size_t o_bytes = af_lay(&lay, snt + snd, 1);
+  char *blk = l->blk = af_calloc(1, lay.size);
+  if (!p->funcs || !p->regions || !p->buf_elems || !p->buf_host || !p->buf_elem || !blk)
     return AF_ENOMEM;
+  int *ip = (int *)(blk + o_ints);
+  l->tok_slot = ip, ip += snt;
+  l->req_head = ip, ip += snt;
+  l->await_consumer = ip, ip += no;
+  l->input_consumer = ip, ip += (size_t)nr * GEN_MAX_REGION_IO;
+  l->req_slot = ip, ip += snd;
+  l->req_next = ip, ip += snd;
+  l->stream_slot = ip;
+  l->tok_event = (uint8_t *)(blk + o_bytes);
+  l->needs = l->tok_event + snt;
   for (int b = 0; b < c->nbufs; b++) {
     p->buf_elems[b] = c->bufs[b].n;
     p->buf_host[b] = c->bufs[b].kind == GEN_BUF_HOST;
@@ -397,15 +407,7 @@ int lower_builtin_abi(const GenCase *c, const LowerSpec *spec, int rocm, LowerPr
       l.rc = place_destroys(&l, &l.p->funcs[f]);
   }
   af_free(l.stage);
-  af_free(l.stream_slot);
-  af_free(l.req_next);
-  af_free(l.req_head);
-  af_free(l.needs);
-  af_free(l.req_slot);
-  af_free(l.input_consumer);
-  af_free(l.await_consumer);
-  af_free(l.tok_event);
-  af_free(l.tok_slot);
+  af_free(l.blk);
   if (l.rc) {
     lower_program_free(l.p);
     return l.rc;

@@ -33,6 +33,7 @@ typedef struct L {
   int *req_head;  /* per token: first request (op*4+d) in a linked list, -1 */
   int *req_next;
   int *stream_slot; /* per explicit stream of the case: its slot */
+  void *blk;        /* the block that holds the tables above from tok_slot on (setup) */
   /* rocm flavour: per op, the host staging buffer of an observe of host_shared memory (a copy
    * of it) or of a 16-bit memset (one element of its value, for what memset32 cannot set) */
   int rocm;

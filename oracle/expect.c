@@ -163,9 +163,8 @@ static int init_mem(Seq *q) {
   const GenCase *c = q->c;
   for (int b = 0; b < c->nbufs; b++) {
     const GenBuf *gb = &c->bufs[b];
-    q->mem[b] = af_malloc(sizeof(int32_t) * (size_t)words_of(gb));
-    if (q->mem[b] == NULL)
-      return AF_ENOMEM;
+    q->mem[b] =
+        b ? q->mem[b - 1] + words_of(&c->bufs[b - 1]) : (int32_t *)(q->writer + c->nbufs + 1);
     q->writer[b] = -1;
     for (int k = 0, w = 0; k < gb->n; k++) {
       if (gb->kind == GEN_BUF_HOST)
@@ -183,9 +182,17 @@ static int init_mem(Seq *q) {
 static int seq_run(const GenCase *c, OracleExpected **out, OracleWrite **log, int *nlog,
                    AfErr *err) {
   *out = NULL;
+  /* the buffers' pointers, then their writers and their words, in one block */
+  size_t words = 0;
+  for (int b = 0; b < c->nbufs; b++)
+    words += (size_t)words_of(&c->bufs[b]);
+  AfLayout lay = {0};
+  af_lay(&lay, (size_t)c->nbufs + 1, sizeof(int32_t *));
+  size_t o_writer = af_lay(&lay, (size_t)c->nbufs + 1 + words, sizeof(int32_t));
+  char *blk = af_malloc(lay.size);
   Seq q = {.c = c,
-           .mem = af_calloc((size_t)c->nbufs + 1, sizeof(int32_t *)),
-           .writer = af_malloc(sizeof(int) * (size_t)(c->nbufs + 1)),
+           .mem = (int32_t **)blk,
+           .writer = blk ? (int *)(blk + o_writer) : NULL,
            .e = af_calloc(1, sizeof(OracleExpected)),
            .caplog = log ? 0 : -1};
   int64_t total = 0;
@@ -220,11 +227,7 @@ static int seq_run(const GenCase *c, OracleExpected **out, OracleWrite **log, in
       q.log = NULL;
     }
   }
-  if (q.mem)
-    for (int b = 0; b < c->nbufs; b++)
-      af_free(q.mem[b]);
-  af_free(q.mem);
-  af_free(q.writer);
+  af_free(blk);
   af_free(q.log);
   oracle_expected_free(q.e);
   return rc;
