@@ -164,6 +164,10 @@ int gen_generate_rng(GenCase *c, uint64_t seed, AfRng *rng, const GenConfig *cfg
   int rc = check_config(cfg, err);
   if (rc)
     return rc;
+  /* room for about the ops the knob asks (a case has some 1.3 times as many): the array no longer
+   * doubles its way there from 8, a copy each time */
+  if (af_grow((void **)&c->ops, &c->capops, cfg->ops + cfg->ops / 2 + 8, sizeof(GenOp)))
+    return af_err_set(err, AF_ENOMEM, "out of memory generating a case");
   G g;
   memset(&g, 0, sizeof g);
   g.c = c;

@@ -13,7 +13,10 @@ LowerInstr *lower__emit(L *l, int fn, int opc, int op) {
   LowerFunc *f = &l->p->funcs[fn];
   if (l->rc)
     return NULL;
-  if (af_grow((void **)&f->instrs, &f->capinstrs, f->ninstrs + 1, sizeof(LowerInstr))) {
+  /* a function's first instruction makes room for about all of main's (some 3 for each op of
+   * the case) or a region's, where doubling from 8 copied the array 4 times a case */
+  int need = f->capinstrs ? f->ninstrs + 1 : fn == 0 ? 3 * l->c->nops + 16 : 16;
+  if (af_grow((void **)&f->instrs, &f->capinstrs, need, sizeof(LowerInstr))) {
     l->rc = af_err_set(l->err, AF_ENOMEM, "out of memory lowering");
     return NULL;
   }
