@@ -42,16 +42,11 @@ static int memo_check(Memo *m, const RtRec *trace, int n, const HbOptions *ho, c
   int np = 0;
   const RtRec *prev = asyncfuzz_rt_prev_trace(&np);
   int same = m->hb && n == np && memcmp(ho, &m->ho, sizeof *ho) == 0;
-  /* the same bytes are the same trace (the runtime zeroes a record before it fills it): the
-   * field by field comparison only where the bytes differ, from the first record that differs */
-  int i = 0;
+  /* the same bytes are the same trace (the runtime zeroes a record before it fills it); where
+   * the bytes differ, the fields may still be the same */
   if (same && memcmp(trace, prev, sizeof *trace * (size_t)n) != 0)
-    while (i < n && memcmp(&trace[i], &prev[i], sizeof *trace) == 0)
-      i++;
-  else
-    i = n;
-  for (; i < n && same; i++)
-    same = same_rec(&trace[i], &prev[i]);
+    for (int i = 0; i < n && same; i++)
+      same = same_rec(&trace[i], &prev[i]);
   if (!same) {
     hb_result_free(m->hb);
     m->hb = NULL;
