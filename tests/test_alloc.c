@@ -196,7 +196,47 @@ static void test_fast_format(void) {
   af_buf_free(&buf);
 }
 
+/* AfLayout: arrays laid out one after another, each 16-byte aligned; a size that overflows makes
+ * the block's size SIZE_MAX, which no allocation meets (malloc's NULL). af_grow calls the allocator
+ * only when the array has no room. */
+static void test_layout_and_grow(void) {
+  AfLayout l = {0};
+  CHECK_EQ(af_lay(&l, 3, sizeof(int32_t)), 0);
+  CHECK_EQ(l.size, 12);
+  CHECK_EQ(af_lay(&l, 2, sizeof(double)), 16);
+  CHECK_EQ(l.size, 32);
+  CHECK_EQ(af_lay(&l, 5, 1), 32);
+  CHECK_EQ(af_lay(&l, 0, 8), 48);
+  CHECK_EQ(l.size, 48);
+  char *blk = af_calloc(1, l.size);
+  CHECK(blk != NULL);
+  for (size_t i = 0; blk && i < l.size; i++)
+    CHECK_EQ(blk[i], 0);
+  af_free(blk);
+  AfLayout big = {0};
+  af_lay(&big, 1, 1);
+  CHECK_EQ(af_lay(&big, SIZE_MAX / 4, 8), 0);
+  CHECK_EQ(big.size, SIZE_MAX);
+  af_lay(&big, 1, 1);
+  CHECK_EQ(big.size, SIZE_MAX);
+  /* (no allocation of it here: a sanitized build aborts on a size that large, not NULL) */
+  af_set_allocator(hook, NULL);
+  long before = total;
+  int *a = NULL, cap = 0;
+  CHECK_EQ(af_grow((void **)&a, &cap, 5, sizeof *a), 0);
+  CHECK_EQ(cap, 8);
+  CHECK_EQ(total, before + 1);
+  CHECK_EQ(af_grow((void **)&a, &cap, 8, sizeof *a), 0); /* room: no call */
+  CHECK_EQ(total, before + 1);
+  CHECK_EQ(af_grow((void **)&a, &cap, 9, sizeof *a), 0);
+  CHECK_EQ(cap, 16);
+  CHECK_EQ(total, before + 2);
+  af_free(a);
+  af_set_allocator(NULL, NULL);
+}
+
 int main(void) {
+  test_layout_and_grow();
   test_rng_and_buf();
   test_fast_format();
   test_no_leaks_and_oom();
