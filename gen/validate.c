@@ -225,20 +225,27 @@ static int v_alloc(V *v) {
     return af_err_set(v->err, AF_ENOMEM, "out of memory validating the case");
   v->reach = (uint64_t *)(blk + o_reach);
   v->reads = (int **)(blk + o_reads);
-  int *t = (int *)(blk + o_tok), *r = (int *)(blk + o_reg);
-  int *b = (int *)(blk + o_buf), *s = (int *)(blk + o_str);
-  v->tok_src = t, v->tok_ctx = t + nt, v->tok_blk = t + 2 * nt, v->tok_defs = t + 3 * nt;
-  v->last_sync = r, v->awaited = r + nr;
-  v->alloc_node = b, v->alloc_ctx = b + nb, v->dealloc_node = b + 2 * nb;
-  v->last_write = b + 3 * nb, v->nreads = b + 4 * nb, v->capreads = b + 5 * nb;
-  v->s_create = s, v->s_last = s + ns, v->s_destroy = s + 2 * ns;
-  int nt1 = c->ntoks, nr1 = c->nregions, ns1 = c->nstreams;
-  for (int i = 0; i < nt1; i++)
-    v->tok_src[i] = -1;
-  for (int i = 0; i < nr1; i++)
-    v->last_sync[i] = -1;
-  for (int i = 0; i < ns1; i++)
-    v->s_create[i] = v->s_last[i] = v->s_destroy[i] = -1;
+  v->tok_src = (int *)(blk + o_tok); /* per token */
+  v->tok_ctx = v->tok_src + nt;
+  v->tok_blk = v->tok_ctx + nt;
+  v->tok_defs = v->tok_blk + nt;
+  v->last_sync = (int *)(blk + o_reg); /* per region */
+  v->awaited = v->last_sync + nr;
+  v->alloc_node = (int *)(blk + o_buf); /* per buffer */
+  v->alloc_ctx = v->alloc_node + nb;
+  v->dealloc_node = v->alloc_ctx + nb;
+  v->last_write = v->dealloc_node + nb;
+  v->nreads = v->last_write + nb;
+  v->capreads = v->nreads + nb;
+  v->s_create = (int *)(blk + o_str); /* per explicit stream */
+  v->s_last = v->s_create + ns;
+  v->s_destroy = v->s_last + ns;
+  for (int t = 0; t < c->ntoks; t++)
+    v->tok_src[t] = -1;
+  for (int r = 0; r < c->nregions; r++)
+    v->last_sync[r] = -1;
+  for (int s = 0; s < c->nstreams; s++)
+    v->s_create[s] = v->s_last[s] = v->s_destroy[s] = -1;
   return 0;
 }
 

@@ -354,14 +354,13 @@ static int setup(L *l, const GenCase *c) {
   char *blk = l->blk = af_calloc(1, lay.size);
   if (!p->funcs || !p->regions || !p->buf_elems || !p->buf_host || !p->buf_elem || !blk)
     return AF_ENOMEM;
-  int *ip = (int *)(blk + o_ints);
-  l->tok_slot = ip, ip += snt;
-  l->req_head = ip, ip += snt;
-  l->await_consumer = ip, ip += no;
-  l->input_consumer = ip, ip += (size_t)nr * GEN_MAX_REGION_IO;
-  l->req_slot = ip, ip += snd;
-  l->req_next = ip, ip += snd;
-  l->stream_slot = ip;
+  l->tok_slot = (int *)(blk + o_ints);
+  l->req_head = l->tok_slot + snt;
+  l->await_consumer = l->req_head + snt;
+  l->input_consumer = l->await_consumer + no;
+  l->req_slot = l->input_consumer + (size_t)nr * GEN_MAX_REGION_IO;
+  l->req_next = l->req_slot + snd;
+  l->stream_slot = l->req_next + snd;
   l->tok_event = (uint8_t *)(blk + o_bytes);
   l->needs = l->tok_event + snt;
   for (int b = 0; b < c->nbufs; b++) {
