@@ -154,19 +154,17 @@ static int place_destroys(L *l, LowerFunc *f) {
   AfLayout lay = {0};
   size_t o_point = af_lay(&lay, 2 * (ns + 1), sizeof(int)), o_kind = af_lay(&lay, 3 * (ns + 1), 1);
   char *blk = af_calloc(1, lay.size); /* (one block, where they were five) */
-  d.point = blk ? (int *)(blk + o_point) : NULL;
-  d.nuse = blk ? d.point + ns + 1 : NULL;
-  d.kind = blk ? (uint8_t *)(blk + o_kind) : NULL;
-  d.given = blk ? d.kind + ns + 1 : NULL;
-  d.frozen = blk ? d.given + ns + 1 : NULL;
+  if (blk == NULL)
+    return af_err_set(l->err, AF_ENOMEM, "out of memory lowering");
+  d.point = (int *)(blk + o_point);
+  d.nuse = d.point + ns + 1;
+  d.kind = (uint8_t *)(blk + o_kind);
+  d.given = d.kind + ns + 1;
+  d.frozen = d.given + ns + 1;
+  find_destroy_points(l, f, &d);
   int rc = 0;
-  if (!d.point || !d.nuse || !d.kind || !d.given || !d.frozen)
+  if (insert_destroys(f, &d) < 0)
     rc = af_err_set(l->err, AF_ENOMEM, "out of memory lowering");
-  else {
-    find_destroy_points(l, f, &d);
-    if (insert_destroys(f, &d) < 0)
-      rc = af_err_set(l->err, AF_ENOMEM, "out of memory lowering");
-  }
   af_free(blk);
   return rc;
 }
@@ -352,7 +350,7 @@ static int setup(L *l, const GenCase *c) {
                          sizeof(int));
   size_t o_bytes = af_lay(&lay, snt + snd, 1);
   char *blk = l->blk = af_calloc(1, lay.size);
-  if (!p->funcs || !p->regions || !p->buf_elems || !p->buf_host || !p->buf_elem || !blk)
+  if (pblk == NULL || blk == NULL)
     return AF_ENOMEM;
   l->tok_slot = (int *)(blk + o_ints);
   l->req_head = l->tok_slot + snt;

@@ -158,8 +158,9 @@ static void (*const meaning[GEN_OP__COUNT])(Seq *q, int i) = {
 #undef ORACLE__EXPECT
 };
 
-/* The buffers' contents before the first op: host buffers initialized, device ones not. */
-static int init_mem(Seq *q) {
+/* The buffers' contents before the first op: host buffers initialized, device ones not. Each
+ * buffer's words follow the one before's in the block after the writers (seq_run). */
+static void init_mem(Seq *q) {
   const GenCase *c = q->c;
   for (int b = 0; b < c->nbufs; b++) {
     const GenBuf *gb = &c->bufs[b];
@@ -174,7 +175,6 @@ static int init_mem(Seq *q) {
           q->mem[b][w++] = KERNEL_UNINIT;
     }
   }
-  return 0;
 }
 
 /* Runs the sequential machine over c: its observations into *out, and with log, every word
@@ -206,9 +206,10 @@ static int seq_run(const GenCase *c, OracleExpected **out, OracleWrite **log, in
     q.e->obs = af_calloc((size_t)nobs + 1, sizeof(OracleObs));
     q.e->data = af_malloc(sizeof(int32_t) * (size_t)(total + 1));
   }
-  if (!q.mem || !q.writer || !q.e || !q.e->obs || !q.e->data || init_mem(&q) != 0) {
+  if (!blk || !q.e || !q.e->obs || !q.e->data) {
     rc = af_err_set(err, AF_ENOMEM, "out of memory computing expected observations");
   } else {
+    init_mem(&q);
     for (int b = 0; log && b < c->nbufs; b++)
       for (int k = 0; k < words_of(&c->bufs[b]); k++)
         logw(&q, -1, b, k, q.mem[b][k], -1, -1);
