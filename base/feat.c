@@ -13,6 +13,14 @@ static uint64_t *seen; /* AF_FEAT_N bits */
 static long count[AF_FEAT__COUNT];
 static uint8_t *counters;
 static size_t ncounters;
+/* attribution: each case's distinct slots (a bit per slot and case, and the list), the case the
+ * next features belong to */
+static struct {
+  int n, cur, paused;
+  uint64_t *bits; /* n x AF_FEAT_N bits */
+  uint32_t **slots;
+  int *len, *cap;
+} at = {0, -1, 0, NULL, NULL, NULL, NULL};
 
 static const char *const names[AF_FEAT__COUNT] = {
 #define AF__FEAT_NAME(id, name, what) name,
@@ -20,12 +28,28 @@ static const char *const names[AF_FEAT__COUNT] = {
 #undef AF__FEAT_NAME
 };
 
+static void at_free(void) {
+  for (int j = 0; j < at.n; j++)
+    af_free(at.slots[j]);
+  af_free(at.bits);
+  af_free(at.slots);
+  af_free(at.len);
+  af_free(at.cap);
+  at.bits = NULL;
+  at.slots = NULL;
+  at.len = at.cap = NULL;
+  at.n = 0;
+  at.cur = -1;
+  at.paused = 0;
+}
+
 int af_feat_enable(int on) {
   if (on && seen == NULL) {
     seen = af_calloc(AF_FEAT_N / 64, sizeof *seen);
     if (seen == NULL)
       return -1;
   } else if (!on) {
+    at_free();
     af_free(seen);
     seen = NULL;
     memset(count, 0, sizeof count);
@@ -42,13 +66,66 @@ void af_feat_set_counters(uint8_t *c, size_t n) {
   ncounters = n;
 }
 
+int af_feat_attribute(int ncases) {
+  at_free();
+  if (ncases <= 0)
+    return 0;
+  at.bits = af_calloc((size_t)ncases * (AF_FEAT_N / 64), sizeof *at.bits);
+  at.slots = af_calloc((size_t)ncases, sizeof *at.slots);
+  at.len = af_calloc((size_t)ncases, sizeof *at.len);
+  at.cap = af_calloc((size_t)ncases, sizeof *at.cap);
+  at.n = ncases;
+  if (!at.bits || !at.slots || !at.len || !at.cap) {
+    at_free();
+    return -1;
+  }
+  return 0;
+}
+
+void af_feat_case(int j) {
+  at.cur = j >= 0 && j < at.n ? j : -1;
+}
+
+void af_feat_pause(int pause) {
+  at.paused += pause ? 1 : at.paused > 0 ? -1 : 0;
+}
+
+int af_feat_current_case(void) {
+  return at.cur;
+}
+
+const uint32_t *af_feat_case_slots(int j, int *n) {
+  *n = j >= 0 && j < at.n ? at.len[j] : 0;
+  return *n ? at.slots[j] : NULL;
+}
+
+void af_feat_credit(const uint32_t *slots, int n) {
+  for (int i = 0; i < n && counters; i++)
+    if (slots[i] < ncounters)
+      counters[slots[i]] = 1;
+}
+
+/* Notes slot for the current case (once). */
+static void at_note(uint32_t slot) {
+  int j = at.cur;
+  uint64_t *b = at.bits + (size_t)j * (AF_FEAT_N / 64), bit = 1ull << (slot % 64);
+  if (b[slot / 64] & bit)
+    return;
+  if (af_grow((void **)&at.slots[j], &at.cap[j], at.len[j] + 1, sizeof **at.slots))
+    return; /* (out of memory: the case is credited with less) */
+  b[slot / 64] |= bit;
+  at.slots[j][at.len[j]++] = slot;
+}
+
 int af_feat_add(int kind, const char *text, size_t n) {
   if (seen == NULL || kind < 0 || kind >= AF_FEAT__COUNT)
     return 0;
   uint64_t h = af_mix64(af_hash_bytes(text, n), (uint64_t)kind + 1);
   uint32_t slot = (uint32_t)(h % AF_FEAT_N);
-  if (counters && slot < ncounters)
+  if (at.n == 0 && counters && slot < ncounters)
     counters[slot] = 1;
+  else if (at.cur >= 0 && at.paused == 0)
+    at_note(slot);
   uint64_t bit = 1ull << (slot % 64);
   if (seen[slot / 64] & bit)
     return 0;

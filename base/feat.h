@@ -55,6 +55,21 @@ int af_feat_addf(int kind, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* Attribution, for feedback deferred over a batch (asyncfuzz fuzz through mlir-opt): with it on
+ * (af_feat_attribute(n): cases 0..n-1), a feature sets no fuzzer counter; it is noted for the
+ * current case (af_feat_case; -1: none, for what no one case made), whose slots are then read
+ * back (af_feat_case_slots) and credited to its input later (af_feat_credit). n = 0 turns it off
+ * and forgets the notes. 0, or -1 when out of memory (off then). */
+int af_feat_attribute(int ncases);
+void af_feat_case(int j);
+int af_feat_current_case(void);
+/* Pauses the notes (nested: each pause(1) undone by a pause(0)): for work of a batch that is not
+ * one case's own (a finding's reduction, its checks on other configurations). */
+void af_feat_pause(int pause);
+/* The distinct slots noted for case j (*n of them; NULL and 0 when none). */
+const uint32_t *af_feat_case_slots(int j, int *n);
+/* Sets the fuzzer's counters of slots[0..n). */
+void af_feat_credit(const uint32_t *slots, int n);
 /* Distinct slots seen (kind < 0: of every kind), and kind's name. */
 long af_feat_count(int kind);
 const char *af_feat_name(int kind);

@@ -216,6 +216,14 @@ void campaign_free(Campaign *k);
 int campaign_guided_begin(Campaign *k, const CampaignHooks *hooks, AfErr *err);
 int campaign_guided_done(const Campaign *k);
 int campaign_guided_case(Campaign *k, const GenCase *c, const uint8_t *in, size_t n);
+/* ... several in one batch (at most the campaign's batch): input j is cs[j], or where that is
+ * NULL the bytes ins[j][0..ns[j]). */
+int campaign_guided_cases(Campaign *k, const GenCase *const *cs, const uint8_t *const *ins,
+                          const size_t *ns, int n);
+/* The batch a guided run with deferred feedback fills before it checks it: the campaign's own
+ * (--batch) where it lowers through mlir-opt, at most 16 unless --batch says more; 1 (each input
+ * checked as it comes) for the builtin lowering alone. */
+int campaign_guided_batch(const Campaign *k);
 int campaign_guided_end(Campaign *k, int ex, CampaignResult *res, AfErr *err);
 /* The knobs a guided case is made with now: the campaign's, and what steering avoids on the
  * configuration the next case goes to (exploration aside); whether case c has something it

@@ -104,10 +104,14 @@ struct Campaign {
    * longs a point); thinned to every other point past TIMELINE_MAX */
   long *timeline;
   int npoints, cappoints, point_every, point_skip;
-  CampaignLoop *loop;      /* this process's loop (loop.c) */
-  const GenCase *given;    /* guided: the case the next batch checks, instead of generating one */
-  const uint8_t *given_in; /* ... or the bytes it is generated from (gen_generate_bytes) */
-  size_t given_n;
+  CampaignLoop *loop; /* this process's loop (loop.c) */
+  /* guided, a corpus replayed: the inputs the next batch checks instead of generating its cases
+   * (ngiven of them, at most the batch); input j is a case (given[j]) or, where that is NULL,
+   * the bytes it is generated from (given_in[j], given_n[j] bytes: gen_generate_bytes) */
+  int ngiven;
+  const GenCase **given;
+  const uint8_t **given_in;
+  size_t *given_n;
   double guided_last; /* campaign__now() when the last guided case was done */
   Slot *gslots;       /* guided: the slot of this process */
 };
@@ -178,8 +182,8 @@ void campaign__progress(Campaign *k, int final);
  * (show: call the progress hook). 0, or -1 when it stopped on an error (reported). (loop.c) */
 int campaign__loop(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int show);
 /* ... in steps: its state (0, or -1 out of memory, reported); whether it is done (the deadline,
- * max_cases, a stop); one batch (k->given: of that one case), 0 or -1 on an error (reported); its
- * end (the last matrix checks and tallies; ex: the steps' result), 0 or -1. */
+ * max_cases, a stop); one batch (k->ngiven > 0: of the inputs given), 0 or -1 on an error
+ * (reported); its end (the last matrix checks and tallies; ex: the steps' result), 0 or -1. */
 int campaign__loop_begin(Campaign *k, long max_cases);
 int campaign__loop_done(const Campaign *k, long max_cases);
 int campaign__loop_step(Campaign *k, Slot *slots, int w, int jobs, long max_cases, int show);

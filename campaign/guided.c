@@ -17,6 +17,7 @@
  */
 #include "campaign_int.h"
 #include "../reduce/reduce.h"
+#include "../base/sha1.h"
 
 #include <errno.h>
 #include <setjmp.h>
@@ -57,7 +58,9 @@ static struct {
   long fresh;     /* JSON inputs steering avoids, mutated into fresh choices */
   long moves[32]; /* structure-aware mutations made, per move */
   long spliced;   /* crossovers of two cases */
-  int leaked;     /* a sanitizer build: LeakSanitizer found a leak when the run ended */
+  int batch;      /* deferred feedback: inputs a batch (1: none) */
+  long batches, replays, written, dropped; /* batches checked, inputs credited on reload, ... */
+  int leaked; /* a sanitizer build: LeakSanitizer found a leak when the run ended */
 } F;
 
 int campaign_fuzz_available(char *why, size_t n) {
@@ -100,18 +103,34 @@ int campaign_guided_done(const Campaign *k) {
   return k->loop == NULL || campaign__loop_done(k, k->c.max_cases);
 }
 
-int campaign_guided_case(Campaign *k, const GenCase *c, const uint8_t *in, size_t n) {
+int campaign_guided_cases(Campaign *k, const GenCase *const *cs, const uint8_t *const *ins,
+                          const size_t *ns, int n) {
   double now = campaign__now();
   if (k->guided_last > 0) /* (since the last case: the fuzzer's) */
     k->st.time[CAMPAIGN_T_FUZZER] += now - k->guided_last;
-  k->given = c;
-  k->given_in = c ? NULL : in;
-  k->given_n = c ? 0 : n;
+  k->ngiven = n < k->batch ? n : k->batch;
+  k->given = (const GenCase **)cs;
+  k->given_in = (const uint8_t **)ins;
+  k->given_n = (size_t *)ns;
   int rc = campaign__loop_step(k, k->gslots, 0, 1, k->c.max_cases, 1);
+  k->ngiven = 0;
   k->given = NULL;
   k->given_in = NULL;
+  k->given_n = NULL;
   k->guided_last = campaign__now();
   return rc;
+}
+
+int campaign_guided_case(Campaign *k, const GenCase *c, const uint8_t *in, size_t n) {
+  const uint8_t *i = c ? NULL : in;
+  size_t m = c ? 0 : n;
+  return campaign_guided_cases(k, &c, &i, &m, 1);
+}
+
+int campaign_guided_batch(const Campaign *k) {
+  if (k->batch <= 1)
+    return 1;
+  return k->c.batch > 0 ? k->batch : k->batch < 16 ? k->batch : 16;
 }
 
 int campaign_guided_end(Campaign *k, int ex, CampaignResult *res, AfErr *err) {
@@ -233,6 +252,216 @@ static size_t put_case(GenCase *m, uint8_t *out, size_t max) {
   return len;
 }
 
+/* ---- deferred feedback ----
+ * Through mlir-opt, checking the inputs one at a time costs a tool run each, where a campaign
+ * checks a batch per run. So a guided run queues the inputs libFuzzer gives it (which see no
+ * feature then) and checks a batch of them at once, each case's features noted apart
+ * (af_feat_attribute: the action log by the lines of each case, the traces and verdicts by case).
+ * An input that adds a feature no input was credited with is written into the corpus directory,
+ * under the name libFuzzer gives a file (its SHA-1), and kept with its features here: libFuzzer
+ * reloads its corpus directory (-reload, every second by default), runs the new file, and the
+ * callback credits it with its features at once, so the input enters libFuzzer's corpus with
+ * what it reached, one batch late. */
+typedef struct Known {
+  uint8_t *bytes; /* NULL: empty */
+  size_t n;
+  uint32_t *slots;
+  int nslots;
+} Known;
+
+static struct {
+  int B;        /* inputs a batch (1: each input checked at once, its features credited then) */
+  uint8_t **in; /* the queue: each input's bytes, */
+  size_t *n;    /* ... length, */
+  GenCase *cs;  /* ... case (JSON inputs: read and validated; bytes: unused) */
+  int *json, nq;
+  uint64_t *credited; /* AF_FEAT_N bits: the slots some input was credited with */
+  Known *known;       /* open addressing by the bytes' hash, capknown a power of 2 */
+  int nknown, capknown;
+  long batches, replays, written;
+  /* Whether an input libFuzzer runs to collect its features was checked at once: until then each
+   * is (the empty input libFuzzer tries first, whose features it ignores, among them). Where none
+   * of the first inputs reaches a feature, libFuzzer warns that the code may lack coverage
+   * instrumentation, and makes up an input. */
+  int started;
+  char corpus[4096], tmp[4200];
+} D;
+
+static size_t known_at(const uint8_t *d, size_t n) {
+  return (size_t)af_hash_quick(d, n) & (size_t)(D.capknown - 1);
+}
+
+static const Known *known_find(const uint8_t *d, size_t n) {
+  if (D.capknown == 0)
+    return NULL;
+  for (size_t i = known_at(d, n);; i = (i + 1) & (size_t)(D.capknown - 1)) {
+    const Known *e = &D.known[i];
+    if (e->bytes == NULL)
+      return NULL;
+    if (e->n == n && memcmp(e->bytes, d, n) == 0)
+      return e;
+  }
+}
+
+/* Keeps input d[0..n) with its slots (copied); 0, or -1 when out of memory. */
+static int known_add(const uint8_t *d, size_t n, const uint32_t *slots, int ns) {
+  if (known_find(d, n))
+    return 0;
+  if (2 * (D.nknown + 1) > D.capknown) { /* (half full at most) */
+    int cap = D.capknown ? 2 * D.capknown : 256;
+    Known *t = af_calloc((size_t)cap, sizeof *t), *old = D.known;
+    if (t == NULL)
+      return -1;
+    int oldcap = D.capknown;
+    D.known = t;
+    D.capknown = cap;
+    for (int i = 0; i < oldcap; i++)
+      if (old[i].bytes) {
+        size_t j = known_at(old[i].bytes, old[i].n);
+        while (t[j].bytes)
+          j = (j + 1) & (size_t)(cap - 1);
+        t[j] = old[i];
+      }
+    af_free(old);
+  }
+  uint8_t *b = af_malloc(n ? n : 1);
+  uint32_t *sl = af_malloc(sizeof *sl * (size_t)(ns ? ns : 1));
+  if (b == NULL || sl == NULL) {
+    af_free(b);
+    af_free(sl);
+    return -1;
+  }
+  memcpy(b, d, n);
+  memcpy(sl, slots, sizeof *sl * (size_t)ns);
+  size_t i = known_at(d, n);
+  while (D.known[i].bytes)
+    i = (i + 1) & (size_t)(D.capknown - 1);
+  D.known[i] = (Known){b, n, sl, ns};
+  D.nknown++;
+  return 0;
+}
+
+/* Whether slots[0..ns) hold one no input was credited with; marks them credited. */
+static int credit_new(const uint32_t *slots, int ns) {
+  int fresh = 0;
+  for (int i = 0; i < ns && D.credited; i++) {
+    uint64_t bit = 1ull << (slots[i] % 64);
+    fresh |= !(D.credited[slots[i] / 64] & bit);
+    D.credited[slots[i] / 64] |= bit;
+  }
+  return fresh;
+}
+
+/* Input d[0..n) into the corpus directory as libFuzzer names it (written beside the campaign's
+ * output, then renamed: libFuzzer never reads half a file). A failure is reported and the input
+ * only kept here. */
+static void corpus_write(const uint8_t *d, size_t n) {
+  char sha[41], path[4200];
+  af_sha1_hex(d, n, sha);
+  af_fmt(path, sizeof path, "%s/%s", D.corpus, sha);
+  AfErr err = {0};
+  if (af_write_file(D.tmp, (const char *)d, n, &err) == 0 && rename(D.tmp, path) == 0) {
+    D.written++;
+    return;
+  }
+  if (err.rc == 0 && af_write_file(path, (const char *)d, n, &err) == 0) { /* (another device) */
+    D.written++;
+    return;
+  }
+  unlink(D.tmp);
+  campaign__problem(F.k, "cannot write a corpus input into %s: %s", D.corpus,
+                    err.rc ? err.msg : strerror(errno));
+}
+
+static void queue_free(void) {
+  for (int j = 0; j < D.nq; j++) {
+    af_free(D.in[j]);
+    if (D.json[j])
+      gen_case_free(&D.cs[j]);
+  }
+  D.nq = 0;
+}
+
+static void deferred_free(void) {
+  queue_free();
+  af_free(D.in);
+  af_free(D.n);
+  af_free(D.cs);
+  af_free(D.json);
+  af_free(D.credited);
+  for (int i = 0; i < D.capknown; i++) {
+    af_free(D.known[i].bytes);
+    af_free(D.known[i].slots);
+  }
+  af_free(D.known);
+  memset(&D, 0, sizeof D);
+}
+
+static int deferred_init(int B, const char *corpus, const char *out) {
+  memset(&D, 0, sizeof D);
+  D.B = B;
+  af_fmt(D.corpus, sizeof D.corpus, "%s", corpus);
+  af_fmt(D.tmp, sizeof D.tmp, "%s/.corpus-input.tmp", out);
+  D.credited = af_calloc(AF_FEAT_N / 64, sizeof *D.credited);
+  D.in = af_calloc((size_t)B, sizeof *D.in);
+  D.n = af_calloc((size_t)B, sizeof *D.n);
+  D.cs = af_calloc((size_t)B, sizeof *D.cs);
+  D.json = af_calloc((size_t)B, sizeof *D.json);
+  return D.credited && D.in && D.n && D.cs && D.json ? 0 : -1;
+}
+
+/* Checks the inputs queued (or, q NULL, the one input c / d[0..n)), each case's features
+ * noted apart; credits those of one it checked at once now, and writes each queued input that
+ * reached a feature no input was credited with into the corpus. 0, or a case's error. */
+static int check_noted(const GenCase *c, const uint8_t *d, size_t n, int now) {
+  int m = now ? 1 : D.nq;
+  const GenCase *cs[64];
+  const uint8_t *ins[64];
+  size_t ns[64];
+  for (int j = 0; j < m; j++) {
+    cs[j] = now ? c : D.json[j] ? &D.cs[j] : NULL;
+    ins[j] = now ? (c ? NULL : d) : D.in[j];
+    ns[j] = now ? n : D.n[j];
+  }
+  int noted = af_feat_attribute(m) == 0;
+  int rc = campaign_guided_cases(F.k, cs, ins, ns, m);
+  D.batches += !now;
+  for (int j = 0; j < m && noted && rc == 0; j++) {
+    int k;
+    const uint32_t *sl = af_feat_case_slots(j, &k);
+    if (now) { /* (libFuzzer reads the counters when the callback returns) */
+      D.started |= n > 0 && k > 0;
+      af_feat_credit(sl, k);
+      if (credit_new(sl, k))
+        (void)known_add(d, n, sl, k);
+    } else if (credit_new(sl, k) && known_add(D.in[j], D.n[j], sl, k) == 0) {
+      corpus_write(D.in[j], D.n[j]);
+    }
+  }
+  af_feat_attribute(0);
+  if (!now)
+    queue_free();
+  return rc;
+}
+
+/* Queues input d[0..n) (c: its case, a JSON input's); checks the queue when it is full, or
+ * holds the campaign's last cases. 0, or a case's error. */
+static int defer(const GenCase *c, const uint8_t *d, size_t n) {
+  int j = D.nq;
+  D.in[j] = af_malloc(n ? n : 1);
+  D.json[j] = c != NULL;
+  if (D.in[j] == NULL || (c && gen_case_copy(&D.cs[j], c) != 0)) {
+    af_free(D.in[j]);
+    campaign__problem(F.k, "out of memory");
+    return -1;
+  }
+  memcpy(D.in[j], d, n);
+  D.n[j] = n;
+  D.nq++;
+  long left = F.k->c.max_cases > 0 ? F.k->c.max_cases - F.k->st.cases : D.B;
+  return D.nq >= D.B || D.nq >= left ? check_noted(NULL, NULL, 0, 0) : 0;
+}
+
 static int one_input(const uint8_t *d, size_t n) {
   if (campaign_guided_done(F.k)) {
     /* a sanitized build: LeakSanitizer's check, here, where libFuzzer's frames still hold what
@@ -244,17 +473,27 @@ static int one_input(const uint8_t *d, size_t n) {
     longjmp(F.back, 1);
   }
   int rc;
+  const Known *kn = D.B > 1 ? known_find(d, n) : NULL;
+  if (kn) { /* checked in a batch and written into the corpus: libFuzzer reloaded it */
+    af_feat_credit(kn->slots, kn->nslots);
+    D.replays++;
+    return 0;
+  }
+  const GenCase *c = NULL;
   if (n > 0 && d[0] == '{') { /* a case */
-    const GenCase *c = json_case(d, n);
+    c = json_case(d, n);
     if (c == NULL || campaign_guided_avoided(F.k, c)) {
       F.rejected++;
       F.steered += c != NULL;
       return -1; /* (not added to the corpus) */
     }
-    rc = campaign_guided_case(F.k, c, NULL, 0);
-  } else {
-    rc = campaign_guided_case(F.k, NULL, d, n);
   }
+  if (D.B <= 1) /* each input at once, its features set as they come */
+    rc = campaign_guided_case(F.k, c, d, n);
+  else if (!D.started || n == 0) /* (see deferred_init) */
+    rc = check_noted(c, d, n, 1);
+  else
+    rc = defer(c, d, n);
   if (rc) {
     F.ex = rc;
     longjmp(F.back, 2);
@@ -367,6 +606,8 @@ int campaign_fuzz_run(Campaign *k, const CampaignHooks *hooks, const CampaignFuz
   args[na++] = "-handle_int=0";
   args[na++] = "-handle_term=0";
   args[na++] = "-timeout=0";
+  /* (a callback that checks a batch, or reduces a finding, is not a slow input) */
+  args[na++] = "-report_slow_units=1000000";
   args[na++] = "-print_final_stats=0";
   args[na++] = ml;
   args[na++] = sd;
@@ -390,9 +631,22 @@ int campaign_fuzz_run(Campaign *k, const CampaignHooks *hooks, const CampaignFuz
   int rc = campaign_guided_begin(k, hooks, err);
   if (rc)
     return rc;
+  /* (a merge, and its child processes, take each input's features as it runs) */
+  int B = f->merge || f->child ? 1 : campaign_guided_batch(k);
+  if (deferred_init(B > 64 ? 64 : B, corpus, c->out) != 0) {
+    deferred_free();
+    return af_err_set(err, AF_ENOMEM, "out of memory");
+  }
   if (setjmp(F.back) == 0)
     LLVMFuzzerRunDriver(&na, &argv, one_input);
   af_feat_set_counters(NULL, 0);
+  af_feat_attribute(0);
+  F.batches = D.batches;
+  F.replays = D.replays;
+  F.written = D.written;
+  F.batch = D.B;
+  F.dropped = D.nq; /* (queued, never checked: the run was over) */
+  deferred_free();
   cache_clear();
   rc = campaign_guided_end(k, F.ex, res, err);
   if (rc == 0 && F.leaked)
@@ -423,8 +677,15 @@ void campaign_fuzz_report(AfBuf *b) {
     }
   if (F.fresh)
     af_buf_printf(b, "; %ld steered-away case(s) replaced by fresh choices", F.fresh);
-  af_buf_printf(b, "; %ld case splice(s); %ld JSON input(s) read, %ld found read before\n",
-                F.spliced, g_cache_reads, g_cache_hits);
+  af_buf_printf(b, "; %ld case splice(s); %ld JSON input(s) read, %ld found read before", F.spliced,
+                g_cache_reads, g_cache_hits);
+  if (F.batch > 1)
+    af_buf_printf(b,
+                  "; feedback deferred over batches of %d: %ld batch(es), %ld input(s) written "
+                  "into the corpus, %ld credited when libFuzzer reloaded them, %ld queued when "
+                  "the run ended",
+                  F.batch, F.batches, F.written, F.replays, F.dropped);
+  af_buf_puts(b, "\n");
 }
 
 void campaign_fuzz_save_args(int argc, char *const *argv) {

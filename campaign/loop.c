@@ -25,8 +25,10 @@ static int gen_batch(Campaign *k, int conf, int w, int jobs, uint64_t *next, int
     /* shard I of N: seeds SEED + I + N * k; worker w of the shard: k = w + jobs * i */
     uint64_t cseed = k->c.seed + (uint64_t)(k->c.nshards > 1 ? k->c.shard : 0) +
                      campaign__nshards(k) * ((uint64_t)w + (uint64_t)jobs * (*next)++);
+    const GenCase *given = k->ngiven ? k->given[j] : NULL;
+    const uint8_t *given_in = k->ngiven && !given ? k->given_in[j] : NULL;
     GenConfig cfg = k->c.cfg;
-    if (k->c.swarm && !k->given_in) { /* (bytes choose their own knobs) */
+    if (k->c.swarm && !given_in) { /* (bytes choose their own knobs) */
       GenConfig wide;
       if (k->c.swarm > 1)
         gen_config_widen(&k->c.cfg, &wide);
@@ -37,11 +39,11 @@ static int gen_batch(Campaign *k, int conf, int w, int jobs, uint64_t *next, int
     campaign__batch_avoid(k, conf, cseed, &av);
     gen_avoid_union(&cfg.avoid, &av);
     k->st.avoided += gen_avoid_count(&av) > 0;
-    int rc = k->given ? gen_case_copy(&cases[j], k->given)
-             : k->given_in
-                 ? gen_generate_bytes(&cases[j], k->given_in, k->given_n, &cfg, k->c.swarm, &err)
+    int rc = given ? gen_case_copy(&cases[j], given)
+             : given_in
+                 ? gen_generate_bytes(&cases[j], given_in, k->given_n[j], &cfg, k->c.swarm, &err)
                  : gen_generate(&cases[j], cseed, &cfg, &err);
-    if (k->given && rc) {
+    if (given && rc) {
       campaign__problem(k, "out of memory");
       return -1;
     }
@@ -50,8 +52,10 @@ static int gen_batch(Campaign *k, int conf, int w, int jobs, uint64_t *next, int
     if (rc == 0)
       rc = oracle_expect(&cases[j], &es[j], &err);
     cp[j] = &cases[j];
-    if (rc == 0)
+    if (rc == 0) {
+      af_feat_case(j);
       gen_case_features(&cases[j]);
+    }
     if (rc) { /* a generator bug: keep the evidence and stop */
       campaign__problem(k, "case seed %llu: %s", (unsigned long long)cseed, err.msg);
       char path[4096];
@@ -91,9 +95,11 @@ static int check_batch(Campaign *k, int conf, GenCase *cases, OracleExpected **e
           s[q] = k->sched[q];
           s[q].seed = af_mix64(cases[j].seed, (uint64_t)q + 1);
         }
+        af_feat_case(j);
         rc = check_case(&cases[j], sp, s, k->nsched, es[j], &k->c.opts, &r[j], &err);
       }
     }
+    af_feat_case(-1);
     if (rc) {
       campaign__problem(k, "lowering %s, cases from seed %llu: %s", sp->name,
                         (unsigned long long)cases[0].seed, err.msg);
@@ -107,6 +113,7 @@ static int check_batch(Campaign *k, int conf, GenCase *cases, OracleExpected **e
 static int record_batch(Campaign *k, int conf, GenCase *cases, OracleExpected **es, int n,
                         const CheckResult *res) {
   for (int j = 0; j < n; j++) {
+    af_feat_case(j); /* (its verdicts, signatures and differences: this case's features) */
     k->st.cases++;
     const CheckResult *rs[CAMPAIGN_MAX_LOWERINGS];
     int executed = 1;
@@ -139,6 +146,7 @@ static int record_batch(Campaign *k, int conf, GenCase *cases, OracleExpected **
     if (k->c.nspecs > 1)
       campaign__note_differ(k, rs, cases[j].seed);
   }
+  af_feat_case(-1);
   return 0;
 }
 
@@ -195,8 +203,10 @@ static int run_batch(Campaign *k, int conf, int w, int jobs, uint64_t *next, int
   k->st.time[CAMPAIGN_T_FINDINGS] -=
       k->st.time[CAMPAIGN_T_REDUCE] + k->st.time[CAMPAIGN_T_DB] - inner;
   spend(k, CAMPAIGN_T_FINDINGS, &t);
-  if (ex == 0) /* (the batch's new findings on every configuration, at once) */
+  af_feat_pause(1); /* (features of the findings, not of one case of the batch) */
+  if (ex == 0)      /* (the batch's new findings on every configuration, at once) */
     ex = campaign__matrix_flush(k, 0);
+  af_feat_pause(0);
   spend(k, CAMPAIGN_T_MATRIX, &t);
   return ex;
 }
@@ -267,7 +277,7 @@ int campaign__loop_step(Campaign *k, Slot *slots, int w, int jobs, long max_case
       campaign__write_state(k, 1, slots, t - k->t0);
     L->next_report = t + L->period;
   }
-  int n = k->given || k->given_in ? 1 : k->batch, ngen;
+  int n = k->ngiven > 0 ? k->ngiven : k->batch, ngen;
   if (max_cases > 0 && max_cases - k->st.cases < n)
     n = (int)(max_cases - k->st.cases);
   /* the matrix's configurations in turn, batch by batch, across the workers */
@@ -381,12 +391,18 @@ static int replay_one(Campaign *k, Slot *slots, const char *path, long max_cases
     campaign__problem(k, "%s: not a valid case: %s", path, err.msg);
     rc = 1;
   } else {
-    k->given = json ? &c : NULL;
-    k->given_in = json ? NULL : (const uint8_t *)data;
-    k->given_n = json ? 0 : n;
+    const GenCase *gc = json ? &c : NULL;
+    const uint8_t *gi = json ? NULL : (const uint8_t *)data;
+    size_t gn = json ? 0 : n;
+    k->ngiven = 1;
+    k->given = &gc;
+    k->given_in = &gi;
+    k->given_n = &gn;
     rc = campaign__loop_step(k, slots, 0, 1, max_cases, 1);
+    k->ngiven = 0;
     k->given = NULL;
     k->given_in = NULL;
+    k->given_n = NULL;
   }
   if (json)
     gen_case_free(&c);

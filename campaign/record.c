@@ -254,16 +254,21 @@ int campaign__record(Campaign *k, int low, const GenCase *c, const Schedule *s, 
   GenCase plain;
   Verdict pv;
   int have_plain = 0;
+  /* (the checks of its variants and reductions: features of the campaign, not of this case) */
+  af_feat_pause(1);
   int alias = view_alias(k, low, c, s, v, &plain, &have_plain, &pv);
+  af_feat_pause(0);
   if (alias < 0)
     return -1;
   k->st.failures++;
   af_feat_add(AF_FEAT_SIGNATURE, v->signature, strlen(v->signature));
   for (int i = 0; i < v->nalso; i++)
     af_feat_add(AF_FEAT_SIGNATURE, v->also[i].signature, strlen(v->also[i].signature));
+  af_feat_pause(1);
   int rc = alias ? record_one(k, low, have_plain ? &plain : c, s, &pv, have_plain ? NULL : e,
                               !have_plain)
                  : record_one(k, low, c, s, v, e, 0);
+  af_feat_pause(0);
   if (have_plain)
     gen_case_free(&plain);
   /* each independent cause of the run counts under its own finding */
@@ -279,7 +284,9 @@ int campaign__record(Campaign *k, int low, const GenCase *c, const Schedule *s, 
     snprintf(x->victim, sizeof x->victim, "%s", v->also[i].victim);
     snprintf(x->detail, sizeof x->detail, "(beside the run's headline cause %.200s)\n%.700s",
              v->signature, v->detail);
+    af_feat_pause(1);
     rc = record_one(k, low, c, s, x, e, 0);
+    af_feat_pause(0);
     af_free(x);
   }
   return rc;

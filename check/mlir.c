@@ -14,6 +14,7 @@
  */
 #include "check_int.h"
 
+#include "../base/feat.h"
 #include "../base/proc.h"
 #include "../lower/mlir.h"
 
@@ -207,6 +208,7 @@ static int run_alone(const LowerSpec *spec, const char *dir, int i, const GenCas
                      AfErr *err) {
   char mod[4200], tdir[4200], errp[4200];
   int rc = 0;
+  af_feat_case(i);       /* (its features: its lowering alone, its traces) */
   if (l->code == NULL) { /* lowered as part of the whole batch only: lower it alone now */
     MlirLowered one;
     memset(&one, 0, sizeof one);
@@ -364,10 +366,24 @@ static int lower_module(MlirBatch *b, const LowerSpec *spec, const GenCase *cons
   char *text = gen_render_mlir_batch_map(cases, ids, m, b->ns, &b->bmap);
   int rc = text ? af_write_file(b->inp, text, strlen(text), err)
                 : af_err_set(err, AF_ENOMEM, "out of memory");
+  /* (features attributed to cases: each case's function, from the line after its comment) */
+  long *first = af_feat_on() && rc == 0 ? af_malloc(sizeof *first * (size_t)(m + 1)) : NULL;
+  int nf = 0;
+  long ln = 1;
+  for (const char *p = first ? text : NULL; p && *p && nf < m; ln++) {
+    if (strncmp(p, "  // case ", 10) == 0)
+      first[nf++] = ln + 1;
+    p = strchr(p, '\n');
+    p = p ? p + 1 : NULL;
+  }
   af_free(text);
   ProcResult r;
+  if (first && nf == m)
+    mlir_feat_lines(first, ids, m);
   if (rc == 0)
     rc = mlir_lower_file(spec, b->inp, b->lowered, b->errp, spec->timeout + 2.0 * m, &r, err);
+  mlir_feat_lines(NULL, NULL, 0);
+  af_free(first);
   *ok = rc == 0 && r.exited && r.code == 0;
   if (*ok && all) {
     char *code = NULL;
@@ -376,6 +392,8 @@ static int lower_module(MlirBatch *b, const LowerSpec *spec, const GenCase *cons
     if (rc == 0)
       mlir_unconverted_ops(code, root, sizeof root, ops, sizeof ops);
     *ok = rc == 0 && ops[0] == '\0';
+    if (*ok && af_feat_on()) /* (split, the batch's chunks give them) */
+      mlir_feat_calls_batch(code);
     af_free(code);
   }
   return rc;
@@ -415,6 +433,7 @@ static int judge_module(MlirBatch *b, const LowerSpec *spec, const Schedule *s,
     int i = b->ids[j];
     const OracleExpected *e = es && es[i] ? es[i] : b->own[i];
     out[i].executed = 1;
+    af_feat_case(i); /* (its traces' features) */
     int all = 1;
     for (int k = 0; k < ns && all; k++) {
       char tpath[4300];
@@ -450,6 +469,7 @@ int check__mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Sc
     out[i].executed = 0;
   }
   MlirBatch b;
+  int cur = af_feat_current_case();
   int rc = batch_init(&b, cs, n, ns, es, err);
   int batch_ok = 0;
   if (rc == 0 && n > 1 && g_ok_rate > 0.9) /* likely all runnable: the whole batch as one module */
@@ -473,5 +493,6 @@ int check__mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Sc
     }
   }
   batch_free(&b);
+  af_feat_case(cur);
   return rc;
 }

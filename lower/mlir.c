@@ -13,45 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* LLVM 19 locates what --split-input-file parsed relative to its chunk, as
- * `within split at FILE:N offset :L:C` (quoted in printed locations: loc("within split at
- * FILE:N offset ":L:C)), where LLVM 20 and newer give the file's own line, N + L - 1. Returns
- * text with the older form rewritten to the newer (FILE:LINE:C, loc("FILE":LINE:C)), or NULL
- * when out of memory. */
-static char *unsplit_locs(const char *text) {
-  static const char key[] = "within split at ";
-  AfBuf b;
-  af_buf_init(&b);
-  const char *p = text;
-  for (const char *k = strstr(p, key); k; k = strstr(p, key)) {
-    const char *f = k + sizeof key - 1, *off = strstr(f, " offset ");
-    const char *nl = strchr(f, '\n');
-    const char *colon = off ? off : NULL; /* FILE:N ends where " offset " begins */
-    while (colon && colon > f && *colon != ':')
-      colon--;
-    const char *after = off ? off + 8 : NULL; /* `:L:C` or `":L:C` */
-    int quoted = after && *after == '"';
-    if (!off || (nl && off > nl) || colon <= f || after[quoted] != ':') {
-      af_buf_put(&b, p, (size_t)(f - p)); /* not the form: kept as it is */
-      p = f;
-      continue;
-    }
-    long n = strtol(colon + 1, NULL, 10);
-    char *end = NULL;
-    long l = strtol(after + quoted + 1, &end, 10);
-    af_buf_put(&b, p, (size_t)(k - p));
-    af_buf_put(&b, f, (size_t)(colon - f));
-    af_buf_printf(&b, "%s:%ld", quoted ? "\"" : "", n + l - 1);
-    p = end;
-  }
-  af_buf_puts(&b, p);
-  if (b.oom) {
-    af_buf_free(&b);
-    return NULL;
-  }
-  return b.p ? b.p : af_strdup("");
-}
-
 /* ---- normalizing what mlir-opt says ---- */
 
 /* digits at m end an identifier after its '_': a suffix a pass adds to keep names unique
@@ -569,7 +530,7 @@ static int run_batch(const LowerSpec *spec, const char *dir, const char *input, 
     char **x = t ? report : text;
     if (strstr(*x, "within split at ") == NULL)
       continue;
-    char *u = unsplit_locs(*x);
+    char *u = mlir__unsplit_locs(*x);
     if (u == NULL)
       return af_err_set(err, AF_ENOMEM, "out of memory");
     af_free(*x);
@@ -613,6 +574,7 @@ static int take_outputs(const LowerSpec *spec, const char *dir, const char *text
   const char *p = text;
   int rc = 0;
   for (int i = 0; i < n && rc == 0; i++) {
+    af_feat_case(i); /* (n > 1: chunk i is case i) */
     const char *sep = strstr(p, "// -----\n");
     while (sep && sep != text && sep[-1] != '\n')
       sep = strstr(sep + 1, "// -----\n");
@@ -644,11 +606,17 @@ static int lower_joined(const LowerSpec *spec, const char *dir, char *const *chu
 int mlir_lower_batch(const LowerSpec *spec, const char *dir, char *const *chunks, int n,
                      MlirLowered *out, AfErr *err) {
   memset(out, 0, sizeof *out * (size_t)n);
+  /* (features attributed to cases: chunk i is case i, one chunk the current case) */
+  int cur = af_feat_current_case();
   int rc = n == 1 ? lower_one(spec, dir, 0, chunks[0], &out[0], err)
                   : lower_joined(spec, dir, chunks, n, out, err);
-  for (int i = 0; i < n && rc == 0 && af_feat_on(); i++)
+  for (int i = 0; i < n && rc == 0 && af_feat_on(); i++) {
+    if (n > 1)
+      af_feat_case(i);
     if (out[i].code)
       mlir_feat_calls(out[i].code);
+  }
+  af_feat_case(cur);
   return rc;
 }
 
@@ -668,13 +636,17 @@ static int lower_joined(const LowerSpec *spec, const char *dir, char *const *chu
   char *text = NULL, *report = NULL;
   if (rc == 0) {
     mlir_retarget(spec, in.p);
+    mlir_feat_lines(start, NULL, n);
     rc = run_batch(spec, dir, in.p, n, &r, &text, &report, err);
+    mlir_feat_lines(NULL, NULL, 0);
   }
   af_buf_free(&in);
   if (rc == 0 && (r.timed_out || r.signaled || (r.exited && r.code > 1))) {
     /* the batch as a whole failed: one case per process finds the case responsible */
-    for (int i = 0; i < n && rc == 0; i++)
+    for (int i = 0; i < n && rc == 0; i++) {
+      af_feat_case(i);
       rc = lower_one(spec, dir, i, chunks[i], &out[i], err);
+    }
   } else if (rc == 0) {
     take_errors(report, chunks, n, start, out);
     rc = take_outputs(spec, dir, text, chunks, n, start, out, err);

@@ -131,5 +131,14 @@ int lower_mlir_spec_parse(const char *s, LowerSpec *out, AfErr *err);
  * three mgpu* calls in a row within a function. */
 void mlir_feat_actions(const char *log);
 void mlir_feat_calls(const char *code);
+/* ... of a batch's module lowered as one (gen_render_mlir_batch): each case function's calls
+ * (@af_case_N) attributed to case N (af_feat_attribute). */
+void mlir_feat_calls_batch(const char *code);
+/* With features attributed to cases (af_feat_attribute): the next mlir-opt run's input holds
+ * n cases, case cases[i] (cases NULL: i) from line first[i] on (before first[0]: none), and the
+ * action log's features go to the case whose line the op of each action is located at (an
+ * action without a location: the case of the one before it). n = 0: none (the log's features
+ * go to the current case). */
+void mlir_feat_lines(const long *first, const int *cases, int n);
 
 #endif

@@ -39,14 +39,53 @@ static void action_op(const char *p, const char *end, char *out, size_t n) {
   af_fmt(out, n, "%.*s/%d", (int)(len < 80 ? len : 80), q, toks);
 }
 
+/* The cases of the next run's input, by line (mlir_feat_lines). */
+static struct {
+  const long *first;
+  const int *cases;
+  int n;
+} g_lines;
+
+void mlir_feat_lines(const long *first, const int *cases, int n) {
+  g_lines.first = first;
+  g_lines.cases = cases;
+  g_lines.n = first ? n : 0;
+}
+
+/* The line the op of an action line [p, end) is located at: its last loc(...), the first
+ * "FILE":LINE in it (a fused or named location's too); 0 when none (loc(unknown)). */
+static long action_line(const char *p, const char *end) {
+  const char *l = NULL;
+  for (const char *q = strstr(p, "loc("); q && q < end; q = strstr(q + 4, "loc("))
+    l = q;
+  for (const char *q = l; q && q + 2 < end; q++)
+    if (q[0] == '"' && q[1] == ':' && q[2] >= '0' && q[2] <= '9')
+      return strtol(q + 2, NULL, 10);
+  return 0;
+}
+
+/* The case of line ln of the input (-1: before the first case's). */
+static int line_case(long ln) {
+  int i = -1;
+  while (i + 1 < g_lines.n && g_lines.first[i + 1] <= ln)
+    i++;
+  return i < 0 ? -1 : g_lines.cases ? g_lines.cases[i] : i;
+}
+
 void mlir_feat_actions(const char *log) {
   static const char key[] = "Action `apply-pattern pattern: ";
   static const char pass[] = "Action `pass-execution`";
   char prev[200] = "";
+  int cur = af_feat_current_case();
   for (const char *p = log; p && *p;) {
     const char *nl = strchr(p, '\n');
     const char *end = nl ? nl : p + strlen(p);
     const char *a = strstr(p, key), *x = strstr(p, pass);
+    if (g_lines.n && ((x && x < end) || (a && a < end))) {
+      long ln = action_line(p, end); /* (the case whose op it is; none: as the action before) */
+      if (ln > 0)
+        af_feat_case(line_case(ln));
+    }
     if (x && x < end) {
       /* a pass starts: pairs are of patterns within one pass's run, so none spans two chunks of
        * a batch (each chunk starts with a pass), whatever the log shows between them */
@@ -68,18 +107,23 @@ void mlir_feat_actions(const char *log) {
     }
     p = nl ? nl + 1 : NULL;
   }
+  af_feat_case(cur);
 }
 
-void mlir_feat_calls(const char *code) {
+static void feat_calls(const char *code, int by_case) {
   char seq[3][48] = {"", "", ""};
+  int cur = af_feat_current_case();
   for (const char *p = code; p && *p;) {
     const char *nl = strchr(p, '\n');
     const char *end = nl ? nl : p + strlen(p);
     const char *f = strstr(p, "llvm.func ");
     const char *c = strstr(p, "llvm.call @mgpu");
-    if (f && f < end) /* a new function: a new sequence */
+    if (f && f < end) { /* a new function: a new sequence */
       seq[0][0] = seq[1][0] = seq[2][0] = '\0';
-    else if (c && c < end) {
+      const char *k = strstr(f, "@af_case_");
+      if (by_case) /* (a batch's case function; another, outlined from one, is no one case's) */
+        af_feat_case(k && k < end ? (int)strtol(k + 9, NULL, 10) : -1);
+    } else if (c && c < end) {
       const char *name = c + 11;
       size_t len = strcspn(name, "( \n");
       memmove(seq[0], seq[1], sizeof seq[0]);
@@ -89,6 +133,15 @@ void mlir_feat_calls(const char *code) {
     }
     p = nl ? nl + 1 : NULL;
   }
+  af_feat_case(cur);
+}
+
+void mlir_feat_calls(const char *code) {
+  feat_calls(code, 0);
+}
+
+void mlir_feat_calls_batch(const char *code) {
+  feat_calls(code, 1);
 }
 
 /* A batch's action log, as mlir-opt writes it. mlir-opt opens --log-actions-to's path again for
@@ -192,16 +245,24 @@ void mlir__feat_take(const char *out_path) {
     return;
   char path[sizeof L.path];
   af_fmt(path, sizeof path, "%s.actions", out_path);
+  char *log = NULL;
   if (L.running && strcmp(path, L.path) == 0) {
     drain_end();
-    if (L.len)
-      mlir_feat_actions(L.text);
+    log = L.len ? af_strdup(L.text) : NULL;
   } else {
-    char *log = NULL;
     AfErr err = {0};
-    if (af_read_file(path, &log, NULL, &err) == 0)
-      mlir_feat_actions(log);
-    af_free(log);
+    if (af_read_file(path, &log, NULL, &err) != 0)
+      log = NULL;
   }
+  if (log && g_lines.n && strstr(log, "within split at ")) { /* LLVM 19: the file's lines */
+    char *u = mlir__unsplit_locs(log);
+    if (u) {
+      af_free(log);
+      log = u;
+    }
+  }
+  if (log)
+    mlir_feat_actions(log);
+  af_free(log);
   unlink(path);
 }

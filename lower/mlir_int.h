@@ -47,5 +47,8 @@ void mlir__spec_names(LowerSpec *s, const char *path);
 void mlir__feat_arg(const char *out_path, int batch, char *arg, size_t n);
 /* ... and, after that run, the features of its action log (which it removes). */
 void mlir__feat_take(const char *out_path);
+/* LLVM 19's chunk-relative locations rewritten to the file's own lines (mlir_tag.c); NULL when
+ * out of memory. */
+char *mlir__unsplit_locs(const char *text);
 
 #endif

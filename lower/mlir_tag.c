@@ -1,13 +1,55 @@
 /*
  * mlir_tag.c: the case op of each runtime call in lowered code (see mlir.h): its location, kept
- * with --mlir-print-debuginfo, names a line of the rendered case.
+ * with --mlir-print-debuginfo, names a line of the rendered case. And LLVM 19's locations of a
+ * --split-input-file chunk, rewritten to the file's lines (mlir_int.h).
  */
-#include "mlir.h"
+#include "mlir_int.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- LLVM 19's split locations ---- */
+
+/* LLVM 19 locates what --split-input-file parsed relative to its chunk, as
+ * `within split at FILE:N offset :L:C` (quoted in printed locations: loc("within split at
+ * FILE:N offset ":L:C)), where LLVM 20 and newer give the file's own line, N + L - 1. Returns
+ * text with the older form rewritten to the newer (FILE:LINE:C, loc("FILE":LINE:C)), or NULL
+ * when out of memory. */
+char *mlir__unsplit_locs(const char *text) {
+  static const char key[] = "within split at ";
+  AfBuf b;
+  af_buf_init(&b);
+  const char *p = text;
+  for (const char *k = strstr(p, key); k; k = strstr(p, key)) {
+    const char *f = k + sizeof key - 1, *off = strstr(f, " offset ");
+    const char *nl = strchr(f, '\n');
+    const char *colon = off ? off : NULL; /* FILE:N ends where " offset " begins */
+    while (colon && colon > f && *colon != ':')
+      colon--;
+    const char *after = off ? off + 8 : NULL; /* `:L:C` or `":L:C` */
+    int quoted = after && *after == '"';
+    if (!off || (nl && off > nl) || colon <= f || after[quoted] != ':') {
+      af_buf_put(&b, p, (size_t)(f - p)); /* not the form: kept as it is */
+      p = f;
+      continue;
+    }
+    long n = strtol(colon + 1, NULL, 10);
+    char *end = NULL;
+    long l = strtol(after + quoted + 1, &end, 10);
+    af_buf_put(&b, p, (size_t)(k - p));
+    af_buf_put(&b, f, (size_t)(colon - f));
+    af_buf_printf(&b, "%s:%ld", quoted ? "\"" : "", n + l - 1);
+    p = end;
+  }
+  af_buf_puts(&b, p);
+  if (b.oom) {
+    af_buf_free(&b);
+    return NULL;
+  }
+  return b.p ? b.p : af_strdup("");
+}
 
 /* ---- case ops for the calls of lowered code ---- */
 

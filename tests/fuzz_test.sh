@@ -3,10 +3,14 @@
 # lowering gives no finding; its corpus is kept, every entry makes a valid case, and a plain
 # campaign replaying it (--seeds) reaches the features the guided run reached; a fault is found,
 # recorded and stored as in a campaign; a plain campaign counts features with --features.
+# Through mlir-opt (MLIR_OPT given), feedback is deferred over batches: each input of a batch is
+# credited with its own features when libFuzzer reloads it from the corpus, where it is written
+# under the name libFuzzer gives it (its SHA-1).
 # Skipped (77) where asyncfuzz was built without libFuzzer.
-# usage: fuzz_test.sh ASYNCFUZZ
+# usage: fuzz_test.sh ASYNCFUZZ [MLIR_OPT]
 set -u
 af=$1
+opt=${2:-}
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 fail=0
@@ -99,6 +103,40 @@ done
 "$af" campaign --features --cases 300 --seed 7 --lowering builtin --lowering builtin:fault=drop_host_wait \
   --out "$t/two" --no-db --quiet >/dev/null 2>&1
 [ "$(num "$t/two/summary.json" disagree)" -gt 0 ] 2>/dev/null || bad "two lowerings: no disagree features"
+
+# the builtin lowering: each input checked as it comes, no batch
+grep -q "feedback deferred" "$t/ok.log" && bad "builtin lowering: feedback deferred"
+
+# through mlir-opt: batches of 8, each input credited with its own features one batch late
+if [ -n "$opt" ] && [ -x "$opt" ]; then
+  "$af" fuzz --cases 40 --seed 3 --batch 8 --lowering "mlir-opt@default/nvvm:$opt" --out "$t/d" \
+    --no-db --no-reduce --quiet >"$t/d.log" 2>&1
+  rc=$?
+  [ $rc = 0 ] || [ $rc = 1 ] || bad "fuzz through mlir-opt: exit $rc: $(tail -3 "$t/d.log")"
+  [ "$(num "$t/d/summary.json" cases)" = 40 ] || bad "fuzz through mlir-opt: not 40 cases"
+  line=$(grep "feedback deferred over batches of 8" "$t/d.log")
+  [ -n "$line" ] || bad "fuzz through mlir-opt: no deferred feedback: $(grep guided: "$t/d.log")"
+  # (the first inputs are checked at once: libFuzzer's empty one and its first to collect)
+  b=$(echo "$line" | sed -n 's/.*: \([0-9]*\) batch(es).*/\1/p')
+  w=$(echo "$line" | sed -n 's/.* \([0-9]*\) input(s) written into the corpus.*/\1/p')
+  r=$(echo "$line" | sed -n 's/.* \([0-9]*\) credited when libFuzzer reloaded them.*/\1/p')
+  [ "${b:-0}" -ge 4 ] || bad "fuzz through mlir-opt: ${b:-no} batches of 38 inputs"
+  [ "${w:-0}" -ge 1 ] || bad "fuzz through mlir-opt: no input written into the corpus"
+  [ "${r:-0}" -ge 1 ] || bad "fuzz through mlir-opt: no input credited on reload ($w written)"
+  nc=0
+  for f in "$t/d/corpus"/*; do
+    [ -f "$f" ] || continue
+    nc=$((nc + 1))
+    [ "$(sha1sum < "$f" | cut -c1-40)" = "$(basename "$f")" ] || bad "corpus file $(basename "$f") is not named by its SHA-1"
+  done
+  [ "$nc" -ge "${w:-1}" ] || bad "fuzz through mlir-opt: $nc corpus file(s), $w written"
+  # every entry a valid case
+  "$af" campaign --seeds "$t/d/corpus" --cases "$nc" --seed 3 --out "$t/dr" --no-db --quiet \
+    >"$t/dr.log" 2>&1
+  grep -q "not a valid case" "$t/dr.log" && bad "deferred corpus: $(grep -m1 'not a valid case' "$t/dr.log")"
+else
+  echo "(no mlir-opt given: deferred feedback not checked)"
+fi
 
 if [ $fail = 0 ]; then echo "fuzz: ok"; else echo "fuzz: $fail failure(s)"; fi
 [ $fail = 0 ]
