@@ -365,6 +365,7 @@ static void corpus_write(const uint8_t *d, size_t n) {
     return;
   }
   if (err.rc == 0 && af_write_file(path, (const char *)d, n, &err) == 0) { /* (another device) */
+    unlink(D.tmp);
     D.written++;
     return;
   }
@@ -410,9 +411,10 @@ static int deferred_init(int B, const char *corpus, const char *out) {
   return D.credited && D.in && D.n && D.cs && D.json ? 0 : -1;
 }
 
-/* Checks the inputs queued (or, q NULL, the one input c / d[0..n)), each case's features
- * noted apart; credits those of one it checked at once now, and writes each queued input that
- * reached a feature no input was credited with into the corpus. 0, or a case's error. */
+/* Checks the inputs queued (now: the one input c, or d[0..n) when c is NULL, at once), each
+ * case's features noted apart; credits an input checked at once with its features now, and
+ * writes each queued input that reached a feature no input was credited with into the corpus.
+ * 0, or a case's error. */
 static int check_noted(const GenCase *c, const uint8_t *d, size_t n, int now) {
   int m = now ? 1 : D.nq;
   const GenCase *cs[64];

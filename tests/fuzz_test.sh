@@ -130,10 +130,16 @@ if [ -n "$opt" ] && [ -x "$opt" ]; then
     [ "$(sha1sum < "$f" | cut -c1-40)" = "$(basename "$f")" ] || bad "corpus file $(basename "$f") is not named by its SHA-1"
   done
   [ "$nc" -ge "${w:-1}" ] || bad "fuzz through mlir-opt: $nc corpus file(s), $w written"
-  # every entry a valid case
-  "$af" campaign --seeds "$t/d/corpus" --cases "$nc" --seed 3 --out "$t/dr" --no-db --quiet \
+  # every entry a valid case; replayed, they reach the run's features, but for what was no one
+  # case's (a batch's kernels lowered as one module, a pattern pair across two of its cases)
+  "$af" campaign --features --seeds "$t/d/corpus" --cases "$nc" --seed 3 --batch 8 \
+    --lowering "mlir-opt@default/nvvm:$opt" --out "$t/dr" --no-db --no-reduce --quiet \
     >"$t/dr.log" 2>&1
   grep -q "not a valid case" "$t/dr.log" && bad "deferred corpus: $(grep -m1 'not a valid case' "$t/dr.log")"
+  fd=$(num "$t/d/summary.json" total)
+  fr=$(num "$t/dr/summary.json" total)
+  echo "deferred: $nc corpus entries of 40 inputs replayed reach ${fr:-no} of the run's ${fd:-no} features"
+  [ "${fr:-0}" -ge $((${fd:-1} * 85 / 100)) ] || bad "deferred corpus replayed: ${fr:-no} features, the run ${fd:-no}"
 else
   echo "(no mlir-opt given: deferred feedback not checked)"
 fi
