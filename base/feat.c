@@ -1,6 +1,6 @@
 /*
- * feat.c: the feature set of the process (feat.h). One bit per slot for what was seen, and the
- * fuzzer's presence counters when there are some.
+ * feat.c: the feature set of the process (feat.h). One bit per slot for what was seen, the
+ * fuzzer's presence counters when there are some, and while attributing, each case's slots.
  */
 #include "feat.h"
 #include "afbase.h"
@@ -13,6 +13,7 @@ static uint64_t *seen; /* AF_FEAT_N bits */
 static long count[AF_FEAT__COUNT];
 static uint8_t *counters;
 static size_t ncounters;
+
 /* attribution: each case's distinct slots (a bit per slot and case, and the list), the case the
  * next features belong to */
 static struct {
