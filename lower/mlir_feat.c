@@ -245,24 +245,21 @@ void mlir__feat_take(const char *out_path) {
     return;
   char path[sizeof L.path];
   af_fmt(path, sizeof path, "%s.actions", out_path);
-  char *log = NULL;
+  const char *log = NULL;
+  char *own = NULL, *unsplit = NULL;
   if (L.running && strcmp(path, L.path) == 0) {
     drain_end();
-    log = L.len ? af_strdup(L.text) : NULL;
+    log = L.len ? L.text : NULL; /* (read where the reader kept it) */
   } else {
     AfErr err = {0};
-    if (af_read_file(path, &log, NULL, &err) != 0)
-      log = NULL;
+    if (af_read_file(path, &own, NULL, &err) == 0)
+      log = own;
   }
-  if (log && g_lines.n && strstr(log, "within split at ")) { /* LLVM 19: the file's lines */
-    char *u = mlir__unsplit_locs(log);
-    if (u) {
-      af_free(log);
-      log = u;
-    }
-  }
+  if (log && g_lines.n && strstr(log, "within split at ")) /* LLVM 19: the file's lines */
+    unsplit = mlir__unsplit_locs(log);
   if (log)
-    mlir_feat_actions(log);
-  af_free(log);
+    mlir_feat_actions(unsplit ? unsplit : log);
+  af_free(unsplit);
+  af_free(own);
   unlink(path);
 }
