@@ -30,6 +30,8 @@ static int mix_weight(const G *g, const Ctx *x, int k) {
   return g->cfg.w[k];
 }
 
+enum { BLOCK_SCALE = 32 }; /* the default op count: its cases stay as they were */
+
 static void gen_ctx(G *g, Ctx *x, int budget) {
   const GenConfig *c = &g->cfg;
   int start = g->c->nops - g->refit; /* (the avoid set's other forms do not count) */
@@ -45,7 +47,12 @@ static void gen_ctx(G *g, Ctx *x, int budget) {
       gen__op_extra_wait(g, x); /* drawn only when on: seeds made without the knob stay the same */
       continue;
     } else if (c->block_pct > 0 && af_rng_chance(&g->rng, c->block_pct)) {
+      /* a body drawn as in a case of at most BLOCK_SCALE ops: a larger case has more blocks,
+       * not longer ones (a for's body runs up to 4 times: bodies that grew with the case made
+       * a run's work per op grow with it: 1.3 times from 32 ops to 256) */
       int remaining = budget - (g->c->nops - g->refit - start);
+      if (remaining > BLOCK_SCALE)
+        remaining = BLOCK_SCALE;
       gen__op_block(g, x, 1 + (int)af_rng_below(&g->rng, (uint32_t)(remaining / 3 + 2)));
       continue;
     }

@@ -399,6 +399,40 @@ static void test_ts_minimize(void) {
   }
 }
 
+/* A block's body does not grow with the case: a 1,024-op case has more blocks than a 32-op one,
+ * not longer ones (a for's body runs up to 4 times, so bodies that grew with the case made a
+ * run's work per op grow with it). Before, the bodies of 1,024-op cases reached hundreds of ops. */
+static void test_block_size(void) {
+  int sizes[] = {32, 1024}, most[2] = {0, 0};
+  long body_ops[2] = {0, 0}, nblocks[2] = {0, 0};
+  for (int z = 0; z < 2; z++) {
+    GenConfig cfg;
+    gen_config_default(&cfg);
+    cfg.ops = sizes[z];
+    cfg.block_pct = 12;
+    for (uint64_t s = 1; s <= 40; s++) {
+      GenCase c;
+      AfErr err = {0};
+      CHECK_EQ(gen_generate(&c, s, &cfg, &err), 0);
+      for (int b = 1; b < c.nblocks; b++) {
+        int n = c.blocks[b].last - c.blocks[b].first + 1;
+        body_ops[z] += n > 0 ? n : 0;
+        most[z] = n > most[z] ? n : most[z];
+      }
+      nblocks[z] += c.nblocks > 1 ? c.nblocks - 1 : 0;
+      gen_case_free(&c);
+    }
+  }
+  CHECK(nblocks[0] > 0 && nblocks[1] > 20 * nblocks[0]);
+  double m32 = (double)body_ops[0] / (double)nblocks[0];
+  double m1024 = (double)body_ops[1] / (double)nblocks[1];
+  if (!(m1024 < 1.5 * m32 && most[1] <= 40))
+    fprintf(stderr, "block bodies: mean %.1f ops at 32, %.1f at 1024 (largest %d, %d)\n", m32,
+            m1024, most[0], most[1]);
+  CHECK(m1024 < 1.5 * m32);
+  CHECK(most[1] <= 40);
+}
+
 int main(void) {
   test_ts_minimize();
   test_op_shapes();
@@ -407,5 +441,6 @@ int main(void) {
   test_extra_waits();
   test_shapes();
   test_render_is_deterministic();
+  test_block_size();
   return TEST_DONE("test_gen");
 }
