@@ -103,7 +103,8 @@ static void add_host_bufs(G *g) {
     if (i > 0 && cfg->typed_pct > 0 && af_rng_chance(&g->rng, 2 * cfg->typed_pct))
       gb.elem = (uint8_t)(1 + af_rng_below(&g->rng, GEN_ELEM__COUNT - 1));
     int b = gen_case_add_buf(g->c, &gb);
-    if (b < 0 || af_grow((void **)&g->bs, &g->capbs, b + 1, sizeof(BState))) {
+    if (b < 0 || af_grow((void **)&g->bs, &g->capbs, b + 1, sizeof(BState)) ||
+        gen__buf_born(g, b)) {
       gen__oom(g);
       return;
     }
@@ -139,6 +140,7 @@ static void g_free(G *g) {
     af_free(g->vals[i].bufs);
   af_free(g->vals);
   af_free(g->bs);
+  af_free(g->bufs);
   af_free(g->tok_ctx);
   af_free(g->tok_blk);
   af_free(g->tok_root);

@@ -62,6 +62,9 @@ typedef struct G {
   BState *bs;
   int capbs;
   int live_dev;
+  int *bufs; /* the buffers not dead (owner -2), in order: what a context's ops may pick from,
+                where the case's buffers grow with its ops (gen__buf_born, gen__buf_dies) */
+  int nbufs, capbufs;
   /* values */
   Value *vals;
   int nvals, capvals;
@@ -128,6 +131,9 @@ void gen__note_access(G *g, Ctx *x, int b, int write, int tok);
 #define ANY_ELEM -1
 #define NOT_I64 -2
 #define NOT_I32 -3
+/* Buffer b, just added to the case, is alive (-1 on failure); it dies (owner -2). */
+int gen__buf_born(G *g, int b);
+void gen__buf_dies(G *g, int b);
 int gen__pick_buf(G *g, Ctx *x, int want_kind, int need_written, int not1, int not2, int elem);
 /* A view of `len` of a buffer's n elements into v ([offset, length, stride]): stride 1 or 2, an
  * offset that keeps it inside. */

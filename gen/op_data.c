@@ -241,13 +241,15 @@ void gen__op_alloc(G *g, Ctx *x) {
     gb.stat = af_rng_chance(&g->rng, g->cfg.view_pct) != 0;
   if (g->cfg.typed_pct > 0 && af_rng_chance(&g->rng, g->cfg.typed_pct)) { /* only when on */
     gb.elem = (uint8_t)(1 + af_rng_below(&g->rng, GEN_ELEM__COUNT - 1));
-    for (int h = 0; h < g->c->nbufs; h++) /* mostly the type of a host buffer, to copy to */
+    for (int i = 0; i < g->nbufs; i++) { /* mostly the type of a host buffer, to copy to */
+      int h = g->bufs[i];
       if (g->c->bufs[h].kind == GEN_BUF_HOST && g->c->bufs[h].elem != GEN_ELEM_I32 &&
           af_rng_chance(&g->rng, 70))
         gb.elem = g->c->bufs[h].elem;
+    }
   }
   int b = gen_case_add_buf(g->c, &gb);
-  if (b < 0 || af_grow((void **)&g->bs, &g->capbs, b + 1, sizeof(BState))) {
+  if (b < 0 || af_grow((void **)&g->bs, &g->capbs, b + 1, sizeof(BState)) || gen__buf_born(g, b)) {
     gen__oom(g);
     return;
   }
@@ -282,9 +284,9 @@ void gen__op_alloc(G *g, Ctx *x) {
 }
 
 void gen__op_dealloc(G *g, Ctx *x, int b) {
-  BState *st = &g->bs[b];
   if (gen__avoids_kind(g, GEN_OP_DEALLOC)) { /* every form avoided: the buffer is dropped */
-    st->owner = -2; /* (left allocated, unused: a leak of the case's own, which never counts) */
+    /* (left allocated, unused: a leak of the case's own, which never counts) */
+    gen__buf_dies(g, b);
     g->live_dev--;
     return;
   }
@@ -302,7 +304,7 @@ void gen__op_dealloc(G *g, Ctx *x, int b) {
     if (gen__emit_drawn(g, x, &o, &s) < 0)
       return;
   }
-  st->owner = -2;
+  gen__buf_dies(g, b);
   g->live_dev--;
 }
 

@@ -477,6 +477,44 @@ static void test_refused_settings(void) {
   asyncfuzz_rt_end();
 }
 
+/* Many allocations, some freed: a pointer into any of them is named by its allocation and
+ * offset, one element past its end is refused, and work queued on a freed one fails as a use
+ * after free while the others' runs. */
+static void test_many_allocations(void) {
+  enum { N = 48 };
+  begin(RT_LAZY, 3);
+  void *s = mgpuStreamCreate();
+  int32_t *b[N];
+  for (int i = 0; i < N; i++)
+    b[i] = mgpuMemAlloc((uint64_t)(16 + 4 * (i % 7)), NULL, false);
+  int freed = 0;
+  for (int i = 0; i < N; i++) {
+    int n = 4 + i % 7;
+    mgpuMemset32(b[i] + 1, (unsigned)i, (size_t)(n - 1), s); /* an interior pointer */
+    const RtRec *r = last_rec(RT_CALL_MEMSET32);
+    CHECK_EQ(r->err, RT_ERR_OK);
+    CHECK_EQ(RT_REF_KIND(r->args[0]), RT_REF_BUF);
+    CHECK_EQ(RT_REF_ID(r->args[0]), i);
+    CHECK_EQ(RT_REF_VAL(r->args[0]), 4u);
+    mgpuMemset32(b[i] + 1, 0, (size_t)n, s); /* one element past the end */
+    CHECK_EQ(last_rec(RT_CALL_MEMSET32)->detail, RT_DETAIL_BAD_POINTER);
+  }
+  for (int i = 0; i < N; i += 3, freed++)
+    mgpuMemFree(b[i], NULL); /* not stream-ordered: the memsets queued on them hit freed memory */
+  mgpuStreamSynchronize(s);
+  CHECK_EQ(count_errors(RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE), freed);
+  for (int i = 1; i < N; i += 3)
+    CHECK_EQ(b[i][1], i);
+  for (int i = 0; i < N; i++)
+    if (i % 3)
+      mgpuMemFree(b[i], NULL);
+  mgpuStreamDestroy(s);
+  asyncfuzz_rt_end();
+  RtSummary sum;
+  asyncfuzz_rt_summary(&sum);
+  CHECK_EQ(sum.buffers_leaked, 0);
+}
+
 int main(void) {
   test_refused_settings();
   test_wrong_kind_does_not_wait();
@@ -485,6 +523,7 @@ int main(void) {
   test_unrecorded_event_is_empty();
   test_destroyed_handles();
   test_free_is_immediate();
+  test_many_allocations();
   test_eager_completes_at_once();
   test_kernel_sentinel_window();
   test_bad_launches();
