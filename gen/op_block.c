@@ -599,6 +599,7 @@ void gen__op_block(G *g, Ctx *x, int budget) {
   body.id = x->id;
   body.depth = x->depth;
   body.body = 1;
+  int tok0 = g->ntok; /* (the block's tokens are made from here on: a body holds no block) */
   g->cur_blk = b;
   g->cur_kind = kind;
   g->blk_read = read;
@@ -616,7 +617,7 @@ void gen__op_block(G *g, Ctx *x, int budget) {
   TSet s;
   s.n = 0;
   int ntok = g->ntok; /* (joins add_all makes are block tokens too, and cover what they join) */
-  for (int t = 0; t < ntok && g->rc == 0; t++)
+  for (int t = tok0; t < ntok && g->rc == 0; t++)
     if (g->tok_blk[t] == b && g->tok_ctx[t] == x->id)
       add_all(g, &body, &s, t);
   gen__ts_minimize(g, &s);

@@ -295,6 +295,24 @@ static void plan_requests(L *l) {
  * block (but a for's, whose hook lowers its body) ends after its last op. */
 static void walk(L *l) {
   const GenCase *c = l->c;
+  /* the regions each op ends, innermost (the latest) first: closes[i], then on through next */
+  int *closes = af_malloc(sizeof(int) * (size_t)(c->nops + c->nregions + 1));
+  if (closes == NULL) {
+    l->rc = af_err_set(l->err, AF_ENOMEM, "out of memory lowering");
+    return;
+  }
+  int *next = closes + c->nops;
+  for (int i = 0; i < c->nops; i++)
+    closes[i] = -1;
+  for (int r = 1; r < c->nregions; r++) {
+    const GenRegion *g = &c->regions[r];
+    int last = g->last >= g->first ? g->last : g->exec_op;
+    next[r] = -1;
+    if (last >= 0 && last < c->nops) {
+      next[r] = closes[last];
+      closes[last] = r;
+    }
+  }
   for (int i = 0; i < c->nops && l->rc == 0; i++) {
     const GenOp *o = &c->ops[i];
     lower_op(l, i);
@@ -307,13 +325,10 @@ static void walk(L *l) {
     if (k > 0 && c->ops[c->blocks[k].op].kind != GEN_OP_FOR &&
         (c->blocks[k].last >= c->blocks[k].first ? c->blocks[k].last : c->blocks[k].op) == i)
       lower__block_end(l, k);
-    for (int r = c->nregions - 1; r >= 1; r--) {
-      const GenRegion *g = &c->regions[r];
-      int last = g->last >= g->first ? g->last : g->exec_op;
-      if (last == i)
-        lower__close_region(l, r);
-    }
+    for (int r = closes[i]; r >= 1; r = next[r])
+      lower__close_region(l, r);
   }
+  af_free(closes);
 }
 
 /* The lowering's state and the program's arrays for case c; 0 or AF_ENOMEM. */
