@@ -218,7 +218,8 @@ static int v_alloc(V *v) {
   AfLayout l = {0};
   size_t o_reach = af_lay(&l, (size_t)v->nnodes * (size_t)v->words + 1, sizeof(uint64_t));
   size_t o_reads = af_lay(&l, nb, sizeof(int *));
-  size_t o_tok = af_lay(&l, 4 * nt, sizeof(int)), o_reg = af_lay(&l, 2 * nr, sizeof(int));
+  size_t o_tok = af_lay(&l, 4 * nt, sizeof(int)), o_reg = af_lay(&l, 3 * nr, sizeof(int));
+  size_t o_ops = af_lay(&l, (size_t)c->nops + 1, sizeof(int));
   size_t o_buf = af_lay(&l, 6 * nb, sizeof(int)), o_str = af_lay(&l, 3 * ns, sizeof(int));
   char *blk = v->blk = af_calloc(1, l.size);
   if (blk == NULL)
@@ -231,6 +232,8 @@ static int v_alloc(V *v) {
   v->tok_defs = v->tok_blk + nt;
   v->last_sync = (int *)(blk + o_reg); /* per region */
   v->awaited = v->last_sync + nr;
+  v->close_next = v->awaited + nr;
+  v->closes = (int *)(blk + o_ops);     /* per op */
   v->alloc_node = (int *)(blk + o_buf); /* per buffer */
   v->alloc_ctx = v->alloc_node + nb;
   v->dealloc_node = v->alloc_ctx + nb;
@@ -244,6 +247,19 @@ static int v_alloc(V *v) {
     v->tok_src[t] = -1;
   for (int r = 0; r < c->nregions; r++)
     v->last_sync[r] = -1;
+  /* the regions each op ends, innermost (the latest) first, listed once where every op looked
+   * through every region */
+  for (int i = 0; i < c->nops; i++)
+    v->closes[i] = -1;
+  for (int r = 1; r < c->nregions; r++) {
+    const GenRegion *g = &c->regions[r];
+    int last = g->last >= g->first ? g->last : g->exec_op;
+    v->close_next[r] = -1;
+    if (last >= 0 && last < c->nops) {
+      v->close_next[r] = v->closes[last];
+      v->closes[last] = r;
+    }
+  }
   for (int s = 0; s < c->nstreams; s++)
     v->s_create[s] = v->s_last[s] = v->s_destroy[s] = -1;
   return 0;
@@ -281,12 +297,8 @@ static int walk_op(V *v, int i) {
   if (rc == 0 && k > 0 && k < c->nblocks &&
       (c->blocks[k].last >= c->blocks[k].first ? c->blocks[k].last : c->blocks[k].op) == i)
     rc = gen__visit_block_end(v, k);
-  for (int r = c->nregions - 1; r >= 1 && rc == 0; r--) {
-    const GenRegion *g = &c->regions[r];
-    int last = g->last >= g->first ? g->last : g->exec_op;
-    if (last == i)
-      rc = gen__visit_region_end(v, r);
-  }
+  for (int r = v->closes[i]; r >= 1 && rc == 0; r = v->close_next[r])
+    rc = gen__visit_region_end(v, r);
   return rc;
 }
 
