@@ -140,7 +140,7 @@ static void g_free(G *g) {
     af_free(g->vals[i].bufs);
   af_free(g->vals);
   af_free(g->bs);
-  af_free(g->bufs);
+  af_free(g->alive);
   af_free(g->tok_ctx);
   af_free(g->tok_blk);
   af_free(g->tok_root);

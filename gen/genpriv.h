@@ -62,9 +62,9 @@ typedef struct G {
   BState *bs;
   int capbs;
   int live_dev;
-  int *bufs; /* the buffers not dead (owner -2), in order: what a context's ops may pick from,
-                where the case's buffers grow with its ops (gen__buf_born, gen__buf_dies) */
-  int nbufs, capbufs;
+  int *alive; /* the buffers not dead (owner -2), in order: what a context's ops may pick from,
+                 where the case's buffers grow with its ops (gen__buf_born, gen__buf_dies) */
+  int nalive, capalive;
   /* values */
   Value *vals;
   int nvals, capvals;

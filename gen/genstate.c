@@ -390,26 +390,26 @@ void gen__note_access(G *g, Ctx *x, int b, int write, int tok) {
 }
 
 int gen__buf_born(G *g, int b) {
-  if (af_grow((void **)&g->bufs, &g->capbufs, g->nbufs + 1, sizeof(int)))
+  if (af_grow((void **)&g->alive, &g->capalive, g->nalive + 1, sizeof(int)))
     return -1;
-  g->bufs[g->nbufs++] = b; /* (the newest: the list stays in order) */
+  g->alive[g->nalive++] = b; /* (the newest: the list stays in order) */
   return 0;
 }
 
 void gen__buf_dies(G *g, int b) {
   g->bs[b].owner = -2;
-  for (int i = 0; i < g->nbufs; i++)
-    if (g->bufs[i] == b) {
-      memmove(g->bufs + i, g->bufs + i + 1, sizeof(int) * (size_t)(g->nbufs - i - 1));
-      g->nbufs--;
+  for (int i = 0; i < g->nalive; i++)
+    if (g->alive[i] == b) {
+      memmove(g->alive + i, g->alive + i + 1, sizeof(int) * (size_t)(g->nalive - i - 1));
+      g->nalive--;
       return;
     }
 }
 
 int gen__pick_buf(G *g, Ctx *x, int want_kind, int need_written, int not1, int not2, int elem) {
   int cand[256], n = 0;
-  for (int i = 0; i < g->nbufs && n < 256; i++) {
-    int b = g->bufs[i];
+  for (int i = 0; i < g->nalive && n < 256; i++) {
+    int b = g->alive[i];
     BState *st = &g->bs[b];
     int e = g->c->bufs[b].elem;
     if (st->owner != x->id || b == not1 || b == not2)

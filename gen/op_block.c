@@ -481,8 +481,8 @@ static void add_all(G *g, Ctx *x, TSet *s, int t) {
 /* What x's buffers wait for: their writers' and readers' tokens not yet completed. */
 static void frontier(G *g, Ctx *x, TSet *s) {
   s->n = 0;
-  for (int i = 0; i < g->nbufs && g->rc == 0; i++) {
-    const BState *st = &g->bs[g->bufs[i]];
+  for (int i = 0; i < g->nalive && g->rc == 0; i++) {
+    const BState *st = &g->bs[g->alive[i]];
     if (st->owner != x->id)
       continue;
     if (!gen__covered(g, x->id, st->writer))
@@ -510,8 +510,8 @@ static int join_all(G *g, Ctx *x, TSet *s) {
 
 /* After block b: what x's buffers waited for inside it is the block's token. */
 static void remap(G *g, Ctx *x, int b, int tok) {
-  for (int i = 0; i < g->nbufs; i++) {
-    BState *st = &g->bs[g->bufs[i]];
+  for (int i = 0; i < g->nalive; i++) {
+    BState *st = &g->bs[g->alive[i]];
     if (st->owner != x->id)
       continue;
     if (st->writer >= 0 && g->tok_blk[st->writer] == b)
@@ -554,9 +554,9 @@ static int bind_inputs(G *g, Ctx *x, int kind, GenBlock *k) {
       if (af_rng_chance(&g->rng, 60))
         outer[n++] = s.t[i];
     /* buffers of the context, passed as block arguments too */
-    for (int i = 0; i < g->nbufs && k->nbufargs < 2; i++)
-      if (g->bs[g->bufs[i]].owner == x->id && af_rng_chance(&g->rng, 30))
-        k->bufargs[k->nbufargs++] = g->bufs[i];
+    for (int i = 0; i < g->nalive && k->nbufargs < 2; i++)
+      if (g->bs[g->alive[i]].owner == x->id && af_rng_chance(&g->rng, 30))
+        k->bufargs[k->nbufargs++] = g->alive[i];
   }
   for (int q = 0; q < n; q++) {
     k->inputs[q].outer = outer[q];

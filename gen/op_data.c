@@ -241,8 +241,8 @@ void gen__op_alloc(G *g, Ctx *x) {
     gb.stat = af_rng_chance(&g->rng, g->cfg.view_pct) != 0;
   if (g->cfg.typed_pct > 0 && af_rng_chance(&g->rng, g->cfg.typed_pct)) { /* only when on */
     gb.elem = (uint8_t)(1 + af_rng_below(&g->rng, GEN_ELEM__COUNT - 1));
-    for (int i = 0; i < g->nbufs; i++) { /* mostly the type of a host buffer, to copy to */
-      int h = g->bufs[i];
+    for (int i = 0; i < g->nalive; i++) { /* mostly the type of a host buffer, to copy to */
+      int h = g->alive[i];
       if (g->c->bufs[h].kind == GEN_BUF_HOST && g->c->bufs[h].elem != GEN_ELEM_I32 &&
           af_rng_chance(&g->rng, 70))
         gb.elem = g->c->bufs[h].elem;

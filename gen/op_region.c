@@ -378,18 +378,18 @@ static void close_region(G *g, Ctx *x, int region) {
   }
   gen__close_streams(g, x);
   gen__claim_leftovers(g, x);
-  for (int i = 0; i < g->nbufs && g->rc == 0; i++) {
-    int b = g->bufs[i];
+  for (int i = 0; i < g->nalive && g->rc == 0; i++) {
+    int b = g->alive[i];
     if (g->bs[b].owner == x->id && g->bs[b].region_private) {
-      int before = g->nbufs;
+      int before = g->nalive;
       gen__op_dealloc(g, x, b);
-      i -= g->nbufs < before; /* (it died: the next buffer took its place) */
+      i -= g->nalive < before; /* (it died: the next buffer took its place) */
     }
   }
   int owned[256], n = 0;
-  for (int i = 0; i < g->nbufs && n < 256; i++)
-    if (g->bs[g->bufs[i]].owner == x->id)
-      owned[n++] = g->bufs[i];
+  for (int i = 0; i < g->nalive && n < 256; i++)
+    if (g->bs[g->alive[i]].owner == x->id)
+      owned[n++] = g->alive[i];
   int nv = n == 0 ? (x->nrecent && af_rng_chance(&g->rng, 50) ? 1 : 0)
                   : 1 + (int)af_rng_below(&g->rng, n < 2 ? 1 : 2);
   if (gen__avoids_construct(g, GEN_CONSTRUCT_YIELD))
