@@ -353,8 +353,9 @@ int check_run_program(const LowerProgram *p, const RtConfig *cfg, AfErr *err) {
   }
   in.tasks[0].state = T_READY;
   int current = 0;
+  int keep = in.cfg->policy == RT_LAZY; /* (lazy keeps the current task while it can run) */
   while (in.tasks[0].state != T_DONE) {
-    int t = pick_task(&in, current);
+    int t = keep && !in.dirty && in.isrun[current] ? current : pick_task(&in, current);
     if (t < 0) {
       rc = af_err_set(err, AF_EDEADLOCK, "no task can run: the program deadlocks");
       break;
