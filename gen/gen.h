@@ -366,6 +366,11 @@ int gen_op_has_token(const GenCase *c, const GenOp *o);
 /* The last op of op i's body (an execute's region, a block op's block; i for an op without one,
  * or with an empty one): where the ops of i's own context go on, in inline order. */
 int gen_op_body_end(const GenCase *c, int i);
+/* The regions each op ends (after its last op, or its execute op when its body is empty),
+ * innermost (the latest) first: for op i, closes[i], then next[r] until -1. closes has c->nops
+ * entries, next c->nregions. Made once, where every op looking through every region was
+ * quadratic in the case. */
+void gen_region_ends(const GenCase *c, int *closes, int *next);
 /* Whether op o takes dependencies (an async op, a host wait). */
 static inline int gen_op_takes_deps(const GenOp *o) {
   return gen_op_async(o) || (gen_op_flags(o->kind) & GEN_K_DEPS);

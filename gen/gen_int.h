@@ -87,10 +87,9 @@ typedef struct V {
   int *tok_ctx;
   int *tok_blk; /* block whose body defines each token (0: none) */
   int *tok_defs;
-  int *last_sync;  /* per context */
-  int *awaited;    /* per region */
-  int *closes;     /* per op: the first region it ends (the latest), or -1 */
-  int *close_next; /* per region: the next region the same op ends, or -1 */
+  int *last_sync;           /* per context */
+  int *awaited;             /* per region */
+  int *closes, *close_next; /* the regions each op ends (gen_region_ends) */
   /* per explicit stream: its stream_create, its last launch (-1: none), its stream_destroy */
   int *s_create, *s_last, *s_destroy;
   /* per buffer */

@@ -86,6 +86,20 @@ int gen_op_accesses(const GenCase *c, int i, int32_t *bufs, int *writes) {
   return n;
 }
 
+void gen_region_ends(const GenCase *c, int *closes, int *next) {
+  for (int i = 0; i < c->nops; i++)
+    closes[i] = -1;
+  for (int r = 1; r < c->nregions; r++) {
+    const GenRegion *g = &c->regions[r];
+    int last = g->last >= g->first ? g->last : g->exec_op;
+    next[r] = -1;
+    if (last >= 0 && last < c->nops) {
+      next[r] = closes[last];
+      closes[last] = r;
+    }
+  }
+}
+
 int gen_op_body_end(const GenCase *c, int i) {
   const GenOp *o = &c->ops[i];
   unsigned f = gen_op_flags(o->kind);

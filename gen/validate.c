@@ -247,19 +247,7 @@ static int v_alloc(V *v) {
     v->tok_src[t] = -1;
   for (int r = 0; r < c->nregions; r++)
     v->last_sync[r] = -1;
-  /* the regions each op ends, innermost (the latest) first, listed once where every op looked
-   * through every region */
-  for (int i = 0; i < c->nops; i++)
-    v->closes[i] = -1;
-  for (int r = 1; r < c->nregions; r++) {
-    const GenRegion *g = &c->regions[r];
-    int last = g->last >= g->first ? g->last : g->exec_op;
-    v->close_next[r] = -1;
-    if (last >= 0 && last < c->nops) {
-      v->close_next[r] = v->closes[last];
-      v->closes[last] = r;
-    }
-  }
+  gen_region_ends(c, v->closes, v->close_next);
   for (int s = 0; s < c->nstreams; s++)
     v->s_create[s] = v->s_last[s] = v->s_destroy[s] = -1;
   return 0;

@@ -295,24 +295,13 @@ static void plan_requests(L *l) {
  * block (but a for's, whose hook lowers its body) ends after its last op. */
 static void walk(L *l) {
   const GenCase *c = l->c;
-  /* the regions each op ends, innermost (the latest) first: closes[i], then on through next */
   int *closes = af_malloc(sizeof(int) * (size_t)(c->nops + c->nregions + 1));
   if (closes == NULL) {
     l->rc = af_err_set(l->err, AF_ENOMEM, "out of memory lowering");
     return;
   }
   int *next = closes + c->nops;
-  for (int i = 0; i < c->nops; i++)
-    closes[i] = -1;
-  for (int r = 1; r < c->nregions; r++) {
-    const GenRegion *g = &c->regions[r];
-    int last = g->last >= g->first ? g->last : g->exec_op;
-    next[r] = -1;
-    if (last >= 0 && last < c->nops) {
-      next[r] = closes[last];
-      closes[last] = r;
-    }
-  }
+  gen_region_ends(c, closes, next);
   for (int i = 0; i < c->nops && l->rc == 0; i++) {
     const GenOp *o = &c->ops[i];
     lower_op(l, i);

@@ -43,6 +43,7 @@ typedef struct G {
   int *tok_prev; /* the token a crossing one stands for (its outer token, the yield), or -1 */
   int *tok_reg;  /* a captured token: the region that captured it */
   int *s_last;   /* per explicit stream: its last launch so far */
+  int *closes;   /* the regions each op ends (gen_region_ends), then each region's next */
   int oom;
 } G;
 
@@ -214,9 +215,12 @@ static int build(G *g, const GenCase *c) {
   g->s_last = af_malloc(sizeof(int) * (size_t)(c->nstreams + 1));
   g->tok_prev = af_malloc(sizeof(int) * (size_t)(c->ntoks + 1));
   g->tok_reg = af_calloc((size_t)c->ntoks + 1, sizeof(int));
+  g->closes = af_malloc(sizeof(int) * (size_t)(c->nops + c->nregions + 1));
   if (!g->order || !g->pos || !g->tok_src || !g->tok_how || !g->last_sync || !g->s_last ||
-      !g->tok_prev || !g->tok_reg)
+      !g->tok_prev || !g->tok_reg || !g->closes)
     return AF_ENOMEM;
+  int *next = g->closes + c->nops;
+  gen_region_ends(c, g->closes, next);
   for (int t = 0; t < c->ntoks; t++)
     g->tok_prev[t] = -1;
   for (int s = 0; s < c->nstreams; s++)
@@ -239,14 +243,11 @@ static int build(G *g, const GenCase *c) {
     if (kb > 0 && kb < c->nblocks &&
         (c->blocks[kb].last >= c->blocks[kb].first ? c->blocks[kb].last : c->blocks[kb].op) == i)
       block_end(g, kb);
-    for (int r = c->nregions - 1; r >= 1; r--) {
-      const GenRegion *rg = &c->regions[r];
-      int last = rg->last >= rg->first ? rg->last : rg->exec_op;
-      if (last == i && g->pos[END(g, r)] < 0) {
+    for (int r = g->closes[i]; r >= 1; r = next[r])
+      if (g->pos[END(g, r)] < 0) {
         visit(g, END(g, r));
         add_edge(g, g->last_sync[r], END(g, r), ORACLE_LINK_REGION_END, -1);
       }
-    }
   }
   return g->oom ? AF_ENOMEM : 0;
 }
@@ -261,6 +262,7 @@ static void release(G *g) {
   af_free(g->s_last);
   af_free(g->tok_prev);
   af_free(g->tok_reg);
+  af_free(g->closes);
 }
 
 /* Whether node n knew call s: 1, 0, or -1 when it made no call that says. */

@@ -479,7 +479,7 @@ static void test_refused_settings(void) {
 
 /* Many allocations, some freed: a pointer into any of them is named by its allocation and
  * offset, one element past its end is refused, and work queued on a freed one fails as a use
- * after free while the others' runs. */
+ * after free while the others' run. */
 static void test_many_allocations(void) {
   enum { N = 48 };
   begin(RT_LAZY, 3);
