@@ -78,8 +78,9 @@ static void find_destroy_points(L *l, const LowerFunc *f, Destroys *d) {
   int leak_events = lower__has(l, LOWER_FAULT_EVENT_LEAKED);
   for (int i = 0; i < f->ninstrs; i++) {
     const LowerInstr *in = &f->instrs[i];
-    int host_wait =
-        in->op >= 0 && in->op < l->c->nops && l->c->ops[in->op].kind == GEN_OP_HOST_WAIT;
+    /* (the op's kind only for wait_destroys: it is a load from the case for every instruction) */
+    int host_wait = wait_destroys && in->op >= 0 && in->op < l->c->nops &&
+                    l->c->ops[in->op].kind == GEN_OP_HOST_WAIT;
     if (in->opc == LOWER_STREAM_CREATE)
       d->kind[in->a] = in->imm ? 0 : 1; /* the program's own stream: its stream_destroy op */
     if (in->opc == LOWER_EVENT_CREATE || in->opc == LOWER_TAKE) /* (event_leaked: never) */
