@@ -249,6 +249,7 @@ typedef struct CampaignFuzz {
   int nflags;
   int max_len;   /* the longest input, in bytes */
   int structure; /* share (%) of a byte input's mutations that are structure-aware */
+  int fresh;     /* share (%) of mutations that are fresh draws: new choices, a case made anew */
   int merge;     /* libFuzzer -merge=1: seeds' inputs that add features into corpus, then exit */
   int child;     /* a process libFuzzer started for a merge (its flags and directories as given) */
   const char *argv0;

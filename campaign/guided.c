@@ -56,6 +56,7 @@ static struct {
   long rejected;  /* inputs refused: unreadable or invalid JSON, or what steering avoids */
   long steered;   /* of those, valid cases steering avoids */
   long fresh;     /* JSON inputs steering avoids, mutated into fresh choices */
+  long drawn;     /* mutations that were fresh draws (--fresh) */
   long moves[32]; /* structure-aware mutations made, per move */
   long spliced;   /* crossovers of two cases */
   int batch;      /* deferred feedback: inputs a batch (1: none) */
@@ -504,10 +505,26 @@ static int one_input(const uint8_t *d, size_t n) {
 }
 
 #if ASYNCFUZZ_HAVE_LIBFUZZER
+/* Fresh choices: n random bytes, a byte input (not '{'), so a case the generator makes anew (past
+ * the bytes, from a generator their first bytes seed). */
+#define FRESH_LEN 64
+static void fresh_choices(AfRng *r, uint8_t *d, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    d[i] = (uint8_t)af_rng_below(r, 256);
+  if (n && d[0] == '{')
+    d[0] = 0;
+}
+
 size_t LLVMFuzzerCustomMutator(uint8_t *d, size_t n, size_t max, unsigned int seed) {
   AfRng r;
   af_rng_seed(&r, seed);
   int json = n > 0 && d[0] == '{';
+  /* a fresh draw (--fresh; none drawn at 0, so that the mutations stay what they were) */
+  if (F.f->fresh > 0 && max >= FRESH_LEN && af_rng_chance(&r, F.f->fresh)) {
+    fresh_choices(&r, d, FRESH_LEN);
+    F.drawn++;
+    return FRESH_LEN;
+  }
   if (!json && !af_rng_chance(&r, F.f->structure))
     return LLVMFuzzerMutate(d, n, max);
   GenCase own, m;
@@ -526,10 +543,8 @@ size_t LLVMFuzzerCustomMutator(uint8_t *d, size_t n, size_t max, unsigned int se
     /* a case with what steering has since come to avoid, which no move frees it of: it would
      * come back unchanged and be refused again, so fresh choices instead (a byte input, which
      * the generator makes under the steering) */
-    len = max < 64 ? max : 64;
-    for (size_t i = 0; i < len; i++)
-      d[i] = (uint8_t)af_rng_below(&r, 256);
-    d[0] = d[0] == '{' ? 0 : d[0];
+    len = max < FRESH_LEN ? max : FRESH_LEN;
+    fresh_choices(&r, d, len);
     F.fresh++;
   }
   gen_case_free(&own);
@@ -679,6 +694,8 @@ void campaign_fuzz_report(AfBuf *b) {
     }
   if (F.fresh)
     af_buf_printf(b, "; %ld steered-away case(s) replaced by fresh choices", F.fresh);
+  if (F.drawn)
+    af_buf_printf(b, "; %ld fresh draw(s)", F.drawn);
   af_buf_printf(b, "; %ld case splice(s); %ld JSON input(s) read, %ld found read before", F.spliced,
                 g_cache_reads, g_cache_hits);
   if (F.batch > 1)

@@ -161,7 +161,7 @@ static int opt_until(void *dst, const char *val) {
 
 static const char fuzz_help[] =
     "usage: asyncfuzz fuzz [campaign options] [--corpus DIR] [--seeds DIR]... [--max-len N]\n"
-    "                      [--structure PCT] [-LIBFUZZER_FLAG=VALUE]...\n"
+    "                      [--structure PCT] [--fresh PCT] [-LIBFUZZER_FLAG=VALUE]...\n"
     "A campaign whose cases libFuzzer draws (guided generation): an input is the generator's\n"
     "choices (bytes: the first ones pick the swarm knobs) or a case's JSON, which the\n"
     "structure-aware mutator and crossover write (an edge rewired, an op dropped, a wait added,\n"
@@ -182,6 +182,8 @@ static const char fuzz_help[] =
     "  --structure PCT share of a byte input's mutations that are structure-aware (default: 50\n"
     "                  with an mlir-opt lowering, 0 with the builtin alone, whose cases cost\n"
     "                  less than a case's JSON does to read and write)\n"
+    "  --fresh PCT     share of mutations that are fresh draws instead: new choices, so a case\n"
+    "                  the generator makes anew, as a plain campaign does (default 0)\n"
     "  --merge         merge the inputs of the --seeds directories that add features into\n"
     "                  the corpus (libFuzzer -merge=1), and exit\n"
     "  -NAME=VALUE     a libFuzzer flag, passed on (e.g. -mutate_depth=2, -dict=FILE)\n\n";
@@ -230,6 +232,7 @@ static int campaign_args(Args *a, int argc, char **argv) {
                          CLI_OPT_STRS("--seeds", &a->seeds),
                          CLI_OPT_INT("--max-len", &a->fz.max_len, 64, 1 << 20),
                          CLI_OPT_INT("--structure", &a->fz.structure, 0, 100),
+                         CLI_OPT_INT("--fresh", &a->fz.fresh, 0, 100),
                          CLI_OPT_FLAG("--merge", &a->fz.merge, 1),
                          CLI_OPT_FLAG("--libfuzzer-child", &a->fz.child, 1),
                          CLI_OPT_END};
@@ -294,6 +297,7 @@ static void campaign_defaults(Args *a) {
   c->stop = &g_stop;
   a->fz.max_len = 16384;
   a->fz.structure = -1; /* (campaign_go: by the lowerings) */
+  a->fz.fresh = 0;
 }
 
 /* The command, for `campaign` or (guided) `fuzz`: libFuzzer's flags (-name=value) in argv are
