@@ -7,9 +7,11 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static uint64_t *seen; /* AF_FEAT_N bits */
+static char **texts;   /* AF_FEAT_N: each seen slot's first "kind\ttext" (for af_feat_write) */
 static long count[AF_FEAT__COUNT];
 static uint8_t *counters;
 static size_t ncounters;
@@ -44,13 +46,29 @@ static void at_free(void) {
   at.paused = 0;
 }
 
+static void texts_clear(void) {
+  for (uint32_t i = 0; texts && i < AF_FEAT_N; i++) {
+    af_free(texts[i]);
+    texts[i] = NULL;
+  }
+}
+
 int af_feat_enable(int on) {
   if (on && seen == NULL) {
     seen = af_calloc(AF_FEAT_N / 64, sizeof *seen);
-    if (seen == NULL)
+    texts = af_calloc(AF_FEAT_N, sizeof *texts);
+    if (seen == NULL || texts == NULL) {
+      af_free(seen);
+      af_free(texts);
+      seen = NULL;
+      texts = NULL;
       return -1;
+    }
   } else if (!on) {
     at_free();
+    texts_clear();
+    af_free(texts);
+    texts = NULL;
     af_free(seen);
     seen = NULL;
     memset(count, 0, sizeof count);
@@ -132,6 +150,16 @@ int af_feat_add(int kind, const char *text, size_t n) {
     return 0;
   seen[slot / 64] |= bit;
   count[kind]++;
+  size_t k = strlen(names[kind]);
+  char *t = af_malloc(k + 1 + n + 1); /* (a new slot: a few thousand in a run) */
+  if (t != NULL) {
+    memcpy(t, names[kind], k);
+    t[k] = '\t';
+    for (size_t i = 0; i < n; i++)
+      t[k + 1 + i] = text[i] == '\t' || text[i] == '\n' || text[i] == '\r' ? ' ' : text[i];
+    t[k + 1 + n] = 0;
+  }
+  texts[slot] = t;
   return 1;
 }
 
@@ -169,5 +197,33 @@ const char *af_feat_name(int kind) {
 void af_feat_reset(void) {
   if (seen)
     memset(seen, 0, AF_FEAT_N / 8);
+  texts_clear();
   memset(count, 0, sizeof count);
+}
+
+static int text_cmp(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+long af_feat_write(FILE *f) {
+  long n = 0, k = 0;
+  for (uint32_t i = 0; seen && i < AF_FEAT_N; i++)
+    n += (seen[i / 64] >> (i % 64)) & 1;
+  if (n == 0)
+    return 0;
+  char **v = af_malloc(sizeof *v * (size_t)n);
+  if (v == NULL)
+    return -1;
+  for (uint32_t i = 0; i < AF_FEAT_N; i++)
+    if (((seen[i / 64] >> (i % 64)) & 1) && texts[i])
+      v[k++] = texts[i];
+  qsort(v, (size_t)k, sizeof *v, text_cmp);
+  int bad = 0;
+  for (long i = 0; i < k; i++)
+    bad |= fprintf(f, "%s\n", v[i]) < 0;
+  af_free(v);
+  for (uint32_t i = 0; i < AF_FEAT_N; i++) /* (slots whose text could not be kept) */
+    if (((seen[i / 64] >> (i % 64)) & 1) && texts[i] == NULL)
+      bad |= fprintf(f, "?\t(slot %u)\n", (unsigned)i) < 0;
+  return bad ? -1 : n;
 }

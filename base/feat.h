@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Slots: 2^16 (libFuzzer's feature of a slot, slot * 8 + its bucket, stays under its 2^21
  * features, so no two slots alias there; more slots made its scan of the counters a third of a
@@ -75,5 +76,10 @@ long af_feat_count(int kind);
 const char *af_feat_name(int kind);
 /* Clears the set (the counts), not the fuzzer's counters. */
 void af_feat_reset(void);
+/* Writes the features seen, a line each: the kind's name, a tab, the text of the first feature
+ * that took the slot (tabs and line ends in it as spaces); sorted, so that two runs' lists can
+ * be compared line by line (comm). A slot whose text could not be kept (out of memory) is
+ * written last, as "?" and "(slot N)". The number of lines, or -1 on a write error. */
+long af_feat_write(FILE *f);
 
 #endif

@@ -98,6 +98,10 @@ int campaign__finish_here(Campaign *k, Slot *slots, CampaignResult *res, int fai
     campaign__problem(k, "cannot write %s/summary.json", k->c.out);
     failed = 1;
   }
+  if (campaign__write_features(k) != 0) {
+    campaign__problem(k, "cannot write %s/features.txt", k->c.out);
+    failed = 1;
+  }
   k->st.elapsed = el;
   res->db_findings = -1;
   if (k->db && store_run_findings(k->db, k->run_id, &res->db_findings, &err) != 0)

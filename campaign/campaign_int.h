@@ -217,6 +217,9 @@ int campaign__fill_result(Campaign *k, CampaignResult *res, int jobs, int failed
 
 /* DIR/summary.json. 0 or -1. (summary.c) */
 int campaign__write_summary(Campaign *k, double el);
+/* With --features, DIR/features.txt: the features seen, a line each (af_feat_write). 0 or -1.
+ * (summary.c) */
+int campaign__write_features(Campaign *k);
 /* Counts the case of seed whose verdicts (res: one per lowering) differ between lowerings. */
 void campaign__note_differ(Campaign *k, const CheckResult *const *res, uint64_t seed);
 

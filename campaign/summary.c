@@ -163,6 +163,22 @@ int campaign__write_summary(Campaign *k, double el) {
   return campaign__commit_file(f, tmp, path);
 }
 
+int campaign__write_features(Campaign *k) {
+  char path[4096], tmp[4200];
+  if (!k->c.features)
+    return 0;
+  snprintf(path, sizeof path, "%s/features.txt", k->c.out);
+  FILE *f = campaign__open_atomic(path, tmp);
+  if (f == NULL)
+    return -1;
+  if (af_feat_write(f) < 0) {
+    fclose(f);
+    remove(tmp);
+    return -1;
+  }
+  return campaign__commit_file(f, tmp, path);
+}
+
 static int first_cls(const CheckResult *r) {
   return r->first_fail < 0 ? VERDICT_PASS : r->verdict[r->first_fail].cls;
 }

@@ -109,6 +109,20 @@ replay=$(sed -n 's/^replay: asyncfuzz //p' "$t"/f/failures/*/info.txt | head -1)
 for kind in handle shape-verdict; do
   [ "$(num "$t/plain/summary.json" "$kind")" -gt 0 ] 2>/dev/null || bad "plain campaign: no $kind features"
 done
+# the features themselves, a line each (features.txt: kind, tab, text; sorted), as many as
+# summary.json counts; the replay's list holds the guided run's but for the 1% above
+for d in ok plain replay; do
+  ft=$(num "$t/$d/summary.json" total)
+  [ "$(wc -l < "$t/$d/features.txt")" = "${ft:-none}" ] 2>/dev/null ||
+    bad "$d: features.txt has $(wc -l < "$t/$d/features.txt" 2>/dev/null) lines, summary.json ${ft:-none} features"
+  LC_ALL=C sort -c "$t/$d/features.txt" 2>/dev/null || bad "$d: features.txt not sorted"
+  grep -Evq '^(pattern|pattern-pair|calls|verdict|signature|edge|shape|runtime|link|handle|unconverted|shape-verdict|disagree)	[^	]+$' \
+    "$t/$d/features.txt" && bad "$d: features.txt has a line that is not a kind and a text"
+done
+grep -q '^shape	' "$t/plain/features.txt" || bad "plain: features.txt has no shape feature"
+only=$(LC_ALL=C comm -23 "$t/ok/features.txt" "$t/replay/features.txt" | wc -l)
+[ "$only" -le $((feat / 100)) ] || bad "features.txt: $only of the guided run's features not in the replay's"
+
 # two lowerings that disagree (a fault against the correct one): disagreement features
 "$af" campaign --features --cases 300 --seed 7 --lowering builtin --lowering builtin:fault=drop_host_wait \
   --out "$t/two" --no-db --quiet >/dev/null 2>&1

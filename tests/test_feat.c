@@ -112,6 +112,42 @@ static void attribution(void) {
   af_feat_enable(0);
 }
 
+/* The features written out (af_feat_write): one line each, the kind's name and the first text
+ * that took the slot, sorted, as many as the set counts; a reset forgets them. */
+static void written(void) {
+  CHECK_EQ(af_feat_enable(1), 0);
+  const char *shape = "gpu.wait async deps=2+ in main";
+  const char *calls = "mgpuStreamCreate mgpuMemAlloc mgpuEventCreate";
+  af_feat_add(AF_FEAT_SHAPE, shape, strlen(shape));
+  af_feat_add(AF_FEAT_EDGE, "a\tb\nc", 5);
+  af_feat_add(AF_FEAT_CALLS, calls, strlen(calls));
+  af_feat_add(AF_FEAT_SHAPE, shape, strlen(shape)); /* (a repeat: no line) */
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  CHECK(f != NULL);
+  if (f == NULL)
+    return;
+  CHECK_EQ(af_feat_write(f), 3);
+  fclose(f);
+  CHECK_EQ(af_feat_count(-1), 3);
+  CHECK_STR(buf, "calls\tmgpuStreamCreate mgpuMemAlloc mgpuEventCreate\n"
+                 "edge\ta b c\n"
+                 "shape\tgpu.wait async deps=2+ in main\n");
+  free(buf);
+  af_feat_reset();
+  buf = NULL;
+  f = open_memstream(&buf, &len);
+  CHECK(f != NULL);
+  if (f) {
+    CHECK_EQ(af_feat_write(f), 0);
+    fclose(f);
+    CHECK_EQ(len, 0);
+    free(buf);
+  }
+  af_feat_enable(0);
+}
+
 /* An action log's features go to the case whose lines its ops are located at. */
 static void log_by_lines(void) {
   CHECK_EQ(af_feat_enable(1), 0);
@@ -252,6 +288,7 @@ static void batch_against_alone(const char *opt) {
 int main(int argc, char **argv) {
   sha1_vectors();
   attribution();
+  written();
   log_by_lines();
   if (argc > 1 && argv[1][0])
     batch_against_alone(argv[1]);
