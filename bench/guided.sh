@@ -2,7 +2,8 @@
 # Guided against unguided: asyncfuzz fuzz and asyncfuzz campaign --features side by side, one core
 # each (taskset), the same seconds, seed and configuration, each with its own database. Prints each
 # one's distinct semantic features (counted the same way: base/feat.h) and distinct findings
-# (signatures) over time, then its cases, cases/s, features by kind and where its time went.
+# (signatures) over time, then its cases, cases/s, features by kind and where its time went, and
+# the features (features.txt) each mode reached that the other did not.
 # usage: guided.sh ASYNCFUZZ [SECONDS=600] [SEED=1] [LOWERING=mlir-opt] [EXTRA...]
 #   EXTRA: more options for both (e.g. --matrix jit=O0)
 set -eu
@@ -63,3 +64,18 @@ done
 gf=$(tail -1 "$out/guided.points" | cut -d' ' -f2)
 uf=$(tail -1 "$out/unguided.points" | cut -d' ' -f2)
 echo "features guided/unguided: $(awk -v a="$gf" -v b="$uf" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')x"
+# which features each mode reached that the other did not (features.txt: kind, tab, text; sorted)
+g="$out/guided/features.txt"
+u="$out/unguided/features.txt"
+if [ -f "$g" ] && [ -f "$u" ]; then
+  echo "features reached by guided only / by plain only / by both, by kind:"
+  LC_ALL=C comm -23 "$g" "$u" | cut -f1 | sort | uniq -c > "$out/guided-only"
+  LC_ALL=C comm -13 "$g" "$u" | cut -f1 | sort | uniq -c > "$out/plain-only"
+  LC_ALL=C comm -12 "$g" "$u" | cut -f1 | sort | uniq -c > "$out/both"
+  cat "$g" "$u" | cut -f1 | sort -u | while read -r kind; do
+    n() { awk -v k="$kind" '$2 == k { c = $1 } END { print c + 0 }' "$1"; }
+    printf '  %-14s %6s %6s %6s\n' "$kind" "$(n "$out/guided-only")" "$(n "$out/plain-only")" "$(n "$out/both")"
+  done
+  printf '  %-14s %6s %6s %6s\n' total "$(LC_ALL=C comm -23 "$g" "$u" | wc -l)" \
+    "$(LC_ALL=C comm -13 "$g" "$u" | wc -l)" "$(LC_ALL=C comm -12 "$g" "$u" | wc -l)"
+fi
