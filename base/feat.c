@@ -206,23 +206,21 @@ static int text_cmp(const void *a, const void *b) {
 }
 
 long af_feat_write(FILE *f) {
-  long n = 0, k = 0;
-  for (uint32_t i = 0; seen && i < AF_FEAT_N; i++)
-    n += (seen[i / 64] >> (i % 64)) & 1;
-  if (n == 0)
+  long n = af_feat_count(-1), k = 0; /* (each seen slot counted once, under its first kind) */
+  if (seen == NULL || n == 0)
     return 0;
   char **v = af_malloc(sizeof *v * (size_t)n);
   if (v == NULL)
     return -1;
   for (uint32_t i = 0; i < AF_FEAT_N; i++)
-    if (((seen[i / 64] >> (i % 64)) & 1) && texts[i])
+    if (texts[i])
       v[k++] = texts[i];
   qsort(v, (size_t)k, sizeof *v, text_cmp);
   int bad = 0;
   for (long i = 0; i < k; i++)
     bad |= fprintf(f, "%s\n", v[i]) < 0;
   af_free(v);
-  for (uint32_t i = 0; i < AF_FEAT_N; i++) /* (slots whose text could not be kept) */
+  for (uint32_t i = 0; k < n && i < AF_FEAT_N; i++) /* (slots whose text could not be kept) */
     if (((seen[i / 64] >> (i % 64)) & 1) && texts[i] == NULL)
       bad |= fprintf(f, "?\t(slot %u)\n", (unsigned)i) < 0;
   return bad ? -1 : n;
