@@ -44,8 +44,49 @@ static void tools_json(const Campaign *k, char *out, size_t n) {
     snprintf(out + len, n - len, "]");
 }
 
-static void on_triaged(const char *signature, const char *cls, void *ctx) {
-  campaign__avoid(ctx, signature, cls, "known", 0, NULL);
+/* Whether configuration c of the matrix is on a line of confs (CONFIG TAB VERSION TAB 0|1) with
+ * verdict rep ('1': reproduces, '0': does not). */
+static int conf_listed(const Campaign *k, int c, const char *confs, char rep) {
+  const LowerSpec *sp = &k->c.matrix[c];
+  size_t nl = strlen(sp->name), vl = strlen(sp->version);
+  for (const char *p = confs; *p;) {
+    size_t len = strcspn(p, "\n");
+    if (len == nl + vl + 3 && strncmp(p, sp->name, nl) == 0 && p[nl] == '\t' &&
+        strncmp(p + nl + 1, sp->version, vl) == 0 && p[nl + 1 + vl] == '\t' &&
+        p[nl + 2 + vl] == rep)
+      return 1;
+    p += len + (p[len] == '\n');
+  }
+  return 0;
+}
+
+/* A known finding steers where its matrix verdicts say it reproduces, and on configurations it
+ * was never checked on (a build installed since); by each of its detailed forms (a lowering's
+ * verdict: the dependency counts that failed), or by its cause when it has none. */
+static void on_triaged(const StoreTriaged *t, void *ctx) {
+  Campaign *k = ctx;
+  uint64_t confs = 0;
+  if (t->confs[0] && k->c.nmatrix > 0) {
+    for (int c = 0; c < k->c.nmatrix && c < 64; c++)
+      if (conf_listed(k, c, t->confs, '1') || !conf_listed(k, c, t->confs, '0'))
+        confs |= 1ull << c;
+    if (confs == 0)
+      return; /* (it reproduces on none of this campaign's configurations) */
+  }
+  int any = 0;
+  int shape = oracle_verdict_names_shape(oracle_verdict_lookup(t->cls));
+  for (const char *p = shape ? t->forms : ""; *p;) {
+    size_t len = strcspn(p, "\n");
+    char form[256];
+    snprintf(form, sizeof form, "%.*s", (int)(len < 255 ? len : 255), p);
+    if (strcmp(form, t->signature) != 0) {
+      campaign__avoid(k, t->signature, t->cls, form, "known", confs, NULL);
+      any = 1;
+    }
+    p += len + (p[len] == '\n');
+  }
+  if (!any)
+    campaign__avoid(k, t->signature, t->cls, NULL, "known", confs, NULL);
 }
 
 static int open_db(Campaign *k, AfErr *err) {

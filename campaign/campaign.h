@@ -92,6 +92,15 @@ enum {
 /* The name of time bucket i ("mlir-opt"). */
 const char *campaign_time_name(int i);
 
+/* Cases per configuration of the matrix. mix[i]: the executed cases that hold GPU work
+ * GEN_GPU_MIX_* i; base_mix[i]: of the cases generated (base_cases), how many would hold it
+ * without steering (the same seeds and knobs, nothing avoided). */
+typedef struct CampaignConfCount {
+  long cases, executed, failures;
+  long mix[GEN_GPU_MIX__COUNT];
+  long base_cases, base_mix[GEN_GPU_MIX__COUNT];
+} CampaignConfCount;
+
 typedef struct CampaignStatus {
   double elapsed;
   double time[CAMPAIGN_T__COUNT]; /* where it went (summed over workers: process seconds) */
@@ -112,9 +121,15 @@ typedef struct CampaignStatus {
   /* the lowest and highest shares (%) of a configuration's cases that reached execution, and
    * that ran clean (no failure), over the configurations that had cases (-1: none had) */
   double exec_lo, exec_hi, clean_lo, clean_hi;
-  long matrix_checked; /* new findings checked on every configuration */
-  long matrix_differ;  /* ... of which the configurations disagree on */
+  long matrix_checked;   /* new findings checked on every configuration */
+  long matrix_differ;    /* ... of which the configurations disagree on */
+  CampaignConfCount all; /* every case: the GPU work the executed ones held, and unsteered */
 } CampaignStatus;
+
+/* The status line's steering ("" when nothing is avoided): "  steered N (M causes)  kept launch
+ * 93% copy 88% ...": each kind of GPU work's share of the executed cases, as a share of its
+ * share in the same cases generated unsteered (what steering kept). Returns out. */
+const char *campaign_steer_text(const CampaignStatus *st, char *out, size_t n);
 
 typedef struct CampaignHooks {
   /* The status, every second or so (final: the last call). May be NULL. */
@@ -149,11 +164,6 @@ typedef struct CampaignDiffer {
   long count;
   uint64_t first_seed;
 } CampaignDiffer;
-
-/* Cases per configuration of the matrix. */
-typedef struct CampaignConfCount {
-  long cases, executed, failures;
-} CampaignConfCount;
 
 typedef struct CampaignResult {
   CampaignStatus st;

@@ -53,6 +53,7 @@ typedef struct Slot {
   long executed_per[CAMPAIGN_MAX_LOWERINGS];
   long matrix_checked, matrix_differ;
   CampaignConfCount conf[CAMPAIGN_MAX_CONFIGS];
+  CampaignConfCount all; /* every case: the GPU work kept (mix) */
   double time[CAMPAIGN_T__COUNT];
   uint64_t next; /* cases started: the worker's seeds are base + w + jobs * i, i < next */
 } Slot;
@@ -80,6 +81,7 @@ struct Campaign {
   CampaignStatus st;
   long executed_per[CAMPAIGN_MAX_LOWERINGS];    /* cases that reached execution, per lowering */
   CampaignConfCount conf[CAMPAIGN_MAX_CONFIGS]; /* per configuration of the matrix */
+  CampaignConfCount all;                        /* every case (its mix counts) */
   long prior_cases;                             /* --resume: cases of the runs before this one */
   double prior_seconds;                         /* ... and their seconds */
   int nothing_left; /* --resume: those runs did the campaign's cases or seconds */
@@ -141,19 +143,26 @@ int campaign__record(Campaign *k, int low, const GenCase *c, const Schedule *s, 
                      const OracleExpected *e);
 /* Steers generation away from what the cause of signature (of class cls, from one of the
  * campaign's lowerings) names, on the configurations of the matrix in confs (bit i:
- * configuration i; 0: on all). why: "known", "found". A crash names no op: min, its minimized
- * case (or NULL), names it by the block and region kinds it has. */
-void campaign__avoid(Campaign *k, const char *signature, const char *cls, const char *why,
-                     uint64_t confs, const GenCase *min);
+ * configuration i; 0: on all). detailed: a verdict's detailed form (NULL: none); for a lowering's
+ * verdict on an op shape, only the forms it names (the dependency counts that failed) are
+ * avoided, not the op kind. why: "known", "found". A crash names no op: min, its minimized
+ * case (or NULL), names it by the block and region kinds it has. 1 when a set grew. */
+int campaign__avoid(Campaign *k, const char *signature, const char *cls, const char *detailed,
+                    const char *why, uint64_t confs, const GenCase *min);
 /* Steers generation away from new finding sig (its case c: the minimized one, or the one it
- * was found with) where its matrix check reproduced it, or where it was found. */
-void campaign__steer_found(Campaign *k, Sig *sig, const GenCase *c);
+ * was found with) where its matrix check reproduced it (v[i], ran[i]: its verdict on
+ * configuration i; NULL: not checked), or where it was found. */
+void campaign__steer_found(Campaign *k, Sig *sig, const GenCase *c, const Verdict *v,
+                           const int *ran);
+/* Adds the counts of from to to. */
+void campaign__conf_add(CampaignConfCount *to, const CampaignConfCount *from);
 /* Lowering spec index low as a bit of a configuration mask (bit i: matrix configuration i), or
  * 0 when it is no matrix configuration. */
 uint64_t campaign__conf_bit(const Campaign *k, int low);
-/* A repeat of sig on matrix configuration low (a spec index) where it does not steer yet:
- * it steers there from now on. */
-void campaign__steer_recurred(Campaign *k, Sig *sig, int low);
+/* A repeat of sig (verdict v) on matrix configuration low (a spec index): it steers there
+ * from now on, and a lowering's verdict on an op shape adds the forms v names (another
+ * dependency count that fails there too). */
+void campaign__steer_recurred(Campaign *k, Sig *sig, int low, const Verdict *v);
 /* Queues new finding k->sigs[sig] for the matrix check: case c (copied) under schedule s; it
  * steers the configuration it was found on at once. campaign__matrix_flush runs the queue on
  * every configuration, one batch per configuration, and records, writes and steers each where
@@ -164,6 +173,9 @@ int campaign__matrix_queue(Campaign *k, int sig, const GenCase *c, const Schedul
 int campaign__matrix_flush(Campaign *k, int all);
 /* Frees what the queue still holds (a campaign that stopped on an error). */
 void campaign__matrix_free(Campaign *k);
+/* The steering of configuration conf (-1: of a campaign without a matrix) as it stands: what
+ * its cases are generated without, but for exploration. */
+void campaign__steering(const Campaign *k, int conf, GenAvoid *out);
 /* The avoid set of a case of seed for configuration conf (empty: an exploration case). */
 void campaign__batch_avoid(const Campaign *k, int conf, uint64_t seed, GenAvoid *out);
 /* Commits the repeats counted since the last call, in one transaction. -1 on error. */

@@ -92,8 +92,20 @@ void campaign__timeline(Campaign *k) {
   }
 }
 
+void campaign__conf_add(CampaignConfCount *to, const CampaignConfCount *from) {
+  to->cases += from->cases;
+  to->executed += from->executed;
+  to->failures += from->failures;
+  to->base_cases += from->base_cases;
+  for (int i = 0; i < GEN_GPU_MIX__COUNT; i++) {
+    to->mix[i] += from->mix[i];
+    to->base_mix[i] += from->base_mix[i];
+  }
+}
+
 void campaign__progress(Campaign *k, int final) {
   k->st.features = af_feat_count(-1);
+  k->st.all = k->all;
   if (k->hooks && k->hooks->progress) {
     k->st.elapsed = campaign__now() - k->t0;
     k->st.nspecs = k->c.nspecs;

@@ -17,6 +17,28 @@
  * without what steering avoids there (steer.c), validated, with their expected observations.
  * *ngen: how many were generated (to free). -1 on a generator bug (the case is kept as
  * DIR/invalid-case-SEED.json). */
+/* Counts the GPU work case c (of seed, generated under steering when plain is not NULL: its
+ * knobs without it) would hold unsteered, for configuration conf and the run. */
+static void base_mix(Campaign *k, int conf, const GenConfig *plain, uint64_t seed,
+                     const GenCase *c) {
+  unsigned m;
+  if (plain) {
+    GenCase u;
+    AfErr err = {0};
+    if (gen_generate(&u, seed, plain, &err) != 0)
+      return;
+    m = gen_case_gpu_mix(&u);
+    gen_case_free(&u);
+  } else
+    m = gen_case_gpu_mix(c);
+  CampaignConfCount *to[2] = {&k->all, conf >= 0 && conf < k->c.nmatrix ? &k->conf[conf] : NULL};
+  for (int t = 0; t < 2 && to[t]; t++) {
+    to[t]->base_cases++;
+    for (int i = 0; i < GEN_GPU_MIX__COUNT; i++)
+      to[t]->base_mix[i] += (m >> i) & 1;
+  }
+}
+
 static int gen_batch(Campaign *k, int conf, int w, int jobs, uint64_t *next, int n, GenCase *cases,
                      OracleExpected **es, const GenCase **cp, int *ngen) {
   AfErr err = {0};
@@ -37,12 +59,16 @@ static int gen_batch(Campaign *k, int conf, int w, int jobs, uint64_t *next, int
     /* (the avoid set is part of the case's config: its seed and knobs make it again) */
     GenAvoid av;
     campaign__batch_avoid(k, conf, cseed, &av);
+    int steered = gen_avoid_count(&av) > 0;
+    GenConfig plain = cfg; /* (what the case would be unsteered: the mix steering keeps) */
     gen_avoid_union(&cfg.avoid, &av);
-    k->st.avoided += gen_avoid_count(&av) > 0;
+    k->st.avoided += steered;
     int rc = given ? gen_case_copy(&cases[j], given)
              : given_in
                  ? gen_generate_bytes(&cases[j], given_in, k->given_n[j], &cfg, k->c.swarm, &err)
                  : gen_generate(&cases[j], cseed, &cfg, &err);
+    if (rc == 0 && !given && !given_in)
+      base_mix(k, conf, steered ? &plain : NULL, cseed, &cases[j]);
     if (given && rc) {
       campaign__problem(k, "out of memory");
       return -1;
@@ -143,6 +169,13 @@ static int record_batch(Campaign *k, int conf, GenCase *cases, OracleExpected **
         return -1;
     }
     k->st.executed += executed;
+    if (executed) {
+      unsigned m = gen_case_gpu_mix(&cases[j]);
+      CampaignConfCount *to[2] = {&k->all, k->c.nmatrix > 0 && conf >= 0 ? &k->conf[conf] : NULL};
+      for (int t = 0; t < 2 && to[t]; t++)
+        for (int i = 0; i < GEN_GPU_MIX__COUNT; i++)
+          to[t]->mix[i] += (m >> i) & 1;
+    }
     if (k->c.nspecs > 1)
       campaign__note_differ(k, rs, cases[j].seed);
   }
@@ -165,6 +198,7 @@ static void publish(Slot *me, const Campaign *k, uint64_t next) {
   me->avoided = k->st.avoided;
   memcpy(me->executed_per, k->executed_per, sizeof me->executed_per);
   memcpy(me->conf, k->conf, sizeof me->conf);
+  me->all = k->all;
   me->matrix_checked = k->st.matrix_checked;
   me->matrix_differ = k->st.matrix_differ;
   memcpy(me->time, k->st.time, sizeof me->time);

@@ -125,23 +125,44 @@ uint64_t campaign__conf_bit(const Campaign *k, int low) {
   return conf >= 0 && conf < 64 && conf < k->c.nmatrix ? 1ull << conf : 0;
 }
 
-void campaign__steer_found(Campaign *k, Sig *sig, const GenCase *c) {
-  /* where it reproduces; without a matrix check, where it was found */
+void campaign__steer_found(Campaign *k, Sig *sig, const GenCase *c, const Verdict *v,
+                           const int *ran) {
+  /* where it reproduces, each configuration by the form its verdict there names; without a
+   * matrix check, where it was found, by the form it was found with */
   uint64_t confs = sig->repro_confs ? sig->repro_confs : campaign__conf_bit(k, sig->f.low);
-  if (k->c.avoid_found)
-    campaign__avoid(k, sig->f.signature, oracle_verdict_name(sig->f.cls), "found", confs, c);
+  const char *cls = oracle_verdict_name(sig->f.cls);
+  const char *first = sig->nforms > 0 ? sig->forms[0].detailed : NULL;
+  if (k->c.avoid_found && sig->repro_confs && v)
+    for (int i = 0; i < k->c.nmatrix && i < 64; i++) {
+      if (!((confs >> i) & 1) || !ran[i])
+        continue;
+      const char *d = v[i].victim[0] && strcmp(v[i].signature, sig->f.signature) == 0
+                          ? v[i].victim /* (its form there) */
+                          : first;
+      campaign__avoid(k, sig->f.signature, cls, d, "found", 1ull << i, c);
+    }
+  else if (k->c.avoid_found)
+    campaign__avoid(k, sig->f.signature, cls, first, "found", confs, c);
   sig->steer_confs |= confs;
 }
 
-void campaign__steer_recurred(Campaign *k, Sig *sig, int low) {
+void campaign__steer_recurred(Campaign *k, Sig *sig, int low, const Verdict *v) {
   /* its minimized case, reduced on one configuration, can fail another way first on another
    * (a case reduced on async-region with a synchronous gpu.alloc is rejected by the default
    * pipeline before its dealloc is reached), where steered cases then show the same cause: an
-   * occurrence there steers there too (a crash by its minimized case's structure only) */
+   * occurrence there steers there too (a crash by its minimized case's structure only); a
+   * lowering's verdict on an op shape, by each new form it shows (known findings too: their
+   * forms in the database steer from the start, and a form not seen before steers when seen) */
   uint64_t bit = campaign__conf_bit(k, low);
-  if (!k->c.avoid_found || sig->f.suppressed || bit == 0 || (sig->steer_confs & bit))
+  int shape = oracle_verdict_names_shape(sig->f.cls);
+  int allowed = sig->f.suppressed ? k->c.avoid_known : k->c.avoid_found;
+  if (!allowed || bit == 0 || ((sig->steer_confs & bit) && !(shape && v && v->victim[0])))
     return;
-  campaign__avoid(k, sig->f.signature, oracle_verdict_name(sig->f.cls), "found", bit, NULL);
+  if (sig->f.suppressed && !shape)
+    return; /* (a known finding's other causes steer from the database, where it reproduces) */
+  campaign__avoid(k, sig->f.signature, oracle_verdict_name(sig->f.cls),
+                  v && v->victim[0] ? v->victim : NULL, sig->f.suppressed ? "known" : "found", bit,
+                  NULL);
   sig->steer_confs |= bit;
 }
 
@@ -159,7 +180,8 @@ int campaign__matrix_queue(Campaign *k, int sig, const GenCase *c, const Schedul
   }
   if (k->npending++ == 0)
     k->pending_since = campaign__now();
-  campaign__steer_found(k, &k->sigs[sig], c); /* (where it was found, until the check says) */
+  campaign__steer_found(k, &k->sigs[sig], c, NULL, NULL); /* (where it was found, until the
+                                                             check says) */
   return 0;
 }
 
@@ -239,7 +261,8 @@ int campaign__matrix_flush(Campaign *k, int all) {
       if (matrix_rows(k, sig, v + (size_t)j * (size_t)nm, ran + (size_t)j * (size_t)nm, each) ||
           campaign__write_info(k, sig))
         rc = -1;
-      campaign__steer_found(k, sig, &p->c);
+      campaign__steer_found(k, sig, &p->c, v + (size_t)j * (size_t)nm,
+                            ran + (size_t)j * (size_t)nm);
       gen_case_free(&p->c);
     }
     af_free(v), af_free(ran);

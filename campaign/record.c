@@ -391,7 +391,7 @@ static int record_new(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s
   if (k->c.nmatrix > 0 && sig->f.low >= k->c.nspecs && (k->db == NULL || sig->db_new))
     rc = campaign__matrix_queue(k, (int)(sig - k->sigs), have_min ? &min : c, s);
   else
-    campaign__steer_found(k, sig, have_min ? &min : c);
+    campaign__steer_found(k, sig, have_min ? &min : c, NULL, NULL);
   if (have_min)
     gen_case_free(&min);
   return rc != 0 ? -1 : campaign__write_info(k, sig);
@@ -403,7 +403,7 @@ static int record_repeat(Campaign *k, int low, Sig *sig, const GenCase *c, const
                          const Verdict *v, int alias) {
   sig->f.count++;
   sig->seen_confs |= campaign__conf_bit(k, low);
-  campaign__steer_recurred(k, sig, low);
+  campaign__steer_recurred(k, sig, low, v);
   Form *form = count_form(sig, v);
   if (form == NULL) {
     campaign__problem(k, "out of memory");

@@ -14,18 +14,42 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The shapes of a lowering's verdict, from its detailed form (LOWERING|CLASS|FORM[,FORM]...|MSG:
+ * each form of the op with its dependency count, "gpu.memcpy async deps=0") when there is one,
+ * else from its cause (the shape without a count: every count), into a. The name is coarse, for
+ * one finding per bug; the steering is only as wide as the forms that failed: a copy with one
+ * dependency that lowers is still generated where those with none or two did not. */
+static int shape_entries(const char *cause, const char *detailed, GenAvoid *a) {
+  const char *from = cause;
+  if (detailed && detailed[0]) {
+    from = strchr(detailed, '|'); /* (past the lowering) */
+    from = from ? from + 1 : detailed;
+  }
+  from += strcspn(from, "|"); /* the class */
+  from += *from == '|';
+  size_t len = strcspn(from, "|");
+  int ok = 0, bad = 0;
+  for (size_t at = 0; at < len;) {
+    size_t k = strcspn(from + at, ",|");
+    char w[160];
+    snprintf(w, sizeof w, "%.*s", (int)(k < 159 ? k : 159), from + at);
+    if (gen_avoid_add(a, w) >= 0)
+      ok++;
+    else
+      bad++;
+    at += k + 1;
+  }
+  return ok > 0 && bad == 0;
+}
+
 /* The avoid-set entries a signature's cause names (after LOWERING|: CLASS|SHAPE|... for a
  * lowering's verdict on an op shape; missing-edge|..., misused-handle|..., lifetime|... for a
- * run's), into a. */
-static int cause_entries(const char *cls, const char *cause, GenAvoid *a) {
+ * run's), into a; detailed: the verdict's detailed form, or NULL. */
+static int cause_entries(const char *cls, const char *cause, const char *detailed, GenAvoid *a) {
   int n = 0;
   char w[160];
-  if (oracle_verdict_names_shape(oracle_verdict_lookup(cls))) {
-    cause += strcspn(cause, "|"); /* the class */
-    cause += *cause == '|';
-    snprintf(w, sizeof w, "%.*s", (int)strcspn(cause, "|"), cause);
-    return gen_avoid_add(a, w) >= 0;
-  }
+  if (oracle_verdict_names_shape(oracle_verdict_lookup(cls)))
+    return shape_entries(cause, detailed, a);
   /* runtime_error|ERROR|DETAIL|SHAPE: a call the runtime refused or failed, by the shape of the
    * op that made it (a view's form, or what names no op the generator has, steers nothing) */
   if (strncmp(cause, "runtime_error|", 14) == 0) {
@@ -73,12 +97,12 @@ static int cause_entries(const char *cls, const char *cause, GenAvoid *a) {
   return n > 0;
 }
 
-void campaign__avoid(Campaign *k, const char *signature, const char *cls, const char *why,
-                     uint64_t confs, const GenCase *min) {
+int campaign__avoid(Campaign *k, const char *signature, const char *cls, const char *detailed,
+                    const char *why, uint64_t confs, const GenCase *min) {
   /* LOWERING|CAUSE */
   const char *p1 = strchr(signature, '|');
   if (p1 == NULL)
-    return;
+    return 0;
   int ours = 0; /* a finding of another lowering says nothing of these */
   for (int i = 0; i < k->c.nspecs && !ours; i++)
     ours = strlen(k->c.specs[i].name) == (size_t)(p1 - signature) &&
@@ -89,28 +113,38 @@ void campaign__avoid(Campaign *k, const char *signature, const char *cls, const 
               oracle_verdict_lookup(cls) == VERDICT_LOWERING_CRASH;
   if (ours && crash && min) /* (the structure of the smallest case that still crashes) */
     gen_avoid_structure(&a, min);
-  else if (!ours || !cause_entries(cls, p1 + 1, &a))
-    return;
+  else if (!ours || !cause_entries(cls, p1 + 1, detailed, &a))
+    return 0;
   if (gen_avoid_count(&a) == 0)
-    return;
-  if (k->c.nmatrix == 0 || confs == 0)
+    return 0;
+  int before = 0, after = 0;
+  if (k->c.nmatrix == 0 || confs == 0) {
+    before = gen_avoid_count(&k->avoid_all);
     gen_avoid_union(&k->avoid_all, &a);
-  else
+    after = gen_avoid_count(&k->avoid_all);
+  } else
     for (int c = 0; c < k->c.nmatrix && c < 64; c++)
-      if ((confs >> c) & 1)
+      if ((confs >> c) & 1) {
+        before += gen_avoid_count(&k->avoid_conf[c]);
         gen_avoid_union(&k->avoid_conf[c], &a);
+        after += gen_avoid_count(&k->avoid_conf[c]);
+      }
   uint64_t h = af_hash64(signature, strlen(signature));
   int n = 0; /* (a finding steered again, on more configurations: its entry says so) */
   while (n < k->st.navoid && k->avoid_sig[n] != h)
     n++;
   if (n >= (int)(sizeof k->avoid_why / sizeof k->avoid_why[0]))
-    return;
+    return after > before;
   if (n == k->st.navoid)
     k->avoid_mask[n] = 0;
   k->avoid_sig[n] = h;
   k->avoid_mask[n] |= confs;
   char what[96];
   gen_avoid_text(&a, 0, what, sizeof what);
+  if (oracle_verdict_names_shape(oracle_verdict_lookup(cls))) /* (the name: every form is in
+                                                                 the configurations' sets) */
+    snprintf(what, sizeof what, "%.*s", (int)strcspn(p1 + 1 + strcspn(p1 + 1, "|") + 1, "|"),
+             p1 + 1 + strcspn(p1 + 1, "|") + 1);
   int nc = 0;
   for (int c = 0; c < k->c.nmatrix && c < 64; c++)
     nc += (int)((k->avoid_mask[n] >> c) & 1);
@@ -121,6 +155,7 @@ void campaign__avoid(Campaign *k, const char *signature, const char *cls, const 
              why, nc, k->c.nmatrix);
   if (n == k->st.navoid)
     k->st.navoid = n + 1;
+  return after > before;
 }
 
 void campaign__batch_avoid(const Campaign *k, int conf, uint64_t seed, GenAvoid *out) {
@@ -128,9 +163,7 @@ void campaign__batch_avoid(const Campaign *k, int conf, uint64_t seed, GenAvoid 
   /* exploration: a share of the cases is made with nothing avoided */
   if (af_mix64(seed, 0xe8b1a2e) % 1000 < (uint64_t)k->c.explore_permille)
     return;
-  gen_avoid_union(out, &k->avoid_all);
-  if (k->c.nmatrix > 0 && conf >= 0 && conf < k->c.nmatrix)
-    gen_avoid_union(out, &k->avoid_conf[conf]);
+  campaign__steering(k, conf, out);
 }
 
 void campaign_avoiding(const Campaign *k, char *out, size_t n) {
@@ -140,4 +173,11 @@ void campaign_avoiding(const Campaign *k, char *out, size_t n) {
     int w = snprintf(out + len, n - len, "%s%s", i ? ", " : "", k->avoid_why[i]);
     len += w > 0 ? (size_t)w : 0;
   }
+}
+
+void campaign__steering(const Campaign *k, int conf, GenAvoid *out) {
+  memset(out, 0, sizeof *out);
+  gen_avoid_union(out, &k->avoid_all);
+  if (k->c.nmatrix > 0 && conf >= 0 && conf < k->c.nmatrix)
+    gen_avoid_union(out, &k->avoid_conf[conf]);
 }

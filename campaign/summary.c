@@ -16,6 +16,33 @@ static void json_esc(FILE *f, const char *s) {
   af_buf_free(&b);
 }
 
+/* ", "steering": {"avoid": [...], "gen_args": "--avoid '...' ..."}, "mix": {...}": what
+ * configuration conf (-1: every case, no matrix) is generated without, as asyncfuzz gen takes
+ * it, and the GPU work its executed cases held against unsteered generation. */
+static void summary_steering(FILE *f, const Campaign *k, int conf, const CampaignConfCount *cc) {
+  GenAvoid a;
+  campaign__steering(k, conf, &a);
+  char args[GEN_MAX_AVOID * 2 * 80] = "", w[96];
+  size_t len = 0;
+  fprintf(f, ", \"steering\": {\"avoid\": [");
+  for (int i = 0; i < gen_avoid_count(&a); i++) {
+    gen_avoid_text(&a, i, w, sizeof w);
+    fprintf(f, "%s", i ? ", " : "");
+    json_esc(f, w);
+    int n = snprintf(args + len, sizeof args - len, "%s--avoid '%s'", i ? " " : "", w);
+    len += n > 0 && (size_t)n < sizeof args - len ? (size_t)n : 0;
+  }
+  fprintf(f, "], \"gen_args\": ");
+  json_esc(f, args);
+  fprintf(f, "}, \"mix\": {");
+  for (int i = 0; i < GEN_GPU_MIX__COUNT; i++)
+    fprintf(f, "%s\"%s\": {\"executed\": %ld, \"executed_share\": %.4f, \"unsteered_share\": %.4f}",
+            i ? ", " : "", gen_gpu_mix_name(i), cc->mix[i],
+            cc->executed > 0 ? (double)cc->mix[i] / (double)cc->executed : 0.0,
+            cc->base_cases > 0 ? (double)cc->base_mix[i] / (double)cc->base_cases : 0.0);
+  fprintf(f, "}");
+}
+
 /* summary.json's version, lowerings and configurations. */
 static void summary_lowerings(FILE *f, const Campaign *k) {
   fprintf(f, "{\"asyncfuzz_version\": \"%s\", \"lowerings\": [", ASYNCFUZZ_VERSION);
@@ -45,10 +72,12 @@ static void summary_lowerings(FILE *f, const Campaign *k) {
     long n = k->conf[i].cases;
     fprintf(f,
             ", \"cases\": %ld, \"executed_cases\": %ld, \"failing_cases\": %ld, "
-            "\"executed_share\": %.4f, \"clean_share\": %.4f}",
+            "\"executed_share\": %.4f, \"clean_share\": %.4f",
             n, k->conf[i].executed, k->conf[i].failures,
             n > 0 ? (double)k->conf[i].executed / (double)n : 0.0,
             n > 0 ? (double)(n - k->conf[i].failures) / (double)n : 0.0);
+    summary_steering(f, k, i, &k->conf[i]);
+    fprintf(f, "}");
   }
 }
 
@@ -106,6 +135,11 @@ int campaign__write_summary(Campaign *k, double el) {
   summary_lowerings(f, k);
   fprintf(f, "],\n \"matrix_checked\": %ld, \"matrix_differ\": %ld", k->st.matrix_checked,
           k->st.matrix_differ);
+  CampaignConfCount all = k->all; /* (the run's: executed by every lowering) */
+  all.executed = k->st.executed;
+  fprintf(f, ",\n \"all\": {\"cases\": %ld", k->st.cases);
+  summary_steering(f, k, -1, &all);
+  fprintf(f, "}");
   /* where the time went, in seconds (with workers, their process seconds together) */
   fprintf(f, ",\n \"time\": {");
   for (int i = 0; i < CAMPAIGN_T__COUNT; i++)
@@ -361,4 +395,24 @@ void campaign_format_start(AfBuf *b, const CampaignConfig *c, int resumed, uint6
                 check_backend_name(&c->opts), c->sched_spec, (unsigned long long)seed,
                 c->max_cases > 0 ? c->max_cases : c->seconds,
                 c->max_cases > 0 ? "cases" : "seconds", c->swarm ? ", swarm" : "", c->jobs, c->out);
+}
+
+const char *campaign_steer_text(const CampaignStatus *st, char *out, size_t n) {
+  out[0] = '\0';
+  if (st->navoid <= 0)
+    return out;
+  int w = snprintf(out, n, "  steered %ld (%d causes)", st->avoided, st->navoid);
+  size_t len = w > 0 ? (size_t)w : 0;
+  if (st->executed <= 0 || st->all.base_cases <= 0 || len >= n)
+    return out;
+  w = snprintf(out + len, n - len, "  kept");
+  len += w > 0 ? (size_t)w : 0;
+  for (int i = 0; i < GEN_GPU_MIX__COUNT && len < n; i++) {
+    double b = (double)st->all.base_mix[i] / (double)st->all.base_cases;
+    double e = (double)st->all.mix[i] / (double)st->executed;
+    w = snprintf(out + len, n - len, " %s %.0f%%", gen_gpu_mix_name(i),
+                 b > 0 ? 100.0 * e / b : 0.0);
+    len += w > 0 ? (size_t)w : 0;
+  }
+  return out;
 }

@@ -56,12 +56,12 @@ static void sum_slots(Campaign *k, const Slot *sl, int jobs) {
       k->st.time[b] += sl[i].time[b];
   }
   memset(k->conf, 0, sizeof k->conf);
-  for (int i = 0; i < jobs; i++)
-    for (int c = 0; c < k->c.nmatrix; c++) {
-      k->conf[c].cases += sl[i].conf[c].cases;
-      k->conf[c].executed += sl[i].conf[c].executed;
-      k->conf[c].failures += sl[i].conf[c].failures;
-    }
+  memset(&k->all, 0, sizeof k->all);
+  for (int i = 0; i < jobs; i++) {
+    for (int c = 0; c < k->c.nmatrix; c++)
+      campaign__conf_add(&k->conf[c], &sl[i].conf[c]);
+    campaign__conf_add(&k->all, &sl[i].all);
+  }
   memset(k->executed_per, 0, sizeof k->executed_per);
   for (int i = 0; i < jobs; i++)
     for (int l = 0; l < k->c.nspecs; l++)

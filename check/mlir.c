@@ -34,6 +34,9 @@ void check_lowering_verdict(const LowerSpec *spec, const struct MlirLowered *l, 
   af_fmt(v->signature, sizeof v->signature, "%s|%s|%s", lower_family(spec),
          oracle_verdict_name(v->cls), l->cause);
   af_fmt(v->detail, sizeof v->detail, "%s", l->detail);
+  if (l->form[0]) /* (the shape with its dependency count: what steering avoids) */
+    af_fmt(v->victim, sizeof v->victim, "%s|%s|%s", lower_family(spec), oracle_verdict_name(v->cls),
+           l->form);
 }
 
 static void tool_verdict(const LowerSpec *spec, int cls, const char *cause, const char *detail,

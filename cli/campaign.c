@@ -258,8 +258,8 @@ static void on_progress(const CampaignStatus *k, int final, void *ctx) {
     fprintf(stderr, "  differ %ld", k->differ_cases);
   if (k->nconfigs > 0)
     fprintf(stderr, "  configs %d (%ld-%ld cases each)", k->nconfigs, k->conf_min, k->conf_max);
-  if (k->navoid > 0)
-    fprintf(stderr, "  steered %ld (%d causes)", k->avoided, k->navoid);
+  char steer[300];
+  fprintf(stderr, "%s", campaign_steer_text(k, steer, sizeof steer));
   if (k->features > 0)
     fprintf(stderr, "  features %ld", k->features);
   if (a->any_mlir)

@@ -399,7 +399,8 @@ int gen_case_finish(GenCase *c, AfErr *err);
 int gen_case_size(const GenCase *c);
 /* Case in numbered as its JSON reads back (ops in the order the JSON nests them; tokens, regions,
  * blocks and streams in the order the reader meets them), into out: what gen_case_from_json of
- * gen_case_to_json(in) gives, without writing and reading it. 0, or an error (out is then empty). */
+ * gen_case_to_json(in) gives, without writing and reading it. 0, or an error (out is then empty).
+ */
 int gen_case_renumber(const GenCase *in, GenCase *out, AfErr *err);
 /* Stable 64-bit hash of the case content (its canonical JSON). */
 uint64_t gen_case_hash(const GenCase *c);
@@ -471,6 +472,27 @@ int gen_op_has_shape(const GenOp *o, const GenShape *s);
 int gen_case_has_shape(const GenCase *c, const GenShape *shapes, int n);
 /* Shape s in the spelling gen_shape_parse reads ("gpu.alloc async deps=0", "scf.if"). */
 void gen_shape_text(const GenShape *s, char *out, size_t n);
+
+/* The GPU work a case holds, that can race or produce a wrong value (what steering must keep),
+ * X(ID, name, help): a campaign counts the cases holding each (summary.json's "mix"). */
+#define GEN_GPU_MIX_MAP(X)                                                                         \
+  X(LAUNCH, "launch", "a kernel launch with a token dependency")                                   \
+  X(COPY, "copy", "a gpu.memcpy with a token dependency")                                          \
+  X(MEMSET, "memset", "a gpu.memset with a token dependency")                                      \
+  X(STREAM, "stream", "a launch on an explicit stream")                                            \
+  X(REGION, "region", "a launch, copy or memset inside an async.execute region")
+
+typedef enum GenGpuMix {
+#define GEN__GPU_MIX_ENUM(id, name, help) GEN_GPU_MIX_##id,
+  GEN_GPU_MIX_MAP(GEN__GPU_MIX_ENUM)
+#undef GEN__GPU_MIX_ENUM
+      GEN_GPU_MIX__COUNT
+} GenGpuMix;
+
+/* The name of GEN_GPU_MIX_* i ("launch"). */
+const char *gen_gpu_mix_name(int i);
+/* The GPU work case c holds: bit GEN_GPU_MIX_* for each. */
+unsigned gen_case_gpu_mix(const GenCase *c);
 
 /* ---- avoid sets (avoid.c) ---- */
 

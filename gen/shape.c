@@ -110,3 +110,31 @@ int gen_case_has_shape(const GenCase *c, const GenShape *shapes, int n) {
         return 1;
   return 0;
 }
+
+const char *gen_gpu_mix_name(int i) {
+  static const char *const names[GEN_GPU_MIX__COUNT] = {
+#define GEN__GPU_MIX_NAME(id, name, help) name,
+      GEN_GPU_MIX_MAP(GEN__GPU_MIX_NAME)
+#undef GEN__GPU_MIX_NAME
+  };
+  return i >= 0 && i < GEN_GPU_MIX__COUNT ? names[i] : "?";
+}
+
+unsigned gen_case_gpu_mix(const GenCase *c) {
+  unsigned m = 0;
+  for (int i = 0; i < c->nops; i++) {
+    const GenOp *o = &c->ops[i];
+    int gpu = o->kind == GEN_OP_LAUNCH || o->kind == GEN_OP_MEMCPY || o->kind == GEN_OP_MEMSET;
+    if (!gpu)
+      continue;
+    if (o->ndeps > 0)
+      m |= 1u << (o->kind == GEN_OP_LAUNCH   ? GEN_GPU_MIX_LAUNCH
+                  : o->kind == GEN_OP_MEMCPY ? GEN_GPU_MIX_COPY
+                                             : GEN_GPU_MIX_MEMSET);
+    if (o->kind == GEN_OP_LAUNCH && o->stream >= 0)
+      m |= 1u << GEN_GPU_MIX_STREAM;
+    if (o->ctx > 0)
+      m |= 1u << GEN_GPU_MIX_REGION;
+  }
+  return m;
+}

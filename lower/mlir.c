@@ -234,6 +234,11 @@ void mlir_unconverted_ops_in(const char *code, const char *input, int first_line
   for (int i = cnt - 1; i >= 0; i--)
     if (strncmp(ptrs[i], "gpu.", 4) == 0 || strncmp(ptrs[i], "async.", 6) == 0)
       pick = i;
+  /* a gpu op before a region: an async.execute is left because an op of its body was (a
+   * memset the region's token gave a second dependency), and that op is the cause */
+  for (int i = cnt - 1; i >= 0; i--)
+    if (strncmp(ptrs[i], "gpu.", 4) == 0)
+      pick = i;
   af_fmt(root, rn, "%s", cnt ? ptrs[pick] : "");
   cause_shape(root);
   size_t k = 0;
@@ -380,6 +385,7 @@ void mlir_lowered_free(MlirLowered *l, int n) {
 
 static void set_outcome(MlirLowered *l, int outcome, const char *cause, const char *detail) {
   l->outcome = outcome;
+  l->form[0] = '\0';
   af_fmt(l->cause, sizeof l->cause, "%s", cause);
   af_fmt(l->detail, sizeof l->detail, "%s", detail);
 }
@@ -410,11 +416,32 @@ static void set_rejected(MlirLowered *l, const char *chunk, long ln, const char 
       src++;
   }
   mlir_normalize(msg, norm, sizeof norm);
+  char form[200];
+  af_fmt(form, sizeof form, "%s|%s", shape[0] ? shape : "module", norm);
   cause_shape(shape);
   af_fmt(cause, sizeof cause, "%s|%s", shape[0] ? shape : "module", norm);
   af_fmt(detail, sizeof detail, "error: %.*s%s%.*s", (int)strcspn(msg, "\n"), msg,
          src ? "\n  at: " : "", src ? (int)strcspn(src, "\n") : 0, src ? src : "");
   set_outcome(l, MLIR_REJECTED, cause, detail);
+  af_fmt(l->form, sizeof l->form, "%s", form);
+}
+
+void mlir_root_forms(const char *root, const char *ops, char *out, size_t n) {
+  size_t k = 0;
+  out[0] = '\0';
+  for (const char *p = ops; *p && k < n;) {
+    size_t len = strcspn(p, ",");
+    char one[200];
+    af_fmt(one, sizeof one, "%.*s", (int)(len < 199 ? len : 199), p);
+    cause_shape(one);
+    if (strcmp(one, root) == 0) {
+      int w = snprintf(out + k, n - k, "%s%.*s", k ? "," : "", (int)len, p);
+      k += w > 0 ? (size_t)w : 0;
+    }
+    p += len + (p[len] == ',');
+  }
+  if (k == 0)
+    af_fmt(out, n, "%s", root);
 }
 
 /* mlir-opt lowered the case: it is runnable, or unconverted ops remain (code is taken). */
@@ -424,6 +451,7 @@ static void set_lowered(MlirLowered *l, char *code, const char *chunk) {
   if (ops[0]) {
     af_fmt(d, sizeof d, "ops remain after the pipeline: %s", ops);
     set_outcome(l, MLIR_UNCONVERTED, root, d);
+    mlir_root_forms(root, ops, l->form, sizeof l->form);
     af_free(code);
     return;
   }

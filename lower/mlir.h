@@ -27,6 +27,9 @@ typedef struct MlirLowered {
   int outcome;      /* MLIR_* */
   char cause[200];  /* root cause, e.g. "gpu.launch_func async deps=2+|failed to legalize ..." */
   char detail[768]; /* the diagnostic or crash report's top, as mlir-opt wrote it */
+  char form[200];   /* rejected, unconverted: the cause with the op's whole shape, dependency
+                       count kept ("gpu.memcpy async deps=0,gpu.memcpy async deps=2+": each
+                       form of the cause's op left unconverted), the detailed form; else "" */
   char *code;       /* MLIR_OK: the lowered module (runnable on its own), owned */
   int first_line;   /* the line of mlir-opt's input where the case's chunk began (0, 1: the
                        first), which the locations in code count from */
@@ -76,6 +79,9 @@ void mlir_unconverted_ops(const char *code, char *root, size_t rn, char *out, si
  * has it when a pass changed its dependencies. */
 void mlir_unconverted_ops_in(const char *code, const char *input, int first_line, char *root,
                              size_t rn, char *out, size_t n);
+/* The forms of root (a cause's shape, without its count) among ops (a list as
+ * mlir_unconverted_ops gives it), comma-separated with their counts; root itself when none. */
+void mlir_root_forms(const char *root, const char *ops, char *out, size_t n);
 /* Makes a private temporary directory (mode 0700) under $TMPDIR or /tmp. */
 int mlir_tmpdir(char *out, size_t n, AfErr *err);
 /* A tool of the same LLVM as spec's mlir-opt (mlir-translate, llc): $env_var when set, else

@@ -159,18 +159,28 @@ int store_finding_status(Store *s, const char *signature, int *status, AfErr *er
              : results__db_err(s, err, "cannot look a finding up");
 }
 
-int store_each_triaged(Store *s, void (*fn)(const char *signature, const char *cls, void *ctx),
-                       void *ctx, AfErr *err) {
+static const char *col_text(sqlite3_stmt *st, int i) {
+  const unsigned char *t = sqlite3_column_text(st, i);
+  return t ? (const char *)t : "";
+}
+
+int store_each_triaged(Store *s, void (*fn)(const StoreTriaged *t, void *ctx), void *ctx,
+                       AfErr *err) {
   sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(s->db,
-                         "SELECT signature, class FROM findings WHERE status IN ('known', "
-                         "'wontfix') ORDER BY id",
-                         -1, &st, NULL) != SQLITE_OK)
+  if (sqlite3_prepare_v2(
+          s->db,
+          "SELECT f.signature, f.class,"
+          " (SELECT group_concat(detailed, char(10)) FROM"
+          "  (SELECT DISTINCT detailed FROM forms WHERE finding = f.id ORDER BY detailed)),"
+          " (SELECT group_concat(config || char(9) || lowering_version || char(9) || reproduces,"
+          "  char(10)) FROM finding_configs WHERE finding = f.id)"
+          " FROM findings f WHERE f.status IN ('known', 'wontfix') ORDER BY f.id",
+          -1, &st, NULL) != SQLITE_OK)
     return results__db_err(s, err, "cannot list the triaged findings");
   int rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    const unsigned char *sig = sqlite3_column_text(st, 0), *cls = sqlite3_column_text(st, 1);
-    fn(sig ? (const char *)sig : "", cls ? (const char *)cls : "", ctx);
+    StoreTriaged t = {col_text(st, 0), col_text(st, 1), col_text(st, 2), col_text(st, 3)};
+    fn(&t, ctx);
   }
   sqlite3_finalize(st);
   return rc == SQLITE_DONE ? 0 : results__db_err(s, err, "cannot list the triaged findings");

@@ -67,9 +67,16 @@ typedef struct StoreOccurrence {
 
 /* Looks a signature up: *status (STORE_*), or -1 when the database has no such finding. */
 int store_finding_status(Store *s, const char *signature, int *status, AfErr *err);
-/* Calls fn(signature, class, ctx) for every finding marked known or wontfix. */
-int store_each_triaged(Store *s, void (*fn)(const char *signature, const char *cls, void *ctx),
-                       void *ctx, AfErr *err);
+/* A finding marked known or wontfix, as steering reads it. */
+typedef struct StoreTriaged {
+  const char *signature, *cls;
+  const char *forms; /* its detailed forms, one a line ("": none recorded) */
+  const char *confs; /* its matrix verdicts, one a line: CONFIG TAB VERSION TAB 0|1 (reproduces);
+                        "": never checked on a matrix */
+} StoreTriaged;
+/* Calls fn(finding, ctx) for every finding marked known or wontfix. */
+int store_each_triaged(Store *s, void (*fn)(const StoreTriaged *t, void *ctx), void *ctx,
+                       AfErr *err);
 /* Records one occurrence in one transaction: the finding (created with status new, or updated:
  * last seen, count, smallest case), the case when it is the smallest, the occurrence.
  * *is_new: the finding did not exist; *status: its status. */

@@ -176,13 +176,34 @@ grep -q "\"name\": \"mlir-opt\".*\"executed_cases\": $ran}" "$tmp/camp/summary.j
 grep -qF "reached execution: $ran of 40 cases" "$tmp/out" || bad "campaign output lacks the share that ran"
 [ "$(sqlite3 "$tmp/camp/results.db" 'SELECT executed FROM runs')" = "$ran" ] || bad "the run's row lacks executed = $ran"
 # steering (the default): after its first batches, the campaign builds cases without what the
-# findings mlir-opt stopped cases on name, so more of its cases run than with --no-avoid
-"$af" campaign --lowering mlir-opt --cases 40 --seed 5 --schedules eager --batch 8 \
+# findings mlir-opt stopped cases on name, so a larger share of its cases runs than with
+# --no-avoid (40 cases above). Steering is narrow: the forms that failed (a dependency count),
+# found one by one, so it takes 80 cases to show
+"$af" campaign --lowering mlir-opt --cases 80 --seed 5 --schedules eager --batch 8 \
   --no-db --no-reduce --out "$tmp/campav" --quiet > "$tmp/out" 2>&1
 grep -qE '"steered_from": \["[^"]*\(found' "$tmp/campav/summary.json" || bad "steering: nothing avoided"
 grep -qE '"steered_cases": [1-9]' "$tmp/campav/summary.json" || bad "steering: no case steered"
-ran2=$(sed -n 's/.*"swarm": [a-z]*, "cases": 40, "executed_cases": \([0-9]*\),.*/\1/p' "$tmp/campav/summary.json")
-[ -n "$ran2" ] && [ -n "$ran" ] && [ "$ran2" -gt "$ran" ] || bad "--avoid-found: $ran2 cases ran, not more than $ran"
+ran2=$(sed -n 's/.*"swarm": [a-z]*, "cases": 80, "executed_cases": \([0-9]*\),.*/\1/p' "$tmp/campav/summary.json")
+[ -n "$ran2" ] && [ -n "$ran" ] && [ "$ran2" -gt $((2 * ran)) ] || bad "--avoid-found: $ran2 of 80 cases ran, not a larger share than $ran of 40"
+# each configuration's steering, as gen arguments: the launch mlir-opt rejects (two or more
+# dependencies) by its count only, never every async launch; the arguments make cases again,
+# with that avoid set in their config
+sum="$tmp/campav/summary.json"
+grep -q '"avoid": \[[^]]*"gpu.launch_func async deps=2+"' "$sum" || bad "steering: the rejected launch's count is not avoided"
+grep -qE '"avoid": \[[^]]*"gpu\.(launch_func|memcpy|memset) async"[],]' "$sum" && bad "steering: an async op kind avoided whole"
+nconf=0
+while IFS= read -r line; do
+  avoid=$(sed -n 's/.*"steering": {"avoid": \(\[[^]]*\]\).*/\1/p' <<< "$line")
+  args=$(sed -n 's/.*"gen_args": "\([^"]*\)".*/\1/p' <<< "$line")
+  eval "\"\$af\" gen --seed 3 $args" > "$tmp/steered.json" 2>&1 || { bad "gen $args failed"; continue; }
+  got=$(sed -n 's/.*"avoid": \(\[[^]]*\]\).*/\1/p' "$tmp/steered.json")
+  [ "$avoid" = "[]" ] && got=${got:-[]}
+  [ "$got" = "$avoid" ] || bad "gen $args: avoid $got, not the configuration's $avoid"
+  grep -qE '"mix": \{"launch": \{"executed": [0-9]+, "executed_share": [01]\.[0-9]+, "unsteered_share": [01]\.[0-9]+\}' <<< "$line" \
+    || bad "a configuration's mix: ${line:0:200}"
+  nconf=$((nconf + 1))
+done < <(grep '"axes": .*"steering": ' "$sum")
+[ "$nconf" -ge 2 ] || bad "summary.json: steering of $nconf configurations"
 # per case: a case mlir-opt rejects never runs; one it lowers does
 "$af" check "$src/corpus/launch-two-deps.json" "$src/tests/data/mlir-run-a.json" --lowering mlir-opt \
   --schedules eager --json > "$tmp/ex" 2> /dev/null

@@ -347,6 +347,28 @@ static void test_unconverted_root(void) {
       "  %5 = gpu.dealloc async [%3, %4] %2 : memref<?xi32> loc(\"/tmp/x/batch.mlir\":5:9)\n";
   mlir_unconverted_ops_in(own, input, 3, root, sizeof root, ops, sizeof ops);
   CHECK_STR(ops, "gpu.dealloc async deps=1");
+  /* a region left because an op of its body was: named by that op, not by the region */
+  mlir_unconverted_ops("module {\n"
+                       "  %t = async.execute {\n"
+                       "    %1 = gpu.memset async [%a, %b] %m, %v : memref<?xi32>, i32\n"
+                       "  }\n"
+                       "}\n",
+                       root, sizeof root, ops, sizeof ops);
+  CHECK_STR(root, "gpu.memset async");
+  CHECK_STR(ops, "async.execute,gpu.memset async deps=2+");
+  /* the detailed form: each form of the root's op, with its count, and no other op's */
+  char forms[200];
+  mlir_root_forms("gpu.memcpy async",
+                  "async.execute,gpu.memcpy async deps=0,gpu.memcpy async deps=2+ view,"
+                  "gpu.memset async deps=0",
+                  forms, sizeof forms);
+  CHECK_STR(forms, "gpu.memcpy async deps=0"); /* (the view form is a cause of its own) */
+  mlir_root_forms("gpu.memcpy async view",
+                  "gpu.memcpy async deps=1 view,gpu.memcpy async deps=2+ view", forms,
+                  sizeof forms);
+  CHECK_STR(forms, "gpu.memcpy async deps=1 view,gpu.memcpy async deps=2+ view");
+  mlir_root_forms("scf.if", "scf.if", forms, sizeof forms);
+  CHECK_STR(forms, "scf.if");
   /* a location on a line of another op: the output's shape */
   static const char other[] = "  %5 = gpu.dealloc async [%3, %4] %2 : memref<?xi32> loc(#loc7)\n"
                               "#loc7 = loc(\"/tmp/x/batch.mlir\":4:9)\n";
