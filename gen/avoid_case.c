@@ -4,6 +4,8 @@
  */
 #include "gen.h"
 
+enum { GEN_MAX_STREAMS_CASE = 256 }; /* (a case with more is taken to have stream-order) */
+
 /* Whether dependency d of op i can go: the case stays valid without it (an extra one). */
 static int dep_unneeded(const GenCase *c, int i, int d) {
   GenCase t;
@@ -17,6 +19,61 @@ static int dep_unneeded(const GenCase *c, int i, int d) {
   return ok;
 }
 
+/* Adds edge "token to is ordered after token from" to e (pairs), -1 out of memory. */
+static int edge(int **e, int *n, int *cap, int to, int from) {
+  if (to < 0 || from < 0)
+    return 0;
+  if (af_grow((void **)e, cap, *n + 1, 2 * sizeof(int)))
+    return -1;
+  (*e)[2 * *n] = to;
+  (*e)[2 * *n + 1] = from;
+  (*n)++;
+  return 0;
+}
+
+/* Whether op i is ordered after token t by tokens: through its dependencies, the tokens they
+ * stand for inside blocks and regions (inputs, captures) and the ones a block's token stands
+ * for (its yield, its inputs). */
+static int reaches(const GenCase *c, int i, int t) {
+  int *e = NULL, n = 0, cap = 0, rc = 0;
+  for (int j = 0; j < i && rc == 0; j++) {
+    const GenOp *o = &c->ops[j];
+    for (int d = 0; d < o->ndeps && rc == 0; d++)
+      rc = edge(&e, &n, &cap, o->tok, o->deps[d]);
+    if (o->block > 0 && o->block < c->nblocks) {
+      const GenBlock *k = &c->blocks[o->block];
+      rc |= edge(&e, &n, &cap, o->tok, k->yield);
+      for (int q = 0; q < k->ninputs && rc == 0; q++)
+        rc = edge(&e, &n, &cap, k->inputs[q].tok, k->inputs[q].outer) ||
+             edge(&e, &n, &cap, o->tok, k->inputs[q].outer);
+    }
+  }
+  for (int r = 1; r < c->nregions && rc == 0; r++)
+    for (int q = 0; q < c->regions[r].ncaptures && rc == 0; q++)
+      rc = edge(&e, &n, &cap, c->regions[r].captures[q].tok, c->regions[r].captures[q].outer);
+  char *seen = af_calloc((size_t)c->ntoks + 1, 1);
+  int *stack = af_calloc((size_t)n + GEN_MAX_DEPS + 1, sizeof(int)) /* (a push per edge) */,
+      top = 0, hit = 0;
+  if (rc || !seen || !stack) {
+    af_free(e), af_free(seen), af_free(stack);
+    return 0;
+  }
+  for (int d = 0; d < c->ops[i].ndeps; d++)
+    stack[top++] = c->ops[i].deps[d];
+  while (top > 0 && !hit) {
+    int u = stack[--top];
+    hit = u == t;
+    if (hit || u < 0 || u >= c->ntoks || seen[u])
+      continue;
+    seen[u] = 1;
+    for (int k = 0; k < n; k++)
+      if (e[2 * k] == u && e[2 * k + 1] >= 0 && e[2 * k + 1] < c->ntoks && !seen[e[2 * k + 1]])
+        stack[top++] = e[2 * k + 1];
+  }
+  af_free(e), af_free(seen), af_free(stack);
+  return hit;
+}
+
 /* Whether case c has construct k (GEN_CONSTRUCT_MAP), as a case made elsewhere (mutated, read)
  * has it: its regions' yields, inputs and captures, a launch on a stream, a stream created and
  * never destroyed, a dependency on a token an earlier host wait of its context named, a
@@ -28,10 +85,19 @@ static int has_construct(const GenCase *c, int k) {
         (k == GEN_CONSTRUCT_CAPTURE && c->regions[r].ncaptures > 0))
       return 1;
   int streams = 0;
+  int last[GEN_MAX_STREAMS_CASE];
+  for (int s = 0; s < GEN_MAX_STREAMS_CASE; s++)
+    last[s] = -1;
   for (int i = 0; i < c->nops; i++) {
     const GenOp *o = &c->ops[i];
-    if (k == GEN_CONSTRUCT_STREAM && o->kind == GEN_OP_LAUNCH && o->stream >= 0)
-      return 1;
+    if (k == GEN_CONSTRUCT_STREAM && o->kind == GEN_OP_LAUNCH && o->stream >= 0) {
+      /* after the stream's last launch by the stream alone: no token of it among its deps */
+      if (o->stream >= GEN_MAX_STREAMS_CASE)
+        return 1;
+      if (last[o->stream] >= 0 && !reaches(c, i, last[o->stream]))
+        return 1;
+      last[o->stream] = o->tok;
+    }
     streams += o->kind == GEN_OP_STREAM_CREATE ? 1 : o->kind == GEN_OP_STREAM_DESTROY ? -1 : 0;
     for (int d = 0; k == GEN_CONSTRUCT_WAITED && d < o->ndeps; d++)
       for (int j = 0; j < i; j++) /* (an earlier host wait of the same context and block) */

@@ -227,7 +227,9 @@ typedef struct GenShape {
   X(YIELD, "yield", "await-value", "a region yields a token (its buffers go back through it)")     \
   X(REGION_INPUT, "region-input", "", "a region takes another region's yielded token")             \
   X(CAPTURE, "capture", "into-region", "a region uses its spawning context's tokens directly")     \
-  X(STREAM, "stream-order", "stream", "a launch on an explicit stream the program creates")        \
+  X(STREAM, "stream-order", "stream",                                                              \
+    "a launch on an explicit stream ordered after its last launch by the stream alone (with it "   \
+    "avoided, by a token too)")                                                                    \
   X(EXTRA_DEP, "extra-dep", "", "an extra, unneeded dependency")                                   \
   X(WAITED, "host-wait", "", "a dependency on a token a host wait already completed")              \
   X(STREAM_END, "stream-end", "leaked_stream",                                                     \

@@ -446,7 +446,8 @@ void gen__draw_view(G *g, int n, int len, int32_t *v) {
  * - a synchronous alloc or dealloc avoided: the asynchronous one, and the other way round;
  * - a view avoided: the whole buffer; a block kind avoided: another kind, or none;
  * - the constructs of GEN_CONSTRUCT_MAP: their knobs off (captures become host waits before the
- *   spawn, explicit streams and extra dependencies are not drawn), regions lend no buffers and
+ *   spawn, extra dependencies are not drawn), a launch on a stream depends on the stream's last
+ *   launch by its token too (stream-order: the order made explicit), regions lend no buffers and
  *   yield nothing, no dependency on a token a host wait completed.
  * With an empty set the generator draws exactly what it drew before: seeds stay.
  */
@@ -492,8 +493,8 @@ void gen__avoid_setup(G *g) {
   GenConfig *c = &g->cfg;
   if (gen__avoids_construct(g, GEN_CONSTRUCT_CAPTURE))
     c->capture_pct = 0;
-  if (gen__avoids_construct(g, GEN_CONSTRUCT_STREAM) || gen__avoids_kind(g, GEN_OP_STREAM_CREATE) ||
-      gen__avoids_kind(g, GEN_OP_STREAM_SYNC) || gen__avoids_kind(g, GEN_OP_STREAM_DESTROY))
+  if (gen__avoids_kind(g, GEN_OP_STREAM_CREATE) || gen__avoids_kind(g, GEN_OP_STREAM_SYNC) ||
+      gen__avoids_kind(g, GEN_OP_STREAM_DESTROY))
     c->stream_pct = 0;
   if (gen__avoids_construct(g, GEN_CONSTRUCT_EXTRA_DEP))
     c->extra_dep_pct = 0;

@@ -155,7 +155,11 @@ int gen__pick_stream(G *g, Ctx *x, TSet *s) {
     x->stream_last[k] = -1;
   }
   int last = x->stream_last[k];
-  if (last >= 0) { /* what the stream's last launch implies needs no dependency */
+  if (last >= 0 && gen__avoids_construct(g, GEN_CONSTRUCT_STREAM)) {
+    gen__ts_add(s, last); /* (stream-order avoided: the stream's order made explicit by a
+                             token, the stream kept) */
+    gen__ts_minimize(g, s);
+  } else if (last >= 0) { /* what the stream's last launch implies needs no dependency */
     gen__ts_add(s, last);
     gen__ts_minimize(g, s);
     int n = 0;

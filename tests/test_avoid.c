@@ -260,6 +260,35 @@ static void streams_end(void) {
   CHECK(same >= n / 2);
 }
 
+/* stream-order avoided (a launch on an explicit stream was not ordered with it): the streams
+ * stay, each launch on one depends on the stream's last launch by its token too, so no case has
+ * the construct, and the cases run clean. */
+static void stream_order(void) {
+  GenConfig cfg, av;
+  gen_config_default(&cfg);
+  cfg.stream_pct = 50;
+  av = cfg;
+  CHECK_EQ(gen_avoid_add(&av.avoid, "stream-order"), 1);
+  int had = 0, has = 0, on_stream = 0, n = 300;
+  for (uint64_t seed = 1; seed <= (uint64_t)n; seed++) {
+    GenCase a, b;
+    pair(seed, &cfg, &av, &a, &b);
+    had += gen_avoid_case(&av.avoid, &a);
+    has += gen_avoid_case(&av.avoid, &b);
+    for (int i = 0; i < b.nops; i++)
+      on_stream += b.ops[i].kind == GEN_OP_LAUNCH && b.ops[i].stream >= 0;
+    runs_clean(&b);
+    gen_case_free(&a);
+    gen_case_free(&b);
+  }
+  printf("stream-order (a token too): %d of %d cases ordered launches by a stream alone, %d with "
+         "it avoided; %d launches on streams\n",
+         had, n, has, on_stream);
+  CHECK(had >= n / 10);
+  CHECK_EQ(has, 0);
+  CHECK(on_stream >= n);
+}
+
 /* A crash names no op: its minimized case names it by the block and region kinds it has. */
 static void structure(void) {
   GenConfig cfg;
@@ -379,6 +408,7 @@ int main(void) {
   one_form("async.execute", "left out: no region", 0, 0);
   waits_through_joins();
   streams_end();
+  stream_order();
   structure();
   asyncfuzz_rt_shutdown();
   return TEST_DONE("test_avoid");
