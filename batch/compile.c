@@ -201,6 +201,10 @@ static int write_manifest(const LowerSpec *spec, const Tools *t, const GenCase *
       af_buf_json_str(&b, v.signature);
       af_buf_puts(&b, ", \"detail\": ");
       af_buf_json_str(&b, v.detail);
+      if (v.victim[0]) { /* (the detailed form: the op's dependency count) */
+        af_buf_puts(&b, ", \"detailed\": ");
+        af_buf_json_str(&b, v.victim);
+      }
       af_buf_puts(&b, "}");
     }
   }

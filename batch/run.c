@@ -115,6 +115,8 @@ static int read_case(Batch *b, const cJSON *e, int i, const char *mpath, AfErr *
     v->hb_first = v->error_seq = -1;
     snprintf(v->signature, sizeof v->signature, "%s", cJSON_IsString(sj) ? sj->valuestring : "");
     snprintf(v->detail, sizeof v->detail, "%s", cJSON_IsString(dj) ? dj->valuestring : "");
+    const cJSON *fj = cJSON_GetObjectItemCaseSensitive(e, "detailed");
+    snprintf(v->victim, sizeof v->victim, "%s", cJSON_IsString(fj) ? fj->valuestring : "");
   }
   return 0;
 }

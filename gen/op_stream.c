@@ -127,6 +127,14 @@ static void stream_done(G *g, Ctx *x, int k) {
 
 /* A stream_sync or stream_destroy of x's stream k. */
 static void stream_op(G *g, Ctx *x, int k, int kind) {
+  int last = x->stream_last[k];
+  if (last >= 0 && gen__avoids_construct(g, GEN_CONSTRUCT_STREAM) &&
+      !gen__covered(g, x->id, last)) { /* (stream-order avoided: the host waits by the token) */
+    TSet w;
+    w.n = 0;
+    gen__ts_add(&w, last);
+    gen__host_wait(g, x, &w);
+  }
   GenOp o = gen_op_blank(kind, x->id);
   o.stream = x->streams[k];
   if (gen__emit(g, &o) < 0)
