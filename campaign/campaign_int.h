@@ -146,9 +146,9 @@ int campaign__record(Campaign *k, int low, const GenCase *c, const Schedule *s, 
  * configuration i; 0: on all). detailed: a verdict's detailed form (NULL: none); for a lowering's
  * verdict on an op shape, only the forms it names (the dependency counts that failed) are
  * avoided, not the op kind. why: "known", "found". A crash names no op: min, its minimized
- * case (or NULL), names it by the block and region kinds it has. 1 when a set grew. */
-int campaign__avoid(Campaign *k, const char *signature, const char *cls, const char *detailed,
-                    const char *why, uint64_t confs, const GenCase *min);
+ * case (or NULL), names it by the block and region kinds it has. */
+void campaign__avoid(Campaign *k, const char *signature, const char *cls, const char *detailed,
+                     const char *why, uint64_t confs, const GenCase *min);
 /* Steers generation away from new finding sig (its case c: the minimized one, or the one it
  * was found with) where its matrix check reproduced it (v[i], ran[i]: its verdict on
  * configuration i; NULL: not checked), or where it was found. */

@@ -360,6 +360,9 @@ static void corpus_write(const uint8_t *d, size_t n) {
   char sha[41], path[4200];
   af_sha1_hex(d, n, sha);
   af_fmt(path, sizeof path, "%s/%s", D.corpus, sha);
+  struct stat st;
+  if (stat(path, &st) == 0)
+    return; /* (the same bytes, written already: one file, counted once) */
   AfErr err = {0};
   if (af_write_file(D.tmp, (const char *)d, n, &err) == 0 && rename(D.tmp, path) == 0) {
     D.written++;

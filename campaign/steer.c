@@ -97,12 +97,12 @@ static int cause_entries(const char *cls, const char *cause, const char *detaile
   return n > 0;
 }
 
-int campaign__avoid(Campaign *k, const char *signature, const char *cls, const char *detailed,
-                    const char *why, uint64_t confs, const GenCase *min) {
+void campaign__avoid(Campaign *k, const char *signature, const char *cls, const char *detailed,
+                     const char *why, uint64_t confs, const GenCase *min) {
   /* LOWERING|CAUSE */
   const char *p1 = strchr(signature, '|');
   if (p1 == NULL)
-    return 0;
+    return;
   int ours = 0; /* a finding of another lowering says nothing of these */
   for (int i = 0; i < k->c.nspecs && !ours; i++)
     ours = strlen(k->c.specs[i].name) == (size_t)(p1 - signature) &&
@@ -114,37 +114,33 @@ int campaign__avoid(Campaign *k, const char *signature, const char *cls, const c
   if (ours && crash && min) /* (the structure of the smallest case that still crashes) */
     gen_avoid_structure(&a, min);
   else if (!ours || !cause_entries(cls, p1 + 1, detailed, &a))
-    return 0;
+    return;
   if (gen_avoid_count(&a) == 0)
-    return 0;
-  int before = 0, after = 0;
-  if (k->c.nmatrix == 0 || confs == 0) {
-    before = gen_avoid_count(&k->avoid_all);
+    return;
+  if (k->c.nmatrix == 0 || confs == 0)
     gen_avoid_union(&k->avoid_all, &a);
-    after = gen_avoid_count(&k->avoid_all);
-  } else
+  else
     for (int c = 0; c < k->c.nmatrix && c < 64; c++)
-      if ((confs >> c) & 1) {
-        before += gen_avoid_count(&k->avoid_conf[c]);
+      if ((confs >> c) & 1)
         gen_avoid_union(&k->avoid_conf[c], &a);
-        after += gen_avoid_count(&k->avoid_conf[c]);
-      }
   uint64_t h = af_hash64(signature, strlen(signature));
   int n = 0; /* (a finding steered again, on more configurations: its entry says so) */
   while (n < k->st.navoid && k->avoid_sig[n] != h)
     n++;
   if (n >= (int)(sizeof k->avoid_why / sizeof k->avoid_why[0]))
-    return after > before;
+    return;
   if (n == k->st.navoid)
     k->avoid_mask[n] = 0;
   k->avoid_sig[n] = h;
   k->avoid_mask[n] |= confs;
   char what[96];
   gen_avoid_text(&a, 0, what, sizeof what);
-  if (oracle_verdict_names_shape(oracle_verdict_lookup(cls))) /* (the name: every form is in
-                                                                 the configurations' sets) */
-    snprintf(what, sizeof what, "%.*s", (int)strcspn(p1 + 1 + strcspn(p1 + 1, "|") + 1, "|"),
-             p1 + 1 + strcspn(p1 + 1, "|") + 1);
+  if (oracle_verdict_names_shape(oracle_verdict_lookup(cls))) {
+    /* the shape as the name has it (CLASS|SHAPE|...): its forms are in the sets */
+    const char *shape = p1 + 1 + strcspn(p1 + 1, "|");
+    shape += *shape == '|';
+    snprintf(what, sizeof what, "%.*s", (int)strcspn(shape, "|"), shape);
+  }
   int nc = 0;
   for (int c = 0; c < k->c.nmatrix && c < 64; c++)
     nc += (int)((k->avoid_mask[n] >> c) & 1);
@@ -155,7 +151,6 @@ int campaign__avoid(Campaign *k, const char *signature, const char *cls, const c
              why, nc, k->c.nmatrix);
   if (n == k->st.navoid)
     k->st.navoid = n + 1;
-  return after > before;
 }
 
 void campaign__batch_avoid(const Campaign *k, int conf, uint64_t seed, GenAvoid *out) {

@@ -31,31 +31,40 @@ static int edge(int **e, int *n, int *cap, int to, int from) {
   return 0;
 }
 
-/* Whether op i is ordered after token t by tokens: through its dependencies, the tokens they
- * stand for inside blocks and regions (inputs, captures) and the ones a block's token stands
- * for (its yield, its inputs). */
-static int reaches(const GenCase *c, int i, int t) {
-  int *e = NULL, n = 0, cap = 0, rc = 0;
-  for (int j = 0; j < i && rc == 0; j++) {
+/* The token graph of c, as pairs (to, from): token `to` is ordered after token `from` (an op's
+ * token after its dependencies, a block's or region's inner name after the outer token, a
+ * block's token after its yield and its inputs). *n pairs; NULL (n 0) when there are none or
+ * memory ran out (*oom). */
+static int *token_edges(const GenCase *c, int *n, int *oom) {
+  int *e = NULL, cap = 0, rc = 0;
+  *n = 0;
+  for (int j = 0; j < c->nops && rc == 0; j++) {
     const GenOp *o = &c->ops[j];
     for (int d = 0; d < o->ndeps && rc == 0; d++)
-      rc = edge(&e, &n, &cap, o->tok, o->deps[d]);
+      rc = edge(&e, n, &cap, o->tok, o->deps[d]);
     if (o->block > 0 && o->block < c->nblocks) {
       const GenBlock *k = &c->blocks[o->block];
-      rc |= edge(&e, &n, &cap, o->tok, k->yield);
+      rc |= edge(&e, n, &cap, o->tok, k->yield);
       for (int q = 0; q < k->ninputs && rc == 0; q++)
-        rc = edge(&e, &n, &cap, k->inputs[q].tok, k->inputs[q].outer) ||
-             edge(&e, &n, &cap, o->tok, k->inputs[q].outer);
+        rc = edge(&e, n, &cap, k->inputs[q].tok, k->inputs[q].outer) ||
+             edge(&e, n, &cap, o->tok, k->inputs[q].outer);
     }
   }
   for (int r = 1; r < c->nregions && rc == 0; r++)
     for (int q = 0; q < c->regions[r].ncaptures && rc == 0; q++)
-      rc = edge(&e, &n, &cap, c->regions[r].captures[q].tok, c->regions[r].captures[q].outer);
+      rc = edge(&e, n, &cap, c->regions[r].captures[q].tok, c->regions[r].captures[q].outer);
+  *oom = rc != 0;
+  return e;
+}
+
+/* Whether op i of c is ordered after token t by tokens: through its dependencies and the edges
+ * e[0..n) (token_edges). */
+static int reaches(const GenCase *c, const int *e, int n, int i, int t) {
   char *seen = af_calloc((size_t)c->ntoks + 1, 1);
   int *stack = af_calloc((size_t)n + GEN_MAX_DEPS + 1, sizeof(int)) /* (a push per edge) */,
       top = 0, hit = 0;
-  if (rc || !seen || !stack) {
-    af_free(e), af_free(seen), af_free(stack);
+  if (!seen || !stack) {
+    af_free(seen), af_free(stack);
     return 0;
   }
   for (int d = 0; d < c->ops[i].ndeps; d++)
@@ -70,34 +79,45 @@ static int reaches(const GenCase *c, int i, int t) {
       if (e[2 * k] == u && e[2 * k + 1] >= 0 && e[2 * k + 1] < c->ntoks && !seen[e[2 * k + 1]])
         stack[top++] = e[2 * k + 1];
   }
-  af_free(e), af_free(seen), af_free(stack);
+  af_free(seen), af_free(stack);
   return hit;
 }
 
+/* Whether a launch on a stream of c is ordered after the stream's last launch by the stream
+ * alone: no token of that launch among its ancestors (out of memory: taken as yes). */
+static int stream_alone(const GenCase *c) {
+  int last[GEN_MAX_STREAMS_CASE], n, oom, alone = 0;
+  for (int s = 0; s < GEN_MAX_STREAMS_CASE; s++)
+    last[s] = -1;
+  int *e = token_edges(c, &n, &oom);
+  for (int i = 0; i < c->nops && !alone; i++) {
+    const GenOp *o = &c->ops[i];
+    if (o->kind != GEN_OP_LAUNCH || o->stream < 0)
+      continue;
+    alone = oom || o->stream >= GEN_MAX_STREAMS_CASE ||
+            (last[o->stream] >= 0 && !reaches(c, e, n, i, last[o->stream]));
+    if (!alone)
+      last[o->stream] = o->tok;
+  }
+  af_free(e);
+  return alone;
+}
+
 /* Whether case c has construct k (GEN_CONSTRUCT_MAP), as a case made elsewhere (mutated, read)
- * has it: its regions' yields, inputs and captures, a launch on a stream, a stream created and
- * never destroyed, a dependency on a token an earlier host wait of its context named, a
- * dependency the case stays valid without. */
+ * has it: its regions' yields, inputs and captures, a launch on a stream after its last by the
+ * stream alone, a stream created and never destroyed, a dependency on a token an earlier host wait
+ * of its context named, a dependency the case stays valid without. */
 static int has_construct(const GenCase *c, int k) {
   for (int r = 1; r < c->nregions; r++)
     if ((k == GEN_CONSTRUCT_YIELD && c->regions[r].nyields > 0) ||
         (k == GEN_CONSTRUCT_REGION_INPUT && c->regions[r].ninputs > 0) ||
         (k == GEN_CONSTRUCT_CAPTURE && c->regions[r].ncaptures > 0))
       return 1;
+  if (k == GEN_CONSTRUCT_STREAM)
+    return stream_alone(c);
   int streams = 0;
-  int last[GEN_MAX_STREAMS_CASE];
-  for (int s = 0; s < GEN_MAX_STREAMS_CASE; s++)
-    last[s] = -1;
   for (int i = 0; i < c->nops; i++) {
     const GenOp *o = &c->ops[i];
-    if (k == GEN_CONSTRUCT_STREAM && o->kind == GEN_OP_LAUNCH && o->stream >= 0) {
-      /* after the stream's last launch by the stream alone: no token of it among its deps */
-      if (o->stream >= GEN_MAX_STREAMS_CASE)
-        return 1;
-      if (last[o->stream] >= 0 && !reaches(c, i, last[o->stream]))
-        return 1;
-      last[o->stream] = o->tok;
-    }
     streams += o->kind == GEN_OP_STREAM_CREATE ? 1 : o->kind == GEN_OP_STREAM_DESTROY ? -1 : 0;
     for (int d = 0; k == GEN_CONSTRUCT_WAITED && d < o->ndeps; d++)
       for (int j = 0; j < i; j++) /* (an earlier host wait of the same context and block) */
