@@ -478,9 +478,9 @@ void gen_shape_text(const GenShape *s, char *out, size_t n);
 /* The GPU work a case holds, that can race or produce a wrong value (what steering must keep),
  * X(ID, name, help): a campaign counts the cases holding each (summary.json's "mix"). */
 #define GEN_GPU_MIX_MAP(X)                                                                         \
-  X(LAUNCH, "launch", "a kernel launch with a token dependency")                                   \
-  X(COPY, "copy", "a gpu.memcpy with a token dependency")                                          \
-  X(MEMSET, "memset", "a gpu.memset with a token dependency")                                      \
+  X(LAUNCH, "launch", "a kernel launch with a token dependency (not on a fresh root alone)")       \
+  X(COPY, "copy", "a gpu.memcpy with a token dependency (not on a fresh root alone)")              \
+  X(MEMSET, "memset", "a gpu.memset with a token dependency (not on a fresh root alone)")          \
   X(STREAM, "stream", "a launch on an explicit stream")                                            \
   X(REGION, "region", "a launch, copy or memset inside an async.execute region")
 

@@ -121,13 +121,23 @@ const char *gen_gpu_mix_name(int i) {
 }
 
 unsigned gen_case_gpu_mix(const GenCase *c) {
+  /* a fresh root (a gpu.wait async of nothing) orders nothing: a dependency on it is none */
+  char *fresh = af_calloc((size_t)c->ntoks + 1, 1);
+  for (int i = 0; fresh && i < c->nops; i++) {
+    const GenOp *o = &c->ops[i];
+    if (o->kind == GEN_OP_WAIT_ASYNC && o->ndeps == 0 && o->tok >= 0 && o->tok < c->ntoks)
+      fresh[o->tok] = 1;
+  }
   unsigned m = 0;
   for (int i = 0; i < c->nops; i++) {
     const GenOp *o = &c->ops[i];
     int gpu = o->kind == GEN_OP_LAUNCH || o->kind == GEN_OP_MEMCPY || o->kind == GEN_OP_MEMSET;
     if (!gpu)
       continue;
-    if (o->ndeps > 0)
+    int ordered = 0;
+    for (int d = 0; d < o->ndeps && !ordered; d++)
+      ordered = !fresh || o->deps[d] < 0 || o->deps[d] >= c->ntoks || !fresh[o->deps[d]];
+    if (ordered)
       m |= 1u << (o->kind == GEN_OP_LAUNCH   ? GEN_GPU_MIX_LAUNCH
                   : o->kind == GEN_OP_MEMCPY ? GEN_GPU_MIX_COPY
                                              : GEN_GPU_MIX_MEMSET);
@@ -136,5 +146,6 @@ unsigned gen_case_gpu_mix(const GenCase *c) {
     if (o->ctx > 0)
       m |= 1u << GEN_GPU_MIX_REGION;
   }
+  af_free(fresh);
   return m;
 }

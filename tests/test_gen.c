@@ -433,6 +433,60 @@ static void test_block_size(void) {
   CHECK(most[1] <= 40);
 }
 
+/* The GPU work a case holds (what steering must keep): a copy on a fresh root alone orders
+ * nothing, one after a launch's token does; a launch on a stream; work in a region. */
+static void test_gpu_mix(void) {
+  static const char head[] =
+      "{\"format\": \"asyncfuzz-case\", \"version\": 2, \"seed\": \"1\", \"spin\": 4,"
+      " \"config\": {\"ops\": 4}, \"buffers\": [{\"name\": \"b0\", \"kind\": \"host\", \"n\": 4,"
+      " \"init\": 1}, {\"name\": \"b1\", \"kind\": \"device\", \"n\": 4}], \"body\": [";
+  static const char *const bodies[] = {
+      /* the copy's one dependency a fresh root: no ordered copy */
+      "{\"op\": \"alloc\", \"buf\": \"b1\", \"mode\": \"sync\"},"
+      " {\"op\": \"wait_async\", \"deps\": [], \"token\": \"t0\"},"
+      " {\"op\": \"memcpy\", \"dst\": \"b1\", \"src\": \"b0\", \"deps\": [\"t0\"], \"token\": "
+      "\"t1\"},"
+      " {\"op\": \"host_wait\", \"deps\": [\"t1\"]}, {\"op\": \"dealloc\", \"buf\": \"b1\", "
+      "\"async\": false}]}",
+      /* a launch with no dependency orders nothing; the copy after its token is ordered */
+      "{\"op\": \"alloc\", \"buf\": \"b1\", \"mode\": \"sync\"},"
+      " {\"op\": \"launch\", \"kernel\": \"af_fill\", \"args\": [\"b1\"], \"value\": 3,"
+      " \"deps\": [], \"token\": \"t0\"},"
+      " {\"op\": \"memcpy\", \"dst\": \"b0\", \"src\": \"b1\", \"deps\": [\"t0\"], \"token\": "
+      "\"t1\"},"
+      " {\"op\": \"host_wait\", \"deps\": [\"t1\"]}, {\"op\": \"dealloc\", \"buf\": \"b1\", "
+      "\"async\": false}]}"};
+  static const unsigned want[] = {0, 1u << GEN_GPU_MIX_COPY};
+  for (int i = 0; i < 2; i++) {
+    char text[2048];
+    snprintf(text, sizeof text, "%s%s", head, bodies[i]);
+    GenCase c;
+    AfErr err = {0};
+    int rc = gen_case_from_json(&c, text, &err);
+    CHECK_EQ(rc, 0);
+    if (rc) {
+      fprintf(stderr, "gpu mix case %d: %s\n", i, err.msg);
+      continue;
+    }
+    CHECK_EQ(gen_case_gpu_mix(&c), want[i]);
+    gen_case_free(&c);
+  }
+  /* generated with streams and regions, some case holds each kind */
+  GenConfig cfg;
+  gen_config_default(&cfg);
+  cfg.stream_pct = 50;
+  cfg.region_pct = 30;
+  unsigned all = 0;
+  for (uint64_t seed = 1; seed <= 50; seed++) {
+    GenCase c;
+    AfErr err = {0};
+    CHECK_EQ(gen_generate(&c, seed, &cfg, &err), 0);
+    all |= gen_case_gpu_mix(&c);
+    gen_case_free(&c);
+  }
+  CHECK_EQ(all, (1u << GEN_GPU_MIX__COUNT) - 1);
+}
+
 int main(void) {
   test_ts_minimize();
   test_op_shapes();
@@ -442,5 +496,6 @@ int main(void) {
   test_shapes();
   test_render_is_deterministic();
   test_block_size();
+  test_gpu_mix();
   return TEST_DONE("test_gen");
 }
