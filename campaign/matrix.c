@@ -154,16 +154,18 @@ void campaign__steer_recurred(Campaign *k, Sig *sig, int low, const Verdict *v) 
    * lowering's verdict on an op shape, by each new form it shows (known findings too: their
    * forms in the database steer from the start, and a form not seen before steers when seen) */
   uint64_t bit = campaign__conf_bit(k, low);
+  /* (without a matrix, the one set every case is made under: bit 0 marks it steered) */
+  uint64_t mark = k->c.nmatrix == 0 ? 1 : bit;
   int shape = oracle_verdict_names_shape(sig->f.cls);
   int allowed = sig->f.suppressed ? k->c.avoid_known : k->c.avoid_found;
-  if (!allowed || bit == 0 || ((sig->steer_confs & bit) && !(shape && v && v->victim[0])))
+  if (!allowed || mark == 0 || ((sig->steer_confs & mark) && !(shape && v && v->victim[0])))
     return;
   if (sig->f.suppressed && !shape)
     return; /* (a known finding's other causes steer from the database, where it reproduces) */
   campaign__avoid(k, sig->f.signature, oracle_verdict_name(sig->f.cls),
                   v && v->victim[0] ? v->victim : NULL, sig->f.suppressed ? "known" : "found", bit,
                   NULL);
-  sig->steer_confs |= bit;
+  sig->steer_confs |= mark;
 }
 
 int campaign__matrix_queue(Campaign *k, int sig, const GenCase *c, const Schedule *s) {

@@ -50,7 +50,7 @@ static int add_shape(GenAvoid *a, const GenShape *s) {
   for (int i = 0; i < a->nshapes; i++) {
     const GenShape *t = &a->shapes[i];
     if (t->kind == s->kind && t->async == s->async && t->deps == s->deps && t->view == s->view &&
-        t->shared == s->shared)
+        t->shared == s->shared && t->unthreaded == s->unthreaded)
       return 0;
   }
   if (a->nshapes >= GEN_MAX_AVOID)
@@ -77,6 +77,8 @@ static const char *const everything[] = {"func.call",
                                          "gpu.dealloc async deps=2+",
                                          "gpu.memcpy async deps=1 view",
                                          "gpu.memset async deps=1 view",
+                                         "gpu.memcpy async deps=1 unthreaded",
+                                         "gpu.memset async deps=1 unthreaded",
                                          "gpu.launch_func async deps=0 view"};
 
 /* "sync-op", the role a cause gives an op without a token (destroyed-by:sync-op): the
@@ -106,7 +108,7 @@ int gen_avoid_add(GenAvoid *a, const char *text) {
     }
   for (size_t i = 0; i < sizeof crossings / sizeof crossings[0]; i++)
     if (strcmp(text, crossings[i].word) == 0) {
-      GenShape s = {crossings[i].kind, 0, -1, -1, 0};
+      GenShape s = {crossings[i].kind, 0, -1, -1, 0, 0};
       return add_shape(a, &s);
     }
   GenShape s;
@@ -147,6 +149,12 @@ int gen_avoid_op(const GenAvoid *a, const GenOp *o) {
     if (gen_op_has_shape(o, &a->shapes[i]))
       return 1;
   return 0;
+}
+
+int gen_avoid_case_op(const GenAvoid *a, const GenCase *c, int i) {
+  GenOp o = c->ops[i];
+  o.threaded = (uint8_t)gen_op_threaded(c, i);
+  return gen_avoid_op(a, &o);
 }
 
 int gen_avoid_structure(GenAvoid *a, const GenCase *c) {

@@ -135,7 +135,7 @@ static int has_construct(const GenCase *c, int k) {
 
 int gen_avoid_case(const GenAvoid *a, const GenCase *c) {
   for (int i = 0; i < c->nops; i++)
-    if (gen_avoid_op(a, &c->ops[i]))
+    if (gen_avoid_case_op(a, c, i))
       return 1;
   for (int k = 0; k < GEN_CONSTRUCT__COUNT; k++)
     if ((a->constructs & (1u << k)) && has_construct(c, k))

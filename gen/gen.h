@@ -134,7 +134,10 @@ typedef struct GenOp {
    * buffer, a memref.subview of `len` elements from `off`, `stride` apart; len 0: the whole
    * buffer (version 2) */
   int32_t view[3][3];
-  int32_t block; /* call, if, for, branch: the block it runs */
+  int32_t block;    /* call, if, for, branch: the block it runs */
+  uint8_t threaded; /* not in the case format: its one dependency is the token of the op just
+                       before it in its block (gen_op_threaded), as the generator made it; what
+                       a "deps=1 unthreaded" shape tells apart */
 } GenOp;
 
 /* Element types. Kernels take i32 buffers only; memcpy and memset (not of i64: no runtime call
@@ -213,8 +216,12 @@ typedef struct GenRegion {
  * more; -1 in a pattern: any). */
 typedef struct GenShape {
   int kind, async, deps;
-  int view;   /* 1: a memcpy or memset of a memref.subview ("... view"); -1: any */
-  int shared; /* an alloc: 1 a host_shared one ("gpu.alloc host_shared"), 0 any other */
+  int view;       /* 1: a memcpy or memset of a memref.subview ("... view"); -1: any */
+  int shared;     /* an alloc: 1 a host_shared one ("gpu.alloc host_shared"), 0 any other */
+  int unthreaded; /* a deps=1 shape: 1 only the op whose dependency is not the token of the op
+                     just before it in its block ("deps=1 unthreaded": a pipeline that threads
+                     a token through the ops, as gpu-async-region does, gives it a second one);
+                     0 any */
 } GenShape;
 /* What steering asks the generator not to build (avoid.c): op shapes and constructs of the case
  * language, each named as the causes of findings name it. The generator expresses the same
@@ -468,8 +475,12 @@ int gen_shape_parse(const char *text, GenShape *out);
 /* Op o's shape in that spelling ("gpu.launch_func async deps=2+", "gpu.wait deps=1"; the ops
  * that are not gpu ops: "observe", "async.execute", "async.await"). */
 void gen_shape_format(const GenOp *o, char *out, size_t n);
-/* Whether op o has shape s. */
+/* Whether op o has shape s (o->threaded as it says). */
 int gen_op_has_shape(const GenOp *o, const GenShape *s);
+/* Whether op i of c has one dependency, the token of the op just before it in its block (the
+ * rendering puts nothing with side effects between them): a pipeline that threads a token
+ * through a block's ops (gpu-async-region) gives it no other. */
+int gen_op_threaded(const GenCase *c, int i);
 /* Whether case c has an op of one of shapes[0..n). */
 int gen_case_has_shape(const GenCase *c, const GenShape *shapes, int n);
 /* Shape s in the spelling gen_shape_parse reads ("gpu.alloc async deps=0", "scf.if"). */
@@ -515,6 +526,9 @@ int gen_avoid_count(const GenAvoid *a);
 void gen_avoid_text(const GenAvoid *a, int i, char *out, size_t n);
 /* Whether a avoids op o as it stands (its kind, form, dependencies, views). */
 int gen_avoid_op(const GenAvoid *a, const GenOp *o);
+/* Whether a avoids op i of case c (gen_avoid_op, with the op's dependency threaded or not as
+ * the case has it). */
+int gen_avoid_case_op(const GenAvoid *a, const GenCase *c, int i);
 /* Whether a avoids something case c has as it stands (a case not made by the generator under a:
  * mutated, read): an op of a shape it avoids, or a construct it avoids (a dependency the case is
  * valid without is an extra one; one on a token an earlier host wait of its context named is

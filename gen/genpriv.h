@@ -202,6 +202,8 @@ void gen__import(G *g, TSet *s);
  * like: the op (its views), or NULL. */
 int gen__avoids(const G *g, int kind, int async, int ndeps, const GenOp *like);
 int gen__avoids_construct(const G *g, int id);
+/* Whether the avoid set has kind's async form with one dependency, threaded (gen_op_threaded). */
+int gen__avoids_threaded(const G *g, int kind, const GenOp *like);
 /* Whether views of kind's operands are avoided; whether every form of kind is. */
 int gen__avoids_view(const G *g, int kind);
 int gen__avoids_kind(const G *g, int kind);

@@ -33,6 +33,7 @@ int gen__emit(G *g, GenOp *o) {
   int i = gen_case_add_op(g->c, o);
   if (i < 0)
     return gen__oom(g);
+  g->c->ops[i].threaded = (uint8_t)gen_op_threaded(g->c, i);
   return i;
 }
 
@@ -440,7 +441,8 @@ void gen__draw_view(G *g, int n, int len, int32_t *v) {
  * how the generator honours its avoid set (GenConfig.avoid, avoid.c). It builds the
  * same ordering in another form of the case language wherever one exists, and otherwise leaves
  * the construct out:
- * - an op whose dependency count is avoided: its dependencies joined by one gpu.wait async, or
+ * - an op whose dependency count is avoided: its dependencies joined by one gpu.wait async right
+ *   before it (one dependency, threaded: the form "deps=1 unthreaded" does not name), or
  *   completed by a host wait before it (no dependency), or a fresh gpu.wait async token to
  *   depend on (one dependency instead of none);
  * - a synchronous alloc or dealloc avoided: the asynchronous one, and the other way round;
@@ -484,7 +486,7 @@ int gen__avoids_kind(const G *g, int kind) {
     /* (an async form is gone too when each dependency count of it is) */
     gone += gen__avoids(g, kind, async, -1, NULL) ||
             (async && gen__avoids(g, kind, 1, 0, NULL) && gen__avoids(g, kind, 1, 1, NULL) &&
-             gen__avoids(g, kind, 1, 2, NULL));
+             gen__avoids_threaded(g, kind, NULL) && gen__avoids(g, kind, 1, 2, NULL));
   }
   return forms > 0 && gone == forms;
 }
@@ -531,8 +533,32 @@ static int fresh_root(G *g, Ctx *x) {
 
 static int fit(G *g, Ctx *x, const GenOp *o, int *deps, int nd);
 
+int gen__avoids_threaded(const G *g, int kind, const GenOp *like) {
+  GenOp o = like ? *like : gen_op_blank(kind, 0);
+  o.kind = (uint8_t)kind;
+  o.async = 1;
+  o.ndeps = 1;
+  o.threaded = 1;
+  return gen_avoid_op(&g->cfg.avoid, &o);
+}
+
+/* Whether an op of context x with the one dependency t would be threaded: t is the token of the
+ * op the generator made last, a gpu op of x's block (gen_op_threaded). */
+static int would_thread(const G *g, const Ctx *x, int t) {
+  if (g->c->nops == 0)
+    return 0;
+  const GenOp *p = &g->c->ops[g->c->nops - 1];
+  int gpu = (gen_op_flags(p->kind) & GEN_K_ASYNC) ||
+            ((gen_op_flags(p->kind) & GEN_K_EITHER) && gen_op_async(p));
+  return gpu && p->ctx == x->id && p->blk == g->cur_blk && p->tok >= 0 && p->tok == t;
+}
+
 int gen__fit_deps(G *g, Ctx *x, const GenOp *o, int *deps, int nd) {
-  if (g->cfg.avoid.nshapes == 0 || !gen__avoids(g, o->kind, gen_op_async(o), nd, o))
+  if (g->cfg.avoid.nshapes == 0)
+    return nd;
+  GenOp as = *o;
+  as.threaded = (uint8_t)(nd == 1 && would_thread(g, x, deps[0]));
+  if (!gen__avoids(g, o->kind, gen_op_async(o), nd, &as))
     return nd;
   int before = g->c->nops;
   nd = fit(g, x, o, deps, nd);
@@ -542,7 +568,8 @@ int gen__fit_deps(G *g, Ctx *x, const GenOp *o, int *deps, int nd) {
 
 static int fit(G *g, Ctx *x, const GenOp *o, int *deps, int nd) {
   int a = gen_op_async(o);
-  if (nd >= 2 && !gen__avoids(g, o->kind, a, 1, o) &&
+  /* joined right before it: one dependency, the token of the op before it (threaded) */
+  if (nd >= 1 && a && !gen__avoids_threaded(g, o->kind, o) &&
       !gen__avoids(g, GEN_OP_WAIT_ASYNC, 1, nd, NULL)) {
     int j = gen__join(g, x, deps, nd);
     if (j < 0)
@@ -552,7 +579,7 @@ static int fit(G *g, Ctx *x, const GenOp *o, int *deps, int nd) {
   }
   if (nd >= 1 && host_wait_ok(g, x) && !gen__avoids(g, GEN_OP_HOST_WAIT, 0, nd, NULL)) {
     int none = !gen__avoids(g, o->kind, a, 0, o);
-    int root = !none && !gen__avoids(g, o->kind, a, 1, o) &&
+    int root = !none && !gen__avoids_threaded(g, o->kind, o) &&
                !gen__avoids(g, GEN_OP_WAIT_ASYNC, 1, 0, NULL);
     if (none || root) {
       TSet s;
@@ -568,7 +595,7 @@ static int fit(G *g, Ctx *x, const GenOp *o, int *deps, int nd) {
       return deps[0] < 0 ? -1 : 1;
     }
   }
-  if (nd == 0 && !gen__avoids(g, o->kind, a, 1, o) &&
+  if (nd == 0 && a && !gen__avoids_threaded(g, o->kind, o) &&
       !gen__avoids(g, GEN_OP_WAIT_ASYNC, 1, 0, NULL)) {
     deps[0] = fresh_root(g, x);
     return deps[0] < 0 ? -1 : 1;
@@ -593,7 +620,8 @@ static int block_avoided(const G *g, int k) {
   if (gen__avoids_kind(g, k))
     return 1;
   for (int i = 0; k == GEN_OP_FOR && i < g->cfg.avoid.nshapes; i++)
-    if (g->cfg.avoid.shapes[i].async && g->cfg.avoid.shapes[i].deps == 1)
+    if (g->cfg.avoid.shapes[i].async && g->cfg.avoid.shapes[i].deps == 1 &&
+        !g->cfg.avoid.shapes[i].unthreaded) /* (joined in the body, an unthreaded one is not) */
       return 1;
   return 0;
 }

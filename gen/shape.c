@@ -43,7 +43,7 @@ int gen_shape_parse(const char *text, GenShape *out) {
     out->kind = other;
     out->async = 0;
     out->deps = out->view = -1;
-    out->shared = 0;
+    out->shared = out->unthreaded = 0;
     return 0;
   }
   size_t n = strcspn(text, " |");
@@ -61,6 +61,7 @@ int gen_shape_parse(const char *text, GenShape *out) {
   out->deps = d == NULL ? -1 : d[6] == '2' ? 2 : d[6] == '1' ? 1 : 0;
   out->view = strstr(buf, " view") ? 1 : -1;
   out->shared = strstr(buf, " host_shared") != NULL;
+  out->unthreaded = out->deps == 1 && strstr(buf, " unthreaded") != NULL;
   return 0;
 }
 
@@ -73,8 +74,8 @@ void gen_shape_text(const GenShape *s, char *out, size_t n) {
   char deps[24] = "";
   if (s->deps >= 0)
     snprintf(deps, sizeof deps, " deps=%d%s", s->deps, s->deps == 2 ? "+" : "");
-  snprintf(out, n, "%s%s%s%s%s", name, s->shared ? " host_shared" : "", s->async ? " async" : "",
-           deps, s->view == 1 ? " view" : "");
+  snprintf(out, n, "%s%s%s%s%s%s", name, s->shared ? " host_shared" : "", s->async ? " async" : "",
+           deps, s->unthreaded && s->deps == 1 ? " unthreaded" : "", s->view == 1 ? " view" : "");
 }
 
 /* A host_shared allocation: a shape of its own, as mlir-opt lowers it by its own rule. */
@@ -100,14 +101,30 @@ int gen_op_has_shape(const GenOp *o, const GenShape *s) {
   int bucket = o->ndeps >= 2 ? 2 : o->ndeps;
   if (s->view == 1 && !gen_op_has_view(o))
     return 0;
+  if (s->unthreaded && o->threaded)
+    return 0;
   return s->deps < 0 || s->deps == bucket;
 }
 
+int gen_op_threaded(const GenCase *c, int i) {
+  if (i <= 0 || i >= c->nops || c->ops[i].ndeps != 1)
+    return 0;
+  const GenOp *o = &c->ops[i], *p = &c->ops[i - 1];
+  /* the op before it in the rendering: of its context and block (a block's or region's body
+   * follows the op that runs it), a gpu op whose token it is */
+  int gpu = (gen_op_flags(p->kind) & GEN_K_ASYNC) ||
+            ((gen_op_flags(p->kind) & GEN_K_EITHER) && gen_op_async(p));
+  return gpu && p->ctx == o->ctx && p->blk == o->blk && p->tok >= 0 && p->tok == o->deps[0];
+}
+
 int gen_case_has_shape(const GenCase *c, const GenShape *shapes, int n) {
-  for (int i = 0; i < c->nops; i++)
+  for (int i = 0; i < c->nops; i++) {
+    GenOp o = c->ops[i];
+    o.threaded = (uint8_t)gen_op_threaded(c, i);
     for (int k = 0; k < n; k++)
-      if (gen_op_has_shape(&c->ops[i], &shapes[k]))
+      if (gen_op_has_shape(&o, &shapes[k]))
         return 1;
+  }
   return 0;
 }
 

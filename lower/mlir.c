@@ -80,15 +80,46 @@ static void op_name(const char *line, char *out, size_t n) {
     out[0] = '\0';
 }
 
-/* "gpu.launch_func async deps=2+": the op, whether it is async, its dependency count, and
- * " view" when an operand is a strided view (a memref.subview), as gen_shape_format says it. */
-static void op_shape(const char *line, const char *op, char *out, size_t n) {
+/* Whether the op on `line` of text, with the one dependency dep (its name, len bytes), is
+ * threaded (gen_op_threaded): the nearest line before it with an op that is not pure (a
+ * constant, a subview) is a gpu op that defines dep. */
+static int threaded_dep(const char *text, const char *line, const char *dep, size_t len) {
+  const char *s = line;
+  while (s > text) {
+    const char *e = s - 1; /* (the newline ending the line before) */
+    s = e;
+    while (s > text && s[-1] != '\n')
+      s--;
+    char op[96];
+    op_name(s, op, sizeof op);
+    if (op[0] == '\0' || strncmp(op, "arith.", 6) == 0 || strcmp(op, "memref.subview") == 0 ||
+        strcmp(op, "memref.cast") == 0)
+      continue;
+    const char *eq = strstr(s, " = ");
+    if (strncmp(op, "gpu.", 4) != 0 || eq == NULL || eq > e)
+      return 0;
+    for (const char *p = s; p < eq; p++) /* (a result of the line: "%b, %t = gpu.alloc async") */
+      if (strncmp(p, dep, len) == 0 && (p + len == eq || p[len] == ',') &&
+          (p == s || p[-1] == ' ' || p[-1] == ','))
+        return 1;
+    return 0;
+  }
+  return 0;
+}
+
+/* "gpu.launch_func async deps=2+": the op, whether it is async, its dependency count (with
+ * " unthreaded" for one dependency that is not the token of the op before it: all is the text
+ * line is in), and " view" when an operand is a strided view (a memref.subview), as
+ * gen_shape_format says it. */
+static void op_shape(const char *all, const char *line, const char *op, char *out, size_t n) {
   size_t len = strcspn(line, "\n");
   const char *at = strstr(line, op);
   const char *end = line + len;
   for (const char *l = strstr(line, " loc("); l && l < end; l = strstr(l + 1, " loc("))
     end = l; /* the location (--mlir-print-debuginfo) is not part of the shape */
-  int async = 0, deps = 0;
+  int async = 0, deps = 0, unthreaded = 0;
+  const char *dep = NULL;
+  size_t dlen = 0;
   if (at && at < end) {
     const char *p = at + strlen(op);
     while (*p == ' ' && p < end)
@@ -102,11 +133,14 @@ static void op_shape(const char *line, const char *op, char *out, size_t n) {
     if (*p == '[') {
       const char *q = p + 1;
       while (q < end && *q != ']') {
-        if (*q == '%')
-          deps++;
+        if (*q == '%' && deps++ == 0) {
+          dep = q;
+          dlen = strcspn(q, ",] ");
+        }
         q++;
       }
     }
+    unthreaded = async && deps == 1 && !threaded_dep(all, line, dep, dlen);
   }
   if (strcmp(op, "builtin.unrealized_conversion_cast") == 0) {
     /* what could not be converted: the cast's types */
@@ -123,12 +157,12 @@ static void op_shape(const char *line, const char *op, char *out, size_t n) {
   char text[1024];
   af_fmt(text, sizeof text, "%.*s", (int)(end - line < 1000 ? end - line : 1000), line);
   int shared = strcmp(op, "gpu.alloc") == 0 && strstr(text, " host_shared") != NULL;
-  af_fmt(out, n, "%s%s%s%s%s", op, shared ? " host_shared" : "", async ? " async" : "",
+  af_fmt(out, n, "%s%s%s%s%s%s", op, shared ? " host_shared" : "", async ? " async" : "",
          !async && deps == 0 ? ""
          : deps == 0         ? " deps=0"
          : deps == 1         ? " deps=1"
                              : " deps=2+",
-         strstr(text, "strided<") ? " view" : "");
+         unthreaded ? " unthreaded" : "", strstr(text, "strided<") ? " view" : "");
 }
 
 static int cmp_str(const void *a, const void *b) {
@@ -156,6 +190,8 @@ static void cause_shape(char *shape) {
     return;
   size_t k = strcspn(d + 1, " ");
   memmove(d, d + 1 + k, strlen(d + 1 + k) + 1);
+  if (strncmp(d, " unthreaded", 11) == 0 && (d[11] == '\0' || d[11] == ' ' || d[11] == '|'))
+    memmove(d, d + 11, strlen(d + 11) + 1);
 }
 
 /* The shape of the unconverted op `op` on `line` of code: as the case's own line has it (the
@@ -178,7 +214,10 @@ static void unconverted_shape(const char *code, const char *line, const char *op
     af_fmt(out, n, "%s", iop);
     return;
   }
-  op_shape(iop[0] && strcmp(iop, op) == 0 ? src : line, op, out, n);
+  if (iop[0] && strcmp(iop, op) == 0)
+    op_shape(input, src, op, out, n);
+  else
+    op_shape(code, line, op, out, n);
 }
 
 void mlir_unconverted_ops(const char *code, char *root, size_t rn, char *out, size_t n) {
@@ -411,7 +450,7 @@ static void set_rejected(MlirLowered *l, const char *chunk, long ln, const char 
   if (src) {
     op_name(src, op, sizeof op);
     if (op[0])
-      op_shape(src, op, shape, sizeof shape);
+      op_shape(chunk, src, op, shape, sizeof shape);
     while (*src == ' ' || *src == '\t')
       src++;
   }

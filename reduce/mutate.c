@@ -567,7 +567,7 @@ static int repair(const GenCase *in, const GenAvoid *a, GenCase *out) {
     return AF_ENOMEM;
   int n = 0;
   for (int i = 0; i < in->nops; i++)
-    n += drop[i] = gen_avoid_op(a, &in->ops[i]) != 0;
+    n += drop[i] = gen_avoid_case_op(a, in, i) != 0;
   int rc = n > 0 ? reduce__build(in, drop, 0, out) : 1; /* (none: a construct it avoids) */
   af_free(drop);
   AfErr err = {0};

@@ -289,6 +289,73 @@ static void stream_order(void) {
   CHECK(on_stream >= n);
 }
 
+/* "deps=1 unthreaded" avoided (what a pipeline that threads a token through a block's ops, as
+ * gpu-async-region, fails on): each launch, copy and memset with one dependency gets it from the
+ * op right before it (a join made for it), the cases keep their token-ordered GPU work and run
+ * clean, and a plain "deps=1" still avoids both forms. */
+static void threaded(void) {
+  GenConfig cfg, av, both;
+  gen_config_default(&cfg);
+  av = cfg;
+  both = cfg;
+  static const char *const kinds[] = {"gpu.launch_func", "gpu.memcpy", "gpu.memset"};
+  for (int k = 0; k < 3; k++) {
+    char t[96];
+    snprintf(t, sizeof t, "%s async deps=1 unthreaded", kinds[k]);
+    CHECK_EQ(gen_avoid_add(&av.avoid, t), 1);
+    snprintf(t, sizeof t, "%s async deps=2+", kinds[k]);
+    CHECK_EQ(gen_avoid_add(&av.avoid, t), 1);
+    CHECK_EQ(gen_avoid_add(&both.avoid, t), 1);
+    snprintf(t, sizeof t, "%s async deps=1", kinds[k]);
+    CHECK_EQ(gen_avoid_add(&both.avoid, t), 1);
+  }
+  char text[96];
+  gen_avoid_text(&av.avoid, 0, text, sizeof text);
+  CHECK_STR(text, "gpu.launch_func async deps=1 unthreaded");
+  int n = 100, had = 0, has = 0, ordered = 0, unordered = 0, mix_a = 0, mix_b = 0, mix_c = 0;
+  for (uint64_t seed = 1; seed <= (uint64_t)n; seed++) {
+    GenCase a, b, c;
+    pair(seed, &cfg, &av, &a, &b);
+    AfErr err = {0};
+    CHECK_EQ(gen_generate(&c, seed, &both, &err), 0);
+    had += gen_avoid_case(&av.avoid, &a);
+    has += gen_avoid_case(&av.avoid, &b);
+    for (int i = 0; i < b.nops; i++) {
+      const GenOp *o = &b.ops[i];
+      if (o->kind != GEN_OP_LAUNCH && o->kind != GEN_OP_MEMCPY && o->kind != GEN_OP_MEMSET)
+        continue;
+      CHECK(o->ndeps <= 1);
+      CHECK(o->ndeps == 0 || gen_op_threaded(&b, i));
+      CHECK_EQ(o->threaded, gen_op_threaded(&b, i)); /* (as the generator made it) */
+      ordered += o->ndeps == 1;
+    }
+    for (int i = 0; i < c.nops; i++) {
+      const GenOp *o = &c.ops[i];
+      unordered +=
+          (o->kind == GEN_OP_LAUNCH || o->kind == GEN_OP_MEMCPY || o->kind == GEN_OP_MEMSET) &&
+          o->ndeps > 0;
+    }
+    unsigned ma = gen_case_gpu_mix(&a), mb = gen_case_gpu_mix(&b), mc = gen_case_gpu_mix(&c);
+    mix_a += (ma >> GEN_GPU_MIX_LAUNCH) & 1;
+    mix_b += (mb >> GEN_GPU_MIX_LAUNCH) & 1;
+    mix_c += (mc >> GEN_GPU_MIX_LAUNCH) & 1;
+    runs_clean(&b);
+    gen_case_free(&a);
+    gen_case_free(&b);
+    gen_case_free(&c);
+  }
+  printf("deps=1 unthreaded avoided: %d of %d cases had such an op, %d with it avoided; %d "
+         "launches, copies and memsets ordered by a token made right before them; cases with an "
+         "ordered launch: %d unsteered, %d threaded, %d with every deps=1 avoided\n",
+         had, n, has, ordered, mix_a, mix_b, mix_c);
+  CHECK(had >= n / 2);
+  CHECK_EQ(has, 0);
+  CHECK(ordered >= n);
+  CHECK_EQ(unordered, 0); /* (with both forms avoided, none has a dependency: host waits) */
+  CHECK(mix_b * 10 >= mix_a * 9);
+  CHECK(mix_c * 10 < mix_a);
+}
+
 /* A crash names no op: its minimized case names it by the block and region kinds it has. */
 static void structure(void) {
   GenConfig cfg;
@@ -409,6 +476,7 @@ int main(void) {
   waits_through_joins();
   streams_end();
   stream_order();
+  threaded();
   structure();
   asyncfuzz_rt_shutdown();
   return TEST_DONE("test_avoid");

@@ -326,7 +326,7 @@ static void test_op_shapes(void) {
   GenOp salloc = {.kind = GEN_OP_ALLOC, .async = 0, .mode = GEN_ALLOC_HOST_SHARED};
   GenOp aalloc = {.kind = GEN_OP_ALLOC, .async = 1, .ndeps = 0};
   GenOp palloc = {.kind = GEN_OP_ALLOC, .async = 0, .mode = GEN_ALLOC_SYNC};
-  GenShape l2 = {GEN_OP_LAUNCH, 1, 2, -1, 0}, sa = {GEN_OP_ALLOC, 0, -1, -1, 0};
+  GenShape l2 = {GEN_OP_LAUNCH, 1, 2, -1, 0, 0}, sa = {GEN_OP_ALLOC, 0, -1, -1, 0, 0};
   CHECK(gen_op_has_shape(&launch2, &l2));
   CHECK(!gen_op_has_shape(&launch1, &l2));
   CHECK(gen_op_has_shape(&palloc, &sa));
@@ -339,6 +339,24 @@ static void test_op_shapes(void) {
   CHECK_EQ(gen_avoid_add(&so, "sync-op"), 1); /* destroyed-by:sync-op: the synchronous forms */
   CHECK_EQ(gen_avoid_count(&so), 3);
   CHECK(gen_avoid_op(&so, &salloc) && gen_avoid_op(&so, &palloc) && !gen_avoid_op(&so, &aalloc));
+  /* "deps=1 unthreaded": only the op whose one dependency is not the op before it */
+  GenShape ut;
+  CHECK_EQ(gen_shape_parse("gpu.memcpy async deps=1 unthreaded", &ut), 0);
+  CHECK(ut.unthreaded && ut.deps == 1);
+  char ft[96];
+  gen_shape_text(&ut, ft, sizeof ft);
+  CHECK_STR(ft, "gpu.memcpy async deps=1 unthreaded");
+  GenOp cp1 = {.kind = GEN_OP_MEMCPY, .ndeps = 1}, cp1t = cp1;
+  cp1t.threaded = 1;
+  CHECK(gen_op_has_shape(&cp1, &ut) && !gen_op_has_shape(&cp1t, &ut));
+  GenShape any1;
+  CHECK_EQ(gen_shape_parse("gpu.memcpy async deps=1", &any1), 0);
+  CHECK(!any1.unthreaded && gen_op_has_shape(&cp1, &any1) && gen_op_has_shape(&cp1t, &any1));
+  GenAvoid two;
+  memset(&two, 0, sizeof two);
+  CHECK_EQ(gen_avoid_add(&two, "gpu.memcpy async deps=1 unthreaded"), 1);
+  CHECK_EQ(gen_avoid_add(&two, "gpu.memcpy async deps=1"), 1); /* (another entry) */
+  CHECK_EQ(gen_avoid_add(&two, "gpu.memcpy async deps=1 unthreaded"), 0);
   char f[64];
   gen_shape_format(&salloc, f, sizeof f);
   CHECK_STR(f, "gpu.alloc host_shared deps=0");
@@ -353,7 +371,7 @@ static void test_op_shapes(void) {
     if (c.ops[i].kind == GEN_OP_LAUNCH && c.ops[i].ndeps >= 2)
       nl++;
   CHECK_EQ(gen_case_has_shape(&c, &l2, 1), nl > 0);
-  GenShape none = {GEN_OP__COUNT, 0, -1, -1, 0};
+  GenShape none = {GEN_OP__COUNT, 0, -1, -1, 0, 0};
   CHECK(!gen_case_has_shape(&c, &none, 1));
   CHECK(!gen_case_has_shape(&c, &l2, 0));
   gen_case_free(&c);

@@ -374,6 +374,29 @@ static void test_unconverted_root(void) {
                               "#loc7 = loc(\"/tmp/x/batch.mlir\":4:9)\n";
   mlir_unconverted_ops_in(other, input, 3, root, sizeof root, ops, sizeof ops);
   CHECK_STR(ops, "gpu.dealloc async deps=2+");
+  /* one dependency that is not the token of the gpu op before it (pure ops between do not
+   * count): "unthreaded" in the form, not in the cause */
+  static const char input2[] = "func.func @main() {\n"
+                               "  %t1 = gpu.wait async\n"
+                               "  %t3 = gpu.wait async\n"
+                               "  %t2 = gpu.dealloc async [%t1] %b0 : memref<?xi32>\n"
+                               "  %b1, %t4 = gpu.alloc async [%t2] () : memref<4xi32>\n"
+                               "  %k0 = arith.constant 7 : i32\n"
+                               "  %t5 = gpu.memset async [%t4] %b1, %k0 : memref<4xi32>, i32\n"
+                               "  %t6 = gpu.memset async [%t4] %b1, %k0 : memref<4xi32>, i32\n"
+                               "}\n";
+  static const char code2[] = "  %5 = gpu.dealloc async [%3, %4] %2 : memref<?xi32> loc(#loc7)\n"
+                              "  %8 = gpu.memset async [%6, %7] %2 : memref<4xi32> loc(#loc8)\n"
+                              "  %9 = gpu.memset async [%6, %7] %2 : memref<4xi32> loc(#loc9)\n"
+                              "#loc7 = loc(\"/tmp/x/batch.mlir\":6:9)\n"
+                              "#loc8 = loc(\"/tmp/x/batch.mlir\":9:9)\n"
+                              "#loc9 = loc(\"/tmp/x/batch.mlir\":10:9)\n";
+  mlir_unconverted_ops_in(code2, input2, 3, root, sizeof root, ops, sizeof ops);
+  CHECK_STR(root, "gpu.dealloc async");
+  CHECK_STR(ops, "gpu.dealloc async deps=1 unthreaded,gpu.memset async deps=1,gpu.memset async "
+                 "deps=1 unthreaded");
+  mlir_root_forms("gpu.memset async", ops, forms, sizeof forms);
+  CHECK_STR(forms, "gpu.memset async deps=1,gpu.memset async deps=1 unthreaded");
 }
 
 /* A diagnostic normalized: SSA names and numbers go, and so do the suffixes passes add to
