@@ -55,6 +55,13 @@ static int cause_entries(const char *cls, const char *cause, const char *detaile
   if (strncmp(cause, "runtime_error|", 14) == 0) {
     const char *last = strrchr(cause, '|') + 1;
     snprintf(w, sizeof w, "%.*s", (int)strcspn(last, "@"), last);
+    /* the detailed form's last word, the same op with its element type ("gpu.memset async
+     * i16": the call of that width failed), narrows it */
+    const char *dl = detailed ? strrchr(detailed, '|') : NULL;
+    GenShape s, t;
+    if (dl && gen_shape_parse(dl + 1, &t) == 0 && t.elem > 0 && gen_shape_parse(w, &s) == 0 &&
+        s.kind == t.kind && s.async == t.async)
+      snprintf(w, sizeof w, "%s", dl + 1);
     return gen_avoid_add(a, w) > 0;
   }
   /* missing-edge|MECH|SHAPE...: an op's own ordering by its shape, any other link by its name */

@@ -138,6 +138,8 @@ typedef struct GenOp {
   uint8_t threaded; /* not in the case format: its one dependency is the token of the op just
                        before it in its block (gen_op_threaded), as the generator made it; what
                        a "deps=1 unthreaded" shape tells apart */
+  uint8_t belem;    /* not in the case format: a memcpy's or memset's destination element type
+                       + 1 (gen_op_mark), what a "gpu.memset async i16" shape tells apart */
 } GenOp;
 
 /* Element types. Kernels take i32 buffers only; memcpy and memset (not of i64: no runtime call
@@ -222,6 +224,8 @@ typedef struct GenShape {
                      just before it in its block ("deps=1 unthreaded": a pipeline that threads
                      a token through the ops, as gpu-async-region does, gives it a second one);
                      0 any */
+  int elem;       /* a memcpy or memset: 1 + the GenElem of its destination ("gpu.memset async
+                     i16": a runtime call for that width fails); 0 any */
 } GenShape;
 /* What steering asks the generator not to build (avoid.c): op shapes and constructs of the case
  * language, each named as the causes of findings name it. The generator expresses the same
@@ -481,6 +485,9 @@ int gen_op_has_shape(const GenOp *o, const GenShape *s);
  * rendering puts nothing with side effects between them): a pipeline that threads a token
  * through a block's ops (gpu-async-region) gives it no other. */
 int gen_op_threaded(const GenCase *c, int i);
+/* Op i of c with what its shape tells apart and the case format does not hold (threaded, belem)
+ * set from the case: into *o. */
+void gen_op_mark(const GenCase *c, int i, GenOp *o);
 /* Whether case c has an op of one of shapes[0..n). */
 int gen_case_has_shape(const GenCase *c, const GenShape *shapes, int n);
 /* Shape s in the spelling gen_shape_parse reads ("gpu.alloc async deps=0", "scf.if"). */

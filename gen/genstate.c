@@ -33,7 +33,7 @@ int gen__emit(G *g, GenOp *o) {
   int i = gen_case_add_op(g->c, o);
   if (i < 0)
     return gen__oom(g);
-  g->c->ops[i].threaded = (uint8_t)gen_op_threaded(g->c, i);
+  gen_op_mark(g->c, i, &g->c->ops[i]);
   return i;
 }
 

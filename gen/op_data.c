@@ -331,6 +331,16 @@ static void draw_views(G *g, GenOp *o) {
     gen__draw_view(g, g->c->bufs[o->src].n, len, o->view[1]);
 }
 
+/* Whether a memcpy or memset onto a buffer of element type e is avoided whatever its
+ * dependencies ("gpu.memset async i16"): then it is not drawn on such a buffer. */
+static int elem_avoided(const G *g, int kind, int e) {
+  if (g->cfg.avoid.nshapes == 0 || e < 0)
+    return 0;
+  GenOp o = gen_op_blank(kind, 0);
+  o.belem = (uint8_t)(1 + e);
+  return gen__avoids(g, kind, 1, -1, &o);
+}
+
 void gen__op_memcpy(G *g, Ctx *x) {
   int dir = (int)af_rng_below(&g->rng, 3); /* 0 H2D, 1 D2H, 2 D2D */
   /* typed buffers are few: half the copies (drawn only when on) look for one first */
@@ -350,11 +360,12 @@ void gen__op_memcpy(G *g, Ctx *x) {
     src = gen__pick_buf(g, x, GEN_BUF_DEVICE, 1, -1, -1, ANY_ELEM);
     dst = gen__pick_buf(g, x, GEN_BUF_DEVICE, 0, src, -1, src >= 0 ? g->c->bufs[src].elem : 0);
   }
-  if (src < 0 || dst < 0)
+  if (src < 0 || dst < 0 || elem_avoided(g, GEN_OP_MEMCPY, g->c->bufs[dst].elem))
     return;
   GenOp o = gen_op_blank(GEN_OP_MEMCPY, x->id);
   o.buf = dst;
   o.src = src;
+  o.belem = (uint8_t)(1 + g->c->bufs[dst].elem);
   draw_views(g, &o);
   TSet s;
   s.n = 0;
@@ -369,10 +380,15 @@ void gen__op_memcpy(G *g, Ctx *x) {
 
 void gen__op_memset(G *g, Ctx *x) {
   int dst = gen__pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1, NOT_I64);
+  if (dst >= 0 && elem_avoided(g, GEN_OP_MEMSET, g->c->bufs[dst].elem))
+    dst = elem_avoided(g, GEN_OP_MEMSET, GEN_ELEM_I32)
+              ? -1
+              : gen__pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1, GEN_ELEM_I32);
   if (dst < 0)
     return;
   GenOp o = gen_op_blank(GEN_OP_MEMSET, x->id);
   o.buf = dst;
+  o.belem = (uint8_t)(1 + g->c->bufs[dst].elem);
   o.value = (int)af_rng_below(&g->rng, 1000);
   if (g->bs[dst].written) /* (a view of a buffer not yet written would leave the rest undefined) */
     draw_views(g, &o);

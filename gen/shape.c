@@ -43,7 +43,7 @@ int gen_shape_parse(const char *text, GenShape *out) {
     out->kind = other;
     out->async = 0;
     out->deps = out->view = -1;
-    out->shared = out->unthreaded = 0;
+    out->shared = out->unthreaded = out->elem = 0;
     return 0;
   }
   size_t n = strcspn(text, " |");
@@ -62,6 +62,12 @@ int gen_shape_parse(const char *text, GenShape *out) {
   out->view = strstr(buf, " view") ? 1 : -1;
   out->shared = strstr(buf, " host_shared") != NULL;
   out->unthreaded = out->deps == 1 && strstr(buf, " unthreaded") != NULL;
+  out->elem = 0;
+  for (int e = 0; e < GEN_ELEM__COUNT && (kind == GEN_OP_MEMCPY || kind == GEN_OP_MEMSET); e++) {
+    const char *at = strstr(buf, gen_elem_name(e));
+    if (at && at > buf && at[-1] == ' ' && strlen(at) == strlen(gen_elem_name(e)))
+      out->elem = 1 + e; /* (the last word) */
+  }
   return 0;
 }
 
@@ -74,8 +80,10 @@ void gen_shape_text(const GenShape *s, char *out, size_t n) {
   char deps[24] = "";
   if (s->deps >= 0)
     snprintf(deps, sizeof deps, " deps=%d%s", s->deps, s->deps == 2 ? "+" : "");
-  snprintf(out, n, "%s%s%s%s%s%s", name, s->shared ? " host_shared" : "", s->async ? " async" : "",
-           deps, s->unthreaded && s->deps == 1 ? " unthreaded" : "", s->view == 1 ? " view" : "");
+  snprintf(out, n, "%s%s%s%s%s%s%s%s", name, s->shared ? " host_shared" : "",
+           s->async ? " async" : "", deps, s->unthreaded && s->deps == 1 ? " unthreaded" : "",
+           s->view == 1 ? " view" : "", s->elem > 0 ? " " : "",
+           s->elem > 0 ? gen_elem_name(s->elem - 1) : "");
 }
 
 /* A host_shared allocation: a shape of its own, as mlir-opt lowers it by its own rule. */
@@ -103,6 +111,8 @@ int gen_op_has_shape(const GenOp *o, const GenShape *s) {
     return 0;
   if (s->unthreaded && o->threaded)
     return 0;
+  if (s->elem > 0 && o->belem != s->elem)
+    return 0;
   return s->deps < 0 || s->deps == bucket;
 }
 
@@ -117,10 +127,19 @@ int gen_op_threaded(const GenCase *c, int i) {
   return gpu && p->ctx == o->ctx && p->blk == o->blk && p->tok >= 0 && p->tok == o->deps[0];
 }
 
+void gen_op_mark(const GenCase *c, int i, GenOp *o) {
+  *o = c->ops[i];
+  o->threaded = (uint8_t)gen_op_threaded(c, i);
+  o->belem =
+      (o->kind == GEN_OP_MEMCPY || o->kind == GEN_OP_MEMSET) && o->buf >= 0 && o->buf < c->nbufs
+          ? (uint8_t)(1 + c->bufs[o->buf].elem)
+          : 0;
+}
+
 int gen_case_has_shape(const GenCase *c, const GenShape *shapes, int n) {
   for (int i = 0; i < c->nops; i++) {
-    GenOp o = c->ops[i];
-    o.threaded = (uint8_t)gen_op_threaded(c, i);
+    GenOp o;
+    gen_op_mark(c, i, &o);
     for (int k = 0; k < n; k++)
       if (gen_op_has_shape(&o, &shapes[k]))
         return 1;

@@ -609,9 +609,18 @@ static void judge_runtime(const GenCase *c, const RtRec *r, const RtRec *trace, 
   const char *call = r->call == RT_CALL_EXEC ? "device-exec" : asyncfuzz_rt_call_name(r->call);
   if (r->call == RT_CALL_EXEC && r->cause < (uint32_t)ntrace)
     call = asyncfuzz_rt_call_name(trace[r->cause].call);
-  snprintf(j->sig, sizeof j->sig, "runtime_error|%s|%s|%s%s%s", call,
+  /* a copy's or memset's call is chosen by its element type (mgpuMemset16): the op's kind and
+   * type close the detailed form, where steering reads them ("gpu.memset async i16") */
+  const RtRec *at = r->call == RT_CALL_EXEC && r->cause < (uint32_t)ntrace ? &trace[r->cause] : r;
+  char form[64] = "";
+  if (at->op >= 0 && at->op < c->nops &&
+      (c->ops[at->op].kind == GEN_OP_MEMCPY || c->ops[at->op].kind == GEN_OP_MEMSET) &&
+      c->ops[at->op].buf >= 0 && c->ops[at->op].buf < c->nbufs)
+    snprintf(form, sizeof form, "|%s async %s", gen_op_mlir(c->ops[at->op].kind),
+             gen_elem_name(c->bufs[c->ops[at->op].buf].elem));
+  snprintf(j->sig, sizeof j->sig, "runtime_error|%s|%s|%s%s%s%s", call,
            asyncfuzz_rt_error_name(r->err), asyncfuzz_rt_detail_text(r->detail),
-           *arg ? "|given=" : "", arg);
+           *arg ? "|given=" : "", arg, form);
   runtime_cause(c, r, given, trace, ntrace, j->refused_handle, j->cause, sizeof j->cause);
 }
 

@@ -57,6 +57,9 @@ if [ -f /usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ockl.bc ] || [ -n "${ASYNCFUZZ_
     --json > "$tmp/out" 2>&1
   sig_of < "$tmp/out" | grep -qF "mlir-opt/rocdl|runtime_error|CUDA_ERROR_NOT_FOUND|not in this ABI flavour's runtime wrappers|gpu.memset async" ||
     bad "rocdl under rocm: typed-buffers: $(head -c 400 "$tmp/out")"
+  # (the detailed form closes with the op and its element type: what steering avoids)
+  grep -qF "mgpuMemset16|CUDA_ERROR_NOT_FOUND|not in this ABI flavour's runtime wrappers|gpu.memset async i16\"" "$tmp/out" ||
+    bad "rocdl under rocm: typed-buffers: no element type in the detailed form: $(head -c 400 "$tmp/out")"
   "$af" check "$src/corpus/kernel-views.json" --lowering mlir-opt/rocdl --schedules eager,lazy \
     --json > "$tmp/out" 2>&1
   [ "$(verdict_of < "$tmp/out")" = pass ] || bad "rocdl under rocm: kernel-views: $(head -c 400 "$tmp/out")"

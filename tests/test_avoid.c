@@ -356,6 +356,38 @@ static void threaded(void) {
   CHECK(mix_c * 10 < mix_a);
 }
 
+/* "gpu.memset async i16" avoided (a runtime without the 16-bit memset call): no memset of an
+ * i16 buffer is drawn, memsets of the other types still are, and copies of i16 buffers too. */
+static void memset_elem(void) {
+  GenConfig cfg, av;
+  gen_config_default(&cfg);
+  cfg.typed_pct = 60;
+  av = cfg;
+  CHECK_EQ(gen_avoid_add(&av.avoid, "gpu.memset async i16"), 1);
+  int n = 200, had = 0, has = 0, memsets = 0, copies16 = 0;
+  for (uint64_t seed = 1; seed <= (uint64_t)n; seed++) {
+    GenCase a, b;
+    pair(seed, &cfg, &av, &a, &b);
+    had += gen_avoid_case(&av.avoid, &a);
+    has += gen_avoid_case(&av.avoid, &b);
+    for (int i = 0; i < b.nops; i++) {
+      const GenOp *o = &b.ops[i];
+      memsets += o->kind == GEN_OP_MEMSET;
+      copies16 += o->kind == GEN_OP_MEMCPY && b.bufs[o->buf].elem == GEN_ELEM_I16;
+    }
+    runs_clean(&b);
+    gen_case_free(&a);
+    gen_case_free(&b);
+  }
+  printf("gpu.memset async i16 avoided: %d of %d cases had an i16 memset, %d with it avoided; %d "
+         "memsets of other types, %d copies of i16 buffers\n",
+         had, n, has, memsets, copies16);
+  CHECK(had >= n / 10);
+  CHECK_EQ(has, 0);
+  CHECK(memsets >= n);
+  CHECK(copies16 > 0);
+}
+
 /* A crash names no op: its minimized case names it by the block and region kinds it has. */
 static void structure(void) {
   GenConfig cfg;
@@ -477,6 +509,7 @@ int main(void) {
   streams_end();
   stream_order();
   threaded();
+  memset_elem();
   structure();
   asyncfuzz_rt_shutdown();
   return TEST_DONE("test_avoid");
