@@ -35,15 +35,18 @@ typedef struct Sig {
   uint64_t smallest_seed, first_seed;
   Schedule first_sched;
   double first_at;
-  int flaky;            /* the re-run gave another signature */
-  long exact;           /* occurrences recorded one by one in this run */
-  int min_ops;          /* the reducer's result (minimized.json), 0: none */
-  int min_partial;      /* the campaign's time ran out during that reduction */
-  char *matrix;         /* its verdict per configuration, as info.txt lines (NULL: not checked) */
-  int db_new;           /* new to the database (not found first by another worker or run) */
-  uint64_t repro_confs; /* the configurations its matrix check reproduced it on (bit i) */
-  uint64_t steer_confs; /* the configurations it steers (bit i): those, and any it recurs on */
-  uint64_t seen_confs;  /* the configurations it occurred on in this run (bit i) */
+  int flaky;             /* the re-run gave another signature */
+  long exact;            /* occurrences recorded one by one in this run */
+  int min_ops;           /* the reducer's result (minimized.json), 0: none */
+  int min_partial;       /* the campaign's time ran out during that reduction */
+  char *matrix;          /* its verdict per configuration, as info.txt lines (NULL: not checked) */
+  int db_new;            /* new to the database (not found first by another worker or run) */
+  uint64_t repro_confs;  /* the configurations its matrix check reproduced it on (bit i) */
+  uint64_t steer_confs;  /* the configurations it steers (bit i): those, and any it recurs on */
+  uint64_t seen_confs;   /* the configurations it occurred on in this run (bit i) */
+  GenAvoid narrow, wide; /* steered by what its minimized case's regions carry (narrow), and
+                            by wide where it recurs without them (campaign__region_narrow) */
+  uint64_t wide_confs;   /* where wide steers (bit i; bit 0 without a matrix) */
   int repro_runs, repro_hits;
 } Sig;
 
@@ -149,6 +152,14 @@ int campaign__record(Campaign *k, int low, const GenCase *c, const Schedule *s, 
  * case (or NULL), names it by the block and region kinds it has. */
 void campaign__avoid(Campaign *k, const char *signature, const char *cls, const char *detailed,
                      const char *why, uint64_t confs, const GenCase *min);
+/* A crash, or a lowering's verdict naming a region (async.execute), whose minimized case min has
+ * regions that carry something (a yield, an input, a capture, a block in a body): narrow gets
+ * those constructs, each of them the case needed, and wide what steers it otherwise (the
+ * case's structure, the region); 1. Else 0 (both empty). cause: after LOWERING|. */
+int campaign__region_narrow(const char *cls, const char *cause, const GenCase *min,
+                            GenAvoid *narrow, GenAvoid *wide);
+/* Adds a to the sets of configurations confs (0 or no matrix: the set of all). */
+void campaign__avoid_set(Campaign *k, const GenAvoid *a, uint64_t confs);
 /* Steers generation away from new finding sig (its case c: the minimized one, or the one it
  * was found with) where its matrix check reproduced it (v[i], ran[i]: its verdict on
  * configuration i; NULL: not checked), or where it was found. */
@@ -162,7 +173,7 @@ uint64_t campaign__conf_bit(const Campaign *k, int low);
 /* A repeat of sig (verdict v) on matrix configuration low (a spec index): it steers there
  * from now on, and a lowering's verdict on an op shape adds the forms v names (another
  * dependency count that fails there too). */
-void campaign__steer_recurred(Campaign *k, Sig *sig, int low, const Verdict *v);
+void campaign__steer_recurred(Campaign *k, Sig *sig, int low, const Verdict *v, const GenCase *c);
 /* Queues new finding k->sigs[sig] for the matrix check: case c (copied) under schedule s; it
  * steers the configuration it was found on at once. campaign__matrix_flush runs the queue on
  * every configuration, one batch per configuration, and records, writes and steers each where

@@ -131,6 +131,9 @@ void campaign__steer_found(Campaign *k, Sig *sig, const GenCase *c, const Verdic
    * matrix check, where it was found, by the form it was found with */
   uint64_t confs = sig->repro_confs ? sig->repro_confs : campaign__conf_bit(k, sig->f.low);
   const char *cls = oracle_verdict_name(sig->f.cls);
+  const char *bar = strchr(sig->f.signature, '|');
+  if (c && gen_avoid_count(&sig->narrow) == 0)
+    campaign__region_narrow(cls, bar ? bar + 1 : "", c, &sig->narrow, &sig->wide);
   const char *first = sig->nforms > 0 ? sig->forms[0].detailed : NULL;
   if (k->c.avoid_found && sig->repro_confs && v)
     for (int i = 0; i < k->c.nmatrix && i < 64; i++) {
@@ -143,10 +146,10 @@ void campaign__steer_found(Campaign *k, Sig *sig, const GenCase *c, const Verdic
     }
   else if (k->c.avoid_found)
     campaign__avoid(k, sig->f.signature, cls, first, "found", confs, c);
-  sig->steer_confs |= confs;
+  sig->steer_confs |= confs ? confs : k->c.nmatrix == 0; /* (no matrix: bit 0, the one set) */
 }
 
-void campaign__steer_recurred(Campaign *k, Sig *sig, int low, const Verdict *v) {
+void campaign__steer_recurred(Campaign *k, Sig *sig, int low, const Verdict *v, const GenCase *c) {
   /* its minimized case, reduced on one configuration, can fail another way first on another
    * (a case reduced on async-region with a synchronous gpu.alloc is rejected by the default
    * pipeline before its dealloc is reached), where steered cases then show the same cause: an
@@ -158,6 +161,20 @@ void campaign__steer_recurred(Campaign *k, Sig *sig, int low, const Verdict *v) 
   uint64_t mark = k->c.nmatrix == 0 ? 1 : bit;
   int shape = oracle_verdict_names_shape(sig->f.cls);
   int allowed = sig->f.suppressed ? k->c.avoid_known : k->c.avoid_found;
+  if (gen_avoid_count(&sig->narrow) > 0) {
+    /* steered by what its regions carried (its name's forms, no narrower, are what wide has):
+     * there too where it recurs, and where it recurs without that, as without it */
+    if (!allowed || mark == 0)
+      return;
+    if (!(sig->steer_confs & mark))
+      campaign__avoid_set(k, &sig->narrow, bit);
+    else if (!(sig->wide_confs & mark) && c && !gen_avoid_case(&sig->narrow, c)) {
+      campaign__avoid_set(k, &sig->wide, bit);
+      sig->wide_confs |= mark;
+    }
+    sig->steer_confs |= mark;
+    return;
+  }
   if (!allowed || mark == 0 || ((sig->steer_confs & mark) && !(shape && v && v->victim[0])))
     return;
   if (sig->f.suppressed && !shape)

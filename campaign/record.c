@@ -403,7 +403,7 @@ static int record_repeat(Campaign *k, int low, Sig *sig, const GenCase *c, const
                          const Verdict *v, int alias) {
   sig->f.count++;
   sig->seen_confs |= campaign__conf_bit(k, low);
-  campaign__steer_recurred(k, sig, low, v);
+  campaign__steer_recurred(k, sig, low, v, c);
   Form *form = count_form(sig, v);
   if (form == NULL) {
     campaign__problem(k, "out of memory");

@@ -75,9 +75,13 @@ static int cause_entries(const char *cls, const char *cause, const char *detaile
       char kind[140];
       snprintf(kind, sizeof kind, "%.*s", (int)strcspn(mech + ml + (mech[ml] == '|'), "|@"),
                mech + ml + (mech[ml] == '|'));
-      snprintf(w, sizeof w, "%s deps=1", kind);
+      /* (on an explicit stream, as the detailed form says: only such ops) */
+      const char *of = detailed ? strstr(detailed, "|own-dep-of:") : NULL;
+      size_t ol = of ? strcspn(of + 12, "|") : 0;
+      int st = of && ol >= 7 && strncmp(of + 12 + ol - 7, " stream", 7) == 0;
+      snprintf(w, sizeof w, "%s deps=1%s", kind, st ? " stream" : "");
       int r1 = gen_avoid_add(a, w);
-      snprintf(w, sizeof w, "%s deps=2+", kind);
+      snprintf(w, sizeof w, "%s deps=2+%s", kind, st ? " stream" : "");
       int r2 = gen_avoid_add(a, w);
       return r1 >= 0 && r2 >= 0;
     }
@@ -104,6 +108,49 @@ static int cause_entries(const char *cls, const char *cause, const char *detaile
   return n > 0;
 }
 
+int campaign__region_narrow(const char *cls, const char *cause, const GenCase *min,
+                            GenAvoid *narrow, GenAvoid *wide) {
+  memset(narrow, 0, sizeof *narrow);
+  memset(wide, 0, sizeof *wide);
+  if (min == NULL)
+    return 0;
+  int v = oracle_verdict_lookup(cls);
+  int crash = v == VERDICT_JIT_CRASH || v == VERDICT_LOWERING_CRASH;
+  GenShape s;
+  int region =
+      !crash && oracle_verdict_names_shape(v) && cause &&
+      gen_shape_parse(cause + strcspn(cause, "|") + (cause[strcspn(cause, "|")] == '|'), &s) == 0 &&
+      (gen_op_flags(s.kind) & GEN_K_REGION);
+  if (!crash && !region)
+    return 0;
+  /* what regions carry, as the minimized case has it: each of them it needed */
+  static const int carried[] = {GEN_CONSTRUCT_YIELD, GEN_CONSTRUCT_REGION_INPUT,
+                                GEN_CONSTRUCT_CAPTURE, GEN_CONSTRUCT_BLOCK_REGION};
+  for (size_t i = 0; i < sizeof carried / sizeof carried[0]; i++) {
+    GenAvoid one;
+    memset(&one, 0, sizeof one);
+    gen_avoid_add(&one, gen_construct_name(carried[i]));
+    if (gen_avoid_case(&one, min))
+      gen_avoid_union(narrow, &one);
+  }
+  if (gen_avoid_count(narrow) == 0)
+    return 0;
+  if (crash)
+    gen_avoid_structure(wide, min);
+  else
+    gen_avoid_add(wide, gen_op_mlir(s.kind));
+  return 1;
+}
+
+void campaign__avoid_set(Campaign *k, const GenAvoid *a, uint64_t confs) {
+  if (k->c.nmatrix == 0 || confs == 0)
+    gen_avoid_union(&k->avoid_all, a);
+  else
+    for (int c = 0; c < k->c.nmatrix && c < 64; c++)
+      if ((confs >> c) & 1)
+        gen_avoid_union(&k->avoid_conf[c], a);
+}
+
 void campaign__avoid(Campaign *k, const char *signature, const char *cls, const char *detailed,
                      const char *why, uint64_t confs, const GenCase *min) {
   /* LOWERING|CAUSE */
@@ -114,22 +161,20 @@ void campaign__avoid(Campaign *k, const char *signature, const char *cls, const 
   for (int i = 0; i < k->c.nspecs && !ours; i++)
     ours = strlen(k->c.specs[i].name) == (size_t)(p1 - signature) &&
            strncmp(k->c.specs[i].name, signature, (size_t)(p1 - signature)) == 0;
-  GenAvoid a;
+  GenAvoid a, wide;
   memset(&a, 0, sizeof a);
   int crash = oracle_verdict_lookup(cls) == VERDICT_JIT_CRASH ||
               oracle_verdict_lookup(cls) == VERDICT_LOWERING_CRASH;
-  if (ours && crash && min) /* (the structure of the smallest case that still crashes) */
+  int narrowed = ours && campaign__region_narrow(cls, p1 + 1, min, &a, &wide);
+  if (narrowed)
+    ; /* (what the regions of its minimized case carry, not the region) */
+  else if (ours && crash && min) /* (the structure of the smallest case that still crashes) */
     gen_avoid_structure(&a, min);
   else if (!ours || !cause_entries(cls, p1 + 1, detailed, &a))
     return;
   if (gen_avoid_count(&a) == 0)
     return;
-  if (k->c.nmatrix == 0 || confs == 0)
-    gen_avoid_union(&k->avoid_all, &a);
-  else
-    for (int c = 0; c < k->c.nmatrix && c < 64; c++)
-      if ((confs >> c) & 1)
-        gen_avoid_union(&k->avoid_conf[c], &a);
+  campaign__avoid_set(k, &a, confs);
   uint64_t h = af_hash64(signature, strlen(signature));
   int n = 0; /* (a finding steered again, on more configurations: its entry says so) */
   while (n < k->st.navoid && k->avoid_sig[n] != h)
@@ -142,7 +187,7 @@ void campaign__avoid(Campaign *k, const char *signature, const char *cls, const 
   k->avoid_mask[n] |= confs;
   char what[96];
   gen_avoid_text(&a, 0, what, sizeof what);
-  if (oracle_verdict_names_shape(oracle_verdict_lookup(cls))) {
+  if (oracle_verdict_names_shape(oracle_verdict_lookup(cls)) && !narrowed) {
     /* the shape as the name has it (CLASS|SHAPE|...): its forms are in the sets */
     const char *shape = p1 + 1 + strcspn(p1 + 1, "|");
     shape += *shape == '|';

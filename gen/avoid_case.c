@@ -115,6 +115,9 @@ static int has_construct(const GenCase *c, int k) {
       return 1;
   if (k == GEN_CONSTRUCT_STREAM)
     return stream_alone(c);
+  for (int i = 0; k == GEN_CONSTRUCT_BLOCK_REGION && i < c->nops; i++)
+    if ((gen_op_flags(c->ops[i].kind) & GEN_K_BLOCK) && c->ops[i].ctx > 0)
+      return 1;
   int streams = 0;
   for (int i = 0; i < c->nops; i++) {
     const GenOp *o = &c->ops[i];

@@ -226,6 +226,8 @@ typedef struct GenShape {
                      0 any */
   int elem;       /* a memcpy or memset: 1 + the GenElem of its destination ("gpu.memset async
                      i16": a runtime call for that width fails); 0 any */
+  int stream;     /* a launch: 1 only one on an explicit stream ("gpu.launch_func async deps=1
+                     stream"); 0 any */
 } GenShape;
 /* What steering asks the generator not to build (avoid.c): op shapes and constructs of the case
  * language, each named as the causes of findings name it. The generator expresses the same
@@ -244,7 +246,9 @@ typedef struct GenShape {
   X(EXTRA_DEP, "extra-dep", "", "an extra, unneeded dependency")                                   \
   X(WAITED, "host-wait", "", "a dependency on a token a host wait already completed")              \
   X(STREAM_END, "stream-end", "leaked_stream",                                                     \
-    "a stream left to the program's end (with it avoided, a host wait ends each one)")
+    "a stream left to the program's end (with it avoided, a host wait ends each one)")             \
+  X(BLOCK_REGION, "block-in-region", "",                                                           \
+    "a block (call, if, for, branch) in an async.execute region's body")
 
 typedef enum GenConstruct {
 #define GEN__CONSTRUCT_ENUM(id, name, words, help) GEN_CONSTRUCT_##id,

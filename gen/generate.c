@@ -46,7 +46,9 @@ static void gen_ctx(G *g, Ctx *x, int budget) {
     } else if (c->extra_wait_pct > 0 && af_rng_chance(&g->rng, c->extra_wait_pct)) {
       gen__op_extra_wait(g, x); /* drawn only when on: seeds made without the knob stay the same */
       continue;
-    } else if (c->block_pct > 0 && af_rng_chance(&g->rng, c->block_pct)) {
+    } else if (c->block_pct > 0 &&
+               !(x->id > 0 && gen__avoids_construct(g, GEN_CONSTRUCT_BLOCK_REGION)) &&
+               af_rng_chance(&g->rng, c->block_pct)) {
       /* a body drawn as in a case of at most BLOCK_SCALE ops: a larger case has more blocks,
        * not longer ones (a for's body runs up to 4 times: bodies that grew with the case made
        * a run's work per op grow with it: 1.3 times from 32 ops to 256) */

@@ -43,7 +43,7 @@ int gen_shape_parse(const char *text, GenShape *out) {
     out->kind = other;
     out->async = 0;
     out->deps = out->view = -1;
-    out->shared = out->unthreaded = out->elem = 0;
+    out->shared = out->unthreaded = out->elem = out->stream = 0;
     return 0;
   }
   size_t n = strcspn(text, " |");
@@ -62,6 +62,7 @@ int gen_shape_parse(const char *text, GenShape *out) {
   out->view = strstr(buf, " view") ? 1 : -1;
   out->shared = strstr(buf, " host_shared") != NULL;
   out->unthreaded = out->deps == 1 && strstr(buf, " unthreaded") != NULL;
+  out->stream = kind == GEN_OP_LAUNCH && strstr(buf, " stream") != NULL;
   out->elem = 0;
   for (int e = 0; e < GEN_ELEM__COUNT && (kind == GEN_OP_MEMCPY || kind == GEN_OP_MEMSET); e++) {
     const char *at = strstr(buf, gen_elem_name(e));
@@ -80,9 +81,9 @@ void gen_shape_text(const GenShape *s, char *out, size_t n) {
   char deps[24] = "";
   if (s->deps >= 0)
     snprintf(deps, sizeof deps, " deps=%d%s", s->deps, s->deps == 2 ? "+" : "");
-  snprintf(out, n, "%s%s%s%s%s%s%s%s", name, s->shared ? " host_shared" : "",
+  snprintf(out, n, "%s%s%s%s%s%s%s%s%s", name, s->shared ? " host_shared" : "",
            s->async ? " async" : "", deps, s->unthreaded && s->deps == 1 ? " unthreaded" : "",
-           s->view == 1 ? " view" : "", s->elem > 0 ? " " : "",
+           s->view == 1 ? " view" : "", s->stream ? " stream" : "", s->elem > 0 ? " " : "",
            s->elem > 0 ? gen_elem_name(s->elem - 1) : "");
 }
 
@@ -112,6 +113,8 @@ int gen_op_has_shape(const GenOp *o, const GenShape *s) {
   if (s->unthreaded && o->threaded)
     return 0;
   if (s->elem > 0 && o->belem != s->elem)
+    return 0;
+  if (s->stream && (o->kind != GEN_OP_LAUNCH || o->stream < 0))
     return 0;
   return s->deps < 0 || s->deps == bucket;
 }

@@ -364,6 +364,14 @@ static int ordering_cause(const GenCase *c, const HbReport *r, const RtRec *trac
     snprintf(victim, sizeof victim, "%s", v->victim);
     fmt_into(v->victim, sizeof v->victim, "%s|extra-dep-of:%s", victim, shape);
   }
+  if ((l.mech == ORACLE_LINK_OWN_DEP || l.mech == ORACLE_LINK_DEALLOC) && l.to >= 0 &&
+      l.to < c->nops) { /* (the op that lost it, a launch's stream said: what steering avoids) */
+    char shape[96], victim[sizeof v->victim];
+    gen_shape_format(&c->ops[l.to], shape, sizeof shape);
+    snprintf(victim, sizeof victim, "%s", v->victim);
+    fmt_into(v->victim, sizeof v->victim, "%s|own-dep-of:%s%s", victim, shape,
+             c->ops[l.to].kind == GEN_OP_LAUNCH && c->ops[l.to].stream >= 0 ? " stream" : "");
+  }
   return 0;
 }
 

@@ -5,6 +5,7 @@
  * schedules; the set travels in the case's config and in its regenerate line; an empty set
  * changes no seed.
  */
+#include "../campaign/campaign_int.h"
 #include "../check/check.h"
 #include "../gen/gen.h"
 #include "../oracle/oracle.h"
@@ -388,6 +389,116 @@ static void memset_elem(void) {
   CHECK(copies16 > 0);
 }
 
+/* A launch on a stream with dependencies avoided ("... stream", a lowering that loses a stream
+ * launch's own dependency): launches on streams have none (a host wait first), the others keep
+ * theirs. */
+static void stream_launch(void) {
+  GenConfig cfg, av;
+  gen_config_default(&cfg);
+  cfg.stream_pct = 50;
+  av = cfg;
+  CHECK_EQ(gen_avoid_add(&av.avoid, "gpu.launch_func async deps=1 stream"), 1);
+  CHECK_EQ(gen_avoid_add(&av.avoid, "gpu.launch_func async deps=2+ stream"), 1);
+  int n = 200, had = 0, has = 0, on = 0, ordered = 0;
+  for (uint64_t seed = 1; seed <= (uint64_t)n; seed++) {
+    GenCase a, b;
+    pair(seed, &cfg, &av, &a, &b);
+    had += gen_avoid_case(&av.avoid, &a);
+    has += gen_avoid_case(&av.avoid, &b);
+    for (int i = 0; i < b.nops; i++) {
+      const GenOp *o = &b.ops[i];
+      on += o->kind == GEN_OP_LAUNCH && o->stream >= 0;
+      ordered += o->kind == GEN_OP_LAUNCH && o->stream < 0 && o->ndeps > 0;
+    }
+    runs_clean(&b);
+    gen_case_free(&a);
+    gen_case_free(&b);
+  }
+  printf("launches on streams with dependencies avoided: %d of %d cases had one, %d with it "
+         "avoided; %d launches on streams, %d others with dependencies\n",
+         had, n, has, on, ordered);
+  CHECK(had >= n / 10);
+  CHECK_EQ(has, 0);
+  CHECK(on >= n);
+  CHECK(ordered >= n);
+}
+
+/* block-in-region avoided (a pipeline that fails a region whose body runs a block): no block in a
+ * region's body, regions and blocks in main still drawn. */
+static void block_region(void) {
+  GenConfig cfg, av;
+  gen_config_default(&cfg);
+  cfg.region_pct = 30;
+  cfg.block_pct = 30;
+  av = cfg;
+  CHECK_EQ(gen_avoid_add(&av.avoid, "block-in-region"), 1);
+  int n = 200, had = 0, has = 0, regions = 0, blocks = 0;
+  for (uint64_t seed = 1; seed <= (uint64_t)n; seed++) {
+    GenCase a, b;
+    pair(seed, &cfg, &av, &a, &b);
+    had += gen_avoid_case(&av.avoid, &a);
+    has += gen_avoid_case(&av.avoid, &b);
+    for (int i = 0; i < b.nops; i++) {
+      regions += b.ops[i].kind == GEN_OP_EXECUTE;
+      blocks += (gen_op_flags(b.ops[i].kind) & GEN_K_BLOCK) != 0;
+      CHECK(!((gen_op_flags(b.ops[i].kind) & GEN_K_BLOCK) && b.ops[i].ctx > 0));
+    }
+    runs_clean(&b);
+    gen_case_free(&a);
+    gen_case_free(&b);
+  }
+  printf("block-in-region avoided: %d of %d cases had a block in a region, %d with it avoided; "
+         "%d regions and %d blocks kept\n",
+         had, n, has, regions, blocks);
+  CHECK(had >= n / 10);
+  CHECK_EQ(has, 0);
+  CHECK(regions >= n / 2);
+  CHECK(blocks >= n / 2);
+}
+
+/* What a crash, or a rejection naming a region, steers: what the regions of its minimized case
+ * carry (a yield, a block in a body), the structure or the region only where it recurs without. */
+static void region_narrow(void) {
+  static const char text[] =
+      "{\"format\": \"asyncfuzz-case\", \"version\": 2, \"seed\": \"1\", \"spin\": 4,"
+      " \"config\": {\"ops\": 4}, \"buffers\": [{\"name\": \"b0\", \"kind\": \"host\", \"n\": 4,"
+      " \"init\": 1}], \"body\": [{\"op\": \"execute\", \"region\": \"r1\", \"inputs\": [],"
+      " \"body\": [{\"op\": \"call\", \"inputs\": [], \"body\": [{\"op\": \"wait_async\", "
+      "\"deps\": [], \"token\": \"t5\"}], \"yields\": [\"t5\"], \"token\": \"t8\"}],"
+      " \"yields\": [\"t8\"]}, {\"op\": \"await\", \"value\": \"r1.0\", \"token\": \"t9\"}]}";
+  GenCase c;
+  AfErr err = {0};
+  int rc = gen_case_from_json(&c, text, &err);
+  CHECK_EQ(rc, 0);
+  if (rc) {
+    fprintf(stderr, "region_narrow: %s\n", err.msg);
+    return;
+  }
+  GenAvoid n, w;
+  char t[96];
+  CHECK_EQ(campaign__region_narrow("jit_crash", "jit_crash|LLVM ERROR: x", &c, &n, &w), 1);
+  CHECK_EQ(gen_avoid_count(&n), 2);
+  gen_avoid_text(&n, 0, t, sizeof t);
+  CHECK_STR(t, "yield");
+  gen_avoid_text(&n, 1, t, sizeof t);
+  CHECK_STR(t, "block-in-region");
+  CHECK(gen_avoid_count(&w) >= 2); /* (its structure: async.execute, func.call) */
+  gen_avoid_text(&w, 0, t, sizeof t);
+  CHECK_STR(t, "async.execute");
+  CHECK_EQ(
+      campaign__region_narrow("lowering_rejected", "lowering_rejected|async.execute|x", &c, &n, &w),
+      1);
+  CHECK_EQ(gen_avoid_count(&w), 1);
+  gen_avoid_text(&w, 0, t, sizeof t);
+  CHECK_STR(t, "async.execute");
+  /* another op named, or no minimized case: the usual steering */
+  CHECK_EQ(campaign__region_narrow("lowering_rejected", "lowering_rejected|scf.if|x", &c, &n, &w),
+           0);
+  CHECK_EQ(campaign__region_narrow("jit_crash", "jit_crash|x", NULL, &n, &w), 0);
+  CHECK_EQ(gen_avoid_count(&n), 0);
+  gen_case_free(&c);
+}
+
 /* A crash names no op: its minimized case names it by the block and region kinds it has. */
 static void structure(void) {
   GenConfig cfg;
@@ -510,6 +621,9 @@ int main(void) {
   stream_order();
   threaded();
   memset_elem();
+  stream_launch();
+  block_region();
+  region_narrow();
   structure();
   asyncfuzz_rt_shutdown();
   return TEST_DONE("test_avoid");

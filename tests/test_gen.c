@@ -326,7 +326,7 @@ static void test_op_shapes(void) {
   GenOp salloc = {.kind = GEN_OP_ALLOC, .async = 0, .mode = GEN_ALLOC_HOST_SHARED};
   GenOp aalloc = {.kind = GEN_OP_ALLOC, .async = 1, .ndeps = 0};
   GenOp palloc = {.kind = GEN_OP_ALLOC, .async = 0, .mode = GEN_ALLOC_SYNC};
-  GenShape l2 = {GEN_OP_LAUNCH, 1, 2, -1, 0, 0, 0}, sa = {GEN_OP_ALLOC, 0, -1, -1, 0, 0, 0};
+  GenShape l2 = {GEN_OP_LAUNCH, 1, 2, -1, 0, 0, 0, 0}, sa = {GEN_OP_ALLOC, 0, -1, -1, 0, 0, 0, 0};
   CHECK(gen_op_has_shape(&launch2, &l2));
   CHECK(!gen_op_has_shape(&launch1, &l2));
   CHECK(gen_op_has_shape(&palloc, &sa));
@@ -367,6 +367,15 @@ static void test_op_shapes(void) {
   GenOp ms16 = {.kind = GEN_OP_MEMSET, .ndeps = 1, .belem = 1 + GEN_ELEM_I16}, ms32 = ms16;
   ms32.belem = 1 + GEN_ELEM_I32;
   CHECK(gen_op_has_shape(&ms16, &m16) && !gen_op_has_shape(&ms32, &m16));
+  /* "... stream": only a launch on an explicit stream */
+  GenShape ls;
+  CHECK_EQ(gen_shape_parse("gpu.launch_func async deps=1 stream", &ls), 0);
+  CHECK(ls.stream && ls.deps == 1);
+  gen_shape_text(&ls, ft, sizeof ft);
+  CHECK_STR(ft, "gpu.launch_func async deps=1 stream");
+  GenOp lon = {.kind = GEN_OP_LAUNCH, .ndeps = 1, .stream = 0}, loff = lon;
+  loff.stream = -1;
+  CHECK(gen_op_has_shape(&lon, &ls) && !gen_op_has_shape(&loff, &ls));
   CHECK_EQ(gen_shape_parse("gpu.launch_func async i16", &m16), 0);
   CHECK_EQ(m16.elem, 0); /* (a launch's kernels take i32 buffers: no element type of its own) */
   char f[64];
@@ -383,7 +392,7 @@ static void test_op_shapes(void) {
     if (c.ops[i].kind == GEN_OP_LAUNCH && c.ops[i].ndeps >= 2)
       nl++;
   CHECK_EQ(gen_case_has_shape(&c, &l2, 1), nl > 0);
-  GenShape none = {GEN_OP__COUNT, 0, -1, -1, 0, 0, 0};
+  GenShape none = {GEN_OP__COUNT, 0, -1, -1, 0, 0, 0, 0};
   CHECK(!gen_case_has_shape(&c, &none, 1));
   CHECK(!gen_case_has_shape(&c, &l2, 0));
   gen_case_free(&c);
