@@ -140,6 +140,8 @@ typedef struct GenOp {
                        a "deps=1 unthreaded" shape tells apart */
   uint8_t belem;    /* not in the case format: a memcpy's or memset's destination element type
                        + 1 (gen_op_mark), what a "gpu.memset async i16" shape tells apart */
+  uint8_t fresh;    /* not in the case format: it has dependencies, each a fresh root (a
+                       gpu.wait async of nothing), so no work to follow (gen_op_mark) */
 } GenOp;
 
 /* Element types. Kernels take i32 buffers only; memcpy and memset (not of i64: no runtime call
@@ -228,6 +230,8 @@ typedef struct GenShape {
                      i16": a runtime call for that width fails); 0 any */
   int stream;     /* a launch: 1 only one on an explicit stream ("gpu.launch_func async deps=1
                      stream"); 0 any */
+  int pending;    /* 1 only an op with a dependency other than a fresh root (a gpu.wait async of
+                     nothing): work it must follow ("gpu.dealloc async deps=1 pending"); 0 any */
 } GenShape;
 /* What steering asks the generator not to build (avoid.c): op shapes and constructs of the case
  * language, each named as the causes of findings name it. The generator expresses the same
@@ -489,8 +493,8 @@ int gen_op_has_shape(const GenOp *o, const GenShape *s);
  * rendering puts nothing with side effects between them): a pipeline that threads a token
  * through a block's ops (gpu-async-region) gives it no other. */
 int gen_op_threaded(const GenCase *c, int i);
-/* Op i of c with what its shape tells apart and the case format does not hold (threaded, belem)
- * set from the case: into *o. */
+/* Op i of c with what its shape tells apart and the case format does not hold (threaded, belem,
+ * fresh) set from the case: into *o. */
 void gen_op_mark(const GenCase *c, int i, GenOp *o);
 /* Whether case c has an op of one of shapes[0..n). */
 int gen_case_has_shape(const GenCase *c, const GenShape *shapes, int n);

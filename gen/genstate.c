@@ -479,6 +479,8 @@ int gen__avoids_kind(const G *g, int kind) {
   /* every form the kind has (async, synchronous), whatever its dependencies */
   unsigned f = gen_op_flags(kind);
   int forms = 0, gone = 0;
+  GenOp rooted = gen_op_blank(kind, 0); /* (the form on a fresh root made right before it) */
+  rooted.fresh = 1;
   for (int async = 0; async <= 1; async++) {
     if (async ? !(f & (GEN_K_ASYNC | GEN_K_EITHER)) : (f & GEN_K_ASYNC))
       continue;
@@ -486,7 +488,7 @@ int gen__avoids_kind(const G *g, int kind) {
     /* (an async form is gone too when each dependency count of it is) */
     gone += gen__avoids(g, kind, async, -1, NULL) ||
             (async && gen__avoids(g, kind, 1, 0, NULL) && gen__avoids(g, kind, 1, 1, NULL) &&
-             gen__avoids_threaded(g, kind, NULL) && gen__avoids(g, kind, 1, 2, NULL));
+             gen__avoids_threaded(g, kind, &rooted) && gen__avoids(g, kind, 1, 2, NULL));
   }
   return forms > 0 && gone == forms;
 }
@@ -579,7 +581,9 @@ static int fit(G *g, Ctx *x, const GenOp *o, int *deps, int nd) {
   }
   if (nd >= 1 && host_wait_ok(g, x) && !gen__avoids(g, GEN_OP_HOST_WAIT, 0, nd, NULL)) {
     int none = !gen__avoids(g, o->kind, a, 0, o);
-    int root = !none && !gen__avoids_threaded(g, o->kind, o) &&
+    GenOp rooted = *o; /* (its one dependency a fresh root made right before it) */
+    rooted.fresh = 1;
+    int root = !none && !gen__avoids_threaded(g, o->kind, &rooted) &&
                !gen__avoids(g, GEN_OP_WAIT_ASYNC, 1, 0, NULL);
     if (none || root) {
       TSet s;
@@ -595,7 +599,9 @@ static int fit(G *g, Ctx *x, const GenOp *o, int *deps, int nd) {
       return deps[0] < 0 ? -1 : 1;
     }
   }
-  if (nd == 0 && a && !gen__avoids_threaded(g, o->kind, o) &&
+  GenOp rooted = *o;
+  rooted.fresh = 1;
+  if (nd == 0 && a && !gen__avoids_threaded(g, o->kind, &rooted) &&
       !gen__avoids(g, GEN_OP_WAIT_ASYNC, 1, 0, NULL)) {
     deps[0] = fresh_root(g, x);
     return deps[0] < 0 ? -1 : 1;

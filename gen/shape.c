@@ -43,7 +43,7 @@ int gen_shape_parse(const char *text, GenShape *out) {
     out->kind = other;
     out->async = 0;
     out->deps = out->view = -1;
-    out->shared = out->unthreaded = out->elem = out->stream = 0;
+    out->shared = out->unthreaded = out->elem = out->stream = out->pending = 0;
     return 0;
   }
   size_t n = strcspn(text, " |");
@@ -63,6 +63,7 @@ int gen_shape_parse(const char *text, GenShape *out) {
   out->shared = strstr(buf, " host_shared") != NULL;
   out->unthreaded = out->deps == 1 && strstr(buf, " unthreaded") != NULL;
   out->stream = kind == GEN_OP_LAUNCH && strstr(buf, " stream") != NULL;
+  out->pending = out->deps != 0 && strstr(buf, " pending") != NULL;
   out->elem = 0;
   for (int e = 0; e < GEN_ELEM__COUNT && (kind == GEN_OP_MEMCPY || kind == GEN_OP_MEMSET); e++) {
     const char *at = strstr(buf, gen_elem_name(e));
@@ -81,10 +82,10 @@ void gen_shape_text(const GenShape *s, char *out, size_t n) {
   char deps[24] = "";
   if (s->deps >= 0)
     snprintf(deps, sizeof deps, " deps=%d%s", s->deps, s->deps == 2 ? "+" : "");
-  snprintf(out, n, "%s%s%s%s%s%s%s%s%s", name, s->shared ? " host_shared" : "",
+  snprintf(out, n, "%s%s%s%s%s%s%s%s%s%s", name, s->shared ? " host_shared" : "",
            s->async ? " async" : "", deps, s->unthreaded && s->deps == 1 ? " unthreaded" : "",
-           s->view == 1 ? " view" : "", s->stream ? " stream" : "", s->elem > 0 ? " " : "",
-           s->elem > 0 ? gen_elem_name(s->elem - 1) : "");
+           s->pending ? " pending" : "", s->view == 1 ? " view" : "", s->stream ? " stream" : "",
+           s->elem > 0 ? " " : "", s->elem > 0 ? gen_elem_name(s->elem - 1) : "");
 }
 
 /* A host_shared allocation: a shape of its own, as mlir-opt lowers it by its own rule. */
@@ -116,6 +117,8 @@ int gen_op_has_shape(const GenOp *o, const GenShape *s) {
     return 0;
   if (s->stream && (o->kind != GEN_OP_LAUNCH || o->stream < 0))
     return 0;
+  if (s->pending && o->fresh)
+    return 0;
   return s->deps < 0 || s->deps == bucket;
 }
 
@@ -133,6 +136,14 @@ int gen_op_threaded(const GenCase *c, int i) {
 void gen_op_mark(const GenCase *c, int i, GenOp *o) {
   *o = c->ops[i];
   o->threaded = (uint8_t)gen_op_threaded(c, i);
+  int fresh = o->ndeps > 0;
+  for (int d = 0; d < o->ndeps && fresh; d++) { /* (its maker: the last op before it with it) */
+    int j = i - 1;
+    while (j >= 0 && c->ops[j].tok != o->deps[d])
+      j--;
+    fresh = j >= 0 && c->ops[j].kind == GEN_OP_WAIT_ASYNC && c->ops[j].ndeps == 0;
+  }
+  o->fresh = (uint8_t)fresh;
   o->belem =
       (o->kind == GEN_OP_MEMCPY || o->kind == GEN_OP_MEMSET) && o->buf >= 0 && o->buf < c->nbufs
           ? (uint8_t)(1 + c->bufs[o->buf].elem)

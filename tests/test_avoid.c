@@ -423,6 +423,46 @@ static void stream_launch(void) {
   CHECK(ordered >= n);
 }
 
+/* Every dealloc form avoided but one on a fresh root ("deps=1 pending", a free not ordered
+ * after the work it follows): each dealloc follows a host wait and a fresh root, none is left
+ * out, and the cases run clean. */
+static void dealloc_pending(void) {
+  GenConfig cfg, av;
+  gen_config_default(&cfg);
+  av = cfg;
+  static const char *const set[] = {"gpu.dealloc", "gpu.dealloc async deps=0",
+                                    "gpu.dealloc async deps=1 pending",
+                                    "gpu.dealloc async deps=2+"};
+  for (int i = 0; i < 4; i++)
+    CHECK_EQ(gen_avoid_add(&av.avoid, set[i]), 1);
+  int n = 200, had = 0, has = 0, deallocs = 0, unsteered = 0;
+  for (uint64_t seed = 1; seed <= (uint64_t)n; seed++) {
+    GenCase a, b;
+    pair(seed, &cfg, &av, &a, &b);
+    had += gen_avoid_case(&av.avoid, &a);
+    has += gen_avoid_case(&av.avoid, &b);
+    for (int i = 0; i < a.nops; i++)
+      unsteered += a.ops[i].kind == GEN_OP_DEALLOC;
+    for (int i = 0; i < b.nops; i++) {
+      GenOp o;
+      gen_op_mark(&b, i, &o);
+      if (o.kind != GEN_OP_DEALLOC)
+        continue;
+      deallocs++;
+      CHECK(o.async && o.ndeps == 1 && o.fresh);
+    }
+    runs_clean(&b);
+    gen_case_free(&a);
+    gen_case_free(&b);
+  }
+  printf("dealloc only on a fresh root: %d of %d cases had another form, %d with it avoided; %d "
+         "deallocs (%d unsteered)\n",
+         had, n, has, deallocs, unsteered);
+  CHECK(had >= n / 2);
+  CHECK_EQ(has, 0);
+  CHECK(deallocs * 10 >= unsteered * 9);
+}
+
 /* block-in-region avoided (a pipeline that fails a region whose body runs a block): no block in a
  * region's body, regions and blocks in main still drawn. */
 static void block_region(void) {
@@ -622,6 +662,7 @@ int main(void) {
   threaded();
   memset_elem();
   stream_launch();
+  dealloc_pending();
   block_region();
   region_narrow();
   structure();

@@ -326,7 +326,8 @@ static void test_op_shapes(void) {
   GenOp salloc = {.kind = GEN_OP_ALLOC, .async = 0, .mode = GEN_ALLOC_HOST_SHARED};
   GenOp aalloc = {.kind = GEN_OP_ALLOC, .async = 1, .ndeps = 0};
   GenOp palloc = {.kind = GEN_OP_ALLOC, .async = 0, .mode = GEN_ALLOC_SYNC};
-  GenShape l2 = {GEN_OP_LAUNCH, 1, 2, -1, 0, 0, 0, 0}, sa = {GEN_OP_ALLOC, 0, -1, -1, 0, 0, 0, 0};
+  GenShape l2 = {GEN_OP_LAUNCH, 1, 2, -1, 0, 0, 0, 0, 0},
+           sa = {GEN_OP_ALLOC, 0, -1, -1, 0, 0, 0, 0, 0};
   CHECK(gen_op_has_shape(&launch2, &l2));
   CHECK(!gen_op_has_shape(&launch1, &l2));
   CHECK(gen_op_has_shape(&palloc, &sa));
@@ -376,6 +377,15 @@ static void test_op_shapes(void) {
   GenOp lon = {.kind = GEN_OP_LAUNCH, .ndeps = 1, .stream = 0}, loff = lon;
   loff.stream = -1;
   CHECK(gen_op_has_shape(&lon, &ls) && !gen_op_has_shape(&loff, &ls));
+  /* "... pending": only an op with a dependency other than a fresh root */
+  GenShape pd;
+  CHECK_EQ(gen_shape_parse("gpu.dealloc async deps=1 pending", &pd), 0);
+  CHECK(pd.pending && pd.deps == 1);
+  gen_shape_text(&pd, ft, sizeof ft);
+  CHECK_STR(ft, "gpu.dealloc async deps=1 pending");
+  GenOp dw = {.kind = GEN_OP_DEALLOC, .async = 1, .ndeps = 1}, df = dw;
+  df.fresh = 1;
+  CHECK(gen_op_has_shape(&dw, &pd) && !gen_op_has_shape(&df, &pd));
   CHECK_EQ(gen_shape_parse("gpu.launch_func async i16", &m16), 0);
   CHECK_EQ(m16.elem, 0); /* (a launch's kernels take i32 buffers: no element type of its own) */
   char f[64];
@@ -392,7 +402,7 @@ static void test_op_shapes(void) {
     if (c.ops[i].kind == GEN_OP_LAUNCH && c.ops[i].ndeps >= 2)
       nl++;
   CHECK_EQ(gen_case_has_shape(&c, &l2, 1), nl > 0);
-  GenShape none = {GEN_OP__COUNT, 0, -1, -1, 0, 0, 0, 0};
+  GenShape none = {GEN_OP__COUNT, 0, -1, -1, 0, 0, 0, 0, 0};
   CHECK(!gen_case_has_shape(&c, &none, 1));
   CHECK(!gen_case_has_shape(&c, &l2, 0));
   gen_case_free(&c);
