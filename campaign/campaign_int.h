@@ -47,6 +47,7 @@ typedef struct Sig {
   GenAvoid narrow, wide; /* steered by what its minimized case's regions carry (narrow), and
                             by wide where it recurs without them (campaign__region_narrow) */
   uint64_t wide_confs;   /* where wide steers (bit i; bit 0 without a matrix) */
+  uint8_t narrow_step[64]; /* per configuration (0 without a matrix): how many of narrow steer */
   int repro_runs, repro_hits;
 } Sig;
 
@@ -158,6 +159,10 @@ void campaign__avoid(Campaign *k, const char *signature, const char *cls, const 
  * case's structure, the region); 1. Else 0 (both empty). cause: after LOWERING|. */
 int campaign__region_narrow(const char *cls, const char *cause, const GenCase *min,
                             GenAvoid *narrow, GenAvoid *wide);
+/* The first n constructs of narrow in the order steering tries them (block-in-region, capture,
+ * region-input, yield): one at a time, the next where the finding recurs without those. How
+ * many (at most n) into out. */
+int campaign__narrow_prefix(const GenAvoid *narrow, int n, GenAvoid *out);
 /* Adds a to the sets of configurations confs (0 or no matrix: the set of all). */
 void campaign__avoid_set(Campaign *k, const GenAvoid *a, uint64_t confs);
 /* Steers generation away from new finding sig (its case c: the minimized one, or the one it

@@ -147,6 +147,9 @@ void campaign__steer_found(Campaign *k, Sig *sig, const GenCase *c, const Verdic
   else if (k->c.avoid_found)
     campaign__avoid(k, sig->f.signature, cls, first, "found", confs, c);
   sig->steer_confs |= confs ? confs : k->c.nmatrix == 0; /* (no matrix: bit 0, the one set) */
+  for (int i = 0; i < 64 && gen_avoid_count(&sig->narrow) > 0; i++)
+    if (((confs ? confs : 1) >> i) & 1 && sig->narrow_step[i] == 0)
+      sig->narrow_step[i] = 1; /* (campaign__avoid steered the first) */
 }
 
 void campaign__steer_recurred(Campaign *k, Sig *sig, int low, const Verdict *v, const GenCase *c) {
@@ -166,11 +169,22 @@ void campaign__steer_recurred(Campaign *k, Sig *sig, int low, const Verdict *v, 
      * there too where it recurs, and where it recurs without that, as without it */
     if (!allowed || mark == 0)
       return;
-    if (!(sig->steer_confs & mark))
-      campaign__avoid_set(k, &sig->narrow, bit);
-    else if (!(sig->wide_confs & mark) && c && !gen_avoid_case(&sig->narrow, c)) {
-      campaign__avoid_set(k, &sig->wide, bit);
-      sig->wide_confs |= mark;
+    int ci = k->c.nmatrix == 0 ? 0 : low - k->c.nspecs;
+    uint8_t *step = &sig->narrow_step[ci >= 0 && ci < 64 ? ci : 0];
+    GenAvoid on;
+    campaign__narrow_prefix(&sig->narrow, *step, &on);
+    if (!(sig->steer_confs & mark) || *step == 0) {
+      *step = 1;
+      campaign__narrow_prefix(&sig->narrow, 1, &on);
+      campaign__avoid_set(k, &on, bit);
+    } else if (!(sig->wide_confs & mark) && c && !gen_avoid_case(&on, c)) {
+      if (*step < gen_avoid_count(&sig->narrow)) { /* (the next of them) */
+        campaign__narrow_prefix(&sig->narrow, ++*step, &on);
+        campaign__avoid_set(k, &on, bit);
+      } else {
+        campaign__avoid_set(k, &sig->wide, bit);
+        sig->wide_confs |= mark;
+      }
     }
     sig->steer_confs |= mark;
     return;

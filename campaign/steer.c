@@ -108,6 +108,21 @@ static int cause_entries(const char *cls, const char *cause, const char *detaile
   return n > 0;
 }
 
+/* What regions carry, in the order a narrowed finding steers them (the least GPU work first). */
+static const int carried[] = {GEN_CONSTRUCT_BLOCK_REGION, GEN_CONSTRUCT_CAPTURE,
+                              GEN_CONSTRUCT_REGION_INPUT, GEN_CONSTRUCT_YIELD};
+
+int campaign__narrow_prefix(const GenAvoid *narrow, int n, GenAvoid *out) {
+  memset(out, 0, sizeof *out);
+  int k = 0;
+  for (size_t i = 0; i < sizeof carried / sizeof carried[0] && k < n; i++)
+    if ((narrow->constructs >> carried[i]) & 1) {
+      gen_avoid_add(out, gen_construct_name(carried[i]));
+      k++;
+    }
+  return k;
+}
+
 int campaign__region_narrow(const char *cls, const char *cause, const GenCase *min,
                             GenAvoid *narrow, GenAvoid *wide) {
   memset(narrow, 0, sizeof *narrow);
@@ -124,8 +139,6 @@ int campaign__region_narrow(const char *cls, const char *cause, const GenCase *m
   if (!crash && !region)
     return 0;
   /* what regions carry, as the minimized case has it: each of them it needed */
-  static const int carried[] = {GEN_CONSTRUCT_YIELD, GEN_CONSTRUCT_REGION_INPUT,
-                                GEN_CONSTRUCT_CAPTURE, GEN_CONSTRUCT_BLOCK_REGION};
   for (size_t i = 0; i < sizeof carried / sizeof carried[0]; i++) {
     GenAvoid one;
     memset(&one, 0, sizeof one);
@@ -165,9 +178,10 @@ void campaign__avoid(Campaign *k, const char *signature, const char *cls, const 
   memset(&a, 0, sizeof a);
   int crash = oracle_verdict_lookup(cls) == VERDICT_JIT_CRASH ||
               oracle_verdict_lookup(cls) == VERDICT_LOWERING_CRASH;
-  int narrowed = ours && campaign__region_narrow(cls, p1 + 1, min, &a, &wide);
-  if (narrowed)
-    ; /* (what the regions of its minimized case carry, not the region) */
+  GenAvoid all;
+  int narrowed = ours && campaign__region_narrow(cls, p1 + 1, min, &all, &wide);
+  if (narrowed) /* (the first of what the regions of its minimized case carry, not the region) */
+    campaign__narrow_prefix(&all, 1, &a);
   else if (ours && crash && min) /* (the structure of the smallest case that still crashes) */
     gen_avoid_structure(&a, min);
   else if (!ours || !cause_entries(cls, p1 + 1, detailed, &a))

@@ -523,6 +523,11 @@ static void region_narrow(void) {
   gen_avoid_text(&n, 1, t, sizeof t);
   CHECK_STR(t, "block-in-region");
   CHECK(gen_avoid_count(&w) >= 2); /* (its structure: async.execute, func.call) */
+  GenAvoid first;                  /* (steered one at a time, a block in a region's body first) */
+  CHECK_EQ(campaign__narrow_prefix(&n, 1, &first), 1);
+  gen_avoid_text(&first, 0, t, sizeof t);
+  CHECK_STR(t, "block-in-region");
+  CHECK_EQ(campaign__narrow_prefix(&n, 5, &first), 2);
   gen_avoid_text(&w, 0, t, sizeof t);
   CHECK_STR(t, "async.execute");
   CHECK_EQ(
