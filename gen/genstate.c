@@ -33,7 +33,8 @@ int gen__emit(G *g, GenOp *o) {
   int i = gen_case_add_op(g->c, o);
   if (i < 0)
     return gen__oom(g);
-  gen_op_mark(g->c, i, &g->c->ops[i]);
+  if (g->cfg.avoid.nshapes > 0) /* (what only shapes tell apart: not worth its cost otherwise) */
+    gen_op_mark(g->c, i, &g->c->ops[i]);
   return i;
 }
 
