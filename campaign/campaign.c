@@ -260,6 +260,9 @@ void campaign_free(Campaign *k) {
   }
   af_free(k->sigs);
   af_free(k->alias);
+  for (int i = 0; i < k->nsteer_by; i++)
+    af_free(k->steer_by[i].signature);
+  af_free(k->steer_by);
   campaign__matrix_free(k);
   af_free(k->timeline);
   af_free(k->gslots);

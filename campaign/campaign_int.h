@@ -48,8 +48,16 @@ typedef struct Sig {
                             by wide where it recurs without them (campaign__region_narrow) */
   uint64_t wide_confs;   /* where wide steers (bit i; bit 0 without a matrix) */
   uint8_t narrow_step[64]; /* per configuration (0 without a matrix): how many of narrow steer */
+  uint64_t trigger_confs;  /* where a case that made it steer is saved (steered-CONF.json) */
   int repro_runs, repro_hits;
 } Sig;
+
+/* One entry of the steering by the finding it came from, and where (summary.json's "by"). */
+typedef struct SteerBy {
+  char *signature;
+  char entry[96];
+  uint64_t confs; /* bit i: configuration i; all bits: every case (no matrix, or the set of all) */
+} SteerBy;
 
 /* Per-worker counters, shared with the parent of workers (and written to the resume state). */
 typedef struct Slot {
@@ -97,6 +105,8 @@ struct Campaign {
   char avoid_why[64][160];
   uint64_t avoid_sig[64];  /* the signature (hash) each entry came from: one entry each */
   uint64_t avoid_mask[64]; /* the configurations each entry steers (bit i) */
+  SteerBy *steer_by;       /* each entry of the sets by the finding it came from */
+  int nsteer_by, capsteer_by;
   double t0;
   double deadline; /* campaign__now() time the campaign ends (0: by case count) */
   Store *db;       /* NULL: no database */
@@ -163,8 +173,19 @@ int campaign__region_narrow(const char *cls, const char *cause, const GenCase *m
  * region-input, yield): one at a time, the next where the finding recurs without those. How
  * many (at most n) into out. */
 int campaign__narrow_prefix(const GenAvoid *narrow, int n, GenAvoid *out);
-/* Adds a to the sets of configurations confs (0 or no matrix: the set of all). */
-void campaign__avoid_set(Campaign *k, const GenAvoid *a, uint64_t confs);
+/* Adds a, what finding signature steers, to the sets of configurations confs (0 or no matrix:
+ * the set of all). */
+void campaign__avoid_set(Campaign *k, const GenAvoid *a, uint64_t confs, const char *signature);
+/* The findings that steer entry (gen_avoid_text's) on configuration conf (-1: no matrix), one
+ * at a time: the i-th of them, or NULL past the last. */
+const char *campaign__steered_by(const Campaign *k, int conf, const char *entry, int i);
+/* Saves c, a case that made sig steer on configurations confs (bit i; no matrix: bit 0), as
+ * failures/DIR/steered-CONF.json of each it has none for yet: the trigger a triager, or
+ * bench/steering_power.sh, runs there to see the finding. */
+void campaign__save_trigger(Campaign *k, Sig *sig, const GenCase *c, uint64_t confs);
+/* The name of configuration conf in a trigger's file name (its name, '/' as '_'; "all" for -1
+ * or without a matrix), into out. */
+void campaign__trigger_name(const Campaign *k, int conf, char *out, size_t n);
 /* Steers generation away from new finding sig (its case c: the minimized one, or the one it
  * was found with) where its matrix check reproduced it (v[i], ran[i]: its verdict on
  * configuration i; NULL: not checked), or where it was found. */

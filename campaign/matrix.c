@@ -146,6 +146,8 @@ void campaign__steer_found(Campaign *k, Sig *sig, const GenCase *c, const Verdic
     }
   else if (k->c.avoid_found)
     campaign__avoid(k, sig->f.signature, cls, first, "found", confs, c);
+  if (k->c.avoid_found)
+    campaign__save_trigger(k, sig, c, confs ? confs : 1);
   sig->steer_confs |= confs ? confs : k->c.nmatrix == 0; /* (no matrix: bit 0, the one set) */
   for (int i = 0; i < 64 && gen_avoid_count(&sig->narrow) > 0; i++)
     if (((confs ? confs : 1) >> i) & 1 && sig->narrow_step[i] == 0)
@@ -176,13 +178,14 @@ void campaign__steer_recurred(Campaign *k, Sig *sig, int low, const Verdict *v, 
     if (!(sig->steer_confs & mark) || *step == 0) {
       *step = 1;
       campaign__narrow_prefix(&sig->narrow, 1, &on);
-      campaign__avoid_set(k, &on, bit);
+      campaign__avoid_set(k, &on, bit, sig->f.signature);
+      campaign__save_trigger(k, sig, c, mark);
     } else if (!(sig->wide_confs & mark) && c && !gen_avoid_case(&on, c)) {
       if (*step < gen_avoid_count(&sig->narrow)) { /* (the next of them) */
         campaign__narrow_prefix(&sig->narrow, ++*step, &on);
-        campaign__avoid_set(k, &on, bit);
+        campaign__avoid_set(k, &on, bit, sig->f.signature);
       } else {
-        campaign__avoid_set(k, &sig->wide, bit);
+        campaign__avoid_set(k, &sig->wide, bit, sig->f.signature);
         sig->wide_confs |= mark;
       }
     }
@@ -196,6 +199,7 @@ void campaign__steer_recurred(Campaign *k, Sig *sig, int low, const Verdict *v, 
   campaign__avoid(k, sig->f.signature, oracle_verdict_name(sig->f.cls),
                   v && v->victim[0] ? v->victim : NULL, sig->f.suppressed ? "known" : "found", bit,
                   NULL);
+  campaign__save_trigger(k, sig, c, mark);
   sig->steer_confs |= mark;
 }
 

@@ -155,13 +155,48 @@ int campaign__region_narrow(const char *cls, const char *cause, const GenCase *m
   return 1;
 }
 
-void campaign__avoid_set(Campaign *k, const GenAvoid *a, uint64_t confs) {
+/* The ledger of each entry by the finding it came from: a's entries on confs. */
+static void steer_by(Campaign *k, const GenAvoid *a, uint64_t confs, const char *signature) {
+  for (int i = 0; i < gen_avoid_count(a); i++) {
+    char w[96];
+    gen_avoid_text(a, i, w, sizeof w);
+    int r = 0;
+    while (r < k->nsteer_by &&
+           (strcmp(k->steer_by[r].entry, w) != 0 || strcmp(k->steer_by[r].signature, signature)))
+      r++;
+    if (r == k->nsteer_by) {
+      char *sig = af_strdup(signature);
+      if (sig == NULL ||
+          af_grow((void **)&k->steer_by, &k->capsteer_by, r + 1, sizeof *k->steer_by)) {
+        af_free(sig);
+        return; /* (the ledger only explains; the steering itself is set) */
+      }
+      k->steer_by[r].signature = sig;
+      snprintf(k->steer_by[r].entry, sizeof k->steer_by[r].entry, "%s", w);
+      k->steer_by[r].confs = 0;
+      k->nsteer_by++;
+    }
+    k->steer_by[r].confs |= confs;
+  }
+}
+
+void campaign__avoid_set(Campaign *k, const GenAvoid *a, uint64_t confs, const char *signature) {
   if (k->c.nmatrix == 0 || confs == 0)
     gen_avoid_union(&k->avoid_all, a);
   else
     for (int c = 0; c < k->c.nmatrix && c < 64; c++)
       if ((confs >> c) & 1)
         gen_avoid_union(&k->avoid_conf[c], a);
+  if (signature)
+    steer_by(k, a, k->c.nmatrix == 0 || confs == 0 ? UINT64_MAX : confs, signature);
+}
+
+const char *campaign__steered_by(const Campaign *k, int conf, const char *entry, int i) {
+  int bit = conf >= 0 && conf < 64 ? conf : 0;
+  for (int r = 0; r < k->nsteer_by; r++)
+    if (((k->steer_by[r].confs >> bit) & 1) && strcmp(k->steer_by[r].entry, entry) == 0 && i-- == 0)
+      return k->steer_by[r].signature;
+  return NULL;
 }
 
 void campaign__avoid(Campaign *k, const char *signature, const char *cls, const char *detailed,
@@ -188,7 +223,7 @@ void campaign__avoid(Campaign *k, const char *signature, const char *cls, const 
     return;
   if (gen_avoid_count(&a) == 0)
     return;
-  campaign__avoid_set(k, &a, confs);
+  campaign__avoid_set(k, &a, confs, signature);
   uint64_t h = af_hash64(signature, strlen(signature));
   int n = 0; /* (a finding steered again, on more configurations: its entry says so) */
   while (n < k->st.navoid && k->avoid_sig[n] != h)
@@ -241,4 +276,35 @@ void campaign__steering(const Campaign *k, int conf, GenAvoid *out) {
   gen_avoid_union(out, &k->avoid_all);
   if (k->c.nmatrix > 0 && conf >= 0 && conf < k->c.nmatrix)
     gen_avoid_union(out, &k->avoid_conf[conf]);
+}
+
+void campaign__trigger_name(const Campaign *k, int conf, char *out, size_t n) {
+  if (k->c.nmatrix == 0 || conf < 0 || conf >= k->c.nmatrix) {
+    snprintf(out, n, "all");
+    return;
+  }
+  snprintf(out, n, "%s", k->c.matrix[conf].name);
+  for (char *p = out; *p; p++)
+    if (*p == '/')
+      *p = '_';
+}
+
+void campaign__save_trigger(Campaign *k, Sig *sig, const GenCase *c, uint64_t confs) {
+  if (c == NULL || sig->f.suppressed) /* (a known finding has no folder: the database has it) */
+    return;
+  for (int i = 0; i < 64; i++) {
+    if (!((confs >> i) & 1) || ((sig->trigger_confs >> i) & 1))
+      continue;
+    char name[200];
+    campaign__trigger_name(k, k->c.nmatrix == 0 ? -1 : i, name, sizeof name);
+    char file[240];
+    snprintf(file, sizeof file, "steered-%s.json", name);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/failures/%s/%s", k->c.out, sig->f.dir, file);
+    AfErr err = {0};
+    if (gen_case_save(c, path, &err) == 0)
+      sig->trigger_confs |= 1ull << i;
+    else
+      campaign__problem(k, "%s", err.msg);
+  }
 }

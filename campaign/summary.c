@@ -16,6 +16,34 @@ static void json_esc(FILE *f, const char *s) {
   af_buf_free(&b);
 }
 
+/* ", "by": [[ENTRY, SIGNATURE, TRIGGER], ...]": each entry of a (configuration conf's steering)
+ * by the findings it came from, with the case that made it steer there (failures/DIR/steered-
+ * CONF.json; "" for a known finding: the database has its cases). */
+static void steering_by(FILE *f, const Campaign *k, int conf, const GenAvoid *a) {
+  fprintf(f, ", \"by\": [");
+  char w[96], name[200], trig[300];
+  campaign__trigger_name(k, conf, name, sizeof name);
+  int bit = conf >= 0 && conf < 64 ? conf : 0, n = 0;
+  for (int i = 0; i < gen_avoid_count(a); i++) {
+    gen_avoid_text(a, i, w, sizeof w);
+    const char *sig;
+    for (int j = 0; (sig = campaign__steered_by(k, conf, w, j)) != NULL; j++) {
+      trig[0] = '\0';
+      for (int s = 0; s < k->nsigs; s++)
+        if (strcmp(k->sigs[s].f.signature, sig) == 0 && ((k->sigs[s].trigger_confs >> bit) & 1))
+          snprintf(trig, sizeof trig, "failures/%s/steered-%s.json", k->sigs[s].f.dir, name);
+      fprintf(f, "%s[", n++ ? ", " : "");
+      json_esc(f, w);
+      fprintf(f, ", ");
+      json_esc(f, sig);
+      fprintf(f, ", ");
+      json_esc(f, trig);
+      fprintf(f, "]");
+    }
+  }
+  fprintf(f, "]");
+}
+
 /* ", "steering": {"avoid": [...], "gen_args": "--avoid '...' ..."}, "mix": {...}": what
  * configuration conf (-1: every case, no matrix) is generated without, as asyncfuzz gen takes
  * it, and the GPU work its executed cases held against unsteered generation. */
@@ -34,6 +62,7 @@ static void summary_steering(FILE *f, const Campaign *k, int conf, const Campaig
   }
   fprintf(f, "], \"gen_args\": ");
   json_esc(f, args);
+  steering_by(f, k, conf, &a);
   fprintf(f, "}, \"mix\": {");
   for (int i = 0; i < GEN_GPU_MIX__COUNT; i++)
     fprintf(f, "%s\"%s\": {\"executed\": %ld, \"executed_share\": %.4f, \"unsteered_share\": %.4f}",
@@ -56,7 +85,9 @@ static void summary_lowerings(FILE *f, const Campaign *k) {
       fprintf(f, ", \"pipeline\": ");
       json_esc(f, sp->pipeline);
     }
-    fprintf(f, ", \"executed_cases\": %ld}", k->executed_per[i]);
+    fprintf(f, ", \"executed_cases\": %ld, \"lowering\": ", k->executed_per[i]);
+    json_esc(f, sp->arg); /* (what --lowering takes) */
+    fprintf(f, "}");
   }
   fprintf(f, "],\n \"configurations\": [");
   for (int i = 0; i < k->c.nmatrix; i++) {
@@ -76,6 +107,8 @@ static void summary_lowerings(FILE *f, const Campaign *k) {
             n, k->conf[i].executed, k->conf[i].failures,
             n > 0 ? (double)k->conf[i].executed / (double)n : 0.0,
             n > 0 ? (double)(n - k->conf[i].failures) / (double)n : 0.0);
+    fprintf(f, ", \"lowering\": "); /* (what check --lowering takes to run a case there) */
+    json_esc(f, sp->arg);
     summary_steering(f, k, i, &k->conf[i]);
     fprintf(f, "}");
   }

@@ -94,12 +94,6 @@ int cmd_validate(int argc, char **argv) {
 
 /* ---- lower ---- */
 
-static void print_faults(FILE *f) {
-  fprintf(f, "builtin fault switches (--lowering builtin:fault=NAME[,NAME]):\n");
-  for (int k = 0; k < LOWER_FAULT__COUNT; k++)
-    fprintf(f, "  %-22s %s\n", lower_fault_name(k), lower_fault_desc(k));
-}
-
 /* The module mlir-opt makes of the case, or its lowering outcome. */
 static int lower_with_mlir(const GenCase *c, const LowerSpec *spec) {
   AfErr err = {0};
@@ -151,7 +145,7 @@ static void lower_help(FILE *f) {
     fprintf(f, "  %-14s %s:\n                 %s\n", mlir_variant_name(k), mlir_variant_desc(k),
             mlir_variant_pipeline(k));
   fprintf(f, "\n");
-  print_faults(f);
+  lower_fault_list(f);
 }
 
 int cmd_lower(int argc, char **argv) {
@@ -165,7 +159,7 @@ int cmd_lower(int argc, char **argv) {
   if (ex)
     return ex < 0 ? 0 : ex;
   if (list) {
-    print_faults(stdout);
+    lower_fault_list(stdout);
     return 0;
   }
   if (npos == 0) {

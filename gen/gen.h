@@ -493,6 +493,10 @@ int gen_op_has_shape(const GenOp *o, const GenShape *s);
  * rendering puts nothing with side effects between them): a pipeline that threads a token
  * through a block's ops (gpu-async-region) gives it no other. */
 int gen_op_threaded(const GenCase *c, int i);
+/* Whether p, the op right before one of context ctx and block blk, is a gpu op whose token is
+ * tok: that op's one dependency, if tok, is threaded (gen_op_threaded; the generator asks it of
+ * the op it is about to make). */
+int gen_op_threads_to(const GenOp *p, int ctx, int blk, int tok);
 /* Op i of c with what its shape tells apart and the case format does not hold (threaded, belem,
  * fresh) set from the case: into *o. */
 void gen_op_mark(const GenCase *c, int i, GenOp *o);

@@ -292,10 +292,13 @@ int gen__emit_drawn(G *g, Ctx *x, GenOp *o, TSet *s) {
 
 /* Whether a host wait on s would destroy a stream that a token the wait does not complete still
  * stands for (a lowering that destroys each waited token's stream): two members on one stream,
- * or a member's stream shared with a token that is neither complete in x nor an ancestor. */
+ * a member's stream shared with a token that is neither complete in x nor an ancestor, or one
+ * made outside x (a region's: the contexts it came from may use it later, while x runs). */
 static int wait_shares_stream(G *g, Ctx *x, const TSet *s) {
   for (int i = 0; i < s->n; i++) {
     int r = g->tok_root[s->t[i]];
+    if (r >= 0 && g->tok_ctx[r] != x->id)
+      return 1;
     for (int j = i + 1; j < s->n; j++)
       if (g->tok_root[s->t[j]] == r)
         return 1;
@@ -550,10 +553,7 @@ int gen__avoids_threaded(const G *g, int kind, const GenOp *like) {
 static int would_thread(const G *g, const Ctx *x, int t) {
   if (g->c->nops == 0)
     return 0;
-  const GenOp *p = &g->c->ops[g->c->nops - 1];
-  int gpu = (gen_op_flags(p->kind) & GEN_K_ASYNC) ||
-            ((gen_op_flags(p->kind) & GEN_K_EITHER) && gen_op_async(p));
-  return gpu && p->ctx == x->id && p->blk == g->cur_blk && p->tok >= 0 && p->tok == t;
+  return gen_op_threads_to(&g->c->ops[g->c->nops - 1], x->id, g->cur_blk, t);
 }
 
 int gen__fit_deps(G *g, Ctx *x, const GenOp *o, int *deps, int nd) {
@@ -615,7 +615,7 @@ void gen__drop_waited(G *g, Ctx *x, TSet *s) {
     return;
   int n = 0;
   for (int i = 0; i < s->n; i++)
-    if (!gen__covered(g, x->id, s->t[i]) || s->t[i] == g->cur_iter)
+    if (!gen__covered(g, x->id, s->t[i]) || (s->t[i] == g->cur_iter && g->cur_kind == GEN_OP_FOR))
       s->t[n++] = s->t[i];
   s->n = n;
 }

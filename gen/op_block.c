@@ -616,12 +616,18 @@ void gen__op_block(G *g, Ctx *x, int budget) {
    * follows all of this one) */
   TSet s;
   s.n = 0;
-  int ntok = g->ntok; /* (joins add_all makes are block tokens too, and cover what they join) */
+  int ntok = g->ntok, waited = 0; /* (joins add_all makes are block tokens too, and cover what
+                                     they join) */
+  int drop = gen__avoids_construct(g, GEN_CONSTRUCT_WAITED);
   for (int t = tok0; t < ntok && g->rc == 0; t++)
-    if (g->tok_blk[t] == b && g->tok_ctx[t] == x->id)
-      add_all(g, &body, &s, t);
+    if (g->tok_blk[t] == b && g->tok_ctx[t] == x->id) {
+      if (drop && gen__covered(g, x->id, t))
+        waited++; /* (host-wait avoided: not one a host wait in it completed) */
+      else
+        add_all(g, &body, &s, t);
+    }
   gen__ts_minimize(g, &s);
-  int y = s.n ? join_all(g, &body, &s) : -1;
+  int y = s.n ? join_all(g, &body, &s) : waited ? gen__join(g, &body, s.t, 0) : -1;
   if (kind != GEN_OP_FOR) /* (a for's body repeats: no host wait) */
     gen__end_streams(g, &body, b, y);
   g->cur_blk = 0;

@@ -331,8 +331,10 @@ void gen__await_region(G *g, Ctx *x, int r, int want_value) {
     Value *v = find_value(g, r, vidx);
     if (v)
       claim(g, x, v, o.tok);
-  } else {
-    gen__emit(g, &o);
+  } else if (gen__emit(g, &o) >= 0) {
+    Value *v = find_value(g, r, -1); /* (what it gave back with its completion) */
+    if (v)
+      claim(g, x, v, -1);
   }
 }
 
@@ -361,11 +363,42 @@ void gen__claim_leftovers(G *g, Ctx *x) {
       GenOp o = gen_op_blank(GEN_OP_AWAIT, x->id);
       o.region = v->region;
       o.vidx = v->vidx;
-      o.tok = gen__new_token(g, x, NULL, 0);
-      if (o.tok < 0 || gen__emit(g, &o) < 0)
+      o.tok = v->vidx >= 0 ? gen__new_token(g, x, NULL, 0) : -1; /* (-1: its completion) */
+      if ((v->vidx >= 0 && o.tok < 0) || gen__emit(g, &o) < 0)
         return;
       claim(g, x, v, o.tok);
     }
+  }
+}
+
+/* yield avoided: the buffers the region still owns go back with its completion instead (the
+ * work passed, not a token): a host wait in the region on what they wait for, then a value of
+ * no token (vidx -1) that the parent's async.await of the region claims, nothing pending. */
+static void give_back(G *g, Ctx *x, int region, const int *owned, int n) {
+  if (n == 0)
+    return;
+  TSet s;
+  s.n = 0;
+  for (int i = 0; i < n; i++)
+    gen__need_for(g, x, &s, owned[i], 1);
+  if (s.n)
+    gen__host_wait(g, x, &s);
+  if (g->rc || af_grow((void **)&g->vals, &g->capvals, g->nvals + 1, sizeof(Value))) {
+    gen__oom(g);
+    return;
+  }
+  Value *v = &g->vals[g->nvals++];
+  memset(v, 0, sizeof *v);
+  v->region = region;
+  v->vidx = -1;
+  v->bufs = af_malloc(sizeof(int) * (size_t)n);
+  if (v->bufs == NULL) {
+    gen__oom(g);
+    return;
+  }
+  for (int i = 0; i < n; i++) {
+    v->bufs[v->nbufs++] = owned[i];
+    g->bs[owned[i]].owner = -1;
   }
 }
 
@@ -392,8 +425,10 @@ static void close_region(G *g, Ctx *x, int region) {
       owned[n++] = g->alive[i];
   int nv = n == 0 ? (x->nrecent && af_rng_chance(&g->rng, 50) ? 1 : 0)
                   : 1 + (int)af_rng_below(&g->rng, n < 2 ? 1 : 2);
-  if (gen__avoids_construct(g, GEN_CONSTRUCT_YIELD))
-    nv = 0; /* (it was lent no buffers) */
+  if (gen__avoids_construct(g, GEN_CONSTRUCT_YIELD)) {
+    give_back(g, x, region, owned, n);
+    nv = 0;
+  }
   int group[256];
   for (int i = 0; i < n; i++)
     group[i] = (int)af_rng_below(&g->rng, (uint32_t)nv);
@@ -452,7 +487,8 @@ static void pick_inputs(G *g, Ctx *x, GenRegion *gr) {
     return;
   for (int i = 0; i < g->nvals && gr->ninputs < 2; i++) {
     Value *v = &g->vals[i];
-    if (!v->claimed && g->c->regions[v->region].parent == x->id && af_rng_chance(&g->rng, 50)) {
+    if (!v->claimed && v->vidx >= 0 && g->c->regions[v->region].parent == x->id &&
+        af_rng_chance(&g->rng, 50)) {
       gr->inputs[gr->ninputs].region = v->region;
       gr->inputs[gr->ninputs].vidx = v->vidx;
       gr->ninputs++;
@@ -463,8 +499,6 @@ static void pick_inputs(G *g, Ctx *x, GenRegion *gr) {
 /* The buffers lent to the region (up to 3, a host buffer first sometimes); returns how many. */
 static int pick_lent(G *g, Ctx *x, int lend[4]) {
   int nl = 0;
-  if (gen__avoids_construct(g, GEN_CONSTRUCT_YIELD))
-    return 0; /* (a lent buffer comes back through a yielded token) */
   int want = 1 + (int)af_rng_below(&g->rng, 3);
   int hb = gen__pick_buf(g, x, GEN_BUF_HOST, 0, -1, -1, ANY_ELEM);
   if (hb >= 0 && af_rng_chance(&g->rng, 60))
@@ -529,6 +563,8 @@ static int add_captures(G *g, Ctx *x, Ctx *child, int r, int lent_tok, int *lent
   int ncap = 1 + (int)af_rng_below(&g->rng, 2);
   for (int k = 0; k < ncap && g->rc == 0 && g->c->regions[r].ncaptures < GEN_MAX_REGION_IO; k++) {
     int outer = x->recent[af_rng_below(&g->rng, (uint32_t)x->nrecent)];
+    if (gen__avoids_construct(g, GEN_CONSTRUCT_WAITED) && gen__covered(g, x->id, outer))
+      continue; /* (host-wait avoided: not a token a host wait completed) */
     GenRegion *cr = &g->c->regions[r];
     int dup = 0;
     for (int j = 0; j < cr->ncaptures; j++)
@@ -568,7 +604,8 @@ void gen__op_execute(G *g, Ctx *x, int budget) {
   o.region = r;
   if (gen__emit(g, &o) < 0)
     return;
-  memset(gen__done_row(g, r), 0, sizeof(uint64_t) * (size_t)g->words);
+  /* (what the host completed before it spawned the region is complete in it too) */
+  memcpy(gen__done_row(g, r), gen__done_row(g, x->id), sizeof(uint64_t) * (size_t)g->words);
   Ctx child;
   memset(&child, 0, sizeof child);
   child.id = r;

@@ -125,12 +125,16 @@ int gen_op_has_shape(const GenOp *o, const GenShape *s) {
 int gen_op_threaded(const GenCase *c, int i) {
   if (i <= 0 || i >= c->nops || c->ops[i].ndeps != 1)
     return 0;
-  const GenOp *o = &c->ops[i], *p = &c->ops[i - 1];
+  const GenOp *o = &c->ops[i];
+  return gen_op_threads_to(&c->ops[i - 1], o->ctx, o->blk, o->deps[0]);
+}
+
+int gen_op_threads_to(const GenOp *p, int ctx, int blk, int tok) {
   /* the op before it in the rendering: of its context and block (a block's or region's body
    * follows the op that runs it), a gpu op whose token it is */
   int gpu = (gen_op_flags(p->kind) & GEN_K_ASYNC) ||
             ((gen_op_flags(p->kind) & GEN_K_EITHER) && gen_op_async(p));
-  return gpu && p->ctx == o->ctx && p->blk == o->blk && p->tok >= 0 && p->tok == o->deps[0];
+  return gpu && p->ctx == ctx && p->blk == blk && p->tok >= 0 && p->tok == tok;
 }
 
 void gen_op_mark(const GenCase *c, int i, GenOp *o) {

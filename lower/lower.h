@@ -11,54 +11,59 @@
 #define LOWER_LOWER_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../base/afbase.h"
 #include "../gen/gen.h"
 
-/* X(ID, name, description) */
+/* X(ID, name, trigger, description). trigger: what a finding of the same bug on a real lowering
+ * makes steering avoid (avoid entries that hold one of these words, comma-separated): where
+ * that is what takes a fault's cases away, the configuration's finding excuses the miss
+ * (bench/steering_power.sh); anything else that does is steering losing bugs. */
 #define LOWER_FAULT_MAP(X)                                                                         \
-  X(YIELD_STREAM, "yield_stream",                                                                  \
+  X(YIELD_STREAM, "yield_stream", "yield",                                                         \
     "async.yield passes the stream itself instead of recording an event (upstream #170833)")       \
-  X(DROP_EXTRA_DEPS, "drop_extra_deps", "only the first dependency of an op is synchronized")      \
-  X(EARLY_STREAM_DESTROY, "early_stream_destroy",                                                  \
+  X(DROP_EXTRA_DEPS, "drop_extra_deps", "deps=2+,extra-dep",                                       \
+    "only the first dependency of an op is synchronized")                                          \
+  X(EARLY_STREAM_DESTROY, "early_stream_destroy", "",                                              \
     "a stream is destroyed after its first use instead of its last")                               \
-  X(DROP_HOST_WAIT, "drop_host_wait", "a synchronous gpu.wait lowers to nothing")                  \
-  X(COPY_WRONG_STREAM, "copy_wrong_stream",                                                        \
+  X(DROP_HOST_WAIT, "drop_host_wait", "", "a synchronous gpu.wait lowers to nothing")              \
+  X(COPY_WRONG_STREAM, "copy_wrong_stream", "gpu.memcpy async",                                    \
     "gpu.memcpy is put on a fresh stream that waits for none of its dependencies")                 \
-  X(FREE_UNORDERED, "free_unordered",                                                              \
+  X(FREE_UNORDERED, "free_unordered", "gpu.dealloc async",                                         \
     "an async gpu.dealloc frees at once, without waiting for its dependencies")                    \
-  X(RECORD_EARLY, "record_early",                                                                  \
+  X(RECORD_EARLY, "record_early", "deps=2+,extra-dep",                                             \
     "the event for an extra dependency is recorded before the dependency's work is enqueued")      \
-  X(WAIT_DESTROYS, "wait_destroys",                                                                \
+  X(WAIT_DESTROYS, "wait_destroys", "host-wait",                                                   \
     "a host gpu.wait destroys the streams it waits on, as if no later op used their tokens")       \
-  X(CAPTURE_DROPPED, "capture_dropped",                                                            \
+  X(CAPTURE_DROPPED, "capture_dropped", "capture",                                                 \
     "an op in an async.execute region drops its dependency on a token captured from outside")      \
-  X(STREAM_IGNORED, "stream_ignored",                                                              \
+  X(STREAM_IGNORED, "stream_ignored", "stream-order, stream",                                      \
     "a launch given an explicit stream runs where its dependencies put it, as if it had none")     \
-  X(CALL_ARG_DROPPED, "call_arg_dropped",                                                          \
+  X(CALL_ARG_DROPPED, "call_arg_dropped", "func.call",                                             \
     "a token passed to a function is not waited on in its body: the callee's ops that depend on "  \
     "it wait for nothing")                                                                         \
-  X(IF_RESULT_STALE, "if_result_stale",                                                            \
+  X(IF_RESULT_STALE, "if_result_stale", "scf.if",                                                  \
     "the token an scf.if returns carries none of its branch's work")                               \
-  X(LOOP_CARRIED_INITIAL, "loop_carried_initial",                                                  \
+  X(LOOP_CARRIED_INITIAL, "loop_carried_initial", "scf.for",                                       \
     "every iteration of an scf.for waits on the initial token, not on the one the last "           \
     "iteration yielded")                                                                           \
-  X(MERGE_FIRST_PRED, "merge_first_pred",                                                          \
+  X(MERGE_FIRST_PRED, "merge_first_pred", "cf.cond_br",                                            \
     "a block reached from two branches takes its token argument from the first one in the text, "  \
     "whichever branch ran")                                                                        \
-  X(COPY_SIZE_I32, "copy_size_i32",                                                                \
+  X(COPY_SIZE_I32, "copy_size_i32", "gpu.memcpy async",                                            \
     "gpu.memcpy copies 4 bytes per element, whatever the element type")                            \
-  X(VIEW_OFFSET_DROPPED, "view_offset_dropped",                                                    \
+  X(VIEW_OFFSET_DROPPED, "view_offset_dropped", " view",                                           \
     "a memcpy, memset or kernel operand that is a memref.subview starts at its buffer's base: "    \
     "the view's offset is ignored")                                                                \
-  X(VIEW_STRIDE_DROPPED, "view_stride_dropped",                                                    \
+  X(VIEW_STRIDE_DROPPED, "view_stride_dropped", " view",                                           \
     "a strided memref.subview is passed to a memcpy, memset or kernel as if it were contiguous: "  \
     "its stride is taken as 1")                                                                    \
-  X(EVENT_LEAKED, "event_leaked",                                                                  \
+  X(EVENT_LEAKED, "event_leaked", "",                                                              \
     "an event the lowering creates to order one stream after another is never destroyed")
 
 enum {
-#define LOWER__FENUM(id, name, desc) LOWER_FAULT_##id,
+#define LOWER__FENUM(id, name, trigger, desc) LOWER_FAULT_##id,
   LOWER_FAULT_MAP(LOWER__FENUM)
 #undef LOWER__FENUM
       LOWER_FAULT__COUNT
@@ -66,6 +71,9 @@ enum {
 
 const char *lower_fault_name(int f);
 const char *lower_fault_desc(int f);
+const char *lower_fault_trigger(int f);
+/* Prints each fault: its name, what it does and its trigger (asyncfuzz lower --list-faults). */
+void lower_fault_list(FILE *f);
 /* The fault with that name, or -1. */
 int lower_fault_lookup(const char *name);
 

@@ -9,14 +9,19 @@
 #include <string.h>
 
 static const char *const fault_names[] = {
-#define LOWER__FNAME(id, name, desc) name,
+#define LOWER__FNAME(id, name, trigger, desc) name,
     LOWER_FAULT_MAP(LOWER__FNAME)
 #undef LOWER__FNAME
 };
 static const char *const fault_descs[] = {
-#define LOWER__FDESC(id, name, desc) desc,
+#define LOWER__FDESC(id, name, trigger, desc) desc,
     LOWER_FAULT_MAP(LOWER__FDESC)
 #undef LOWER__FDESC
+};
+static const char *const fault_triggers[] = {
+#define LOWER__FTRIG(id, name, trigger, desc) trigger,
+    LOWER_FAULT_MAP(LOWER__FTRIG)
+#undef LOWER__FTRIG
 };
 
 const char *lower_fault_name(int f) {
@@ -24,6 +29,15 @@ const char *lower_fault_name(int f) {
 }
 const char *lower_fault_desc(int f) {
   return f >= 0 && f < LOWER_FAULT__COUNT ? fault_descs[f] : "?";
+}
+const char *lower_fault_trigger(int f) {
+  return f >= 0 && f < LOWER_FAULT__COUNT ? fault_triggers[f] : "";
+}
+void lower_fault_list(FILE *f) {
+  fprintf(f, "builtin fault switches (--lowering builtin:fault=NAME[,NAME]):\n");
+  for (int k = 0; k < LOWER_FAULT__COUNT; k++)
+    fprintf(f, "  %-22s %s%s%s\n", fault_names[k], fault_descs[k],
+            fault_triggers[k][0] ? "; its trigger: " : "", fault_triggers[k]);
 }
 int lower_fault_lookup(const char *name) {
   for (int f = 0; f < LOWER_FAULT__COUNT; f++)

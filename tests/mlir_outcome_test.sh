@@ -168,9 +168,9 @@ grep -q '"pipeline": "builtin.module(gpu.module(' "$tmp/camp/summary.json" || ba
 # the share of cases that reached execution: the builtin lowering runs every case, and a case
 # counts for the campaign only when every lowering ran it; the database's run agrees
 ran=$(sed -n 's/.*"swarm": [a-z]*, "cases": 40, "executed_cases": \([0-9]*\),.*/\1/p' "$tmp/camp/summary.json")
-grep -q '"name": "builtin", "version": "[^"]*", "executed_cases": 40}' "$tmp/camp/summary.json" \
+grep -q '"name": "builtin", "version": "[^"]*", "executed_cases": 40,' "$tmp/camp/summary.json" \
   || bad "campaign summary: the builtin lowering should have run all 40 cases"
-grep -q "\"name\": \"mlir-opt\".*\"executed_cases\": $ran}" "$tmp/camp/summary.json" \
+grep -q "\"name\": \"mlir-opt\".*\"executed_cases\": $ran," "$tmp/camp/summary.json" \
   || bad "campaign summary: mlir-opt's executed cases should be the campaign's ($ran)"
 [ -n "$ran" ] && [ "$ran" -le 40 ] || bad "campaign summary: executed_cases '$ran'"
 grep -qF "reached execution: $ran of 40 cases" "$tmp/out" || bad "campaign output lacks the share that ran"

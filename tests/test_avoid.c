@@ -75,6 +75,24 @@ static void pair(uint64_t seed, const GenConfig *cfg, const GenConfig *av, GenCa
 }
 
 /* avoid: entries separated by ';' */
+/* n seeds of cfg made unsteered (a) and under av (b): how many a's have what av avoids (had) and
+ * b's (has); every b runs clean; per(a, b, counts) counts what the test looks at. */
+typedef void (*PerPair)(const GenCase *a, const GenCase *b, int *counts);
+static void steered_pairs(int n, const GenConfig *cfg, const GenConfig *av, PerPair per,
+                          int *counts, int *had, int *has) {
+  *had = *has = 0;
+  for (uint64_t seed = 1; seed <= (uint64_t)n; seed++) {
+    GenCase a, b;
+    pair(seed, cfg, av, &a, &b);
+    *had += gen_avoid_case(&av->avoid, &a);
+    *has += gen_avoid_case(&av->avoid, &b);
+    per(&a, &b, counts);
+    runs_clean(&b);
+    gen_case_free(&a);
+    gen_case_free(&b);
+  }
+}
+
 static void one_form(const char *avoid, const char *form, int ops_on, int same_draws) {
   GenConfig cfg, av;
   gen_config_default(&cfg);
@@ -357,6 +375,16 @@ static void threaded(void) {
   CHECK(mix_c * 10 < mix_a);
 }
 
+/* counts[0]: memsets, [1]: copies of i16 buffers */
+static void memset_elem_count(const GenCase *a, const GenCase *b, int *counts) {
+  (void)a;
+  for (int i = 0; i < b->nops; i++) {
+    const GenOp *o = &b->ops[i];
+    counts[0] += o->kind == GEN_OP_MEMSET;
+    counts[1] += o->kind == GEN_OP_MEMCPY && b->bufs[o->buf].elem == GEN_ELEM_I16;
+  }
+}
+
 /* "gpu.memset async i16" avoided (a runtime without the 16-bit memset call): no memset of an
  * i16 buffer is drawn, memsets of the other types still are, and copies of i16 buffers too. */
 static void memset_elem(void) {
@@ -365,21 +393,9 @@ static void memset_elem(void) {
   cfg.typed_pct = 60;
   av = cfg;
   CHECK_EQ(gen_avoid_add(&av.avoid, "gpu.memset async i16"), 1);
-  int n = 200, had = 0, has = 0, memsets = 0, copies16 = 0;
-  for (uint64_t seed = 1; seed <= (uint64_t)n; seed++) {
-    GenCase a, b;
-    pair(seed, &cfg, &av, &a, &b);
-    had += gen_avoid_case(&av.avoid, &a);
-    has += gen_avoid_case(&av.avoid, &b);
-    for (int i = 0; i < b.nops; i++) {
-      const GenOp *o = &b.ops[i];
-      memsets += o->kind == GEN_OP_MEMSET;
-      copies16 += o->kind == GEN_OP_MEMCPY && b.bufs[o->buf].elem == GEN_ELEM_I16;
-    }
-    runs_clean(&b);
-    gen_case_free(&a);
-    gen_case_free(&b);
-  }
+  int n = 200, had, has, k[2] = {0, 0};
+  steered_pairs(n, &cfg, &av, memset_elem_count, k, &had, &has);
+  int memsets = k[0], copies16 = k[1];
   printf("gpu.memset async i16 avoided: %d of %d cases had an i16 memset, %d with it avoided; %d "
          "memsets of other types, %d copies of i16 buffers\n",
          had, n, has, memsets, copies16);
@@ -387,6 +403,16 @@ static void memset_elem(void) {
   CHECK_EQ(has, 0);
   CHECK(memsets >= n);
   CHECK(copies16 > 0);
+}
+
+/* counts[0]: launches on streams, [1]: other launches with dependencies */
+static void stream_launch_count(const GenCase *a, const GenCase *b, int *counts) {
+  (void)a;
+  for (int i = 0; i < b->nops; i++) {
+    const GenOp *o = &b->ops[i];
+    counts[0] += o->kind == GEN_OP_LAUNCH && o->stream >= 0;
+    counts[1] += o->kind == GEN_OP_LAUNCH && o->stream < 0 && o->ndeps > 0;
+  }
 }
 
 /* A launch on a stream with dependencies avoided ("... stream", a lowering that loses a stream
@@ -399,21 +425,9 @@ static void stream_launch(void) {
   av = cfg;
   CHECK_EQ(gen_avoid_add(&av.avoid, "gpu.launch_func async deps=1 stream"), 1);
   CHECK_EQ(gen_avoid_add(&av.avoid, "gpu.launch_func async deps=2+ stream"), 1);
-  int n = 200, had = 0, has = 0, on = 0, ordered = 0;
-  for (uint64_t seed = 1; seed <= (uint64_t)n; seed++) {
-    GenCase a, b;
-    pair(seed, &cfg, &av, &a, &b);
-    had += gen_avoid_case(&av.avoid, &a);
-    has += gen_avoid_case(&av.avoid, &b);
-    for (int i = 0; i < b.nops; i++) {
-      const GenOp *o = &b.ops[i];
-      on += o->kind == GEN_OP_LAUNCH && o->stream >= 0;
-      ordered += o->kind == GEN_OP_LAUNCH && o->stream < 0 && o->ndeps > 0;
-    }
-    runs_clean(&b);
-    gen_case_free(&a);
-    gen_case_free(&b);
-  }
+  int n = 200, had, has, k[2] = {0, 0};
+  steered_pairs(n, &cfg, &av, stream_launch_count, k, &had, &has);
+  int on = k[0], ordered = k[1];
   printf("launches on streams with dependencies avoided: %d of %d cases had one, %d with it "
          "avoided; %d launches on streams, %d others with dependencies\n",
          had, n, has, on, ordered);
@@ -421,6 +435,20 @@ static void stream_launch(void) {
   CHECK_EQ(has, 0);
   CHECK(on >= n);
   CHECK(ordered >= n);
+}
+
+/* counts[0]: deallocs of b (each on a fresh root), [1]: of a */
+static void dealloc_pending_count(const GenCase *a, const GenCase *b, int *counts) {
+  for (int i = 0; i < a->nops; i++)
+    counts[1] += a->ops[i].kind == GEN_OP_DEALLOC;
+  for (int i = 0; i < b->nops; i++) {
+    GenOp o;
+    gen_op_mark(b, i, &o);
+    if (o.kind != GEN_OP_DEALLOC)
+      continue;
+    counts[0]++;
+    CHECK(o.async && o.ndeps == 1 && o.fresh);
+  }
 }
 
 /* Every dealloc form avoided but one on a fresh root ("deps=1 pending", a free not ordered
@@ -435,32 +463,25 @@ static void dealloc_pending(void) {
                                     "gpu.dealloc async deps=2+"};
   for (int i = 0; i < 4; i++)
     CHECK_EQ(gen_avoid_add(&av.avoid, set[i]), 1);
-  int n = 200, had = 0, has = 0, deallocs = 0, unsteered = 0;
-  for (uint64_t seed = 1; seed <= (uint64_t)n; seed++) {
-    GenCase a, b;
-    pair(seed, &cfg, &av, &a, &b);
-    had += gen_avoid_case(&av.avoid, &a);
-    has += gen_avoid_case(&av.avoid, &b);
-    for (int i = 0; i < a.nops; i++)
-      unsteered += a.ops[i].kind == GEN_OP_DEALLOC;
-    for (int i = 0; i < b.nops; i++) {
-      GenOp o;
-      gen_op_mark(&b, i, &o);
-      if (o.kind != GEN_OP_DEALLOC)
-        continue;
-      deallocs++;
-      CHECK(o.async && o.ndeps == 1 && o.fresh);
-    }
-    runs_clean(&b);
-    gen_case_free(&a);
-    gen_case_free(&b);
-  }
+  int n = 200, had, has, k[2] = {0, 0};
+  steered_pairs(n, &cfg, &av, dealloc_pending_count, k, &had, &has);
+  int deallocs = k[0], unsteered = k[1];
   printf("dealloc only on a fresh root: %d of %d cases had another form, %d with it avoided; %d "
          "deallocs (%d unsteered)\n",
          had, n, has, deallocs, unsteered);
   CHECK(had >= n / 2);
   CHECK_EQ(has, 0);
   CHECK(deallocs * 10 >= unsteered * 9);
+}
+
+/* counts[0]: regions of b, [1]: blocks (none in a region's body) */
+static void block_region_count(const GenCase *a, const GenCase *b, int *counts) {
+  (void)a;
+  for (int i = 0; i < b->nops; i++) {
+    counts[0] += b->ops[i].kind == GEN_OP_EXECUTE;
+    counts[1] += (gen_op_flags(b->ops[i].kind) & GEN_K_BLOCK) != 0;
+    CHECK(!((gen_op_flags(b->ops[i].kind) & GEN_K_BLOCK) && b->ops[i].ctx > 0));
+  }
 }
 
 /* block-in-region avoided (a pipeline that fails a region whose body runs a block): no block in a
@@ -472,21 +493,9 @@ static void block_region(void) {
   cfg.block_pct = 30;
   av = cfg;
   CHECK_EQ(gen_avoid_add(&av.avoid, "block-in-region"), 1);
-  int n = 200, had = 0, has = 0, regions = 0, blocks = 0;
-  for (uint64_t seed = 1; seed <= (uint64_t)n; seed++) {
-    GenCase a, b;
-    pair(seed, &cfg, &av, &a, &b);
-    had += gen_avoid_case(&av.avoid, &a);
-    has += gen_avoid_case(&av.avoid, &b);
-    for (int i = 0; i < b.nops; i++) {
-      regions += b.ops[i].kind == GEN_OP_EXECUTE;
-      blocks += (gen_op_flags(b.ops[i].kind) & GEN_K_BLOCK) != 0;
-      CHECK(!((gen_op_flags(b.ops[i].kind) & GEN_K_BLOCK) && b.ops[i].ctx > 0));
-    }
-    runs_clean(&b);
-    gen_case_free(&a);
-    gen_case_free(&b);
-  }
+  int n = 200, had, has, k[2] = {0, 0};
+  steered_pairs(n, &cfg, &av, block_region_count, k, &had, &has);
+  int regions = k[0], blocks = k[1];
   printf("block-in-region avoided: %d of %d cases had a block in a region, %d with it avoided; "
          "%d regions and %d blocks kept\n",
          had, n, has, regions, blocks);
@@ -494,6 +503,51 @@ static void block_region(void) {
   CHECK_EQ(has, 0);
   CHECK(regions >= n / 2);
   CHECK(blocks >= n / 2);
+}
+
+/* counts[0]: GPU ops in a region on a buffer it did not allocate (lent), [1]: the same
+ * unsteered, [2]: async.await of a region's completion (no value) in b */
+static int lent_ops(const GenCase *c) {
+  int n = 0;
+  for (int i = 0; i < c->nops; i++) {
+    const GenOp *o = &c->ops[i];
+    int gpu = o->kind == GEN_OP_LAUNCH || o->kind == GEN_OP_MEMCPY || o->kind == GEN_OP_MEMSET;
+    if (!gpu || o->ctx == 0 || o->buf < 0)
+      continue;
+    int actx = -1; /* (the context of its allocation; -1: a host buffer) */
+    for (int j = 0; j < i && actx < 0; j++)
+      if (c->ops[j].kind == GEN_OP_ALLOC && c->ops[j].buf == o->buf)
+        actx = c->ops[j].ctx;
+    n += actx != o->ctx;
+  }
+  return n;
+}
+static void yield_count(const GenCase *a, const GenCase *b, int *counts) {
+  counts[0] += lent_ops(b);
+  counts[1] += lent_ops(a);
+  for (int i = 0; i < b->nops; i++)
+    counts[2] += b->ops[i].kind == GEN_OP_AWAIT && b->ops[i].vidx < 0;
+}
+
+/* yield avoided (a handle misused through a region's yield): regions still get buffers lent and
+ * work on them, and give them back with their completion (a host wait in the region, then the
+ * parent's async.await of it) instead of a yielded token; the cases run clean. */
+static void yield_passes_work(void) {
+  GenConfig cfg, av;
+  gen_config_default(&cfg);
+  cfg.region_pct = 30;
+  av = cfg;
+  CHECK_EQ(gen_avoid_add(&av.avoid, "yield"), 1);
+  CHECK_EQ(gen_avoid_add(&av.avoid, "host-wait"), 1); /* (with the waits it adds in regions) */
+  int n = 200, had, has, k[3] = {0, 0, 0};
+  steered_pairs(n, &cfg, &av, yield_count, k, &had, &has);
+  printf("yield avoided: %d of %d cases had a yield, %d with it avoided; %d GPU ops in regions on "
+         "lent buffers (%d unsteered), %d awaits of a region's completion\n",
+         had, n, has, k[0], k[1], k[2]);
+  CHECK(had >= n / 2);
+  CHECK_EQ(has, 0);
+  CHECK(k[0] * 10 >= k[1] * 7);
+  CHECK(k[2] >= n);
 }
 
 /* What a crash, or a rejection naming a region, steers: what the regions of its minimized case
@@ -669,6 +723,7 @@ int main(void) {
   stream_launch();
   dealloc_pending();
   block_region();
+  yield_passes_work();
   region_narrow();
   structure();
   asyncfuzz_rt_shutdown();

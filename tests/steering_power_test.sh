@@ -1,0 +1,48 @@
+#!/bin/sh
+# steering_power: the excuse table of bench/steering_power.sh. A campaign on yield_stream finds
+# its misused handle (via:yield) and steers 'yield': summary.json says which finding steered
+# the entry and saves the case that made it steer (steered-all.json). Under that steering the
+# fault is missed, excused by its own trigger, with that case failing with the finding's
+# signature; another fault (copy_size_i32) is still caught. A steering that takes a fault's
+# cases with something other than its trigger (the region itself, for capture_dropped) is
+# reported NOT EXCUSED, with the entry that does it.
+# usage: steering_power_test.sh ASYNCFUZZ SOURCE_DIR
+set -u
+af=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+"$af" campaign --lowering builtin:fault=yield_stream --cases 400 --seed 9 --no-reduce --no-db \
+  --quiet --out "$tmp/o" >"$tmp/out" 2>&1
+sum=$tmp/o/summary.json
+by=$(sed -n 's/.*"all": {.*"by": \(\[[^]]*\]\]\).*/\1/p' "$sum")
+echo "$by" | grep -q '^\[\["yield", "builtin:fault=yield_stream|misused-handle|stream|wrong-kind|via:yield", "failures/[0-9a-f]*/steered-all.json"\]\]$' ||
+  fail "summary.json does not say what steered 'yield': $by"
+trig=$(echo "$by" | sed 's/.*"\(failures[^"]*\)".*/\1/')
+[ -f "$tmp/o/$trig" ] || fail "no trigger case at $trig"
+STEERING_POWER_FAULTS="yield_stream copy_size_i32" bash "$src/bench/steering_power.sh" "$af" \
+  "$sum" 300 9 >"$tmp/p1" 2>&1 || fail "steering_power.sh failed: $(tail -3 "$tmp/p1")"
+cat "$tmp/p1"
+grep -q '^yield_stream  *[1-9][0-9]*  *0 MISSED$' "$tmp/p1" || fail "yield_stream not missed under 'yield'"
+grep -q '^copy_size_i32  *\([1-9][0-9]*\)  *[0-9]* caught$' "$tmp/p1" || fail "copy_size_i32 not caught"
+grep -q "^  yield_stream (S1): excused, its own trigger: without 'yield' [1-9]" "$tmp/p1" ||
+  fail "yield_stream not excused by its own trigger"
+grep -q "on all: builtin:fault=yield_stream|misused-handle|stream|wrong-kind|via:yield; its trigger failures/.*/steered-all.json fails there with its signature" "$tmp/p1" ||
+  fail "the excusing finding's trigger case was not shown failing with its signature"
+grep -q 'missed (fault, steering) pairs: 1 excused by their own trigger, 0 not excused' "$tmp/p1" ||
+  fail "the excuse count"
+# the region avoided instead: capture_dropped's cases go, and its trigger (capture) is not why
+sed "s/\"avoid\": \[\"yield\"\], \"gen_args\": \"--avoid 'yield'\"/\"avoid\": [\"async.execute\"], \"gen_args\": \"--avoid 'async.execute'\"/" \
+  "$sum" >"$tmp/o/region.json"
+grep -q "gen_args\": \"--avoid 'async.execute'\"" "$tmp/o/region.json" || fail "the edited summary"
+STEERING_POWER_FAULTS="capture_dropped" bash "$src/bench/steering_power.sh" "$af" \
+  "$tmp/o/region.json" 300 9 >"$tmp/p2" 2>&1 || fail "steering_power.sh failed: $(tail -3 "$tmp/p2")"
+cat "$tmp/p2"
+grep -q '^  capture_dropped (S1): NOT EXCUSED$' "$tmp/p2" || fail "capture_dropped excused without its trigger"
+grep -q "^    collateral: caught without 'async.execute' ([1-9]" "$tmp/p2" ||
+  fail "the entry that takes capture_dropped's cases was not named"
+echo "steering_power: all passed"
