@@ -626,10 +626,15 @@ void gen__drop_waited(G *g, Ctx *x, TSet *s) {
 static int block_avoided(const G *g, int k) {
   if (gen__avoids_kind(g, k))
     return 1;
-  for (int i = 0; k == GEN_OP_FOR && i < g->cfg.avoid.nshapes; i++)
-    if (g->cfg.avoid.shapes[i].async && g->cfg.avoid.shapes[i].deps == 1 &&
-        !g->cfg.avoid.shapes[i].unthreaded) /* (joined in the body, an unthreaded one is not) */
+  for (int i = 0; k == GEN_OP_FOR && i < g->cfg.avoid.nshapes; i++) {
+    const GenShape *s = &g->cfg.avoid.shapes[i];
+    /* (joined in the body, an unthreaded one is not; a kind no for's body holds, a view, an
+     * element type or a stream is drawn in its other form there: a whole buffer, another type,
+     * no stream) */
+    if (s->async && s->deps == 1 && !s->unthreaded && s->view != 1 && s->elem == 0 &&
+        s->stream == 0 && (s->kind < 0 || (gen_op_flags(s->kind) & GEN_K_LOOP)))
       return 1;
+  }
   return 0;
 }
 

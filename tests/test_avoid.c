@@ -550,6 +550,36 @@ static void yield_passes_work(void) {
   CHECK(k[2] >= n);
 }
 
+/* counts[0]: for loops in b, [1]: in a */
+static void for_count(const GenCase *a, const GenCase *b, int *counts) {
+  for (int i = 0; i < b->nops; i++)
+    counts[0] += b->ops[i].kind == GEN_OP_FOR;
+  for (int i = 0; i < a->nops; i++)
+    counts[1] += a->ops[i].kind == GEN_OP_FOR;
+}
+
+/* A deps=1 form a for's body draws otherwise (a view, an element type) or never holds (a
+ * dealloc) avoided: for loops are still drawn, and no case has the forms. */
+static void loops_kept(void) {
+  GenConfig cfg, av;
+  gen_config_default(&cfg);
+  cfg.block_pct = 30;
+  cfg.view_pct = 30;
+  cfg.typed_pct = 30;
+  av = cfg;
+  CHECK_EQ(gen_avoid_add(&av.avoid, "gpu.memcpy async deps=1 view"), 1);
+  CHECK_EQ(gen_avoid_add(&av.avoid, "gpu.memset async i16"), 1);
+  CHECK_EQ(gen_avoid_add(&av.avoid, "gpu.dealloc async deps=1 pending"), 1);
+  int n = 200, had, has, k[2] = {0, 0};
+  steered_pairs(n, &cfg, &av, for_count, k, &had, &has);
+  printf("deps=1 view, i16 memset and pending dealloc avoided: %d of %d cases had one, %d with "
+         "them avoided; %d for loops (%d unsteered)\n",
+         had, n, has, k[0], k[1]);
+  CHECK(had >= n / 2);
+  CHECK_EQ(has, 0);
+  CHECK(k[0] * 10 >= k[1] * 7);
+}
+
 /* What a crash, or a rejection naming a region, steers: what the regions of its minimized case
  * carry (a yield, a block in a body), the structure or the region only where it recurs without. */
 static void region_narrow(void) {
@@ -724,6 +754,7 @@ int main(void) {
   dealloc_pending();
   block_region();
   yield_passes_work();
+  loops_kept();
   region_narrow();
   structure();
   asyncfuzz_rt_shutdown();
