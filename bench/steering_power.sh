@@ -135,7 +135,8 @@ findings_of() {
         if grep -qF -- "${sig#*|}" "$tmp/chk"; then
           echo "fails there with its signature" > "$tmp/v$key"
         else
-          echo "does NOT fail there with it" > "$tmp/v$key"
+          echo "does NOT fail there with it (but: $(sed -n 's/^ *signature: //p' "$tmp/chk" |
+            sort -u | paste -sd ' ' -))" > "$tmp/v$key"
         fi
       fi
       echo "      on $conf: $sig; its trigger $trig $(cat "$tmp/v$key")"

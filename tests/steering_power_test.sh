@@ -4,8 +4,8 @@
 # the entry and saves the case that made it steer (steered-all.json). Under that steering the
 # fault is missed, excused by its own trigger, with that case failing with the finding's
 # signature; another fault (copy_size_i32) is still caught. A steering that takes a fault's
-# cases with something other than its trigger (the region itself, for capture_dropped) is
-# reported NOT EXCUSED, with the entry that does it.
+# cases with something other than its trigger (copies with a dependency, which a for loop's body
+# needs, for loop_carried_initial) is reported NOT EXCUSED, with the entry that does it.
 # usage: steering_power_test.sh ASYNCFUZZ SOURCE_DIR
 set -u
 af=$1
@@ -35,14 +35,16 @@ grep -q "on all: builtin:fault=yield_stream|misused-handle|stream|wrong-kind|via
   fail "the excusing finding's trigger case was not shown failing with its signature"
 grep -q 'missed (fault, steering) pairs: 1 excused by their own trigger, 0 not excused' "$tmp/p1" ||
   fail "the excuse count"
-# the region avoided instead: capture_dropped's cases go, and its trigger (capture) is not why
-sed "s/\"avoid\": \[\"yield\"\], \"gen_args\": \"--avoid 'yield'\"/\"avoid\": [\"async.execute\"], \"gen_args\": \"--avoid 'async.execute'\"/" \
-  "$sum" >"$tmp/o/region.json"
-grep -q "gen_args\": \"--avoid 'async.execute'\"" "$tmp/o/region.json" || fail "the edited summary"
-STEERING_POWER_FAULTS="capture_dropped" bash "$src/bench/steering_power.sh" "$af" \
-  "$tmp/o/region.json" 300 9 >"$tmp/p2" 2>&1 || fail "steering_power.sh failed: $(tail -3 "$tmp/p2")"
+# copies with one dependency avoided instead: loop_carried_initial's cases go (no for loop can
+# hold its body), and its trigger (scf.for) is not why
+sed "s/\"avoid\": \[\"yield\"\], \"gen_args\": \"--avoid 'yield'\"/\"avoid\": [\"gpu.memcpy async deps=1\"], \"gen_args\": \"--avoid 'gpu.memcpy async deps=1'\"/" \
+  "$sum" >"$tmp/o/copies.json"
+grep -q "gen_args\": \"--avoid 'gpu.memcpy async deps=1'\"" "$tmp/o/copies.json" || fail "the edited summary"
+STEERING_POWER_FAULTS="loop_carried_initial" bash "$src/bench/steering_power.sh" "$af" \
+  "$tmp/o/copies.json" 300 9 >"$tmp/p2" 2>&1 || fail "steering_power.sh failed: $(tail -3 "$tmp/p2")"
 cat "$tmp/p2"
-grep -q '^  capture_dropped (S1): NOT EXCUSED$' "$tmp/p2" || fail "capture_dropped excused without its trigger"
-grep -q "^    collateral: caught without 'async.execute' ([1-9]" "$tmp/p2" ||
-  fail "the entry that takes capture_dropped's cases was not named"
+grep -q '^  loop_carried_initial (S1): NOT EXCUSED$' "$tmp/p2" ||
+  fail "loop_carried_initial excused without its trigger"
+grep -q "^    collateral: caught without 'gpu.memcpy async deps=1' ([1-9]" "$tmp/p2" ||
+  fail "the entry that takes loop_carried_initial's cases was not named"
 echo "steering_power: all passed"

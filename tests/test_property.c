@@ -320,7 +320,7 @@ static void recorded_steering(const char *path, int n) {
   gen_config_default(&cfg);
   long steered[GEN_GPU_MIX__COUNT] = {0}, unsteered[GEN_GPU_MIX__COUNT] = {0};
   char line[4096];
-  int confs = 0;
+  int confs = 0, kept = 0;
   while (fgets(line, sizeof line, f)) {
     line[strcspn(line, "\n")] = '\0';
     char *tab = strchr(line, '\t');
@@ -349,15 +349,19 @@ static void recorded_steering(const char *path, int n) {
     long un[3] = {g_mix[GEN_GPU_MIX_LAUNCH], g_mix[GEN_GPU_MIX_COPY], g_mix[GEN_GPU_MIX_MEMSET]};
     memset(g_mix, 0, sizeof g_mix);
     g_avoid = &a;
-    /* (a configuration that avoids every form of gpu.dealloc leaves its buffers allocated) */
+    /* (a configuration that avoids every form of gpu.dealloc, the one on a fresh root after a
+     * host wait too, leaves its buffers allocated) */
     GenOp d = gen_op_blank(GEN_OP_DEALLOC, 0);
     g_kept_allocated = 1;
     for (int async = 0; async <= 1 && g_kept_allocated; async++)
-      for (int nd = 0; nd <= (async ? 2 : 0) && g_kept_allocated; nd++) {
-        d.async = (uint8_t)async;
-        d.ndeps = nd;
-        g_kept_allocated = gen_avoid_op(&a, &d);
-      }
+      for (int nd = 0; nd <= (async ? 2 : 0) && g_kept_allocated; nd++)
+        for (int fresh = 0; fresh <= (nd == 1) && g_kept_allocated; fresh++) {
+          d.async = (uint8_t)async;
+          d.ndeps = nd;
+          d.fresh = (uint8_t)fresh;
+          g_kept_allocated = gen_avoid_op(&a, &d);
+        }
+    kept += g_kept_allocated;
     no_false_alarms(&cfg, first, n);
     g_avoid = NULL;
     g_kept_allocated = 0;
@@ -370,7 +374,9 @@ static void recorded_steering(const char *path, int n) {
   }
   fclose(f);
   CHECK(confs > 0);
-  printf("recorded steering, %d configurations, %d cases each:", confs, n);
+  printf("recorded steering, %d configurations (%d leaving buffers allocated: every dealloc form "
+         "avoided), %d cases each:",
+         confs, kept, n);
   for (int k = 0; k < 3; k++) {
     printf(" %s %ld of %ld unsteered (%.0f%%)", gen_gpu_mix_name(k), steered[k], unsteered[k],
            unsteered[k] ? 100.0 * (double)steered[k] / (double)unsteered[k] : 0.0);
