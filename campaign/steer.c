@@ -108,9 +108,21 @@ static int cause_entries(const char *cls, const char *cause, const char *detaile
   return n > 0;
 }
 
-/* What regions carry, in the order a narrowed finding steers them (the least GPU work first). */
+/* What regions carry, in the order a narrowed finding steers them (the least GPU work first),
+ * then the token crossings of the blocks that have another form (a block's finding: its own). */
 static const int carried[] = {GEN_CONSTRUCT_BLOCK_REGION, GEN_CONSTRUCT_CAPTURE,
-                              GEN_CONSTRUCT_REGION_INPUT, GEN_CONSTRUCT_YIELD};
+                              GEN_CONSTRUCT_REGION_INPUT, GEN_CONSTRUCT_YIELD,
+                              GEN_CONSTRUCT_CALL_TOKEN,   GEN_CONSTRUCT_IF_TOKEN,
+                              GEN_CONSTRUCT_BRANCH_TOKEN};
+enum { REGION_CARRIED = 4 };
+
+/* The token crossing of block kind kind that has another form, or -1. */
+static int block_crossing(int kind) {
+  return kind == GEN_OP_CALL     ? GEN_CONSTRUCT_CALL_TOKEN
+         : kind == GEN_OP_IF     ? GEN_CONSTRUCT_IF_TOKEN
+         : kind == GEN_OP_BRANCH ? GEN_CONSTRUCT_BRANCH_TOKEN
+                                 : -1;
+}
 
 int campaign__narrow_prefix(const GenAvoid *narrow, int n, GenAvoid *out) {
   memset(out, 0, sizeof *out);
@@ -132,14 +144,17 @@ int campaign__region_narrow(const char *cls, const char *cause, const GenCase *m
   int v = oracle_verdict_lookup(cls);
   int crash = v == VERDICT_JIT_CRASH || v == VERDICT_LOWERING_CRASH;
   GenShape s;
-  int region =
+  int shape =
       !crash && oracle_verdict_names_shape(v) && cause &&
-      gen_shape_parse(cause + strcspn(cause, "|") + (cause[strcspn(cause, "|")] == '|'), &s) == 0 &&
-      (gen_op_flags(s.kind) & GEN_K_REGION);
-  if (!crash && !region)
+      gen_shape_parse(cause + strcspn(cause, "|") + (cause[strcspn(cause, "|")] == '|'), &s) == 0;
+  int region = shape && (gen_op_flags(s.kind) & GEN_K_REGION);
+  int block = shape && block_crossing(s.kind) >= 0; /* (a block rejected: its token first) */
+  if (!crash && !region && !block)
     return 0;
   /* what regions carry, as the minimized case has it: each of them it needed */
   for (size_t i = 0; i < sizeof carried / sizeof carried[0]; i++) {
+    if (block ? carried[i] != block_crossing(s.kind) : i >= REGION_CARRIED)
+      continue;
     GenAvoid one;
     memset(&one, 0, sizeof one);
     gen_avoid_add(&one, gen_construct_name(carried[i]));

@@ -1,8 +1,8 @@
 /*
  * avoid.c: avoid sets, what steering asks the generator not to build (gen.h). An entry is an op
  * shape ("gpu.launch_func async deps=2+", "scf.if") or a construct of GEN_CONSTRUCT_MAP, named
- * by the words the causes of findings use; a block's crossing ("call-result", "if-arg") names
- * its block kind. How the generator honours a set is in genstate.c.
+ * by the words the causes of findings use; a loop's crossing ("loop-carried") names its block
+ * kind. How the generator honours a set is in genstate.c.
  */
 #include "gen.h"
 
@@ -17,14 +17,13 @@ static const struct {
 #undef GEN__CONSTRUCT_ROW
 };
 
-/* The words of a token's crossing into or out of a block, and the block kind that makes it. */
+/* The words of a token's crossing into or out of a loop, and the block kind that makes it (a
+ * for needs its carried token; a call's, an if's and a branch's are constructs: host waits
+ * carry the order across them instead). */
 static const struct {
   const char *word;
   int kind;
-} crossings[] = {{"call-arg", GEN_OP_CALL},     {"call-result", GEN_OP_CALL},
-                 {"if-arg", GEN_OP_IF},         {"if-result", GEN_OP_IF},
-                 {"loop-carried", GEN_OP_FOR},  {"loop-result", GEN_OP_FOR},
-                 {"branch-arg", GEN_OP_BRANCH}, {"merge-arg", GEN_OP_BRANCH}};
+} crossings[] = {{"loop-carried", GEN_OP_FOR}, {"loop-result", GEN_OP_FOR}};
 
 const char *gen_construct_name(int id) {
   return id >= 0 && id < GEN_CONSTRUCT__COUNT ? constructs[id].name : "?";

@@ -103,6 +103,27 @@ static int stream_alone(const GenCase *c) {
   return alone;
 }
 
+/* Whether a block of c of kind kind takes or gives a token: an input, a result, or (an if, a
+ * branch) an op of its body that depends on a token made outside it. */
+static int has_crossing(const GenCase *c, int kind) {
+  for (int b = 1; b < c->nblocks; b++) {
+    const GenBlock *k = &c->blocks[b];
+    if (k->op < 0 || k->op >= c->nops || c->ops[k->op].kind != kind)
+      continue;
+    if (k->ninputs > 0 || k->yield >= 0 || c->ops[k->op].tok >= 0)
+      return 1;
+    for (int i = k->first; i <= k->last && i < c->nops; i++)
+      for (int d = 0; d < c->ops[i].ndeps; d++) {
+        int j = i - 1; /* (its maker: the last op before it with it) */
+        while (j >= 0 && c->ops[j].tok != c->ops[i].deps[d])
+          j--;
+        if (j < 0 || c->ops[j].blk != b)
+          return 1;
+      }
+  }
+  return 0;
+}
+
 /* Whether case c has construct k (GEN_CONSTRUCT_MAP), as a case made elsewhere (mutated, read)
  * has it: its regions' yields, inputs and captures, a launch on a stream after its last by the
  * stream alone, a stream created and never destroyed, a dependency on a token an earlier host wait
@@ -115,6 +136,11 @@ static int has_construct(const GenCase *c, int k) {
       return 1;
   if (k == GEN_CONSTRUCT_STREAM)
     return stream_alone(c);
+  if (k == GEN_CONSTRUCT_CALL_TOKEN || k == GEN_CONSTRUCT_IF_TOKEN ||
+      k == GEN_CONSTRUCT_BRANCH_TOKEN)
+    return has_crossing(c, k == GEN_CONSTRUCT_CALL_TOKEN ? GEN_OP_CALL
+                           : k == GEN_CONSTRUCT_IF_TOKEN ? GEN_OP_IF
+                                                         : GEN_OP_BRANCH);
   for (int i = 0; k == GEN_CONSTRUCT_BLOCK_REGION && i < c->nops; i++)
     if ((gen_op_flags(c->ops[i].kind) & GEN_K_BLOCK) && c->ops[i].ctx > 0)
       return 1;

@@ -252,7 +252,15 @@ typedef struct GenShape {
   X(STREAM_END, "stream-end", "leaked_stream",                                                     \
     "a stream left to the program's end (with it avoided, a host wait ends each one)")             \
   X(BLOCK_REGION, "block-in-region", "",                                                           \
-    "a block (call, if, for, branch) in an async.execute region's body")
+    "a block (call, if, for, branch) in an async.execute region's body")                           \
+  X(CALL_TOKEN, "call-token", "call-arg call-result",                                              \
+    "a token passed to or returned by a func.call (with it avoided, host waits carry the order "   \
+    "across the call)")                                                                            \
+  X(IF_TOKEN, "if-token", "if-arg if-result",                                                      \
+    "a token used in or returned by an scf.if (with it avoided, host waits carry the order)")      \
+  X(BRANCH_TOKEN, "branch-token", "branch-arg merge-arg",                                          \
+    "a token passed to a cf.cond_br's blocks or their merge (with it avoided, host waits carry "   \
+    "the order)")
 
 typedef enum GenConstruct {
 #define GEN__CONSTRUCT_ENUM(id, name, words, help) GEN_CONSTRUCT_##id,
@@ -528,11 +536,12 @@ unsigned gen_case_gpu_mix(const GenCase *c);
 
 /* ---- avoid sets (avoid.c) ---- */
 
-/* Adds what text names to a: a construct (its name or one of its words, GEN_CONSTRUCT_MAP), a
- * block's crossing ("call-arg", "if-result", "loop-carried", "merge-arg"...: the block kind is
- * left out), "sync-op" (the synchronous alloc and dealloc forms, as destroyed-by: names an op
- * without a token), "everything" (the forced test set) or an op shape (gen_shape_parse). 1 added,
- * 0 there already, -1 names nothing it knows (or a is full). */
+/* Adds what text names to a: a construct (its name or one of its words, GEN_CONSTRUCT_MAP: a
+ * call's, an if's or a branch's crossing, "call-result", "merge-arg"...), a loop's crossing
+ * ("loop-carried", "loop-result": the for is left out), "sync-op" (the synchronous alloc and
+ * dealloc forms, as destroyed-by: names an op without a token), "everything" (the forced test set)
+ * or an op shape (gen_shape_parse). 1 added, 0 there already, -1 names nothing it knows (or a is
+ * full). */
 int gen_avoid_add(GenAvoid *a, const char *text);
 /* Adds to a the block, region and stream kinds case c has (scf.if, async.execute, llvm.call
  * @mgpuStreamCreate...): what names a crash that names no op, by its minimized case. How many

@@ -194,6 +194,11 @@ void gen__op_block(G *g, Ctx *x, int budget);
 /* Token set s as the body being generated may use it: a token of the context that a call's or
  * for's body cannot use directly becomes the input that stands for it; a for's op with nothing
  * to wait for waits for the carried token. */
+/* Whether g makes its case under an avoid set (what only steering needs is done only then: a
+ * seed makes the same case without one as before). */
+int gen__steered(const G *g);
+/* Whether block kind kind's token crossing is avoided (call-token, if-token, branch-token). */
+int gen__crossing_avoided(const G *g, int kind);
 void gen__import(G *g, TSet *s);
 
 /* ---- the avoid set (genstate.c) ---- */

@@ -178,12 +178,26 @@ int gen__join(G *g, Ctx *x, const int *deps, int n) {
   return gen__emit_async(g, x, &o, deps, n);
 }
 
+int gen__steered(const G *g) {
+  return g->cfg.avoid.nshapes > 0 || g->cfg.avoid.constructs != 0;
+}
+
+int gen__crossing_avoided(const G *g, int kind) {
+  int k = kind == GEN_OP_CALL     ? GEN_CONSTRUCT_CALL_TOKEN
+          : kind == GEN_OP_IF     ? GEN_CONSTRUCT_IF_TOKEN
+          : kind == GEN_OP_BRANCH ? GEN_CONSTRUCT_BRANCH_TOKEN
+                                  : -1;
+  return k >= 0 && gen__avoids_construct(g, k);
+}
+
 /* A token set as the block being generated may name it (blocks.c has the rules). */
 void gen__import(G *g, TSet *s) {
   if (g->cur_blk == 0)
     return;
   const GenBlock *k = &g->c->blocks[g->cur_blk];
   int direct = g->cur_kind == GEN_OP_IF || g->cur_kind == GEN_OP_BRANCH;
+  /* (its crossing avoided: what it would name outside, a host wait completed before it) */
+  int none = gen__crossing_avoided(g, g->cur_kind);
   int n = 0;
   for (int i = 0; i < s->n; i++) {
     int t = s->t[i];
@@ -193,6 +207,8 @@ void gen__import(G *g, TSet *s) {
           t = k->inputs[q].tok;
       if (g->tok_blk[t] != g->cur_blk && !direct)
         t = g->cur_iter; /* stands for every token the context waited for at the block */
+      if (g->tok_blk[t] != g->cur_blk && none)
+        t = -1;
     }
     int dup = t < 0;
     for (int j = 0; j < n && !dup; j++)
@@ -376,6 +392,14 @@ void gen__note_access(G *g, Ctx *x, int b, int write, int tok) {
     st->nreaders = 0;
     st->written = 1;
     return;
+  }
+  if (st->nreaders == MAX_READERS && gen__steered(g)) { /* (readers a host wait completed need
+                                                            no join: a block's, out of scope) */
+    int n = 0;
+    for (int r = 0; r < st->nreaders; r++)
+      if (!gen__covered(g, x->id, st->readers[r]))
+        st->readers[n++] = st->readers[r];
+    st->nreaders = n;
   }
   if (st->nreaders == MAX_READERS) {
     int k = g->cfg.max_deps < MAX_READERS ? g->cfg.max_deps : MAX_READERS;

@@ -542,6 +542,11 @@ static int bind_inputs(G *g, Ctx *x, int kind, GenBlock *k) {
   k->ninputs = 0;
   g->cur_iter = -1;
   int outer[GEN_MAX_REGION_IO], n = 0;
+  if (gen__crossing_avoided(g, kind)) { /* (the order crosses by a host wait before it) */
+    if (s.n)
+      gen__host_wait(g, x, &s);
+    s.n = 0;
+  }
   if (kind == GEN_OP_CALL || kind == GEN_OP_FOR) {
     if (s.n > 0 || kind == GEN_OP_FOR) {
       int j = join_all(g, x, &s);
@@ -627,7 +632,14 @@ void gen__op_block(G *g, Ctx *x, int budget) {
         add_all(g, &body, &s, t);
     }
   gen__ts_minimize(g, &s);
-  int y = s.n ? join_all(g, &body, &s) : waited ? gen__join(g, &body, s.t, 0) : -1;
+  int y;
+  if (gen__crossing_avoided(g, kind)) { /* (and out by a host wait at its end) */
+    if (s.n)
+      gen__host_wait(g, &body, &s);
+    y = -1;
+  } else {
+    y = s.n ? join_all(g, &body, &s) : waited ? gen__join(g, &body, s.t, 0) : -1;
+  }
   if (kind != GEN_OP_FOR) /* (a for's body repeats: no host wait) */
     gen__end_streams(g, &body, b, y);
   g->cur_blk = 0;

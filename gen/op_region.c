@@ -604,8 +604,11 @@ void gen__op_execute(G *g, Ctx *x, int budget) {
   o.region = r;
   if (gen__emit(g, &o) < 0)
     return;
-  /* (what the host completed before it spawned the region is complete in it too) */
-  memcpy(gen__done_row(g, r), gen__done_row(g, x->id), sizeof(uint64_t) * (size_t)g->words);
+  /* (steered: what the host completed before it spawned the region is complete in it too) */
+  if (gen__steered(g))
+    memcpy(gen__done_row(g, r), gen__done_row(g, x->id), sizeof(uint64_t) * (size_t)g->words);
+  else
+    memset(gen__done_row(g, r), 0, sizeof(uint64_t) * (size_t)g->words);
   Ctx child;
   memset(&child, 0, sizeof child);
   child.id = r;

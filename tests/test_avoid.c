@@ -71,7 +71,13 @@ static void pair(uint64_t seed, const GenConfig *cfg, const GenConfig *av, GenCa
   AfErr err = {0};
   CHECK_EQ(gen_generate(a, seed, cfg, &err), 0);
   CHECK_EQ(gen_generate(b, seed, av, &err), 0);
-  CHECK_EQ(gen_validate(b, &err), 0);
+  if (gen_validate(b, &err) != 0) {
+    char args[GEN_CONFIG_ARGS_MAX];
+    gen_config_args(av, args, sizeof args);
+    fprintf(stderr, "invalid steered case, seed %llu (%s): %s\n", (unsigned long long)seed, args,
+            err.msg);
+    CHECK(0);
+  }
 }
 
 /* avoid: entries separated by ';' */
@@ -550,6 +556,39 @@ static void yield_passes_work(void) {
   CHECK(k[2] >= n);
 }
 
+/* counts[0]: calls, ifs and branches in b, [1]: in a */
+static void block_count(const GenCase *a, const GenCase *b, int *counts) {
+  for (int i = 0; i < b->nops; i++)
+    counts[0] += b->ops[i].kind == GEN_OP_CALL || b->ops[i].kind == GEN_OP_IF ||
+                 b->ops[i].kind == GEN_OP_BRANCH;
+  for (int i = 0; i < a->nops; i++)
+    counts[1] += a->ops[i].kind == GEN_OP_CALL || a->ops[i].kind == GEN_OP_IF ||
+                 a->ops[i].kind == GEN_OP_BRANCH;
+}
+
+/* A token crossing into or out of a call, an if or a branch avoided (a handle misused through a
+ * call's result, a merge's argument): the blocks are still drawn, with their GPU work, and host
+ * waits carry the order across them; the cases run clean. */
+static void blocks_without_tokens(void) {
+  GenConfig cfg, av;
+  gen_config_default(&cfg);
+  cfg.block_pct = 30;
+  av = cfg;
+  CHECK_EQ(gen_avoid_add(&av.avoid, "call-result"), 1); /* (the words causes use) */
+  CHECK_EQ(gen_avoid_add(&av.avoid, "if-token"), 1);
+  CHECK_EQ(gen_avoid_add(&av.avoid, "merge-arg"), 1);
+  CHECK_EQ(gen_avoid_add(&av.avoid, "call-arg"), 0); /* (the same construct as call-result) */
+  CHECK_EQ(gen_avoid_count(&av.avoid), 3);
+  int n = 200, had, has, k[2] = {0, 0};
+  steered_pairs(n, &cfg, &av, block_count, k, &had, &has);
+  printf("block tokens avoided: %d of %d cases had one, %d with them avoided; %d calls, ifs and "
+         "branches (%d unsteered)\n",
+         had, n, has, k[0], k[1]);
+  CHECK(had >= n / 2);
+  CHECK_EQ(has, 0);
+  CHECK(k[0] * 10 >= k[1] * 7);
+}
+
 /* counts[0]: for loops in b, [1]: in a */
 static void for_count(const GenCase *a, const GenCase *b, int *counts) {
   for (int i = 0; i < b->nops; i++)
@@ -620,7 +659,19 @@ static void region_narrow(void) {
   CHECK_EQ(gen_avoid_count(&w), 1);
   gen_avoid_text(&w, 0, t, sizeof t);
   CHECK_STR(t, "async.execute");
-  /* another op named, or no minimized case: the usual steering */
+  /* a block whose token crossing has another form: that crossing first, the block where it
+   * recurs without */
+  CHECK_EQ(
+      campaign__region_narrow("lowering_rejected", "lowering_rejected|func.call|x", &c, &n, &w), 1);
+  CHECK_EQ(gen_avoid_count(&n), 1);
+  gen_avoid_text(&n, 0, t, sizeof t);
+  CHECK_STR(t, "call-token");
+  CHECK_EQ(campaign__narrow_prefix(&n, 1, &first), 1);
+  gen_avoid_text(&first, 0, t, sizeof t);
+  CHECK_STR(t, "call-token");
+  gen_avoid_text(&w, 0, t, sizeof t);
+  CHECK_STR(t, "func.call");
+  /* another op named (a block the case has not), or no minimized case: the usual steering */
   CHECK_EQ(campaign__region_narrow("lowering_rejected", "lowering_rejected|scf.if|x", &c, &n, &w),
            0);
   CHECK_EQ(campaign__region_narrow("jit_crash", "jit_crash|x", NULL, &n, &w), 0);
@@ -674,20 +725,24 @@ static void travels(void) {
   gen_config_default(&cfg);
   CHECK_EQ(gen_avoid_add(&cfg.avoid, "gpu.launch_func async deps=2+"), 1);
   CHECK_EQ(gen_avoid_add(&cfg.avoid, "gpu.launch_func async deps=2+|failed to legalize"), 0);
-  CHECK_EQ(gen_avoid_add(&cfg.avoid, "call-result"), 1); /* the func.call kind */
-  CHECK_EQ(gen_avoid_add(&cfg.avoid, "await-value"), 1); /* a word of "yield" */
+  CHECK_EQ(gen_avoid_add(&cfg.avoid, "call-result"), 1);  /* a word of "call-token" */
+  CHECK_EQ(gen_avoid_add(&cfg.avoid, "await-value"), 1);  /* a word of "yield" */
+  CHECK_EQ(gen_avoid_add(&cfg.avoid, "loop-carried"), 1); /* the scf.for kind */
   CHECK_EQ(gen_avoid_add(&cfg.avoid, "no-such-thing"), -1);
-  CHECK_EQ(gen_avoid_count(&cfg.avoid), 3);
+  CHECK_EQ(gen_avoid_count(&cfg.avoid), 4);
   char t[96];
   gen_avoid_text(&cfg.avoid, 1, t, sizeof t);
-  CHECK_STR(t, "func.call");
+  CHECK_STR(t, "scf.for");
   gen_avoid_text(&cfg.avoid, 2, t, sizeof t);
   CHECK_STR(t, "yield");
+  gen_avoid_text(&cfg.avoid, 3, t, sizeof t);
+  CHECK_STR(t, "call-token");
   GenCase a, b;
   AfErr err = {0};
   CHECK_EQ(gen_generate(&a, 42, &cfg, &err), 0);
   char *ja = gen_case_to_json(&a);
-  CHECK_CONTAINS(ja, "\"avoid\": [\"gpu.launch_func async deps=2+\", \"func.call\", \"yield\"]");
+  CHECK_CONTAINS(ja, "\"avoid\": [\"gpu.launch_func async deps=2+\", \"scf.for\", \"yield\", "
+                     "\"call-token\"]");
   CHECK_EQ(gen_case_from_json(&b, ja, &err), 0);
   GenCase c;
   CHECK_EQ(gen_generate(&c, b.seed, &b.cfg, &err), 0); /* regenerated from what the case says */
@@ -695,7 +750,8 @@ static void travels(void) {
   CHECK_STR(ja, jc);
   char args[GEN_CONFIG_ARGS_MAX];
   gen_config_args(&a.cfg, args, sizeof args);
-  CHECK_CONTAINS(args, "--avoid 'gpu.launch_func async deps=2+' --avoid func.call --avoid yield");
+  CHECK_CONTAINS(args, "--avoid 'gpu.launch_func async deps=2+' --avoid scf.for --avoid yield "
+                       "--avoid call-token");
   /* a full set and every knob fit the replay line, to the last entry */
   GenConfig full;
   gen_config_default(&full);
@@ -755,6 +811,7 @@ int main(void) {
   block_region();
   yield_passes_work();
   loops_kept();
+  blocks_without_tokens();
   region_narrow();
   structure();
   asyncfuzz_rt_shutdown();
