@@ -42,15 +42,15 @@
     "an op in an async.execute region drops its dependency on a token captured from outside")      \
   X(STREAM_IGNORED, "stream_ignored", "stream-order, stream",                                      \
     "a launch given an explicit stream runs where its dependencies put it, as if it had none")     \
-  X(CALL_ARG_DROPPED, "call_arg_dropped", "func.call",                                             \
+  X(CALL_ARG_DROPPED, "call_arg_dropped", "func.call,call-token",                                  \
     "a token passed to a function is not waited on in its body: the callee's ops that depend on "  \
     "it wait for nothing")                                                                         \
-  X(IF_RESULT_STALE, "if_result_stale", "scf.if",                                                  \
+  X(IF_RESULT_STALE, "if_result_stale", "scf.if,if-token",                                         \
     "the token an scf.if returns carries none of its branch's work")                               \
   X(LOOP_CARRIED_INITIAL, "loop_carried_initial", "scf.for",                                       \
     "every iteration of an scf.for waits on the initial token, not on the one the last "           \
     "iteration yielded")                                                                           \
-  X(MERGE_FIRST_PRED, "merge_first_pred", "cf.cond_br",                                            \
+  X(MERGE_FIRST_PRED, "merge_first_pred", "cf.cond_br,branch-token",                               \
     "a block reached from two branches takes its token argument from the first one in the text, "  \
     "whichever branch ran")                                                                        \
   X(COPY_SIZE_I32, "copy_size_i32", "gpu.memcpy async",                                            \
