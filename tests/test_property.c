@@ -24,6 +24,8 @@ static int nscheds;
 static int g_swarm;                    /* no_false_alarms: swarm knobs per case */
 static const GenAvoid *g_avoid;        /* no_false_alarms: this avoid set on each case's knobs */
 static long g_mix[GEN_GPU_MIX__COUNT]; /* no_false_alarms: cases holding each (gen_case_gpu_mix) */
+static long g_gpu_ops[4];    /* no_false_alarms: launches, copies, memsets made; those of them with
+                                a token dependency */
 static int g_kept_allocated; /* no_false_alarms: every dealloc form avoided, buffers stay */
 
 static void no_false_alarms(const GenConfig *cfg, uint64_t first, int n) {
@@ -43,6 +45,15 @@ static void no_false_alarms(const GenConfig *cfg, uint64_t first, int n) {
     unsigned mix = gen_case_gpu_mix(&c);
     for (int k = 0; k < GEN_GPU_MIX__COUNT; k++)
       g_mix[k] += (mix >> k) & 1;
+    for (int j = 0; j < c.nops; j++) {
+      const GenOp *o = &c.ops[j];
+      g_gpu_ops[0] += o->kind == GEN_OP_LAUNCH;
+      g_gpu_ops[1] += o->kind == GEN_OP_MEMCPY;
+      g_gpu_ops[2] += o->kind == GEN_OP_MEMSET;
+      g_gpu_ops[3] +=
+          (o->kind == GEN_OP_LAUNCH || o->kind == GEN_OP_MEMCPY || o->kind == GEN_OP_MEMSET) &&
+          o->ndeps > 0;
+    }
     CHECK_EQ(gen_validate(&c, &err), 0);
     /* a forced avoid set: no op of the case has a shape of it */
     CHECK(!gen_case_has_shape(&c, cc.avoid.shapes, cc.avoid.nshapes));
@@ -306,8 +317,13 @@ static void forced_avoidance(int n) {
   gen_config_default(&cfg);
   CHECK_EQ(gen_avoid_add(&cfg.avoid, "everything"), 1);
   g_swarm = 1;
+  memset(g_gpu_ops, 0, sizeof g_gpu_ops);
   no_false_alarms(&cfg, 400000, n);
   g_swarm = 0;
+  printf("forced avoidance (everything), %d cases: %ld launches, %ld copies, %ld memsets run, "
+         "%ld of them with a token dependency\n",
+         n, g_gpu_ops[0], g_gpu_ops[1], g_gpu_ops[2], g_gpu_ops[3]);
+  CHECK(g_gpu_ops[0] >= n && g_gpu_ops[3] >= n); /* (the GPU work stays) */
 }
 
 /* Property 5: path, lines NAME<TAB>ENTRY;ENTRY;... (each configuration's steering). */
