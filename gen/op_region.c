@@ -430,7 +430,7 @@ static void close_region(G *g, Ctx *x, int region) {
     nv = 0;
   }
   int group[256];
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < n && nv > 0; i++) /* (none: yield avoided, given back above) */
     group[i] = (int)af_rng_below(&g->rng, (uint32_t)nv);
   g->c->regions[region].nyields = 0;
   for (int k = 0; k < nv && g->rc == 0; k++) {
