@@ -154,108 +154,6 @@ static void shape_word(const GenCase *c, int op, char *out, size_t n) {
   snprintf(out, n, "%s%s", shape, c->ops[op].ctx ? "@region" : "");
 }
 
-/* The case op of the call that created handle h (a stream or an event), or -1. */
-static int handle_maker(RtRef h, const RtRec *trace, int ntrace, int before) {
-  int k = RT_REF_KIND(h);
-  if (k != RT_REF_STREAM && k != RT_REF_EVENT)
-    return -1;
-  for (int i = (before < ntrace ? before : ntrace) - 1; i >= 0; i--)
-    if ((trace[i].call == RT_CALL_STREAM_CREATE || trace[i].call == RT_CALL_EVENT_CREATE) &&
-        RT_REF_KIND(trace[i].ret) == k && RT_REF_ID(trace[i].ret) == RT_REF_ID(h))
-      return trace[i].op;
-  return -1;
-}
-
-/* Whether token t came out of a region through async.yield (an await's value, or a region's
- * input), or descends from one through first dependencies (the stream an op inherits) and
- * captures (the outer token a region uses). */
-/* How a token crosses into a block's body, and out of it, by the block op's kind. */
-static const char *const block_in[GEN_OP__COUNT] = {[GEN_OP_CALL] = "call-arg",
-                                                    [GEN_OP_IF] = "if-arg",
-                                                    [GEN_OP_FOR] = "loop-carried",
-                                                    [GEN_OP_BRANCH] = "branch-arg"};
-static const char *const block_out[GEN_OP__COUNT] = {[GEN_OP_CALL] = "call-result",
-                                                     [GEN_OP_IF] = "if-result",
-                                                     [GEN_OP_FOR] = "loop-result",
-                                                     [GEN_OP_BRANCH] = "merge-arg"};
-
-/* How token t crossed into the context or block where it is used, following the chain of first
- * dependencies back to where the handle was made: "yield" where it went through one anywhere
- * on the way (a region's value, awaited or taken as a region input: where a handle changes
- * hands between threads, and blocks after it pass on what they were given), else the block's
- * input or result nearest the use ("call-arg", "loop-result"...), or NULL (it never crossed;
- * a capture is its outer token). */
-static const char *token_crossing(const GenCase *c, int t) {
-  const char *found = NULL;
-  for (int guard = 0; guard <= c->nops + c->ntoks && t >= 0; guard++) {
-    int def = -1;
-    for (int i = 0; i < c->nops && def < 0; i++)
-      if (c->ops[i].tok == t)
-        def = i;
-    if (def < 0) { /* a region input came through a yield; a capture is its outer token */
-      int next = -1;
-      for (int r = 1; r < c->nregions && next < 0; r++) {
-        for (int k = 0; k < c->regions[r].ninputs; k++)
-          if (c->regions[r].inputs[k].tok == t)
-            return "yield";
-        for (int k = 0; k < c->regions[r].ncaptures && next < 0; k++)
-          if (c->regions[r].captures[k].tok == t)
-            next = c->regions[r].captures[k].outer;
-      }
-      for (int k = 1; k < c->nblocks && next < 0; k++)
-        for (int q = 0; q < c->blocks[k].ninputs && next < 0; q++)
-          if (c->blocks[k].inputs[q].tok == t) {
-            if (block_in[c->ops[c->blocks[k].op].kind] && !found)
-              found = block_in[c->ops[c->blocks[k].op].kind];
-            next = c->blocks[k].inputs[q].outer;
-          }
-      t = next;
-      continue;
-    }
-    const GenOp *o = &c->ops[def];
-    if (o->kind == GEN_OP_AWAIT)
-      return "yield";
-    if (block_out[o->kind]) {
-      found = found ? found : block_out[o->kind];
-      t = o->block > 0 && o->block < c->nblocks ? c->blocks[o->block].yield : -1;
-    } else
-      t = o->ndeps > 0 ? o->deps[0] : -1;
-  }
-  return found;
-}
-
-/* How a handle made by op `maker` reached op `user`: yielded out of a region (made in a region
- * the user is not in, or the user awaits a value or depends on a token that came through
- * async.yield, wherever the handle was made), across the block boundary nearest the user,
- * within one context, or into a region the maker's context encloses (a capture). */
-static const char *handle_travel(const GenCase *c, int maker, int user) {
-  int known = maker >= 0 && maker < c->nops && user >= 0 && user < c->nops;
-  int cm = known ? c->ops[maker].ctx : 0, cu = known ? c->ops[user].ctx : 0, encloses = cm == cu;
-  for (int x = cu, guard = 0; known && !encloses && x > 0 && guard <= c->nregions; guard++) {
-    x = x < c->nregions ? c->regions[x].parent : 0;
-    encloses = x == cm;
-  }
-  if (known && !encloses)
-    return "yield"; /* made in a region the user is not in: only a yield leads out of one */
-  if (user >= 0 && user < c->nops) {
-    const GenOp *u = &c->ops[user];
-    if ((u->kind == GEN_OP_AWAIT && u->vidx >= 0) || u->kind == GEN_OP_EXECUTE)
-      return "yield";         /* (a region op's calls are its yield's) */
-    const char *first = NULL; /* a yield on any dependency's way; else the first crossing */
-    for (int d = 0; d < u->ndeps; d++) {
-      const char *how = token_crossing(c, u->deps[d]);
-      if (how && strcmp(how, "yield") == 0)
-        return how;
-      first = first ? first : how;
-    }
-    if (first)
-      return first;
-  }
-  if (!known)
-    return "unknown";
-  return cm == cu ? "own-context" : "into-region";
-}
-
 /* Whether op `op` consumed event h before record `before`: it waited for it (on a stream or the
  * host), or took it as an awaited value. An event serves one use and its consumer ends it, so
  * a later user was a second consumer of one event. */
@@ -407,7 +305,7 @@ static int hb_signature(const GenCase *c, const HbReport *r, const RtRec *trace,
              r2 ? asyncfuzz_rt_call_name(r2->call) : "-", kind);
     fmt_into(v->signature, sizeof v->signature, "%s|misused-handle|%s|%s|via:%s", lowering,
              handle_kind(r->buf), r->subkind == HB_SUB_WRONG_KIND ? "wrong-kind" : "not-a-handle",
-             handle_travel(c, handle_maker(r->buf, trace, ntrace, r->seq2), r->op2));
+             oracle_handle_travel(c, r->buf, trace, ntrace, r->seq2, r->op2));
   } else if (r->kind == HB_LEAK_STREAM || r->kind == HB_LEAK_EVENT || r->kind == HB_LEAK_BUFFER) {
     v->cls = VERDICT_LIFETIME;
     fmt_into(v->victim, sizeof v->victim, "%s|lifetime|%s|made-by:%s", lowering, kind, s2);
@@ -466,7 +364,7 @@ static void runtime_cause(const GenCase *c, const RtRec *r, RtRef given, const R
                       : r->detail == RT_DETAIL_NULL_HANDLE ? "null"
                                                            : "not-a-handle";
     snprintf(out, n, "misused-handle|%s|%s|via:%s", handle_kind(given), how,
-             handle_travel(c, handle_maker(given, trace, ntrace, (int)r->seq), r->op));
+             oracle_handle_travel(c, given, trace, ntrace, (int)r->seq, r->op));
     return;
   }
   const RtRec *at = r;

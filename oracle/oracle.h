@@ -241,6 +241,13 @@ const char *oracle_event_use(RtRef h, const RtRec *trace, int ntrace);
  * "handed-on:event" or "unconsumed"; NULL otherwise. (leak.c) */
 const char *oracle_stream_end(const GenCase *c, RtRef h, const RtRec *trace, int ntrace);
 
+/* How handle h, used by case op `user` at record `before`, reached it from the op that made it:
+ * "yield", a block crossing ("call-arg", "merge-arg"...), "own-context", "into-region" (a
+ * capture), or "unknown" where the maker is not known or no dependency leads back to it; the
+ * `via:` word of a misused-handle signature. (travel.c) */
+const char *oracle_handle_travel(const GenCase *c, RtRef h, const RtRec *trace, int ntrace,
+                                 int before, int user);
+
 /* Whether checker report r counts against the lowering for case c (see oracle_judge). */
 int oracle_report_counts(const GenCase *c, const HbReport *r, const RtRec *trace, int ntrace);
 

@@ -105,6 +105,152 @@ static void test_missing_and_repeated(void) {
   gen_case_free(&c);
 }
 
+/* ---- how a misused handle travelled (travel.c) ---- */
+
+/* Each body puts a stream made by the memset of value 99 (M) into the hands of the memset of
+ * value 77 (U), which gives it to mgpuEventSynchronize; U also takes an unrelated dependency that
+ * crossed another way (an awaited value, a call's result, a region's input). JSON with ' for ". */
+static const struct {
+  const char *body, *via;
+} travels[] = {
+    /* made in main, never yielded, beside a dependency that came from an async.await: not the
+     * yield bug's name */
+    {"{'op': 'memset', 'dst': 'a', 'value': 99, 'deps': ['t0'], 'token': 'm'},"
+     "{'op': 'execute', 'region': 'q', 'inputs': [], 'body': ["
+     "  {'op': 'memset', 'dst': 'c', 'value': 5, 'deps': [], 'token': 'qo'}], 'yields': ['qo']},"
+     "{'op': 'await', 'value': 'q.0', 'token': 'aw'},"
+     "{'op': 'memset', 'dst': 'b', 'value': 77, 'deps': ['m', 'aw'], 'token': 'u'},",
+     "own-context"},
+    {"{'op': 'execute', 'region': 'q', 'inputs': [], 'body': ["
+     "  {'op': 'memset', 'dst': 'c', 'value': 5, 'deps': [], 'token': 'qo'}], 'yields': ['qo']},"
+     "{'op': 'await', 'value': 'q.0', 'token': 'aw'},"
+     "{'op': 'memset', 'dst': 'a', 'value': 99, 'deps': ['t0'], 'token': 'm'},"
+     "{'op': 'memset', 'dst': 'b', 'value': 77, 'deps': ['aw', 'm'], 'token': 'u'},",
+     "own-context"},
+    /* captured by a region, yielded out of it and awaited, beside a call's result */
+    {"{'op': 'memset', 'dst': 'a', 'value': 99, 'deps': ['t0'], 'token': 'm'},"
+     "{'op': 'call', 'inputs': [{'token': 't0', 'as': 'cp'}], 'body': ["
+     "  {'op': 'memset', 'dst': 'c', 'value': 5, 'deps': ['cp'], 'token': 'co'}],"
+     " 'yields': ['co'], 'token': 'cr'},"
+     "{'op': 'execute', 'region': 'r', 'inputs': [], 'captures': [{'token': 'm', 'as': 'mc'}],"
+     " 'body': [{'op': 'memset', 'dst': 'a', 'value': 6, 'deps': ['mc'], 'token': 'y'}],"
+     " 'yields': ['y']},"
+     "{'op': 'await', 'value': 'r.0', 'token': 'v'},"
+     "{'op': 'memset', 'dst': 'b', 'value': 77, 'deps': ['cr', 'v'], 'token': 'u'},",
+     "yield"},
+    /* a call's argument, beside an awaited value passed in too */
+    {"{'op': 'memset', 'dst': 'a', 'value': 99, 'deps': ['t0'], 'token': 'm'},"
+     "{'op': 'execute', 'region': 'q', 'inputs': [], 'body': ["
+     "  {'op': 'memset', 'dst': 'c', 'value': 5, 'deps': [], 'token': 'qo'}], 'yields': ['qo']},"
+     "{'op': 'await', 'value': 'q.0', 'token': 'aw'},"
+     "{'op': 'call', 'inputs': [{'token': 'aw', 'as': 'p'}, {'token': 'm', 'as': 'p2'}], 'body': ["
+     "  {'op': 'memset', 'dst': 'b', 'value': 77, 'deps': ['p', 'p2'], 'token': 'u'}],"
+     " 'yields': ['u'], 'token': 'r'},",
+     "call-arg"},
+    /* a call's result, beside an awaited value */
+    {"{'op': 'execute', 'region': 'q', 'inputs': [], 'body': ["
+     "  {'op': 'memset', 'dst': 'c', 'value': 5, 'deps': [], 'token': 'qo'}], 'yields': ['qo']},"
+     "{'op': 'await', 'value': 'q.0', 'token': 'aw'},"
+     "{'op': 'call', 'inputs': [{'token': 't0', 'as': 'p'}], 'body': ["
+     "  {'op': 'memset', 'dst': 'a', 'value': 99, 'deps': ['p'], 'token': 'm'}],"
+     " 'yields': ['m'], 'token': 'r'},"
+     "{'op': 'memset', 'dst': 'b', 'value': 77, 'deps': ['aw', 'r'], 'token': 'u'},",
+     "call-result"},
+    /* a branch's block argument, beside a call's result */
+    {"{'op': 'memset', 'dst': 'a', 'value': 99, 'deps': ['t0'], 'token': 'm'},"
+     "{'op': 'call', 'inputs': [{'token': 't0', 'as': 'cp'}], 'body': ["
+     "  {'op': 'memset', 'dst': 'c', 'value': 5, 'deps': ['cp'], 'token': 'co'}],"
+     " 'yields': ['co'], 'token': 'cr'},"
+     "{'op': 'branch', 'taken': true, 'inputs': [{'token': 'cr', 'as': 'p'},"
+     " {'token': 'm', 'as': 'p2'}], 'body': ["
+     "  {'op': 'memset', 'dst': 'b', 'value': 77, 'deps': ['p', 'p2'], 'token': 'u'}],"
+     " 'yields': ['u'], 'token': 'r'},",
+     "branch-arg"},
+    /* the merge block's argument, beside an awaited value */
+    {"{'op': 'execute', 'region': 'q', 'inputs': [], 'body': ["
+     "  {'op': 'memset', 'dst': 'c', 'value': 5, 'deps': [], 'token': 'qo'}], 'yields': ['qo']},"
+     "{'op': 'await', 'value': 'q.0', 'token': 'aw'},"
+     "{'op': 'branch', 'taken': false, 'inputs': [{'token': 't0', 'as': 'p'}], 'body': ["
+     "  {'op': 'memset', 'dst': 'a', 'value': 99, 'deps': ['p'], 'token': 'm'}],"
+     " 'yields': ['m'], 'token': 'r'},"
+     "{'op': 'memset', 'dst': 'b', 'value': 77, 'deps': ['aw', 'r'], 'token': 'u'},",
+     "merge-arg"},
+    /* captured into a region, beside a value another region yielded into it */
+    {"{'op': 'memset', 'dst': 'a', 'value': 99, 'deps': ['t0'], 'token': 'm'},"
+     "{'op': 'execute', 'region': 'q', 'inputs': [], 'body': ["
+     "  {'op': 'memset', 'dst': 'c', 'value': 5, 'deps': [], 'token': 'qo'}], 'yields': ['qo']},"
+     "{'op': 'execute', 'region': 'r', 'inputs': [{'value': 'q.0', 'as': 'qi'}],"
+     " 'captures': [{'token': 'm', 'as': 'mc'}], 'body': ["
+     "  {'op': 'memset', 'dst': 'b', 'value': 77, 'deps': ['qi', 'mc'], 'token': 'u'}],"
+     " 'yields': ['u']},"
+     "{'op': 'await', 'region': 'q'}, {'op': 'await', 'value': 'r.0', 'token': 'v'},",
+     "into-region"},
+    /* made by an op no dependency of the user leads back to */
+    {"{'op': 'memset', 'dst': 'a', 'value': 99, 'deps': ['t0'], 'token': 'm'},"
+     "{'op': 'execute', 'region': 'q', 'inputs': [], 'body': ["
+     "  {'op': 'memset', 'dst': 'c', 'value': 5, 'deps': [], 'token': 'qo'}], 'yields': ['qo']},"
+     "{'op': 'await', 'value': 'q.0', 'token': 'aw'},"
+     "{'op': 'memset', 'dst': 'b', 'value': 77, 'deps': ['aw'], 'token': 'u'},",
+     "unknown"},
+};
+
+static void test_handle_travel(void) {
+  for (size_t k = 0; k < sizeof travels / sizeof travels[0]; k++) {
+    char json[4096];
+    snprintf(json, sizeof json,
+             "{'format': 'asyncfuzz-case', 'version': 2, 'seed': '0', 'spin': 4, 'buffers': ["
+             " {'name': 'h', 'kind': 'host', 'n': 4, 'init': 1},"
+             " {'name': 'a', 'kind': 'device', 'n': 4}, {'name': 'b', 'kind': 'device', 'n': 4},"
+             " {'name': 'c', 'kind': 'device', 'n': 4}], 'body': ["
+             "{'op': 'alloc', 'buf': 'a', 'mode': 'sync'},"
+             "{'op': 'alloc', 'buf': 'b', 'mode': 'sync'},"
+             "{'op': 'alloc', 'buf': 'c', 'mode': 'sync'},"
+             "{'op': 'wait_async', 'deps': [], 'token': 't0'}, %s"
+             "{'op': 'host_wait', 'deps': []}]}",
+             travels[k].body);
+    for (char *q = json; *q; q++)
+      *q = *q == '\'' ? '"' : *q;
+    GenCase c;
+    AfErr err = {0};
+    if (gen_case_from_json(&c, json, &err) != 0 || gen_validate(&c, &err) != 0) {
+      fprintf(stderr, "travel %zu: %s\n", k, err.msg);
+      CHECK(0);
+      continue;
+    }
+    int maker = -1, user = -1;
+    for (int i = 0; i < c.nops; i++)
+      if (c.ops[i].kind == GEN_OP_MEMSET && (c.ops[i].value == 99 || c.ops[i].value == 77))
+        *(c.ops[i].value == 99 ? &maker : &user) = i;
+    CHECK(maker >= 0 && user >= 0);
+    /* M's call makes the stream; U's hands it where an event belongs */
+    RtRec trace[2];
+    memset(trace, 0, sizeof trace);
+    trace[0].call = RT_CALL_STREAM_CREATE;
+    trace[0].op = maker;
+    trace[0].ret = RT_REF(RT_REF_STREAM, 5, 0);
+    trace[1].seq = 1;
+    trace[1].op = user;
+    trace[1].call = RT_CALL_EVENT_SYNCHRONIZE;
+    trace[1].err = RT_ERR_INVALID_HANDLE;
+    trace[1].detail = RT_DETAIL_WRONG_KIND;
+    trace[1].nargs = 1;
+    trace[1].args[0] = trace[0].ret;
+    RtSummary sum;
+    memset(&sum, 0, sizeof sum);
+    sum.nerrors = 1;
+    sum.first_error = 1;
+    OracleExpected *e;
+    CHECK_EQ(oracle_expect(&c, &e, &err), 0);
+    Verdict v;
+    CHECK_EQ(oracle_judge(&c, e, NULL, 0, trace, 2, &sum, NULL, "builtin", &v), 0);
+    char want[128];
+    snprintf(want, sizeof want, "builtin|misused-handle|stream|wrong-kind|via:%s", travels[k].via);
+    CHECK_STR(v.signature, want);
+    oracle_expected_free(e);
+    gen_case_free(&c);
+  }
+}
+
 static void test_runtime_errors(void) {
   RtRec trace[2];
   memset(trace, 0, sizeof trace);
@@ -174,5 +320,6 @@ int main(void) {
   test_observations();
   test_missing_and_repeated();
   test_runtime_errors();
+  test_handle_travel();
   return TEST_DONE("test_oracle");
 }
