@@ -451,3 +451,38 @@ int af_write_file(const char *path, const char *text, size_t n, AfErr *err) {
     return af_err_set(err, AF_EIO, "cannot write %s: %s", path, strerror(e));
   return 0;
 }
+
+int af_parse_decimal_u64(const char *s, uint64_t *out) {
+  if (s == NULL || *s == '\0')
+    return -1;
+  uint64_t v = 0;
+  for (const char *p = s; *p; p++) {
+    if (*p < '0' || *p > '9')
+      return -1;
+    uint64_t d = (uint64_t)(*p - '0');
+    if (v > (UINT64_MAX - d) / 10)
+      return -1;
+    v = v * 10 + d;
+  }
+  *out = v;
+  return 0;
+}
+
+int af_json_depth(const char *text, int limit) {
+  int depth = 0, deepest = 0, in_string = 0;
+  for (const char *p = text; p && *p && deepest <= limit; p++) {
+    if (in_string) {
+      if (*p == '\\' && p[1])
+        p++;
+      else if (*p == '"')
+        in_string = 0;
+    } else if (*p == '"') {
+      in_string = 1;
+    } else if (*p == '[' || *p == '{') {
+      deepest = ++depth > deepest ? depth : deepest;
+    } else if ((*p == ']' || *p == '}') && depth > 0) {
+      depth--;
+    }
+  }
+  return deepest;
+}

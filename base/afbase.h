@@ -193,6 +193,16 @@ int af_write_file(const char *path, const char *text, size_t n, AfErr *err);
 /* Transfers ownership of the NUL-terminated text to the caller; the buffer becomes empty. */
 char *af_buf_take(AfBuf *b);
 
+/* ---- Untrusted text ---- */
+
+/* A whole decimal number from 0 to 2^64-1 (digits only: no sign, space, base prefix or suffix),
+ * as seeds are written. 0, or -1 with *out untouched. */
+int af_parse_decimal_u64(const char *s, uint64_t *out);
+/* How deep arrays and objects nest in JSON text (strings skipped), counting no further than
+ * limit + 1: what a reader checks before it parses, so that text nested too deep is called that
+ * and not malformed. */
+int af_json_depth(const char *text, int limit);
+
 /* 64-bit FNV-1a over bytes; used for stable content and signature hashes. */
 uint64_t af_hash64(const void *p, size_t n);
 

@@ -68,6 +68,10 @@ int main(int argc, char **argv) {
               {"compile-batch", cmd_compile_batch},
               {"run-batch", cmd_run_batch},
               {"slurm", cmd_slurm}};
+  if (asyncfuzz_rt_env_seed_error()) {
+    fprintf(stderr, "asyncfuzz: %s\n", asyncfuzz_rt_env_seed_error());
+    return EXIT_INPUT;
+  }
   const char *cmd = argv[1];
   int rc = -1;
   for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++)

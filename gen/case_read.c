@@ -139,8 +139,15 @@ static int parse_header(GenCase *c, const cJSON *root, AfErr *err) {
   if (gen__jint(root, "version", &c->version) || c->version < 1 || c->version > GEN_FORMAT_VERSION)
     return af_err_set(err, AF_EPARSE, "unsupported case format version (this build reads 1 to %d)",
                       GEN_FORMAT_VERSION);
-  const char *seed = gen__jstr(root, "seed");
-  c->seed = seed ? strtoull(seed, NULL, 10) : 0;
+  const cJSON *seed = cJSON_GetObjectItemCaseSensitive(root, "seed");
+  c->seed = 0; /* (absent: 0) */
+  if (seed && (!cJSON_IsString(seed) || af_parse_decimal_u64(seed->valuestring, &c->seed)))
+    return af_err_set(err, AF_EPARSE,
+                      "\"seed\" must be a string holding a whole decimal number from 0 to "
+                      "18446744073709551615 (got %s%.40s%s)",
+                      cJSON_IsString(seed) ? "\"" : "",
+                      cJSON_IsString(seed) ? seed->valuestring : "no string",
+                      cJSON_IsString(seed) ? "\"" : "");
   const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(root, "config");
   if (cJSON_IsObject(cfg)) {
     GenConfig *g = &c->cfg;
@@ -246,8 +253,14 @@ int gen_case_from_json(GenCase *c, const char *text, AfErr *err) {
   p.err = err;
   p.body = parse_body;
   int rc;
-  cJSON *root = cJSON_Parse(text);
-  if (root == NULL) {
+  int deep = af_json_depth(text, GEN_JSON_MAX_DEPTH);
+  cJSON *root = deep > GEN_JSON_MAX_DEPTH ? NULL : cJSON_Parse(text);
+  if (deep > GEN_JSON_MAX_DEPTH) {
+    rc = af_err_set(err, AF_EPARSE,
+                    "JSON nested deeper than %d levels (a case nests a level or "
+                    "two per region or block)",
+                    GEN_JSON_MAX_DEPTH);
+  } else if (root == NULL) {
     const char *at = cJSON_GetErrorPtr();
     long off = at && at >= text ? (long)(at - text) : -1;
     int line = 1;

@@ -447,6 +447,8 @@ int gen_op_accesses(const GenCase *c, int i, int32_t *bufs, int *writes);
 
 /* ---- JSON (cJSON) ---- */
 
+/* How deep a case's JSON may nest (arrays and objects); deeper is refused as such. */
+#define GEN_JSON_MAX_DEPTH 256
 /* Parses a case from JSON text. On error returns AF_EPARSE or AF_EINVALID with a message
  * naming the op and the reason; c is then left empty. The case is not validated. */
 int gen_case_from_json(GenCase *c, const char *text, AfErr *err);

@@ -37,8 +37,12 @@ static int parse_kernel(Parser *p, const cJSON *o, GenOp *opp) {
     opp->args[opp->nargs++] = id;
   }
   opp->buf = opp->args[0];
-  if (gen__jint(o, "value", &opp->value))
-    opp->value = 0;
+  opp->value = 0; /* (absent: 0) */
+  if (cJSON_GetObjectItemCaseSensitive(o, "value") && gen__jint(o, "value", &opp->value))
+    return gen__perr(p, AF_EPARSE,
+                     "launch \"value\" must be an integer from -2147483648 to "
+                     "2147483647%s%s",
+                     NULL, NULL);
   return 0;
 }
 

@@ -185,9 +185,13 @@ int asyncfuzz_rt_calibrate(int backend, double target_us, int elems, int *spin, 
 int asyncfuzz_rt_device_broken(void);
 /* Why the runtime refused the settings of the current or last run ("" when it did not): a run
  * started from the environment (code compiled by MLIR, no harness) with an unknown
- * ASYNCFUZZ_BACKEND or ASYNCFUZZ_ABI, or a backend that cannot open here, goes on on the sim with
- * a runtime.config record that fails (RT_DETAIL_CONFIG). The library never prints or exits. */
+ * ASYNCFUZZ_BACKEND or ASYNCFUZZ_ABI, an ASYNCFUZZ_SCHED_SEED that is not a whole decimal number,
+ * or a backend that cannot open here, goes on on the sim with a runtime.config record that fails
+ * (RT_DETAIL_CONFIG). The library never prints or exits. */
 const char *asyncfuzz_rt_config_error(void);
+/* Why ASYNCFUZZ_SCHED_SEED, when set, is no seed (a whole decimal number from 0 to 2^64-1); NULL
+ * when it is one or unset. What the asyncfuzz command checks before it starts anything. */
+const char *asyncfuzz_rt_env_seed_error(void);
 /* What the current or last run reported besides its records, one line each: what MLIR's wrappers
  * would print to stderr (a JIT's log, a GPU backend's warning). "" when nothing. */
 const char *asyncfuzz_rt_log(void);

@@ -138,6 +138,19 @@ const char *asyncfuzz_rt_config_error(void) {
   return g_config_error;
 }
 
+const char *asyncfuzz_rt_env_seed_error(void) {
+  static char why[200];
+  uint64_t v;
+  const char *s = getenv("ASYNCFUZZ_SCHED_SEED");
+  if (s == NULL || af_parse_decimal_u64(s, &v) == 0)
+    return NULL;
+  snprintf(why, sizeof why,
+           "ASYNCFUZZ_SCHED_SEED=%.100s is not a whole decimal number from 0 to "
+           "18446744073709551615",
+           s);
+  return why;
+}
+
 /* The settings of a run started without a harness, from the environment. A value that is none
  * (an unknown backend or flavour) is noted in g_config_error and left at its default. */
 static RtConfig env_config(void) {
@@ -148,8 +161,8 @@ static RtConfig env_config(void) {
   if (p && asyncfuzz_rt_policy_parse(p) >= 0)
     c.policy = asyncfuzz_rt_policy_parse(p);
   const char *s = getenv("ASYNCFUZZ_SCHED_SEED");
-  if (s)
-    c.seed = strtoull(s, NULL, 0);
+  if (s && af_parse_decimal_u64(s, &c.seed))
+    snprintf(g_config_error, sizeof g_config_error, "%s", asyncfuzz_rt_env_seed_error());
   const char *m = getenv("ASYNCFUZZ_MEMFREE_SYNC");
   c.memfree_sync = m && strcmp(m, "1") == 0;
   const char *b = getenv("ASYNCFUZZ_BACKEND");

@@ -96,6 +96,25 @@ expect 3 "binary noise" "$af" validate "$tmp/noise.json"
 expect 2 "bad lowering" "$af" check "$src/corpus/sync-alloc-dealloc.json" --lowering builtin:fault=nope; expect_err "unknown fault"
 expect 2 "bad schedule" "$af" check "$src/corpus/sync-alloc-dealloc.json" --schedules warp; expect_err "unknown schedule policy"
 expect 2 "campaign bad schedule" "$af" campaign --cases 5 --schedules warp --out "$tmp/bad-sched"; expect_err "unknown schedule policy"
+# a seed that is not a whole decimal number in range, a launch value that is no int32, JSON
+# nested deeper than the reader takes: one line naming the field, exit 3
+for s in '"12abc"' '""' '"-1"' '"18446744073709551616"' '12'; do
+  sed "s/\"seed\": \"0\"/\"seed\": $s/" "$src/corpus/call-token-arg.json" > "$tmp/seed.json"
+  expect 3 "case seed $s" "$af" validate "$tmp/seed.json"; expect_err '"seed" must be a string holding a whole decimal number'
+done
+for v in 4.5 3000000000 '"4"'; do
+  sed "s/\"value\": 4,/\"value\": $v,/" "$src/corpus/call-token-arg.json" > "$tmp/value.json"
+  expect 3 "launch value $v" "$af" check "$tmp/value.json"; expect_err 'launch "value" must be an integer'
+done
+sed 's/"value": 4, //' "$src/corpus/call-token-arg.json" > "$tmp/value.json"
+expect 0 "launch value absent (its default)" "$af" validate "$tmp/value.json"
+{ printf '{"a": '; for i in $(seq 1000); do printf '['; done; for i in $(seq 1000); do printf ']'; done; printf '}'; } > "$tmp/deep.json"
+expect 3 "JSON nested 1,000 deep" "$af" validate "$tmp/deep.json"; expect_err "JSON nested deeper than 256 levels"
+for s in 12abc -1 0x10 ''; do
+  ASYNCFUZZ_SCHED_SEED=$s expect 3 "ASYNCFUZZ_SCHED_SEED=$s" "$af" check "$src/corpus/views.json"
+  expect_err "ASYNCFUZZ_SCHED_SEED=$s is not a whole decimal number"
+done
+ASYNCFUZZ_SCHED_SEED=18446744073709551615 expect 0 "ASYNCFUZZ_SCHED_SEED=2^64-1" "$af" check "$src/corpus/views.json"
 
 # check and run: exit codes and the replay line
 expect 0 "check corpus" "$af" check "$src/corpus/region-launch-yield.json"; expect_out "PASS"

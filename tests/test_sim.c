@@ -443,14 +443,19 @@ static void test_prev_trace(void) {
   af_free(b);
 }
 
-/* A run started without a harness (code compiled by MLIR) from refused settings: it goes on on
- * the sim, its first record fails with why, and the library neither prints nor exits. */
+/* A run started without a harness (code compiled by MLIR) from refused settings (a backend, an ABI
+ * or a schedule seed that is none): it goes on on the sim, its first record fails with why, and
+ * the library neither prints nor exits. */
 static void test_refused_settings(void) {
   static const struct {
     const char *var, *val, *why;
-  } cases[] = {{"ASYNCFUZZ_BACKEND", "nope", "ASYNCFUZZ_BACKEND=nope is not a backend"},
-               {"ASYNCFUZZ_ABI", "vulkan", "ASYNCFUZZ_ABI=vulkan is not an ABI flavour"},
-               {"ASYNCFUZZ_BACKEND", "cuda", "backend cuda: "}};
+  } cases[] = {
+      {"ASYNCFUZZ_BACKEND", "nope", "ASYNCFUZZ_BACKEND=nope is not a backend"},
+      {"ASYNCFUZZ_ABI", "vulkan", "ASYNCFUZZ_ABI=vulkan is not an ABI flavour"},
+      {"ASYNCFUZZ_SCHED_SEED", "12abc", "ASYNCFUZZ_SCHED_SEED=12abc is not a whole decimal number"},
+      {"ASYNCFUZZ_SCHED_SEED", "-1", "ASYNCFUZZ_SCHED_SEED=-1 is not a whole decimal number"},
+      {"ASYNCFUZZ_SCHED_SEED", "", "ASYNCFUZZ_SCHED_SEED= is not a whole decimal number"},
+      {"ASYNCFUZZ_BACKEND", "cuda", "backend cuda: "}};
   setenv("ASYNCFUZZ_CUDA_BACKEND", "/nonexistent/libasyncfuzz_cuda.so", 1);
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     setenv(cases[k].var, cases[k].val, 1);
