@@ -27,7 +27,7 @@ for l in libcjson.so.1 libsqlite3.so.0; do
 done
 cp -r corpus "$O/"
 cp tests/data/*.json "$O/tests/data/"
-cp tests/cuda_gpu_test.sh "$O/tests/"
+cp tests/cuda_gpu_test.sh tests/lib.sh "$O/tests/"
 cp bench/bench_gpu.sh "$O/bench/"
 cat >"$O/run.sh" <<'EOF'
 #!/usr/bin/env bash

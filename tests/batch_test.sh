@@ -13,10 +13,8 @@ fail() {
   exit 1
 }
 ok() { echo "ok: $*"; }
-if ! command -v mlir-opt-22 >/dev/null 2>&1 || ! command -v llc-22 >/dev/null 2>&1; then
-  echo "skip: needs mlir-opt-22 and llc-22 (Debian: mlir-22-tools llvm-22; scripts/bootstrap.sh)"
-  exit 77
-fi
+. "$(dirname "$0")/lib.sh"
+af_need_or_exit "batch (compile-batch needs LLVM 22)" mlir-opt-22 llc-22
 D="$SRC/tests/data"
 
 # errors first: no cases, the builtin lowering, a missing or foreign manifest
@@ -65,7 +63,7 @@ nf=$(sed -n 's/.*: \([0-9]*\) new finding(s).*/\1/p' "$T/e")
 [ "$nf" -gt 0 ] || fail "no findings recorded"
 "$AF" run-batch "$T/b" --schedules eager --db "$T/r.db" >/dev/null 2>"$T/e"
 grep -q ": 0 new finding(s)" "$T/e" || fail "second run: $(cat "$T/e")"
-if command -v sqlite3 >/dev/null; then
+if af_need "the database's rows" sqlite3; then
   [ "$(sqlite3 "$T/r.db" 'select count(*) from runs')" -eq 2 ] || fail "runs"
   sqlite3 "$T/r.db" 'select tools from runs' | grep -q '"llc": "Debian LLVM version 22' || fail "tools"
   sqlite3 "$T/r.db" 'select replay from findings' | grep -q "^asyncfuzz check .*/cases/case-[0-9]*.json --lowering mlir-opt --schedules eager@" ||

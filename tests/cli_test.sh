@@ -210,9 +210,12 @@ fi
 expect 4 "campaign into an unwritable place" "$af" campaign --cases 5 --out /proc/asyncfuzz-x --quiet
 expect_err "cannot create"
 
-# a campaign stopped by SIGINT still writes its summary
-"$af" campaign --seconds 20 --out "$tmp/c2" --quiet >"$tmp/out" 2>"$tmp/err" & pid=$!
-sleep 1; kill -INT $pid; wait $pid; rc=$?
+# a campaign stopped by SIGINT still writes its summary. Ready: its first resume state is written
+# (after it took the signal over), within 20 s
+"$af" campaign --seconds 60 --out "$tmp/c2" --quiet >"$tmp/out" 2>"$tmp/err" & pid=$!
+for _ in $(seq 1 200); do [ -f "$tmp/c2/campaign-state.json" ] && break; sleep 0.1; done
+[ -f "$tmp/c2/campaign-state.json" ] || { echo "FAIL: the campaign never wrote its state"; fail=$((fail + 1)); }
+kill -INT $pid; wait $pid; rc=$?
 [ $rc -eq 0 ] || { echo "FAIL: interrupted campaign exit $rc"; fail=$((fail + 1)); }
 grep -q "campaign stopped" "$tmp/out" || { echo "FAIL: no summary after SIGINT"; fail=$((fail + 1)); }
 [ -f "$tmp/c2/summary.json" ] || { echo "FAIL: no summary.json after SIGINT"; fail=$((fail + 1)); }

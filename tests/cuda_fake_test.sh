@@ -9,6 +9,7 @@
 set -u
 AF=$1
 SRC=$2
+. "$SRC/tests/lib.sh"
 FAKE=$3
 PTXAS=${4:-}
 T=$(mktemp -d)
@@ -108,7 +109,7 @@ grep -q 'builtin|timeout|device|hang' "$T/o" || fail "hang verdict: $(cat "$T/o"
 ok "a kernel fault, a driver crash and a hang each cost one case; the child was replaced"
 
 # ---- code compiled by mlir-opt, run by mlir-runner on the cuda backend ----
-if command -v mlir-opt-22 >/dev/null 2>&1 || [ -n "${ASYNCFUZZ_MLIR_OPT:-}" ]; then
+if af_need "mlir-opt code on the cuda backend" mlir-opt-22; then
   D="$SRC/tests/data"
   "$AF" check "$D/mlir-simple.json" --lowering mlir-opt --backend cuda --no-checker >"$T/o" 2>&1 ||
     fail "mlir-opt on cuda: $(cat "$T/o")"
@@ -140,8 +141,9 @@ if command -v mlir-opt-22 >/dev/null 2>&1 || [ -n "${ASYNCFUZZ_MLIR_OPT:-}" ]; t
 
   # ahead-of-time batches on the cuda backend (the GPU runner's path): the same verdicts as on
   # the sim; a driver crash and a hang in the batch child each cost the case they hit
-  if "$AF" compile-batch "$D/mlir-simple.json" "$D/mlir-run-a.json" "$D/mlir-run-b.json" \
-    "$SRC/corpus/region-launch-yield.json" -o "$T/batch" >"$T/o" 2>&1; then
+  if af_need "run-batch on cuda (compile-batch)" llc-22; then
+    "$AF" compile-batch "$D/mlir-simple.json" "$D/mlir-run-a.json" "$D/mlir-run-b.json" \
+      "$SRC/corpus/region-launch-yield.json" -o "$T/batch" >"$T/o" 2>&1 || fail "compile-batch: $(tail -3 "$T/o")"
     "$AF" run-batch "$T/batch" --schedules eager,lazy --json >"$T/sim.json" 2>/dev/null
     "$AF" run-batch "$T/batch" --schedules eager,lazy --json --backend cuda >"$T/cuda.json" 2>/dev/null
     verdicts <"$T/sim.json" >"$T/sim.v"
@@ -163,11 +165,7 @@ if command -v mlir-opt-22 >/dev/null 2>&1 || [ -n "${ASYNCFUZZ_MLIR_OPT:-}" ]; t
     grep -q 'mlir-opt|timeout|device|hang' "$T/h.v" || fail "batch hang: $(cat "$T/h.v")"
     [ "$(sigdiff "$T/sim.v" "$T/h.v")" -eq 2 ] || fail "batch hang: the other cases changed"
     ok "run-batch on cuda: sim's verdicts; a crash and a hang each cost one case"
-  else
-    echo "skip: compile-batch ($(tail -1 "$T/o"))"
   fi
-else
-  echo "skip: mlir-opt tests (no mlir-opt)"
 fi
 
 # ---- campaigns record the device and carry the backend in replay commands ----
@@ -177,7 +175,7 @@ fi
 grep -q 'fake CUDA driver (test double)' "$T/camp/summary.json" "$T/camp"/failures/*/info.txt 2>/dev/null ||
   grep -rq 'fake CUDA driver' "$T/camp/failures" || fail "device not in info.txt"
 grep -q -- '--backend cuda' "$T/camp"/failures/*/info.txt || fail "replay without --backend"
-if command -v sqlite3 >/dev/null; then
+if af_need "the database's rows" sqlite3; then
   sqlite3 "$T/camp/results.db" "select device from runs" | grep -q 'cuda asyncfuzz fake CUDA driver' ||
     fail "device not in the database"
   sqlite3 "$T/camp/results.db" "select distinct backend from occurrences" | grep -qx cuda ||
@@ -192,7 +190,7 @@ cmd=$(sed -n 's/^replay: //p' "$T/camp"/failures/*/info.txt | head -1)
   --quiet >"$T/o" 2>&1 || fail "campaign --jobs 2 on cuda: $(tail -5 "$T/o")"
 ok "campaigns on cuda: device recorded, replay reproduces, --jobs 2"
 # the bundle for GPU runners: it runs from its own folder
-if command -v mlir-opt-22 >/dev/null 2>&1 && command -v llc-22 >/dev/null 2>&1; then
+if af_need "the gpu bundle" mlir-opt-22 llc-22; then
   bash "$SRC/scripts/gpu-bundle.sh" "$BUILD" "$T/gb" 5 >"$T/o" 2>&1 || fail "gpu-bundle: $(tail -3 "$T/o")"
   "$T/gb/run.sh" device >"$T/o" 2>&1 || fail "bundle device: $(cat "$T/o")"
   "$T/gb/run.sh" run-batch "$T/gb/batch" --backend cuda --schedules eager --json >"$T/o" 2>/dev/null

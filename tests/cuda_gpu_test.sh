@@ -10,9 +10,10 @@ set -u
 AF=$1
 SRC=$2
 HAVE=$3
+. "$SRC/tests/lib.sh"
 CASES=${4:-1000}
 if [ "$HAVE" != "ON" ]; then
-  echo "skip: asyncfuzz was built without the CUDA toolkit (no cuda backend)"
+  af_skip_env "the GPU backend" "asyncfuzz was built without the CUDA toolkit (no cuda backend)"
   exit 77
 fi
 T=$(mktemp -d)
@@ -23,12 +24,12 @@ fail() {
 }
 ok() { echo "ok: $*"; }
 case "${LD_LIBRARY_PATH:-}" in *fake_cuda*)
-  echo "skip: LD_LIBRARY_PATH points at the test double of the driver"
+  af_skip_env "the GPU backend" "LD_LIBRARY_PATH points at the test double of the driver"
   exit 77
   ;;
 esac
 if ! "$AF" device --calibrate >"$T/o" 2>"$T/e"; then
-  echo "skip: no usable NVIDIA GPU here: $(tail -1 "$T/e")"
+  af_skip_env "the GPU backend" "no usable NVIDIA GPU here: $(tail -1 "$T/e")"
   exit 77
 fi
 cat "$T/e" "$T/o"
@@ -67,9 +68,10 @@ ok "cuda:raw: the driver refuses an event synchronize on a stream (${st#*|})"
 
 # a batch compiled on a CPU machine (compile-batch), carried here: cuda gives sim's verdicts
 B=${ASYNCFUZZ_GPU_TEST_BATCH:-}
-if [ -z "$B" ] && command -v mlir-opt-22 >/dev/null 2>&1 && command -v llc-22 >/dev/null 2>&1; then
+if [ -z "$B" ] && af_tool mlir-opt-22 >/dev/null && af_tool llc-22 >/dev/null; then
   "$AF" compile-batch "$SRC/tests/data/mlir-simple.json" "$SRC/tests/data/mlir-run-b.json" \
-    --gen 200 --seed 7 -o "$T/batch" >/dev/null 2>&1 && B="$T/batch"
+    --gen 200 --seed 7 -o "$T/batch" >"$T/o" 2>&1 || fail "compile-batch: $(tail -3 "$T/o")"
+  B="$T/batch"
 fi
 if [ -n "$B" ]; then
   "$AF" run-batch "$B" --schedules eager,lazy --json >"$T/bs.json" 2>/dev/null
@@ -80,14 +82,12 @@ if [ -n "$B" ]; then
   cmp -s "$T/bs.v" "$T/bc.v" || fail "run-batch: sim and cuda disagree: $(diff "$T/bs.v" "$T/bc.v" | head -6)"
   ok "run-batch: the batch's verdicts on the GPU are the sim's ($(tail -1 "$T/e"))"
 else
-  echo "skip: run-batch on the GPU (set ASYNCFUZZ_GPU_TEST_BATCH to a compile-batch directory)"
+  af_skip "run-batch on the GPU" "no compile-batch directory (ASYNCFUZZ_GPU_TEST_BATCH) and no mlir-opt-22 and llc-22 to make one"
 fi
 
-if command -v mlir-opt-22 >/dev/null 2>&1; then
+if af_need "mlir-opt code on the GPU (see asyncfuzz compile-batch)" mlir-opt-22; then
   "$AF" check "$SRC/tests/data/mlir-simple.json" --lowering mlir-opt --backend cuda --no-checker \
     >"$T/o" 2>&1 || fail "mlir-opt code on the GPU: $(cat "$T/o")"
   ok "mlir-opt code runs on the GPU"
-else
-  echo "skip: mlir-opt code on the GPU (no mlir-opt on this machine; see asyncfuzz compile-batch)"
 fi
 echo "cuda_gpu: all passed"

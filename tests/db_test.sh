@@ -12,7 +12,8 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 q() { sqlite3 "$1" "$2"; }
-command -v sqlite3 > /dev/null || { echo "SKIP: the sqlite3 shell is missing (scripts/bootstrap.sh installs it)"; exit 77; }
+. "$src/tests/lib.sh"
+af_need_or_exit "the database" sqlite3
 
 # ---- two workers, one database ----
 "$af" campaign --jobs 2 --cases 3000 --seed 11 --lowering builtin:fault=drop_host_wait,copy_wrong_stream \
@@ -281,8 +282,8 @@ grep -qF "\\u003cimg src=x onerror=alert(1)\\u003e'); DROP TABLE runs; --" "$tmp
 grep -qF '<img' "$tmp/report.html" && bad "report: raw markup in the page"
 grep -q '<table id="findings">' "$tmp/report.html" || bad "report: no findings table"
 [ "$(grep -c '<svg' "$tmp/report.html")" -ge 3 ] || bad "report: fewer than 3 charts"
-chromium=$(command -v chromium || command -v chromium-browser || true)
-if [ -n "$chromium" ]; then
+chromium=$(af_tool chromium || af_tool chromium-browser || true)
+if [ -n "$chromium" ] || af_need "the report rendered by chromium" chromium; then
   cp "$tmp/report.html" "$build/report.html"
   timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
     --dump-dom "file://$build/report.html" > "$tmp/dom.html" 2> "$tmp/chromium.err"
@@ -296,9 +297,6 @@ if [ -n "$chromium" ]; then
   timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
     --window-size=1280,1600 --screenshot="$build/report.png" "file://$build/report.html" > /dev/null 2>&1
   [ -s "$build/report.png" ] || bad "chromium: no screenshot"
-else
-  if [ "${CI:-}" = true ]; then bad "chromium is missing (scripts/bootstrap.sh installs it)"; else
-    echo "note: chromium not installed: the report was not rendered (scripts/bootstrap.sh installs it)"; fi
 fi
 
 if [ "$fail" -eq 0 ]; then echo "db: ok"; else echo "db: $fail failure(s)"; fi

@@ -15,7 +15,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-command -v dpkg-query > /dev/null || { echo "SKIP: not a Debian system (no dpkg-query)"; exit 77; }
+command -v dpkg-query > /dev/null || { echo "skip: the package list: not a Debian system (no dpkg-query)"; exit 77; }
 
 # ---- the lister itself, on a script whose commands are known ----
 "$lister" "$src/tests/data/shell-commands.sh" > "$tmp/fixture" || bad "shell_commands failed on the fixture"

@@ -1,5 +1,6 @@
 #!/bin/sh
-# fault_signatures: one finding per injected bug (docs/signatures.md). Each builtin fault over
+# fault_signatures: one finding per injected bug (docs/signatures.md), and every independent cause
+# of a run counted (the last check below). Each builtin fault over
 # CASES generated cases (seed 5, no steering, no reduction, no database):
 #   - it shows (some case fails);
 #   - its main signature takes at least 90% of its failures;
@@ -49,4 +50,24 @@ awk '{ f = $1; c = $2; $1 = $2 = ""; sub(/^  /, ""); t[f] += c; k[$0, f] = c; s[
           for (f in fs) if ((x, f) in k && k[x, f] > 0.05 * t[f]) { m = m " " f; n++ }
           if (n >= 2) { print "FAIL: " x " takes over 5% of the failures of" m; bad = 1 } }
         exit bad }' "$tmp/all" || fail "a signature shared by two faults (above)"
+# every independent cause of a run counts (oracle.c, judge_also): beside a refused handle
+# (yield_stream) the dropped host wait is named within 10% as often as alone, and two faults
+# together give no signature that neither gives alone
+sigs() { # lowering -> "count signature" lines, the fault prefix left out
+  "$af" campaign --lowering "$1" --cases "$cases" --seed 5 --no-db --no-reduce --no-avoid --quiet \
+    --out "$tmp/p" >/dev/null 2>&1
+  sed -n 's/^  {"signature": "builtin:fault=[a-z_0-9,]*|\(.*\)", "class": .*"count": \([0-9]*\),.*/\2 \1/p' "$tmp/p/summary.json"
+  rm -rf "$tmp/p"
+}
+sigs builtin:fault=drop_host_wait >"$tmp/a"
+sigs builtin:fault=yield_stream >"$tmp/b"
+sigs builtin:fault=drop_host_wait,yield_stream >"$tmp/ab"
+alone=$(sed -n 's/^\([0-9]*\) missing-edge|host-wait|gpu.wait$/\1/p' "$tmp/a")
+both=$(sed -n 's/^\([0-9]*\) missing-edge|host-wait|gpu.wait$/\1/p' "$tmp/ab")
+[ -n "$alone" ] && [ -n "$both" ] && [ $((both * 10)) -ge $((alone * 9)) ] && [ $((both * 10)) -le $((alone * 11)) ] ||
+  fail "drop_host_wait beside yield_stream: named ${both:-0} times, alone ${alone:-0}"
+cut -d' ' -f2- "$tmp/a" "$tmp/b" | sort -u >"$tmp/union"
+extra=$(cut -d' ' -f2- "$tmp/ab" | sort -u | comm -23 - "$tmp/union")
+[ -z "$extra" ] || fail "drop_host_wait,yield_stream gives what neither gives alone: $extra"
+echo "fault_signatures: independent causes: drop_host_wait named $both times beside yield_stream, $alone alone"
 echo "fault_signatures: all passed ($(echo "$faults" | wc -w) faults, $cases cases each)"

@@ -9,6 +9,7 @@
 set -u
 AF=$1
 SRC=$2
+. "$SRC/tests/lib.sh"
 FAKE=$3
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -99,7 +100,7 @@ grep -q 'builtin|timeout|device|hang' "$T/o" || fail "hang verdict: $(cat "$T/o"
 ok "a kernel fault, a runtime crash and a hang each cost one case; the child was replaced"
 
 # ---- code compiled by mlir-opt for rocdl (a code object), run by mlir-runner on hip ----
-if command -v mlir-opt-22 >/dev/null 2>&1 && [ -x /usr/lib/llvm-22/bin/ld.lld ]; then
+if af_need "rocdl code on hip" mlir-opt-22 ld.lld-22; then
   cs="$SRC/corpus/kernel-views.json $SRC/corpus/typed-buffers.json $SRC/corpus/region-launch-yield.json"
   cs="$cs $SRC/tests/data/mlir-simple.json $SRC/tests/data/mlir-run-a.json $SRC/tests/data/mlir-run-b.json"
   # shellcheck disable=SC2086
@@ -121,18 +122,17 @@ if command -v mlir-opt-22 >/dev/null 2>&1 && [ -x /usr/lib/llvm-22/bin/ld.lld ];
   verdicts <"$T/hip.json" >"$T/hip.v"
   [ -s "$T/sim.v" ] && cmp -s "$T/sim.v" "$T/hip.v" || fail "rocdl run-batch: $(diff "$T/sim.v" "$T/hip.v" | head -6) $(tail -2 "$T/e")"
   ok "rocdl code objects from mlir-opt run on hip with the sim's verdicts (check and run-batch)"
-else
-  echo "skip: rocdl code on hip (no mlir-opt-22 or no ld.lld of LLVM 22)"
 fi
 
 # ---- what the hip backend refuses, with the reason ----
 "$AF" check "$SRC/corpus/region-chain.json" --backend hip --abi cuda >"$T/o" 2>&1
 [ $? -eq 2 ] && grep -q "rocm flavour of the runtime ABI only" "$T/o" || fail "hip --abi cuda: $(cat "$T/o")"
-if command -v mlir-opt-22 >/dev/null 2>&1; then
+ok "refusals: the cuda flavour on hip"
+if af_need "the refusal of NVIDIA code on hip" mlir-opt-22; then
   "$AF" check "$SRC/corpus/region-chain.json" --lowering mlir-opt --backend hip >"$T/o" 2>&1
   [ $? -eq 2 ] && grep -q "nvvm code does not run on hip" "$T/o" || fail "nvvm on hip: $(cat "$T/o")"
+  ok "refusals: NVIDIA code on hip"
 fi
-ok "refusals: the cuda flavour and NVIDIA code on hip"
 
 # ---- campaigns record the device and carry the backend in replay commands ----
 "$AF" campaign --backend hip --lowering builtin:fault=yield_stream --cases 40 --seed 5 --no-reduce \
@@ -140,7 +140,7 @@ ok "refusals: the cuda flavour and NVIDIA code on hip"
 [ $? -eq 1 ] || fail "campaign on hip: $(tail -5 "$T/o")"
 grep -rq 'fake HIP runtime' "$T/camp/failures" || fail "device not in info.txt"
 grep -q -- '--backend hip' "$T/camp"/failures/*/info.txt || fail "replay without --backend"
-if command -v sqlite3 >/dev/null; then
+if af_need "the database's rows" sqlite3; then
   sqlite3 "$T/camp/results.db" "select device from runs" | grep -q '^hip asyncfuzz fake HIP runtime' ||
     fail "device not in the database: $(sqlite3 "$T/camp/results.db" "select device from runs")"
   sqlite3 "$T/camp/results.db" "select config from runs" | grep -q '"backend": "hip"' ||

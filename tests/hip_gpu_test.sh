@@ -11,9 +11,10 @@ set -u
 AF=$1
 SRC=$2
 HAVE=$3
+. "$SRC/tests/lib.sh"
 CASES=${4:-1000}
 if [ "$HAVE" != "ON" ]; then
-  echo "skip: asyncfuzz was built without the HIP headers (no hip backend; apt-get install libamdhip64-dev)"
+  af_skip_env "the GPU backend" "asyncfuzz was built without the HIP headers (no hip backend; apt-get install libamdhip64-dev)"
   exit 77
 fi
 T=$(mktemp -d)
@@ -24,12 +25,12 @@ fail() {
 }
 ok() { echo "ok: $*"; }
 case "${LD_LIBRARY_PATH:-}" in *fake_hip*)
-  echo "skip: LD_LIBRARY_PATH points at the test double of the HIP runtime"
+  af_skip_env "the GPU backend" "LD_LIBRARY_PATH points at the test double of the HIP runtime"
   exit 77
   ;;
 esac
 if ! "$AF" device --backend hip --calibrate >"$T/o" 2>"$T/e"; then
-  echo "skip: no usable AMD GPU here: $(tail -1 "$T/e")"
+  af_skip_env "the GPU backend" "no usable AMD GPU here: $(tail -1 "$T/e")"
   exit 77
 fi
 cat "$T/e" "$T/o"
@@ -46,6 +47,7 @@ ok "$CASES generated cases pass on the GPU"
 for i in $(seq 1 30); do "$AF" gen --seed $((i * 7919)) --ops 40 -o "$T/g$i.json" || fail gen; done
 verdicts() { sed 's/"also": \[[^]]*\]//g' | grep -o '"schedule": "[^"]*", "verdict": "[^"]*"\|"signature": "[^"]*"'; }
 faults=$("$AF" lower --list-faults | sed -n 's/^  \([a-z_0-9]*\)  .*/\1/p')
+[ "$(echo "$faults" | wc -w)" -ge 17 ] || fail "fault list: $faults"
 for f in $faults; do
   "$AF" check "$T"/g*.json --json --lowering builtin:fault=$f --abi rocm >"$T/sim.json"
   "$AF" check "$T"/g*.json --json --lowering builtin:fault=$f --backend hip --spin auto \

@@ -15,7 +15,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-command -v nm > /dev/null || { echo "SKIP: nm is missing (binutils, installed with gcc)"; exit 77; }
+. "$src/tests/lib.sh"
+af_need_or_exit "the layers (nm: binutils, installed with gcc)" nm
 
 # ---- the objects of the project's own sources (stale objects of removed files left out) ----
 : > "$tmp/syms"

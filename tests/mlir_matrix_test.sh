@@ -2,16 +2,13 @@
 # The configurations of the real lowering: the rocdl target beside nvvm, and the matrix of
 # configurations a campaign rotates through (builds, pipelines, targets, JIT levels), with the
 # verdict of each new finding's minimized case on every configuration. Skipped (exit 77) where
-# mlir-opt 22 is absent.
+# mlir-opt 22 is absent (under CI, a failure: tests/lib.sh).
 # usage: mlir_matrix_test.sh ASYNCFUZZ SOURCE_DIR
 set -u
 af=$1 src=$2
-opt=$(command -v mlir-opt-22 || true)
-[ -z "$opt" ] && [ -x /usr/lib/llvm-22/bin/mlir-opt ] && opt=/usr/lib/llvm-22/bin/mlir-opt
-if [ -z "$opt" ]; then
-  echo "SKIP: mlir-opt 22 not found (install mlir-22-tools; scripts/bootstrap.sh does)"
-  exit 77
-fi
+. "$src/tests/lib.sh"
+af_need_or_exit "the real lowering" mlir-opt-22
+opt=$(af_tool mlir-opt-22)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0

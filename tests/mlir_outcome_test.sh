@@ -2,16 +2,14 @@
 # The real lowering under test: corpus cases through Debian's mlir-opt 22 (LLVM 22.1.8) and
 # mlir-runner, each with its outcome class asserted; batches agree with one case per process;
 # a crash or a hang of a tool costs only the case responsible; a missing, unusable or too old
-# mlir-opt is a clear error. Skipped (exit 77) where mlir-opt 22 is absent.
+# mlir-opt is a clear error. Skipped (exit 77) where mlir-opt 22 is absent
+# (under CI, a failure: tests/lib.sh).
 # usage: mlir_outcome_test.sh ASYNCFUZZ SOURCE_DIR
 set -u
 af=$1 src=$2
-opt=$(command -v mlir-opt-22 || true)
-[ -z "$opt" ] && [ -x /usr/lib/llvm-22/bin/mlir-opt ] && opt=/usr/lib/llvm-22/bin/mlir-opt
-if [ -z "$opt" ]; then
-  echo "SKIP: mlir-opt 22 not found (install mlir-22-tools; scripts/bootstrap.sh does)"
-  exit 77
-fi
+. "$src/tests/lib.sh"
+af_need_or_exit "the real lowering" mlir-opt-22
+opt=$(af_tool mlir-opt-22)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0

@@ -4,10 +4,12 @@
 # usage: mlir_render_test.sh ASYNCFUZZ MLIR_OPT SOURCE_DIR
 set -u
 af=$1 opt=$2 src=$3
-if [ -z "$opt" ] || ! [ -x "$opt" ]; then
-  echo "SKIP: mlir-opt not found (install mlir-22-tools; scripts/bootstrap.sh does)"
+. "$src/tests/lib.sh"
+af_tool mlir-opt-22 >/dev/null || opt="" # (hidden: tests/skips_test.sh)
+[ -n "$opt" ] && [ -x "$opt" ] || {
+  af_skip "mlir-opt's parser and verifier" "no mlir-opt (mlir-22-tools; scripts/bootstrap.sh installs it)"
   exit 77
-fi
+}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0 n=0

@@ -16,11 +16,14 @@ san_env=()
 if [ -n "$preload" ]; then
   san_env=(LD_PRELOAD="$preload" ASAN_OPTIONS=detect_leaks=0)
 fi
+. "$src/tests/lib.sh"
+af_tool mlir-opt-22 >/dev/null || opt="" # (hidden: tests/skips_test.sh)
 for x in "$opt" "$runner" "$utils"; do
-  if [ -z "$x" ] || ! [ -e "$x" ]; then
-    echo "SKIP: mlir-opt, mlir-runner or the runner utils library not found (install mlir-22-tools)"
+  [ -n "$x" ] && [ -e "$x" ] || {
+    af_skip "code lowered by mlir-opt under mlir-runner" \
+      "no mlir-opt, mlir-runner or runner utils library (mlir-22-tools; scripts/bootstrap.sh installs it)"
     exit 77
-  fi
+  }
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -21,13 +21,10 @@ bad() {
   echo "FAIL: $*"
   fail=$((fail + 1))
 }
-chromium=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$chromium" ]; then
-  [ "${CI:-}" = true ] && { echo "FAIL: chromium is missing (scripts/bootstrap.sh --test installs it)"; exit 1; }
-  echo "SKIP: chromium is not installed (scripts/bootstrap.sh --test installs it)"
-  exit 77
-fi
-command -v sqlite3 > /dev/null || { echo "SKIP: sqlite3 is missing (scripts/bootstrap.sh --test installs it)"; exit 77; }
+. "$src/tests/lib.sh"
+af_need_or_exit "the report page" sqlite3
+chromium=$(af_tool chromium || af_tool chromium-browser || true)
+[ -n "$chromium" ] || af_need_or_exit "the report page" chromium
 
 # two real campaigns (runs, progress records, findings with minimized reproducers)
 for f in drop_extra_deps free_unordered; do

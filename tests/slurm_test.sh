@@ -8,6 +8,7 @@
 # usage: slurm_test.sh ASYNCFUZZ
 set -u
 af=$1
+. "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)
 chmod 755 "$tmp" # munged wants the socket's directories not writable by others
 pids=()
@@ -56,10 +57,10 @@ PATH=/nonexistent "$af" slurm submit --shards 2 --out "$tmp/n" > "$tmp/out" 2>&1
   bad "without sbatch: $(cat "$tmp/out")"
 
 # ---- a private Slurm ----
-[ "$(id -u)" = 0 ] || { echo "SKIP: a private Slurm needs root"; [ $fail -eq 0 ] && exit 77; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "skip: a private Slurm: it needs root"; [ $fail -eq 0 ] && exit 77; exit 1; }
 for c in slurmctld slurmd sbatch scontrol scancel sinfo munged mungekey sqlite3; do
   p=$(command -v $c || ls /usr/sbin/$c 2> /dev/null)
-  [ -n "$p" ] || { echo "SKIP: $c is missing: install slurmctld slurmd slurm-client munge (scripts/bootstrap.sh --test does)"; [ $fail -eq 0 ] && exit 77; exit 1; }
+  [ -n "$p" ] || { af_skip "a private Slurm" "$c is missing: install slurmctld slurmd slurm-client munge (scripts/bootstrap.sh --test does)"; [ $fail -eq 0 ] && exit 77; exit 1; }
 done
 export PATH=$PATH:/usr/sbin
 host=$(hostname -s)
@@ -123,7 +124,7 @@ if [ -z "$up" ]; then
   # slurmd that cannot run here (no cgroup filesystem mounted, as in many containers) is the
   # machine's limit, not asyncfuzz's: skip with the reason
   if ! kill -0 "$slurmd_pid" 2> /dev/null && grep -qi cgroup "$tmp/slurmd.log" "$tmp/slurmd.out" 2> /dev/null; then
-    echo "SKIP: slurmd cannot run on this machine (it needs a cgroup filesystem, and none is mounted):"
+    echo "skip: a private Slurm: slurmd cannot run on this machine (it needs a cgroup filesystem, and none is mounted):"
     logs
     [ $fail -eq 0 ] && exit 77
     exit 1

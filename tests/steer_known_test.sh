@@ -14,10 +14,8 @@ fail() {
   echo "FAIL: $*"
   exit 1
 }
-command -v sqlite3 >/dev/null || {
-  echo "SKIP: the sqlite3 shell is missing (scripts/bootstrap.sh installs it)"
-  exit 77
-}
+. "$(dirname "$0")/lib.sh"
+af_need_or_exit "the database" sqlite3
 L=builtin:fault=copy_wrong_stream,copy_size_i32
 "$af" campaign --lowering "$L" --cases 1500 --seed 9 --db "$tmp/db" --no-reduce --quiet \
   --out "$tmp/o1" >"$tmp/out1" 2>&1
