@@ -558,36 +558,54 @@ static void add_also(Verdict *v, const Verdict *x) {
   snprintf(a->victim, sizeof a->victim, "%s", x->victim[0] ? x->victim : x->signature);
 }
 
-/* The causes of a failing run v that its headline cannot explain (oracle_judge). */
-static int judge_also(const GenCase *c, const RtRec *trace, int ntrace, const HbResult *hb,
-                      const char *lowering, const ObsJudged *oj, const RtJudged *rj, Verdict *v) {
-  if (v->rt_failed && (rj->refused_handle || rj->rec == NULL || rj->rec->call != RT_CALL_EXEC))
-    return 0; /* a refused or failed call: what follows may all be its doing (a device step that
-                 faulted, on memory freed under it say, is an ordering error's doing instead) */
+/* A trace and the checker's reports of it. */
+typedef struct Checked {
+  const RtRec *trace;
+  int ntrace;
+  const HbResult *hb;
+} Checked;
+
+/* The causes of a failing run v that its headline cannot explain (oracle_judge), from run's
+ * reports: the run itself, or, where the runtime refused a handle, the run as if it had not
+ * (refused.c), orig then being the run itself. */
+static int also_causes(const GenCase *c, const Checked *run, const Checked *orig,
+                       const char *lowering, const ObsJudged *oj, Verdict *v) {
+  const HbResult *hb = run->hb;
   int first[3] = {-1, -1, -1};
   for (int i = 0; hb && i < hb->nreports; i++) {
     const HbReport *r = &hb->reports[i];
-    if (oracle_report_counts(c, r, trace, ntrace) && first[cause_family(r->kind)] < 0)
+    if (oracle_report_counts(c, r, run->trace, run->ntrace) && first[cause_family(r->kind)] < 0)
       first[cause_family(r->kind)] = i;
   }
-  if (first[CAUSE_MISUSE] >= 0)
+  /* a misuse can leave both leaks and ordering errors, which may all be its doing; beside a
+   * refused handle it is a cause of its own */
+  if (first[CAUSE_MISUSE] >= 0 && !orig)
     return 0;
-  int head = v->hb_failed ? cause_family(hb->reports[v->hb_first].kind) : -1;
-  for (int f = CAUSE_LEAK; f <= CAUSE_ORDER; f++) {
-    if (first[f] < 0 || f == head)
+  int head = v->hb_failed && !orig ? cause_family(hb->reports[v->hb_first].kind) : -1;
+  for (int f = CAUSE_LEAK; f <= CAUSE_MISUSE; f++) {
+    if (first[f] < 0 || f == head || (first[CAUSE_MISUSE] >= 0 && f != CAUSE_MISUSE))
       continue;
     Verdict *x = af_malloc(sizeof *x);
     if (x == NULL)
       return AF_ENOMEM;
     memset(x, 0, sizeof *x);
-    int rc = hb_signature(c, &hb->reports[first[f]], trace, ntrace, hb, lowering, x);
+    int rc = hb_signature(c, &hb->reports[first[f]], run->trace, run->ntrace, hb, lowering, x);
     if (rc == 0)
       add_also(v, x);
     af_free(x);
     if (rc)
       return rc;
   }
-  if (v->obs_failed && v->cls != VERDICT_WRONG_RESULT && first[CAUSE_ORDER] < 0) {
+  if (first[CAUSE_MISUSE] >= 0)
+    return 0;
+  /* wrong values no ordering error explains; beside a refused handle, only where the run itself
+   * had no ordering error either (a refused wait leaves the host's read unordered: its stale
+   * value is the refusal's doing) */
+  int ordered = 1;
+  for (int i = 0; orig && orig->hb && i < orig->hb->nreports && ordered; i++)
+    ordered = !(is_ordering(orig->hb->reports[i].kind) &&
+                oracle_report_counts(c, &orig->hb->reports[i], orig->trace, orig->ntrace));
+  if (v->obs_failed && v->cls != VERDICT_WRONG_RESULT && first[CAUSE_ORDER] < 0 && ordered) {
     Verdict x;
     memset(&x, 0, sizeof x);
     x.cls = VERDICT_WRONG_RESULT;
@@ -597,6 +615,37 @@ static int judge_also(const GenCase *c, const RtRec *trace, int ntrace, const Hb
     add_also(v, &x);
   }
   return 0;
+}
+
+/* The causes of a failing run v that its headline cannot explain. Every independent cause of a
+ * run counts under its own finding: beside a handle the runtime refused, what the checker still
+ * reports with the refused calls taken as if they had succeeded (refused.c); beside another
+ * failed call, nothing (what follows may all be its doing; a device step that faulted, on memory
+ * freed under it say, is an ordering error's doing instead). */
+static int judge_also(const GenCase *c, const RtRec *trace, int ntrace, const HbResult *hb,
+                      const char *lowering, const ObsJudged *oj, const RtJudged *rj, Verdict *v) {
+  Checked run = {trace, ntrace, hb};
+  if (!v->rt_failed || (rj->rec && !rj->refused_handle && rj->rec->call == RT_CALL_EXEC))
+    return also_causes(c, &run, NULL, lowering, oj, v);
+  if (!rj->refused_handle || hb == NULL)
+    return 0;
+  RtRec *t = NULL;
+  int n = 0;
+  if (oracle_as_if_succeeded(trace, ntrace, &t, &n))
+    return AF_ENOMEM;
+  HbOptions ho = {0};
+  ho.lenient_free = hb->lenient_free;
+  ho.legacy_sync = hb->legacy_sync;
+  HbResult *h = NULL;
+  AfErr err;
+  af_err_clear(&err);
+  int rc = hb_check(t, n, &ho, &h, &err) ? AF_ENOMEM : 0;
+  Checked as_if = {t, n, h};
+  if (rc == 0)
+    rc = also_causes(c, &as_if, &run, lowering, oj, v);
+  hb_result_free(h);
+  af_free(t);
+  return rc;
 }
 
 int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, int nobs,

@@ -248,6 +248,13 @@ const char *oracle_stream_end(const GenCase *c, RtRef h, const RtRec *trace, int
 const char *oracle_handle_travel(const GenCase *c, RtRef h, const RtRec *trace, int ntrace,
                                  int before, int user);
 
+/* The run as if every call the runtime refused for its handle (a wrong kind, none, null) had
+ * succeeded on the handle it was given (a sync or destroy of an event given a stream syncs or
+ * destroys the stream; a stream that waits for a stream waits for its work, through a fresh
+ * event), the calls nothing can mean left out; numbered anew into *out (the caller frees it).
+ * 0 or AF_ENOMEM. (refused.c) */
+int oracle_as_if_succeeded(const RtRec *trace, int ntrace, RtRec **out, int *nout);
+
 /* Whether checker report r counts against the lowering for case c (see oracle_judge). */
 int oracle_report_counts(const GenCase *c, const HbReport *r, const RtRec *trace, int ntrace);
 

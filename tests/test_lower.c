@@ -223,7 +223,23 @@ static void test_corpus_verdicts(void) {
   CHECK(r.verdict[0].obs_failed);
   CHECK(r.verdict[0].rt_failed);
   CHECK_CONTAINS(r.verdict[0].detail, "expected 294, got 0 (stale)");
+  /* ... the refusal's doing (the host's wait was refused): no cause beside it */
+  CHECK_EQ(r.verdict[0].nalso, 0);
   gen_case_free(&c);
+  /* a refused handle no longer hides a cause of its own: the dropped host wait is reported
+   * beside it (the checker still reports it with the refused calls taken as succeeded) */
+  static const char *const both[] = {"region-chain", "region-launch-yield", "region-capture"};
+  for (size_t i = 0; i < sizeof both / sizeof both[0]; i++) {
+    load(both[i], &c);
+    r = check(&c, "builtin:fault=yield_stream,drop_host_wait", "lazy");
+    CHECK_STR(
+        r.verdict[0].signature,
+        "builtin:fault=yield_stream,drop_host_wait|misused-handle|stream|wrong-kind|via:yield");
+    CHECK_EQ(r.verdict[0].nalso, 1);
+    CHECK_STR(r.verdict[0].also[0].signature,
+              "builtin:fault=yield_stream,drop_host_wait|missing-edge|host-wait|gpu.wait");
+    gen_case_free(&c);
+  }
 }
 
 static void test_spec_parse(void) {
