@@ -44,8 +44,9 @@ static void tools_json(const Campaign *k, char *out, size_t n) {
     snprintf(out + len, n - len, "]");
 }
 
-/* Whether configuration c of the matrix is on a line of confs (CONFIG TAB VERSION TAB 0|1) with
- * verdict rep ('1': reproduces, '0': does not). */
+/* Whether configuration c of the matrix is on a line of confs (CONFIG TAB VERSION TAB
+ * STORE_CONF_*) with verdict rep ('1' reproduces, '0' passes, '2' fails differently, '3' refused).
+ */
 static int conf_listed(const Campaign *k, int c, const char *confs, char rep) {
   const LowerSpec *sp = &k->c.matrix[c];
   size_t nl = strlen(sp->name), vl = strlen(sp->version);
@@ -68,7 +69,9 @@ static void on_triaged(const StoreTriaged *t, void *ctx) {
   uint64_t confs = 0;
   if (t->confs[0] && k->c.nmatrix > 0) {
     for (int c = 0; c < k->c.nmatrix && c < 64; c++)
-      if (conf_listed(k, c, t->confs, '1') || !conf_listed(k, c, t->confs, '0'))
+      if (conf_listed(k, c, t->confs, '1') ||
+          !(conf_listed(k, c, t->confs, '0') || conf_listed(k, c, t->confs, '2') ||
+            conf_listed(k, c, t->confs, '3')))
         confs |= 1ull << c;
     if (confs == 0)
       return; /* (it reproduces on none of this campaign's configurations) */
@@ -182,6 +185,10 @@ int campaign__fill_result(Campaign *k, CampaignResult *res, int jobs, int failed
 int campaign_run(Campaign *k, const CampaignHooks *hooks, CampaignResult *res, AfErr *err) {
   memset(res, 0, sizeof *res);
   k->hooks = hooks;
+  if (k->db && k->c.nmatrix > 0 &&
+      campaign_recheck(k->db, k->run_id, k->c.matrix, k->c.nmatrix, &k->c.opts, 0, &res->recheck,
+                       err) != 0)
+    return err->rc ? err->rc : AF_EIO;
   int jobs = k->c.jobs > 0 ? k->c.jobs : 1;
   if (jobs > 256)
     return af_err_set(err, AF_EUSAGE, "at most 256 jobs");

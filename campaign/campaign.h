@@ -165,6 +165,12 @@ typedef struct CampaignDiffer {
   uint64_t first_seed;
 } CampaignDiffer;
 
+/* What campaign_recheck did: findings with a case, configurations that had some without a
+ * verdict, verdicts given, and of them how many reproduce, pass every run, or fail differently
+ * (or are refused by the lowering); findings whose case this asyncfuzz cannot read. */
+typedef struct CampaignRecheck {
+  int findings, configs, verdicts, reproduces, passes, differs, unreadable;
+} CampaignRecheck;
 typedef struct CampaignResult {
   CampaignStatus st;
   int stopped;                     /* *stop ended it */
@@ -175,7 +181,9 @@ typedef struct CampaignResult {
   int ndiffer;
   const CampaignConfCount *conf; /* [nmatrix], the configurations' cases */
   long db_findings;              /* findings in this run, by the database (-1: no database) */
-  int failed;                    /* output or the database could not be written: results partial */
+  CampaignRecheck recheck; /* the database's findings checked on configurations without a verdict
+                              for them, before the first case */
+  int failed;              /* output or the database could not be written: results partial */
 } CampaignResult;
 
 typedef struct Campaign Campaign;
@@ -186,8 +194,24 @@ void campaign_format_matrix(const CampaignConfig *c, const CampaignResult *r, Af
  * seed, limit, jobs and output; resumed: it goes on from an earlier run) and when it ends
  * (totals, each signature with its replay command, differences, the matrix, steering, the
  * share of cases that reached execution and the database's counts). (summary.c) */
-void campaign_format_start(AfBuf *b, const CampaignConfig *c, int resumed, uint64_t seed);
+void campaign_format_start(AfBuf *b, const Campaign *k, const CampaignConfig *c, int resumed,
+                           uint64_t seed);
 void campaign_format_result(AfBuf *b, const CampaignConfig *c, const CampaignResult *r);
+/* A campaign's progress line, without its line end (the command prints it as it goes). */
+void campaign_format_progress(AfBuf *b, const CampaignStatus *k, int any_mlir);
+/* asyncfuzz db recheck: campaign_recheck of database db_path on c's matrix (without one, on its
+ * lowerings, each a configuration of mlir-opt), its line written to out. 0 or an AF_E* code. */
+int campaign_recheck_db(const char *db_path, const CampaignConfig *c, FILE *out, AfErr *err);
+/* The line on what campaign_recheck did. */
+void campaign_format_recheck(AfBuf *b, const CampaignRecheck *x);
+
+typedef struct Store Store; /* (results/store.h) */
+/* Checks each finding of database db with a smallest case again on each configuration of
+ * matrix[0..nmatrix) it has no verdict on (on every one with all), as the matrix checks a new
+ * finding: under its own schedule and the adversarial ones, a verdict per configuration
+ * (STORE_CONF_*), stored with run (0: none). 0 or an AF_E* code. (recheck.c) */
+int campaign_recheck(Store *db, int64_t run, const LowerSpec *matrix, int nmatrix,
+                     const CheckOpts *o, int all, CampaignRecheck *res, AfErr *err);
 
 /* Lowering low: a lowering of the campaign (low < nspecs) or a configuration of its matrix. */
 const LowerSpec *campaign_spec(const CampaignConfig *c, int low);

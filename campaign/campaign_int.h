@@ -210,6 +210,20 @@ int campaign__matrix_queue(Campaign *k, int sig, const GenCase *c, const Schedul
 int campaign__matrix_flush(Campaign *k, int all);
 /* Frees what the queue still holds (a campaign that stopped on an error). */
 void campaign__matrix_free(Campaign *k);
+/* The schedules a re-check runs besides each finding's own (the adversarial ones), into out;
+ * how many. */
+int campaign__recheck_schedules(Schedule *out, int max);
+/* A finding's verdict (STORE_CONF_*) on one configuration from its runs x there under
+ * sched[0..ns): the first nadv (the adversarial ones) and its own, own; *w: the run that says it
+ * (the first that reproduces, else the first that fails). */
+int campaign__recheck_verdict(const CheckResult *x, const Schedule *sched, int ns, int nadv,
+                              const Schedule *own, const char *signature, Verdict *w);
+/* A configuration's row of the database for verdict conf, v (its texts in t). */
+typedef struct CampaignConfText {
+  char llvm[24], jit[24];
+} CampaignConfText;
+void campaign__conf_row(const LowerSpec *sp, int conf, const Verdict *v, CampaignConfText *t,
+                        StoreConfigVerdict *w);
 /* The steering of configuration conf (-1: of a campaign without a matrix) as it stands: what
  * its cases are generated without, but for exploration. */
 void campaign__steering(const Campaign *k, int conf, GenAvoid *out);

@@ -3,9 +3,11 @@
  * (campaign_int.h). New findings wait (steering the configuration each was found on) until
  * eight wait, one has waited a minute, or the campaign ends; then each configuration runs all
  * their cases in one batch (one mlir-opt and one mlir-runner process for all of them, not one
- * per finding), each under the schedule it failed with. The verdicts go to the database,
- * info.txt and the summary, and steer generation on the configurations where the finding
- * reproduces (steer.c).
+ * per finding), each under the schedule it failed with and the adversarial ones
+ * (MATRIX_SCHEDULES): a finding reproduces on a configuration where any of those runs fails with
+ * its signature, passes where every run passes, and otherwise fails differently or is refused by
+ * the lowering (STORE_CONF_*). The verdicts go to the database, info.txt and the summary, and
+ * steer generation on the configurations where the finding reproduces (steer.c).
  */
 #include "campaign_int.h"
 
@@ -13,8 +15,66 @@
 
 #include <string.h>
 
+/* The adversarial schedules every re-check runs besides the finding's own (fixed seeds: the same
+ * runs in every campaign): a race its own schedule misses on another configuration shows. */
+#define MATRIX_SCHEDULES "eager,lazy,random:2,pct:2"
+#define MATRIX_SCHEDULES_SEED 1
+
 static int same_sched(const Schedule *a, const Schedule *b) {
   return a->policy == b->policy && a->seed == b->seed;
+}
+
+/* A finding's verdict on one configuration from its runs x there (sched[0..ns), of which it
+ * takes its own, own, and the first nadv, the adversarial ones): STORE_CONF_*, and in *w the run
+ * that says it (the first that reproduces; else the first that fails). */
+int campaign__recheck_schedules(Schedule *out, int max) {
+  int n = 0;
+  AfErr err = {0};
+  return check_parse_schedules(MATRIX_SCHEDULES, MATRIX_SCHEDULES_SEED, out, max, &n, &err) ? 0 : n;
+}
+
+void campaign__conf_row(const LowerSpec *sp, int conf, const Verdict *v, CampaignConfText *t,
+                        StoreConfigVerdict *w) {
+  snprintf(t->llvm, sizeof t->llvm, "%s", mlir_llvm_version(sp));
+  snprintf(t->jit, sizeof t->jit, sp->jit_opt < 0 ? "Odefault" : "O%d", sp->jit_opt);
+  w->config = sp->name;
+  w->version = sp->version;
+  w->llvm = t->llvm;
+  w->pipeline = sp->variant;
+  w->target = sp->target;
+  w->jit = t->jit;
+  w->cls = oracle_verdict_name(v->cls);
+  w->signature = v->cls == VERDICT_PASS ? "" : v->signature;
+  w->reproduces = conf;
+}
+
+int campaign__recheck_verdict(const CheckResult *x, const Schedule *sched, int ns, int nadv,
+                              const Schedule *own, const char *signature, Verdict *w) {
+  int first_fail = -1;
+  for (int at = 0; at < ns && at < x->nsched; at++) {
+    if (at >= nadv && !same_sched(&sched[at], own))
+      continue;
+    const Verdict *v = &x->verdict[at];
+    if (v->cls != VERDICT_PASS && oracle_verdict_has(v, signature)) {
+      *w = *v;
+      return STORE_CONF_REPRODUCES;
+    }
+    if (v->cls != VERDICT_PASS && first_fail < 0)
+      first_fail = at;
+  }
+  if (x->nsched < ns && x->first_fail >= 0) /* (a case mlir-opt did not lower: one verdict) */
+    first_fail = x->first_fail;
+  if (first_fail < 0) {
+    memset(w, 0, sizeof *w);
+    w->cls = VERDICT_PASS;
+    return STORE_CONF_PASSES;
+  }
+  *w = x->verdict[first_fail];
+  if (oracle_verdict_has(w, signature))
+    return STORE_CONF_REPRODUCES;
+  return w->cls == VERDICT_LOWERING_REJECTED || w->cls == VERDICT_LOWERING_UNCONVERTED
+             ? STORE_CONF_REFUSED
+             : STORE_CONF_DIFFERS;
 }
 
 /* A new finding waiting for its matrix check: its signature (k->sigs[sig]), the case to run
@@ -62,12 +122,13 @@ static void differing_axes(const Campaign *k, const Verdict *v, const int *ran, 
       snprintf(out + strlen(out), n - strlen(out), "%s%s", out[0] ? ", " : "", axis_names[a]);
 }
 
-/* The verdicts v of sig's case on the configurations that ran: the rows of the database,
+/* The verdicts v of sig's case on the configurations that ran (ran[i]: 0, or 1 + its STORE_CONF_*
+ * verdict there): the rows of the database,
  * info.txt's table, the configurations it reproduces on, the axes that explain differences. */
 static int matrix_rows(Campaign *k, Sig *sig, const Verdict *v, const int *ran, double seconds) {
   int n = k->c.nmatrix;
   StoreConfigVerdict *rows = af_calloc((size_t)n, sizeof *rows);
-  char(*axes)[2][24] = af_calloc((size_t)n, sizeof *axes); /* LLVM release, JIT level */
+  CampaignConfText *axes = af_calloc((size_t)n, sizeof *axes);
   if (!rows || !axes) {
     af_free(rows), af_free(axes);
     campaign__problem(k, "out of memory");
@@ -81,26 +142,15 @@ static int matrix_rows(Campaign *k, Sig *sig, const Verdict *v, const int *ran, 
       continue;
     const LowerSpec *sp = &k->c.matrix[i];
     StoreConfigVerdict *w = &rows[m++];
-    snprintf(axes[i][0], sizeof axes[i][0], "%s", mlir_llvm_version(sp));
-    snprintf(axes[i][1], sizeof axes[i][1], sp->jit_opt < 0 ? "Odefault" : "O%d", sp->jit_opt);
-    w->config = sp->name;
-    w->version = sp->version;
-    w->llvm = axes[i][0];
-    w->pipeline = sp->variant;
-    w->target = sp->target;
-    w->jit = axes[i][1];
-    w->cls = oracle_verdict_name(v[i].cls);
-    w->signature = v[i].cls == VERDICT_PASS ? "" : v[i].signature;
-    w->reproduces = v[i].cls != VERDICT_PASS && oracle_verdict_has(&v[i], sig->f.signature);
-    rep += w->reproduces;
-    if (w->reproduces && i < 64)
+    campaign__conf_row(sp, ran[i] - 1, &v[i], &axes[i], w);
+    rep += w->reproduces == STORE_CONF_REPRODUCES;
+    if (w->reproduces == STORE_CONF_REPRODUCES && i < 64)
       sig->repro_confs |= 1ull << i;
     char ax[200];
     mlir_config_axes(sp, ax, sizeof ax);
-    af_buf_printf(&b, "  %-44s %s\n", ax,
-                  w->reproduces              ? "reproduces"
-                  : v[i].cls == VERDICT_PASS ? "pass"
-                                             : w->signature);
+    af_buf_printf(&b, "  %-44s %s%s%s\n", ax, store_conf_name(w->reproduces),
+                  w->reproduces >= STORE_CONF_DIFFERS ? ": " : "",
+                  w->reproduces >= STORE_CONF_DIFFERS ? w->signature : "");
   }
   differing_axes(k, v, ran, sig->f.matrix_axes, sizeof sig->f.matrix_axes);
   sig->f.matrix_n = m;
@@ -223,9 +273,10 @@ int campaign__matrix_queue(Campaign *k, int sig, const GenCase *c, const Schedul
 }
 
 /* Pending findings [from, to) on every configuration, each configuration in one batch under the
- * schedules sched[0..ns) (each finding's among them), into v[j * nmatrix + i] and ran[...]. */
-static void run_pending(Campaign *k, int from, int to, const Schedule *sched, int ns, Verdict *v,
-                        int *ran) {
+ * schedules sched[0..ns) (the nadv adversarial ones first, then each finding's own), into
+ * v[j * nmatrix + i] and ran[...] (1 + its STORE_CONF_* verdict). */
+static void run_pending(Campaign *k, int from, int to, const Schedule *sched, int ns, int nadv,
+                        Verdict *v, int *ran) {
   int n = to - from, nm = k->c.nmatrix;
   const GenCase **cs = af_calloc((size_t)n, sizeof *cs);
   CheckResult *r = af_calloc((size_t)n, sizeof *r);
@@ -246,18 +297,10 @@ static void run_pending(Campaign *k, int from, int to, const Schedule *sched, in
       continue;
     }
     for (int j = 0; j < n; j++) {
-      const CheckResult *x = &r[j];
-      int at = 0;
-      while (at < ns && !same_sched(&sched[at], &k->pending[from + j].s))
-        at++;
-      Verdict *w = &v[(size_t)j * (size_t)nm + (size_t)i];
-      if (at < x->nsched) /* (a case mlir-opt did not lower has one verdict for all) */
-        *w = x->verdict[at];
-      else if (x->first_fail >= 0)
-        *w = x->verdict[x->first_fail];
-      else
-        w->cls = VERDICT_PASS;
-      ran[(size_t)j * (size_t)nm + (size_t)i] = 1;
+      const CampaignPending *p = &k->pending[from + j];
+      size_t at = (size_t)j * (size_t)nm + (size_t)i;
+      ran[at] = 1 + campaign__recheck_verdict(&r[j], sched, ns, nadv, &p->s,
+                                              k->sigs[p->sig].f.signature, &v[at]);
     }
   }
   af_free(cs), af_free(r);
@@ -272,6 +315,8 @@ int campaign__matrix_flush(Campaign *k, int all) {
     /* as many findings as have at most CHECK_MAX_SCHED schedules between them */
     Schedule sched[CHECK_MAX_SCHED];
     int ns = 0, to = from;
+    ns = campaign__recheck_schedules(sched, CHECK_MAX_SCHED);
+    int nadv = ns;
     for (; to < k->npending; to++) {
       int at = 0;
       while (at < ns && !same_sched(&sched[at], &k->pending[to].s))
@@ -290,7 +335,7 @@ int campaign__matrix_flush(Campaign *k, int all) {
       return -1;
     }
     double t0 = campaign__now();
-    run_pending(k, from, to, sched, ns, v, ran);
+    run_pending(k, from, to, sched, ns, nadv, v, ran);
     double each = (campaign__now() - t0) / n;
     for (int j = 0; j < n; j++) {
       CampaignPending *p = &k->pending[from + j];

@@ -347,7 +347,25 @@ static void format_time(AfBuf *b, const CampaignStatus *st, int workers) {
   af_buf_puts(b, "\n");
 }
 
+/* The line on campaign_recheck's verdicts ("" when it gave none). */
+void campaign_format_recheck(AfBuf *b, const CampaignRecheck *x) {
+  if (x->verdicts > 0)
+    af_buf_printf(b,
+                  "recheck: %d verdict(s) on %d configuration(s) for the database's %d finding(s) "
+                  "that had none there: %d reproduce, %d pass every run, %d fail differently or "
+                  "are refused by the lowering\n",
+                  x->verdicts, x->configs, x->findings, x->reproduces, x->passes, x->differs);
+  else
+    af_buf_printf(b, "recheck: the database's %d finding(s) have verdicts on every configuration\n",
+                  x->findings);
+  if (x->unreadable > 0)
+    af_buf_printf(b, "recheck: %d finding(s) whose case this asyncfuzz cannot read were left out\n",
+                  x->unreadable);
+}
+
 void campaign_format_result(AfBuf *b, const CampaignConfig *c, const CampaignResult *r) {
+  if (r->recheck.verdicts > 0)
+    campaign_format_recheck(b, &r->recheck);
   const char *dbp = c->db_path;
   int any_mlir = 0;
   for (int i = 0; i < c->nspecs; i++)
@@ -408,7 +426,8 @@ void campaign_format_result(AfBuf *b, const CampaignConfig *c, const CampaignRes
   }
 }
 
-void campaign_format_start(AfBuf *b, const CampaignConfig *c, int resumed, uint64_t seed) {
+void campaign_format_start(AfBuf *b, const Campaign *k, const CampaignConfig *c, int resumed,
+                           uint64_t seed) {
   af_buf_printf(b, "asyncfuzz campaign: %s", resumed ? "resumed; " : "");
   af_buf_printf(b, "lowering");
   for (int i = 0; i < c->nspecs; i++) {
@@ -428,6 +447,12 @@ void campaign_format_start(AfBuf *b, const CampaignConfig *c, int resumed, uint6
                 check_backend_name(&c->opts), c->sched_spec, (unsigned long long)seed,
                 c->max_cases > 0 ? c->max_cases : c->seconds,
                 c->max_cases > 0 ? "cases" : "seconds", c->swarm ? ", swarm" : "", c->jobs, c->out);
+  char avoiding[2048] = "";
+  if (k)
+    campaign_avoiding(k, avoiding, sizeof avoiding);
+  if (avoiding[0])
+    af_buf_printf(b, "asyncfuzz %s: steering away from: %s\n", c->guided ? "fuzz" : "campaign",
+                  avoiding);
 }
 
 const char *campaign_steer_text(const CampaignStatus *st, char *out, size_t n) {
@@ -448,4 +473,30 @@ const char *campaign_steer_text(const CampaignStatus *st, char *out, size_t n) {
     len += w > 0 ? (size_t)w : 0;
   }
   return out;
+}
+
+void campaign_format_progress(AfBuf *b, const CampaignStatus *k, int any_mlir) {
+  double el = k->elapsed;
+  af_buf_printf(b, "[%6.1fs] cases %ld (%.1f/s)  failures %ld", el, k->cases,
+                el > 0 ? (double)k->cases / el : 0.0, k->failures);
+  if (k->signatures >= 0) /* the parent of --jobs workers does not know their signatures */
+    af_buf_printf(b, "  signatures %d", k->signatures);
+  af_buf_printf(b, "  findings new %ld, known %ld hits  corpus %ld", k->new_findings, k->known_hits,
+                k->corpus);
+  if (k->nspecs > 1)
+    af_buf_printf(b, "  differ %ld", k->differ_cases);
+  if (k->nconfigs > 0)
+    af_buf_printf(b, "  configs %d (%ld-%ld cases each)", k->nconfigs, k->conf_min, k->conf_max);
+  char steer[300];
+  af_buf_puts(b, campaign_steer_text(k, steer, sizeof steer));
+  if (k->features > 0)
+    af_buf_printf(b, "  features %ld", k->features);
+  if (any_mlir)
+    af_buf_printf(b, "  executed %.1f%%",
+                  k->cases > 0 ? 100.0 * (double)k->executed / (double)k->cases : 0.0);
+  if (any_mlir && k->nconfigs > 0 && k->exec_lo >= 0)
+    af_buf_printf(b, " (%.0f-%.0f%% per config), clean %.1f%% (%.0f-%.0f%%)", k->exec_lo,
+                  k->exec_hi,
+                  k->cases > 0 ? 100.0 * (double)(k->cases - k->failures) / (double)k->cases : 0.0,
+                  k->clean_lo, k->clean_hi);
 }

@@ -247,30 +247,12 @@ static void on_progress(const CampaignStatus *k, int final, void *ctx) {
   const Args *a = ctx;
   if (a->quiet)
     return;
-  double el = k->elapsed;
-  fprintf(stderr, "%s[%6.1fs] cases %ld (%.1f/s)  failures %ld", isatty(2) ? "\r" : "", el,
-          k->cases, el > 0 ? (double)k->cases / el : 0.0, k->failures);
-  if (k->signatures >= 0) /* the parent of --jobs workers does not know their signatures */
-    fprintf(stderr, "  signatures %d", k->signatures);
-  fprintf(stderr, "  findings new %ld, known %ld hits  corpus %ld", k->new_findings, k->known_hits,
-          k->corpus);
-  if (k->nspecs > 1)
-    fprintf(stderr, "  differ %ld", k->differ_cases);
-  if (k->nconfigs > 0)
-    fprintf(stderr, "  configs %d (%ld-%ld cases each)", k->nconfigs, k->conf_min, k->conf_max);
-  char steer[300];
-  fprintf(stderr, "%s", campaign_steer_text(k, steer, sizeof steer));
-  if (k->features > 0)
-    fprintf(stderr, "  features %ld", k->features);
-  if (a->any_mlir)
-    fprintf(stderr, "  executed %.1f%%",
-            k->cases > 0 ? 100.0 * (double)k->executed / (double)k->cases : 0.0);
-  if (a->any_mlir && k->nconfigs > 0 && k->exec_lo >= 0)
-    fprintf(stderr, " (%.0f-%.0f%% per config), clean %.1f%% (%.0f-%.0f%%)", k->exec_lo, k->exec_hi,
-            k->cases > 0 ? 100.0 * (double)(k->cases - k->failures) / (double)k->cases : 0.0,
-            k->clean_lo, k->clean_hi);
-  fprintf(stderr, "%s", final || !isatty(2) ? "\n" : "");
+  AfBuf b;
+  af_buf_init(&b);
+  campaign_format_progress(&b, k, a->any_mlir);
+  fprintf(stderr, "%s%s%s", isatty(2) ? "\r" : "", b.p ? b.p : "", final || !isatty(2) ? "\n" : "");
   fflush(stderr);
+  af_buf_free(&b);
 }
 
 static void on_problem(const char *msg, void *ctx) {
@@ -362,6 +344,12 @@ int cmd_campaign(int argc, char **argv) {
   return campaign_main(argc, argv, 0);
 }
 
+static int g_recheck; /* asyncfuzz db recheck: campaign's options, no campaign */
+int cmd_db_recheck(int argc, char **argv) {
+  g_recheck = 1;
+  return campaign_main(argc, argv, 0);
+}
+
 int cmd_fuzz(int argc, char **argv) {
   return campaign_main(argc, argv, 1);
 }
@@ -378,10 +366,8 @@ int cmd_fuzz_child(int argc, char **argv) {
 static int campaign_go(Args *ap) {
   Args a = *ap;
   CampaignConfig *c = &a.c;
-  int ex;
-  CheckOpts *o = &c->opts;
   char device[400];
-  ex = cli_backend_start(CMD, o, device, sizeof device);
+  int ex = cli_backend_start(CMD, &c->opts, device, sizeof device);
   if (ex)
     return ex;
   c->device = device;
@@ -406,12 +392,18 @@ static int campaign_go(Args *ap) {
   if (notes[0])
     fprintf(stderr, "asyncfuzz %s: matrix: %s\n", CMD, notes);
   char dbp[4096];
-  snprintf(dbp, sizeof dbp, "%s", a.db_path ? a.db_path : "");
+  snprintf(dbp, sizeof dbp, a.db_path ? "%s" : "%s/results.db", a.db_path ? a.db_path : c->out);
   if (a.no_avoid)
     c->avoid_known = c->avoid_found = 0;
-  if (!a.no_db && a.db_path == NULL)
-    snprintf(dbp, sizeof dbp, "%s/results.db", c->out);
   c->db_path = a.no_db ? NULL : dbp;
+  if (g_recheck) { /* (db recheck) */
+    AfErr rerr = {0};
+    int rc = campaign_recheck_db(dbp, c, stdout, &rerr);
+    if (rc)
+      fprintf(stderr, "asyncfuzz db recheck: %s\n", rerr.msg);
+    af_free(matrix);
+    return cli_exit_for(rc);
+  }
   Campaign *k;
   uint64_t seed;
   AfErr err = {0};
@@ -435,13 +427,9 @@ static int campaign_go(Args *ap) {
   }
   AfBuf b;
   af_buf_init(&b);
-  campaign_format_start(&b, c, a.resume, seed);
+  campaign_format_start(&b, k, c, a.resume, seed);
   fputs(b.p ? b.p : "", stderr);
   af_buf_free(&b);
-  char avoiding[2048];
-  campaign_avoiding(k, avoiding, sizeof avoiding);
-  if (avoiding[0])
-    fprintf(stderr, "asyncfuzz %s: steering away from: %s\n", CMD, avoiding);
   catch_signals();
   CampaignHooks hooks = {on_progress, on_problem, &a, isatty(2) ? 1.0 : 5.0};
   CampaignResult r;

@@ -120,11 +120,12 @@ int cmd_check(int argc, char **argv);       /* cmd_check.c */
 int cmd_check_trace(int argc, char **argv); /* cmd_check.c */
 int cmd_reduce(int argc, char **argv);      /* cmd_reduce.c */
 int cmd_campaign(int argc, char **argv);
-int cmd_fuzz(int argc, char **argv); /* campaign.c: guided (campaign/guided.c) */
+int cmd_fuzz(int argc, char **argv);       /* campaign.c: guided (campaign/guided.c) */
 int cmd_fuzz_child(int argc, char **argv); /* a libFuzzer merge's child process */
 int cmd_compile_batch(int argc, char **argv);
 int cmd_run_batch(int argc, char **argv);
 int cmd_db(int argc, char **argv);
+int cmd_db_recheck(int argc, char **argv); /* asyncfuzz db recheck (campaign.c) */
 int cmd_report(int argc, char **argv);
 int cmd_slurm(int argc, char **argv); /* slurm.c */
 

@@ -29,8 +29,9 @@ static const char db_help[] =
     "                      counted by later campaigns, not reported again)\n"
     "  export --format json|junit [filters]\n"
     "                      JUnit XML shows each new finding as a failing test case\n"
-    "  merge OTHER.db      merges another runner's database (running it twice changes\n"
-    "                      nothing)\n"
+    "  merge OTHER.db      merges another runner's database (merging twice changes nothing)\n"
+    "  recheck [--lowering SPEC]... [--matrix AXIS=V,...]...  (campaign's options)\n"
+    "                      verdicts where a finding has none (a build added since)\n"
     "Exit 0, 2 on bad usage, 3 when the file is not an asyncfuzz database, 4 on other errors.\n";
 
 static int parse_since(const char *s, double *out) {
@@ -155,6 +156,8 @@ static int db_run(Store *s, const DbArgs *d, AfBuf *b, AfErr *err) {
 }
 
 int cmd_db(int argc, char **argv) {
+  if (argc >= 2 && strcmp(argv[1], "recheck") == 0)
+    return cmd_db_recheck(argc - 1, argv + 1);
   if (argc < 2) {
     fputs(db_help, stderr);
     return EXIT_USAGE;

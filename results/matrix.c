@@ -68,7 +68,7 @@ static void bind_verdict(sqlite3_stmt *st, int i, const void *ctx) {
   bind_t(st, 8, v->jit);
   bind_t(st, 9, v->cls);
   bind_t(st, 10, v->signature);
-  sqlite3_bind_int(st, 11, v->reproduces != 0);
+  sqlite3_bind_int(st, 11, v->reproduces); /* (STORE_CONF_*) */
   if (r->run > 0)
     sqlite3_bind_int64(st, 12, r->run);
   else
@@ -138,15 +138,15 @@ int store_show_configs(Store *s, int64_t id, AfBuf *out, AfErr *err) {
   AfBuf rows;
   af_buf_init(&rows);
   while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-    int rep = sqlite3_column_int(st, 4);
-    yes += rep;
+    int rep = sqlite3_column_int(st, 4), other = rep >= STORE_CONF_DIFFERS;
+    yes += rep == STORE_CONF_REPRODUCES;
     n++;
-    af_buf_printf(&rows, "  %-10s %-13s %-6s %-9s %s\n", results__col(st, 0), results__col(st, 1),
-                  results__col(st, 2), results__col(st, 3),
-                  rep                                        ? "reproduces"
-                  : strcmp(results__col(st, 5), "pass") == 0 ? "pass"
-                  : *results__col(st, 6)                     ? results__col(st, 6)
-                                                             : results__col(st, 5));
+    af_buf_printf(&rows, "  %-10s %-13s %-6s %-9s %s%s%s\n", results__col(st, 0),
+                  results__col(st, 1), results__col(st, 2), results__col(st, 3),
+                  store_conf_name(rep), other ? ": " : "",
+                  !other                 ? ""
+                  : *results__col(st, 6) ? results__col(st, 6)
+                                         : results__col(st, 5));
   }
   sqlite3_finalize(st);
   if (step == SQLITE_DONE && n > 0) {
@@ -160,8 +160,17 @@ int store_show_configs(Store *s, int64_t id, AfBuf *out, AfErr *err) {
   return step == SQLITE_DONE ? 0 : results__db_err(s, err, "query failed");
 }
 
-/* The findings of a version change: (id, status, class, count, signature, the releases as
- * "OLD -> NEW", the configurations it holds on) per row. */
+/* Which verdicts, on an older release and on a newer one (the same pipeline, target and JIT
+ * level), make a version change (STORE_CONF_*): fixed, a regression, and the changes that are
+ * neither, a finding that reproduces on one and fails differently (or is refused) on the other. */
+enum { VER_REGRESSED, VER_FIXED, VER_DIFFERS_AFTER, VER_DIFFERS_BEFORE };
+static const char *const ver_old[] = {"a.reproduces = 0", "a.reproduces = 1", "a.reproduces = 1",
+                                      "a.reproduces >= 2"};
+static const char *const ver_new[] = {"b.reproduces = 1", "b.reproduces = 0", "b.reproduces >= 2",
+                                      "b.reproduces = 1"};
+
+/* The findings of a version change (VER_*): (id, status, class, count, signature, the releases
+ * as "OLD -> NEW", the configurations it holds on) per row. */
 static int prepare_versions(Store *s, const StoreFilter *f, int fixed, sqlite3_stmt **st,
                             AfErr *err) {
   char head[1400];
@@ -170,33 +179,33 @@ static int prepare_versions(Store *s, const StoreFilter *f, int fixed, sqlite3_s
            " (SELECT group_concat(pair, ', ') FROM (SELECT a.llvm || ' -> ' || b.llvm"
            "   AS pair FROM finding_configs a JOIN finding_configs b ON b.finding = a.finding"
            "   AND b.pipeline = a.pipeline AND b.target = a.target AND b.jit = a.jit"
-           "   AND a.llvm_key < b.llvm_key WHERE a.finding = findings.id AND a.reproduces = %d"
-           "   AND b.reproduces = %d GROUP BY pair ORDER BY min(a.llvm_key), min(b.llvm_key))),"
+           "   AND a.llvm_key < b.llvm_key WHERE a.finding = findings.id AND %s"
+           "   AND %s GROUP BY pair ORDER BY min(a.llvm_key), min(b.llvm_key))),"
            " (SELECT count(DISTINCT a.pipeline || '/' || a.target || '/' || a.jit)"
            "   FROM finding_configs a JOIN finding_configs b ON b.finding = a.finding"
            "   AND b.pipeline = a.pipeline AND b.target = a.target AND b.jit = a.jit"
-           "   AND a.llvm_key < b.llvm_key WHERE a.finding = findings.id AND a.reproduces = %d"
-           "   AND b.reproduces = %d)"
+           "   AND a.llvm_key < b.llvm_key WHERE a.finding = findings.id AND %s"
+           "   AND %s)"
            " FROM findings",
-           fixed, !fixed, fixed, !fixed);
+           ver_old[fixed], ver_new[fixed], ver_old[fixed], ver_new[fixed]);
   char tail[400];
   snprintf(tail, sizeof tail,
            " AND EXISTS (SELECT 1 FROM finding_configs a JOIN finding_configs b"
            " ON b.finding = a.finding AND b.pipeline = a.pipeline AND b.target = a.target"
            " AND b.jit = a.jit AND a.llvm_key < b.llvm_key WHERE a.finding = findings.id"
-           " AND a.reproduces = %d AND b.reproduces = %d)" NEW_FIRST,
-           fixed, !fixed);
+           " AND %s AND %s)" NEW_FIRST,
+           ver_old[fixed], ver_new[fixed]);
   return results__prepare_filtered(s, head, f, tail, st, err);
 }
 
-int store_list_versions(Store *s, const StoreFilter *f, int fixed, AfBuf *out, AfErr *err) {
+/* The rows of version change `kind` (VER_*) into out; how many in *n. */
+static int list_rows(Store *s, const StoreFilter *f, int kind, AfBuf *out, int *n, AfErr *err) {
   sqlite3_stmt *st;
-  int rc = prepare_versions(s, f, fixed, &st, err);
+  int rc = prepare_versions(s, f, kind, &st, err);
   if (rc)
     return rc;
-  af_buf_printf(out, "%5s  %-7s  %-20s %7s  %-26s  %s\n", "id", "status", "class", "count",
-                fixed ? "fixed in (old -> new)" : "regressed in (old -> new)", "signature");
-  int n = 0, step;
+  int step;
+  *n = 0;
   while ((step = sqlite3_step(st)) == SQLITE_ROW) {
     char rel[200];
     snprintf(rel, sizeof rel, "%s (%d config%s)", results__col(st, 5), sqlite3_column_int(st, 6),
@@ -204,29 +213,62 @@ int store_list_versions(Store *s, const StoreFilter *f, int fixed, AfBuf *out, A
     af_buf_printf(out, "%5lld  %-7s  %-20s %7lld  %-26s  %s\n",
                   (long long)sqlite3_column_int64(st, 0), results__col(st, 1), results__col(st, 2),
                   (long long)sqlite3_column_int64(st, 3), rel, results__col(st, 4));
-    n++;
+    (*n)++;
   }
   sqlite3_finalize(st);
-  if (step != SQLITE_DONE)
-    return results__db_err(s, err, "query failed");
+  return step == SQLITE_DONE ? 0 : results__db_err(s, err, "query failed");
+}
+
+int store_list_versions(Store *s, const StoreFilter *f, int fixed, AfBuf *out, AfErr *err) {
+  af_buf_printf(out, "%5s  %-7s  %-20s %7s  %-26s  %s\n", "id", "status", "class", "count",
+                fixed ? "fixed in (old -> new)" : "regressed in (old -> new)", "signature");
+  int n = 0, m = 0;
+  int rc = list_rows(s, f, fixed ? VER_FIXED : VER_REGRESSED, out, &n, err);
+  if (rc)
+    return rc;
   af_buf_printf(out,
                 "%d finding(s) %s a newer LLVM release on the same pipeline, target and JIT "
-                "level (each finding's minimized case, checked on every configuration)\n",
-                n, fixed ? "gone in" : "new in");
-  return 0;
+                "level (each finding's minimized case, checked on every configuration under "
+                "several schedules: %s)\n",
+                n, fixed ? "gone in" : "new in",
+                fixed ? "it passes every run there" : "it passed every run on the older");
+  AfBuf more;
+  af_buf_init(&more);
+  rc = list_rows(s, f, fixed ? VER_DIFFERS_AFTER : VER_DIFFERS_BEFORE, &more, &m, err);
+  if (rc == 0 && m > 0)
+    af_buf_printf(out,
+                  "\nnot %s: %d finding(s) that %s fail differently or are refused by the "
+                  "lowering on the %s release (db show ID says how)\n%s",
+                  fixed ? "fixed" : "regressions", m,
+                  fixed ? "reproduce on the older release and" : "reproduce on the newer release",
+                  fixed ? "newer" : "older", more.p ? more.p : "");
+  af_buf_free(&more);
+  return rc;
 }
 
 int store_report_matrix(Store *s, AfBuf *out, AfErr *err) {
-  for (int fixed = 0; fixed < 2; fixed++) {
+  static const char *const title[] = {"Regressions between LLVM releases",
+                                      "Fixed between LLVM releases",
+                                      "Not fixed: failing differently in a newer LLVM release",
+                                      "Not regressions: failing differently in an older release"};
+  static const char *const id[] = {"regressions", "fixed", "differs-newer", "differs-older"};
+  static const char *const what[] = {
+      " that passed every run on an older release and reproduce on a newer one",
+      " that reproduce on an older release and pass every run on a newer one",
+      " that reproduce on an older release and fail differently (or are refused by the lowering)"
+      " on a newer one",
+      " that reproduce on a newer release and failed differently (or were refused) on an older"
+      " one"};
+  for (int fixed = 0; fixed < 4; fixed++) {
     sqlite3_stmt *st;
     int rc = prepare_versions(s, NULL, fixed, &st, err);
     if (rc)
       return rc;
     af_buf_printf(out,
-                  "<h2>%s between LLVM releases</h2>\n<table id=\"%s\"><thead><tr><th>id</th>"
+                  "<h2>%s</h2>\n<table id=\"%s\"><thead><tr><th>id</th>"
                   "<th>status</th><th>class</th><th>releases (old -&gt; new)</th>"
                   "<th>configurations</th><th>signature</th></tr></thead><tbody>\n",
-                  fixed ? "Fixed" : "Regressions", fixed ? "fixed" : "regressions");
+                  title[fixed], id[fixed]);
     int n = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
       if (n++ >= 50) /* (the rest are counted: db list --regressions or --fixed lists them) */
@@ -242,12 +284,10 @@ int store_report_matrix(Store *s, AfBuf *out, AfErr *err) {
       af_buf_puts(out, "</td></tr>\n");
     }
     sqlite3_finalize(st);
-    af_buf_printf(out, "</tbody></table>\n<p>%d finding(s)%s", n,
-                  fixed ? " present in an older release and absent in a newer one"
-                        : " present in a newer release and absent in an older one");
+    af_buf_printf(out, "</tbody></table>\n<p>%d finding(s)%s", n, what[fixed]);
     if (n > 50)
       af_buf_printf(out, "; the first 50 are shown, <code>asyncfuzz db list %s</code> lists all",
-                    fixed ? "--fixed" : "--regressions");
+                    fixed == 1 || fixed == 2 ? "--fixed" : "--regressions");
     af_buf_puts(out, "</p>\n");
   }
   sqlite3_stmt *st;
@@ -297,4 +337,47 @@ int store_show_matrix(Store *s, int64_t id, AfBuf *b, AfErr *err) {
   }
   af_buf_free(&m);
   return rc;
+}
+
+const char *store_conf_name(int conf) {
+  switch (conf) {
+  case STORE_CONF_REPRODUCES:
+    return "reproduces";
+  case STORE_CONF_PASSES:
+    return "passes";
+  case STORE_CONF_DIFFERS:
+    return "fails differently";
+  case STORE_CONF_REFUSED:
+    return "refused by the lowering";
+  default:
+    return "?";
+  }
+}
+
+int store_each_recheck(Store *s, int (*fn)(const StoreRecheck *r, void *ctx), void *ctx,
+                       AfErr *err) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(
+          s->db,
+          "SELECT f.signature, c.json,"
+          " coalesce((SELECT o.schedule FROM occurrences o WHERE o.finding = f.id"
+          "  AND o.case_id = f.smallest_case ORDER BY o.at LIMIT 1),"
+          "  (SELECT o.schedule FROM occurrences o WHERE o.finding = f.id ORDER BY o.at LIMIT 1),"
+          "  ''),"
+          " coalesce((SELECT group_concat(config || char(9) || lowering_version, char(10))"
+          "  FROM finding_configs WHERE finding = f.id), '')"
+          " FROM findings f JOIN cases c ON c.id = f.smallest_case ORDER BY f.id",
+          -1, &st, NULL) != SQLITE_OK)
+    return results__db_err(s, err, "cannot list the findings to check again");
+  int step, rc = 0;
+  while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    StoreRecheck r = {results__col(st, 0), results__col(st, 1), results__col(st, 2),
+                      results__col(st, 3)};
+    rc = fn(&r, ctx);
+  }
+  sqlite3_finalize(st);
+  if (rc)
+    return rc;
+  return step == SQLITE_DONE ? 0
+                             : results__db_err(s, err, "cannot list the findings to check again");
 }

@@ -59,6 +59,8 @@ static void load_configs(Store *s, Configs *k) {
 }
 
 /* A finding's matrix, as "m": [[configuration (its index in the page's list), 1 reproduces |
+ * 2 passes every run | 3 fails differently | 4 refused by the lowering, that verdict's signature],
+ * ...]|
  * 2 passes | 3 another verdict, that verdict's signature], ...], newest LLVM first. A
  * configuration beyond the list has index -1 and its name in the text. */
 static void matrix_json(Store *s, const Configs *k, int64_t id, AfBuf *out) {
@@ -73,8 +75,13 @@ static void matrix_json(Store *s, const Configs *k, int64_t id, AfBuf *out) {
     int ci = -1;
     for (int i = 0; i < k->n && ci < 0; i++)
       ci = strcmp(k->name[i], name) == 0 ? i : -1;
-    int rep = sqlite3_column_int(st, 2), pass = strcmp(results__col(st, 3), "pass") == 0;
-    af_buf_printf(out, "%s[%d,%d,", n ? "," : "", ci, rep ? 1 : pass ? 2 : 3);
+    int rep = sqlite3_column_int(st, 2), pass = rep == STORE_CONF_PASSES;
+    rep = rep == STORE_CONF_REPRODUCES;
+    af_buf_printf(out, "%s[%d,%d,", n ? "," : "", ci,
+                  rep                                               ? 1
+                  : pass                                            ? 2
+                  : sqlite3_column_int(st, 2) == STORE_CONF_REFUSED ? 4
+                                                                    : 3);
     char text[400];
     snprintf(text, sizeof text, "%s%s%s", ci < 0 ? name : "", ci < 0 ? ": " : "",
              rep || pass ? "" : results__col(st, 4));
@@ -203,8 +210,8 @@ static void page_head(Store *s, AfBuf *out) {
                    "<span class=\"legend\">configurations: <i class=\"c-r\" "
                    "style=\"display:inline-block;width:7px;height:11px\"></i> reproduces "
                    "<i class=\"c-p\" style=\"display:inline-block;width:7px;height:11px\"></i> "
-                   "passes <i class=\"c-o\" style=\"display:inline-block;width:7px;height:11px\">"
-                   "</i> other verdict</span></div>\n");
+                   "passes every run <i class=\"c-o\" style=\"display:inline-block;width:7px;"
+                   "height:11px\"></i> fails differently or refused</span></div>\n");
 }
 
 /* The findings table (its lines drawn by the page's script) and its data. */
@@ -452,6 +459,20 @@ static int load_series(Store *s, int value, Series *sr) {
 
 /* A line chart of series over a run's seconds: a polyline and a point (circle, with its
  * values as a tooltip) per progress record, a legend per run. */
+/* The least of 1, 2, 2.5 and 5 times a power of ten that is at least v (v > 0). */
+static double nice_ceil(double v) {
+  double p = 1;
+  while (p * 10 <= v)
+    p *= 10;
+  while (p > v && p > 1e-6)
+    p /= 10;
+  static const double steps[] = {1, 2, 2.5, 5, 10};
+  for (int i = 0; i < 5; i++)
+    if (steps[i] * p >= v)
+      return steps[i] * p;
+  return 10 * p;
+}
+
 static void line_chart(AfBuf *b, const char *id, const char *title, const char *unit,
                        const Series *sr, int ns) {
   double mx = 1, my = 1;
@@ -462,6 +483,7 @@ static void line_chart(AfBuf *b, const char *id, const char *title, const char *
       my = sr[i].y[j] > my ? sr[i].y[j] : my;
       pts++;
     }
+  my = nice_ceil(my); /* (the top label: a round number, short enough for its margin) */
   const int W = 420, H = 180, L = 44, B = 26, T = 8;
   af_buf_printf(b,
                 "<figure><figcaption>%s</figcaption><svg id=\"%s\" xmlns=\"http://www.w3.org/"
@@ -469,11 +491,11 @@ static void line_chart(AfBuf *b, const char *id, const char *title, const char *
                 title, id, W, H + 16 * ns, pts);
   af_buf_printf(b,
                 "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
-                "stroke=\"#c8ced6\"/><text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.7g</text>"
+                "stroke=\"#c8ced6\"/><text x=\"%d\" y=\"%d\" text-anchor=\"end\">%g</text>"
                 "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">0</text><text x=\"%d\" y=\"%d\">0 s"
                 "</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.0f s</text>",
-                L, T, W - L - 8, H - B - T, L - 4, T + 10, my >= 10 ? (double)(long)(my + 0.5) : my,
-                L - 4, H - B, L, H - B + 14, W - 8, H - B + 14, mx);
+                L, T, W - L - 8, H - B - T, L - 4, T + 10, my, L - 4, H - B, L, H - B + 14, W - 8,
+                H - B + 14, mx);
   for (int i = 0; i < ns; i++) {
     const char *col = run_colors[i % PAGE_RUNS];
     af_buf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", col);

@@ -135,6 +135,11 @@ static const char *const migrations[] = {
     " findings INTEGER NOT NULL, UNIQUE(run, at));",
     /* v7: where a run's time went (summary.json's "time": seconds per bucket, JSON) */
     "ALTER TABLE runs ADD COLUMN time TEXT;",
+    /* v8: a finding's verdict per configuration from several runs: reproduces is STORE_CONF_*
+     * (1 reproduces, 0 passes on every run, 2 fails differently, 3 refused by the lowering);
+     * before v8, 0 was anything but reproduces */
+    "UPDATE finding_configs SET reproduces = CASE WHEN class IN ('lowering_rejected',"
+    " 'lowering_unconverted') THEN 3 ELSE 2 END WHERE reproduces = 0 AND class != 'pass';",
 };
 
 static int get_version(Store *s, int *v, AfErr *err) {

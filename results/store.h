@@ -18,7 +18,7 @@
 
 #include "../base/afbase.h"
 
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 8
 
 typedef struct Store Store;
 
@@ -71,7 +71,7 @@ int store_finding_status(Store *s, const char *signature, int *status, AfErr *er
 typedef struct StoreTriaged {
   const char *signature, *cls;
   const char *forms; /* its detailed forms, one a line ("": none recorded) */
-  const char *confs; /* its matrix verdicts, one a line: CONFIG TAB VERSION TAB 0|1 (reproduces);
+  const char *confs; /* its matrix verdicts, one a line: CONFIG TAB VERSION TAB STORE_CONF_*;
                         "": never checked on a matrix */
 } StoreTriaged;
 /* Calls fn(finding, ctx) for every finding marked known or wontfix. */
@@ -129,12 +129,33 @@ typedef struct StoreConfigVerdict {
   const char *jit;       /* "O0".."O3", "Odefault" */
   const char *cls;       /* the verdict's class ("pass") */
   const char *signature; /* its signature ("" for pass) */
-  int reproduces;        /* the signature is the finding's */
+  int reproduces;        /* STORE_CONF_*: reproduces, passes, fails differently, refused */
 } StoreConfigVerdict;
+/* A finding's verdict on a configuration, from its re-check there under several schedules (its
+ * own and the adversarial ones): StoreConfigVerdict.reproduces, finding_configs.reproduces. */
+enum {
+  STORE_CONF_PASSES = 0,     /* every run passed: only this counts as fixed */
+  STORE_CONF_REPRODUCES = 1, /* a run failed with the finding's signature */
+  STORE_CONF_DIFFERS = 2,    /* none did; one failed another way (signature: the first such) */
+  STORE_CONF_REFUSED = 3     /* none did; the lowering refused the case (rejected, unconverted) */
+};
+/* A STORE_CONF_* verdict in words: "reproduces", "passes", "fails differently", "refused by the
+ * lowering" ("?" for another). */
+const char *store_conf_name(int conf);
 /* Stores the verdicts of finding `signature` on n configurations (one transaction; a
  * configuration checked again replaces its row). AF_EINVALID: no such finding. */
 int store_set_configs(Store *s, const char *signature, int64_t run, const StoreConfigVerdict *v,
                       int n, AfErr *err);
+/* A finding as a re-check on new configurations takes it (store_each_recheck). */
+typedef struct StoreRecheck {
+  const char *signature;
+  const char *case_json; /* its smallest case */
+  const char *schedule;  /* the schedule it failed with there ("lazy@123"; "" unknown) */
+  const char *confs;     /* the configurations it has verdicts on: CONFIG TAB VERSION a line */
+} StoreRecheck;
+/* Calls fn for each finding that has a smallest case, until fn returns non-zero (returned). */
+int store_each_recheck(Store *s, int (*fn)(const StoreRecheck *r, void *ctx), void *ctx,
+                       AfErr *err);
 /* Cases a run gave one configuration (added to what it has). */
 typedef struct StoreConfigCount {
   const char *config, *version;

@@ -282,6 +282,12 @@ grep -qF "\\u003cimg src=x onerror=alert(1)\\u003e'); DROP TABLE runs; --" "$tmp
 grep -qF '<img' "$tmp/report.html" && bad "report: raw markup in the page"
 grep -q '<table id="findings">' "$tmp/report.html" || bad "report: no findings table"
 [ "$(grep -c '<svg' "$tmp/report.html")" -ge 3 ] || bad "report: fewer than 3 charts"
+# each picture's top label is a round number (1, 2, 2.5 or 5 times a power of ten), short enough
+# for its margin, not the peak's digits (a rate of 2.910448 once read 910448, clipped)
+for chart in rate discovery; do
+  top=$(sed -n "s/.*<svg id=\"$chart\"[^>]*><rect [^>]*\/><text [^>]*>\([^<]*\)<\/text>.*/\1/p" "$tmp/report.html")
+  echo "$top" | grep -qE '^(1|2|2\.5|5)0*$' || bad "report: the $chart picture's top label: ${top:-none}"
+done
 chromium=$(af_tool chromium || af_tool chromium-browser || true)
 if [ -n "$chromium" ] || af_need "the report rendered by chromium" chromium; then
   cp "$tmp/report.html" "$build/report.html"

@@ -355,8 +355,10 @@ static void matrix(void) {
   record(s, run, "mlir-opt|reg|x", 1, 5, "d", &is_new);
   record(s, run, "mlir-opt|fix|y", 2, 5, "d", &is_new);
   record(s, run, "mlir-opt|all|z", 3, 5, "d", &is_new);
+  record(s, run, "mlir-opt|diff|w", 4, 5, "d", &is_new);
   /* x: on 22.1.8 only (a regression, 9.0.0 < 19.1.7 < 22.1.8 as numbers); y: on 19.1.7
-   * only, of the default pipeline (fixed); z: everywhere */
+   * only, of the default pipeline, and passes every run on 22.1.8 (fixed); z: everywhere; w: on
+   * 19.1.7, failing differently on 22.1.8 (not fixed) */
   StoreConfigVerdict v[] = {
       {"mlir-opt-22.1.8", "LLVM 22.1.8", "22.1.8", "default", "nvvm", "O0", "reg", "mlir-opt|reg|x",
        1},
@@ -365,8 +367,8 @@ static void matrix(void) {
   };
   CHECK_EQ(store_set_configs(s, "mlir-opt|reg|x", run, v, 3, &err), 0);
   StoreConfigVerdict w[] = {
-      {"mlir-opt-22.1.8", "LLVM 22.1.8", "22.1.8", "default", "nvvm", "O0", "other",
-       "mlir-opt|other|q", 0},
+      {"mlir-opt-22.1.8", "LLVM 22.1.8", "22.1.8", "default", "nvvm", "O0", "pass", "",
+       STORE_CONF_PASSES},
       {"mlir-opt-19.1.7", "LLVM 19.1.7", "19.1.7", "default", "nvvm", "O0", "fix", "mlir-opt|fix|y",
        1},
       {"mlir-opt-22.1.8@async-region", "LLVM 22.1.8", "22.1.8", "async-region", "nvvm", "O0", "fix",
@@ -380,6 +382,13 @@ static void matrix(void) {
        1},
   };
   CHECK_EQ(store_set_configs(s, "mlir-opt|all|z", run, z, 2, &err), 0);
+  StoreConfigVerdict d[] = {
+      {"mlir-opt-22.1.8", "LLVM 22.1.8", "22.1.8", "default", "nvvm", "O0", "other",
+       "mlir-opt|other|q", STORE_CONF_DIFFERS},
+      {"mlir-opt-19.1.7", "LLVM 19.1.7", "19.1.7", "default", "nvvm", "O0", "diff",
+       "mlir-opt|diff|w", STORE_CONF_REPRODUCES},
+  };
+  CHECK_EQ(store_set_configs(s, "mlir-opt|diff|w", run, d, 2, &err), 0);
   CHECK_EQ(store_set_configs(s, "mlir-opt|none", run, z, 2, &err), AF_EINVALID);
   af_err_clear(&err);
   StoreConfigCount cc[] = {{"mlir-opt-22.1.8", "LLVM 22.1.8", 64, 3, 60},
@@ -398,11 +407,19 @@ static void matrix(void) {
   CHECK_EQ(store_list_versions(s, NULL, 1, &b, &err), 0);
   CHECK_CONTAINS(b.p, "19.1.7 -> 22.1.8 (1 config)  mlir-opt|fix|y");
   CHECK(strstr(b.p, "mlir-opt|reg|x") == NULL && strstr(b.p, "mlir-opt|all|z") == NULL);
+  /* failing differently on the newer release is not fixed: listed apart */
+  CHECK_CONTAINS(b.p, "1 finding(s) gone in");
+  CHECK_CONTAINS(b.p, "\nnot fixed: 1 finding(s)");
+  CHECK(strstr(b.p, "mlir-opt|diff|w") > strstr(b.p, "\nnot fixed: 1 finding(s)"));
   af_buf_free(&b);
   af_buf_init(&b);
   CHECK_EQ(store_show_configs(s, 2, &b, &err), 0);
   CHECK_CONTAINS(b.p, "reproduces on 2 of 3");
-  CHECK_CONTAINS(b.p, "mlir-opt|other|q");
+  CHECK_CONTAINS(b.p, "22.1.8     default       nvvm   O0        passes\n");
+  af_buf_free(&b);
+  af_buf_init(&b);
+  CHECK_EQ(store_show_configs(s, 4, &b, &err), 0);
+  CHECK_CONTAINS(b.p, "fails differently: mlir-opt|other|q");
   af_buf_free(&b);
   af_buf_init(&b);
   CHECK_EQ(store_report_html(s, &b, &err), 0);
