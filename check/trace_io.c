@@ -6,6 +6,7 @@
 #include "check.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -52,13 +53,17 @@ static int read_recs(FILE *f, const char *path, CheckTrace *t, AfErr *err) {
 
 /* The observations: each one's head and values, the values in one array. */
 static int read_obs(FILE *f, const char *path, CheckTrace *t, AfErr *err) {
+  struct stat st; /* (the values an observation claims must be in the file) */
+  long pos = ftell(f);
+  int64_t left = fstat(fileno(f), &st) == 0 && pos >= 0 ? (int64_t)st.st_size - pos : 0;
   int capvals = 0, nvals = 0, rc = 0;
   int64_t *offs = af_malloc(sizeof(int64_t) * ((size_t)t->nobs + 1));
   if (offs == NULL)
     return af_err_set(err, AF_ENOMEM, "out of memory reading %s", path);
   for (int i = 0; i < t->nobs && rc == 0; i++) {
     int64_t head[4];
-    if (fread(head, sizeof head, 1, f) != 1 || head[3] < 0 || head[3] > (1 << 24)) {
+    if (fread(head, sizeof head, 1, f) != 1 || head[3] < 0 || head[3] > (1 << 24) ||
+        head[3] > left / (int64_t)sizeof(int32_t)) {
       rc = af_err_set(err, AF_EPARSE, "%s: observation %d is truncated or corrupt", path, i);
       break;
     }
@@ -76,6 +81,7 @@ static int read_obs(FILE *f, const char *path, CheckTrace *t, AfErr *err) {
       break;
     }
     nvals += (int)head[3];
+    left -= (int64_t)sizeof head + head[3] * (int64_t)sizeof(int32_t);
   }
   for (int i = 0; i < t->nobs && rc == 0; i++)
     t->obs[i].vals = t->vals + offs[i];
@@ -89,6 +95,15 @@ int check_trace_load(const char *path, CheckTrace *t, AfErr *err) {
   if (f == NULL)
     return af_err_set(err, AF_EIO, "cannot open %s: %s", path, strerror(errno));
   int rc = read_header(f, path, t, err);
+  /* what the counts promise must be in the file before anything is allocated for it (each
+   * observation's values are checked as they are read) */
+  struct stat st;
+  long at = ftell(f);
+  if (rc == 0 && (fstat(fileno(f), &st) != 0 || at < 0 ||
+                  (uint64_t)t->nrecs * sizeof(RtRec) + (uint64_t)t->nobs * 4 * sizeof(int64_t) >
+                      (uint64_t)(st.st_size - at)))
+    rc =
+        af_err_set(err, AF_EPARSE, "%s is truncated or corrupt (its counts exceed its size)", path);
   if (rc == 0) {
     t->recs = af_malloc(sizeof(RtRec) * ((size_t)t->nrecs + 1));
     t->obs = af_calloc((size_t)t->nobs + 1, sizeof(RtObs));

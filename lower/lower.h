@@ -118,6 +118,9 @@ typedef struct LowerSpec {
  * too old mlir-opt is reported at once. Returns 0, AF_EUSAGE with a message listing what is valid,
  * or AF_EINVALID (the tools). */
 int lower_spec_parse(const char *s, LowerSpec *out, AfErr *err);
+/* The grammar of lower_spec_parse alone: no tool is looked for or run (an mlir-opt spec's build
+ * path, if any, in out->opt). What the spec fuzzer parses. */
+int lower_spec_syntax(const char *s, LowerSpec *out, AfErr *err);
 /* Replaces an mlir-opt spec's pipeline with `pipeline` (variant "custom"). */
 int lower_spec_set_pipeline(LowerSpec *spec, const char *pipeline, AfErr *err);
 /* The version string recorded with results of this lowering. */

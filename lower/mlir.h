@@ -130,6 +130,8 @@ void mlir_config_axes(const LowerSpec *spec, char *out, size_t n);
 
 /* For lower_spec_parse. */
 int lower_mlir_spec_parse(const char *s, LowerSpec *out, AfErr *err);
+/* Its grammar alone (lower_spec_syntax). */
+int lower_mlir_spec_syntax(const char *s, LowerSpec *out, AfErr *err);
 
 /* Features (base/feat.h, mlir_feat.c) of mlir-opt's action log (--log-actions-to, which the
  * lowering passes where features are on): each pattern tried, with its op ("gpu.wait/1": its name

@@ -160,7 +160,9 @@ static int parse_parts(const char *str, LowerSpec *s, char *variant, size_t vn, 
   return 0;
 }
 
-int lower_mlir_spec_parse(const char *str, LowerSpec *s, AfErr *err) {
+/* The grammar of an mlir-opt spec into s (its build's path in *path), vi: its named pipeline; no
+ * tool is looked for. */
+static int spec_syntax(const char *str, LowerSpec *s, const char **path, int *vi, AfErr *err) {
   memset(s, 0, sizeof *s);
   s->kind = LOWER_MLIR_OPT;
   s->timeout = 60;
@@ -168,15 +170,15 @@ int lower_mlir_spec_parse(const char *str, LowerSpec *s, AfErr *err) {
   if (t && atof(t) > 0)
     s->timeout = atof(t);
   char variant[64];
-  const char *path = "";
-  int rc = parse_parts(str, s, variant, sizeof variant, &path, err);
+  *path = "";
+  int rc = parse_parts(str, s, variant, sizeof variant, path, err);
   if (rc)
     return rc;
-  int vi = -1;
+  *vi = -1;
   for (int i = 0; i < NVARIANTS; i++)
     if (strcmp(variants[i].name, variant) == 0)
-      vi = i;
-  if (vi < 0) {
+      *vi = i;
+  if (*vi < 0) {
     AfBuf b;
     af_buf_init(&b);
     for (int i = 0; i < NVARIANTS; i++)
@@ -187,6 +189,24 @@ int lower_mlir_spec_parse(const char *str, LowerSpec *s, AfErr *err) {
     return rc;
   }
   af_fmt(s->variant, sizeof s->variant, "%s", variant);
+  return 0;
+}
+
+int lower_mlir_spec_syntax(const char *str, LowerSpec *s, AfErr *err) {
+  const char *path;
+  int vi;
+  int rc = spec_syntax(str, s, &path, &vi, err);
+  if (rc == 0)
+    af_fmt(s->opt, sizeof s->opt, "%s", path);
+  return rc;
+}
+
+int lower_mlir_spec_parse(const char *str, LowerSpec *s, AfErr *err) {
+  const char *path;
+  int vi;
+  int rc = spec_syntax(str, s, &path, &vi, err);
+  if (rc)
+    return rc;
   if (lower_is_rocdl(s)) {
     int r = mlir__find_rocm(s->rocm, sizeof s->rocm);
     if (r <= 0)

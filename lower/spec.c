@@ -56,11 +56,12 @@ const char *lower_family(const LowerSpec *spec) {
   return spec->family[0] ? spec->family : spec->name;
 }
 
-int lower_spec_parse(const char *s, LowerSpec *out, AfErr *err) {
+/* A spec into out; tools: an mlir-opt spec's tools are looked for and asked their version. */
+static int spec_parse(const char *s, LowerSpec *out, int tools, AfErr *err) {
   memset(out, 0, sizeof *out);
   const char *m = strncmp(s, "matrix:", 7) == 0 ? s + 7 : s;
   if (strncmp(m, "mlir-opt", 8) == 0 && (m[8] == '\0' || strchr("@:+/", m[8])))
-    return lower_mlir_spec_parse(s, out, err);
+    return tools ? lower_mlir_spec_parse(s, out, err) : lower_mlir_spec_syntax(s, out, err);
   if (strcmp(s, "builtin") == 0) {
     out->kind = LOWER_BUILTIN;
     snprintf(out->name, sizeof out->name, "builtin");
@@ -105,4 +106,12 @@ int lower_spec_parse(const char *s, LowerSpec *out, AfErr *err) {
   }
   af_buf_free(&b);
   return oom ? af_err_set(err, AF_ENOMEM, "out of memory") : 0;
+}
+
+int lower_spec_parse(const char *s, LowerSpec *out, AfErr *err) {
+  return spec_parse(s, out, 1, err);
+}
+
+int lower_spec_syntax(const char *s, LowerSpec *out, AfErr *err) {
+  return spec_parse(s, out, 0, err);
 }
