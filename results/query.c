@@ -55,10 +55,12 @@ const char *results__col(sqlite3_stmt *st, int i) {
 }
 
 void results__fmt_time(double t, char *out, size_t n) {
-  time_t tt = (time_t)t;
+  /* (a time from another runner's database is whatever it says: one no date can hold is "?") */
   struct tm tm;
-  gmtime_r(&tt, &tm);
-  strftime(out, n, "%Y-%m-%d %H:%M", &tm);
+  time_t tt = (time_t)(t > -1e15 && t < 1e15 ? t : 0);
+  if (!(t > -1e15 && t < 1e15) || gmtime_r(&tt, &tm) == NULL ||
+      strftime(out, n, "%Y-%m-%d %H:%M", &tm) == 0)
+    snprintf(out, n, "?");
 }
 
 /* a listing line is at most this wide: it fits a terminal */
