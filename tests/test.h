@@ -35,8 +35,8 @@ static int test_failures;
   do {                                                                                             \
     const char *sa_ = (a), *sb_ = (b);                                                             \
     if (sa_ == NULL || sb_ == NULL || strcmp(sa_, sb_) != 0) {                                     \
-      fprintf(stderr, "%s:%d: CHECK_STR failed: %s == %s\n  got:      %s\n  expected: %s\n",      \
-              __FILE__, __LINE__, #a, #b, sa_ ? sa_ : "(null)", sb_ ? sb_ : "(null)");            \
+      fprintf(stderr, "%s:%d: CHECK_STR failed: %s == %s\n  got:      %s\n  expected: %s\n",       \
+              __FILE__, __LINE__, #a, #b, sa_ ? sa_ : "(null)", sb_ ? sb_ : "(null)");             \
       test_failures++;                                                                             \
     }                                                                                              \
   } while (0)
@@ -45,7 +45,7 @@ static int test_failures;
   do {                                                                                             \
     const char *h_ = (hay), *n_ = (needle);                                                        \
     if (h_ == NULL || strstr(h_, n_) == NULL) {                                                    \
-      fprintf(stderr, "%s:%d: CHECK_CONTAINS failed: \"%s\" not in \"%s\"\n", __FILE__, __LINE__, \
+      fprintf(stderr, "%s:%d: CHECK_CONTAINS failed: \"%s\" not in \"%s\"\n", __FILE__, __LINE__,  \
               n_, h_ ? h_ : "(null)");                                                             \
       test_failures++;                                                                             \
     }                                                                                              \
@@ -66,7 +66,7 @@ static inline void test_skip(const char *what, const char *why) {
 
 /* Ends a test binary: prints a one-line result and returns its exit code. */
 #define TEST_DONE(name)                                                                            \
-  (test_failures ? (fprintf(stderr, "%s: %d check(s) failed\n", name, test_failures), 1)          \
+  (test_failures ? (fprintf(stderr, "%s: %d check(s) failed\n", name, test_failures), 1)           \
                  : (printf("%s: ok\n", name), 0))
 
 #endif
