@@ -16,7 +16,8 @@ fail=0
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 real=$(dirname "$(readlink -f "$(af_tool mlir-opt-22)")")
 # build DIR MODE VERSION: LLVM 22's tools in DIR/bin, its mlir-opt saying VERSION and (drop)
-# deleting the first mgpuStreamWaitEvent of each output chunk or (crash) crashing on one
+# deleting the first mgpuStreamWaitEvent of each output chunk, (crash) crashing on one, or
+# (plain) doing nothing more
 build() {
   mkdir -p "$1/bin"
   for f in "$real"/*; do ln -sf "$f" "$1/bin/"; done
@@ -31,7 +32,7 @@ for a in "\$@"; do [ "\$prev" = -o ] && out=\$a; prev=\$a; done
 [ -n "\$out" ] || exit 0
 if [ $2 = drop ]; then
   awk '/^\/\/ -----/ { done = 0 } !done && /llvm.call @mgpuStreamWaitEvent\(/ { done = 1; next } { print }' "\$out" >"\$out.w" && mv "\$out.w" "\$out"
-elif grep -q 'llvm.call @mgpuStreamWaitEvent(' "\$out"; then
+elif [ $2 = crash ] && grep -q 'llvm.call @mgpuStreamWaitEvent(' "\$out"; then
   kill -SEGV \$\$
 fi
 W
@@ -39,6 +40,7 @@ W
 }
 build "$T/drop" drop 22.9.1
 build "$T/crash" crash 22.9.2
+build "$T/plain" plain 22.9.3
 mkdir "$T/seeds"
 cp "$src/tests/data/mlir-join-waits.json" "$T/seeds/" # (three streams joined by events)
 M=(--lowering mlir-opt --matrix pipelines=default --matrix targets=nvvm --matrix jit=O0)
@@ -79,6 +81,12 @@ grep -q '^  22.9.2 .*fails differently: mlir-opt|lowering_crash' "$T/show" &&
 # ... and again: nothing left to check
 "$af" db recheck "${M[@]}" --matrix "builds=$T/crash/bin/mlir-opt" --memfree-sync --db "$db" >"$T/o" 2>&1
 grep -q "have verdicts on every configuration" "$T/o" || bad "db recheck twice: $(cat "$T/o")"
+# a campaign meeting a configuration its database has no verdicts on gives them before its cases
+"$af" campaign "${M[@]}" --matrix "builds=$T/plain/bin/mlir-opt" --seeds "$T/seeds" --cases 1 \
+  --seed 5 --schedules lazy --memfree-sync --no-reduce --repro 1 --quiet --db "$db" --out "$T/c-new" \
+  >"$T/o" 2>&1
+grep -q "^recheck: $nf verdict(s) on 1 configuration(s)" "$T/o" && [ "$(verdict "$db" 22.9.3)" = 0 ] ||
+  bad "a campaign on a new configuration: verdict $(verdict "$db" 22.9.3) (want 0: passes): $(grep recheck "$T/o")"
 # a database made before the verdicts were repeated (schema 7, a fail-differently verdict as 0)
 # reads as fails differently
 sqlite3 "$db" "UPDATE finding_configs SET reproduces = 0 WHERE llvm = '22.9.2'; PRAGMA user_version = 7"
