@@ -206,10 +206,11 @@ int campaign_recheck_db(const char *db_path, const CampaignConfig *c, FILE *out,
 void campaign_format_recheck(AfBuf *b, const CampaignRecheck *x);
 
 typedef struct Store Store; /* (results/store.h) */
-/* Checks each finding of database db with a smallest case again on each configuration of
- * matrix[0..nmatrix) it has no verdict on (on every one with all), as the matrix checks a new
- * finding: under its own schedule and the adversarial ones, a verdict per configuration
- * (STORE_CONF_*), stored with run (0: none). 0 or an AF_E* code. (recheck.c) */
+/* Checks each finding of database db with a smallest case and a signature of the configurations'
+ * lowering ("mlir-opt|...") again on each configuration of matrix[0..nmatrix) it has no verdict on
+ * (on every one with all), as the matrix checks a new finding: under its own schedule and the
+ * adversarial ones, a verdict per configuration (STORE_CONF_*), stored with run (0: none). 0 or an
+ * AF_E* code. (recheck.c) */
 int campaign_recheck(Store *db, int64_t run, const LowerSpec *matrix, int nmatrix,
                      const CheckOpts *o, int all, CampaignRecheck *res, AfErr *err);
 

@@ -123,9 +123,14 @@ int campaign_recheck(Store *db, int64_t run, const LowerSpec *matrix, int nmatri
   res->findings = it.n;
   res->unreadable = it.unreadable;
   for (int i = 0; rc == 0 && i < nmatrix; i++) {
+    /* (a finding of this lowering only: its signature starts with the family's name, as the
+     * configuration names signatures; another lowering's findings are not its to judge) */
+    const char *fam = lower_family(&matrix[i]);
+    size_t fl = strlen(fam);
     int n = 0;
     for (int j = 0; j < it.n; j++)
-      if (all || !has_verdict(&it.v[j], &matrix[i]))
+      if (strncmp(it.v[j].sig, fam, fl) == 0 && it.v[j].sig[fl] == '|' &&
+          (all || !has_verdict(&it.v[j], &matrix[i])))
         sel[n++] = j;
     if (n > 0)
       res->configs++;
