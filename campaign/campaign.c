@@ -45,7 +45,8 @@ static void tools_json(const Campaign *k, char *out, size_t n) {
 }
 
 /* Whether configuration c of the matrix is on a line of confs (CONFIG TAB VERSION TAB
- * STORE_CONF_*) with verdict rep ('1' reproduces, '0' passes, '2' fails differently, '3' refused).
+ * STORE_CONF_*) with verdict rep ('1' reproduces, '0' passes, '2' fails differently, '3' refused;
+ * '*' any).
  */
 static int conf_listed(const Campaign *k, int c, const char *confs, char rep) {
   const LowerSpec *sp = &k->c.matrix[c];
@@ -54,7 +55,7 @@ static int conf_listed(const Campaign *k, int c, const char *confs, char rep) {
     size_t len = strcspn(p, "\n");
     if (len == nl + vl + 3 && strncmp(p, sp->name, nl) == 0 && p[nl] == '\t' &&
         strncmp(p + nl + 1, sp->version, vl) == 0 && p[nl + 1 + vl] == '\t' &&
-        p[nl + 2 + vl] == rep)
+        (rep == '*' || p[nl + 2 + vl] == rep))
       return 1;
     p += len + (p[len] == '\n');
   }
@@ -69,9 +70,7 @@ static void on_triaged(const StoreTriaged *t, void *ctx) {
   uint64_t confs = 0;
   if (t->confs[0] && k->c.nmatrix > 0) {
     for (int c = 0; c < k->c.nmatrix && c < 64; c++)
-      if (conf_listed(k, c, t->confs, '1') ||
-          !(conf_listed(k, c, t->confs, '0') || conf_listed(k, c, t->confs, '2') ||
-            conf_listed(k, c, t->confs, '3')))
+      if (conf_listed(k, c, t->confs, '1') || !conf_listed(k, c, t->confs, '*'))
         confs |= 1ull << c;
     if (confs == 0)
       return; /* (it reproduces on none of this campaign's configurations) */
