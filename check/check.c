@@ -195,3 +195,19 @@ char *check_reproducer(const GenCase *c, const LowerSpec *spec, const Schedule *
     b.oom = 1;
   return af_buf_take(&b);
 }
+
+int check_view_free_all(const GenCase *c, const LowerSpec *spec, const CheckOpts *o, CheckResult *r,
+                        AfErr *err) {
+  for (int k = 0; k < r->nsched; k++) {
+    GenCase plain;
+    Verdict pv;
+    int rc = check_view_free(c, spec, &r->sched[k], o, &r->verdict[k], &plain, &pv, err);
+    if (rc < 0)
+      return rc;
+    if (rc == 1) {
+      r->verdict[k] = pv;
+      gen_case_free(&plain);
+    }
+  }
+  return 0;
+}

@@ -118,6 +118,10 @@ int check_judge_trace(const char *path, const GenCase *c, const LowerSpec *spec,
 int check_view_free(const GenCase *c, const LowerSpec *spec, const Schedule *s, const CheckOpts *o,
                     const Verdict *v, GenCase *plain, Verdict *pv, AfErr *err);
 
+/* check_view_free on every schedule's verdict of r (a case c through spec): as a campaign
+ * names them. 0 or an AF_E* code. */
+int check_view_free_all(const GenCase *c, const LowerSpec *spec, const CheckOpts *o, CheckResult *r,
+                        AfErr *err);
 /* A reduction test (reduce/reduce.h): whether a candidate case still fails with `signature`
  * under one of the schedules. */
 typedef struct CheckSigTest {
@@ -194,4 +198,88 @@ void check_format_text(AfBuf *b, const char *path, const LowerSpec *spec, const 
 int check_format_case(AfBuf *b, const char *path, int j, int npaths, const LowerSpec *specs,
                       int nlow, const CheckResult *res, int json, const CheckOpts *o);
 
+/* What `run` prints of the run just made: the observations, the verdict, the checker's reports
+ * (unless o->no_checker). */
+void check_format_run(AfBuf *b, const GenCase *c, const LowerSpec *spec, const CheckOpts *o,
+                      const Verdict *v);
+/* `run --trace FILE|- --trace-bin FILE`: the run's text trace (headed by its lowering, policy and
+ * seed) and its binary trace (either path NULL: not written). 0, AF_EIO or AF_ENOMEM. */
+int check_write_traces(const char *path, const char *bin_path, const LowerSpec *spec,
+                       const char *policy, uint64_t seed, AfErr *err);
+/* check-trace: the happens-before checker's reports over the binary trace in path (with print,
+ * every record too) into b; with c (NULL: none), the run judged against that case as lowering
+ * `lowering`. *failed: something is wrong. 0, or AF_EIO/AF_EPARSE (a bad file), AF_ENOMEM,
+ * AF_EINTERNAL. */
+int check_trace_report(const char *path, const GenCase *c, const char *lowering, int lenient,
+                       int print, AfBuf *b, int *failed, AfErr *err);
+
+/* ---- a user's program (check-mlir: program.c, prog_kernels.c, prog_judge.c, prog_format.c) */
+enum { PROG_LEAKS_WARN, PROG_LEAKS_ERROR, PROG_LEAKS_OFF };
+#define PROG_MAX_RUNNER_ARGS 16
+#define PROG_MAX_FINDINGS 12
+typedef struct ProgOpts {
+  const char *entry; /* the entry point (NULL: main) */
+  const char
+      *entry_result; /* what it returns, as mlir-runner's --entry-point-result (NULL: void) */
+  const char *libs;  /* more shared libraries for the runner, comma-separated (NULL: none) */
+  const char *runner_args[PROG_MAX_RUNNER_ARGS]; /* more options for the runner */
+  int nrunner_args;
+  int lowered;      /* the file is in the LLVM dialect already: run it as it is */
+  int leaks;        /* PROG_LEAKS_*: what a leaked stream, event or buffer is */
+  int memfree_sync; /* as CheckOpts */
+  int abi;          /* as CheckOpts */
+  double timeout;   /* seconds per run (<= 0: 60) */
+} ProgOpts;
+typedef struct ProgFinding {
+  int cls;             /* VerdictClass */
+  int warning;         /* a leak under PROG_LEAKS_WARN: said, not failed */
+  char signature[300]; /* "mlir-opt|race|host_read_before_complete|gpu.memcpy async deps=1->..." */
+  char victim[300];    /* the detailed form: the program's lines */
+  char detail[1024];   /* the checker's report, the trace calls */
+} ProgFinding;
+typedef struct ProgRun {
+  Schedule sched;
+  int ran;   /* the program ran to its end and wrote its trace */
+  char *out; /* what it printed (memref addresses made equal) */
+  int nfind;
+  ProgFinding find[PROG_MAX_FINDINGS]; /* misused handles first, then in trace order */
+} ProgRun;
+typedef struct ProgResult {
+  char *text;    /* the program */
+  char *kernels; /* its kernels' effects (kernel_foreign_set's table; NULL with --lowered) */
+  int lowered;   /* MLIR_OK, or how mlir-opt stopped (lowering: its verdict) */
+  Verdict lowering;
+  int nruns;
+  ProgRun runs[CHECK_MAX_SCHED];
+  char dir[4096]; /* the work directory, kept with ASYNCFUZZ_KEEP_TMP ("" otherwise) */
+} ProgResult;
+/* Lowers the program in path with spec (an mlir-opt lowering; o->lowered: none) and runs it
+ * under schedules s[0..ns), judging each run. 0 (whatever the verdicts) or an AF_E* code when
+ * it could not be done (an unreadable file, no tools). */
+int check_program(const char *path, const LowerSpec *spec, const Schedule *s, int ns,
+                  const ProgOpts *o, ProgResult *res, AfErr *err);
+void check_program_free(ProgResult *res);
+/* The configurations a program is checked on: the matrix of axes (not NULL), else each of
+ * lowerings[0..nlow) (none: plain mlir-opt) with pipeline (NULL: their own). *specs (af_free)
+ * and *n; notes: what the matrix left out. 0, AF_EUSAGE (a spec that is not mlir-opt's) or
+ * AF_EINVALID (the tools). */
+struct MlirMatrixAxes;
+int check_program_specs(const char *const *lowerings, int nlow, const char *pipeline,
+                        const struct MlirMatrixAxes *axes, LowerSpec **specs, int *n, char *notes,
+                        size_t nn, AfErr *err);
+/* The effects table of text's gpu.func kernels (kernel_foreign_set's format), or NULL. */
+char *check_prog_kernels(const char *text);
+/* Whether a run failed (a finding that is not a warning). */
+int check_prog_run_failed(const ProgRun *run);
+/* A program's result through one configuration, as text (every run's verdict, the findings
+ * once each) or one JSON line. Returns whether it failed. */
+int check_format_program(AfBuf *b, const char *path, const LowerSpec *spec, const ProgResult *r,
+                         int json);
+/* Records res[0..n) (the program in path through specs[0..n)) in database db as one run of it:
+ * each finding once per configuration, with its reproduction count over the schedules (warnings
+ * are not findings). replay_args: what the replay command adds (" --leaks error"). *nnew: the
+ * findings new to the database. 0 or an AF_E* code. */
+int check_program_record(const char *db, const char *path, const LowerSpec *specs,
+                         const ProgResult *res, int n, const char *replay_args, int *nnew,
+                         AfErr *err);
 #endif

@@ -19,4 +19,12 @@ int check__mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Sc
 /* The features of a run's trace: its calls by op kind, and its ordering links (trace_feat.c). */
 void check_trace_features(const GenCase *c, const RtRec *t, int n);
 
+/* One run of a program judged (prog_judge.c): the runner's result, output and trace files. */
+struct ProcResult;
+int check__prog_judge(const LowerSpec *spec, const ProgOpts *o, const char *text,
+                      const struct ProcResult *pr, const char *outp, const char *errp,
+                      const char *trace, ProgRun *run, AfErr *err);
+/* Runs whose output differs from the first run's get a wrong_result finding. */
+void check__prog_outputs(const LowerSpec *spec, ProgResult *res);
+
 #endif

@@ -140,3 +140,88 @@ int check_format_case(AfBuf *b, const char *path, int j, int npaths, const Lower
   return any_fail;
 #undef R
 }
+
+void check_format_run(AfBuf *b, const GenCase *c, const LowerSpec *spec, const CheckOpts *o,
+                      const Verdict *v) {
+  int nobs;
+  const RtObs *obs = asyncfuzz_rt_observations(&nobs);
+  for (int k = 0; k < nobs; k++) {
+    af_buf_printf(b, "observe op #%d (T%d):", obs[k].id, obs[k].tid);
+    for (int64_t i = 0; i < obs[k].n; i++)
+      af_buf_printf(b, " %d", obs[k].vals[i]);
+    af_buf_puts(b, "\n");
+  }
+  oracle_format_verdict(b, v);
+  if (o->no_checker)
+    return;
+  int ntrace;
+  const RtRec *trace = asyncfuzz_rt_trace(&ntrace);
+  HbOptions ho = {0};
+  hb_options_for(&ho, check_abi(spec, o), o->memfree_sync);
+  ho.max_reports = 200;
+  HbResult *hb = NULL;
+  AfErr err = {0};
+  if (hb_check(trace, ntrace, &ho, &hb, &err) == 0) {
+    af_buf_printf(b, "checker: %d report(s)%s\n", hb->nreports,
+                  hb->truncated ? " (more not shown)" : "");
+    oracle_format_reports(b, c, hb, trace, ntrace);
+    hb_result_free(hb);
+  }
+}
+
+int check_trace_report(const char *path, const GenCase *c, const char *lowering, int lenient,
+                       int print, AfBuf *b, int *failed, AfErr *err) {
+  CheckTrace t;
+  *failed = 0;
+  int rc = check_trace_load(path, &t, err);
+  if (rc)
+    return rc;
+  HbOptions ho = {0};
+  hb_options_for(&ho, t.abi, lenient);
+  ho.max_reports = 200;
+  HbResult *hb = NULL;
+  rc = hb_check(t.recs, t.nrecs, &ho, &hb, err);
+  if (rc == 0) {
+    af_buf_printf(b, "%d records, %d observations; checker: %d report(s), %d error(s)%s\n", t.nrecs,
+                  t.nobs, hb->nreports, hb->nerrors, hb->truncated ? " (more not shown)" : "");
+    for (int i = 0; print && i < t.nrecs; i++) {
+      asyncfuzz_rt_format_rec(b, &t.recs[i]);
+      af_buf_puts(b, "\n");
+    }
+    oracle_format_reports(b, NULL, hb, t.recs, t.nrecs);
+    *failed = hb->nerrors > 0 || t.sum.nerrors > 0;
+  }
+  if (rc == 0 && c) {
+    OracleExpected *e = NULL;
+    Verdict v;
+    if (oracle_expect(c, &e, err) ||
+        oracle_judge(c, e, t.obs, t.nobs, t.recs, t.nrecs, &t.sum, hb, lowering, &v)) {
+      rc = af_err_set(err, AF_EINTERNAL, "judging the run against the case failed");
+    } else {
+      oracle_format_verdict(b, &v);
+      *failed = v.cls != VERDICT_PASS;
+    }
+    oracle_expected_free(e);
+  }
+  hb_result_free(hb);
+  check_trace_free(&t);
+  return rc;
+}
+
+int check_write_traces(const char *path, const char *bin_path, const LowerSpec *spec,
+                       const char *policy, uint64_t seed, AfErr *err) {
+  if (bin_path && asyncfuzz_rt_write_trace_bin(bin_path) != 0)
+    return af_err_set(err, AF_EIO, "cannot write %s", bin_path);
+  if (path == NULL)
+    return 0;
+  AfBuf b;
+  af_buf_init(&b);
+  af_buf_printf(&b, "# asyncfuzz trace v1 lowering=%s policy=%s seed=%llu\n", spec->name, policy,
+                (unsigned long long)seed);
+  asyncfuzz_rt_format_trace(&b, 0, -1);
+  int rc = b.oom                    ? af_err_set(err, AF_ENOMEM, "out of memory")
+           : strcmp(path, "-") == 0 ? (fputs(b.p ? b.p : "", stdout), 0)
+                                    : af_write_file(path, b.p ? b.p : "", b.len, err);
+  af_buf_free(&b);
+  return rc;
+}

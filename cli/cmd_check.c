@@ -28,54 +28,6 @@ static void run_help(FILE *f) {
   cli_print_backend_help(f);
 }
 
-/* What `run` prints of the run just made: the observations, the verdict, the checker's reports. */
-static void print_run(AfBuf *b, const GenCase *c, const LowerSpec *spec, const CheckOpts *o,
-                      const Verdict *v) {
-  int nobs;
-  const RtObs *obs = asyncfuzz_rt_observations(&nobs);
-  for (int k = 0; k < nobs; k++) {
-    af_buf_printf(b, "observe op #%d (T%d):", obs[k].id, obs[k].tid);
-    for (int64_t i = 0; i < obs[k].n; i++)
-      af_buf_printf(b, " %d", obs[k].vals[i]);
-    af_buf_puts(b, "\n");
-  }
-  oracle_format_verdict(b, v);
-  if (o->no_checker)
-    return;
-  int ntrace;
-  const RtRec *trace = asyncfuzz_rt_trace(&ntrace);
-  HbOptions ho = {0};
-  hb_options_for(&ho, check_abi(spec, o), o->memfree_sync);
-  ho.max_reports = 200;
-  HbResult *hb = NULL;
-  AfErr err = {0};
-  if (hb_check(trace, ntrace, &ho, &hb, &err) == 0) {
-    af_buf_printf(b, "checker: %d report(s)%s\n", hb->nreports,
-                  hb->truncated ? " (more not shown)" : "");
-    oracle_format_reports(b, c, hb, trace, ntrace);
-    hb_result_free(hb);
-  }
-}
-
-/* Writes the run's text trace (--trace) and its binary trace (--trace-bin). */
-static int write_traces(const char *path, const char *bin_path, const LowerSpec *spec,
-                        const char *policy, uint64_t seed) {
-  if (bin_path && asyncfuzz_rt_write_trace_bin(bin_path) != 0) {
-    fprintf(stderr, "asyncfuzz run: cannot write %s\n", bin_path);
-    return EXIT_INTERNAL;
-  }
-  if (path == NULL)
-    return 0;
-  AfBuf b;
-  af_buf_init(&b);
-  af_buf_printf(&b, "# asyncfuzz trace v1 lowering=%s policy=%s seed=%llu\n", spec->name, policy,
-                (unsigned long long)seed);
-  asyncfuzz_rt_format_trace(&b, 0, -1);
-  int ex = b.oom ? EXIT_INTERNAL : cli_write_text(path, b.p);
-  af_buf_free(&b);
-  return ex;
-}
-
 /* `run`: one schedule of one case in this process (also on a GPU). */
 int cmd_run(int argc, char **argv) {
   const char *path[1], *lowering = "builtin", *trace_path = NULL, *policy = "eager";
@@ -131,10 +83,13 @@ int cmd_run(int argc, char **argv) {
   if (ex == 0) {
     AfBuf b;
     af_buf_init(&b);
-    print_run(&b, &c, &spec, &o, &v);
+    check_format_run(&b, &c, &spec, &o, &v);
     fputs(b.p ? b.p : "", stdout);
     af_buf_free(&b);
-    ex = write_traces(trace_path, bin_path, &spec, policy, seed);
+    if ((rc = check_write_traces(trace_path, bin_path, &spec, policy, seed, &err))) {
+      fprintf(stderr, "asyncfuzz run: %s\n", err.msg);
+      ex = cli_exit_for(rc);
+    }
   }
   gen_case_free(&c);
   if (ex)
@@ -159,26 +114,6 @@ static const char check_help[] =
     "Several cases are checked in one batch (one mlir-opt and one mlir-runner process\n"
     "for all of them); --json then prints one JSON object per line.\n"
     "Exit 0 when every run passes, 1 when any fails.\n\n";
-
-/* A lowering verdict named by an op on a view is named without the view where the view does
- * not matter (check_view_free), as a campaign names its findings. */
-static int view_free(const GenCase *c, const LowerSpec *spec, const CheckOpts *o, CheckResult *r) {
-  for (int k = 0; k < r->nsched; k++) {
-    GenCase plain;
-    Verdict pv;
-    AfErr err = {0};
-    int rc = check_view_free(c, spec, &r->sched[k], o, &r->verdict[k], &plain, &pv, &err);
-    if (rc < 0) {
-      fprintf(stderr, "asyncfuzz check: %s: %s\n", spec->name, err.msg);
-      return cli_exit_for(rc);
-    }
-    if (rc == 1) {
-      r->verdict[k] = pv;
-      gen_case_free(&plain);
-    }
-  }
-  return 0;
-}
 
 static void check_help_print(FILE *f) {
   fprintf(f, check_help, "eager,lazy,random:4,pct:4");
@@ -268,16 +203,15 @@ int cmd_check(int argc, char **argv) {
   if (ex == 0)
     ex = cli_backend_start("check", &o, dev, sizeof dev);
   for (int i = 0; i < low.n && ex == 0; i++) {
-    int rc =
-        check_cases(cp, npaths, &specs[i], s, ns, NULL, &o, res + (size_t)i * (size_t)npaths, &err);
+    CheckResult *r = res + (size_t)i * (size_t)npaths;
+    int rc = check_cases(cp, npaths, &specs[i], s, ns, NULL, &o, r, &err);
+    for (int j = 0; j < npaths && rc == 0; j++) /* as a campaign names them */
+      rc = check_view_free_all(&cases[j], &specs[i], &o, &r[j], &err);
     if (rc) {
       fprintf(stderr, "asyncfuzz check: %s: %s\n", specs[i].name, err.msg);
       ex = cli_exit_for(rc);
     }
   }
-  for (int i = 0; i < low.n && ex == 0; i++) /* as a campaign names them */
-    for (int j = 0; j < npaths && ex == 0; j++)
-      ex = view_free(&cases[j], &specs[i], &o, res + (size_t)i * (size_t)npaths + j);
   for (int j = 0; j < nloaded; j++)
     gen_case_free(&cases[j]);
   int any_fail = 0;
@@ -320,57 +254,26 @@ int cmd_check_trace(int argc, char **argv) {
     fprintf(stderr, "asyncfuzz check-trace: which trace? (see --help)\n");
     return EXIT_USAGE;
   }
-  CheckTrace t;
-  AfErr err = {0};
-  if (check_trace_load(path[0], &t, &err)) {
-    fprintf(stderr, "asyncfuzz check-trace: %s\n", err.msg);
-    return err.rc == AF_ENOMEM ? EXIT_INTERNAL : EXIT_INPUT;
-  }
   GenCase c;
   if (case_path)
     ex = cli_load_case(case_path, &c, 1); /* initializes c, also on failure */
   else
     gen_case_init(&c);
-  HbOptions ho = {0};
-  hb_options_for(&ho, t.abi, lenient);
-  ho.max_reports = 200;
-  HbResult *hb = NULL;
-  if (ex == 0 && hb_check(t.recs, t.nrecs, &ho, &hb, &err)) {
-    fprintf(stderr, "asyncfuzz check-trace: %s\n", err.msg);
-    ex = EXIT_INTERNAL;
-  }
+  AfBuf b;
+  af_buf_init(&b);
+  AfErr err = {0};
   int failed = 0;
-  if (ex == 0) {
-    AfBuf b;
-    af_buf_init(&b);
-    af_buf_printf(&b, "%d records, %d observations; checker: %d report(s), %d error(s)%s\n",
-                  t.nrecs, t.nobs, hb->nreports, hb->nerrors,
-                  hb->truncated ? " (more not shown)" : "");
-    for (int i = 0; print && i < t.nrecs; i++) {
-      asyncfuzz_rt_format_rec(&b, &t.recs[i]);
-      af_buf_puts(&b, "\n");
-    }
-    oracle_format_reports(&b, NULL, hb, t.recs, t.nrecs);
-    failed = hb->nerrors > 0 || t.sum.nerrors > 0;
-    if (case_path) {
-      OracleExpected *e = NULL;
-      Verdict v;
-      if (oracle_expect(&c, &e, &err) ||
-          oracle_judge(&c, e, t.obs, t.nobs, t.recs, t.nrecs, &t.sum, hb, lowering, &v)) {
-        ex = EXIT_INTERNAL;
-      } else {
-        oracle_format_verdict(&b, &v);
-        failed = v.cls != VERDICT_PASS;
-      }
-      oracle_expected_free(e);
-    }
-    if (ex == 0)
-      ex = b.oom ? EXIT_INTERNAL : cli_write_text(NULL, b.p);
-    af_buf_free(&b);
+  int rc = ex ? 0
+              : check_trace_report(path[0], case_path ? &c : NULL, lowering, lenient, print, &b,
+                                   &failed, &err);
+  if (rc) {
+    fprintf(stderr, "asyncfuzz check-trace: %s\n", err.msg);
+    ex = rc == AF_ENOMEM || rc == AF_EINTERNAL ? EXIT_INTERNAL : EXIT_INPUT;
   }
-  hb_result_free(hb);
+  if (ex == 0)
+    ex = b.oom ? EXIT_INTERNAL : cli_write_text(NULL, b.p);
+  af_buf_free(&b);
   gen_case_free(&c);
-  check_trace_free(&t);
   if (ex)
     return ex;
   return failed ? EXIT_FOUND : EXIT_OK;

@@ -28,6 +28,7 @@ static const char main_help[] =
     "  campaign   generate and check cases in a loop, saving failures\n"
     "  fuzz       a campaign whose cases libFuzzer draws, rewarded by what the lowering did\n"
     "  check-trace  check a runtime trace file (e.g. of code run by mlir-runner)\n"
+    "  check-mlir  check a program of your own (.mlir): lowered, run, every run judged\n"
     "  reduce     minimize a failing case to a small reproducer (.json and .mlir)\n"
     "  db         query the regression database (list, show, stats, mark, export, merge)\n"
     "  device     describe the GPU of the cuda backend and calibrate its spin count\n"
@@ -61,6 +62,7 @@ int main(int argc, char **argv) {
               {"fuzz", cmd_fuzz},
               {"--libfuzzer-child", cmd_fuzz_child},
               {"check-trace", cmd_check_trace},
+              {"check-mlir", cmd_check_mlir},
               {"reduce", cmd_reduce},
               {"db", cmd_db},
               {"report", cmd_report},

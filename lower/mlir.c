@@ -165,6 +165,22 @@ static void op_shape(const char *all, const char *line, const char *op, char *ou
          unthreaded ? " unthreaded" : "", strstr(text, "strided<") ? " view" : "");
 }
 
+void mlir_line_shape(const char *all, const char *line, char *out, size_t n) {
+  const char *p = line + strspn(line, " \t"), *eq = strstr(p, " = ");
+  if (*p == '%' && eq && eq < p + strcspn(p, "\n"))
+    p = eq + 3; /* (past its results) */
+  char op[96];
+  af_fmt(op, sizeof op, "%.*s", (int)strcspn(p, " (\n"), p);
+  const char *at = strchr(p, '@');
+  if ((strcmp(op, "call") == 0 || strcmp(op, "func.call") == 0) && at)
+    af_fmt(out, n, "func.call @%.*s", (int)strcspn(at + 1, "( \n"), at + 1);
+  else
+    op_shape(all, p, op, out, n);
+  char *u = strstr(out, " unthreaded"); /* (a case's notion, not a program's) */
+  if (u)
+    memmove(u, u + 11, strlen(u + 11) + 1);
+}
+
 static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }

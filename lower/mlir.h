@@ -68,6 +68,9 @@ int mlir_run_file(const LowerSpec *spec, const char *path, char *const env[], co
 /* The top of a crash report (an assertion, an LLVM ERROR or the first frame that is not the
  * signal handler's), normalized: no paths, addresses or numbers. */
 void mlir_crash_cause(const char *report, char *out, size_t n);
+/* The shape of the op on `line` of a program (all: its text), as lowering verdicts name ops
+ * ("gpu.memcpy async deps=1"); a call by its callee ("func.call @printMemrefF32"). */
+void mlir_line_shape(const char *all, const char *line, char *out, size_t n);
 /* A diagnostic normalized: SSA names become %, numbers N. */
 void mlir_normalize(const char *msg, char *out, size_t n);
 /* Ops that must not remain after a full lowering: out, a sorted list of their shapes ("" if

@@ -207,5 +207,7 @@ void hb__arena_free(H *h);
  * clock, then what its call does and the reports it makes; with HbOptions.nops, what each op
  * knew; at the end, the leaks. Stops at h->oom. */
 void hb__replay(H *h);
+/* After record i of the replay: its epoch, and what its op knew (hb_know.c). */
+void hb__know_note(H *h, int i);
 
 #endif

@@ -601,11 +601,23 @@ static HB__INLINE void step_memory(H *h, int a, const RtRec *r, int call) {
     }
     break;
   }
+  case RT_CALL_HOST_ADOPT: /* a program's own memory (grown when it is read further) */
   case RT_CALL_HOST_REGISTER: {
     Buf *b = buf_of(h, r->args[0], 1);
     Epoch e = {a, hb__own(h, a), seq, r->op};
+    uint32_t size = (uint32_t)ref_u64(r->args[1]);
     if (b && !b->known)
-      buf_reset(h, b, (uint32_t)ref_u64(r->args[1]), 0, e);
+      buf_reset(h, b, size, 0, e);
+    else if (b && b->nseg > 0 && size > b->size && b->seg[b->nseg - 1].hi == b->size)
+      b->seg[b->nseg - 1].hi = b->size = size;
+    break;
+  }
+  case RT_CALL_KERNEL_ACCESS: { /* a program's kernel, a whole buffer: named by its launch */
+    int sa = hb__stream_agent(h, r->args[3]);
+    enqueue(h, a, sa);
+    for (int w = 0; w < 2; w++) /* (a read first: a read-write use races as the read) */
+      if (ref_u64(r->args[1]) & (w ? KERNEL_WRITE : KERNEL_READ))
+        access(h, sa, r->args[0], 0, (uint32_t)ref_u64(r->args[2]), w, (int)r->cause);
     break;
   }
   case RT_CALL_OBSERVE: {
@@ -713,6 +725,8 @@ static HB__INLINE int step(H *h, const RtRec *r, int know) {
     HB__PASS(MEMSET32, step_memory)
     HB__PASS(MEMSET16, step_memory)
     HB__PASS(LAUNCH_KERNEL, step_memory)
+    HB__PASS(KERNEL_ACCESS, step_memory)
+    HB__EPOCH(HOST_ADOPT, step_memory)
     HB__EPOCH(HOST_INIT, step_memory)
     HB__EPOCH(HOST_REGISTER, step_memory)
     HB__EPOCH(OBSERVE, step_memory)
@@ -737,56 +751,13 @@ refused: /* a call the runtime refused: its reports only */
   return 1;
 }
 
-/* ---- what each case op knew (HbOptions.nops) ---- */
-
-static int is_access(int call) {
-  switch (call) {
-  case RT_CALL_MEMCPY:
-  case RT_CALL_MEMSET32:
-  case RT_CALL_MEMSET16:
-  case RT_CALL_LAUNCH_KERNEL:
-  case RT_CALL_OBSERVE:
-  case RT_CALL_MEM_FREE:
-    return 1;
-  default:
-    return 0;
-  }
-}
-
-/* After record i: its epoch, and the knowledge of its op unless an access already set it (a
- * later access of the same op, in a later iteration of its loop, sets it again: what the op
- * knew when it last acted). */
-static void know_note(H *h, int i) {
-  HbResult *res = h->res;
-  const RtRec *r = &h->t[i];
-  res->agent[i] = h->act;
-  res->clock[i] = hb__own(h, h->act);
-  int op = r->op;
-  if (op < 0 || op >= res->nops || (res->known[op] == 2 && (r->err || !is_access(r->call))))
-    return;
-  uint32_t *k = res->know + (size_t)op * (size_t)h->A;
-  uint32_t n = h->hi[h->act]; /* (k is a whole row: its entries past n are 0) */
-  if (res->known[op] == 0 || (!r->err && is_access(r->call))) {
-    memcpy(k, hb__row(h, h->act), sizeof(uint32_t) * n);
-    memset(k + n, 0, sizeof(uint32_t) * ((size_t)h->A - n));
-  } else { /* the calls that implement an op without an access: what any of them knew */
-    hb__vmax(k, hb__row(h, h->act), (int)n);
-  }
-  /* an async alloc's token is its stream: what the stream knew passes on to the token's users */
-  if (r->call == RT_CALL_MEM_ALLOC && r->nargs > 1 && RT_REF_KIND(r->args[1]) == RT_REF_STREAM) {
-    int sa = hb__stream_agent(h, r->args[1]);
-    hb__vmax(k, hb__row(h, sa), (int)h->hi[sa]);
-  }
-  res->known[op] = !r->err && is_access(r->call) ? 2 : 1;
-}
-
 /* The loop, in two copies: with and without what each op knew (know a constant in each). */
 static HB__INLINE void replay(H *h, int know) {
   const RtRec *t = h->t;
   int n = h->n;
   for (int i = 0; i < n && !h->oom; i++) {
     if (step(h, &t[i], know) && know)
-      know_note(h, i);
+      hb__know_note(h, i);
   }
 }
 

@@ -137,6 +137,10 @@ typedef struct RtConfig {
   /* 1: every call of the run comes from the thread that began it (the builtin interpreter runs
    * its tasks in turn on one thread): the calls take no lock. MLIR-compiled code has threads. */
   int one_thread;
+  /* 1: a user's program (asyncfuzz check-mlir): its kernels are the table of kernel_foreign_set
+   * (ASYNCFUZZ_KERNELS=FILE), and host memory it allocated itself is adopted as a host buffer
+   * (a host.memory record) when a copy or a host read first touches it */
+  int program;
 } RtConfig;
 
 /* What a hardware backend reports of its device; recorded with each run. */
@@ -263,7 +267,12 @@ void asyncfuzz_rt_note(int note, int region, int value);
   X(EXEC, "exec")                                                                                  \
   X(DEVICE_SYNC, "device.sync")                                                                    \
   X(LEAK, "leak")                                                                                  \
-  X(CONFIG, "runtime.config") /* the run's settings were refused: it went on on the sim */
+  X(CONFIG, "runtime.config") /* the run's settings were refused: it went on on the sim */         \
+  /* a program's kernel (kernel_foreign) touches a whole buffer: (buffer, KERNEL_READ/WRITE,       \
+   * bytes, stream), after its mgpuLaunchKernel (the cause), reads first */                        \
+  X(KERNEL_ACCESS, "kernel.access")                                                                \
+  /* host memory the program allocated itself, first touched by a call: (host ref, bytes) */       \
+  X(HOST_ADOPT, "host.memory")
 
 typedef enum RtCall {
 #define RT__CALL_ENUM(id, name) RT_CALL_##id,

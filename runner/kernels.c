@@ -3,7 +3,10 @@
  * MLIR (gen/render.c) and CUDA versions must match element for element.
  */
 #include "kernels.h"
+#include "../base/afbase.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const KernelInfo kinfo[KERNEL__IDS] = {
@@ -22,11 +25,112 @@ const KernelInfo *kernel_info(int id) {
   return &kinfo[id];
 }
 
+static KernelForeign *g_foreign;
+static int g_nforeign, g_capforeign;
+
 int kernel_lookup(const char *name) {
+  for (int i = 0; i < g_nforeign; i++) /* (a program's own kernels first: their names are its) */
+    if (strcmp(g_foreign[i].name, name) == 0)
+      return KERNEL__IDS + i;
   for (int i = 0; i < KERNEL__IDS; i++)
     if (strcmp(kinfo[i].name, name) == 0)
       return i;
   return -1;
+}
+
+int kernel_foreign_count(void) {
+  return g_nforeign;
+}
+
+const KernelForeign *kernel_foreign(int id) {
+  return id >= KERNEL__IDS && id < KERNEL__IDS + g_nforeign ? &g_foreign[id - KERNEL__IDS] : NULL;
+}
+
+const char *kernel_name(int id) {
+  const KernelForeign *f = kernel_foreign(id);
+  return f ? f->name : kernel_info(id) ? kernel_info(id)->name : NULL;
+}
+
+/* One argument word of a kernel line into f; 0, or -1 when it is none. */
+static int foreign_arg(KernelForeign *f, const char *w, size_t len) {
+  if (f->nargs >= KERNEL_FOREIGN_ARGS)
+    return -1;
+  int k = f->nargs++;
+  if (len == 1 && w[0] == 's') {
+    f->rank[k] = -1;
+    f->access[k] = 0;
+    return 0;
+  }
+  char *end;
+  long rank = w[0] == 'm' ? strtol(w + 1, &end, 10) : -1;
+  if (rank < 0 || rank > 8 || end == w + 1 || *end != ':')
+    return -1;
+  size_t alen = len - (size_t)(end + 1 - w);
+  const char *a = end + 1;
+  f->rank[k] = (int8_t)rank;
+  f->access[k] = alen == 1 && a[0] == 'r'                  ? KERNEL_READ
+                 : alen == 1 && a[0] == 'w'                ? KERNEL_WRITE
+                 : alen == 2 && a[0] == 'r' && a[1] == 'w' ? KERNEL_READ | KERNEL_WRITE
+                 : alen == 1 && a[0] == '-'                ? 0
+                                                           : 0xFF;
+  return f->access[k] == 0xFF ? -1 : 0;
+}
+
+/* One kernel line into a new row; 0, 1 for a blank or comment line, or -1. */
+static int foreign_line(const char *l, size_t len, char *msg, size_t n) {
+  size_t i = 0;
+  while (i < len && (l[i] == ' ' || l[i] == '\t'))
+    i++;
+  if (i == len || l[i] == '#')
+    return 1;
+  if (af_grow((void **)&g_foreign, &g_capforeign, g_nforeign + 1, sizeof *g_foreign))
+    return snprintf(msg, n, "out of memory"), -1;
+  KernelForeign *f = &g_foreign[g_nforeign];
+  memset(f, 0, sizeof *f);
+  size_t w = i;
+  while (w < len && l[w] != ' ' && l[w] != '\t')
+    w++;
+  if (w - i >= sizeof f->name)
+    return snprintf(msg, n, "a kernel name of %zu characters", w - i), -1;
+  memcpy(f->name, l + i, w - i);
+  for (i = w; i < len;) {
+    while (i < len && (l[i] == ' ' || l[i] == '\t'))
+      i++;
+    for (w = i; w < len && l[w] != ' ' && l[w] != '\t';)
+      w++;
+    if (w == i)
+      break;
+    if (w - i == 1 && l[i] == '?' && f->nargs == 0)
+      f->nargs = -1;
+    else if (f->nargs < 0 || foreign_arg(f, l + i, w - i))
+      return snprintf(msg, n, "kernel %s: bad argument \"%.*s\"", f->name, (int)(w - i), l + i), -1;
+    i = w;
+  }
+  g_nforeign++;
+  return 0;
+}
+
+int kernel_foreign_unknown(const char *name) {
+  if (af_grow((void **)&g_foreign, &g_capforeign, g_nforeign + 1, sizeof *g_foreign))
+    return -1;
+  KernelForeign *f = &g_foreign[g_nforeign];
+  memset(f, 0, sizeof *f);
+  snprintf(f->name, sizeof f->name, "%s", name);
+  f->nargs = -1;
+  return KERNEL__IDS + g_nforeign++;
+}
+
+int kernel_foreign_set(const char *text, char *msg, size_t n) {
+  g_nforeign = 0;
+  for (const char *l = text ? text : ""; *l;) {
+    size_t len = strcspn(l, "\n");
+    if (foreign_line(l, len, msg, n) < 0) {
+      g_nforeign = 0;
+      return -1;
+    }
+    l += len + (l[len] == '\n');
+  }
+  return 0;
 }
 
 void kernel_ref(int id, int32_t *dst, const int32_t *const *src, int64_t n, int32_t v) {

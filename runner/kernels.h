@@ -11,6 +11,7 @@
 #ifndef RUNNER_KERNELS_H
 #define RUNNER_KERNELS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define KERNEL_SENTINEL ((int32_t)0x5E5E5E5E) /* written during the spin phase */
@@ -51,5 +52,28 @@ void kernel_ref_strided(int id, int32_t *dst, const int32_t *const *src, const i
 
 /* The value a host buffer holds after asyncfuzz_host_init(init): element i. */
 int32_t kernel_host_init_value(int32_t init, int64_t i);
+
+/* ---- the kernels of a user's program (asyncfuzz check-mlir, docs/check-mlir.md) ----
+ * Known by their memory effects, read from the kernels' bodies by the harness: which memref
+ * arguments each loads, stores or updates atomically. Their ids follow KERNEL__IDS, in the
+ * order of the table; kernel_info() knows none of them. */
+#define KERNEL_FOREIGN_ARGS 32
+typedef struct KernelForeign {
+  char name[128];
+  int nargs;                           /* -1: no body known (every buffer read and written) */
+  int8_t rank[KERNEL_FOREIGN_ARGS];    /* a memref argument's rank; -1: a scalar */
+  uint8_t access[KERNEL_FOREIGN_ARGS]; /* KERNEL_READ / KERNEL_WRITE of a memref argument */
+} KernelForeign;
+/* Replaces the table with the kernels of text, one per line: "NAME ARG..." with ARG `s` (a
+ * scalar) or `m<RANK>:<r|w|rw|->` (a memref and what the body does with it), or "NAME ?" (no
+ * body); '#' starts a comment line. 0, or -1 with the reason in msg (the table is then empty). */
+int kernel_foreign_set(const char *text, char *msg, size_t n);
+int kernel_foreign_count(void);
+/* Adds kernel name with no body known ("NAME ?"); its id, or -1 when out of memory. */
+int kernel_foreign_unknown(const char *name);
+/* The kernel of id (KERNEL__IDS + i), or NULL. */
+const KernelForeign *kernel_foreign(int id);
+/* The name of any kernel id (asyncfuzz's or a program's), or NULL. */
+const char *kernel_name(int id);
 
 #endif

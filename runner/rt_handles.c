@@ -91,7 +91,7 @@ int runner__h_decode(Rt *rt, const void *h, unsigned kind, int *detail, RtRef *r
   int n = hk == H_STREAM   ? rt->nstreams
           : hk == H_EVENT  ? rt->nevents
           : hk == H_MODULE ? rt->nmodules
-          : hk == H_FUNC   ? KERNEL__IDS
+          : hk == H_FUNC   ? KERNEL__IDS + kernel_foreign_count()
                            : 0;
   int rk = hk == H_STREAM   ? RT_REF_STREAM
            : hk == H_EVENT  ? RT_REF_EVENT

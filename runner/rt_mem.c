@@ -127,6 +127,8 @@ void mgpuMemFree(void *ptr, void *stream) {
 void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream) {
   Rt *rt = runner__enter();
   runner__pump(rt);
+  runner__adopt(rt, dst, sizeBytes); /* (a program's own host memory: cfg.program) */
+  runner__adopt(rt, src, sizeBytes);
   RtRec *r = runner__rec_new(rt, RT_CALL_MEMCPY);
   int det;
   RtRef sref;
@@ -233,7 +235,10 @@ static void host_register(int call, void *ptr, uint64_t bytes) {
     h->p = ptr;
     h->bytes = (size_t)bytes;
     h->id = 0x800000 | rt->nhosts;
+    h->adopted = 0;
     rt->nhosts++;
+    if (r && RT_REF_KIND(r->args[0]) == RT_REF_PTR) /* (named by what it now is) */
+      r->args[0] = RT_REF(RT_REF_HOST, h->id, 0);
   } else {
     rt->oom = 1;
   }
@@ -247,7 +252,8 @@ static void host_unregister(void *ptr) {
   runner__rec_arg(r, runner__ref_ptr(rt, ptr));
   int found = -1;
   for (int i = 0; i < rt->nhosts && found < 0; i++)
-    if (rt->hosts[i].p == ptr && (rt->hosts[i].id & 0x800000) && rt->hosts[i].bytes > 0)
+    if (rt->hosts[i].p == ptr && (rt->hosts[i].id & 0x800000) && !rt->hosts[i].adopted &&
+        rt->hosts[i].bytes > 0)
       found = i;
   if (rt->dev && (found >= 0 || rt->cfg.raw_handles)) {
     if (runner__dev_result(rt, r, rt->dev->host_unregister(ptr), RT_DETAIL_NONE) == 0 && found >= 0)
@@ -308,10 +314,12 @@ static int elem_words(const char *p, int esize, int flt, int32_t *w) {
 
 /* The host reads `size` elements of esize bytes at base (stride elements apart). Typed calls
  * (esize != 4 or a float) record the element size as a fourth argument. */
-static void observe_common(int32_t id, const char *base, int64_t size, int64_t stride, int esize,
-                           int flt) {
+void runner__observe(int32_t id, const char *base, int64_t size, int64_t stride, int esize,
+                     int flt) {
   Rt *rt = runner__enter();
   runner__pump(rt);
+  if (size > 0 && stride > 0)
+    runner__adopt(rt, base, (size_t)((size - 1) * stride + 1) * (size_t)esize);
   RtRec *r = runner__rec_new(rt, RT_CALL_OBSERVE);
   runner__rec_arg(r, runner__ref_int((uint32_t)id));
   runner__rec_arg(r, runner__ref_ptr(rt, base));
@@ -353,25 +361,25 @@ static void observe_common(int32_t id, const char *base, int64_t size, int64_t s
 void asyncfuzz_observe(int32_t id, int32_t *allocated, int32_t *aligned, int64_t offset,
                        int64_t size, int64_t stride) {
   (void)allocated;
-  observe_common(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride, 4, 0);
+  runner__observe(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride, 4, 0);
 }
 
 void asyncfuzz_observe_i16(int32_t id, int16_t *allocated, int16_t *aligned, int64_t offset,
                            int64_t size, int64_t stride) {
   (void)allocated;
-  observe_common(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride, 2, 0);
+  runner__observe(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride, 2, 0);
 }
 
 void asyncfuzz_observe_i64(int32_t id, int64_t *allocated, int64_t *aligned, int64_t offset,
                            int64_t size, int64_t stride) {
   (void)allocated;
-  observe_common(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride, 8, 0);
+  runner__observe(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride, 8, 0);
 }
 
 void asyncfuzz_observe_f32(int32_t id, float *allocated, float *aligned, int64_t offset,
                            int64_t size, int64_t stride) {
   (void)allocated;
-  observe_common(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride, 4, 1);
+  runner__observe(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride, 4, 1);
 }
 
 /* The host fills a host buffer: element i is kernel_host_init_value(init, i) as the type. */
@@ -406,6 +414,7 @@ static void host_init_common(int32_t id, int32_t init, char *base, int64_t size,
     h->p = base;
     h->bytes = (size_t)(size > 0 ? size : 0) * (size_t)esize * (size_t)(stride > 0 ? stride : 1);
     h->id = id;
+    h->adopted = 0;
   } else {
     rt->oom = 1;
   }

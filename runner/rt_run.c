@@ -78,7 +78,7 @@ static void free_run(Rt *rt) {
     if (!rt->allocs[i].dev)
       free(rt->allocs[i].p);
   runner__sched_reset(rt);
-  rt->nstreams = rt->nevents = rt->nallocs = rt->nhosts = rt->nfreed = 0;
+  rt->nstreams = rt->nevents = rt->nallocs = rt->nhosts = rt->nfreed = rt->nfx = 0;
   /* the trace of the run that ends stays readable for one more run: the two arrays swap */
   RtRec *t = rt->prev;
   int cap = rt->capprev;
@@ -151,6 +151,23 @@ const char *asyncfuzz_rt_env_seed_error(void) {
   return why;
 }
 
+/* A user's program (asyncfuzz check-mlir sets them): ASYNCFUZZ_PROGRAM=1, and its kernels'
+ * effects in the file ASYNCFUZZ_KERNELS names (kernel_foreign_set), read once per process. */
+static void env_program(RtConfig *c) {
+  static int loaded;
+  const char *p = getenv("ASYNCFUZZ_PROGRAM"), *kf = getenv("ASYNCFUZZ_KERNELS");
+  c->program = (p && strcmp(p, "1") == 0) || (kf && *kf);
+  if (!kf || !*kf || loaded)
+    return;
+  loaded = 1;
+  char *text = NULL, msg[200] = "";
+  AfErr err = {0};
+  if (af_read_file(kf, &text, NULL, &err) || kernel_foreign_set(text, msg, sizeof msg))
+    snprintf(g_config_error, sizeof g_config_error, "ASYNCFUZZ_KERNELS=%.100s: %.200s", kf,
+             err.msg[0] ? err.msg : msg);
+  af_free(text);
+}
+
 /* The settings of a run started without a harness, from the environment. A value that is none
  * (an unknown backend or flavour) is noted in g_config_error and left at its default. */
 static RtConfig env_config(void) {
@@ -173,6 +190,7 @@ static RtConfig env_config(void) {
   const char *sp = getenv("ASYNCFUZZ_SPIN");
   if (sp && *sp)
     c.spin = atoi(sp);
+  env_program(&c);
   const char *abi = getenv("ASYNCFUZZ_ABI");
   if (abi && *abi && (c.abi = asyncfuzz_rt_abi_parse(abi)) < 0) {
     snprintf(g_config_error, sizeof g_config_error,

@@ -46,6 +46,37 @@ static void exec_rec(Rt *rt, int s, Work *w, int phase, int err, int detail) {
     runner__rec_fail(rt, r, err, detail);
 }
 
+/* A program's kernel (rt_prog.c): its body is not run. Started, it reads what it loads (a hash
+ * of those bytes) and writes KERNEL_SENTINEL over what it stores to; finished, it writes words
+ * mixed from what it read, so that what a consumer sees depends on the order, as on a GPU.
+ * Returns 1 when it stays at the head. */
+static int foreign_step(Rt *rt, int s, Work *w) {
+  for (int i = 0; i < w->nfx; i++)
+    if (runner__freed_alloc(rt, rt->fx[w->fx + i].p, rt->fx[w->fx + i].bytes) >= 0) {
+      exec_rec(rt, s, w, EXEC_DONE, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
+      return 0;
+    }
+  for (int i = 0; i < w->nfx; i++) {
+    const KernelFx *f = &rt->fx[w->fx + i];
+    if (w->phase == 0 && (f->access & KERNEL_READ)) {
+      uint64_t h = w->mix ? w->mix : 1469598103934665603ull ^ (uint64_t)w->kernel;
+      for (size_t b = 0; b < f->bytes; b++)
+        h = (h ^ (uint8_t)f->p[b]) * 1099511628211ull;
+      w->mix = h;
+    }
+  }
+  for (int i = 0; i < w->nfx; i++) {
+    const KernelFx *f = &rt->fx[w->fx + i];
+    for (size_t b = 0; (f->access & KERNEL_WRITE) && b + 4 <= f->bytes; b += 4) {
+      uint64_t x = (w->mix + b) * 0x9E3779B97F4A7C15ull;
+      int32_t word = w->phase == 0 ? KERNEL_SENTINEL : (int32_t)(uint32_t)(x >> 40);
+      memcpy(f->p + b, &word, 4);
+    }
+  }
+  exec_rec(rt, s, w, w->phase == 0 ? EXEC_START : EXEC_DONE, 0, 0);
+  return w->phase++ == 0;
+}
+
 /* Runs one step of the head item of stream s (which must be runnable). */
 static void step(Rt *rt, int s) {
   Stream *st = &rt->streams[s];
@@ -54,6 +85,10 @@ static void step(Rt *rt, int s) {
   int bad = -1;
   switch (w->kind) {
   case W_KERNEL:
+    if (w->kernel >= KERNEL__IDS && foreign_step(rt, s, w))
+      return; /* stays at the head */
+    if (w->kernel >= KERNEL__IDS)
+      break;
     for (int b = 0; b < w->nbufs && bad < 0; b++)
       bad = runner__freed_alloc(rt, w->bufs[b],
                                 w->n > 0 ? ((size_t)(w->n - 1) * (size_t)w->stride[b] + 1) * 4 : 0);

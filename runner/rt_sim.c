@@ -97,11 +97,15 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
   void *h = NULL;
   int idx = runner__h_decode(rt, module, H_MODULE, &detail, &ref);
   int k = name ? kernel_lookup(name) : -1;
+  if (k < 0 && name && rt->cfg.program) /* a program's kernel with no body known: every buffer */
+    k = kernel_foreign_unknown(name);
   runner__rec_arg(r, ref);
   runner__rec_arg(r, RT_REF(RT_REF_STR, k >= 0 ? k : 0xFFFFFF, 0));
   if (idx < 0 && !(rt->dev && rt->cfg.raw_handles)) {
     runner__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, detail);
   } else if (k < 0) {
+    runner__rec_fail(rt, r, RT_ERR_NOT_FOUND, RT_DETAIL_UNKNOWN_KERNEL);
+  } else if (rt->dev && k >= KERNEL__IDS) { /* (a program's kernels run on the sim only) */
     runner__rec_fail(rt, r, RT_ERR_NOT_FOUND, RT_DETAIL_UNKNOWN_KERNEL);
   } else if (rt->dev) {
     void *fn = NULL;
@@ -214,6 +218,10 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t g
                        fdet);
   else if (k < 0 || (s < 0 && !raw))
     runner__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, k < 0 ? fdet : sdet);
+  else if (k >= KERNEL__IDS && !rt->dev)
+    runner__launch_foreign(rt, r, k, s, params, paramsCount);
+  else if (k >= KERNEL__IDS)
+    runner__rec_fail(rt, r, RT_ERR_NOT_FOUND, RT_DETAIL_UNKNOWN_KERNEL);
   else if (params == NULL || (paramsCount != 0 && paramsCount != (size_t)ki->nbufs * 5 + 2) ||
            read_launch(rt, r, ki, params, gridX * blockX, &l) < 0)
     runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_ARGS);

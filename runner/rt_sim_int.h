@@ -1,6 +1,7 @@
 /*
  * rt_sim_int.h: internals of the runtime library's front end and sim backend, shared by its
- * files only (rt_trace.c, rt_handles.c, rt_sched.c, rt_run.c, rt_sim.c, rt_mem.c). They are
+ * files only (rt_trace.c, rt_handles.c, rt_sched.c, rt_run.c, rt_prog.c, rt_sim.c, rt_mem.c,
+ * rt_print.c). They are
  * layered: each file calls only the ones before it in that list. Nothing outside runner/
  * includes this; the symbols are hidden in libasyncfuzz_rt.so.
  *
@@ -65,7 +66,16 @@ typedef struct Work {
   uint32_t value;
   int wait_stream;
   uint64_t wait_seq;
+  int fx, nfx;  /* a program's kernel: its effects, rt->fx[fx .. fx+nfx) */
+  uint64_t mix; /* ... and what it read when it started */
 } Work;
+
+/* What a program's kernel does to one whole buffer (rt_prog.c). */
+typedef struct KernelFx {
+  char *p;
+  size_t bytes;
+  uint8_t access; /* KERNEL_READ / KERNEL_WRITE */
+} KernelFx;
 
 typedef struct Stream {
   void *dh; /* cuda: the driver's stream (NULL: the legacy stream) */
@@ -102,6 +112,7 @@ typedef struct HostBuf {
   char *p;
   size_t bytes;
   int id;
+  int adopted; /* memory a program allocated itself (runner__adopt) */
 } HostBuf;
 
 typedef struct Rt {
@@ -135,6 +146,8 @@ typedef struct Rt {
   int nfreed, capfreed;
   HostBuf *hosts;
   int nhosts, caphosts;
+  KernelFx *fx; /* the effects of the program kernels launched in this run */
+  int nfx, capfx;
   RtRec *trace;
   int ntrace, captrace;
   RtRec *prev; /* the run before's trace, kept until the next begin (asyncfuzz_rt_prev_trace) */
@@ -209,6 +222,18 @@ void runner__sched_reset(Rt *rt);
  * (an event record too) waits for s0's. Enqueues those waits on s (wait items); 0, or -1 out
  * of memory. runner__enqueue does it for every work item. */
 int runner__legacy_order(Rt *rt, int s, uint32_t call);
+
+/* ---- a user's program (rt_prog.c) ---- */
+/* Host memory at [p, p+bytes) that no buffer of the run covers, taken as a host buffer of its own
+ * (a host.memory record) under cfg.program; a buffer that starts at p grows to bytes. */
+void runner__adopt(Rt *rt, const void *p, size_t bytes);
+/* A launch of program kernel k (kernel_foreign) on stream s: its buffers from params, its
+ * kernel.access records, its work. r is the launch's record. */
+void runner__launch_foreign(Rt *rt, RtRec *r, int k, int s, void **params, size_t nparams);
+/* The host reads size elements of esize bytes at base, stride elements apart (rt_mem.c): an
+ * observation `id` (flt: float elements). Enters the runtime itself. */
+void runner__observe(int32_t id, const char *base, int64_t size, int64_t stride, int esize,
+                     int flt);
 int runner__new_stream(Rt *rt);
 
 /* ---- the backends: opening a GPU's library (rt_backend.c) ---- */

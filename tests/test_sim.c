@@ -279,7 +279,7 @@ static void test_host_register(void) {
   AfBuf t;
   af_buf_init(&t);
   asyncfuzz_rt_format_trace(&t, 0, -1);
-  CHECK_CONTAINS(t.p, "mgpuMemHostRegister(ptr?, 16)");
+  CHECK_CONTAINS(t.p, "mgpuMemHostRegister(hr0+0, 16)");
   CHECK_CONTAINS(t.p, "mgpuLaunchKernel(f:af_fill, s0, hr0+0, 2, 4)");
   af_buf_free(&t);
 }
