@@ -39,6 +39,8 @@ if [ $test_too = 1 ]; then
   # LLVM 19 beside 22, and LLVM 16 (too old: refused). Never libmlir-19: it conflicts with
   # libmlir-22, and apt would remove mlir-22-tools to install it.
   need+=(chromium mlir-19-tools mlir-16-tools lld-19)
+  # lit and FileCheck: check-mlir's programs run from their RUN lines (tests/check_mlir_test.sh)
+  need+=(llvm-22-tools)
   # a private single-node Slurm for tests/slurm_test.sh (started by the test, not as services)
   need+=(slurmctld slurmd slurm-client munge)
   # the HIP runtime's headers and hipcc: the hip backend and its AMD kernels are built, and

@@ -1,5 +1,7 @@
-// RUN: asyncfuzz check-mlir %s
-// EXPECT: pass leak
+// RUN: asyncfuzz check-mlir %s | FileCheck %s
+// CHECK: warnings:
+// CHECK-NEXT: lifetime: mlir-opt|leak|stream
+// EXPECT: pass ; warn:leak|stream
 // A copy to the device and back, waited for and printed, as it should be; but a stream made
 // for nothing (a gpu.wait async whose token nobody waits on) is never destroyed. A leak is a
 // warning by default (--leaks=error makes it a failure).

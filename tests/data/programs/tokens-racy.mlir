@@ -1,5 +1,7 @@
-// RUN: asyncfuzz check-mlir %s
-// EXPECT: race data_race
+// RUN: not asyncfuzz check-mlir %s --schedules eager,lazy | FileCheck %s
+// CHECK: race: mlir-opt|race|data_race.RAW|gpu.memcpy async deps=1->gpu.launch async deps=1
+// EXPECT: race|data_race.RAW|gpu.memcpy async deps=1->gpu.launch async deps=1
+// EXPECT@async-region: misused-handle|stream|destroyed
 // The kernel runs on a stream of its own (the token of a fresh gpu.wait async), not after the
 // copy to the device: it may read the buffer before the copy has written it, on a slow GPU or
 // a busy one. tokens.mlir is the fixed twin (the kernel depends on the copy's token).

@@ -1,5 +1,6 @@
-// RUN: asyncfuzz check-mlir %s
-// EXPECT: race data_race
+// RUN: not asyncfuzz check-mlir %s --schedules eager,lazy | FileCheck %s
+// CHECK: race: mlir-opt|race|data_race.WAW|gpu.launch_func async deps=1->gpu.launch_func async deps=1
+// EXPECT: race|data_race.WAW|gpu.launch_func async deps=1->gpu.launch_func async deps=1
 // Two kernels write the same device buffer from two streams with nothing ordering them: which
 // one's values survive depends on the GPU. Found from the kernels' bodies alone (each stores
 // to its first argument). two-buffers.mlir writes two different buffers and passes.

@@ -1,6 +1,8 @@
-// RUN: asyncfuzz check-mlir %s
-// EXPECT: race
-// EXPECT-19: race
+// RUN: not asyncfuzz check-mlir %s --schedules eager,lazy | FileCheck %s
+// CHECK: misused-handle|stream|wrong-kind|at:gpu.wait deps=1
+// CHECK: race|host_read_before_complete|gpu.memcpy async deps=1->func.call @printMemrefI32
+// EXPECT: misused-handle|stream|wrong-kind|at:gpu.wait ; race|host_read_before_complete|gpu.memcpy async deps=1->func.call @printMemrefI32 ; warn:leak|buffer
+// EXPECT@async-region: misused-handle|stream|wrong-kind|at:gpu.wait ; warn:leak|buffer
 // An async.execute region allocates a device buffer, launches a kernel and copies the result
 // to a host buffer, then yields the copy's token; the host awaits it, waits on the token and
 // prints the buffer. Where the lowering yields the token without recording an event for it,

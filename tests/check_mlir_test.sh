@@ -1,0 +1,135 @@
+#!/bin/bash
+# check-mlir: programs of our own in the style of MLIR's GPU integration tests
+# (tests/data/programs), each with the verdict its EXPECT lines give on LLVM 22.1.8 and 19.1.7
+# under the default and async-region pipelines; each racy program's fixed twin passes on all
+# four; no launch fails for an unknown kernel; a race between two kernels is found from their
+# bodies' effects alone; leaks, exit codes, --lowered, --db, and the programs' RUN lines run
+# by lit.
+# usage: check_mlir_test.sh ASYNCFUZZ SOURCE_DIR
+set -u
+af=$1 src=$2
+. "$src/tests/lib.sh"
+af_need_or_exit "check-mlir on programs" mlir-opt-22 mlir-opt-19 sqlite3
+T=$(mktemp -d)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+P=$src/tests/data/programs
+o22=$(af_tool mlir-opt-22) o19=$(af_tool mlir-opt-19)
+M=(--matrix "builds=$o22,$o19" --matrix pipelines=default,async-region --matrix targets=nvvm
+  --matrix jit=O0 --schedules eager,lazy,random:2,pct:2 --json)
+
+# expect FILE LINE: what the EXPECT lines of FILE say for the configuration of JSON line LINE
+# (the most specific of EXPECT, EXPECT@PIPELINE, EXPECT-MAJOR, EXPECT-MAJOR@PIPELINE)
+expect() {
+  local low major pipe e=""
+  low=$(echo "$2" | sed -n 's/.*"lowering":"\([^"]*\)".*/\1/p')
+  major=$(echo "$low" | sed -n 's/^mlir-opt-\([0-9]*\)\..*/\1/p')
+  pipe=default
+  case "$low" in *@async-region*) pipe=async-region ;; esac
+  for key in "EXPECT" "EXPECT@$pipe" "EXPECT-$major" "EXPECT-$major@$pipe"; do
+    local l
+    l=$(grep -m1 "^// $key: " "$1" | sed "s|^// $key: ||")
+    [ -n "$l" ] && e=$l
+  done
+  echo "$e"
+}
+
+# judge NAME LINE ITEMS: ITEMS separated by ';': pass (not failed), a signature's words among
+# the findings, or warn:WORDS among the warnings
+judge() {
+  local name=$1 line=$2 w findings warnings items
+  findings=${line%%\"warnings\":*}
+  findings=${findings#*\"findings\":}
+  warnings=${line#*\"warnings\":}
+  IFS=';' read -ra items <<<"$3"
+  for w in "${items[@]}"; do
+    w=$(echo "$w" | sed 's/^ *//; s/ *$//')
+    case "$w" in
+      pass) echo "$line" | grep -q '"failed":false' || bad "$name: want pass: $line" ;;
+      warn:*) echo "$warnings" | grep -qF "${w#warn:}" || bad "$name: want warning ${w#warn:}: $warnings" ;;
+      *) echo "$findings" | grep -qF "$w" || bad "$name: want a finding $w: $findings" ;;
+    esac
+  done
+}
+
+# ---- the programs on the four configurations ----
+for f in tokens tokens-racy yield yield-fixed print-unwaited print-waited host-register \
+  host-register-fixed leak-stream; do
+  grep -q '^// EXPECT: ' "$P/$f.mlir" || bad "$f.mlir has no EXPECT line"
+  "$af" check-mlir "$P/$f.mlir" "${M[@]}" >"$T/$f.json" 2>"$T/$f.err"
+  [ "$(wc -l <"$T/$f.json")" = 4 ] || bad "$f: $(wc -l <"$T/$f.json") configurations: $(cat "$T/$f.err")"
+  while IFS= read -r line; do
+    e=$(expect "$P/$f.mlir" "$line")
+    [ -n "$e" ] || bad "$f: no expectation"
+    judge "$f ($(echo "$line" | sed -n 's/.*"lowering":"\([^"]*\)".*/\1/p'))" "$line" "$e"
+    echo "$line" | grep -q 'no kernel of that name' && bad "$f: a launch failed for an unknown kernel"
+  done <"$T/$f.json"
+  case "$f" in
+    *-fixed | print-waited | tokens)
+      [ "$(grep -c '"failed":false' "$T/$f.json")" = 4 ] || bad "$f: the fixed program fails somewhere: $(grep -o '"lowering":"[^"]*","version":"[^"]*","failed":true' "$T/$f.json")"
+      ;;
+  esac
+done
+echo "ok: 9 programs on LLVM 22.1.8 and 19.1.7, default and async-region"
+
+# ---- a race between two kernels from their bodies alone; two buffers are no race ----
+"$af" check-mlir "$P/two-writers.mlir" --lowering "mlir-opt:$o22" --json >"$T/tw.json" 2>&1
+[ $? = 1 ] && judge two-writers "$(cat "$T/tw.json")" "$(grep -m1 '^// EXPECT: ' "$P/two-writers.mlir" | sed 's|^// EXPECT: ||')" ||
+  bad "two-writers: $(cat "$T/tw.json")"
+"$af" check-mlir "$P/two-buffers.mlir" --lowering "mlir-opt:$o22" >"$T/tb.txt" 2>&1 ||
+  bad "two-buffers: $(cat "$T/tb.txt")"
+grep -q '^verdict: pass$' "$T/tb.txt" || bad "two-buffers: $(cat "$T/tb.txt")"
+echo "ok: kernels' effects from their bodies"
+
+# ---- leaks: a warning, a failure, or nothing; exit codes ----
+L=(--lowering "mlir-opt:$o22" --schedules eager)
+"$af" check-mlir "$P/leak-stream.mlir" "${L[@]}" >"$T/l1" 2>&1 && grep -q '^warnings:' "$T/l1" ||
+  bad "leak: default: $(cat "$T/l1")"
+"$af" check-mlir "$P/leak-stream.mlir" "${L[@]}" --leaks error >"$T/l2" 2>&1
+[ $? = 1 ] && grep -q '^findings:' "$T/l2" && grep -q 'mlir-opt|leak|stream' "$T/l2" ||
+  bad "leak: --leaks error: $(cat "$T/l2")"
+"$af" check-mlir "$P/leak-stream.mlir" "${L[@]}" --leaks off >"$T/l3" 2>&1 && ! grep -q 'mlir-opt|leak' "$T/l3" ||
+  bad "leak: --leaks off: $(cat "$T/l3")"
+"$af" check-mlir "$P/leak-stream.mlir" --leaks maybe >"$T/o" 2>&1
+[ $? = 2 ] || bad "--leaks maybe: exit $? ($(cat "$T/o"))"
+"$af" check-mlir "$T/nothing.mlir" "${L[@]}" >"$T/o" 2>&1
+[ $? = 3 ] && grep -q 'nothing.mlir' "$T/o" || bad "a missing file: $(cat "$T/o")"
+"$af" check-mlir "$P/tokens.mlir" --lowering builtin >"$T/o" 2>&1
+[ $? = 2 ] && grep -q 'asyncfuzz import' "$T/o" || bad "--lowering builtin: $(cat "$T/o")"
+"$af" check-mlir --help | grep -q '^usage: asyncfuzz check-mlir' || bad "check-mlir --help"
+echo "not mlir" >"$T/bad.mlir"
+"$af" check-mlir "$T/bad.mlir" "${L[@]}" >"$T/o" 2>&1
+[ $? = 1 ] && grep -q 'lowering_rejected' "$T/o" || bad "a file mlir-opt cannot parse: $(cat "$T/o")"
+echo "ok: leaks and exit codes"
+
+# ---- --lowered: a module lowered by hand (no kernel bodies: every buffer read and written) ----
+pipe=$("$af" check-mlir "$P/print-unwaited.mlir" "${L[@]}" --json | sed -n 's/.*"pipeline":"\([^"]*\)".*/\1/p')
+"$o22" "$P/print-unwaited.mlir" --pass-pipeline="builtin.module(gpu.module(strip-debuginfo,convert-scf-to-cf,convert-gpu-to-nvvm),nvvm-attach-target,expand-strided-metadata,gpu-to-llvm,reconcile-unrealized-casts,gpu-module-to-binary{format=isa},async-to-async-runtime,async-runtime-ref-counting,convert-async-to-llvm,convert-scf-to-cf,convert-func-to-llvm,convert-arith-to-llvm,convert-cf-to-llvm,finalize-memref-to-llvm,reconcile-unrealized-casts)" -o "$T/lowered.mlir" ||
+  bad "lowering by hand"
+"$af" check-mlir "$T/lowered.mlir" --lowered "${L[@]}" >"$T/o" 2>&1
+[ $? = 1 ] && grep -q 'race: mlir-opt|race|host_read_before_complete' "$T/o" && ! grep -q 'no kernel of that name' "$T/o" ||
+  bad "--lowered: $(cat "$T/o")"
+echo "ok: --lowered"
+
+# ---- --db: findings recorded as a campaign records them, once ----
+"$af" check-mlir "$P/print-unwaited.mlir" "${L[@]}" --db "$T/r.db" >"$T/o" 2>"$T/e"
+grep -q '[1-9][0-9]* new finding' "$T/e" || bad "--db: $(cat "$T/e")"
+[ "$(sqlite3 "$T/r.db" "SELECT count(*) FROM findings WHERE signature LIKE 'mlir-opt|race|host_read_before_complete|%' AND class = 'race'")" = 1 ] ||
+  bad "--db: $(sqlite3 "$T/r.db" 'SELECT signature FROM findings')"
+"$af" check-mlir "$P/print-unwaited.mlir" "${L[@]}" --db "$T/r.db" >"$T/o" 2>"$T/e"
+grep -q ' 0 new finding' "$T/e" || bad "--db again: $(cat "$T/e")"
+"$af" db list --db "$T/r.db" | grep -qF 'host_read_before_complete' || bad "db list"
+echo "ok: --db"
+
+# ---- the programs' RUN lines, run by lit (with FileCheck) as an MLIR test directory would ----
+if af_need "the RUN lines under lit" lit-22 FileCheck-22; then
+  cp -r "$P" "$T/lit"
+  PATH="$(dirname "$(readlink -f "$af")"):$(dirname "$(readlink -f "$(af_tool FileCheck-22)")"):$PATH" \
+    "$(af_tool lit-22)" -a "$T/lit" >"$T/lit.out" 2>&1 || bad "lit: $(tail -20 "$T/lit.out")"
+  grep -q 'Passed: 11' "$T/lit.out" || bad "lit: $(tail -5 "$T/lit.out")"
+  echo "ok: lit"
+fi
+
+[ $fail = 0 ] && echo "check_mlir: all passed" || echo "check_mlir: $fail failure(s)"
+[ $fail = 0 ]
