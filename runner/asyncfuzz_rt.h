@@ -60,6 +60,69 @@ void mgpuMemHostUnregister(void *ptr);
 void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor, int64_t elementSizeBytes);
 void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor, int64_t elementSizeBytes);
 
+/* The rest of the wrappers' functions (MLIR 19.1.7 and 22.1.8; runner/abi/, docs/abi.md):
+ * - mgpuLaunchClusterKernel (cuda): a launch, recorded as mgpuLaunchKernel (the cluster shape
+ *   orders nothing); the rocm flavour has none.
+ * - mgpuMemGetDeviceMemRef1dFloat/Int32 (rocm): the device's view of registered host memory, the
+ *   same memref (one address space); the cuda flavour has none.
+ * - the tensor-map (TMA) and sparse (cuSPARSE, cuSPARSELt) families, RT_UNMODELLED_MAP: each call
+ *   is recorded as its name, fails with CUDA_ERROR_NOT_SUPPORTED and has no effect; it returns
+ *   0 (NULL). They take their wrappers' arguments, unread. */
+void mgpuLaunchClusterKernel(void *function, intptr_t clusterX, intptr_t clusterY,
+                             intptr_t clusterZ, intptr_t gridX, intptr_t gridY, intptr_t gridZ,
+                             intptr_t blockX, intptr_t blockY, intptr_t blockZ, int32_t smem,
+                             void *stream, void **params, void **extra, size_t paramsCount);
+typedef struct RtMemRef1d {
+  void *allocated, *aligned;
+  int64_t offset, size, stride;
+} RtMemRef1d;
+RtMemRef1d mgpuMemGetDeviceMemRef1dFloat(float *allocated, float *aligned, int64_t offset,
+                                         int64_t size, int64_t stride);
+RtMemRef1d mgpuMemGetDeviceMemRef1dInt32(int32_t *allocated, int32_t *aligned, int64_t offset,
+                                         int64_t size, int64_t stride);
+#define RT_UNMODELLED_MAP(X)                                                                       \
+  X(mgpuTensorMapEncodeTiled)                                                                      \
+  X(mgpuTensorMapEncodeTiledMemref)                                                                \
+  X(mgpuCreateSparseEnv)                                                                           \
+  X(mgpuDestroySparseEnv)                                                                          \
+  X(mgpuCreateDnVec)                                                                               \
+  X(mgpuDestroyDnVec)                                                                              \
+  X(mgpuCreateDnMat)                                                                               \
+  X(mgpuDestroyDnMat)                                                                              \
+  X(mgpuCreateCoo)                                                                                 \
+  X(mgpuCreateCooAoS)                                                                              \
+  X(mgpuCreateCsr)                                                                                 \
+  X(mgpuCreateCsc)                                                                                 \
+  X(mgpuCreateBsr)                                                                                 \
+  X(mgpuDestroySpMat)                                                                              \
+  X(mgpuSpMVBufferSize)                                                                            \
+  X(mgpuSpMV)                                                                                      \
+  X(mgpuSpMMBufferSize)                                                                            \
+  X(mgpuSpMM)                                                                                      \
+  X(mgpuSDDMMBufferSize)                                                                           \
+  X(mgpuSDDMM)                                                                                     \
+  X(mgpuSpGEMMCreateDescr)                                                                         \
+  X(mgpuSpGEMMDestroyDescr)                                                                        \
+  X(mgpuSpGEMMWorkEstimation)                                                                      \
+  X(mgpuSpGEMMCompute)                                                                             \
+  X(mgpuSpGEMMCopy)                                                                                \
+  X(mgpuSpMatGetSize)                                                                              \
+  X(mgpuSetCsrPointers)                                                                            \
+  X(mgpuCreateSparseLtEnv)                                                                         \
+  X(mgpuDestroySparseLtEnv)                                                                        \
+  X(mgpuCreateCuSparseLtDnMat)                                                                     \
+  X(mgpuDestroyCuSparseLtDnMat)                                                                    \
+  X(mgpuCusparseLtCreate2To4SpMat)                                                                 \
+  X(mgpuDestroyCuSparseLtSpMat)                                                                    \
+  X(mgpuCuSparseLtSpMMBufferSize)                                                                  \
+  X(mgpuCuSparseLtSpMM)
+#define RT__UNMODELLED_DECL(name) intptr_t name(void);
+RT_UNMODELLED_MAP(RT__UNMODELLED_DECL)
+#undef RT__UNMODELLED_DECL
+/* The name of unmodelled function i (RT_UNMODELLED_MAP's order, then a flavour's absent calls
+ * mgpuLaunchClusterKernel, mgpuMemGetDeviceMemRef1dFloat, ...Int32), or "?". */
+const char *asyncfuzz_rt_unmodelled_name(int i);
+
 /* ---- Host hooks called by lowered programs (memref<?xi32> passed as expanded fields) ---- */
 
 /* The host reads a buffer: the values are recorded as observation `id`. */
@@ -272,7 +335,10 @@ void asyncfuzz_rt_note(int note, int region, int value);
    * bytes, stream), after its mgpuLaunchKernel (the cause), reads first */                        \
   X(KERNEL_ACCESS, "kernel.access")                                                                \
   /* host memory the program allocated itself, first touched by a call: (host ref, bytes) */       \
-  X(HOST_ADOPT, "host.memory")
+  X(HOST_ADOPT, "host.memory")                                                                     \
+  /* a wrapper function the runtime does not model (asyncfuzz_rt_unmodelled_name of its one        \
+   * argument): refused, no effect; printed by its own name */                                     \
+  X(UNMODELLED, "unmodelled")
 
 typedef enum RtCall {
 #define RT__CALL_ENUM(id, name) RT_CALL_##id,
@@ -294,7 +360,8 @@ typedef enum RtCall {
   X(INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT")                                                 \
   X(INVALID_PTX, "CUDA_ERROR_INVALID_PTX")                                                         \
   X(CONTEXT_IS_DESTROYED, "CUDA_ERROR_CONTEXT_IS_DESTROYED")                                       \
-  X(OTHER, "CUDA_ERROR_OTHER") /* any other driver status; its code is the record's last arg */
+  X(OTHER, "CUDA_ERROR_OTHER") /* any other driver status; its code is the record's last arg */    \
+  X(NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED")
 
 typedef enum RtError {
 #define RT__ERR_ENUM(id, name) RT_ERR_##id,
@@ -322,7 +389,8 @@ typedef enum RtError {
   X(ABI_ABSENT, "not in this ABI flavour's runtime wrappers")                                      \
   X(HOST_DEVICE_MEM, "host access to device memory")                                               \
   X(CONFIG, "the runtime's settings are refused (asyncfuzz_rt_config_error says why): the run "    \
-            "went on on the sim")
+            "went on on the sim")                                                                  \
+  X(UNMODELLED, "a wrapper function asyncfuzz's runtime does not model (docs/abi.md)")
 
 typedef enum RtDetail {
 #define RT__DET_ENUM(id, text) RT_DETAIL_##id,

@@ -39,6 +39,18 @@ static const char *const policy_names[RT__POLICY_COUNT] = {"eager", "lazy", "ran
 const char *asyncfuzz_rt_call_name(int call) {
   return call >= 0 && call < RT__CALL_COUNT ? call_names[call] : "?";
 }
+static const char *const unmodelled_names[] = {
+#define RT__UNMODELLED_NAME(n) #n,
+    RT_UNMODELLED_MAP(RT__UNMODELLED_NAME)
+#undef RT__UNMODELLED_NAME
+        "mgpuLaunchClusterKernel",
+    "mgpuMemGetDeviceMemRef1dFloat", "mgpuMemGetDeviceMemRef1dInt32"};
+
+const char *asyncfuzz_rt_unmodelled_name(int i) {
+  return i >= 0 && i < (int)(sizeof unmodelled_names / sizeof *unmodelled_names)
+             ? unmodelled_names[i]
+             : "?";
+}
 const char *asyncfuzz_rt_error_name(int err) {
   return err >= 0 && err < RT__ERR_COUNT ? err_names[err] : "?";
 }
@@ -235,10 +247,12 @@ void asyncfuzz_rt_format_rec(AfBuf *b, const RtRec *r) {
                     asyncfuzz_rt_detail_text(r->detail));
     return;
   }
-  af_buf_puts(b, asyncfuzz_rt_call_name(r->call));
+  int unmodelled = r->call == RT_CALL_UNMODELLED && r->nargs > 0; /* (by its own name) */
+  af_buf_puts(b, unmodelled ? asyncfuzz_rt_unmodelled_name((int)RT_REF_VAL(r->args[0]))
+                            : asyncfuzz_rt_call_name(r->call));
   af_buf_puts(b, "(");
-  for (int i = 0; i < r->nargs; i++) {
-    if (i)
+  for (int i = unmodelled; i < r->nargs; i++) {
+    if (i > unmodelled)
       af_buf_puts(b, ", ");
     fmt_ref(b, r->args[i]);
   }
