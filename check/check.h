@@ -213,7 +213,8 @@ int check_write_traces(const char *path, const char *bin_path, const LowerSpec *
 int check_trace_report(const char *path, const GenCase *c, const char *lowering, int lenient,
                        int print, AfBuf *b, int *failed, AfErr *err);
 
-/* ---- a user's program (check-mlir: program.c, prog_kernels.c, prog_judge.c, prog_format.c) */
+/* ---- a user's program (check-mlir: program.c, prog_judge.c, prog_format.c, prog_record.c;
+ * the kernels' effects: gen_mlir_kernels) */
 enum { PROG_LEAKS_WARN, PROG_LEAKS_ERROR, PROG_LEAKS_OFF };
 #define PROG_MAX_RUNNER_ARGS 16
 #define PROG_MAX_FINDINGS 12
@@ -239,8 +240,9 @@ typedef struct ProgFinding {
 } ProgFinding;
 typedef struct ProgRun {
   Schedule sched;
-  int ran;   /* the program ran to its end and wrote its trace */
-  char *out; /* what it printed (memref addresses made equal) */
+  int ran;     /* the program ran to its end and wrote its trace */
+  int refused; /* a call was refused its handle: what that explains is no finding of its own */
+  char *out;   /* what it printed (memref addresses made equal) */
   int nfind;
   ProgFinding find[PROG_MAX_FINDINGS]; /* misused handles first, then in trace order */
 } ProgRun;
@@ -267,8 +269,6 @@ struct MlirMatrixAxes;
 int check_program_specs(const char *const *lowerings, int nlow, const char *pipeline,
                         const struct MlirMatrixAxes *axes, LowerSpec **specs, int *n, char *notes,
                         size_t nn, AfErr *err);
-/* The effects table of text's gpu.func kernels (kernel_foreign_set's format), or NULL. */
-char *check_prog_kernels(const char *text);
 /* Whether a run failed (a finding that is not a warning). */
 int check_prog_run_failed(const ProgRun *run);
 /* A program's result through one configuration, as text (every run's verdict, the findings

@@ -19,29 +19,46 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* Line n of text (1-based), without its newline and leading spaces, into out ("" when none). */
-static void line_text(const char *text, int n, char *out, size_t cap) {
-  out[0] = '\0';
+/* Line n of text (1-based), past its leading spaces: a pointer into text, or NULL. */
+static const char *line_at(const char *text, int n) {
   const char *p = text;
   for (int k = 1; p && k < n; k++)
     p = (p = strchr(p, '\n')) ? p + 1 : NULL;
-  if (p == NULL || n < 1)
-    return;
-  p += strspn(p, " \t");
-  af_fmt(out, cap, "%.*s", (int)strcspn(p, "\n"), p);
+  return p && n >= 1 ? p + strspn(p, " \t") : NULL;
+}
+
+/* Line n of text, without its newline, into out ("" when none). */
+static void line_text(const char *text, int n, char *out, size_t cap) {
+  const char *p = line_at(text, n);
+  af_fmt(out, cap, "%.*s", p ? (int)strcspn(p, "\n") : 0, p ? p : "");
 }
 
 /* What made record seq: the shape of its program line ("gpu.memcpy async deps=1",
  * "func.call @printMemrefF32"), or the runtime call's name where no line is known. */
 static void who(const char *text, const RtRec *trace, int n, int seq, int line, char *out,
                 size_t cap) {
-  char l[600];
-  line_text(text ? text : "", line, l, sizeof l);
-  if (l[0] == '\0') {
+  const char *l = text ? line_at(text, line) : NULL; /* (in text: the shape reads around it) */
+  if (l == NULL || *l == '\n' || *l == '\0') {
     af_fmt(out, cap, "%s", seq >= 0 && seq < n ? asyncfuzz_rt_call_name(trace[seq].call) : "?");
     return;
   }
   mlir_line_shape(text, l, out, cap);
+}
+
+/* Whether the program frees (gpu.dealloc) the buffer the op on `line` allocates: a buffer it
+ * never frees leaks by its own choice, a warning whatever --leaks says (as a case's does). */
+static int frees(const char *text, int line) {
+  char l[600], name[64];
+  line_text(text ? text : "", line, l, sizeof l);
+  if (l[0] != '%')
+    return 1; /* (not known: counted) */
+  af_fmt(name, sizeof name, "%.*s", (int)strcspn(l, ", ="), l);
+  for (const char *p = strstr(text, "gpu.dealloc"); p; p = strstr(p + 1, "gpu.dealloc")) {
+    const char *u = strstr(p, name), *nl = strchr(p, '\n');
+    if (u && (!nl || u < nl) && !isalnum((unsigned char)u[strlen(name)]) && u[strlen(name)] != '_')
+      return 1;
+  }
+  return 0;
 }
 
 static void add(ProgRun *run, int cls, const char *sig, const char *victim, const char *detail,
@@ -92,9 +109,10 @@ static void from_report(const char *fam, const char *text, const HbReport *r, co
     static const char *const what[] = {"stream", "event", "buffer"};
     const char *w = what[k - HB_LEAK_STREAM];
     af_fmt(sig, sizeof sig, "%s|leak|%s", fam, w);
-    af_fmt(victim, sizeof victim, "%s|leak|%s|%s", fam, w, a);
+    af_fmt(victim, sizeof victim, "%s|leak|%s|%s", fam, w, b);
     cls = VERDICT_LIFETIME;
-    warning = o->leaks == PROG_LEAKS_WARN;
+    warning = o->leaks == PROG_LEAKS_WARN ||
+              (k == HB_LEAK_BUFFER && !frees(text, r->seq2 >= 0 ? r->op2 : r->op1));
     if (o->leaks == PROG_LEAKS_OFF)
       k = -1;
   } else if (k == HB_INVALID_HANDLE || k == HB_USE_OF_DESTROYED_HANDLE) {
@@ -130,6 +148,10 @@ static void from_report(const char *fam, const char *text, const HbReport *r, co
   if (k >= 0 && !d.oom)
     add(run, cls, sig, victim, detail, warning);
   af_buf_free(&d);
+}
+
+static int is_handle(const HbReport *r) {
+  return r->kind == HB_INVALID_HANDLE || r->kind == HB_USE_OF_DESTROYED_HANDLE;
 }
 
 /* A call the runtime refused for another reason than a handle (the checker reports those): an
@@ -220,13 +242,26 @@ int check__prog_judge(const LowerSpec *spec, const ProgOpts *o, const char *text
   ho.max_reports = 200;
   HbResult *hb = NULL;
   rc = hb_check(t.recs, t.nrecs, &ho, &hb, err);
-  for (int pass = 0; rc == 0 && pass < 2; pass++) /* handles first: a refusal explains the rest */
-    for (int i = 0; i < hb->nreports; i++) {
-      int handle = hb->reports[i].kind == HB_INVALID_HANDLE ||
-                   hb->reports[i].kind == HB_USE_OF_DESTROYED_HANDLE;
-      if (hb_kind_is_error(hb->reports[i].kind) && handle == (pass == 0))
-        from_report(fam, text, &hb->reports[i], t.recs, t.nrecs, o, run);
+  int refused = 0; /* handles first: a refusal explains what it caused (as campaigns judge) */
+  for (int i = 0; rc == 0 && i < hb->nreports; i++)
+    if (is_handle(&hb->reports[i])) {
+      from_report(fam, text, &hb->reports[i], t.recs, t.nrecs, o, run);
+      refused = 1;
     }
+  RtRec *as = NULL; /* ... what is still wrong as if the refused calls had succeeded counts */
+  int nas = 0;
+  HbResult *hb2 = NULL;
+  if (rc == 0 && refused && oracle_as_if_succeeded(t.recs, t.nrecs, &as, &nas) == 0 &&
+      hb_check(as, nas, &ho, &hb2, err) == 0)
+    for (int i = 0; i < hb2->nreports; i++)
+      if (hb_kind_is_error(hb2->reports[i].kind) && !is_handle(&hb2->reports[i]))
+        from_report(fam, text, &hb2->reports[i], as, nas, o, run);
+  for (int i = 0; rc == 0 && !refused && i < hb->nreports; i++)
+    if (hb_kind_is_error(hb->reports[i].kind))
+      from_report(fam, text, &hb->reports[i], t.recs, t.nrecs, o, run);
+  run->refused = refused;
+  hb_result_free(hb2);
+  af_free(as);
   if (rc == 0)
     from_errors(fam, text, t.recs, t.nrecs, run);
   if (rc == 0 && pr->signaled) { /* it ran, and died on the way out */
@@ -242,7 +277,7 @@ void check__prog_outputs(const LowerSpec *spec, ProgResult *res) {
   const ProgRun *first = NULL;
   for (int k = 0; k < res->nruns; k++) {
     ProgRun *run = &res->runs[k];
-    if (!run->ran)
+    if (!run->ran || run->refused) /* (a refused handle explains what the run printed) */
       continue;
     if (first == NULL) {
       first = run;

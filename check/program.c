@@ -43,7 +43,7 @@ static int write_kernels(const LowerSpec *spec, const char *dir, const char *in,
     if (r.exited && r.code == 0 && af_read_file(path, &outlined, NULL, err))
       return err->rc;
   }
-  res->kernels = check_prog_kernels(outlined ? outlined : text);
+  res->kernels = gen_mlir_kernels(outlined ? outlined : text);
   af_free(outlined);
   if (res->kernels == NULL)
     return af_err_set(err, AF_ENOMEM, "out of memory reading the kernels");

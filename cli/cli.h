@@ -119,6 +119,7 @@ int cmd_run(int argc, char **argv);         /* cmd_check.c */
 int cmd_check(int argc, char **argv);       /* cmd_check.c */
 int cmd_check_trace(int argc, char **argv); /* cmd_check.c */
 int cmd_check_mlir(int argc, char **argv);  /* cmd_program.c */
+int cmd_import(int argc, char **argv);      /* cmd_program.c */
 int cmd_reduce(int argc, char **argv);      /* cmd_reduce.c */
 int cmd_campaign(int argc, char **argv);
 int cmd_fuzz(int argc, char **argv);       /* campaign.c: guided (campaign/guided.c) */

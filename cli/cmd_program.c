@@ -171,3 +171,40 @@ int cmd_check_mlir(int argc, char **argv) {
   af_free(specs);
   return ex ? ex : failed ? EXIT_FOUND : EXIT_OK;
 }
+
+static void import_help(FILE *f) {
+  fprintf(f, "usage: asyncfuzz import FILE.mlir [-o CASE.json]\n"
+             "Turns a program in the case language's subset into a case (JSON) that campaigns\n"
+             "seed from (--seeds) and `reduce` shrinks: main's gpu.wait, gpu.alloc, gpu.dealloc,\n"
+             "gpu.memcpy, gpu.memset, gpu.launch_func and gpu.launch (each kernel as the case\n"
+             "kernel its body's effects make it), async.execute, async.await and printMemref\n"
+             "(observations); the module's own functions are inlined. Element types become i32\n"
+             "and values the case's own. Outside the subset, or racy (a case has one meaning),\n"
+             "it names the first op it cannot express, or the race. Exit 0, 2 usage, 3 not a\n"
+             "case (docs/check-mlir.md).\n");
+}
+
+int cmd_import(int argc, char **argv) {
+  const char *path[1], *out = NULL;
+  int npos;
+  const CliOpt opts[] = {CLI_OPT_STR("-o", &out), CLI_OPT_STR("--out", &out), CLI_OPT_END};
+  int ex = cli_parse("import", argc, argv, opts, NULL, NULL, path, 1, &npos, import_help);
+  if (ex || npos == 0) {
+    if (ex == 0)
+      fprintf(stderr, "asyncfuzz import: which program? (see --help)\n");
+    return ex < 0 ? 0 : ex ? ex : EXIT_USAGE;
+  }
+  char *text = NULL, *json = NULL;
+  AfErr err = {0};
+  int rc = af_read_file(path[0], &text, NULL, &err);
+  if (rc == 0)
+    rc = gen_import_mlir(text, &json, &err);
+  af_free(text);
+  if (rc) {
+    fprintf(stderr, "asyncfuzz import: %s: %s\n", path[0], err.msg);
+    return rc == AF_ENOMEM ? EXIT_INTERNAL : EXIT_INPUT;
+  }
+  ex = cli_write_text(out, json);
+  af_free(json);
+  return ex;
+}

@@ -29,6 +29,7 @@ static const char main_help[] =
     "  fuzz       a campaign whose cases libFuzzer draws, rewarded by what the lowering did\n"
     "  check-trace  check a runtime trace file (e.g. of code run by mlir-runner)\n"
     "  check-mlir  check a program of your own (.mlir): lowered, run, every run judged\n"
+    "  import     turn a program in the case language's subset into a case (JSON)\n"
     "  reduce     minimize a failing case to a small reproducer (.json and .mlir)\n"
     "  db         query the regression database (list, show, stats, mark, export, merge)\n"
     "  device     describe the GPU of the cuda backend and calibrate its spin count\n"
@@ -63,6 +64,7 @@ int main(int argc, char **argv) {
               {"--libfuzzer-child", cmd_fuzz_child},
               {"check-trace", cmd_check_trace},
               {"check-mlir", cmd_check_mlir},
+              {"import", cmd_import},
               {"reduce", cmd_reduce},
               {"db", cmd_db},
               {"report", cmd_report},

@@ -472,6 +472,25 @@ int gen_validate(const GenCase *c, AfErr *err);
 /* Renders the case as an MLIR module in the gpu dialect (plus func, memref, arith, scf,
  * async) with the sentinel kernels as gpu.func. Returns text owned by the caller, or NULL. */
 char *gen_render_mlir(const GenCase *c);
+
+/* ---- reading MLIR: a program's kernels, and a program as a case (mlir_kernels.c, import.c) */
+/* The memory effects of text's gpu.func kernels, one line each: "NAME ARG..." with ARG `s` (a
+ * scalar) or `m<RANK>:<r|w|rw|->` (a memref: what the body does with it: loads, stores, both,
+ * neither), through any view of it; an op it does not know counts as both (kernel_foreign_set
+ * reads the table). Text owned by the caller, or NULL. */
+char *gen_mlir_kernels(const char *text);
+/* The effects of the ops in [body, end) on names[0..n) (SSA names, "%d"): acc[i] gets
+ * KERNEL_READ and KERNEL_WRITE bits. 0. */
+int gen_mlir_effects(const char *body, const char *end, const char *const *names, int n,
+                     uint8_t *acc);
+/* A program in the case language's subset as a case (asyncfuzz import, docs/check-mlir.md): its
+ * main function's gpu ops, async.execute regions, awaits, host waits and printMemref calls
+ * (observations), each kernel as the case kernel with its effects (af_fill: writes one buffer;
+ * af_transform: writes one, reads one; af_combine: reads two). Calls of the module's own
+ * functions are inlined. Element types become i32 and values are the case's own: a case models
+ * the program's ordering. *json: the case (af_free). AF_EINVALID with "LINE: OP: why" for the
+ * first op outside the subset, AF_EPARSE for text it cannot read. */
+int gen_import_mlir(const char *text, char **json, AfErr *err);
 /* Renders cases cs[0..n) as one module for one mlir-runner process: one kernel module (with
  * the kernels the cases launch), case
  * i's host code as func @af_case_<ids[i]>, and @main calling each once per schedule j <

@@ -122,6 +122,7 @@ void runner__launch_foreign(Rt *rt, RtRec *r, int k, int s, void **params, size_
     return;
   }
   runner__rec_arg(r, runner__ref_int((uint64_t)(rt->nfx - first)));
+  uint32_t seq = r ? r->seq : 0; /* (r moves when the trace grows: not used below) */
   RtRef sref = RT_REF(RT_REF_STREAM, s, 0);
   for (int pass = 0; pass < 2; pass++) /* reads first, then writes */
     for (int i = first; i < rt->nfx; i++) {
@@ -129,14 +130,14 @@ void runner__launch_foreign(Rt *rt, RtRec *r, int k, int s, void **params, size_
       if (w != pass)
         continue;
       RtRec *a = runner__rec_new(rt, RT_CALL_KERNEL_ACCESS);
-      if (a && r)
-        a->cause = r->seq;
+      if (a)
+        a->cause = seq;
       runner__rec_arg(a, runner__ref_ptr(rt, rt->fx[i].p));
       runner__rec_arg(a, runner__ref_int(rt->fx[i].access));
       runner__rec_arg(a, runner__ref_int(rt->fx[i].bytes));
       runner__rec_arg(a, sref);
     }
-  Work *w = runner__enqueue(rt, s, W_KERNEL, r ? r->seq : 0);
+  Work *w = runner__enqueue(rt, s, W_KERNEL, seq);
   if (w) {
     w->kernel = k;
     w->fx = first;

@@ -122,6 +122,40 @@ grep -q ' 0 new finding' "$T/e" || bad "--db again: $(cat "$T/e")"
 "$af" db list --db "$T/r.db" | grep -qF 'host_read_before_complete' || bad "db list"
 echo "ok: --db"
 
+# ---- import: programs in the case language's subset become cases; check of the case finds
+# what check-mlir finds in the program (the same classes, a misused handle by the same words) ----
+classes() { grep -o '"class": *"[^"]*"' "$1" | sed 's/.*"\([^"]*\)"$/\1/' | sort -u | tr '\n' ' '; }
+n_import=0
+for f in tokens yield leak-stream print-unwaited host-register; do
+  if ! "$af" import "$P/$f.mlir" -o "$T/$f.json" 2>"$T/$f.imp"; then
+    case $f in
+      host-register) grep -q 'line [0-9]*: gpu.host_register' "$T/$f.imp" || bad "import $f: $(cat "$T/$f.imp")" ;;
+      print-unwaited) grep -q 'not one (a case has one meaning).*observe' "$T/$f.imp" || bad "import $f: $(cat "$T/$f.imp")" ;;
+      *) bad "import $f: $(cat "$T/$f.imp")" ;;
+    esac
+    continue
+  fi
+  n_import=$((n_import + 1))
+  "$af" validate "$T/$f.json" >/dev/null || bad "import $f: the case does not validate"
+  "$af" check "$T/$f.json" --lowering "mlir-opt:$o22" --schedules eager,lazy,random:2,pct:2 \
+    --json >"$T/$f.check" 2>&1
+  "$af" check-mlir "$P/$f.mlir" --lowering "mlir-opt:$o22" --schedules eager,lazy,random:2,pct:2 \
+    --leaks error --json >"$T/$f.cm" 2>&1
+  # check's failing runs' classes (a pass has none) against check-mlir's findings'
+  grep -o '"verdict": *"[^"]*"' "$T/$f.check" | sed 's/.*"\([^"]*\)"$/\1/' | grep -v '^pass$' |
+    sort -u | tr '\n' ' ' >"$T/$f.c1"
+  sed 's/"warnings":.*//' "$T/$f.cm" | grep -o '"class":"[^"]*"' | sed 's/.*"\([^"]*\)"$/\1/' |
+    sort -u | tr '\n' ' ' >"$T/$f.c2"
+  [ "$(cat "$T/$f.c1")" = "$(cat "$T/$f.c2")" ] ||
+    bad "import then check of $f: classes [$(cat "$T/$f.c1")], check-mlir [$(cat "$T/$f.c2")]"
+  if grep -q misused-handle "$T/$f.check"; then
+    w=$(grep -o 'misused-handle|[a-z]*|[a-z-]*' "$T/$f.check" | head -1)
+    grep -qF "$w" "$T/$f.cm" || bad "import then check of $f: $w, not in check-mlir's"
+  fi
+done
+[ $n_import -ge 3 ] || bad "import: $n_import of 5 programs"
+echo "ok: import ($n_import of 5), check of the case as check-mlir"
+
 # ---- the programs' RUN lines, run by lit (with FileCheck) as an MLIR test directory would ----
 if af_need "the RUN lines under lit" lit-22 FileCheck-22; then
   cp -r "$P" "$T/lit"

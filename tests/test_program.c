@@ -43,7 +43,7 @@ static const char kernels_mlir[] =
     "}\n";
 
 static void test_kernel_effects(void) {
-  char *t = check_prog_kernels(kernels_mlir);
+  char *t = gen_mlir_kernels(kernels_mlir);
   CHECK(t != NULL);
   CHECK_CONTAINS(t, "\ncopy m1:w m2:r s\n"); /* a load through a subview reads %in */
   CHECK_CONTAINS(t, "\nbump m1:rw m1:-\n");  /* atomic: both; memref.dim: no access */

@@ -9,3 +9,7 @@ config.test_format = lit.formats.ShTest(execute_external=False)  # (lit's shell:
 config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.environment["PATH"] = os.environ.get("PATH", "")
+# (asyncfuzz's own settings go through: a sanitizer build's ASYNCFUZZ_RUNNER_PRELOAD, ...)
+for k, v in os.environ.items():
+    if k.startswith("ASYNCFUZZ_"):
+        config.environment[k] = v

@@ -1,12 +1,12 @@
 // RUN: not asyncfuzz check-mlir %s --schedules eager,lazy | FileCheck %s
 // CHECK: misused-handle|stream|wrong-kind|at:gpu.wait deps=1
-// CHECK: race|host_read_before_complete|gpu.memcpy async deps=1->func.call @printMemrefI32
-// EXPECT: misused-handle|stream|wrong-kind|at:gpu.wait ; race|host_read_before_complete|gpu.memcpy async deps=1->func.call @printMemrefI32 ; warn:leak|buffer
-// EXPECT@async-region: misused-handle|stream|wrong-kind|at:gpu.wait ; warn:leak|buffer
+// EXPECT: misused-handle|stream|wrong-kind|at:gpu.wait ; warn:leak|buffer
 // An async.execute region allocates a device buffer, launches a kernel and copies the result
 // to a host buffer, then yields the copy's token; the host awaits it, waits on the token and
 // prints the buffer. Where the lowering yields the token without recording an event for it,
-// the host's wait waits for nothing and the print reads before the copy.
+// the host's wait waits for nothing and the print reads before the copy: the stream handed
+// to an event call is the finding (the race it lets happen is its consequence, as campaigns
+// judge a run).
 // (The device buffer is never freed: a leak, which check-mlir warns of by default.)
 // yield-fixed.mlir is the fixed twin (the region waits itself before it ends).
 module attributes {gpu.container_module} {

@@ -1,12 +1,13 @@
 /*
- * prog_kernels.c: the memory effects of a program's kernels, from their bodies (check-mlir).
+ * mlir_kernels.c: the memory effects of a program's kernels, from their bodies (check-mlir,
+ * import).
  * For each gpu.func kernel of the text: its arguments (a memref's rank, or a scalar), and for
  * each memref argument whether the body loads from it, stores to it or updates it atomically,
  * through any view of it (subview, cast, reinterpret_cast, ...). Any other use of a memref (a
  * call, an op this file does not know) counts as both. Effects are per whole buffer. The text
  * is MLIR as mlir-opt prints it or as people write it: one op per line.
  */
-#include "check_int.h"
+#include "gen.h"
 
 #include "../runner/kernels.h"
 
@@ -207,7 +208,7 @@ static const char *one_kernel(const char *f, AfBuf *out) {
   return end;
 }
 
-char *check_prog_kernels(const char *text) {
+char *gen_mlir_kernels(const char *text) {
   AfBuf out;
   af_buf_init(&out);
   af_buf_puts(&out, "# the program's kernels: NAME, then each argument (s: a scalar; "
@@ -218,4 +219,14 @@ char *check_prog_kernels(const char *text) {
       f = end - 1;
   }
   return af_buf_take(&out);
+}
+
+int gen_mlir_effects(const char *body, const char *end, const char *const *names, int n,
+                     uint8_t *acc) {
+  Names nm = {.n = 0};
+  for (int i = 0; i < n && i < PK_MAX_NAMES; i++)
+    add_name(&nm, names[i], strlen(names[i]), i);
+  memset(acc, 0, (size_t)n);
+  body_effects(body, end, &nm, acc);
+  return 0;
 }
