@@ -27,6 +27,91 @@ static int has_launch_body(const char *text) {
   return 0;
 }
 
+/* The suffix of asyncfuzz_read<T> for a memref type's element type at t ("memref<4x?xf32>":
+ * "F32"), or NULL (another type, a memory space, an unranked memref). */
+static const char *read_suffix(const char *t, char *elem, size_t n) {
+  static const char *const names[][2] = {{"f32", "F32"}, {"f64", "F64"}, {"i8", "I8"},
+                                         {"i16", "I16"}, {"i32", "I32"}, {"i64", "I64"},
+                                         {"index", "Ind"}};
+  const char *p = t + 7, *e = p + strcspn(p, ",>");
+  if (*e == ',' && strncmp(e, ", strided<", 10) != 0)
+    return NULL; /* (a memory space) */
+  const char *x = p;
+  for (const char *q = p; q < e; q++)
+    if (*q == 'x')
+      x = q + 1;
+  af_fmt(elem, n, "%.*s", (int)(e - x), x);
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (strcmp(elem, names[i][0]) == 0 && *p != '*')
+      return names[i][1];
+  return NULL;
+}
+
+/* The program with a host read before each host memref.load (outside gpu.module, gpu.func and
+ * gpu.launch bodies): a cast to an unranked memref and a call of the runtime's asyncfuzz_read<T>,
+ * put on the load's own line (MLIR does not care, and the line keeps its number), their
+ * declarations on the module's first line. NULL when out of memory. */
+static char *instrument_loads(const char *text) {
+  AfBuf b;
+  af_buf_init(&b);
+  int depth = 0, gpu_at = -1, k = 0, declared = 0;
+  unsigned used = 0;
+  static const char *const sfx[] = {"F32", "F64", "I8", "I16", "I32", "I64", "Ind"};
+  static const char *const ty[] = {"f32", "f64", "i8", "i16", "i32", "i64", "index"};
+  for (const char *l = text; *l;) {
+    size_t len = strcspn(l, "\n");
+    char line[2048];
+    af_fmt(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), l);
+    const char *ld = strstr(line, "memref.load %"), *colon = ld ? strstr(ld, " : memref<") : NULL;
+    char elem[32], src[64];
+    const char *suf = colon && gpu_at < 0 ? read_suffix(colon + 3, elem, sizeof elem) : NULL;
+    if (suf) {
+      af_fmt(src, sizeof src, "%.*s", (int)strcspn(ld + 12, "[ "), ld + 12);
+      char type[300];
+      af_fmt(type, sizeof type, "%.*s", (int)strcspn(colon + 3, " \n"), colon + 3);
+      af_buf_printf(&b, "%.*s%%af_rd%d = memref.cast %s : %s to memref<*x%s> func.call "
+                        "@asyncfuzz_read%s(%%af_rd%d) : (memref<*x%s>) -> () ",
+                    (int)strspn(line, " "), line, k, src, type, elem, suf, k, elem);
+      k++;
+      for (unsigned i = 0; i < 7; i++)
+        used |= strcmp(suf, sfx[i]) == 0 ? 1u << i : 0;
+    }
+    af_buf_put(&b, l + (suf ? strspn(line, " ") : 0), len - (suf ? strspn(line, " ") : 0));
+    if (!declared && strncmp(l + strspn(l, " "), "module", 6) == 0 && line[len - 1] == '{') {
+      af_buf_puts(&b, " @@DECL@@");
+      declared = 1;
+    }
+    af_buf_puts(&b, l[len] ? "\n" : "");
+    if (gpu_at < 0 && (strstr(line, "gpu.module @") || strstr(line, "gpu.func @") ||
+                       (strstr(line, "gpu.launch ") && !strstr(line, "gpu.launch_func"))))
+      gpu_at = depth;
+    for (const char *q = line; *q; q++)
+      depth += (*q == '{') - (*q == '}');
+    if (gpu_at >= 0 && depth <= gpu_at)
+      gpu_at = -1;
+    l += len + (l[len] == '\n');
+  }
+  char *out = af_buf_take(&b), decl[1024] = "";
+  for (unsigned i = 0; i < 7; i++)
+    if (used & (1u << i)) {
+      size_t dl = strlen(decl);
+      af_fmt(decl + dl, sizeof decl - dl,
+             " func.func private @asyncfuzz_read%s(memref<*x%s>) attributes "
+             "{llvm.emit_c_interface}",
+             sfx[i], ty[i]);
+    }
+  char *at = out ? strstr(out, " @@DECL@@") : NULL;
+  if (at == NULL)
+    return out;
+  AfBuf r; /* the declarations where the marker is */
+  af_buf_init(&r);
+  af_buf_put(&r, out, (size_t)(at - out));
+  af_buf_puts(&r, decl);
+  af_buf_puts(&r, at + 9);
+  af_free(out);
+  return af_buf_take(&r);
+}
+
 /* The kernels' table of the program (its gpu.launch bodies outlined by mlir-opt first, as the
  * pipeline will outline them), written to dir/kernels.txt. */
 static int write_kernels(const LowerSpec *spec, const char *dir, const char *in, const char *text,
@@ -215,7 +300,9 @@ int check_program(const char *path, const LowerSpec *spec, const Schedule *s, in
   af_fmt(in, sizeof in, "%s/input.mlir", dir);
   af_fmt(lowered, sizeof lowered, "%s/%s", dir, o->lowered ? "input.mlir" : "lowered.mlir");
   int outline = !o->lowered && has_launch_body(res->text);
-  rc = af_write_file(in, res->text, strlen(res->text), err);
+  char *prog = o->lowered ? NULL : instrument_loads(res->text); /* (host loads are reads) */
+  rc = af_write_file(in, prog ? prog : res->text, strlen(prog ? prog : res->text), err);
+  af_free(prog);
   if (rc == 0 && !o->lowered)
     rc = write_kernels(spec, dir, in, res->text, outline, res, err);
   if (rc == 0 && o->lowered) { /* (no bodies: every kernel reads and writes all it is given) */

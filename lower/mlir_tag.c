@@ -94,7 +94,8 @@ static int loc_line(const char *s, size_t n, const LocAlias *al, int nal, int de
 static int tag_kind(const char *line, size_t len) {
   static const char *const callee[] = {"@mgpu", "@mlirAsyncRuntime", "@asyncfuzz_observe(",
                                        "@asyncfuzz_host_init(",
-                                       "@printMemref"}; /* a program's host reads (not
+                                       "@printMemref",
+                                       "@asyncfuzz_read"}; /* a program's host reads (not
                                        _mlir_ciface_printMemref*: a wrapper's call keeps its
                                        caller's op) */
   char buf[256];

@@ -5,7 +5,8 @@
  * host read of the buffer (an observation, asyncfuzz_observe with id -1), ordered like any other
  * against the copies into it, then printed as the runner utils print it. They are here so that
  * those reads are seen, and so that a program links where the runner utils are not installed
- * (Debian's LLVM 19 ships no libmlir_runner_utils beside LLVM 22's).
+ * (Debian's LLVM 19 ships no libmlir_runner_utils beside LLVM 22's). asyncfuzz_read<T> is the
+ * same read without the print: check-mlir puts a call of it before each host memref.load.
  */
 #include "rt_sim_int.h"
 
@@ -71,8 +72,9 @@ static void put_data(int ty, const char *base, int64_t dim, int64_t rank, int64_
   printf("]");
 }
 
-/* printMemref of a ranked descriptor: the host reads what it spans, then it is printed. */
-static void print_memref(int ty, int64_t rank, void *dp, int unranked) {
+/* printMemref of a ranked descriptor: the host reads what it spans, then it is printed (print:
+ * 0, a host load check-mlir instrumented: the read alone). */
+static void read_memref(int ty, int64_t rank, void *dp, int unranked, int print) {
   Desc *d = dp;
   if (d == NULL || rank < 0 || rank > 16)
     return;
@@ -85,6 +87,8 @@ static void print_memref(int ty, int64_t rank, void *dp, int unranked) {
   const char *first = d->aligned ? d->aligned + d->offset * esize_of[ty] : NULL;
   fflush(stdout);
   runner__observe(-1, first, n > 0 ? span : 0, 1, esize_of[ty], ty >= P_F32);
+  if (!print)
+    return;
   printf("%sbase@ = %p rank = %" PRId64 " offset = %" PRId64 " sizes = [",
          unranked ? "Unranked Memref " : "Memref ", (void *)d->aligned, rank, d->offset);
   for (int64_t i = 0; i < rank; i++)
@@ -113,16 +117,21 @@ static void print_memref(int ty, int64_t rank, void *dp, int unranked) {
 #define RT_PRINT_DEFINE(T, ty)                                                                     \
   void printMemref##T(int64_t rank, void *desc);                                                   \
   void printMemref##T(int64_t rank, void *desc) {                                                  \
-    print_memref(ty, rank, desc, 1);                                                               \
+    read_memref(ty, rank, desc, 1, 1);                                                             \
   }                                                                                                \
   void _mlir_ciface_printMemref##T(Unranked *m);                                                   \
   void _mlir_ciface_printMemref##T(Unranked *m) {                                                  \
     if (m)                                                                                         \
-      print_memref(ty, m->rank, m->desc, 1);                                                       \
+      read_memref(ty, m->rank, m->desc, 1, 1);                                                     \
   }                                                                                                \
   void _mlir_ciface_printMemref1d##T(void *desc);                                                  \
   void _mlir_ciface_printMemref1d##T(void *desc) {                                                 \
-    print_memref(ty, 1, desc, 0);                                                                  \
+    read_memref(ty, 1, desc, 0, 1);                                                                \
+  }                                                                                                \
+  void _mlir_ciface_asyncfuzz_read##T(Unranked *m);                                                \
+  void _mlir_ciface_asyncfuzz_read##T(Unranked *m) {                                               \
+    if (m)                                                                                         \
+      read_memref(ty, m->rank, m->desc, 1, 0);                                                     \
   }
 RT_PRINT_TYPES(RT_PRINT_DEFINE)
 

@@ -80,7 +80,9 @@ echo "ok: 9 programs on LLVM 22.1.8 and 19.1.7, default and async-region"
 "$af" check-mlir "$P/two-buffers.mlir" --lowering "mlir-opt:$o22" >"$T/tb.txt" 2>&1 ||
   bad "two-buffers: $(cat "$T/tb.txt")"
 grep -q '^verdict: pass$' "$T/tb.txt" || bad "two-buffers: $(cat "$T/tb.txt")"
-echo "ok: kernels' effects from their bodies"
+lu=$("$af" check-mlir "$P/load-unwaited.mlir" --lowering "mlir-opt:$o22" --json 2>&1)
+judge load-unwaited "$lu" "$(grep -m1 '^// EXPECT: ' "$P/load-unwaited.mlir" | sed 's|^// EXPECT: ||')"
+echo "ok: kernels' effects from their bodies; a host load is a read"
 
 # ---- leaks: a warning, a failure, or nothing; exit codes ----
 L=(--lowering "mlir-opt:$o22" --schedules eager)
@@ -161,7 +163,7 @@ if af_need "the RUN lines under lit" lit-22 FileCheck-22; then
   cp -r "$P" "$T/lit"
   PATH="$(dirname "$(readlink -f "$af")"):$(dirname "$(readlink -f "$(af_tool FileCheck-22)")"):$PATH" \
     "$(af_tool lit-22)" -a "$T/lit" >"$T/lit.out" 2>&1 || bad "lit: $(tail -20 "$T/lit.out")"
-  grep -q 'Passed: 11' "$T/lit.out" || bad "lit: $(tail -5 "$T/lit.out")"
+  grep -q 'Passed: 12' "$T/lit.out" || bad "lit: $(tail -5 "$T/lit.out")"
   echo "ok: lit"
 fi
 
