@@ -3,7 +3,7 @@
  * docs/check-mlir.md). The program is lowered once per configuration (gpu.launch bodies
  * outlined first), every runtime call is tagged with the line of the program it comes from, and
  * the lowered module runs once per schedule against the runtime library in program mode: its
- * kernels known by their bodies' effects (prog_kernels.c), its own host memory adopted, its
+ * kernels known by their bodies' effects (gen/mlir_kernels.c), its own host memory adopted, its
  * printMemref calls host reads. Each run is judged from its trace (prog_judge.c).
  */
 #include "check.h"
@@ -30,8 +30,8 @@ static int has_launch_body(const char *text) {
 /* The suffix of asyncfuzz_read<T> for a memref type's element type at t ("memref<4x?xf32>":
  * "F32"), or NULL (another type, a memory space, an unranked memref). */
 static const char *read_suffix(const char *t, char *elem, size_t n) {
-  static const char *const names[][2] = {{"f32", "F32"}, {"f64", "F64"}, {"i8", "I8"},
-                                         {"i16", "I16"}, {"i32", "I32"}, {"i64", "I64"},
+  static const char *const names[][2] = {{"f32", "F32"},  {"f64", "F64"}, {"i8", "I8"},
+                                         {"i16", "I16"},  {"i32", "I32"}, {"i64", "I64"},
                                          {"index", "Ind"}};
   const char *p = t + 7, *e = p + strcspn(p, ",>");
   if (*e == ',' && strncmp(e, ", strided<", 10) != 0)
@@ -69,8 +69,9 @@ static char *instrument_loads(const char *text) {
       af_fmt(src, sizeof src, "%.*s", (int)strcspn(ld + 12, "[ "), ld + 12);
       char type[300];
       af_fmt(type, sizeof type, "%.*s", (int)strcspn(colon + 3, " \n"), colon + 3);
-      af_buf_printf(&b, "%.*s%%af_rd%d = memref.cast %s : %s to memref<*x%s> func.call "
-                        "@asyncfuzz_read%s(%%af_rd%d) : (memref<*x%s>) -> () ",
+      af_buf_printf(&b,
+                    "%.*s%%af_rd%d = memref.cast %s : %s to memref<*x%s> func.call "
+                    "@asyncfuzz_read%s(%%af_rd%d) : (memref<*x%s>) -> () ",
                     (int)strspn(line, " "), line, k, src, type, elem, suf, k, elem);
       k++;
       for (unsigned i = 0; i < 7; i++)

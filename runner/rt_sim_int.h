@@ -1,7 +1,7 @@
 /*
  * rt_sim_int.h: internals of the runtime library's front end and sim backend, shared by its
  * files only (rt_trace.c, rt_handles.c, rt_sched.c, rt_run.c, rt_prog.c, rt_sim.c, rt_mem.c,
- * rt_print.c). They are
+ * rt_print.c, rt_abi.c). They are
  * layered: each file calls only the ones before it in that list. Nothing outside runner/
  * includes this; the symbols are hidden in libasyncfuzz_rt.so.
  *

@@ -158,6 +158,15 @@ done
 [ $n_import -ge 3 ] || bad "import: $n_import of 5 programs"
 echo "ok: import ($n_import of 5), check of the case as check-mlir"
 
+# ---- the README's example is what the command prints ----
+sed -n '/^\$ build\/asyncfuzz check-mlir tests\/data\/programs\/print-unwaited.mlir --schedules eager,lazy$/,/^```$/p' \
+  "$src/README.md" | sed '1d;$d' >"$T/readme.want"
+(cd "$src" && "$af" check-mlir tests/data/programs/print-unwaited.mlir --schedules eager,lazy \
+  --lowering "mlir-opt:$o22" 2>/dev/null) | sed "s|^tests/data/programs/print-unwaited.mlir: .*|tests/data/programs/print-unwaited.mlir: mlir-opt|" >"$T/readme.got"
+[ -s "$T/readme.want" ] && diff "$T/readme.want" "$T/readme.got" >"$T/readme.diff" ||
+  bad "the README's check-mlir example is not what it prints: $(head -20 "$T/readme.diff")"
+echo "ok: the README's example"
+
 # ---- the programs' RUN lines, run by lit (with FileCheck) as an MLIR test directory would ----
 if af_need "the RUN lines under lit" lit-22 FileCheck-22; then
   cp -r "$P" "$T/lit"
