@@ -35,6 +35,11 @@ void mlir_normalize(const char *m, char *out, size_t n) {
       k--; /* a pass's uniquing suffix goes: async_execute_fn_1 is async_execute_fn */
       while (isdigit((unsigned char)*m))
         m++;
+    } else if (m[0] == '0' && m[1] == 'x' && strspn(m + 2, "0123456789abcdefABCDEF") >= 4 &&
+               !(k > 0 && (isalnum((unsigned char)out[k - 1]) || out[k - 1] == '_'))) {
+      out[k++] = 'N'; /* an address: 0x55d991295d60 (not a dimension: memref<0xf16>) */
+      for (m += 2; isxdigit((unsigned char)*m); m++)
+        ;
     } else if (isdigit((unsigned char)*m)) {
       /* a number, or the digits of a name (i32, sm_90) kept whole */
       int name = k > 0 && (isalpha((unsigned char)out[k - 1]) || out[k - 1] == '_');
