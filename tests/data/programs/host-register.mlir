@@ -1,10 +1,8 @@
-// RUN: not asyncfuzz check-mlir %s --schedules eager,lazy | FileCheck %s
-// CHECK: race: mlir-opt|race|host_read_before_complete|gpu.memcpy async deps=1->func.call @printMemrefI32
-// EXPECT: race|host_read_before_complete|gpu.memcpy async deps=1->func.call @printMemrefI32
-// EXPECT@async-region: pass
+// RUN: asyncfuzz check-mlir %s
+// EXPECT: pass
 // The host registers its buffer (gpu.host_register), so the copy back from the device into it
-// is truly asynchronous; the host then waits on the wrong token (the kernel's, not the copy's)
-// and prints. host-register-fixed.mlir is the fixed twin.
+// is truly asynchronous, and waits on the copy's token before it prints: race-free.
+// host-register-racy.mlir waits on the wrong token.
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @scale(%buf: memref<?xi32>, %k: i32) kernel {
@@ -52,10 +50,8 @@ module attributes {gpu.container_module} {
     %t3 = gpu.launch_func async [%t2] @kernels::@scale blocks in (%c1, %c1, %c1)
         threads in (%c8, %c1, %c1) args(%d : memref<?xi32>, %k : i32)
     %t4 = gpu.memcpy async [%t3] %h, %d : memref<?xi32>, memref<?xi32>
-    %e = gpu.wait async [%t3]
-    gpu.wait [%e]
-    call @printMemrefI32(%u) : (memref<*xi32>) -> ()
     gpu.wait [%t4]
+    call @printMemrefI32(%u) : (memref<*xi32>) -> ()
     %t5 = gpu.wait async
     %t6 = gpu.dealloc async [%t5] %d : memref<?xi32>
     gpu.wait [%t6]
