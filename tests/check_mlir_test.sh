@@ -83,6 +83,12 @@ grep -q '^verdict: pass$' "$T/tb.txt" || bad "two-buffers: $(cat "$T/tb.txt")"
 lu=$("$af" check-mlir "$P/load-unwaited.mlir" --lowering "mlir-opt:$o22" --json 2>&1)
 judge load-unwaited "$lu" "$(grep -m1 '^// EXPECT: ' "$P/load-unwaited.mlir" | sed 's|^// EXPECT: ||')"
 echo "ok: kernels' effects from their bodies; a host load is a read"
+# ... and kernels on the rocdl target (the rocm flavour of the wrappers)
+"$af" check-mlir "$P/print-unwaited.mlir" --lowering "mlir-opt/rocdl:$o22" --json >"$T/r1" 2>&1
+[ $? = 1 ] && grep -qF 'mlir-opt/rocdl|race|host_read_before_complete' "$T/r1" || bad "rocdl, unwaited: $(cat "$T/r1")"
+"$af" check-mlir "$P/print-waited.mlir" --lowering "mlir-opt/rocdl:$o22" --json >"$T/r2" 2>&1 ||
+  bad "rocdl, waited: $(cat "$T/r2")"
+echo "ok: the rocdl target"
 
 # ---- leaks: a warning, a failure, or nothing; exit codes ----
 L=(--lowering "mlir-opt:$o22" --schedules eager)
@@ -106,7 +112,6 @@ echo "not mlir" >"$T/bad.mlir"
 echo "ok: leaks and exit codes"
 
 # ---- --lowered: a module lowered by hand (no kernel bodies: every buffer read and written) ----
-pipe=$("$af" check-mlir "$P/print-unwaited.mlir" "${L[@]}" --json | sed -n 's/.*"pipeline":"\([^"]*\)".*/\1/p')
 "$o22" "$P/print-unwaited.mlir" --pass-pipeline="builtin.module(gpu.module(strip-debuginfo,convert-scf-to-cf,convert-gpu-to-nvvm),nvvm-attach-target,expand-strided-metadata,gpu-to-llvm,reconcile-unrealized-casts,gpu-module-to-binary{format=isa},async-to-async-runtime,async-runtime-ref-counting,convert-async-to-llvm,convert-scf-to-cf,convert-func-to-llvm,convert-arith-to-llvm,convert-cf-to-llvm,finalize-memref-to-llvm,reconcile-unrealized-casts)" -o "$T/lowered.mlir" ||
   bad "lowering by hand"
 "$af" check-mlir "$T/lowered.mlir" --lowered "${L[@]}" >"$T/o" 2>&1
