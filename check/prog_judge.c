@@ -181,8 +181,9 @@ static void from_errors(const char *fam, const char *text, const RtRec *t, int n
   }
 }
 
-/* The runner's stderr: its first line that says why (an "error:", "LLVM ERROR"), normalized. */
-static void runner_why(const char *errp, char *out, size_t n) {
+/* The runner's stderr: its first line that says why (an "error:", "LLVM ERROR"), normalized,
+ * without the work directory's path (dir: where the run's files are). */
+static void runner_why(const char *errp, const char *dir, size_t dlen, char *out, size_t n) {
   char *text = NULL;
   AfErr e = {0};
   out[0] = '\0';
@@ -192,7 +193,13 @@ static void runner_why(const char *errp, char *out, size_t n) {
   p = p ? p : strstr(text, "LLVM ERROR");
   p = p ? p : text;
   char line[400];
-  af_fmt(line, sizeof line, "%.*s", (int)strcspn(p, "\n"), p);
+  size_t k = 0;
+  for (const char *q = p; *q && *q != '\n' && k + 1 < sizeof line;) /* (a path goes) */
+    if (dlen > 0 && strncmp(q, dir, dlen) == 0)
+      q += dlen + (q[dlen] == '/');
+    else
+      line[k++] = *q++;
+  line[k] = '\0';
   mlir_normalize(line, out, n);
   af_free(text);
 }
@@ -219,7 +226,8 @@ int check__prog_judge(const LowerSpec *spec, const ProgOpts *o, const char *text
   run->out = read_output(outp);
   struct stat st;
   if (pr->timed_out || stat(trace, &st) != 0) {
-    runner_why(errp, why, sizeof why);
+    const char *slash = strrchr(trace, '/');
+    runner_why(errp, trace, slash ? (size_t)(slash - trace) : 0, why, sizeof why);
     int timeout = pr->timed_out;
     af_fmt(sig, sizeof sig, "%s|%s|%s", fam, timeout ? "timeout" : "jit_crash",
            timeout        ? "mlir-runner"

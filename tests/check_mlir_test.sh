@@ -109,6 +109,18 @@ L=(--lowering "mlir-opt:$o22" --schedules eager)
 echo "not mlir" >"$T/bad.mlir"
 "$af" check-mlir "$T/bad.mlir" "${L[@]}" >"$T/o" 2>&1
 [ $? = 1 ] && grep -q 'lowering_rejected' "$T/o" || bad "a file mlir-opt cannot parse: $(cat "$T/o")"
+cat >"$T/nolink.mlir" <<'M'
+module {
+  func.func private @nowhere()
+  func.func @main() {
+    func.call @nowhere() : () -> ()
+    return
+  }
+}
+M
+"$af" check-mlir "$T/nolink.mlir" "${L[@]}" --json >"$T/o" 2>&1
+[ $? = 1 ] && grep -q '"signature":"mlir-opt|jit_crash|[^"/]*nowhere[^"/]*"' "$T/o" ||
+  bad "a program that does not link: a jit_crash naming the symbol, no path: $(cat "$T/o")"
 echo "ok: leaks and exit codes"
 
 # ---- --lowered: a module lowered by hand (no kernel bodies: every buffer read and written) ----
