@@ -76,23 +76,6 @@ static void add(ProgRun *run, int cls, const char *sig, const char *victim, cons
   af_fmt(f->detail, sizeof f->detail, "%s", detail);
 }
 
-static const char *handle_kind(RtRef h) {
-  switch (RT_REF_KIND(h)) {
-  case RT_REF_STREAM:
-    return "stream";
-  case RT_REF_EVENT:
-    return "event";
-  case RT_REF_NULL:
-    return "null";
-  case RT_REF_BUF:
-  case RT_REF_HOST:
-  case RT_REF_PTR:
-    return "pointer";
-  default:
-    return "bad";
-  }
-}
-
 /* One report of the checker as a finding (or a warning, or nothing for a leak under --leaks). */
 static void from_report(const char *fam, const char *text, const HbReport *r, const RtRec *t, int n,
                         const ProgOpts *o, ProgRun *run) {
@@ -119,9 +102,10 @@ static void from_report(const char *fam, const char *text, const HbReport *r, co
     const char *how = k == HB_USE_OF_DESTROYED_HANDLE   ? "destroyed"
                       : r->subkind == HB_SUB_WRONG_KIND ? "wrong-kind"
                                                         : "not-a-handle";
-    af_fmt(sig, sizeof sig, "%s|misused-handle|%s|%s|at:%s", fam, handle_kind(r->buf), how, b);
-    af_fmt(victim, sizeof victim, "%s|misused-handle|%s|%s|%s%s", fam, handle_kind(r->buf), how,
-           r->seq2 >= 0 && r->seq2 < n ? asyncfuzz_rt_call_name(t[r->seq2].call) : "?", at);
+    af_fmt(sig, sizeof sig, "%s|misused-handle|%s|%s|at:%s", fam, oracle_handle_kind(r->buf), how,
+           b);
+    af_fmt(victim, sizeof victim, "%s|misused-handle|%s|%s|%s%s", fam, oracle_handle_kind(r->buf),
+           how, r->seq2 >= 0 && r->seq2 < n ? asyncfuzz_rt_call_name(t[r->seq2].call) : "?", at);
     cls = VERDICT_RUNTIME_ERROR;
   } else {
     int race =

@@ -77,7 +77,7 @@ static void writer_desc(const GenCase *c, int w, char *out, size_t n) {
   }
 }
 
-static const char *handle_kind(RtRef r) {
+const char *oracle_handle_kind(RtRef r) {
   switch (RT_REF_KIND(r)) {
   case RT_REF_STREAM:
     return "stream";
@@ -304,7 +304,8 @@ static int hb_signature(const GenCase *c, const HbReport *r, const RtRec *trace,
     fmt_into(v->victim, sizeof v->victim, "%s|runtime_error|%s|%s", lowering,
              r2 ? asyncfuzz_rt_call_name(r2->call) : "-", kind);
     fmt_into(v->signature, sizeof v->signature, "%s|misused-handle|%s|%s|via:%s", lowering,
-             handle_kind(r->buf), r->subkind == HB_SUB_WRONG_KIND ? "wrong-kind" : "not-a-handle",
+             oracle_handle_kind(r->buf),
+             r->subkind == HB_SUB_WRONG_KIND ? "wrong-kind" : "not-a-handle",
              oracle_handle_travel(c, r->buf, trace, ntrace, r->seq2, r->op2));
   } else if (r->kind == HB_LEAK_STREAM || r->kind == HB_LEAK_EVENT || r->kind == HB_LEAK_BUFFER) {
     v->cls = VERDICT_LIFETIME;
@@ -335,7 +336,7 @@ static int hb_signature(const GenCase *c, const HbReport *r, const RtRec *trace,
        * victims */
       fmt_into(v->signature, sizeof v->signature,
                "%s|misused-handle|%s|used-after-destroy|destroyed-by:%s", lowering,
-               handle_kind(r->buf),
+               oracle_handle_kind(r->buf),
                consumed_by(c, r->buf, r->op1, r->seq1, trace, ntrace)  ? "another-consumer"
                : synced_then_destroyed(r->buf, r->seq1, trace, ntrace) ? "host-wait"
                                                                        : destroyer_role(c, r->op1));
@@ -363,7 +364,7 @@ static void runtime_cause(const GenCase *c, const RtRec *r, RtRef given, const R
     const char *how = r->detail == RT_DETAIL_WRONG_KIND    ? "wrong-kind"
                       : r->detail == RT_DETAIL_NULL_HANDLE ? "null"
                                                            : "not-a-handle";
-    snprintf(out, n, "misused-handle|%s|%s|via:%s", handle_kind(given), how,
+    snprintf(out, n, "misused-handle|%s|%s|via:%s", oracle_handle_kind(given), how,
              oracle_handle_travel(c, given, trace, ntrace, (int)r->seq, r->op));
     return;
   }
@@ -503,7 +504,7 @@ static void judge_runtime(const GenCase *c, const RtRec *r, const RtRec *trace, 
                         (r->call == RT_CALL_EVENT_RECORD && a == 0) ||
                         (r->call == RT_CALL_STREAM_WAIT_EVENT && a == 1));
       if ((want_event && k != RT_REF_EVENT) || (!want_event && k == RT_REF_EVENT)) {
-        arg = handle_kind(r->args[a]);
+        arg = oracle_handle_kind(r->args[a]);
         given = r->args[a];
         break;
       }

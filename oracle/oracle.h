@@ -255,6 +255,10 @@ const char *oracle_handle_travel(const GenCase *c, RtRef h, const RtRec *trace, 
  * 0 or AF_ENOMEM. (refused.c) */
 int oracle_as_if_succeeded(const RtRec *trace, int ntrace, RtRec **out, int *nout);
 
+/* What a misused handle was, as signatures name it: stream, event, null, device-ptr, host-ptr,
+ * other. */
+const char *oracle_handle_kind(RtRef r);
+
 /* Whether checker report r counts against the lowering for case c (see oracle_judge). */
 int oracle_report_counts(const GenCase *c, const HbReport *r, const RtRec *trace, int ntrace);
 
