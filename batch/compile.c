@@ -95,7 +95,7 @@ static int compile_runnable(const LowerSpec *spec, const Tools *t, const char *d
   snprintf(errp, sizeof errp, "%s/tool.err", dir);
   double limit = spec->timeout + 2.0 * (nrun + 1);
   GenLineMap map;
-  char *text = gen_render_mlir_batch_map(run, ids, nrun, 1, &map);
+  char *text = gen_render_mlir_group_map(run, ids, nrun, 1, &map);
   ProcResult r;
   int rc = 0;
   if (text == NULL)
@@ -247,7 +247,7 @@ int batch_compile(const LowerSpec *spec, const GenCase *cases, const char *const
   for (int i = 0; i < n && rc == 0; i++) {
     int zero = 0;
     cp[i] = &cases[i];
-    chunks[i] = gen_render_mlir_batch(&cp[i], &zero, 1, 1);
+    chunks[i] = gen_render_mlir_group(&cp[i], &zero, 1, 1);
     snprintf(p, sizeof p, "%s/case-%d.json", cdir, i);
     if (chunks[i] == NULL)
       rc = af_err_set(err, AF_ENOMEM, "out of memory");
@@ -255,7 +255,7 @@ int batch_compile(const LowerSpec *spec, const GenCase *cases, const char *const
       rc = gen_case_save(&cases[i], p, err);
   }
   if (rc == 0)
-    rc = mlir_lower_batch(spec, dir, chunks, n, low, err);
+    rc = mlir_lower_group(spec, dir, chunks, n, low, err);
   int nrun = 0;
   for (int i = 0; i < n && rc == 0; i++)
     if (low[i].outcome == MLIR_OK) {

@@ -397,8 +397,8 @@ int batch_db_record(const Batch *b, Store *db, int64_t run_id, int i, const Chec
                    &res->sched[res->first_fail], o, 1))
     return af_err_set(err, AF_ENOMEM, "out of memory");
   char replay[6000];
-  snprintf(replay, sizeof replay, "asyncfuzz check %s --lowering %s --schedules %s%s", bc->file,
-           spec->arg, r.sched, check_backend_args(o));
+  check_replay(replay, sizeof replay, CHECK_REPLAY_CHECK, bc->file, spec,
+               &res->sched[res->first_fail], o);
   oc.replay = replay;
   int is_new = 0, status = 0;
   int rc = store_record(db, run_id, &oc, &is_new, &status, err);

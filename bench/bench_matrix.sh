@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The configuration matrix of the mlir-opt lowering (README: "The configuration matrix"):
+# The configuration matrix of the mlir-opt lowering (docs/lowerings.md: "The configuration matrix"):
 #  1. cases/s of each configuration of the default matrix alone: a campaign of CASES cases on
 #     that one configuration (--matrix with one value per axis), no database, no reduction,
 #     the default schedules; the median of REPS runs each;

@@ -74,9 +74,9 @@ static int make_cases(GenCase *out, int n, uint64_t seed, int runnable_only) {
         return -1;
       int zero = 0;
       const GenCase *cp = &c[j];
-      chunk[j] = gen_render_mlir_batch(&cp, &zero, 1, 1);
+      chunk[j] = gen_render_mlir_group(&cp, &zero, 1, 1);
     }
-    if (runnable_only && mlir_lower_batch(&spec, dir, chunk, B, low, &err))
+    if (runnable_only && mlir_lower_group(&spec, dir, chunk, B, low, &err))
       return -1;
     for (int j = 0; j < B; j++) {
       int keep = have < n && (!runnable_only || low[j].outcome == MLIR_OK);

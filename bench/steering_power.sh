@@ -3,7 +3,7 @@
 # (summary.json's "steering" of a campaign: what its cases were generated without at the end),
 # CASES cases each from SEED, cuda flavour, no database, no reduction, no further steering; and
 # once unsteered on the same seeds. A fault is caught under a steering when it fails at least a
-# quarter of its unsteered count there (README, steering: it must not take the bugs away).
+# quarter of its unsteered count there (docs/database.md, steering: it must not take the bugs away).
 # usage: steering_power.sh ASYNCFUZZ SUMMARY [CASES [SEED]]   (default 1500 cases, seed 9;
 #        STEERING_POWER_FAULTS="F1 F2": only those faults)
 # Prints the steerings (each with the configurations that share it), then per fault its

@@ -45,21 +45,17 @@ int campaign__write_info(Campaign *k, const Sig *s) {
             s->f.matrix_axes[0] ? " (the verdicts differ by " : "", s->f.matrix_axes,
             s->f.matrix_axes[0] ? ")" : "", s->matrix);
   fprintf(f, "detail: %s\n", s->detail);
-  const char *ba = check_backend_args(&k->c.opts);
-  fprintf(f,
-          "replay: asyncfuzz check %s/failures/%s/smallest.json --lowering %s --schedules %s%s\n",
-          k->c.out, s->f.dir, spec->arg, ss, ba);
+  char cp[4200], line[8192];
+  const Schedule *sm = &s->f.smallest_sched;
+  snprintf(cp, sizeof cp, "%s/failures/%s/smallest.json", k->c.out, s->f.dir);
+  fprintf(f, "replay: %s\n",
+          check_replay(line, sizeof line, CHECK_REPLAY_CHECK, cp, spec, sm, &k->c.opts));
   if (spec->kind == LOWER_MLIR_OPT)
-    fprintf(f,
-            "trace: ASYNCFUZZ_KEEP_TMP=1 asyncfuzz check %s/failures/%s/smallest.json "
-            "--lowering %s --schedules %s%s (keeps the lowered module and traces)\n",
-            k->c.out, s->f.dir, spec->arg, ss, ba);
+    fprintf(f, "trace: ASYNCFUZZ_KEEP_TMP=1 %s (keeps the lowered module and traces)\n",
+            check_replay(line, sizeof line, CHECK_REPLAY_CHECK, cp, spec, sm, &k->c.opts));
   else
-    fprintf(f,
-            "trace: asyncfuzz run %s/failures/%s/smallest.json --lowering %s --policy %s "
-            "--sched-seed %llu --trace -%s\n",
-            k->c.out, s->f.dir, spec->arg, asyncfuzz_rt_policy_name(s->f.smallest_sched.policy),
-            (unsigned long long)s->f.smallest_sched.seed, ba);
+    fprintf(f, "trace: %s\n",
+            check_replay(line, sizeof line, CHECK_REPLAY_TRACE, cp, spec, sm, &k->c.opts));
   if (k->c.guided) /* (its seed is the hash of a fuzzer's input, which no seed makes again) */
     fprintf(f, "regenerate: a guided case (asyncfuzz fuzz): smallest.json and first.json are the "
                "cases themselves\n");

@@ -56,12 +56,11 @@ static int db_record(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s,
     campaign__problem(k, "out of memory");
     return -1;
   }
-  char replay[2048 + GEN_CONFIG_ARGS_MAX], knobs[GEN_CONFIG_ARGS_MAX], *trace = NULL;
+  char replay[4096 + GEN_CONFIG_ARGS_MAX], knobs[GEN_CONFIG_ARGS_MAX], check[4096], *trace = NULL;
   gen_config_args(&c->cfg, knobs, sizeof knobs);
-  snprintf(replay, sizeof replay,
-           "asyncfuzz gen --seed %llu %s -o case.json && asyncfuzz check case.json --lowering %s "
-           "--schedules %s%s",
-           (unsigned long long)c->seed, knobs, spec->arg, r.sched, check_backend_args(&k->c.opts));
+  snprintf(replay, sizeof replay, "asyncfuzz gen --seed %llu %s -o case.json && %s",
+           (unsigned long long)c->seed, knobs,
+           check_replay(check, sizeof check, CHECK_REPLAY_CHECK, "case.json", spec, s, &k->c.opts));
   Verdict again;
   if (with_case && spec->kind != LOWER_MLIR_OPT && sig->f.count == 1 && /* once more */
       check_run_once(c, spec, s, &k->c.opts, NULL, &again, &err) == 0)
@@ -177,7 +176,7 @@ static int reduce_finding(Campaign *k, Sig *sig, const GenCase *c, const Schedul
   int rc = check_run_once(&out, spec, s, &k->c.opts, NULL, &v, &err);
   snprintf(path, sizeof path, "%s/failures/%s/minimized.json", k->c.out, sig->f.dir);
   snprintf(rel, sizeof rel, "%s", path);
-  char *mlir = rc == 0 ? check_reproducer(&out, spec, s, &v, rel) : NULL;
+  char *mlir = rc == 0 ? check_reproducer(&out, spec, s, &v, &k->c.opts, rel) : NULL;
   char *json = gen_case_to_json(&out);
   if (rc == 0 && mlir && json && gen_case_save(&out, path, &err) == 0) {
     char mp[4096];

@@ -1,5 +1,5 @@
 /*
- * backend.c: how a case runs on a backend (RtBackendInfo, runner/asyncfuzz_rt.h): the ABI flavour
+ * backend.c: how a case runs on a backend (RtBackendInfo, runtime/asyncfuzz_rt.h): the ABI flavour
  * its runs follow, what it refuses to run, and how it is written in what runs record and in
  * replay commands.
  */

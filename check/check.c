@@ -133,7 +133,7 @@ int check_signature_test_many(const GenCase *const *cs, int n, int *interesting,
 /* The .mlir reproducer of a reduced case: RUN lines (mlir-opt's pipeline piped into
  * mlir-runner with the runtime library), the verdict and the trace excerpt as comments. */
 char *check_reproducer(const GenCase *c, const LowerSpec *spec, const Schedule *s, const Verdict *v,
-                       const char *case_path) {
+                       const CheckOpts *o, const char *case_path) {
   AfBuf b;
   af_buf_init(&b);
   const char *pipeline = spec->kind == LOWER_MLIR_OPT ? spec->pipeline : mlir_variant_pipeline(0);
@@ -144,9 +144,11 @@ char *check_reproducer(const GenCase *c, const LowerSpec *spec, const Schedule *
     af_buf_printf(&b, "// detailed:  %s\n", v->victim);
   af_buf_printf(&b, "// found with lowering %s (%s), schedule %s@%llu, backend sim\n", spec->name,
                 lower_version(spec), policy, (unsigned long long)s->seed);
-  af_buf_printf(&b, "// replay: asyncfuzz check %s --lowering %s --schedules %s@%llu\n",
-                case_path ? case_path : "CASE.json", spec->arg, policy,
-                (unsigned long long)s->seed);
+  CheckOpts sim = {.backend = RT_BACKEND_SIM, .abi = o ? o->abi : 0}; /* replayed on the sim */
+  char line[8192];
+  af_buf_printf(&b, "// replay: %s\n",
+                check_replay(line, sizeof line, CHECK_REPLAY_CHECK,
+                             case_path ? case_path : "CASE.json", spec, s, &sim));
   if (spec->kind != LOWER_MLIR_OPT)
     af_buf_puts(&b,
                 "// The RUN lines run the real lowering (mlir-opt's default pipeline) on it.\n");

@@ -54,6 +54,15 @@ const char *check_backend_name(const CheckOpts *o);
  * the sim with the lowering's own flavour). */
 const char *check_backend_args(const CheckOpts *o);
 
+/* The command that replays a run of the case at path under spec, schedule s and o's backend
+ * (NULL: the sim with the lowering's flavour), written to out (n bytes), which it returns: the
+ * one form of every replay line (replay.c). CHECK_REPLAY_CHECK: "asyncfuzz check PATH --lowering
+ * SPEC --schedules lazy@7 --backend ..."; CHECK_REPLAY_TRACE: "asyncfuzz run PATH --lowering SPEC
+ * --policy lazy --sched-seed 7 --trace - --backend ...", which prints the run's trace. */
+typedef enum CheckReplay { CHECK_REPLAY_CHECK, CHECK_REPLAY_TRACE } CheckReplay;
+char *check_replay(char *out, size_t n, CheckReplay form, const char *path, const LowerSpec *spec,
+                   const Schedule *s, const CheckOpts *o);
+
 /* ---- running a builtin Program; a trace read back (interp.c, trace_io.c) ---- */
 
 /* Runs p through the runtime library (asyncfuzz_rt.h), from asyncfuzz_rt_begin(cfg) to
@@ -155,9 +164,10 @@ void check_record_free(CheckRecord *r);
 /* The .mlir reproducer of a (reduced) case: RUN lines (mlir-opt's pipeline piped into
  * mlir-runner with the runtime library), the verdict v of its failing run under s and, for
  * the builtin lowering, the runtime's trace of the run just made, as comments; then the
- * module. Text owned by the caller, or NULL. */
+ * module. Its replay line runs the sim under o's ABI flavour (o: NULL for the lowering's own).
+ * Text owned by the caller, or NULL. */
 char *check_reproducer(const GenCase *c, const LowerSpec *spec, const Schedule *s, const Verdict *v,
-                       const char *case_path);
+                       const CheckOpts *o, const char *case_path);
 
 /* Lowers and runs once; the runtime's trace and observations stay readable afterwards. An
  * isolated cuda run (o->isolate) runs on the sim here: this process never opens the GPU. */

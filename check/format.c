@@ -82,17 +82,12 @@ void check_format_text(AfBuf *b, const char *path, const LowerSpec *spec, const 
   }
   if (res->first_fail >= 0) {
     const Schedule *f = &res->sched[res->first_fail];
-    if (spec->kind == LOWER_MLIR_OPT)
-      af_buf_printf(b,
-                    "FAIL: replay with: asyncfuzz check %s --lowering %s --schedules %s@%llu%s\n",
-                    path, spec->arg, asyncfuzz_rt_policy_name(f->policy),
-                    (unsigned long long)f->seed, check_backend_args(o));
-    else
-      af_buf_printf(b,
-                    "FAIL: replay with: asyncfuzz run %s --lowering %s --policy %s --sched-seed "
-                    "%llu --trace -%s\n",
-                    path, spec->arg, asyncfuzz_rt_policy_name(f->policy),
-                    (unsigned long long)f->seed, check_backend_args(o));
+    char line[8192];
+    af_buf_printf(
+        b, "FAIL: replay with: %s\n",
+        check_replay(line, sizeof line,
+                     spec->kind == LOWER_MLIR_OPT ? CHECK_REPLAY_CHECK : CHECK_REPLAY_TRACE, path,
+                     spec, f, o));
   } else {
     af_buf_printf(b, "PASS: %d schedule(s)\n", res->nsched);
   }

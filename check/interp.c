@@ -6,7 +6,7 @@
  */
 #include "check.h"
 
-#include "../runner/kernels.h"
+#include "../kernels/kernels.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -146,89 +146,140 @@ static void launch(I *in, const LowerInstr *ins, void *stream) {
                    (size_t)np);
 }
 
+/* ---- each instruction, by its row of LOWER_OPC_MAP: X_NEXT (the task goes on), X_BLOCKED (it
+ * waits; the same instruction runs again when it can) or X_ENDED (the task is done) ---- */
+enum { X_NEXT, X_BLOCKED, X_ENDED };
+typedef struct XCtx {
+  I *in;
+  int t;
+  Task *k;
+  void **S;
+} XCtx;
+#define SLOT(x) ((x) >= 0 ? c->S[(x)] : NULL)
+#define BUF(i, off) ((char *)c->in->bufs[(i)] + (off))
+
+static int x_module_load(XCtx *c, const LowerInstr *ins) {
+  (void)ins;
+  c->in->module = mgpuModuleLoad((void *)"asyncfuzz-kernels", 17);
+  return X_NEXT;
+}
+static int x_get_function(XCtx *c, const LowerInstr *ins) {
+  c->in->funcs[ins->kernel] = mgpuModuleGetFunction(c->in->module, kernel_info(ins->kernel)->name);
+  return X_NEXT;
+}
+static int x_module_unload(XCtx *c, const LowerInstr *ins) {
+  (void)ins;
+  mgpuModuleUnload(c->in->module);
+  return X_NEXT;
+}
+static int x_host_init(XCtx *c, const LowerInstr *ins) {
+  host_hook(c->in, ins, 1);
+  for (int64_t i = 0; ins->imm2 && i < c->in->p->buf_elems[ins->buf]; i++) /* a 16-bit value */
+    ((uint16_t *)c->in->bufs[ins->buf])[i] = (uint16_t)ins->imm;
+  return X_NEXT;
+}
+static int x_stream_create(XCtx *c, const LowerInstr *ins) {
+  c->S[ins->a] = mgpuStreamCreate();
+  return X_NEXT;
+}
+static int x_stream_destroy(XCtx *c, const LowerInstr *ins) {
+  mgpuStreamDestroy(c->S[ins->a]);
+  return X_NEXT;
+}
+static int x_stream_sync(XCtx *c, const LowerInstr *ins) {
+  mgpuStreamSynchronize(c->S[ins->a]);
+  return X_NEXT;
+}
+static int x_stream_wait_event(XCtx *c, const LowerInstr *ins) {
+  mgpuStreamWaitEvent(c->S[ins->a], c->S[ins->b]);
+  return X_NEXT;
+}
+static int x_event_create(XCtx *c, const LowerInstr *ins) {
+  c->S[ins->a] = mgpuEventCreate();
+  return X_NEXT;
+}
+static int x_event_destroy(XCtx *c, const LowerInstr *ins) {
+  mgpuEventDestroy(c->S[ins->a]);
+  return X_NEXT;
+}
+static int x_event_sync(XCtx *c, const LowerInstr *ins) {
+  mgpuEventSynchronize(c->S[ins->a]);
+  return X_NEXT;
+}
+static int x_event_record(XCtx *c, const LowerInstr *ins) {
+  mgpuEventRecord(c->S[ins->a], SLOT(ins->b));
+  return X_NEXT;
+}
+static int x_mem_alloc(XCtx *c, const LowerInstr *ins) {
+  c->in->bufs[ins->buf] = mgpuMemAlloc((uint64_t)ins->imm, SLOT(ins->b), ins->imm2 != 0);
+  return X_NEXT;
+}
+static int x_mem_free(XCtx *c, const LowerInstr *ins) {
+  mgpuMemFree(c->in->bufs[ins->buf], SLOT(ins->b));
+  return X_NEXT;
+}
+static int x_memcpy(XCtx *c, const LowerInstr *ins) {
+  mgpuMemcpy(BUF(ins->buf, ins->off), BUF(ins->buf2, ins->off2), (size_t)ins->imm, SLOT(ins->b));
+  return X_NEXT;
+}
+static int x_memset32(XCtx *c, const LowerInstr *ins) {
+  mgpuMemset32(BUF(ins->buf, ins->off), (unsigned)ins->imm, (size_t)ins->imm2, SLOT(ins->b));
+  return X_NEXT;
+}
+static int x_memset16(XCtx *c, const LowerInstr *ins) {
+  mgpuMemset16(BUF(ins->buf, ins->off), (unsigned short)ins->imm, (size_t)ins->imm2, SLOT(ins->b));
+  return X_NEXT;
+}
+static int x_launch(XCtx *c, const LowerInstr *ins) {
+  launch(c->in, ins, SLOT(ins->b));
+  return X_NEXT;
+}
+static int x_observe(XCtx *c, const LowerInstr *ins) {
+  host_hook(c->in, ins, 0);
+  return X_NEXT;
+}
+static int x_spawn(XCtx *c, const LowerInstr *ins) {
+  asyncfuzz_rt_note(RT_NOTE_SPAWN, ins->region, -1);
+  set_state(c->in, &c->in->tasks[ins->region], T_READY);
+  c->in->tasks[ins->region].order = ++c->in->spawned;
+  return X_NEXT;
+}
+static int x_yield(XCtx *c, const LowerInstr *ins) {
+  c->in->values[ins->region][ins->vidx * c->in->maxc + ins->consumer] = c->S[ins->a];
+  return X_NEXT;
+}
+static int x_done(XCtx *c, const LowerInstr *ins) {
+  (void)ins;
+  asyncfuzz_rt_note(RT_NOTE_YIELD, c->t, -1);
+  c->k->pc = c->in->p->funcs[c->t].ninstrs;
+  set_state(c->in, c->k, T_DONE);
+  return X_ENDED;
+}
+static int x_await(XCtx *c, const LowerInstr *ins) {
+  if (c->in->tasks[ins->region].state != T_DONE) {
+    set_state(c->in, c->k, T_BLOCKED);
+    c->k->await_region = ins->region;
+    return X_BLOCKED;
+  }
+  asyncfuzz_rt_note(RT_NOTE_AWAIT, ins->region, -1);
+  return X_NEXT;
+}
+static int x_take(XCtx *c, const LowerInstr *ins) {
+  c->S[ins->a] = c->in->values[ins->region][ins->vidx * c->in->maxc + ins->consumer];
+  if (ins->imm == 1) /* a region input (wherever destroys placed it among the others) */
+    asyncfuzz_rt_note(RT_NOTE_AWAIT, ins->region, ins->vidx);
+  return X_NEXT;
+}
+#undef SLOT
+#undef BUF
+
+static int (*const x_of[LOWER__OPC_COUNT])(XCtx *, const LowerInstr *) = {
+#define X(ID, lc, call, listing) [LOWER_##ID] = x_##lc,
+    LOWER_OPC_MAP(X)
+#undef X
+};
+
 /* Executes one instruction of task t. Returns 1 if the task blocked instead. */
-/* Module, stream and event instructions. 1 when ins is one. */
-static int exec_handles(I *in, const LowerInstr *ins, void **S) {
-#define SLOT(x) ((x) >= 0 ? S[(x)] : NULL)
-  switch (ins->opc) {
-  case LOWER_MODULE_LOAD:
-    in->module = mgpuModuleLoad((void *)"asyncfuzz-kernels", 17);
-    return 1;
-  case LOWER_GET_FUNCTION:
-    in->funcs[ins->kernel] = mgpuModuleGetFunction(in->module, kernel_info(ins->kernel)->name);
-    return 1;
-  case LOWER_MODULE_UNLOAD:
-    mgpuModuleUnload(in->module);
-    return 1;
-  case LOWER_STREAM_CREATE:
-    S[ins->a] = mgpuStreamCreate();
-    return 1;
-  case LOWER_STREAM_DESTROY:
-    mgpuStreamDestroy(S[ins->a]);
-    return 1;
-  case LOWER_STREAM_SYNC:
-    mgpuStreamSynchronize(S[ins->a]);
-    return 1;
-  case LOWER_STREAM_WAIT_EVENT:
-    mgpuStreamWaitEvent(S[ins->a], S[ins->b]);
-    return 1;
-  case LOWER_EVENT_CREATE:
-    S[ins->a] = mgpuEventCreate();
-    return 1;
-  case LOWER_EVENT_DESTROY:
-    mgpuEventDestroy(S[ins->a]);
-    return 1;
-  case LOWER_EVENT_SYNC:
-    mgpuEventSynchronize(S[ins->a]);
-    return 1;
-  case LOWER_EVENT_RECORD:
-    mgpuEventRecord(S[ins->a], SLOT(ins->b));
-    return 1;
-  default:
-    return 0;
-  }
-#undef SLOT
-}
-
-/* Host buffers, device memory, copies, sets, launches and observations. 1 when ins is one. */
-static int exec_memory(I *in, const LowerInstr *ins, void **S) {
-#define SLOT(x) ((x) >= 0 ? S[(x)] : NULL)
-  switch (ins->opc) {
-  case LOWER_HOST_INIT:
-    host_hook(in, ins, 1);
-    for (int64_t i = 0; ins->imm2 && i < in->p->buf_elems[ins->buf]; i++) /* a 16-bit value */
-      ((uint16_t *)in->bufs[ins->buf])[i] = (uint16_t)ins->imm;
-    return 1;
-  case LOWER_MEM_ALLOC:
-    in->bufs[ins->buf] = mgpuMemAlloc((uint64_t)ins->imm, SLOT(ins->b), ins->imm2 != 0);
-    return 1;
-  case LOWER_MEM_FREE:
-    mgpuMemFree(in->bufs[ins->buf], SLOT(ins->b));
-    return 1;
-  case LOWER_MEMCPY:
-    mgpuMemcpy((char *)in->bufs[ins->buf] + ins->off, (char *)in->bufs[ins->buf2] + ins->off2,
-               (size_t)ins->imm, SLOT(ins->b));
-    return 1;
-  case LOWER_MEMSET32:
-    mgpuMemset32((char *)in->bufs[ins->buf] + ins->off, (unsigned)ins->imm, (size_t)ins->imm2,
-                 SLOT(ins->b));
-    return 1;
-  case LOWER_MEMSET16:
-    mgpuMemset16((char *)in->bufs[ins->buf] + ins->off, (unsigned short)ins->imm, (size_t)ins->imm2,
-                 SLOT(ins->b));
-    return 1;
-  case LOWER_LAUNCH:
-    launch(in, ins, SLOT(ins->b));
-    return 1;
-  case LOWER_OBSERVE:
-    host_hook(in, ins, 0);
-    return 1;
-  default:
-    return 0;
-  }
-#undef SLOT
-}
-
 static int exec(I *in, int t) {
   Task *k = &in->tasks[t];
   const LowerFunc *f = &in->p->funcs[t];
@@ -250,46 +301,13 @@ static int exec(I *in, int t) {
     return 0;
   }
   const LowerInstr *ins = &f->instrs[k->pc];
-  void **S = k->slots;
   asyncfuzz_rt_set_op(ins->op);
-  if (exec_handles(in, ins, S) || exec_memory(in, ins, S)) {
-    k->pc++;
-    if (k->pc >= f->ninstrs && t == 0)
-      set_state(in, k, T_DONE);
+  XCtx c = {in, t, k, k->slots};
+  int rc = ins->opc < LOWER__OPC_COUNT ? x_of[ins->opc](&c, ins) : X_NEXT;
+  if (rc == X_BLOCKED)
+    return 1;
+  if (rc == X_ENDED)
     return 0;
-  }
-#define SLOT(x) ((x) >= 0 ? S[(x)] : NULL)
-  switch (ins->opc) {
-  case LOWER_SPAWN:
-    asyncfuzz_rt_note(RT_NOTE_SPAWN, ins->region, -1);
-    set_state(in, &in->tasks[ins->region], T_READY);
-    in->tasks[ins->region].order = ++in->spawned;
-    break;
-  case LOWER_YIELD:
-    in->values[ins->region][ins->vidx * in->maxc + ins->consumer] = S[ins->a];
-    break;
-  case LOWER_DONE:
-    asyncfuzz_rt_note(RT_NOTE_YIELD, t, -1);
-    k->pc = f->ninstrs;
-    set_state(in, k, T_DONE);
-    return 0;
-  case LOWER_AWAIT:
-    if (in->tasks[ins->region].state != T_DONE) {
-      set_state(in, k, T_BLOCKED);
-      k->await_region = ins->region;
-      return 1;
-    }
-    asyncfuzz_rt_note(RT_NOTE_AWAIT, ins->region, -1);
-    break;
-  case LOWER_TAKE:
-    S[ins->a] = in->values[ins->region][ins->vidx * in->maxc + ins->consumer];
-    if (ins->imm == 1) /* a region input (wherever destroys placed it among the others) */
-      asyncfuzz_rt_note(RT_NOTE_AWAIT, ins->region, ins->vidx);
-    break;
-  default:
-    break;
-  }
-#undef SLOT
   k->pc++;
   if (k->pc >= f->ninstrs && t == 0)
     set_state(in, k, T_DONE);

@@ -1,11 +1,11 @@
 /*
  * mlir.c: cases through the real lowering, many per process.
  *
- * A batch: every case rendered alone is one chunk of a --split-input-file input to one
+ * A group: every case rendered alone is one chunk of a --split-input-file input to one
  * mlir-opt (lower/mlir.c classifies each chunk: rejected, unconverted, crash, timeout or
  * runnable). The runnable cases are rendered again as one module (one function per case,
- * gen_render_mlir_batch), lowered by one mlir-opt and run by one mlir-runner under every
- * schedule (when most recent cases lowered fully, the whole batch is first tried as that one
+ * gen_render_mlir_group), lowered by one mlir-opt and run by one mlir-runner under every
+ * schedule (when most recent cases lowered fully, the whole group is first tried as that one
  * module). libasyncfuzz_rt starts a fresh run for each case and schedule and writes
  * case-ID-SCHED.bin. A case without all its trace files (the runner crashed or timed out in it
  * or before it) is run again alone, from its own lowered module, so one bad case costs only
@@ -184,9 +184,9 @@ static int write_tagged(const char *path, const char *code, const GenLineMap *ma
   return rc;
 }
 
-/* Runs the lowered module of a batch of nrun cases (each runtime call tagged with its case op)
+/* Runs the lowered module of a group of nrun cases (each runtime call tagged with its case op)
  * in one mlir-runner process; the traces go to DIR/traces. */
-static int run_batch_module(const LowerSpec *spec, const char *dir, const char *lowered,
+static int run_group_module(const LowerSpec *spec, const char *dir, const char *lowered,
                             const GenLineMap *map, const Schedule *s, int ns, const CheckOpts *o,
                             int nrun, AfErr *err) {
   char tdir[4200], rerr[4200], tagged[4200], *code = NULL;
@@ -212,11 +212,11 @@ static int run_alone(const LowerSpec *spec, const char *dir, int i, const GenCas
   char mod[4200], tdir[4200], errp[4200];
   int rc = 0;
   af_feat_case(i);       /* (its features: its lowering alone, its traces) */
-  if (l->code == NULL) { /* lowered as part of the whole batch only: lower it alone now */
+  if (l->code == NULL) { /* lowered as part of the whole group only: lower it alone now */
     MlirLowered one;
     memset(&one, 0, sizeof one);
     char *ch = (char *)chunk;
-    rc = mlir_lower_batch(spec, dir, &ch, 1, &one, err);
+    rc = mlir_lower_group(spec, dir, &ch, 1, &one, err);
     if (rc)
       return rc;
     if (one.outcome != MLIR_OK) {
@@ -280,14 +280,14 @@ static int run_alone(const LowerSpec *spec, const char *dir, int i, const GenCas
   return rc;
 }
 
-/* The share of recent cases that lowered fully: when it is high, a batch is first lowered as
+/* The share of recent cases that lowered fully: when it is high, a group is first lowered as
  * one module (the kernels compiled once), and split only when that fails. */
 static double g_ok_rate = 1.0;
 
-/* A batch's state: its cases' chunks (rendered alone) and line maps, lowering outcomes, their
+/* A group's state: its cases' chunks (rendered alone) and line maps, lowering outcomes, their
  * expected observations where the caller gave none, the runnable ones (ids, run: nrun) and
  * the line map of the module they are run as. */
-typedef struct MlirBatch {
+typedef struct MlirGroup {
   const GenCase *const *cs;
   int n, ns, nrun;
   char dir[4096], inp[4200], lowered[4200], errp[4200];
@@ -297,9 +297,9 @@ typedef struct MlirBatch {
   const GenCase **run;
   OracleExpected **own;
   GenLineMap *maps, bmap;
-} MlirBatch;
+} MlirGroup;
 
-static int batch_init(MlirBatch *b, const GenCase *const *cs, int n, int ns,
+static int group_init(MlirGroup *b, const GenCase *const *cs, int n, int ns,
                       const OracleExpected *const *es, AfErr *err) {
   memset(b, 0, sizeof *b);
   b->cs = cs;
@@ -323,7 +323,7 @@ static int batch_init(MlirBatch *b, const GenCase *const *cs, int n, int ns,
     return af_err_set(err, AF_ENOMEM, "out of memory");
   for (int i = 0; i < n && rc == 0; i++) {
     int zero = 0;
-    b->chunks[i] = gen_render_mlir_batch_map(&cs[i], &zero, 1, ns, &b->maps[i]);
+    b->chunks[i] = gen_render_mlir_group_map(&cs[i], &zero, 1, ns, &b->maps[i]);
     if (b->chunks[i] == NULL)
       rc = af_err_set(err, AF_ENOMEM, "out of memory rendering a case");
     if (rc == 0 && (es == NULL || es[i] == NULL))
@@ -333,7 +333,7 @@ static int batch_init(MlirBatch *b, const GenCase *const *cs, int n, int ns,
   return rc;
 }
 
-static void batch_free(MlirBatch *b) {
+static void group_free(MlirGroup *b) {
   for (int i = 0; i < b->n; i++) {
     if (b->chunks)
       af_free(b->chunks[i]);
@@ -362,11 +362,11 @@ static void batch_free(MlirBatch *b) {
 
 /* The cases of cases[0..m) (ids: their numbers) as one module, lowered into b->lowered: *ok
  * when mlir-opt lowered it (all: and no op is left unconverted). */
-static int lower_module(MlirBatch *b, const LowerSpec *spec, const GenCase *const *cases,
+static int lower_module(MlirGroup *b, const LowerSpec *spec, const GenCase *const *cases,
                         const int *ids, int m, int all, int *ok, AfErr *err) {
   af_free(b->bmap.op);
   memset(&b->bmap, 0, sizeof b->bmap);
-  char *text = gen_render_mlir_batch_map(cases, ids, m, b->ns, &b->bmap);
+  char *text = gen_render_mlir_group_map(cases, ids, m, b->ns, &b->bmap);
   int rc = text ? af_write_file(b->inp, text, strlen(text), err)
                 : af_err_set(err, AF_ENOMEM, "out of memory");
   /* (features attributed to cases: each case's function, from the line after its comment) */
@@ -395,8 +395,8 @@ static int lower_module(MlirBatch *b, const LowerSpec *spec, const GenCase *cons
     if (rc == 0)
       mlir_unconverted_ops(code, root, sizeof root, ops, sizeof ops);
     *ok = rc == 0 && ops[0] == '\0';
-    if (*ok && af_feat_on()) /* (split, the batch's chunks give them) */
-      mlir_feat_calls_batch(code);
+    if (*ok && af_feat_on()) /* (split, the group's chunks give them) */
+      mlir_feat_calls_group(code);
     af_free(code);
   }
   return rc;
@@ -404,9 +404,9 @@ static int lower_module(MlirBatch *b, const LowerSpec *spec, const GenCase *cons
 
 /* Each case lowered in one --split-input-file process: lowering verdicts; the runnable cases
  * go on (b->run), as one module (*ok when it lowered; lowered alone each case is too). */
-static int lower_each(MlirBatch *b, const LowerSpec *spec, const Schedule *s, const CheckOpts *o,
+static int lower_each(MlirGroup *b, const LowerSpec *spec, const Schedule *s, const CheckOpts *o,
                       CheckResult *out, int *ok, AfErr *err) {
-  int rc = mlir_lower_batch(spec, b->dir, b->chunks, b->n, b->low, err);
+  int rc = mlir_lower_group(spec, b->dir, b->chunks, b->n, b->low, err);
   for (int i = 0; i < b->n && rc == 0; i++) {
     if (b->low[i].outcome != MLIR_OK) {
       Verdict v;
@@ -425,13 +425,13 @@ static int lower_each(MlirBatch *b, const LowerSpec *spec, const Schedule *s, co
 
 /* The runnable cases' module run by one mlir-runner, each case's traces judged; a case without
  * all its traces runs alone. */
-static int judge_module(MlirBatch *b, const LowerSpec *spec, const Schedule *s,
+static int judge_module(MlirGroup *b, const LowerSpec *spec, const Schedule *s,
                         const OracleExpected *const *es, const CheckOpts *o, CheckResult *out,
                         AfErr *err) {
   int ns = b->ns;
   char tdir[4200];
   af_fmt(tdir, sizeof tdir, "%s/traces", b->dir);
-  int rc = run_batch_module(spec, b->dir, b->lowered, &b->bmap, s, ns, o, b->nrun, err);
+  int rc = run_group_module(spec, b->dir, b->lowered, &b->bmap, s, ns, o, b->nrun, err);
   for (int j = 0; j < b->nrun && rc == 0; j++) {
     int i = b->ids[j];
     const OracleExpected *e = es && es[i] ? es[i] : b->own[i];
@@ -471,21 +471,21 @@ int check__mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Sc
     out[i].first_fail = -1;
     out[i].executed = 0;
   }
-  MlirBatch b;
+  MlirGroup b;
   int cur = af_feat_current_case();
-  int rc = batch_init(&b, cs, n, ns, es, err);
-  int batch_ok = 0;
-  if (rc == 0 && n > 1 && g_ok_rate > 0.9) /* likely all runnable: the whole batch as one module */
-    rc = lower_module(&b, spec, cs, b.ids, n, 1, &batch_ok, err);
-  if (batch_ok) {
+  int rc = group_init(&b, cs, n, ns, es, err);
+  int group_ok = 0;
+  if (rc == 0 && n > 1 && g_ok_rate > 0.9) /* likely all runnable: the whole group as one module */
+    rc = lower_module(&b, spec, cs, b.ids, n, 1, &group_ok, err);
+  if (group_ok) {
     for (int i = 0; i < n; i++)
       b.run[b.nrun++] = cs[i];
   } else if (rc == 0) {
-    rc = lower_each(&b, spec, s, o, out, &batch_ok, err);
+    rc = lower_each(&b, spec, s, o, out, &group_ok, err);
   }
   if (n > 0)
     g_ok_rate = 0.7 * g_ok_rate + 0.3 * ((double)b.nrun / n);
-  if (rc == 0 && batch_ok) {
+  if (rc == 0 && group_ok) {
     rc = judge_module(&b, spec, s, es, o, out, err);
   } else {
     for (int j = 0; j < b.nrun && rc == 0; j++) {
@@ -495,7 +495,7 @@ int check__mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Sc
                      &out[i], err);
     }
   }
-  batch_free(&b);
+  group_free(&b);
   af_feat_case(cur);
   return rc;
 }

@@ -9,7 +9,7 @@
 #include "check.h"
 #include "check_int.h"
 
-#include "../runner/kernels.h"
+#include "../kernels/kernels.h"
 
 #include "../base/proc.h"
 #include "../lower/mlir.h"

@@ -103,10 +103,10 @@ static int lower_with_mlir(const GenCase *c, const LowerSpec *spec) {
     return EXIT_INTERNAL;
   }
   int zero = 0;
-  char *chunk = gen_render_mlir_batch(&c, &zero, 1, 1);
+  char *chunk = gen_render_mlir_group(&c, &zero, 1, 1);
   MlirLowered l;
   memset(&l, 0, sizeof l);
-  int rc = chunk ? mlir_lower_batch(spec, dir, &chunk, 1, &l, &err)
+  int rc = chunk ? mlir_lower_group(spec, dir, &chunk, 1, &l, &err)
                  : af_err_set(&err, AF_ENOMEM, "out of memory");
   af_free(chunk);
   af_rm_tree(dir);

@@ -101,7 +101,7 @@ static int write_outputs(const GenCase *out, const LowerSpec *spec, const Schedu
   int ex = json ? cli_write_text(a->out_json, json) : EXIT_INTERNAL;
   af_free(json);
   if (ex == 0 && a->out_mlir) {
-    char *m = check_reproducer(out, spec, fail, v, a->out_json);
+    char *m = check_reproducer(out, spec, fail, v, &a->o, a->out_json);
     ex = m ? cli_write_text(a->out_mlir, m) : EXIT_INTERNAL;
     af_free(m);
   }

@@ -92,7 +92,7 @@ static int stream_alone(const GenCase *c) {
   int *e = token_edges(c, &n, &oom);
   for (int i = 0; i < c->nops && !alone; i++) {
     const GenOp *o = &c->ops[i];
-    if (o->kind != GEN_OP_LAUNCH || o->stream < 0)
+    if (!gen_op_on_stream(o))
       continue;
     alone = oom || o->stream >= GEN_MAX_STREAMS_CASE ||
             (last[o->stream] >= 0 && !reaches(c, e, n, i, last[o->stream]));

@@ -20,7 +20,7 @@ static void put_deps(AfBuf *b, const GenOp *o) {
 
 static void put_views(AfBuf *b, const GenOp *o) {
   static const char *const key[2] = {"dst_view", "src_view"};
-  if (o->kind == GEN_OP_LAUNCH) { /* "arg_views", one per argument, null for a whole buffer */
+  if (gen_kind_launches(o->kind)) { /* "arg_views", one per argument, null for a whole buffer */
     if (!gen_op_has_view(o))
       return;
     af_buf_puts(b, ", \"arg_views\": [");

@@ -36,7 +36,7 @@ static int parse_view(Parser *p, const cJSON *v, const char *what, int32_t *out)
 static int parse_views(Parser *p, const cJSON *o, GenOp *op) {
   static const char *const key[2] = {"dst_view", "src_view"};
   const cJSON *av = cJSON_GetObjectItemCaseSensitive(o, "arg_views");
-  if (av != NULL && op->kind != GEN_OP_LAUNCH)
+  if (av != NULL && !gen_kind_launches(op->kind))
     return gen__perr(p, AF_EINVALID, "only a launch has \"arg_views\"%s%s", NULL, NULL);
   if (av != NULL) {
     if (!cJSON_IsArray(av) || cJSON_GetArraySize(av) != op->nargs)
@@ -54,7 +54,7 @@ static int parse_views(Parser *p, const cJSON *o, GenOp *op) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key[k]);
     if (v == NULL)
       continue;
-    if (op->kind == GEN_OP_LAUNCH || (k == 1 && op->kind != GEN_OP_MEMCPY))
+    if (gen_kind_launches(op->kind) || (k == 1 && op->kind != GEN_OP_MEMCPY))
       return gen__perr(p, AF_EINVALID, "\"%s\" belongs to a memcpy%s", key[k],
                        k ? "" : " or memset (a launch has \"arg_views\")");
     int rc = parse_view(p, v, key[k], op->view[k]);

@@ -47,7 +47,7 @@ static void handle_features(const GenCase *c, const int *maker) {
     if (f & GEN_K_ARGS)
       for (int k = 0; k < o->nargs && k < 3; k++)
         buffer_feature(c, o, k == 0 ? "written arg" : "arg", o->args[k], k);
-    if (o->kind == GEN_OP_LAUNCH && o->stream >= 0)
+    if (gen_op_on_stream(o))
       af_feat_addf(AF_FEAT_HANDLE, "launch on an explicit stream in %s", context(c, o));
   }
   for (int r = 1; r < c->nregions; r++) {

@@ -41,7 +41,8 @@
  * Adding a kind: docs/architecture.md has the checklist. */
 #define GEN_OP_MAP(X)                                                                              \
   X(LAUNCH, launch, "launch", "gpu.launch_func", 30,                                               \
-    GEN_K_MIX | GEN_K_ASYNC | GEN_K_ARGS | GEN_K_VIEWS | GEN_K_BODY | GEN_K_LOOP)                  \
+    GEN_K_MIX | GEN_K_ASYNC | GEN_K_ARGS | GEN_K_VIEWS | GEN_K_BODY | GEN_K_LOOP |                 \
+        GEN_K_ON_STREAM)                                                                           \
   X(MEMCPY, memcpy, "memcpy", "gpu.memcpy", 20,                                                    \
     GEN_K_MIX | GEN_K_SWARM | GEN_K_ASYNC | GEN_K_WRITE | GEN_K_SRC | GEN_K_VIEWS | GEN_K_BODY |   \
         GEN_K_LOOP)                                                                                \
@@ -94,7 +95,10 @@ enum {
   GEN_K_WRITE = 1 << 17, /* writes GenOp.buf */
   GEN_K_READ = 1 << 18,  /* reads GenOp.buf */
   GEN_K_SRC = 1 << 19,   /* reads a source buffer, GenOp.src */
-  GEN_K_ARGS = 1 << 20   /* kernel arguments, GenOp.args, accessed as the kernel says */
+  GEN_K_ARGS =
+      1 << 20, /* launches a kernel on its arguments, GenOp.args, accessed as the kernel says */
+  GEN_K_ON_STREAM = 1 << 21 /* its work may go on a stream the program made (GenOp.stream; -1:
+                              none), which orders it after that stream's earlier work */
 };
 
 typedef enum GenOpKind {
@@ -382,6 +386,14 @@ static inline unsigned gen_op_flags(int kind) {
 }
 /* Whether op o is async (it defines a token ordered on the device: GEN_K_ASYNC, or GEN_K_EITHER
  * in its async form). (Inline, as the next two: the generator and the lowerings ask per op.) */
+/* Whether ops of kind k launch a kernel (GEN_K_ARGS); whether op o runs on a stream the program
+ * made (GEN_K_ON_STREAM, and it names one). */
+static inline int gen_kind_launches(int k) {
+  return (gen_op_flags(k) & GEN_K_ARGS) != 0;
+}
+static inline int gen_op_on_stream(const GenOp *o) {
+  return (gen_op_flags(o->kind) & GEN_K_ON_STREAM) && o->stream >= 0;
+}
 static inline int gen_op_async(const GenOp *o) {
   unsigned f = gen_op_flags(o->kind);
   return (f & GEN_K_ASYNC) || ((f & GEN_K_EITHER) && o->async);
@@ -496,7 +508,7 @@ int gen_import_mlir(const char *text, char **json, AfErr *err);
  * i's host code as func @af_case_<ids[i]>, and @main calling each once per schedule j <
  * nsched between asyncfuzz_case_begin(id, j) and asyncfuzz_case_end(id, j). Returns text
  * owned by the caller. */
-char *gen_render_mlir_batch(const GenCase *const *cs, const int *ids, int n, int nsched);
+char *gen_render_mlir_group(const GenCase *const *cs, const int *ids, int n, int nsched);
 /* Where each case op's operation stands in a rendering: op[L - 1] is the index (in its case) of
  * the op whose operation starts on line L, or -1. MLIR's locations of the parsed module name
  * these lines, and survive lowering. The caller frees op with af_free. */
@@ -505,8 +517,8 @@ typedef struct GenLineMap {
   int nlines, cap;
   int oom;
 } GenLineMap;
-/* gen_render_mlir_batch, with the rendering's line map (map may be NULL). */
-char *gen_render_mlir_batch_map(const GenCase *const *cs, const int *ids, int n, int nsched,
+/* gen_render_mlir_group, with the rendering's line map (map may be NULL). */
+char *gen_render_mlir_group_map(const GenCase *const *cs, const int *ids, int n, int nsched,
                                 GenLineMap *map);
 
 /* Parses an op shape as the mlir-opt lowering's verdicts name the op that stopped a case, in

@@ -13,7 +13,7 @@
  */
 #include "gen_int.h"
 
-#include "../runner/kernels.h"
+#include "../kernels/kernels.h"
 
 #include <string.h>
 

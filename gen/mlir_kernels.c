@@ -9,7 +9,7 @@
  */
 #include "gen.h"
 
-#include "../runner/kernels.h"
+#include "../kernels/kernels.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -178,7 +178,7 @@ int gen_case_size(const GenCase *c) {
 
 void gen_op_view(const GenCase *c, const GenOp *o, int k, int32_t *off, int32_t *len,
                  int32_t *stride) {
-  int b = o->kind == GEN_OP_LAUNCH ? (k < o->nargs ? o->args[k] : -1) : k ? o->src : o->buf;
+  int b = gen_kind_launches(o->kind) ? (k < o->nargs ? o->args[k] : -1) : k ? o->src : o->buf;
   if (k >= 0 && k < 3 && o->view[k][1] > 0) {
     *off = o->view[k][0];
     *len = o->view[k][1];

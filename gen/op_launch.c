@@ -5,7 +5,7 @@
  */
 #include "gen_int.h"
 
-#include "../runner/kernels.h"
+#include "../kernels/kernels.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -9,7 +9,7 @@
  */
 #include "gen_int.h"
 
-#include "../runner/kernels.h"
+#include "../kernels/kernels.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -47,7 +47,7 @@ int gen__visit_stream(V *v, int i) {
   const GenCase *c = v->c;
   const GenOp *o = &c->ops[i];
   int s = o->stream;
-  if (s < 0 && o->kind != GEN_OP_LAUNCH)
+  if (s < 0 && !(gen_op_flags(o->kind) & GEN_K_ON_STREAM))
     return gen__vfail(v, i, "names no stream", 0, 0);
   if (s < 0)
     return 0;
@@ -70,7 +70,7 @@ int gen__visit_stream(V *v, int i) {
         v, i, "uses stream s%d of another context (r%d); a stream is used where it is created", s,
         c->ops[v->s_create[s]].ctx);
   gen__edge(v, v->s_last[s], i);
-  if (o->kind == GEN_OP_LAUNCH)
+  if (gen_op_flags(o->kind) & GEN_K_ON_STREAM)
     v->s_last[s] = i;
   if (o->kind == GEN_OP_STREAM_DESTROY)
     v->s_destroy[s] = i;

@@ -4,7 +4,7 @@
  */
 #include "gen.h"
 
-#include "../runner/kernels.h"
+#include "../kernels/kernels.h"
 
 #include <string.h>
 

@@ -3,7 +3,7 @@
  *
  * Kernels become gpu.func in one gpu.module with an #nvvm.target; each writes the sentinel
  * over its output element `spin` times with atomic stores (so no compiler can fold the spin
- * phase away), then its result, exactly as runner/kernels.c computes it. Host buffers are
+ * phase away), then its result, exactly as kernels/kernels.c computes it. Host buffers are
  * memref.alloc'ed and filled by asyncfuzz_host_init; observations are calls to
  * asyncfuzz_observe(id, buffer) with id = the observe op's index; regions are async.execute
  * with their values as !async.value<!gpu.async.token>. An explicit stream is made, synchronized
@@ -12,7 +12,7 @@
  */
 #include "gen_int.h"
 
-#include "../runner/kernels.h"
+#include "../kernels/kernels.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -201,7 +201,7 @@ static void render_func(AfBuf *b, const GenCase *c, const char *name, GenLineMap
 static unsigned launched(const GenCase *c) {
   unsigned mask = 0;
   for (int j = 0; j < c->nops; j++)
-    if (c->ops[j].kind == GEN_OP_LAUNCH)
+    if (gen_kind_launches(c->ops[j].kind))
       mask |= 1u << (c->ops[j].kernel + (gen_op_has_view(&c->ops[j]) ? KERNEL__COUNT : 0));
   return mask;
 }
@@ -256,11 +256,11 @@ char *gen_render_mlir(const GenCase *c) {
   return af_buf_take(&b);
 }
 
-char *gen_render_mlir_batch(const GenCase *const *cs, const int *ids, int n, int nsched) {
-  return gen_render_mlir_batch_map(cs, ids, n, nsched, NULL);
+char *gen_render_mlir_group(const GenCase *const *cs, const int *ids, int n, int nsched) {
+  return gen_render_mlir_group_map(cs, ids, n, nsched, NULL);
 }
 
-char *gen_render_mlir_batch_map(const GenCase *const *cs, const int *ids, int n, int nsched,
+char *gen_render_mlir_group_map(const GenCase *const *cs, const int *ids, int n, int nsched,
                                 GenLineMap *map) {
   if (map)
     memset(map, 0, sizeof *map);

@@ -6,7 +6,7 @@
  */
 #include "render_int.h"
 
-#include "../runner/kernels.h"
+#include "../kernels/kernels.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -131,7 +131,7 @@ void gen__live_body(R *r, int k, int depth, const char *term, int branch) {
 void gen__view_operand(R *r, const GenOp *o, int k, int depth, char *name, size_t n, char *type,
                        size_t tn) {
   const GenCase *c = r->c;
-  int b = o->kind == GEN_OP_LAUNCH ? o->args[k] : k ? o->src : o->buf;
+  int b = gen_kind_launches(o->kind) ? o->args[k] : k ? o->src : o->buf;
   gen__buf_name(r, o, b, name, n);
   snprintf(type, tn, "%s", gen__mty(c, b));
   if (o->view[k][1] <= 0)

@@ -62,7 +62,7 @@ int gen_shape_parse(const char *text, GenShape *out) {
   out->view = strstr(buf, " view") ? 1 : -1;
   out->shared = strstr(buf, " host_shared") != NULL;
   out->unthreaded = out->deps == 1 && strstr(buf, " unthreaded") != NULL;
-  out->stream = kind == GEN_OP_LAUNCH && strstr(buf, " stream") != NULL;
+  out->stream = (gen_op_flags(kind) & GEN_K_ON_STREAM) && strstr(buf, " stream") != NULL;
   out->pending = out->deps != 0 && strstr(buf, " pending") != NULL;
   out->elem = 0;
   for (int e = 0; e < GEN_ELEM__COUNT && (kind == GEN_OP_MEMCPY || kind == GEN_OP_MEMSET); e++) {
@@ -115,7 +115,7 @@ int gen_op_has_shape(const GenOp *o, const GenShape *s) {
     return 0;
   if (s->elem > 0 && o->belem != s->elem)
     return 0;
-  if (s->stream && (o->kind != GEN_OP_LAUNCH || o->stream < 0))
+  if (s->stream && !gen_op_on_stream(o))
     return 0;
   if (s->pending && o->fresh)
     return 0;
@@ -185,17 +185,17 @@ unsigned gen_case_gpu_mix(const GenCase *c) {
   unsigned m = 0;
   for (int i = 0; i < c->nops; i++) {
     const GenOp *o = &c->ops[i];
-    int gpu = o->kind == GEN_OP_LAUNCH || o->kind == GEN_OP_MEMCPY || o->kind == GEN_OP_MEMSET;
+    int gpu = gen_kind_launches(o->kind) || o->kind == GEN_OP_MEMCPY || o->kind == GEN_OP_MEMSET;
     if (!gpu)
       continue;
     int ordered = 0;
     for (int d = 0; d < o->ndeps && !ordered; d++)
       ordered = !fresh || o->deps[d] < 0 || o->deps[d] >= c->ntoks || !fresh[o->deps[d]];
     if (ordered)
-      m |= 1u << (o->kind == GEN_OP_LAUNCH   ? GEN_GPU_MIX_LAUNCH
+      m |= 1u << (gen_kind_launches(o->kind) ? GEN_GPU_MIX_LAUNCH
                   : o->kind == GEN_OP_MEMCPY ? GEN_GPU_MIX_COPY
                                              : GEN_GPU_MIX_MEMSET);
-    if (o->kind == GEN_OP_LAUNCH && o->stream >= 0)
+    if (gen_op_on_stream(o))
       m |= 1u << GEN_GPU_MIX_STREAM;
     if (o->ctx > 0)
       m |= 1u << GEN_GPU_MIX_REGION;

@@ -155,7 +155,7 @@ static int visit_op(V *v, int i) {
   gen__edge(v, v->last_sync[o->ctx], i);
   if ((rc = check_deps(v, i)) || (rc = gen__classes[o->kind]->check(v, i)))
     return rc;
-  int wb = o->kind == GEN_OP_LAUNCH ? o->args[0] : o->buf; /* (a launch is its args) */
+  int wb = gen_kind_launches(o->kind) ? o->args[0] : o->buf; /* (a launch is its args) */
   if ((gen_op_flags(o->kind) & GEN_K_VIEWS) && o->view[0][1] > 0 && v->last_write[wb] == -2)
     return gen__vfail(
         v, i,

@@ -75,7 +75,7 @@ int gen__check_views(V *v, int i) {
   const GenCase *c = v->c;
   const GenOp *o = &c->ops[i];
   static const char *const side[2] = {"dst", "src"};
-  int launch = o->kind == GEN_OP_LAUNCH;
+  int launch = gen_kind_launches(o->kind);
   for (int k = 0; k < 3; k++) {
     const int32_t *w = o->view[k];
     int b = launch ? (k < o->nargs ? o->args[k] : -1) : k == 1 ? o->src : o->buf;

@@ -28,7 +28,7 @@
  */
 #include "builtin_int.h"
 
-#include "../runner/kernels.h"
+#include "../kernels/kernels.h"
 
 #include <string.h>
 

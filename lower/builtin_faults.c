@@ -19,7 +19,7 @@ int lower__deps_kept(const L *l, const GenOp *o) {
 }
 
 int lower__on_own_stream(const L *l, const GenOp *o) {
-  return o->kind == GEN_OP_LAUNCH && o->stream >= 0 && !lower__has(l, LOWER_FAULT_STREAM_IGNORED);
+  return gen_op_on_stream(o) && !lower__has(l, LOWER_FAULT_STREAM_IGNORED);
 }
 
 int lower__record_early(const L *l) {

@@ -8,7 +8,7 @@
  */
 #include "builtin_int.h"
 
-#include "../runner/kernels.h"
+#include "../kernels/kernels.h"
 
 /* An async op's stream, with its dependencies waited on and, under record_early, the events
  * others requested of its token recorded already. */

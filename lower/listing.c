@@ -1,138 +1,107 @@
 /*
- * listing.c: the builtin lowering's Program as readable text (`asyncfuzz lower`, golden tests).
+ * listing.c: the builtin lowering's Program as readable text (`asyncfuzz lower`, golden tests),
+ * each instruction by its row of LOWER_OPC_MAP (lower.h).
  */
 #include "lower.h"
 
-#include "../runner/kernels.h"
+#include "../kernels/kernels.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static void put_slot(AfBuf *b, int s) {
-  if (s < 0)
-    af_buf_puts(b, "null");
-  else
-    af_buf_printf(b, "%%%d", s);
+static const char *const opc_call[LOWER__OPC_COUNT] = {
+#define X(ID, lc, call, listing) [LOWER_##ID] = call,
+    LOWER_OPC_MAP(X)
+#undef X
+};
+static const char *const opc_listing[LOWER__OPC_COUNT] = {
+#define X(ID, lc, call, listing) [LOWER_##ID] = listing,
+    LOWER_OPC_MAP(X)
+#undef X
+};
+
+const char *lower_opc_call(int opc) {
+  return opc >= 0 && opc < LOWER__OPC_COUNT ? opc_call[opc] : "";
 }
 
-/* Module, stream and event calls. 1 when in is one. */
-static int put_handles(AfBuf *b, const LowerInstr *in) {
-  switch (in->opc) {
-  case LOWER_MODULE_LOAD:
-    af_buf_puts(b, "mgpuModuleLoad()");
-    return 1;
-  case LOWER_GET_FUNCTION:
-    af_buf_printf(b, "mgpuModuleGetFunction(\"%s\")", kernel_info(in->kernel)->name);
-    return 1;
-  case LOWER_MODULE_UNLOAD:
-    af_buf_puts(b, "mgpuModuleUnload()");
-    return 1;
-  case LOWER_STREAM_CREATE:
-    af_buf_printf(b, "%%%d = mgpuStreamCreate()%s", in->a, in->imm ? "  (the program's)" : "");
-    return 1;
-  case LOWER_STREAM_DESTROY:
-    af_buf_printf(b, "mgpuStreamDestroy(%%%d)", in->a);
-    return 1;
-  case LOWER_STREAM_SYNC:
-    af_buf_printf(b, "mgpuStreamSynchronize(%%%d)", in->a);
-    return 1;
-  case LOWER_STREAM_WAIT_EVENT:
-    af_buf_printf(b, "mgpuStreamWaitEvent(%%%d, %%%d)", in->a, in->b);
-    return 1;
-  case LOWER_EVENT_CREATE:
-    af_buf_printf(b, "%%%d = mgpuEventCreate()", in->a);
-    return 1;
-  case LOWER_EVENT_DESTROY:
-    af_buf_printf(b, "mgpuEventDestroy(%%%d)", in->a);
-    return 1;
-  case LOWER_EVENT_SYNC:
-    af_buf_printf(b, "mgpuEventSynchronize(%%%d)", in->a);
-    return 1;
-  case LOWER_EVENT_RECORD:
-    af_buf_printf(b, "mgpuEventRecord(%%%d, %%%d)", in->a, in->b);
-    return 1;
-  default:
-    return 0;
-  }
+const char *lower_opc_listing(int opc) {
+  return opc >= 0 && opc < LOWER__OPC_COUNT ? opc_listing[opc] : "?";
 }
 
-/* Host buffers, device memory, copies, sets, launches and observations. 1 when in is one. */
-static int put_memory(AfBuf *b, const LowerInstr *in) {
-  switch (in->opc) {
-  case LOWER_HOST_INIT:
-    af_buf_printf(b, "asyncfuzz_host_init(b%d, init=%lld)", in->buf, (long long)in->imm);
-    return 1;
-  case LOWER_MEM_ALLOC:
-    af_buf_printf(b, "b%d = mgpuMemAlloc(%lld, ", in->buf, (long long)in->imm);
-    put_slot(b, in->b);
-    af_buf_printf(b, ", %d)", (int)in->imm2);
-    return 1;
-  case LOWER_MEM_FREE:
-    af_buf_printf(b, "mgpuMemFree(b%d, ", in->buf);
-    put_slot(b, in->b);
-    af_buf_puts(b, ")");
-    return 1;
-  case LOWER_MEMCPY:
-    af_buf_printf(b, "mgpuMemcpy(b%d", in->buf);
-    if (in->off)
-      af_buf_printf(b, "+%lld", (long long)in->off);
-    af_buf_printf(b, ", b%d", in->buf2);
-    if (in->off2)
-      af_buf_printf(b, "+%lld", (long long)in->off2);
-    af_buf_printf(b, ", %lld, ", (long long)in->imm);
-    put_slot(b, in->b);
-    af_buf_puts(b, ")");
-    return 1;
-  case LOWER_MEMSET32:
-  case LOWER_MEMSET16:
-    af_buf_printf(b, "mgpuMemset%d(b%d", in->opc == LOWER_MEMSET16 ? 16 : 32, in->buf);
-    if (in->off)
-      af_buf_printf(b, "+%lld", (long long)in->off);
-    af_buf_printf(b, ", %lld, %lld, ", (long long)in->imm, (long long)in->imm2);
-    put_slot(b, in->b);
-    af_buf_puts(b, ")");
-    return 1;
-  case LOWER_LAUNCH:
-    af_buf_printf(b, "mgpuLaunchKernel(%s, [", kernel_info(in->kernel)->name);
+/* A buffer operand and its byte offset into it ("b3+16"). */
+static void put_buf(AfBuf *b, int buf, int64_t off) {
+  af_buf_printf(b, "b%d", buf);
+  if (off)
+    af_buf_printf(b, "+%lld", (long long)off);
+}
+
+/* One directive of a listing (LOWER_OPC_MAP's %-letters). */
+static void put_directive(AfBuf *b, const LowerInstr *in, char d) {
+  switch (d) {
+  case 'C':
+    af_buf_puts(b, lower_opc_call(in->opc));
+    break;
+  case 'a':
+    af_buf_printf(b, "%%%d", in->a);
+    break;
+  case 'b':
+    af_buf_printf(b, "%%%d", in->b);
+    break;
+  case 's':
+    if (in->b < 0)
+      af_buf_puts(b, "null");
+    else
+      af_buf_printf(b, "%%%d", in->b);
+    break;
+  case 'B':
+    af_buf_printf(b, "b%d", in->buf);
+    break;
+  case 'u':
+    put_buf(b, in->buf, in->off);
+    break;
+  case 'v':
+    put_buf(b, in->buf2, in->off2);
+    break;
+  case 'k':
+    af_buf_puts(b, kernel_info(in->kernel)->name);
+    break;
+  case 'i':
+    af_buf_printf(b, "%lld", (long long)in->imm);
+    break;
+  case 'j':
+    af_buf_printf(b, "%lld", (long long)in->imm2);
+    break;
+  case 'P':
+    af_buf_puts(b, in->imm ? "  (the program's)" : "");
+    break;
+  case 'r':
+    af_buf_printf(b, "%d", in->region);
+    break;
+  case 'x':
+    af_buf_printf(b, "%d", in->vidx);
+    break;
+  case 'c':
+    af_buf_printf(b, "%d", in->consumer);
+    break;
+  case 'L':
     for (int a = 0; a < in->nbufs; a++) {
       af_buf_printf(b, "%sb%d", a ? ", " : "", in->bufs[a]);
       if (in->voff[a] || in->vstride[a] > 1) /* a view: +offset*stride, in elements */
         af_buf_printf(b, "+%d*%d", in->voff[a], in->vstride[a]);
     }
-    af_buf_printf(b, "], v=%lld, n=%lld, ", (long long)in->imm, (long long)in->imm2);
-    put_slot(b, in->b);
-    af_buf_puts(b, ")");
-    return 1;
-  case LOWER_OBSERVE:
-    af_buf_printf(b, "asyncfuzz_observe(%lld, b%d)", (long long)in->imm, in->buf);
-    return 1;
+    break;
   default:
-    return 0;
+    af_buf_printf(b, "%%%c", d);
+    break;
   }
 }
 
-/* async.execute regions and their values. 1 when in is one. */
-static int put_regions(AfBuf *b, const LowerInstr *in) {
-  switch (in->opc) {
-  case LOWER_SPAWN:
-    af_buf_printf(b, "async.execute @region%d", in->region);
-    return 1;
-  case LOWER_YIELD:
-    af_buf_printf(b, "yield r%d.%d to consumer %d: %%%d", in->region, in->vidx, in->consumer,
-                  in->a);
-    return 1;
-  case LOWER_DONE:
-    af_buf_puts(b, "region done");
-    return 1;
-  case LOWER_AWAIT:
-    af_buf_printf(b, "async.await @region%d", in->region);
-    return 1;
-  case LOWER_TAKE:
-    af_buf_printf(b, "%%%d = take r%d.%d as consumer %d", in->a, in->region, in->vidx,
-                  in->consumer);
-    return 1;
-  default:
-    return 0;
+static void put_instr(AfBuf *b, const LowerInstr *in) {
+  for (const char *f = lower_opc_listing(in->opc); *f; f++) {
+    if (*f == '%' && f[1])
+      put_directive(b, in, *++f);
+    else
+      af_buf_put(b, f, 1);
   }
 }
 
@@ -148,8 +117,7 @@ char *lower_program_to_text(const LowerProgram *p) {
     for (int i = 0; i < f->ninstrs; i++) {
       const LowerInstr *in = &f->instrs[i];
       af_buf_puts(&b, "  ");
-      if (!put_handles(&b, in) && !put_memory(&b, in))
-        put_regions(&b, in);
+      put_instr(&b, in);
       if (in->op >= 0)
         af_buf_printf(&b, "    // op #%d", in->op);
       af_buf_puts(&b, "\n");

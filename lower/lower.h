@@ -1,7 +1,7 @@
 /*
  * lower.h: lowerings under test. A lowering turns a Case into something that calls the
  * mgpu* ABI. The builtin lowering (builtin.c) produces a Program: one function per context
- * (main and each async.execute region) of mgpu* calls over slots, which runner/interp.c
+ * (main and each async.execute region) of mgpu* calls over slots, which check/interp.c
  * replays through the runtime library. Its fault switches inject plausible lowering bugs so
  * that the harness can be shown to catch them.
  *
@@ -132,37 +132,67 @@ const char *lower_family(const LowerSpec *spec);
 
 /* ---- Program: the builtin lowering's output ---- */
 
+/* The Program's instructions (LowerOpc), one row each: ID, lc (the interpreter carries it out in
+ * check/interp.c's x_<lc>, which the table's expansion names: a row without it does not link),
+ * the runtime call it makes ("" for the harness's own steps), and its listing (listing.c): the
+ * text with directives %C the call, %a and %b the slots a and b ("%N"), %s slot b or "null",
+ * %B buf ("bN"), %u buf and its byte offset ("bN+OFF"), %v buf2 and off2, %k the kernel's name,
+ * %i imm, %j imm2, %L a launch's buffers and their views, %P " (the program's)" when imm, %r
+ * region, %x vidx, %c consumer. Operands as LowerInstr says:
+ *   MODULE_LOAD        the program-level kernel module
+ *   GET_FUNCTION       kernel
+ *   HOST_INIT          buf, imm = init; imm2 = 1: every element holds imm instead (rocm's staging
+ *                      buffer of a 16-bit memset)
+ *   STREAM_CREATE      a = slot; imm = 1: the program's own stream (a stream_create op), which
+ *                      its stream_destroy op destroys
+ *   STREAM_WAIT_EVENT  a = stream slot, b = event slot;  EVENT_RECORD: a = event, b = stream
+ *   MEM_ALLOC          buf, b = stream slot or -1 (null), imm = bytes, imm2 = host_shared
+ *   MEM_FREE           buf, b = stream slot or -1
+ *   MEMCPY             buf = dst, buf2 = src, b = stream, imm = bytes
+ *   MEMSET32, 16       buf, b = stream, imm = value, imm2 = count
+ *   LAUNCH             kernel, bufs[nbufs] (views voff, vstride), b = stream, imm = value,
+ *                      imm2 = elements
+ *   OBSERVE            buf, imm = observe id
+ *   SPAWN, AWAIT       region (AWAIT blocks until it is done)
+ *   YIELD              a = slot handed to consumer `consumer` of value (region, vidx)
+ *   DONE               the region's completion (its async.token becomes ready)
+ *   TAKE               a = slot <- value (region, vidx) for consumer `consumer`; imm = 1: a
+ *                      region input (the task starts after its source yielded it) */
+#define LOWER_OPC_MAP(X)                                                                           \
+  X(MODULE_LOAD, module_load, "mgpuModuleLoad", "%C()")                                            \
+  X(GET_FUNCTION, get_function, "mgpuModuleGetFunction", "%C(\"%k\")")                             \
+  X(MODULE_UNLOAD, module_unload, "mgpuModuleUnload", "%C()")                                      \
+  X(HOST_INIT, host_init, "asyncfuzz_host_init", "%C(%B, init=%i)")                                \
+  X(STREAM_CREATE, stream_create, "mgpuStreamCreate", "%a = %C()%P")                               \
+  X(STREAM_DESTROY, stream_destroy, "mgpuStreamDestroy", "%C(%a)")                                 \
+  X(STREAM_SYNC, stream_sync, "mgpuStreamSynchronize", "%C(%a)")                                   \
+  X(STREAM_WAIT_EVENT, stream_wait_event, "mgpuStreamWaitEvent", "%C(%a, %b)")                     \
+  X(EVENT_CREATE, event_create, "mgpuEventCreate", "%a = %C()")                                    \
+  X(EVENT_DESTROY, event_destroy, "mgpuEventDestroy", "%C(%a)")                                    \
+  X(EVENT_SYNC, event_sync, "mgpuEventSynchronize", "%C(%a)")                                      \
+  X(EVENT_RECORD, event_record, "mgpuEventRecord", "%C(%a, %b)")                                   \
+  X(MEM_ALLOC, mem_alloc, "mgpuMemAlloc", "%B = %C(%i, %s, %j)")                                   \
+  X(MEM_FREE, mem_free, "mgpuMemFree", "%C(%B, %s)")                                               \
+  X(MEMCPY, memcpy, "mgpuMemcpy", "%C(%u, %v, %i, %s)")                                            \
+  X(MEMSET32, memset32, "mgpuMemset32", "%C(%u, %i, %j, %s)")                                      \
+  X(MEMSET16, memset16, "mgpuMemset16", "%C(%u, %i, %j, %s)")                                      \
+  X(LAUNCH, launch, "mgpuLaunchKernel", "%C(%k, [%L], v=%i, n=%j, %s)")                            \
+  X(OBSERVE, observe, "asyncfuzz_observe", "%C(%i, %B)")                                           \
+  X(SPAWN, spawn, "", "async.execute @region%r")                                                   \
+  X(YIELD, yield, "", "yield r%r.%x to consumer %c: %a")                                           \
+  X(DONE, done, "", "region done")                                                                 \
+  X(AWAIT, await, "", "async.await @region%r")                                                     \
+  X(TAKE, take, "", "%a = take r%r.%x as consumer %c")
+
 typedef enum LowerOpc {
-  LOWER_MODULE_LOAD,  /* the program-level kernel module */
-  LOWER_GET_FUNCTION, /* kernel */
-  LOWER_MODULE_UNLOAD,
-  LOWER_HOST_INIT,     /* buf, imm = init; imm2 = 1: every element holds imm instead (rocm's
-                          staging buffer of a 16-bit memset) */
-  LOWER_STREAM_CREATE, /* a = slot; imm = 1: the program's own stream (a stream_create op),
-                          which its stream_destroy op destroys */
-  LOWER_STREAM_DESTROY,
-  LOWER_STREAM_SYNC,
-  LOWER_STREAM_WAIT_EVENT, /* a = stream slot, b = event slot */
-  LOWER_EVENT_CREATE,      /* a = slot */
-  LOWER_EVENT_DESTROY,
-  LOWER_EVENT_SYNC,
-  LOWER_EVENT_RECORD, /* a = event slot, b = stream slot */
-  LOWER_MEM_ALLOC,    /* buf, b = stream slot or -1 (null), imm = bytes, imm2 = host_shared */
-  LOWER_MEM_FREE,     /* buf, b = stream slot or -1 */
-  LOWER_MEMCPY,       /* buf = dst, buf2 = src, b = stream, imm = bytes */
-  LOWER_MEMSET32,     /* buf, b = stream, imm = value, imm2 = count */
-  LOWER_MEMSET16,     /* buf, b = stream, imm = value (16 bits), imm2 = count */
-  LOWER_LAUNCH,       /* kernel, bufs[nbufs] (views voff, vstride), b = stream, imm = value,
-                         imm2 = elements */
-  LOWER_OBSERVE,      /* buf, imm = observe id */
-  LOWER_SPAWN,        /* region */
-  LOWER_YIELD,        /* a = slot handed to consumer `consumer` of value (region, vidx) */
-  LOWER_DONE,         /* the region's completion (its async.token becomes ready) */
-  LOWER_AWAIT,        /* block until region is done */
-  LOWER_TAKE,         /* a = slot <- value (region, vidx) for consumer `consumer`; imm = 1: a
-                         region input (the task starts after its source yielded it) */
-  LOWER__OPC_COUNT
+#define LOWER__OPC_ENUM(ID, lc, call, listing) LOWER_##ID,
+  LOWER_OPC_MAP(LOWER__OPC_ENUM)
+#undef LOWER__OPC_ENUM
+      LOWER__OPC_COUNT
 } LowerOpc;
+/* An instruction's runtime call ("" for none), its listing's format (LOWER_OPC_MAP). */
+const char *lower_opc_call(int opc);
+const char *lower_opc_listing(int opc);
 
 typedef struct LowerInstr {
   uint8_t opc;

@@ -550,7 +550,7 @@ static int lower_one(const LowerSpec *spec, const char *dir, int i, const char *
     af_fmt(d, sizeof d, "mlir-opt killed by %s: %.600s", strsignal(r.sig), report);
     set_outcome(l, MLIR_CRASH, c2, d);
   } else if (r.code != 0) {
-    /* a located error (one-N.mlir:LINE:COL: error: MSG), as a batch classifies it */
+    /* a located error (one-N.mlir:LINE:COL: error: MSG), as a group classifies it */
     char line[600];
     first_line_with(report, "error:", line, sizeof line);
     const char *msg = strstr(line, "error:");
@@ -585,7 +585,7 @@ static void join_chunks(char *const *chunks, int n, AfBuf *in, long *start) {
 
 /* mlir-opt over the joined input (dir/batch.mlir) of n chunks: *r, and unless it was killed
  * its output (*text) and diagnostics (*report), LLVM 19's split locations undone. */
-static int run_batch(const LowerSpec *spec, const char *dir, const char *input, int n,
+static int run_group(const LowerSpec *spec, const char *dir, const char *input, int n,
                      ProcResult *r, char **text, char **report, AfErr *err) {
   char inp[4200], outp[4200], errp[4200];
   af_fmt(inp, sizeof inp, "%s/batch.mlir", dir);
@@ -691,7 +691,7 @@ static int take_outputs(const LowerSpec *spec, const char *dir, const char *text
 static int lower_joined(const LowerSpec *spec, const char *dir, char *const *chunks, int n,
                         MlirLowered *out, AfErr *err);
 
-int mlir_lower_batch(const LowerSpec *spec, const char *dir, char *const *chunks, int n,
+int mlir_lower_group(const LowerSpec *spec, const char *dir, char *const *chunks, int n,
                      MlirLowered *out, AfErr *err) {
   memset(out, 0, sizeof *out * (size_t)n);
   /* (features attributed to cases: chunk i is case i, one chunk the current case) */
@@ -708,7 +708,7 @@ int mlir_lower_batch(const LowerSpec *spec, const char *dir, char *const *chunks
   return rc;
 }
 
-/* mlir_lower_batch of n > 1 chunks: one mlir-opt over them all, one per chunk where it failed
+/* mlir_lower_group of n > 1 chunks: one mlir-opt over them all, one per chunk where it failed
  * as a whole. */
 static int lower_joined(const LowerSpec *spec, const char *dir, char *const *chunks, int n,
                         MlirLowered *out, AfErr *err) {
@@ -725,12 +725,12 @@ static int lower_joined(const LowerSpec *spec, const char *dir, char *const *chu
   if (rc == 0) {
     mlir_retarget(spec, in.p);
     mlir_feat_lines(start, NULL, n);
-    rc = run_batch(spec, dir, in.p, n, &r, &text, &report, err);
+    rc = run_group(spec, dir, in.p, n, &r, &text, &report, err);
     mlir_feat_lines(NULL, NULL, 0);
   }
   af_buf_free(&in);
   if (rc == 0 && (r.timed_out || r.signaled || (r.exited && r.code > 1))) {
-    /* the batch as a whole failed: one case per process finds the case responsible */
+    /* the group as a whole failed: one case per process finds the case responsible */
     for (int i = 0; i < n && rc == 0; i++) {
       af_feat_case(i);
       rc = lower_one(spec, dir, i, chunks[i], &out[i], err);

@@ -3,10 +3,10 @@
  * mlir-22-tools by default, or any build the user names), and mlir-runner to execute what
  * they produce against libasyncfuzz_rt.
  *
- * Lowering is batched: the cases of a batch go to one mlir-opt process as chunks of one
- * --split-input-file input, so a case that mlir-opt rejects costs only its own chunk. A batch
- * whose mlir-opt crashes or times out is lowered again one case per process, which isolates
- * the case responsible. Outcomes per case:
+ * Lowering is by group (batch/ holds something else: batches compiled ahead of time): the
+ * cases of a group go to one mlir-opt process as chunks of one --split-input-file input, so a
+ * case that mlir-opt rejects costs only its own chunk. A group whose mlir-opt crashes or times
+ * out is lowered again one case per process, which isolates the case responsible. Outcomes:
  *   MLIR_OK           fully converted to the LLVM dialect: runnable
  *   MLIR_REJECTED     mlir-opt failed with a diagnostic located in the case
  *   MLIR_UNCONVERTED  mlir-opt succeeded but gpu/async ops or unrealized casts remain
@@ -46,15 +46,15 @@ const char *mlir_variant_name(int i);
 const char *mlir_variant_desc(int i);
 const char *mlir_variant_pipeline(int i);
 
-/* Lowers chunks[0..n) (each a whole module, from gen_render_mlir_batch of one case) with the
+/* Lowers chunks[0..n) (each a whole module, from gen_render_mlir_group of one case) with the
  * spec's pipeline, working in directory dir. out[i] is filled for every case. Returns 0, or
  * an error when mlir-opt could not be run at all. */
-int mlir_lower_batch(const LowerSpec *spec, const char *dir, char *const *chunks, int n,
+int mlir_lower_group(const LowerSpec *spec, const char *dir, char *const *chunks, int n,
                      MlirLowered *out, AfErr *err);
 /* For the rocdl target, the rendered module's kernels lose their #nvvm.target (in place; lines
  * keep their numbers): rocdl-attach-target gives them theirs, and an NVVM attribute anywhere
  * loads the NVVM dialect, which changes how gpu-to-llvm lowers the host code. Unchanged for
- * other targets. mlir_lower_batch and mlir_lower_file (on its input file) call it. */
+ * other targets. mlir_lower_group and mlir_lower_file (on its input file) call it. */
 void mlir_retarget(const LowerSpec *spec, char *text);
 /* The LLVM version of an mlir-opt spec, e.g. "22.1.8" (its version string after "version "). */
 const char *mlir_llvm_version(const LowerSpec *spec);
@@ -96,7 +96,7 @@ void mlir_lowered_free(MlirLowered *l, int n);
 
 /* Case ops for the calls of lowered code. code is mlir-opt's output (--mlir-print-debuginfo:
  * every op keeps the location of the input op it was lowered from); map says which case op
- * stands on each line of the rendered input (gen_render_mlir_batch_map), which began at line
+ * stands on each line of the rendered input (gen_render_mlir_group_map), which began at line
  * first_line of mlir-opt's input. Before every call of the runtime library (mgpu*,
  * mlirAsyncRuntime*, asyncfuzz_observe, asyncfuzz_host_init) a call asyncfuzz_rt_set_op(OP)
  * is inserted: OP is the case op of the call's location, or -1 where none can be recovered (a
@@ -142,9 +142,9 @@ int lower_mlir_spec_syntax(const char *s, LowerSpec *out, AfErr *err);
  * three mgpu* calls in a row within a function. */
 void mlir_feat_actions(const char *log);
 void mlir_feat_calls(const char *code);
-/* ... of a batch's module lowered as one (gen_render_mlir_batch): each case function's calls
+/* ... of a batch's module lowered as one (gen_render_mlir_group): each case function's calls
  * (@af_case_N) attributed to case N (af_feat_attribute). */
-void mlir_feat_calls_batch(const char *code);
+void mlir_feat_calls_group(const char *code);
 /* With features attributed to cases (af_feat_attribute): the next mlir-opt run's input holds
  * n cases, case cases[i] (cases NULL: i) from line first[i] on (before first[0]: none), and the
  * action log's features go to the case whose line the op of each action is located at (an

@@ -140,7 +140,7 @@ void mlir_feat_calls(const char *code) {
   feat_calls(code, 0);
 }
 
-void mlir_feat_calls_batch(const char *code) {
+void mlir_feat_calls_group(const char *code) {
   feat_calls(code, 1);
 }
 

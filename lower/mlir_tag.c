@@ -92,12 +92,11 @@ static int loc_line(const char *s, size_t n, const LocAlias *al, int nal, int de
  * returns from a function (the op is reset there, so nothing after it, such as the module unload at
  * exit, keeps a stale one); 0: neither. */
 static int tag_kind(const char *line, size_t len) {
-  static const char *const callee[] = {"@mgpu", "@mlirAsyncRuntime", "@asyncfuzz_observe(",
-                                       "@asyncfuzz_host_init(",
-                                       "@printMemref",
-                                       "@asyncfuzz_read"}; /* a program's host reads (not
-                                       _mlir_ciface_printMemref*: a wrapper's call keeps its
-                                       caller's op) */
+  /* @printMemref and @asyncfuzz_read: a program's host reads (not _mlir_ciface_printMemref*: a
+   * wrapper's call keeps its caller's op) */
+  static const char *const callee[] = {
+      "@mgpu",        "@mlirAsyncRuntime", "@asyncfuzz_observe(", "@asyncfuzz_host_init(",
+      "@printMemref", "@asyncfuzz_read"};
   char buf[256];
   af_fmt(buf, sizeof buf, "%.*s", (int)(len < 255 ? len : 255), line);
   const char *p = buf + strspn(buf, " ");

@@ -221,7 +221,7 @@ static int explain(const Walk *w, int depth, char *out, size_t n) {
   }
   if (o->kind == GEN_OP_MEMCPY && deeper(w, depth, m, -1, out, n))
     return 1;
-  for (int a = 1; o->kind == GEN_OP_LAUNCH && a < o->nargs; a++)
+  for (int a = 1; gen_kind_launches(o->kind) && a < o->nargs; a++)
     if (deeper(w, depth, m, a, out, n))
       return 1;
   int missed = !w->unknown && w->got[0] == w->log[j].old; /* the write did not land */
@@ -264,8 +264,14 @@ static int view_lost(const GenCase *c, const OracleObs *x, const int32_t *got, i
 /* The view parameter whose loss, by every op or by the ops of one kind, reproduces exactly
  * what was seen: 'o', 's', or 0 when neither or both do. */
 static int view_explains(const GenCase *c, const OracleObs *x, const int32_t *got) {
-  static const int kinds[] = {-1, GEN_OP_MEMCPY, GEN_OP_MEMSET, GEN_OP_LAUNCH};
-  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+  int kinds[GEN_OP__COUNT + 1], nk = 0;
+  kinds[nk++] = -1;
+  for (int launches = 0; launches < 2;
+       launches++) /* the kinds with views: copies, sets, launches */
+    for (int k = 0; k < GEN_OP__COUNT; k++)
+      if ((gen_op_flags(k) & GEN_K_VIEWS) && gen_kind_launches(k) == launches)
+        kinds[nk++] = k;
+  for (int k = 0; k < nk; k++) {
     int o = view_lost(c, x, got, kinds[k], 'o'), s = view_lost(c, x, got, kinds[k], 's');
     if (o < 0 && s < 0 && kinds[k] < 0)
       return 0; /* no view at all */

@@ -118,7 +118,7 @@ static void op_edges(G *g, int i) {
   add_edge(g, g->last_sync[ctx], i, ORACLE_LINK_PROGRAM, -1);
   if (o->stream >= 0 && o->stream < c->nstreams) {
     add_edge(g, g->s_last[o->stream], i, ORACLE_LINK_STREAM_ORDER, -1);
-    if (o->kind == GEN_OP_LAUNCH)
+    if (gen_op_flags(o->kind) & GEN_K_ON_STREAM)
       g->s_last[o->stream] = i;
   }
   for (int d = 0; d < o->ndeps && d < GEN_MAX_DEPS; d++) {

@@ -7,7 +7,7 @@
  */
 #include "oracle.h"
 
-#include "../runner/kernels.h"
+#include "../kernels/kernels.h"
 
 #include <string.h>
 

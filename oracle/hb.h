@@ -18,7 +18,7 @@
 #ifndef ORACLE_HB_H
 #define ORACLE_HB_H
 
-#include "../runner/asyncfuzz_rt.h"
+#include "../runtime/asyncfuzz_rt.h"
 
 /* X(ID, name, is_error) */
 #define HB_KIND_MAP(X)                                                                             \

@@ -13,7 +13,7 @@
  */
 #include "hb_int.h"
 
-#include "../runner/kernels.h"
+#include "../kernels/kernels.h"
 
 #include <stddef.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  */
 #include "oracle.h"
 
-#include "../runner/kernels.h"
+#include "../kernels/kernels.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -70,8 +70,8 @@ static void writer_desc(const GenCase *c, int w, char *out, size_t n) {
   if (o->kind == GEN_OP_MEMCPY) {
     int hd = c->bufs[o->buf].kind == GEN_BUF_HOST, hs = c->bufs[o->src].kind == GEN_BUF_HOST;
     snprintf(out, n, "memcpy.%s%s", hs ? "H2D" : hd ? "D2H" : "D2D", where);
-  } else if (o->kind == GEN_OP_LAUNCH) {
-    snprintf(out, n, "launch.%s%s", kernel_info(o->kernel)->name, where);
+  } else if (gen_kind_launches(o->kind)) {
+    snprintf(out, n, "%s.%s%s", gen_op_name(o->kind), kernel_info(o->kernel)->name, where);
   } else {
     snprintf(out, n, "%s%s", gen_op_name(o->kind), where);
   }
@@ -134,7 +134,7 @@ void oracle_format_verdict(AfBuf *b, const Verdict *v) {
 static void op_word(const GenCase *c, int op, const RtRec *r, char *out, size_t n) {
   if (op >= 0 && op < c->nops) {
     const GenOp *o = &c->ops[op];
-    if (o->kind == GEN_OP_MEMCPY || o->kind == GEN_OP_LAUNCH)
+    if (o->kind == GEN_OP_MEMCPY || gen_kind_launches(o->kind))
       writer_desc(c, op, out, n);
     else
       snprintf(out, n, "%s%s", gen_op_name(o->kind), o->ctx ? "@region" : "");
@@ -268,7 +268,7 @@ static int ordering_cause(const GenCase *c, const HbReport *r, const RtRec *trac
     gen_shape_format(&c->ops[l.to], shape, sizeof shape);
     snprintf(victim, sizeof victim, "%s", v->victim);
     fmt_into(v->victim, sizeof v->victim, "%s|own-dep-of:%s%s", victim, shape,
-             c->ops[l.to].kind == GEN_OP_LAUNCH && c->ops[l.to].stream >= 0 ? " stream" : "");
+             gen_op_on_stream(&c->ops[l.to]) ? " stream" : "");
   }
   return 0;
 }
@@ -375,7 +375,7 @@ static void runtime_cause(const GenCase *c, const RtRec *r, RtRef given, const R
    * wrong value is (blame.c) */
   int data = at->op >= 0 && at->op < c->nops && r->detail == RT_DETAIL_BAD_POINTER &&
              (c->ops[at->op].kind == GEN_OP_MEMCPY || c->ops[at->op].kind == GEN_OP_MEMSET ||
-              c->ops[at->op].kind == GEN_OP_LAUNCH);
+              gen_kind_launches(c->ops[at->op].kind));
   /* the host given device memory to read: named by the allocation that made the buffer (the
    * read is its victim, wherever it stands) */
   int maker = -1;

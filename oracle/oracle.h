@@ -16,7 +16,7 @@
 #define ORACLE_ORACLE_H
 
 #include "../gen/gen.h"
-#include "../runner/asyncfuzz_rt.h"
+#include "../runtime/asyncfuzz_rt.h"
 #include "hb.h"
 
 /* The verdict classes, X(ID, name, phase, found_by, shape):

@@ -325,7 +325,7 @@ static int add_ops(Build *b) {
       o.buf = -1;
     if (!(gen_op_flags(o.kind) & GEN_K_SRC))
       o.src = -1;
-    if (o.kind == GEN_OP_LAUNCH && o.stream >= 0) { /* its stream is gone: on none */
+    if (gen_op_on_stream(&o)) { /* its stream is gone: on none */
       int cr = o.stream < c->nstreams ? b->screate[o.stream] : -1;
       if (cr < 0 || b->newop[cr] < 0)
         o.stream = -1;

@@ -99,7 +99,7 @@ static int is_alloc(const GenOp *o) {
   return o->kind == GEN_OP_ALLOC;
 }
 static int is_launch(const GenOp *o) {
-  return o->kind == GEN_OP_LAUNCH;
+  return gen_kind_launches(o->kind);
 }
 static int main_op(const GenOp *o) {
   return o->ctx == 0 && o->blk == 0;
@@ -220,9 +220,9 @@ static int move_view(GenCase *c, int m, AfRng *r) {
   if (i < 0)
     return 1;
   GenOp *o = &c->ops[i];
-  int nb = o->kind == GEN_OP_LAUNCH ? o->nargs : o->kind == GEN_OP_MEMCPY ? 2 : 1;
+  int nb = gen_kind_launches(o->kind) ? o->nargs : o->kind == GEN_OP_MEMCPY ? 2 : 1;
   int k = (int)af_rng_below(r, (uint32_t)(nb > 0 ? nb : 1));
-  int b = o->kind == GEN_OP_LAUNCH ? o->args[k] : k == 0 ? o->buf : o->src;
+  int b = gen_kind_launches(o->kind) ? o->args[k] : k == 0 ? o->buf : o->src;
   if (m == MUT_UNVIEW || b < 0 || b >= c->nbufs) {
     memset(o->view[k], 0, sizeof o->view[k]);
     return 0;

@@ -7,7 +7,7 @@
  */
 #include "reduce_int.h"
 
-#include "../runner/kernels.h"
+#include "../kernels/kernels.h"
 
 #include <stdlib.h>
 #include <string.h>

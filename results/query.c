@@ -54,6 +54,29 @@ const char *results__col(sqlite3_stmt *st, int i) {
   return t ? (const char *)t : "";
 }
 
+void results__finding_row(sqlite3_stmt *st, FindingRow *r) {
+  *r = (FindingRow){.id = sqlite3_column_int64(st, 0),
+                    .status = results__col(st, 1),
+                    .cls = results__col(st, 2),
+                    .count = sqlite3_column_int64(st, 3),
+                    .smallest_ops = sqlite3_column_int(st, 4),
+                    .lowering = results__col(st, 5),
+                    .signature = results__col(st, 6),
+                    .first_seen = sqlite3_column_double(st, 7),
+                    .last_seen = sqlite3_column_double(st, 8),
+                    .repro_runs = sqlite3_column_int(st, 9),
+                    .repro_hits = sqlite3_column_int(st, 10),
+                    .detail = results__col(st, 11),
+                    .replay = results__col(st, 12),
+                    .min_ops = sqlite3_column_int(st, 13),
+                    .mlir = ""};
+  if (sqlite3_column_count(st) > 16) { /* FINDING_ROW_PAGE */
+    r->mlir = results__col(st, 14);
+    r->regression = sqlite3_column_int(st, 15);
+    r->fixed = sqlite3_column_int(st, 16);
+  }
+}
+
 void results__fmt_time(double t, char *out, size_t n) {
   /* (a time from another runner's database is whatever it says: one no date can hold is "?") */
   struct tm tm;
@@ -68,24 +91,24 @@ void results__fmt_time(double t, char *out, size_t n) {
 
 int store_list(Store *s, const StoreFilter *f, AfBuf *out, AfErr *err) {
   sqlite3_stmt *st;
-  int rc = results__prepare_filtered(s, FINDING_COLS_MIN, f, NEW_FIRST, &st, err);
+  int rc = results__prepare_filtered(s, FINDING_ROW_ONLY, f, NEW_FIRST, &st, err);
   if (rc)
     return rc;
   af_buf_printf(out, "%5s  %-7s  %-20s %6s %5s  %-5s %s\n", "id", "status", "class", "count", "ops",
                 "repro", "lowering; the cause below");
   int n = 0, step;
   while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+    FindingRow r;
+    results__finding_row(st, &r);
     char repro[16] = "-", ops[16];
-    if (sqlite3_column_int(st, 9) > 0)
-      snprintf(repro, sizeof repro, "%d/%d", sqlite3_column_int(st, 10), sqlite3_column_int(st, 9));
+    if (r.repro_runs > 0)
+      snprintf(repro, sizeof repro, "%d/%d", r.repro_hits, r.repro_runs);
     /* the minimized reproducer's ops; ~ the smallest case's when there is none */
-    int min = sqlite3_column_int(st, 12);
-    snprintf(ops, sizeof ops, "%s%d", min ? "" : "~", min ? min : sqlite3_column_int(st, 4));
-    af_buf_printf(out, "%5lld  %-7s  %-20s %6lld %5s  %-5s %s\n       ",
-                  (long long)sqlite3_column_int64(st, 0), results__col(st, 1), results__col(st, 2),
-                  (long long)sqlite3_column_int64(st, 3), ops, repro, results__col(st, 5));
+    snprintf(ops, sizeof ops, "%s%d", r.min_ops ? "" : "~", r.min_ops ? r.min_ops : r.smallest_ops);
+    af_buf_printf(out, "%5lld  %-7s  %-20s %6lld %5s  %-5s %s\n       ", r.id, r.status, r.cls,
+                  r.count, ops, repro, r.lowering);
     /* (less its first word when the lowering above says it: mlir-opt, of mlir-opt-22.1.8) */
-    const char *sig = results__col(st, 6), *low = results__col(st, 5);
+    const char *sig = r.signature, *low = r.lowering;
     size_t w = strcspn(sig, "|");
     af_buf_wrap(out, sig[w] == '|' && w > 0 && strncmp(sig, low, w) == 0 ? sig + w + 1 : sig, 7, 7,
                 LIST_WIDTH);

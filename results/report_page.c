@@ -23,22 +23,6 @@ static void esc(AfBuf *b, const char *s) {
   results__xml_esc(b, s ? s : "");
 }
 
-/* s as a JSON string that is safe inside a script element: '<', '>' and '&' escaped too, so
- * no "</script" or "<!--" can end or change it. */
-static void js_str(AfBuf *b, const char *s) {
-  af_buf_puts(b, "\"");
-  for (; s && *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
-      af_buf_printf(b, "\\%c", ch);
-    else if (ch < 0x20 || ch == '<' || ch == '>' || ch == '&')
-      af_buf_printf(b, "\\u%04x", ch);
-    else
-      af_buf_put(b, s, 1);
-  }
-  af_buf_puts(b, "\"");
-}
-
 /* The configurations of the matrix, in its order (newest LLVM first), for the strips. */
 typedef struct Configs {
   int n;
@@ -85,7 +69,7 @@ static void matrix_json(Store *s, const Configs *k, int64_t id, AfBuf *out) {
     char text[400];
     snprintf(text, sizeof text, "%s%s%s", ci < 0 ? name : "", ci < 0 ? ": " : "",
              rep || pass ? "" : results__col(st, 4));
-    js_str(out, text);
+    results__js_str(out, text);
     af_buf_puts(out, "]");
   }
   if (st)
@@ -98,7 +82,7 @@ static void matrix_json(Store *s, const Configs *k, int64_t id, AfBuf *out) {
 static void form_js(const char *form, long long hits, void *ctx) {
   AfBuf *out = ctx;
   af_buf_printf(out, "%s[%lld,", out->p[out->len - 1] == '[' ? "" : ",", hits);
-  js_str(out, form);
+  results__js_str(out, form);
   af_buf_puts(out, "]");
 }
 
@@ -109,51 +93,15 @@ static void forms_json(Store *s, int64_t id, AfBuf *out) {
   af_buf_printf(out, "],\"fm\":%d", more);
 }
 
-/* The finding's columns the page needs (the minimized case's ops and reproducer, whether it
- * is on the regression or the fixed list of the matrix). */
-static const char finding_sql[] =
-    "SELECT f.id, f.status, f.class, f.lowering, f.count, f.first_seen, f.last_seen,"
-    " f.repro_runs, f.repro_hits, f.signature, coalesce(f.detail, ''), coalesce(f.replay, ''),"
-    " coalesce(m.ops, 0), coalesce(m.mlir, ''), coalesce(f.smallest_ops, 0),"
-    " EXISTS (SELECT 1 FROM finding_configs a JOIN finding_configs b ON b.finding = a.finding"
-    "  AND b.pipeline = a.pipeline AND b.target = a.target AND b.jit = a.jit"
-    "  AND a.llvm_key < b.llvm_key WHERE a.finding = f.id AND a.reproduces = 0"
-    "  AND b.reproduces = 1),"
-    " EXISTS (SELECT 1 FROM finding_configs a JOIN finding_configs b ON b.finding = a.finding"
-    "  AND b.pipeline = a.pipeline AND b.target = a.target AND b.jit = a.jit"
-    "  AND a.llvm_key < b.llvm_key WHERE a.finding = f.id AND a.reproduces = 1"
-    "  AND b.reproduces = 0)"
-    " FROM findings f LEFT JOIN cases m ON m.id = f.minimized_case"
-    " ORDER BY (f.status = 'new') DESC, f.last_seen DESC, f.id";
-
-/* One finding as an entry of the page's data: "id", "st" status, "cl" class, "lo" lowering,
- * "n" count, "t1" and "t2" first and last seen, "o" the minimized case's ops (0: none),
- * "sm" the smallest case's, "rr" and "rh" reproduction tries and hits, "rg" and "fx" on the
- * regression and the fixed list, "c" the cause, "d" the detail, "r" the reproducer, "p" the
- * replay command, the forms and the matrix. */
+/* One finding as an entry of the page's data: its fields (results__finding_json's short keys:
+ * "st" status, "c" the cause, "r" the reproducer, "p" the replay command...), the forms and the
+ * matrix. */
 static void finding_json(Store *s, const Configs *k, sqlite3_stmt *st, AfBuf *out) {
-  int64_t id = sqlite3_column_int64(st, 0);
-  af_buf_printf(out, "%s\n{\"id\":%lld,\"st\":", out->len && out->p[out->len - 1] == '[' ? "" : ",",
-                (long long)id);
-  js_str(out, results__col(st, 1));
-  af_buf_puts(out, ",\"cl\":");
-  js_str(out, results__col(st, 2));
-  af_buf_puts(out, ",\"lo\":");
-  js_str(out, results__col(st, 3));
-  af_buf_printf(out,
-                ",\"n\":%lld,\"t1\":%.0f,\"t2\":%.0f,\"o\":%d,\"sm\":%d,\"rr\":%d,\"rh\":%d,"
-                "\"rg\":%d,\"fx\":%d,\"c\":",
-                (long long)sqlite3_column_int64(st, 4), sqlite3_column_double(st, 5),
-                sqlite3_column_double(st, 6), sqlite3_column_int(st, 12),
-                sqlite3_column_int(st, 14), sqlite3_column_int(st, 7), sqlite3_column_int(st, 8),
-                sqlite3_column_int(st, 15), sqlite3_column_int(st, 16));
-  js_str(out, results__col(st, 9));
-  af_buf_puts(out, ",\"d\":");
-  js_str(out, results__col(st, 10));
-  af_buf_puts(out, ",\"r\":");
-  js_str(out, results__col(st, 13));
-  af_buf_puts(out, ",\"p\":");
-  js_str(out, results__col(st, 11));
+  FindingRow r;
+  results__finding_row(st, &r);
+  int64_t id = r.id;
+  af_buf_puts(out, out->len && out->p[out->len - 1] == '[' ? "\n{" : ",\n{");
+  results__finding_json(&r, FINDING_JSON_PAGE, out);
   forms_json(s, id, out);
   matrix_json(s, k, id, out);
   af_buf_puts(out, "}");
@@ -241,13 +189,14 @@ static int findings_table(Store *s, AfBuf *out, AfBuf *data, AfErr *err) {
   af_buf_puts(data, "{\"configs\":[");
   for (int i = 0; i < k->n; i++) {
     af_buf_puts(data, i ? "," : "");
-    js_str(data, k->name[i]);
+    results__js_str(data, k->name[i]);
   }
   af_buf_puts(data, "],\n\"findings\":[");
   sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(s->db, finding_sql, -1, &st, NULL) != SQLITE_OK) {
+  int rc = results__prepare_filtered(s, FINDING_ROW_PAGE, NULL, NEW_FIRST, &st, err);
+  if (rc) {
     af_free(k);
-    return results__db_err(s, err, "query failed");
+    return rc;
   }
   int n = 0;
   for (; sqlite3_step(st) == SQLITE_ROW && !data->oom; n++)

@@ -23,14 +23,41 @@ struct Store {
   } cache[STORE_CACHE];
 };
 
-#define FINDING_COLS                                                                               \
+/* A finding as listings and exports read it: the head of a statement over findings (filtered by
+ * results__prepare_filtered, then NEW_FIRST), read by results__finding_row, written as JSON by
+ * results__finding_json: one reader (query.c) and one serializer (report.c) of a finding.
+ * FINDING_ROW_PAGE adds what the HTML page shows: the minimized case's reproducer and whether the
+ * finding is on the matrix's regression or fixed list. */
+#define FINDING_ROW                                                                                \
   "SELECT id, status, class, count, coalesce(smallest_ops, 0), lowering, signature, first_seen,"   \
-  " last_seen, repro_runs, repro_hits, detail FROM findings"
-/* FINDING_COLS and (12) the minimized case's ops, 0 when there is none */
-#define FINDING_COLS_MIN                                                                           \
-  "SELECT id, status, class, count, coalesce(smallest_ops, 0), lowering, signature, first_seen,"   \
-  " last_seen, repro_runs, repro_hits, detail, coalesce((SELECT ops FROM cases"                    \
-  " WHERE cases.id = findings.minimized_case), 0) FROM findings"
+  " last_seen, repro_runs, repro_hits, coalesce(detail, ''), coalesce(replay, ''),"                \
+  " coalesce((SELECT ops FROM cases WHERE cases.id = findings.minimized_case), 0)"
+#define FINDING_ROW_ON_LIST(x, y)                                                                  \
+  " EXISTS (SELECT 1 FROM finding_configs a JOIN finding_configs b ON b.finding = a.finding"       \
+  "  AND b.pipeline = a.pipeline AND b.target = a.target AND b.jit = a.jit"                        \
+  "  AND a.llvm_key < b.llvm_key WHERE a.finding = findings.id AND a.reproduces = " #x             \
+  "  AND b.reproduces = " #y ")"
+#define FINDING_ROW_PAGE                                                                           \
+  FINDING_ROW ", coalesce((SELECT mlir FROM cases WHERE cases.id = findings.minimized_case), "     \
+              "'')," FINDING_ROW_ON_LIST(0, 1) "," FINDING_ROW_ON_LIST(1, 0) " FROM findings"
+#define FINDING_ROW_ONLY FINDING_ROW " FROM findings"
+typedef struct FindingRow {
+  long long id, count;
+  const char *status, *cls, *lowering, *signature, *detail, *replay;
+  const char *mlir; /* FINDING_ROW_PAGE: the minimized case's reproducer ("" without one) */
+  int smallest_ops, min_ops, repro_runs, repro_hits;
+  int regression, fixed; /* FINDING_ROW_PAGE: on the matrix's regression, fixed list */
+  double first_seen, last_seen;
+} FindingRow;
+/* The row st stands on (its strings live until the next step). */
+void results__finding_row(sqlite3_stmt *st, FindingRow *r);
+/* Its fields as JSON members, without braces: FINDING_JSON_EXPORT ("status": ..., for
+ * `db export --json`) or FINDING_JSON_PAGE (the HTML page's data: short keys, compact,
+ * safe inside a script element, the page's columns too). */
+typedef enum FindingJson { FINDING_JSON_EXPORT, FINDING_JSON_PAGE } FindingJson;
+void results__finding_json(const FindingRow *r, FindingJson form, AfBuf *out);
+/* s as a JSON string that is safe inside a script element: '<', '>' and '&' escaped too. */
+void results__js_str(AfBuf *b, const char *s);
 #define NEW_FIRST " ORDER BY (status = 'new') DESC, last_seen DESC, id"
 
 /* The prepared statement of sql (a static string: its address is the key), reset; NULL when it

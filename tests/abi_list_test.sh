@@ -1,6 +1,6 @@
 #!/bin/bash
 # abi_list: the runtime library defines every mgpu* function of MLIR's CUDA and ROCm runtime
-# wrappers of each supported LLVM (the checked-in lists of runner/abi/), and nothing else named
+# wrappers of each supported LLVM (the checked-in lists of runtime/abi/), and nothing else named
 # mgpu*; every mgpu* name LLVM 22's compiler can emit a call to is on the lists.
 # usage: abi_list_test.sh LIBASYNCFUZZ_RT SOURCE_DIR
 set -u
@@ -11,8 +11,8 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail=0
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-lists=("$src"/runner/abi/mgpu-*.txt)
-[ ${#lists[@]} -ge 2 ] || bad "fewer than two lists in runner/abi: ${lists[*]}"
+lists=("$src"/runtime/abi/mgpu-*.txt)
+[ ${#lists[@]} -ge 2 ] || bad "fewer than two lists in runtime/abi: ${lists[*]}"
 for l in "${lists[@]}"; do
   grep -v '^#' "$l" | awk 'NF != 3 || $1 !~ /^mgpu/ || $2 !~ /^(cuda|rocm|cuda,rocm)$/ { print }' >"$T/badrows"
   [ -s "$T/badrows" ] && bad "$(basename "$l"): rows not NAME FLAVOURS FAMILY: $(head -3 "$T/badrows")"

@@ -142,12 +142,12 @@ for b in $backends; do expect_err "$b"; done
   "$af" device --help | grep -q -- "--backend [a-z|]*$b" || echo "FAIL: device --help lacks $b"
 done | tee "$tmp/dev" | grep -q FAIL && fail=$((fail + 1))
 
-# the fault switches: the list the README shows is the one `lower --list-faults` prints
+# the fault switches: the list docs/lowerings.md shows is the one `lower --list-faults` prints
 expect 0 "lower --list-faults" "$af" lower --list-faults; expect_out "yield_stream"
 awk '/^<!-- asyncfuzz lower --list-faults -->$/ { on = 1; next } on && /^```$/ { if (++fence == 2) exit; next }
-  on' "$src/README.md" > "$tmp/readme-faults"
+  on' "$src/docs/lowerings.md" > "$tmp/readme-faults"
 cmp -s "$tmp/out" "$tmp/readme-faults" ||
-  { echo "FAIL: README's fault list is not lower --list-faults':"; diff "$tmp/out" "$tmp/readme-faults" | head -5; fail=$((fail + 1)); }
+  { echo "FAIL: docs/lowerings.md's fault list is not lower --list-faults':"; diff "$tmp/out" "$tmp/readme-faults" | head -5; fail=$((fail + 1)); }
 
 # a saved binary trace is checked again, alone or against its case
 expect 1 "run with --trace-bin" "$af" run "$src/corpus/launch-two-deps.json" --lowering builtin:fault=drop_extra_deps --trace-bin "$tmp/t.bin"

@@ -5,8 +5,8 @@
 #ifndef ASYNCFUZZ_RT_HELPERS_H
 #define ASYNCFUZZ_RT_HELPERS_H
 
-#include "../runner/asyncfuzz_rt.h"
-#include "../runner/kernels.h"
+#include "../runtime/asyncfuzz_rt.h"
+#include "../kernels/kernels.h"
 
 static inline void *fill_fn(void) {
   void *m = mgpuModuleLoad("k", 1);

@@ -4,8 +4,8 @@
  * passes under one flavour and fails under the other, for the reason the flavour gives.
  */
 #include "../oracle/hb.h"
-#include "../runner/asyncfuzz_rt.h"
-#include "../runner/kernels.h"
+#include "../runtime/asyncfuzz_rt.h"
+#include "../kernels/kernels.h"
 #include "rt_helpers.h"
 #include "test.h"
 

@@ -246,7 +246,7 @@ static void batch_against_alone(const char *opt) {
     CHECK_EQ(gen_generate(&cs[i], 40 + (uint64_t)i, &cfg, &err), 0);
     const GenCase *one = &cs[i];
     int zero = 0;
-    chunks[i] = gen_render_mlir_batch_map(&one, &zero, 1, 3, NULL);
+    chunks[i] = gen_render_mlir_group_map(&one, &zero, 1, 3, NULL);
     CHECK(chunks[i] != NULL);
   }
   char dir[4096];
@@ -256,7 +256,7 @@ static void batch_against_alone(const char *opt) {
   int nb[N];
   MlirLowered low[N];
   CHECK_EQ(af_feat_attribute(N), 0);
-  CHECK_EQ(mlir_lower_batch(&spec, dir, chunks, N, low, &err), 0);
+  CHECK_EQ(mlir_lower_group(&spec, dir, chunks, N, low, &err), 0);
   for (int i = 0; i < N; i++)
     nb[i] = sorted_slots(i, batch[i], CAP);
   mlir_lowered_free(low, N);
@@ -265,7 +265,7 @@ static void batch_against_alone(const char *opt) {
     MlirLowered one;
     CHECK_EQ(af_feat_attribute(1), 0);
     af_feat_case(0);
-    CHECK_EQ(mlir_lower_batch(&spec, dir, &chunks[i], 1, &one, &err), 0);
+    CHECK_EQ(mlir_lower_group(&spec, dir, &chunks[i], 1, &one, &err), 0);
     int na = sorted_slots(0, alone, CAP);
     mlir_lowered_free(&one, 1);
     if (na != nb[i] || memcmp(alone, batch[i], sizeof *alone * (size_t)na) != 0)

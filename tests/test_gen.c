@@ -6,7 +6,7 @@
  */
 #include "../gen/gen.h"
 #include "../gen/genpriv.h"
-#include "../runner/kernels.h"
+#include "../kernels/kernels.h"
 #include "test.h"
 
 static void test_determinism(void) {

@@ -5,7 +5,7 @@
  * device does nothing the host does not force and every check is about ordering alone).
  */
 #include "../oracle/hb.h"
-#include "../runner/kernels.h"
+#include "../kernels/kernels.h"
 #include "test.h"
 
 static void begin(void) {

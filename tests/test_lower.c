@@ -441,7 +441,7 @@ static void test_line_map(void) {
   const GenCase *cp = &c;
   int zero = 0;
   GenLineMap map;
-  char *text = gen_render_mlir_batch_map(&cp, &zero, 1, 1, &map);
+  char *text = gen_render_mlir_group_map(&cp, &zero, 1, 1, &map);
   CHECK(text != NULL);
   int seen = 0, yields = 0;
   for (int l = 0; l < map.nlines; l++) {

@@ -5,7 +5,7 @@
  * the wrong handle kind, and signatures that do not depend on the case's size or values.
  */
 #include "../oracle/oracle.h"
-#include "../runner/kernels.h"
+#include "../kernels/kernels.h"
 #include "test.h"
 
 static const char *case_json =

@@ -5,8 +5,8 @@
  * as a host read, and the wrapper functions that refuse or belong to one flavour only.
  */
 #include "../check/check.h"
-#include "../runner/asyncfuzz_rt.h"
-#include "../runner/kernels.h"
+#include "../runtime/asyncfuzz_rt.h"
+#include "../kernels/kernels.h"
 #include "test.h"
 
 #include <stdlib.h>

@@ -4,8 +4,8 @@
  * and lazy policies, two-phase kernels, immediate frees, leaks, determinism and the run before's
  * trace.
  */
-#include "../runner/asyncfuzz_rt.h"
-#include "../runner/kernels.h"
+#include "../runtime/asyncfuzz_rt.h"
+#include "../kernels/kernels.h"
 #include "rt_helpers.h"
 #include "test.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../runner/kernels.h"
+#include "../../kernels/kernels.h"
 
 enum {
   K_STREAM = 0x5354524d,

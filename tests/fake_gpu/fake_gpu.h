@@ -6,7 +6,7 @@
  * A copy to or from pageable host memory runs at once, after the stream's earlier work, as the
  * drivers document for such copies. Blocking streams synchronize with the legacy (NULL) stream
  * as the CUDA and HIP documentation says. Handles are checked against a registry, so an event
- * call given a stream fails with FG_INVALID_HANDLE. Kernels run runner/kernels.c.
+ * call given a stream fails with FG_INVALID_HANDLE. Kernels run kernels/kernels.c.
  *
  * Built only under tests/ and reached only through LD_LIBRARY_PATH in the tests that say so.
  *

@@ -11,9 +11,8 @@
 #include <unistd.h>
 
 void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared) {
-  Rt *rt = runner__enter();
-  runner__pump(rt);
-  RtRec *r = runner__rec_new(rt, RT_CALL_MEM_ALLOC);
+  Rt *rt;
+  RtRec *r = runner__call(&rt, RT_CALL_MEM_ALLOC);
   int det;
   RtRef sref;
   (void)runner__stream_arg(rt, stream, &det, &sref); /* ignored, as in MLIR's wrappers */
@@ -75,9 +74,8 @@ void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared) {
 }
 
 void mgpuMemFree(void *ptr, void *stream) {
-  Rt *rt = runner__enter();
-  runner__pump(rt);
-  RtRec *r = runner__rec_new(rt, RT_CALL_MEM_FREE);
+  Rt *rt;
+  RtRec *r = runner__call(&rt, RT_CALL_MEM_FREE);
   int det;
   RtRef sref;
   (void)runner__stream_arg(rt, stream, &det, &sref); /* ignored: the free is not stream-ordered */
@@ -125,11 +123,8 @@ void mgpuMemFree(void *ptr, void *stream) {
 }
 
 void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream) {
-  Rt *rt = runner__enter();
-  runner__pump(rt);
-  runner__adopt(rt, dst, sizeBytes); /* (a program's own host memory: cfg.program) */
-  runner__adopt(rt, src, sizeBytes);
-  RtRec *r = runner__rec_new(rt, RT_CALL_MEMCPY);
+  Rt *rt; /* (a program's own host memory adopted: cfg.program) */
+  RtRec *r = runner__call_on(&rt, RT_CALL_MEMCPY, dst, src, sizeBytes);
   int det;
   RtRef sref;
   int s = runner__stream_arg(rt, stream, &det, &sref);
@@ -168,9 +163,8 @@ void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream) {
 
 static void memset_common(int call, int kind, void *dst, unsigned value, size_t count,
                           void *stream) {
-  Rt *rt = runner__enter();
-  runner__pump(rt);
-  RtRec *r = runner__rec_new(rt, call);
+  Rt *rt;
+  RtRec *r = runner__call(&rt, call);
   int det;
   RtRef sref;
   int s = runner__stream_arg(rt, stream, &det, &sref);
@@ -220,9 +214,8 @@ void mgpuMemset16(void *dst, unsigned short value, size_t count, void *stream) {
 /* Registers a host range (gpu.host_register) so device work may use it and the trace can
  * name it hr<k>. Registration does not copy or wait. */
 static void host_register(int call, void *ptr, uint64_t bytes) {
-  Rt *rt = runner__enter();
-  runner__pump(rt);
-  RtRec *r = runner__rec_new(rt, call);
+  Rt *rt;
+  RtRec *r = runner__call(&rt, call);
   runner__rec_arg(r, runner__ref_ptr(rt, ptr));
   runner__rec_arg(r, runner__ref_int(bytes));
   if (ptr == NULL && !(rt->dev && rt->cfg.raw_handles)) {
@@ -246,9 +239,8 @@ static void host_register(int call, void *ptr, uint64_t bytes) {
 }
 
 static void host_unregister(void *ptr) {
-  Rt *rt = runner__enter();
-  runner__pump(rt);
-  RtRec *r = runner__rec_new(rt, RT_CALL_HOST_UNREGISTER);
+  Rt *rt;
+  RtRec *r = runner__call(&rt, RT_CALL_HOST_UNREGISTER);
   runner__rec_arg(r, runner__ref_ptr(rt, ptr));
   int found = -1;
   for (int i = 0; i < rt->nhosts && found < 0; i++)
@@ -316,11 +308,9 @@ static int elem_words(const char *p, int esize, int flt, int32_t *w) {
  * (esize != 4 or a float) record the element size as a fourth argument. */
 void runner__observe(int32_t id, const char *base, int64_t size, int64_t stride, int esize,
                      int flt) {
-  Rt *rt = runner__enter();
-  runner__pump(rt);
-  if (size > 0 && stride > 0)
-    runner__adopt(rt, base, (size_t)((size - 1) * stride + 1) * (size_t)esize);
-  RtRec *r = runner__rec_new(rt, RT_CALL_OBSERVE);
+  Rt *rt;
+  size_t span = size > 0 && stride > 0 ? (size_t)((size - 1) * stride + 1) * (size_t)esize : 0;
+  RtRec *r = runner__call_on(&rt, RT_CALL_OBSERVE, base, NULL, span);
   runner__rec_arg(r, runner__ref_int((uint32_t)id));
   runner__rec_arg(r, runner__ref_ptr(rt, base));
   runner__rec_arg(r, runner__ref_int((uint64_t)size));
@@ -385,9 +375,8 @@ void asyncfuzz_observe_f32(int32_t id, float *allocated, float *aligned, int64_t
 /* The host fills a host buffer: element i is kernel_host_init_value(init, i) as the type. */
 static void host_init_common(int32_t id, int32_t init, char *base, int64_t size, int64_t stride,
                              int esize, int flt) {
-  Rt *rt = runner__enter();
-  runner__pump(rt);
-  RtRec *r = runner__rec_new(rt, RT_CALL_HOST_INIT);
+  Rt *rt;
+  RtRec *r = runner__call(&rt, RT_CALL_HOST_INIT);
   if (base == NULL || size < 0) {
     runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_POINTER);
     runner__leave(rt);

@@ -19,7 +19,7 @@
  * object that the coroutine acquires when it starts; Emplace releases the token or value; an
  * await, or a continuation run after one, acquires it; a group's awaiter acquires its tokens.
  */
-#include "runner_int.h"
+#include "runtime_int.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

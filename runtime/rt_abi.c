@@ -1,5 +1,5 @@
 /*
- * rt_abi.c: the rest of MLIR's runtime wrappers (asyncfuzz_rt.h; the lists of runner/abi/): the
+ * rt_abi.c: the rest of MLIR's runtime wrappers (asyncfuzz_rt.h; the lists of runtime/abi/): the
  * cluster launch of the cuda flavour, the rocm flavour's device memrefs of registered memory, and
  * the families the runtime does not model (tensor maps, cuSPARSE, cuSPARSELt), which refuse.
  * With them every mgpu* function of the CUDA and ROCm wrappers of LLVM 19.1.7 and 22.1.8 links.
@@ -19,9 +19,8 @@ enum {
 
 /* A call of wrapper function i that does nothing here: recorded, failed with err/detail. */
 static void refuse(int i, int err, int detail) {
-  Rt *rt = runner__enter();
-  runner__pump(rt);
-  RtRec *r = runner__rec_new(rt, RT_CALL_UNMODELLED);
+  Rt *rt;
+  RtRec *r = runner__call(&rt, RT_CALL_UNMODELLED);
   runner__rec_arg(r, runner__ref_int((uint32_t)i));
   runner__rec_fail(rt, r, err, detail);
   runner__leave(rt);

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* the async runtime's hooks (runner_int.h) */
+/* the async runtime's hooks (runtime_int.h) */
 static int (*g_async_quiesce)(void);
 static void (*g_async_reset)(void);
 

@@ -20,9 +20,8 @@ static int builtin_blob(const void *data, size_t size) {
 /* The sim's kernels are built in: a module is only a handle, whatever the blob holds. The cuda
  * backend loads the blob (cubin/fatbin, or PTX for JIT) or, for builtin Programs, its own PTX. */
 static void *module_load(int call, void *data, size_t size, int opt) {
-  Rt *rt = runner__enter();
-  runner__pump(rt);
-  RtRec *r = runner__rec_new(rt, call);
+  Rt *rt;
+  RtRec *r = runner__call(&rt, call);
   if (runner__abi_absent(rt, r)) { /* ROCm's mgpuModuleLoadJIT asserts */
     runner__leave(rt);
     return NULL;
@@ -67,9 +66,8 @@ void mgpuModuleUnload(void *module) {
   /* the module unloads when mlir-runner tears the JIT'd code down: coroutines still queued run
    * now, while their code exists, as MLIR's runtime finishes its tasks before it goes */
   runner__rt_async_quiesce();
-  Rt *rt = runner__enter();
-  runner__pump(rt);
-  RtRec *r = runner__rec_new(rt, RT_CALL_MODULE_UNLOAD);
+  Rt *rt;
+  RtRec *r = runner__call(&rt, RT_CALL_MODULE_UNLOAD);
   int detail;
   RtRef ref;
   int idx = runner__h_decode(rt, module, H_MODULE, &detail, &ref);
@@ -89,9 +87,8 @@ void mgpuModuleUnload(void *module) {
 }
 
 void *mgpuModuleGetFunction(void *module, const char *name) {
-  Rt *rt = runner__enter();
-  runner__pump(rt);
-  RtRec *r = runner__rec_new(rt, RT_CALL_MODULE_GET_FUNCTION);
+  Rt *rt;
+  RtRec *r = runner__call(&rt, RT_CALL_MODULE_GET_FUNCTION);
   int detail;
   RtRef ref;
   void *h = NULL;
@@ -199,9 +196,8 @@ static void launch_on_device(Rt *rt, RtRec *r, int k, int s, int sdet, const int
 void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t gridZ,
                       intptr_t blockX, intptr_t blockY, intptr_t blockZ, int32_t smem, void *stream,
                       void **params, void **extra, size_t paramsCount) {
-  Rt *rt = runner__enter();
-  runner__pump(rt);
-  RtRec *r = runner__rec_new(rt, RT_CALL_LAUNCH_KERNEL);
+  Rt *rt;
+  RtRec *r = runner__call(&rt, RT_CALL_LAUNCH_KERNEL);
   int fdet, sdet;
   RtRef fref, sref;
   int k = runner__h_decode(rt, function, H_FUNC, &fdet, &fref);
@@ -246,9 +242,8 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t g
 }
 
 void *mgpuStreamCreate(void) {
-  Rt *rt = runner__enter();
-  runner__pump(rt);
-  RtRec *r = runner__rec_new(rt, RT_CALL_STREAM_CREATE);
+  Rt *rt;
+  RtRec *r = runner__call(&rt, RT_CALL_STREAM_CREATE);
   void *dh = NULL;
   if (rt->dev && runner__dev_result(rt, r, rt->dev->stream_create(&dh), RT_DETAIL_NONE)) {
     if (r)
@@ -267,57 +262,43 @@ void *mgpuStreamCreate(void) {
 }
 
 void mgpuStreamDestroy(void *stream) {
-  Rt *rt = runner__enter();
-  runner__pump(rt);
-  RtRec *r = runner__rec_new(rt, RT_CALL_STREAM_DESTROY);
+  Rt *rt;
+  RtRec *r = runner__call(&rt, RT_CALL_STREAM_DESTROY);
   int det;
-  RtRef ref;
-  int s = runner__h_decode(rt, stream, H_STREAM, &det, &ref);
-  runner__rec_arg(r, ref);
-  if (rt->dev && runner__dev_pass(rt, s))
+  int s = runner__handle_arg(rt, r, stream, H_STREAM_MADE, &det);
+  if (runner__route(rt, r, s >= 0, det) == RT_TO_DEVICE)
     runner__dev_result(rt, r, rt->dev->stream_destroy(s >= 0 ? rt->streams[s].dh : stream), det);
-  else if (s < 0)
-    runner__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det);
   if (s >= 0)
     rt->streams[s].destroyed = 1; /* pending work still runs */
   runner__leave(rt);
 }
 
 void mgpuStreamSynchronize(void *stream) {
-  Rt *rt = runner__enter();
-  runner__pump(rt);
-  RtRec *r = runner__rec_new(rt, RT_CALL_STREAM_SYNCHRONIZE);
+  Rt *rt;
+  RtRec *r = runner__call(&rt, RT_CALL_STREAM_SYNCHRONIZE);
   int det;
-  RtRef ref;
-  int s = runner__stream_arg(rt, stream, &det, &ref);
-  runner__rec_arg(r, ref);
-  if (rt->dev && runner__dev_pass(rt, s))
+  int s = runner__handle_arg(rt, r, stream, H_STREAM, &det);
+  int to = runner__route(rt, r, s >= 0, det);
+  if (to == RT_TO_DEVICE)
     runner__dev_result(rt, r, rt->dev->stream_sync(s >= 0 ? rt->streams[s].dh : stream), det);
-  else if (s < 0)
-    runner__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det);
-  else
+  else if (to == RT_TO_SIM)
     runner__run_until(rt, s, rt->streams[s].enq);
   runner__leave(rt);
 }
 
 void mgpuStreamWaitEvent(void *stream, void *event) {
-  Rt *rt = runner__enter();
-  runner__pump(rt);
-  RtRec *r = runner__rec_new(rt, RT_CALL_STREAM_WAIT_EVENT);
+  Rt *rt;
+  RtRec *r = runner__call(&rt, RT_CALL_STREAM_WAIT_EVENT);
   int sdet, edet;
-  RtRef sref, eref;
-  int s = runner__stream_arg(rt, stream, &sdet, &sref);
-  int e = runner__h_decode(rt, event, H_EVENT, &edet, &eref);
-  runner__rec_arg(r, sref);
-  runner__rec_arg(r, eref);
-  if (rt->dev && (rt->cfg.raw_handles || (s >= 0 && e >= 0))) {
+  int s = runner__handle_arg(rt, r, stream, H_STREAM, &sdet);
+  int e = runner__handle_arg(rt, r, event, H_EVENT, &edet);
+  int to = runner__route(rt, r, s >= 0 && e >= 0, s < 0 ? sdet : edet);
+  if (to == RT_TO_DEVICE) {
     runner__dev_result(rt, r,
                        rt->dev->stream_wait_event(s >= 0 ? rt->streams[s].dh : stream,
                                                   e >= 0 ? rt->events[e].dh : event),
                        s < 0 ? sdet : edet);
-  } else if (s < 0 || e < 0) {
-    runner__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, s < 0 ? sdet : edet);
-  } else if (rt->events[e].recorded) {
+  } else if (to == RT_TO_SIM && rt->events[e].recorded) {
     (void)runner__enqueue_wait(rt, s, rt->events[e].stream, rt->events[e].seq, r ? r->seq : 0);
     if (rt->cfg.policy == RT_EAGER)
       runner__drain(rt);
@@ -326,9 +307,8 @@ void mgpuStreamWaitEvent(void *stream, void *event) {
 }
 
 void *mgpuEventCreate(void) {
-  Rt *rt = runner__enter();
-  runner__pump(rt);
-  RtRec *r = runner__rec_new(rt, RT_CALL_EVENT_CREATE);
+  Rt *rt;
+  RtRec *r = runner__call(&rt, RT_CALL_EVENT_CREATE);
   void *h = NULL, *dh = NULL;
   if (rt->dev && runner__dev_result(rt, r, rt->dev->event_create(&dh), RT_DETAIL_NONE)) {
     if (r)
@@ -349,59 +329,46 @@ void *mgpuEventCreate(void) {
 }
 
 void mgpuEventDestroy(void *event) {
-  Rt *rt = runner__enter();
-  runner__pump(rt);
-  RtRec *r = runner__rec_new(rt, RT_CALL_EVENT_DESTROY);
+  Rt *rt;
+  RtRec *r = runner__call(&rt, RT_CALL_EVENT_DESTROY);
   int det;
-  RtRef ref;
-  int e = runner__h_decode(rt, event, H_EVENT, &det, &ref);
-  runner__rec_arg(r, ref);
-  if (rt->dev && runner__dev_pass(rt, e))
+  int e = runner__handle_arg(rt, r, event, H_EVENT, &det);
+  if (runner__route(rt, r, e >= 0, det) == RT_TO_DEVICE)
     runner__dev_result(rt, r, rt->dev->event_destroy(e >= 0 ? rt->events[e].dh : event), det);
-  else if (e < 0)
-    runner__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det);
   if (e >= 0)
     rt->events[e].destroyed = 1;
   runner__leave(rt);
 }
 
 void mgpuEventSynchronize(void *event) {
-  Rt *rt = runner__enter();
-  runner__pump(rt);
-  RtRec *r = runner__rec_new(rt, RT_CALL_EVENT_SYNCHRONIZE);
+  Rt *rt;
+  RtRec *r = runner__call(&rt, RT_CALL_EVENT_SYNCHRONIZE);
   int det;
-  RtRef ref;
-  int e = runner__h_decode(rt, event, H_EVENT, &det, &ref);
-  runner__rec_arg(r, ref);
-  if (rt->dev && runner__dev_pass(rt, e)) /* raw: the driver answers a stream given as event */
+  int e = runner__handle_arg(rt, r, event, H_EVENT, &det);
+  /* raw: the driver answers a stream given as event; else a misused handle: the wrapper prints
+   * and does not wait */
+  int to = runner__route(rt, r, e >= 0, det);
+  if (to == RT_TO_DEVICE)
     runner__dev_result(rt, r, rt->dev->event_sync(e >= 0 ? rt->events[e].dh : event), det);
-  else if (e < 0)
-    runner__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det); /* the wrapper prints and does not wait */
-  else if (rt->events[e].recorded)
+  else if (to == RT_TO_SIM && rt->events[e].recorded)
     runner__run_until(rt, rt->events[e].stream, rt->events[e].seq);
   runner__leave(rt);
 }
 
 void mgpuEventRecord(void *event, void *stream) {
-  Rt *rt = runner__enter();
-  runner__pump(rt);
-  RtRec *r = runner__rec_new(rt, RT_CALL_EVENT_RECORD);
+  Rt *rt;
+  RtRec *r = runner__call(&rt, RT_CALL_EVENT_RECORD);
   int sdet, edet;
-  RtRef sref, eref;
-  int e = runner__h_decode(rt, event, H_EVENT, &edet, &eref);
-  int s = runner__stream_arg(rt, stream, &sdet, &sref);
-  runner__rec_arg(r, eref);
-  runner__rec_arg(r, sref);
+  int e = runner__handle_arg(rt, r, event, H_EVENT, &edet);
+  int s = runner__handle_arg(rt, r, stream, H_STREAM, &sdet);
+  int to = runner__route(rt, r, e >= 0 && s >= 0, e < 0 ? edet : sdet);
   int failed = 0;
-  if (rt->dev && (rt->cfg.raw_handles || (s >= 0 && e >= 0)))
+  if (to == RT_TO_DEVICE)
     failed = runner__dev_result(rt, r,
                                 rt->dev->event_record(e >= 0 ? rt->events[e].dh : event,
                                                       s >= 0 ? rt->streams[s].dh : stream),
                                 e < 0 ? edet : sdet) != 0;
-  if (e < 0 || s < 0) {
-    if (!rt->dev || !rt->cfg.raw_handles)
-      runner__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, e < 0 ? edet : sdet);
-  } else if (!failed) {
+  if (e >= 0 && s >= 0 && !failed) {
     if (!rt->dev) /* rocm: the capture includes what a blocking stream waits for */
       runner__legacy_order(rt, s, r ? r->seq : 0);
     rt->events[e].recorded = 1;
@@ -412,9 +379,8 @@ void mgpuEventRecord(void *event, void *stream) {
 }
 
 void mgpuSetDefaultDevice(int32_t device) {
-  Rt *rt = runner__enter();
-  runner__pump(rt);
-  RtRec *r = runner__rec_new(rt, RT_CALL_SET_DEFAULT_DEVICE);
+  Rt *rt;
+  RtRec *r = runner__call(&rt, RT_CALL_SET_DEFAULT_DEVICE);
   runner__rec_arg(r, runner__ref_int((uint32_t)device));
   runner__leave(rt);
 }

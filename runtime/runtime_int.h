@@ -1,6 +1,6 @@
 /*
- * runner_int.h: internals shared by the files of the runtime library (rt_*.c, async_rt.c).
- * Not part of the contract; nothing outside runner/ includes it.
+ * runtime_int.h: internals shared by the files of the runtime library (rt_*.c, async_rt.c).
+ * Not part of the contract; nothing outside runtime/ includes it.
  */
 #ifndef RUNNER_INT_H
 #define RUNNER_INT_H

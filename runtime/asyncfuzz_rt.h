@@ -60,7 +60,7 @@ void mgpuMemHostUnregister(void *ptr);
 void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor, int64_t elementSizeBytes);
 void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor, int64_t elementSizeBytes);
 
-/* The rest of the wrappers' functions (MLIR 19.1.7 and 22.1.8; runner/abi/, docs/abi.md):
+/* The rest of the wrappers' functions (MLIR 19.1.7 and 22.1.8; runtime/abi/, docs/abi.md):
  * - mgpuLaunchClusterKernel (cuda): a launch, recorded as mgpuLaunchKernel (the cluster shape
  *   orders nothing); the rocm flavour has none.
  * - mgpuMemGetDeviceMemRef1dFloat/Int32 (rocm): the device's view of registered host memory, the
@@ -147,7 +147,7 @@ void asyncfuzz_host_init_i64(int32_t id, int32_t init, int64_t *allocated, int64
                              int64_t offset, int64_t size, int64_t stride);
 void asyncfuzz_host_init_f32(int32_t id, int32_t init, float *allocated, float *aligned,
                              int64_t offset, int64_t size, int64_t stride);
-/* A batch (many cases in one mlir-runner process, gen_render_mlir_batch) brackets each run of
+/* A batch (many cases in one mlir-runner process, gen_render_mlir_group) brackets each run of
  * a case under schedule `sched`: begin starts a fresh run, keeping the kernel modules loaded
  * so far, under schedule number `sched` of $ASYNCFUZZ_SCHEDULES ("POLICY@SEED,...", else
  * ASYNCFUZZ_POLICY and ASYNCFUZZ_SCHED_SEED) with ASYNCFUZZ_MEMFREE_SYNC; end runs the case's

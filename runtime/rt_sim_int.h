@@ -2,7 +2,7 @@
  * rt_sim_int.h: internals of the runtime library's front end and sim backend, shared by its
  * files only (rt_trace.c, rt_handles.c, rt_sched.c, rt_run.c, rt_prog.c, rt_sim.c, rt_mem.c,
  * rt_print.c, rt_abi.c). They are
- * layered: each file calls only the ones before it in that list. Nothing outside runner/
+ * layered: each file calls only the ones before it in that list. Nothing outside runtime/
  * includes this; the symbols are hidden in libasyncfuzz_rt.so.
  *
  * Model (CUDA Driver API semantics, ../shared/reference/stream-semantics-and-hb.md):
@@ -35,9 +35,9 @@
 #define RUNNER_RT_SIM_INT_H
 
 #include "asyncfuzz_rt.h"
-#include "kernels.h"
+#include "../kernels/kernels.h"
 #include "rt_dev.h"
-#include "runner_int.h"
+#include "runtime_int.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -49,6 +49,8 @@
 #define H_EVENT 2u
 #define H_MODULE 3u
 #define H_FUNC 4u
+/* runner__handle_arg's kind for a stream that must be one the program made (NULL is no stream) */
+#define H_STREAM_MADE (H_STREAM | 0x100u)
 
 enum { W_KERNEL, W_MEMCPY, W_MEMSET32, W_MEMSET16, W_WAIT };
 
@@ -244,6 +246,52 @@ int runner__open_dev(int backend, char *msg, size_t n);
 /* ---- a run: begin, end, enter and leave every call (rt_run.c) ---- */
 Rt *runner__enter(void);
 void runner__leave(Rt *rt);
+
+/* ---- an mgpu* entry point: one preamble, one validation ladder ----
+ * Every wrapper of the ABI begins with runner__call (or runner__call_on, whose host memory a
+ * user's program may own), decodes its handles with runner__handle_arg, asks runner__route where
+ * a call on handles goes, and ends with runner__leave. (Inline: these sit on every call.) */
+
+/* The run entered (runner__leave ends it), the work due by now done (runner__pump), the host
+ * memory at a and b (bytes each) adopted when the program owns it (cfg.program), and the call's
+ * record begun (NULL when the trace is off): the record. */
+static inline RtRec *runner__call_on(Rt **rtp, int call, const void *a, const void *b,
+                                     size_t bytes) {
+  Rt *rt = *rtp = runner__enter();
+  runner__pump(rt);
+  runner__adopt(rt, a, bytes);
+  runner__adopt(rt, b, bytes);
+  return runner__rec_new(rt, call);
+}
+static inline RtRec *runner__call(Rt **rtp, int call) {
+  return runner__call_on(rtp, call, NULL, NULL, 0);
+}
+
+/* A handle argument decoded as kind (H_STREAM: NULL is the legacy stream; H_STREAM_MADE;
+ * H_EVENT...) and recorded as the call's next argument: its index, or -1 with *det why it is
+ * none. */
+static inline int runner__handle_arg(Rt *rt, RtRec *r, const void *h, unsigned kind, int *det) {
+  RtRef ref;
+  int i = kind == H_STREAM ? runner__stream_arg(rt, h, det, &ref)
+                           : runner__h_decode(rt, h, kind & 0xffu, det, &ref);
+  runner__rec_arg(r, ref);
+  return i;
+}
+
+/* Where a call on handles goes (ok: every handle is valid, else det says why not):
+ * RT_TO_DEVICE, a GPU backend takes it (raw handles as they are given, else valid ones only);
+ * RT_TO_NONE, a handle is misused: the record fails with RT_ERR_INVALID_HANDLE and det, and the
+ * call has no effect, as the wrapper's error print; RT_TO_SIM, the simulator carries it out. */
+enum { RT_TO_SIM, RT_TO_DEVICE, RT_TO_NONE };
+static inline int runner__route(Rt *rt, RtRec *r, int ok, int det) {
+  if (rt->dev && (rt->cfg.raw_handles || ok))
+    return RT_TO_DEVICE;
+  if (!ok) {
+    runner__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det);
+    return RT_TO_NONE;
+  }
+  return RT_TO_SIM;
+}
 
 #pragma GCC visibility pop
 

@@ -9,7 +9,7 @@
  * Every function returns the driver's status code (0: success) and does what the matching
  * wrapper of MLIR's CudaRuntimeWrappers.cpp (RocmRuntimeWrappers.cpp for hip) does, with the
  * same driver calls and flags.
- * Not part of the contract; nothing outside runner/ includes it.
+ * Not part of the contract; nothing outside runtime/ includes it.
  */
 #ifndef RUNNER_RT_DEV_H
 #define RUNNER_RT_DEV_H

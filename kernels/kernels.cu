@@ -1,5 +1,5 @@
 /*
- * kernels.cu: the CUDA versions of the sentinel kernels (runner/kernels.c is the
+ * kernels.cu: the CUDA versions of the sentinel kernels (kernels/kernels.c is the
  * specification). nvcc builds them to a fat binary with PTX, which libasyncfuzz_cuda.so embeds
  * and loads for builtin Programs, so one build runs on every GPU the driver supports; hipcc
  * builds the same source (as HIP) to code objects for AMD GPUs, for libasyncfuzz_hip.so.
