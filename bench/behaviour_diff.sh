@@ -7,6 +7,9 @@
 # "identical" for every campaign. Prints figures only; the exit status says whether all matched.
 # usage: bench/behaviour_diff.sh OLD_ASYNCFUZZ NEW_ASYNCFUZZ [WORKDIR]
 #   ASYNCFUZZ_DIFF_QUICK=1: smaller campaigns (about a minute)
+#   ASYNCFUZZ_DIFF_FAULTS=all: a campaign for every builtin fault (NEW's lower --list-faults), 4,000
+#     cases each (QUICK: 1,000), beside the ones below
+#   ASYNCFUZZ_DIFF_MLIR=N: the mlir-opt campaign's cases (default 160, QUICK 48)
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -u
 old=$(realpath "${1:?usage: behaviour_diff.sh OLD_ASYNCFUZZ NEW_ASYNCFUZZ [WORKDIR]}")
@@ -16,6 +19,7 @@ mkdir -p "$work"
 command -v sqlite3 > /dev/null || { echo "behaviour_diff: sqlite3 is missing"; exit 2; }
 big=20000 small=4000 mlir=160
 if [ "${ASYNCFUZZ_DIFF_QUICK:-0}" = 1 ]; then big=4000 small=1000 mlir=48; fi
+mlir=${ASYNCFUZZ_DIFF_MLIR:-$mlir}
 
 # name|arguments (the campaigns, each run by both builds)
 campaigns=(
@@ -29,6 +33,11 @@ campaigns=(
 if [ ! -x /usr/lib/llvm-22/bin/mlir-opt ]; then
   unset 'campaigns[5]'
   echo "behaviour_diff: no mlir-opt 22 (mlir-22-tools): the mlir-opt campaign is left out"
+fi
+if [ "${ASYNCFUZZ_DIFF_FAULTS:-}" = all ]; then
+  for f in $("$new" lower --list-faults | awk 'NR > 1 { print $1 }'); do
+    campaigns+=("fault-$f|--cases $small --seed 11 --lowering builtin:fault=$f")
+  done
 fi
 
 # What a campaign left, less what differs from run to run (times, durations).

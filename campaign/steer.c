@@ -79,9 +79,9 @@ static int cause_entries(const char *cls, const char *cause, const char *detaile
       const char *of = detailed ? strstr(detailed, "|own-dep-of:") : NULL;
       size_t ol = of ? strcspn(of + 12, "|") : 0;
       int st = of && ol >= 7 && strncmp(of + 12 + ol - 7, " stream", 7) == 0;
-      snprintf(w, sizeof w, "%s deps=1 pending%s", kind, st ? " stream" : "");
+      af_fmt(w, sizeof w, "%s deps=1 pending%s", kind, st ? " stream" : "");
       int r1 = gen_avoid_add(a, w);
-      snprintf(w, sizeof w, "%s deps=2+%s", kind, st ? " stream" : "");
+      af_fmt(w, sizeof w, "%s deps=2+%s", kind, st ? " stream" : "");
       int r2 = gen_avoid_add(a, w);
       return r1 >= 0 && r2 >= 0;
     }

@@ -54,7 +54,7 @@ static int parse_views(Parser *p, const cJSON *o, GenOp *op) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key[k]);
     if (v == NULL)
       continue;
-    if (gen_kind_launches(op->kind) || (k == 1 && op->kind != GEN_OP_MEMCPY))
+    if (gen_kind_launches(op->kind) || (k == 1 && !(gen_op_flags(op->kind) & GEN_K_SRC)))
       return gen__perr(p, AF_EINVALID, "\"%s\" belongs to a memcpy%s", key[k],
                        k ? "" : " or memset (a launch has \"arg_views\")");
     int rc = parse_view(p, v, key[k], op->view[k]);

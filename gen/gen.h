@@ -45,9 +45,10 @@
         GEN_K_ON_STREAM)                                                                           \
   X(MEMCPY, memcpy, "memcpy", "gpu.memcpy", 20,                                                    \
     GEN_K_MIX | GEN_K_SWARM | GEN_K_ASYNC | GEN_K_WRITE | GEN_K_SRC | GEN_K_VIEWS | GEN_K_BODY |   \
-        GEN_K_LOOP)                                                                                \
+        GEN_K_LOOP | GEN_K_TYPED)                                                                  \
   X(MEMSET, memset, "memset", "gpu.memset", 8,                                                     \
-    GEN_K_MIX | GEN_K_SWARM | GEN_K_ASYNC | GEN_K_WRITE | GEN_K_VIEWS | GEN_K_BODY | GEN_K_LOOP)   \
+    GEN_K_MIX | GEN_K_SWARM | GEN_K_ASYNC | GEN_K_WRITE | GEN_K_VIEWS | GEN_K_BODY | GEN_K_LOOP |  \
+        GEN_K_TYPED)                                                                               \
   X(ALLOC, alloc, "alloc", "gpu.alloc", 8, GEN_K_MIX | GEN_K_SWARM | GEN_K_EITHER | GEN_K_BUF)     \
   X(DEALLOC, dealloc, "dealloc", "gpu.dealloc", 5,                                                 \
     GEN_K_MIX | GEN_K_SWARM | GEN_K_EITHER | GEN_K_BUF)                                            \
@@ -97,8 +98,10 @@ enum {
   GEN_K_SRC = 1 << 19,   /* reads a source buffer, GenOp.src */
   GEN_K_ARGS =
       1 << 20, /* launches a kernel on its arguments, GenOp.args, accessed as the kernel says */
-  GEN_K_ON_STREAM = 1 << 21 /* its work may go on a stream the program made (GenOp.stream; -1:
+  GEN_K_ON_STREAM = 1 << 21, /* its work may go on a stream the program made (GenOp.stream; -1:
                               none), which orders it after that stream's earlier work */
+  GEN_K_TYPED = 1 << 22      /* device work on GenOp.buf whose runtime call and meaning follow the
+                               buffer's element type (a copy, a set): named by it, as `i16` */
 };
 
 typedef enum GenOpKind {

@@ -65,7 +65,7 @@ int gen_shape_parse(const char *text, GenShape *out) {
   out->stream = (gen_op_flags(kind) & GEN_K_ON_STREAM) && strstr(buf, " stream") != NULL;
   out->pending = out->deps != 0 && strstr(buf, " pending") != NULL;
   out->elem = 0;
-  for (int e = 0; e < GEN_ELEM__COUNT && (kind == GEN_OP_MEMCPY || kind == GEN_OP_MEMSET); e++) {
+  for (int e = 0; e < GEN_ELEM__COUNT && (gen_op_flags(kind) & GEN_K_TYPED); e++) {
     const char *at = strstr(buf, gen_elem_name(e));
     if (at && at > buf && at[-1] == ' ' && strlen(at) == strlen(gen_elem_name(e)))
       out->elem = 1 + e; /* (the last word) */
@@ -148,10 +148,9 @@ void gen_op_mark(const GenCase *c, int i, GenOp *o) {
     fresh = j >= 0 && c->ops[j].kind == GEN_OP_WAIT_ASYNC && c->ops[j].ndeps == 0;
   }
   o->fresh = (uint8_t)fresh;
-  o->belem =
-      (o->kind == GEN_OP_MEMCPY || o->kind == GEN_OP_MEMSET) && o->buf >= 0 && o->buf < c->nbufs
-          ? (uint8_t)(1 + c->bufs[o->buf].elem)
-          : 0;
+  o->belem = (gen_op_flags(o->kind) & GEN_K_TYPED) && o->buf >= 0 && o->buf < c->nbufs
+                 ? (uint8_t)(1 + c->bufs[o->buf].elem)
+                 : 0;
 }
 
 int gen_case_has_shape(const GenCase *c, const GenShape *shapes, int n) {
@@ -185,16 +184,16 @@ unsigned gen_case_gpu_mix(const GenCase *c) {
   unsigned m = 0;
   for (int i = 0; i < c->nops; i++) {
     const GenOp *o = &c->ops[i];
-    int gpu = gen_kind_launches(o->kind) || o->kind == GEN_OP_MEMCPY || o->kind == GEN_OP_MEMSET;
+    int gpu = (gen_op_flags(o->kind) & (GEN_K_ARGS | GEN_K_TYPED)) != 0; /* device work */
     if (!gpu)
       continue;
     int ordered = 0;
     for (int d = 0; d < o->ndeps && !ordered; d++)
       ordered = !fresh || o->deps[d] < 0 || o->deps[d] >= c->ntoks || !fresh[o->deps[d]];
     if (ordered)
-      m |= 1u << (gen_kind_launches(o->kind) ? GEN_GPU_MIX_LAUNCH
-                  : o->kind == GEN_OP_MEMCPY ? GEN_GPU_MIX_COPY
-                                             : GEN_GPU_MIX_MEMSET);
+      m |= 1u << (gen_kind_launches(o->kind)            ? GEN_GPU_MIX_LAUNCH
+                  : (gen_op_flags(o->kind) & GEN_K_SRC) ? GEN_GPU_MIX_COPY
+                                                        : GEN_GPU_MIX_MEMSET);
     if (gen_op_on_stream(o))
       m |= 1u << GEN_GPU_MIX_STREAM;
     if (o->ctx > 0)

@@ -81,8 +81,9 @@ int gen__check_views(V *v, int i) {
     int b = launch ? (k < o->nargs ? o->args[k] : -1) : k == 1 ? o->src : o->buf;
     if (w[1] <= 0)
       continue;
-    if ((!launch && k == 2) || (k == 1 && o->kind == GEN_OP_MEMSET) || b < 0 || w[0] < 0 ||
-        w[2] < 1 || (int64_t)w[0] + (int64_t)(w[1] - 1) * w[2] >= c->bufs[b].n) {
+    if ((!launch && k == 2) || (!launch && k == 1 && !(gen_op_flags(o->kind) & GEN_K_SRC)) ||
+        b < 0 || w[0] < 0 || w[2] < 1 ||
+        (int64_t)w[0] + (int64_t)(w[1] - 1) * w[2] >= c->bufs[b].n) {
       char what[24]; /* named only on the way out: formatting it per op cost 3% of a case */
       if (launch)
         snprintf(what, sizeof what, "argument %d", k);

@@ -110,10 +110,9 @@ static int src_diag(const Walk *w, int j) {
 
 void oracle_op_form(const GenCase *c, int op, char *out, size_t n) {
   const GenOp *o = &c->ops[op];
-  int elem =
-      (o->kind == GEN_OP_MEMCPY || o->kind == GEN_OP_MEMSET) && o->buf >= 0 && o->buf < c->nbufs
-          ? c->bufs[o->buf].elem
-          : GEN_ELEM_I32;
+  int elem = (gen_op_flags(o->kind) & GEN_K_TYPED) && o->buf >= 0 && o->buf < c->nbufs
+                 ? c->bufs[o->buf].elem
+                 : GEN_ELEM_I32;
   snprintf(out, n, "%s %s", gen_op_mlir(o->kind), gen_elem_name(elem));
 }
 
@@ -213,13 +212,14 @@ static int explain(const Walk *w, int depth, char *out, size_t n) {
     return 0; /* an initial content read wrong, and no op wrote there: none to name */
   const GenOp *o = &c->ops[m];
   /* (a copy whose write did not land read nothing from the wrong place, whatever it read) */
-  int d =
-      o->kind == GEN_OP_MEMCPY && !w->unknown && w->got[0] != w->log[j].old ? src_diag(w, j) : 0;
+  int d = (gen_op_flags(o->kind) & GEN_K_SRC) && !w->unknown && w->got[0] != w->log[j].old
+              ? src_diag(w, j)
+              : 0;
   if (d) {
     name_op(w, m, d, out, n);
     return 1;
   }
-  if (o->kind == GEN_OP_MEMCPY && deeper(w, depth, m, -1, out, n))
+  if ((gen_op_flags(o->kind) & GEN_K_SRC) && deeper(w, depth, m, -1, out, n))
     return 1;
   for (int a = 1; gen_kind_launches(o->kind) && a < o->nargs; a++)
     if (deeper(w, depth, m, a, out, n))

@@ -67,9 +67,9 @@ static void writer_desc(const GenCase *c, int w, char *out, size_t n) {
   }
   const GenOp *o = &c->ops[w];
   const char *where = o->ctx ? "@region" : "";
-  if (o->kind == GEN_OP_MEMCPY) {
+  if (gen_op_flags(o->kind) & GEN_K_SRC) {
     int hd = c->bufs[o->buf].kind == GEN_BUF_HOST, hs = c->bufs[o->src].kind == GEN_BUF_HOST;
-    snprintf(out, n, "memcpy.%s%s", hs ? "H2D" : hd ? "D2H" : "D2D", where);
+    snprintf(out, n, "%s.%s%s", gen_op_name(o->kind), hs ? "H2D" : hd ? "D2H" : "D2D", where);
   } else if (gen_kind_launches(o->kind)) {
     snprintf(out, n, "%s.%s%s", gen_op_name(o->kind), kernel_info(o->kernel)->name, where);
   } else {
@@ -134,7 +134,7 @@ void oracle_format_verdict(AfBuf *b, const Verdict *v) {
 static void op_word(const GenCase *c, int op, const RtRec *r, char *out, size_t n) {
   if (op >= 0 && op < c->nops) {
     const GenOp *o = &c->ops[op];
-    if (o->kind == GEN_OP_MEMCPY || gen_kind_launches(o->kind))
+    if (gen_op_flags(o->kind) & (GEN_K_SRC | GEN_K_ARGS))
       writer_desc(c, op, out, n);
     else
       snprintf(out, n, "%s%s", gen_op_name(o->kind), o->ctx ? "@region" : "");
@@ -374,8 +374,7 @@ static void runtime_cause(const GenCase *c, const RtRec *r, RtRef given, const R
   /* bytes out of every buffer: named by the form that wrote them (kind, element type), as a
    * wrong value is (blame.c) */
   int data = at->op >= 0 && at->op < c->nops && r->detail == RT_DETAIL_BAD_POINTER &&
-             (c->ops[at->op].kind == GEN_OP_MEMCPY || c->ops[at->op].kind == GEN_OP_MEMSET ||
-              gen_kind_launches(c->ops[at->op].kind));
+             (gen_op_flags(c->ops[at->op].kind) & (GEN_K_TYPED | GEN_K_ARGS));
   /* the host given device memory to read: named by the allocation that made the buffer (the
    * read is its victim, wherever it stands) */
   int maker = -1;
@@ -520,8 +519,7 @@ static void judge_runtime(const GenCase *c, const RtRec *r, const RtRec *trace, 
    * type close the detailed form, where steering reads them ("gpu.memset async i16") */
   const RtRec *at = r->call == RT_CALL_EXEC && r->cause < (uint32_t)ntrace ? &trace[r->cause] : r;
   char form[64] = "";
-  if (at->op >= 0 && at->op < c->nops &&
-      (c->ops[at->op].kind == GEN_OP_MEMCPY || c->ops[at->op].kind == GEN_OP_MEMSET) &&
+  if (at->op >= 0 && at->op < c->nops && (gen_op_flags(c->ops[at->op].kind) & GEN_K_TYPED) &&
       c->ops[at->op].buf >= 0 && c->ops[at->op].buf < c->nbufs)
     snprintf(form, sizeof form, "|%s async %s", gen_op_mlir(c->ops[at->op].kind),
              gen_elem_name(c->bufs[c->ops[at->op].buf].elem));

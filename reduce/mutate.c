@@ -220,7 +220,7 @@ static int move_view(GenCase *c, int m, AfRng *r) {
   if (i < 0)
     return 1;
   GenOp *o = &c->ops[i];
-  int nb = gen_kind_launches(o->kind) ? o->nargs : o->kind == GEN_OP_MEMCPY ? 2 : 1;
+  int nb = gen_kind_launches(o->kind) ? o->nargs : (gen_op_flags(o->kind) & GEN_K_SRC) ? 2 : 1;
   int k = (int)af_rng_below(r, (uint32_t)(nb > 0 ? nb : 1));
   int b = gen_kind_launches(o->kind) ? o->args[k] : k == 0 ? o->buf : o->src;
   if (m == MUT_UNVIEW || b < 0 || b >= c->nbufs) {
