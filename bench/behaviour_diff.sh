@@ -45,9 +45,10 @@ normalize() { # DIR LOG OUT
   local d=$1 log=$2 out=$3
   {
     echo "== output (the status lines left out)"
-    grep -v '^\[ *[0-9.]*s\]' "$log" | sed -E 's/[0-9]+\.[0-9]+ (s|cases\/s)\b/T \1/g'
+    grep -v '^\[ *[0-9.]*s\]' "$log" | sed -E 's/[0-9]+\.[0-9]+ (s|cases\/s)\b/T \1/g; s/^time: .*/time: T/'
     echo "== summary.json"
-    sed -E 's/"(seconds|first_at|matrix_seconds|cases_per_second|reduce_seconds)": [0-9.e+-]+/"\1": T/g' \
+    sed -E 's/"(seconds|first_at|matrix_seconds|cases_per_second|reduce_seconds)": [0-9.e+-]+/"\1": T/g
+      s/"time": \{[^}]*\}/"time": T/' \
       "$d/summary.json"
     for f in $(cd "$d" && { [ ! -d failures ] || find failures -type f; } | sort); do
       echo "== $f"

@@ -106,7 +106,10 @@ void gen_shape_format(const GenOp *o, char *out, size_t n) {
 }
 
 int gen_op_has_shape(const GenOp *o, const GenShape *s) {
-  if (o->kind != s->kind || gen_op_async(o) != s->async || shared(o) != (s->shared == 1))
+  /* a shape names an MLIR operation: every kind rendered as it has it (a launch-like kind is a
+   * gpu.launch_func, as a launch) */
+  if ((o->kind != s->kind && strcmp(gen_op_mlir(o->kind), gen_op_mlir(s->kind)) != 0) ||
+      gen_op_async(o) != s->async || shared(o) != (s->shared == 1))
     return 0;
   int bucket = o->ndeps >= 2 ? 2 : o->ndeps;
   if (s->view == 1 && !gen_op_has_view(o))
