@@ -525,20 +525,23 @@ void gen__avoid_setup(G *g) {
   GenConfig *c = &g->cfg;
   if (gen__avoids_construct(g, GEN_CONSTRUCT_CAPTURE))
     c->capture_pct = 0;
-  if (gen__avoids_kind(g, GEN_OP_STREAM_CREATE) || gen__avoids_kind(g, GEN_OP_STREAM_SYNC) ||
-      gen__avoids_kind(g, GEN_OP_STREAM_DESTROY))
-    c->stream_pct = 0;
+  /* a construct goes when an op kind it needs is avoided: the stream kinds (GEN_K_STREAM), the
+   * region's (GEN_K_REGION), every block kind (GEN_K_BLOCK) */
+  int blocks = 0;
+  for (int k = 0; k < GEN_OP__COUNT; k++) {
+    unsigned f = gen_op_flags(k);
+    if ((f & GEN_K_STREAM) && gen__avoids_kind(g, k))
+      c->stream_pct = 0;
+    if ((f & GEN_K_REGION) && gen__avoids_kind(g, k))
+      c->region_pct = 0;
+    blocks += (f & GEN_K_BLOCK) && !gen__avoids_kind(g, k);
+  }
   if (gen__avoids_construct(g, GEN_CONSTRUCT_EXTRA_DEP))
     c->extra_dep_pct = 0;
   if (gen__avoids_construct(g, GEN_CONSTRUCT_WAITED))
     c->extra_wait_pct = 0; /* (its waits on completed tokens are what is avoided) */
   if (gen__avoids_kind(g, GEN_OP_WAIT_ASYNC))
     c->root_wait_pct = 0;
-  if (gen__avoids_kind(g, GEN_OP_EXECUTE))
-    c->region_pct = 0;
-  int blocks = 0;
-  for (int k = GEN_OP_CALL; k <= GEN_OP_BRANCH; k++)
-    blocks += !gen__avoids_kind(g, k);
   if (blocks == 0)
     c->block_pct = 0;
   for (int k = 0; k < GEN_MIX_COUNT; k++)
