@@ -72,7 +72,7 @@ static struct {
 
 static int policy(void) {
   RtConfig c;
-  runner__rt_config(&c);
+  rt__rt_config(&c);
   if (!A.seeded) {
     af_rng_seed(&A.rng, af_mix64(c.seed, 0xA5F1));
     A.seeded = 1;
@@ -114,9 +114,9 @@ static int tid_of(void *hdl) {
       return A.tids[i];
   if (af_grow((void **)&A.coros, &A.capcoros, A.ncoros + 1, sizeof(void *)) ||
       af_grow((void **)&A.tids, &A.captids, A.ncoros + 1, sizeof(int)))
-    return runner__rt_thread();
+    return rt__rt_thread();
   A.coros[A.ncoros] = hdl;
-  A.tids[A.ncoros] = runner__rt_new_thread();
+  A.tids[A.ncoros] = rt__rt_new_thread();
   return A.tids[A.ncoros++];
 }
 
@@ -141,7 +141,7 @@ static void run_one(void) {
   A.qlen--;
   if (A.qlen == 0)
     A.qhead = 0;
-  int saved = runner__rt_thread();
+  int saved = rt__rt_thread();
   asyncfuzz_rt_set_thread(tid_of(t.hdl));
   acquire(t.acquire_id, t.acquire_group);
   A.depth++;
@@ -159,7 +159,7 @@ static void enqueue(void *hdl, Resume resume, int acquire_id, Obj *group) {
     if (af_grow((void **)&A.q, &A.qcap, A.qlen + 1, sizeof(Task))) {
       /* no memory to defer it: run it now, which is one valid schedule */
       Task t = {hdl, resume, acquire_id, group};
-      int saved = runner__rt_thread();
+      int saved = rt__rt_thread();
       asyncfuzz_rt_set_thread(tid_of(hdl));
       acquire(t.acquire_id, t.acquire_group);
       resume(hdl);
@@ -240,7 +240,7 @@ static void await_then(Obj *o, void *hdl, Resume resume, int is_group) {
 static void await_blocking(Obj *o, int is_group) {
   run_until(o);
   if (o->state == S_PENDING) {
-    runner__rt_async_error(RT_DETAIL_ASYNC_STUCK);
+    rt__rt_async_error(RT_DETAIL_ASYNC_STUCK);
     return;
   }
   if (is_group)
@@ -357,5 +357,5 @@ static void reset(void) {
 }
 
 __attribute__((constructor)) static void register_async(void) {
-  runner__rt_set_async(quiesce, reset);
+  rt__rt_set_async(quiesce, reset);
 }

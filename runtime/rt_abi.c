@@ -20,10 +20,10 @@ enum {
 /* A call of wrapper function i that does nothing here: recorded, failed with err/detail. */
 static void refuse(int i, int err, int detail) {
   Rt *rt;
-  RtRec *r = runner__call(&rt, RT_CALL_UNMODELLED);
-  runner__rec_arg(r, runner__ref_int((uint32_t)i));
-  runner__rec_fail(rt, r, err, detail);
-  runner__leave(rt);
+  RtRec *r = rt__call(&rt, RT_CALL_UNMODELLED);
+  rt__rec_arg(r, rt__ref_int((uint32_t)i));
+  rt__rec_fail(rt, r, err, detail);
+  rt__leave(rt);
 }
 
 #define RT__UNMODELLED_DEF(n)                                                                      \
@@ -35,9 +35,9 @@ RT_UNMODELLED_MAP(RT__UNMODELLED_DEF)
 #undef RT__UNMODELLED_DEF
 
 static int rocm(void) {
-  Rt *rt = runner__enter();
+  Rt *rt = rt__enter();
   int r = rt->cfg.abi == RT_ABI_ROCM;
-  runner__leave(rt);
+  rt__leave(rt);
   return r;
 }
 

@@ -94,7 +94,7 @@ int asyncfuzz_rt_backend_parse(const char *name, int *raw) {
   return -1;
 }
 
-int runner__open_dev(int backend, char *msg, size_t n) {
+int rt__open_dev(int backend, char *msg, size_t n) {
   static int tried[RT__BACKEND_COUNT], failed[RT__BACKEND_COUNT];
   static char why[RT__BACKEND_COUNT][512];
   const RtBackendInfo *bi = asyncfuzz_rt_backend_info(backend);
@@ -102,7 +102,7 @@ int runner__open_dev(int backend, char *msg, size_t n) {
     snprintf(msg, n, "backend %d has no device library", backend);
     return AF_EUNSUPPORTED;
   }
-  if (runner__g_dev[backend])
+  if (rt__g_dev[backend])
     return 0;
   if (tried[backend] && failed[backend]) {
     snprintf(msg, n, "%s", why[backend]);
@@ -114,7 +114,7 @@ int runner__open_dev(int backend, char *msg, size_t n) {
   Dl_info di; /* the backend's library: $<lib_env>, else next to this library */
   if (env && *env)
     snprintf(path, sizeof path, "%s", env);
-  else if (dladdr((void *)runner__open_dev, &di) && di.dli_fname && strchr(di.dli_fname, '/'))
+  else if (dladdr((void *)rt__open_dev, &di) && di.dli_fname && strchr(di.dli_fname, '/'))
     snprintf(path, sizeof path, "%.*s/%s", (int)(strrchr(di.dli_fname, '/') - di.dli_fname),
              di.dli_fname, bi->lib);
   else
@@ -138,12 +138,12 @@ int runner__open_dev(int backend, char *msg, size_t n) {
     char m[400] = "";
     if (ops == NULL || ops->abi != RT_DEV_ABI || strcmp(ops->name, bi->name) != 0)
       snprintf(w, wn, "%.400s is not the %s backend of this asyncfuzz build", path, bi->name);
-    else if (ops->init(d && *d ? atoi(d) : 0, &runner__g_dev_info[backend], m, sizeof m))
+    else if (ops->init(d && *d ? atoi(d) : 0, &rt__g_dev_info[backend], m, sizeof m))
       snprintf(w, wn, "%s", m);
     else
-      runner__g_dev[backend] = ops, failed[backend] = 0;
-    if (runner__g_dev[backend])
-      ops->set_log(runner__log);
+      rt__g_dev[backend] = ops, failed[backend] = 0;
+    if (rt__g_dev[backend])
+      ops->set_log(rt__log);
   }
   if (failed[backend])
     snprintf(msg, n, "%s", w);
@@ -158,11 +158,11 @@ int asyncfuzz_rt_backend_open(int backend, RtDeviceInfo *info, char *msg, size_t
       snprintf(info->name, sizeof info->name, "sim");
     return 0;
   }
-  pthread_mutex_lock(&runner__g_rt.mu);
-  int rc = runner__open_dev(backend, msg, n);
+  pthread_mutex_lock(&rt__g_rt.mu);
+  int rc = rt__open_dev(backend, msg, n);
   if (rc == 0 && info)
-    *info = runner__g_dev_info[backend];
-  pthread_mutex_unlock(&runner__g_rt.mu);
+    *info = rt__g_dev_info[backend];
+  pthread_mutex_unlock(&rt__g_rt.mu);
   return rc;
 }
 
@@ -180,8 +180,8 @@ int asyncfuzz_rt_calibrate(int backend, double target_us, int elems, int *spin, 
   int rc = asyncfuzz_rt_backend_open(backend, NULL, msg, n);
   if (rc)
     return rc;
-  const RtDevOps *dev = runner__g_dev[backend];
-  pthread_mutex_lock(&runner__g_rt.mu);
+  const RtDevOps *dev = rt__g_dev[backend];
+  pthread_mutex_lock(&rt__g_rt.mu);
   dev->enter();
   int code = 0;
   double t[5] = {0}; /* the median of 5 launches */
@@ -193,7 +193,7 @@ int asyncfuzz_rt_calibrate(int backend, double target_us, int elems, int *spin, 
     if (t[2] >= target_us)
       break;
   }
-  pthread_mutex_unlock(&runner__g_rt.mu);
+  pthread_mutex_unlock(&rt__g_rt.mu);
   if (code) {
     snprintf(msg, n, "timing the sentinel kernel failed: %s", dev->error_name(code));
     return AF_ERUNTIME;

@@ -12,7 +12,7 @@
 
 /* ---- handles ---- */
 
-void *runner__h_make(Rt *rt, unsigned kind, int idx) {
+void *rt__h_make(Rt *rt, unsigned kind, int idx) {
   uint32_t ep = kind == H_MODULE ? rt->mod_epoch : rt->epoch;
   uint64_t v =
       (H_TAG << 56) | ((uint64_t)kind << 48) | ((uint64_t)(ep & 0xFFFF) << 32) | (uint32_t)idx;
@@ -20,7 +20,7 @@ void *runner__h_make(Rt *rt, unsigned kind, int idx) {
 }
 
 /* Raw handles (cuda:raw): the driver's own pointer, named by searching the run's tables, the
- * newest live one first. Returns the index as runner__h_decode does. (Out of line, as
+ * newest live one first. Returns the index as rt__h_decode does. (Out of line, as
  * not_a_handle below: the decode of a good tagged handle, which every call makes, stays short.) */
 __attribute__((noinline)) static int h_lookup(Rt *rt, const void *h, unsigned kind, int *detail,
                                               RtRef *ref) {
@@ -40,7 +40,7 @@ __attribute__((noinline)) static int h_lookup(Rt *rt, const void *h, unsigned ki
     if (rt->fns[k] == h)
       found = k, fkind = H_FUNC;
   if (found < 0) {
-    *ref = runner__ref_ptr(rt, h);
+    *ref = rt__ref_ptr(rt, h);
     if (RT_REF_KIND(*ref) == RT_REF_PTR)
       *ref = RT_REF(RT_REF_BAD, 0, 0);
     *detail = RT_DETAIL_NOT_A_HANDLE;
@@ -65,7 +65,7 @@ __attribute__((noinline)) static int h_lookup(Rt *rt, const void *h, unsigned ki
 /* Not one of this run's tagged handles: named as a pointer where it is one (a buffer passed as a
  * handle), else bad. */
 __attribute__((noinline)) static int not_a_handle(Rt *rt, const void *h, int *detail, RtRef *ref) {
-  *ref = runner__ref_ptr(rt, h);
+  *ref = rt__ref_ptr(rt, h);
   if (RT_REF_KIND(*ref) == RT_REF_PTR)
     *ref = RT_REF(RT_REF_BAD, 0, 0);
   *detail = RT_DETAIL_NOT_A_HANDLE;
@@ -73,7 +73,7 @@ __attribute__((noinline)) static int not_a_handle(Rt *rt, const void *h, int *de
 }
 
 /* Decodes a handle expected to be of `kind`. Returns the index, or -1 and sets *detail. */
-int runner__h_decode(Rt *rt, const void *h, unsigned kind, int *detail, RtRef *ref) {
+int rt__h_decode(Rt *rt, const void *h, unsigned kind, int *detail, RtRef *ref) {
   uint64_t v = (uint64_t)(uintptr_t)h;
   *detail = RT_DETAIL_NONE;
   if (h == NULL) {
@@ -117,7 +117,7 @@ int runner__h_decode(Rt *rt, const void *h, unsigned kind, int *detail, RtRef *r
 }
 
 /* A stream argument: NULL is the legacy stream (0). Returns -1 on a bad handle. */
-int runner__stream_arg(Rt *rt, const void *h, int *detail, RtRef *ref) {
+int rt__stream_arg(Rt *rt, const void *h, int *detail, RtRef *ref) {
   if (h == NULL && rt->nstreams == 0) { /* the legacy stream could not be made (no memory) */
     *detail = RT_DETAIL_NULL_HANDLE;
     *ref = RT_REF(RT_REF_NULL, 0, 0);
@@ -128,14 +128,14 @@ int runner__stream_arg(Rt *rt, const void *h, int *detail, RtRef *ref) {
     *ref = RT_REF(RT_REF_STREAM, 0, 0);
     return 0;
   }
-  return runner__h_decode(rt, h, H_STREAM, detail, ref);
+  return rt__h_decode(rt, h, H_STREAM, detail, ref);
 }
 
 /* ---- the hardware backend ---- */
 
 /* The handle the program gets for table entry dh / tagged (kind, idx). */
-void *runner__h_out(Rt *rt, unsigned kind, int idx, void *dh) {
-  return rt->dev && rt->cfg.raw_handles ? dh : runner__h_make(rt, kind, idx);
+void *rt__h_out(Rt *rt, unsigned kind, int idx, void *dh) {
+  return rt->dev && rt->cfg.raw_handles ? dh : rt__h_make(rt, kind, idx);
 }
 
 /* The driver's status as an RtError (HIP's hipError_t uses CUDA's numbers for these). */
@@ -175,26 +175,26 @@ static int dev_sticky(int code) {
 
 /* Records the driver's answer `code` to the call of record r (detail: what the front end knows of
  * the handles involved, else "reported by the driver"). Returns code. */
-int runner__dev_result(Rt *rt, RtRec *r, int code, int detail) {
+int rt__dev_result(Rt *rt, RtRec *r, int code, int detail) {
   if (code == 0)
     return 0;
   if (dev_sticky(code))
     rt->dev_broken = 1;
   int e = dev_error(code);
   if (e == RT_ERR_OTHER)
-    runner__rec_arg(r, runner__ref_int((uint32_t)code));
-  runner__rec_fail(rt, r, e, detail != RT_DETAIL_NONE ? detail : RT_DETAIL_DRIVER);
+    rt__rec_arg(r, rt__ref_int((uint32_t)code));
+  rt__rec_fail(rt, r, e, detail != RT_DETAIL_NONE ? detail : RT_DETAIL_DRIVER);
   return code;
 }
 
 /* Where a device call goes in cuda mode: tagged, only a handle that decoded (idx >= 0), as the
  * table's driver handle; raw, whatever the program passed. Returns 0 when the call must not be
  * made (tagged, refused). */
-int runner__dev_pass(Rt *rt, int idx) {
+int rt__dev_pass(Rt *rt, int idx) {
   return rt->cfg.raw_handles || idx >= 0;
 }
 
-void runner__mark_freed(Rt *rt, int i) {
+void rt__mark_freed(Rt *rt, int i) {
   Alloc *a = &rt->allocs[i];
   a->freed = 1;
   if (af_grow((void **)&rt->freed, &rt->capfreed, rt->nfreed + 1, sizeof(FreedRange))) {
@@ -206,7 +206,7 @@ void runner__mark_freed(Rt *rt, int i) {
 
 /* A freed allocation overlapping [p, p+n), or -1. Every device step asks, so it looks through
  * the freed ones only (where it looked through every allocation of the run). */
-int runner__freed_alloc(Rt *rt, const void *p, size_t n) {
+int rt__freed_alloc(Rt *rt, const void *p, size_t n) {
   const char *c = p, *end = c + (n ? n : 1);
   for (int i = 0; i < rt->nfreed; i++)
     if (c < rt->freed[i].hi && end > rt->freed[i].lo)
@@ -217,7 +217,7 @@ int runner__freed_alloc(Rt *rt, const void *p, size_t n) {
 /* Where [p, p+n) lies: 1 inside one device allocation or registered host buffer, 0 outside
  * every one of them (plain host memory), -1 when it is NULL or overruns a buffer it starts
  * in. Kernels need 1; copies and sets accept plain host memory, as CUDA does with UVA. */
-int runner__range_kind(Rt *rt, const void *p, size_t n) {
+int rt__range_kind(Rt *rt, const void *p, size_t n) {
   const char *c = p;
   if (c == NULL)
     return -1;
@@ -235,7 +235,7 @@ int runner__range_kind(Rt *rt, const void *p, size_t n) {
 }
 
 /* The bytes and start of a ranked memref descriptor, as MLIR's wrappers compute them. */
-char *runner__memref_range(int64_t rank, void *desc, int64_t esz, uint64_t *bytes) {
+char *rt__memref_range(int64_t rank, void *desc, int64_t esz, uint64_t *bytes) {
   struct {
     char *allocated, *aligned;
     int64_t offset;
@@ -248,10 +248,10 @@ char *runner__memref_range(int64_t rank, void *desc, int64_t esz, uint64_t *byte
   return d->aligned + d->offset * esz;
 }
 
-int runner__abi_absent(Rt *rt, RtRec *r) {
+int rt__abi_absent(Rt *rt, RtRec *r) {
   if (rt->cfg.abi != RT_ABI_ROCM || r == NULL ||
       (r->call != RT_CALL_MODULE_LOAD_JIT && r->call != RT_CALL_MEMSET16))
     return 0;
-  runner__rec_fail(rt, r, RT_ERR_NOT_FOUND, RT_DETAIL_ABI_ABSENT);
+  rt__rec_fail(rt, r, RT_ERR_NOT_FOUND, RT_DETAIL_ABI_ABSENT);
   return 1;
 }

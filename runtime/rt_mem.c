@@ -12,20 +12,20 @@
 
 void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared) {
   Rt *rt;
-  RtRec *r = runner__call(&rt, RT_CALL_MEM_ALLOC);
+  RtRec *r = rt__call(&rt, RT_CALL_MEM_ALLOC);
   int det;
   RtRef sref;
-  (void)runner__stream_arg(rt, stream, &det, &sref); /* ignored, as in MLIR's wrappers */
-  runner__rec_arg(r, runner__ref_int(sizeBytes));
-  runner__rec_arg(r, sref);
-  runner__rec_arg(r, runner__ref_int(isHostShared ? 1 : 0));
+  (void)rt__stream_arg(rt, stream, &det, &sref); /* ignored, as in MLIR's wrappers */
+  rt__rec_arg(r, rt__ref_int(sizeBytes));
+  rt__rec_arg(r, sref);
+  rt__rec_arg(r, rt__ref_int(isHostShared ? 1 : 0));
   /* ROCm's mgpuMemAlloc ignores isHostShared: hipMalloc, device memory */
   int shared = isHostShared && rt->cfg.abi != RT_ABI_ROCM;
   void *p = NULL;
   if (sizeBytes == 0) {
     if (r)
       r->ret = RT_REF(RT_REF_NULL, 0, 0);
-    runner__leave(rt);
+    rt__leave(rt);
     return NULL;
   }
   if (rt->dev) {
@@ -37,7 +37,7 @@ void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared) {
      * synchronous) */
     if (code == 0)
       code = rt->dev->fill(p, (unsigned)KERNEL_UNINIT, sizeBytes / 4, 1);
-    if (runner__dev_result(rt, r, code, RT_DETAIL_NONE) == 0) {
+    if (rt__dev_result(rt, r, code, RT_DETAIL_NONE) == 0) {
       Alloc *a = &rt->allocs[rt->nallocs];
       memset(a, 0, sizeof *a);
       a->p = p;
@@ -67,51 +67,51 @@ void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared) {
   } else {
     /* host memory ran out: an environment failure of the harness, not a finding */
     rt->oom = 1;
-    runner__rec_fail(rt, r, RT_ERR_OUT_OF_MEMORY, RT_DETAIL_NONE);
+    rt__rec_fail(rt, r, RT_ERR_OUT_OF_MEMORY, RT_DETAIL_NONE);
   }
-  runner__leave(rt);
+  rt__leave(rt);
   return p;
 }
 
 void mgpuMemFree(void *ptr, void *stream) {
   Rt *rt;
-  RtRec *r = runner__call(&rt, RT_CALL_MEM_FREE);
+  RtRec *r = rt__call(&rt, RT_CALL_MEM_FREE);
   int det;
   RtRef sref;
-  (void)runner__stream_arg(rt, stream, &det, &sref); /* ignored: the free is not stream-ordered */
-  RtRef pref = runner__ref_ptr(rt, ptr);
-  runner__rec_arg(r, pref);
-  runner__rec_arg(r, sref);
+  (void)rt__stream_arg(rt, stream, &det, &sref); /* ignored: the free is not stream-ordered */
+  RtRef pref = rt__ref_ptr(rt, ptr);
+  rt__rec_arg(r, pref);
+  rt__rec_arg(r, sref);
   if (ptr == NULL) {
-    runner__leave(rt);
+    rt__leave(rt);
     return;
   }
   if (rt->dev && rt->cfg.raw_handles) { /* cuMemFree at once, whatever the pointer */
-    if (runner__dev_result(rt, r, rt->dev->mem_free(ptr), RT_DETAIL_NONE) == 0 &&
+    if (rt__dev_result(rt, r, rt->dev->mem_free(ptr), RT_DETAIL_NONE) == 0 &&
         RT_REF_KIND(pref) == RT_REF_BUF)
-      runner__mark_freed(rt, RT_REF_ID(pref));
-    runner__leave(rt);
+      rt__mark_freed(rt, RT_REF_ID(pref));
+    rt__leave(rt);
     return;
   }
   if (RT_REF_KIND(pref) != RT_REF_BUF || RT_REF_VAL(pref) != 0) {
-    runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_INVALID_FREE);
+    rt__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_INVALID_FREE);
   } else {
     Alloc *a = &rt->allocs[RT_REF_ID(pref)];
     if (a->freed) {
-      runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_DOUBLE_FREE);
+      rt__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_DOUBLE_FREE);
     } else {
       /* hipFree (rocm) performs an implicit hipDeviceSynchronize */
       int sync = rt->cfg.memfree_sync || rt->cfg.abi == RT_ABI_ROCM;
       if (sync)
-        runner__drain(rt);
-      runner__mark_freed(rt, RT_REF_ID(pref));
+        rt__drain(rt);
+      rt__mark_freed(rt, RT_REF_ID(pref));
       if (rt->dev) {
         /* tagged: kept until the run ends, poisoned in no order with the program's streams:
          * work still using it reads poison, as it would read a reused allocation */
         if (sync)
-          runner__dev_result(rt, r, rt->dev->ctx_sync(), RT_DETAIL_NONE);
-        runner__dev_result(rt, r, rt->dev->fill(a->p, (unsigned)KERNEL_POISON, a->bytes / 4, 0),
-                           RT_DETAIL_NONE);
+          rt__dev_result(rt, r, rt->dev->ctx_sync(), RT_DETAIL_NONE);
+        rt__dev_result(rt, r, rt->dev->fill(a->p, (unsigned)KERNEL_POISON, a->bytes / 4, 0),
+                       RT_DETAIL_NONE);
       } else {
         int32_t poison = KERNEL_POISON;
         for (size_t i = 0; i + 4 <= a->bytes; i += 4)
@@ -119,88 +119,86 @@ void mgpuMemFree(void *ptr, void *stream) {
       }
     }
   }
-  runner__leave(rt);
+  rt__leave(rt);
 }
 
 void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream) {
   Rt *rt; /* (a program's own host memory adopted: cfg.program) */
-  RtRec *r = runner__call_on(&rt, RT_CALL_MEMCPY, dst, src, sizeBytes);
+  RtRec *r = rt__call_on(&rt, RT_CALL_MEMCPY, dst, src, sizeBytes);
   int det;
   RtRef sref;
-  int s = runner__stream_arg(rt, stream, &det, &sref);
-  runner__rec_arg(r, runner__ref_ptr(rt, dst));
-  runner__rec_arg(r, runner__ref_ptr(rt, src));
-  runner__rec_arg(r, runner__ref_int(sizeBytes));
-  runner__rec_arg(r, sref);
+  int s = rt__stream_arg(rt, stream, &det, &sref);
+  rt__rec_arg(r, rt__ref_ptr(rt, dst));
+  rt__rec_arg(r, rt__ref_ptr(rt, src));
+  rt__rec_arg(r, rt__ref_int(sizeBytes));
+  rt__rec_arg(r, sref);
   if (rt->dev && rt->cfg.raw_handles) {
-    runner__dev_result(rt, r, rt->dev->memcpy_async(dst, src, sizeBytes, stream), det);
+    rt__dev_result(rt, r, rt->dev->memcpy_async(dst, src, sizeBytes, stream), det);
   } else if (s < 0) {
-    runner__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det);
+    rt__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det);
   } else if (dst == NULL || src == NULL) {
-    runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_NONE);
-  } else if (runner__range_kind(rt, dst, sizeBytes) < 0 ||
-             runner__range_kind(rt, src, sizeBytes) < 0) {
-    runner__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_BAD_POINTER);
+    rt__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_NONE);
+  } else if (rt__range_kind(rt, dst, sizeBytes) < 0 || rt__range_kind(rt, src, sizeBytes) < 0) {
+    rt__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_BAD_POINTER);
   } else if (rt->dev) {
-    if (runner__freed_alloc(rt, dst, sizeBytes) >= 0 ||
-        runner__freed_alloc(rt, src, sizeBytes) >= 0)
-      runner__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
+    if (rt__freed_alloc(rt, dst, sizeBytes) >= 0 || rt__freed_alloc(rt, src, sizeBytes) >= 0)
+      rt__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
     else
-      runner__dev_result(rt, r, rt->dev->memcpy_async(dst, src, sizeBytes, rt->streams[s].dh),
-                         RT_DETAIL_NONE);
+      rt__dev_result(rt, r, rt->dev->memcpy_async(dst, src, sizeBytes, rt->streams[s].dh),
+                     RT_DETAIL_NONE);
   } else {
-    Work *w = runner__enqueue(rt, s, W_MEMCPY, r ? r->seq : 0);
+    Work *w = rt__enqueue(rt, s, W_MEMCPY, r ? r->seq : 0);
     if (w) {
       w->dst = dst;
       w->src = src;
       w->bytes = sizeBytes;
     }
     if (rt->cfg.policy == RT_EAGER)
-      runner__drain(rt);
+      rt__drain(rt);
   }
-  runner__leave(rt);
+  rt__leave(rt);
 }
 
 static void memset_common(int call, int kind, void *dst, unsigned value, size_t count,
                           void *stream) {
   Rt *rt;
-  RtRec *r = runner__call(&rt, call);
+  RtRec *r = rt__call(&rt, call);
   int det;
   RtRef sref;
-  int s = runner__stream_arg(rt, stream, &det, &sref);
-  runner__rec_arg(r, runner__ref_ptr(rt, dst));
-  runner__rec_arg(r, runner__ref_int(value));
-  runner__rec_arg(r, runner__ref_int(count));
-  runner__rec_arg(r, sref);
+  int s = rt__stream_arg(rt, stream, &det, &sref);
+  rt__rec_arg(r, rt__ref_ptr(rt, dst));
+  rt__rec_arg(r, rt__ref_int(value));
+  rt__rec_arg(r, rt__ref_int(count));
+  rt__rec_arg(r, sref);
   size_t esz = kind == W_MEMSET32 ? 4 : 2;
-  if (runner__abi_absent(rt, r)) {
+  if (rt__abi_absent(rt, r)) {
     /* ROCm's wrappers define no mgpuMemset16: nothing is set */
   } else if (rt->dev && (rt->cfg.raw_handles ||
-                         (s >= 0 && dst != NULL && runner__range_kind(rt, dst, count * esz) >= 0 &&
-                          runner__freed_alloc(rt, dst, count * esz) < 0))) {
+                         (s >= 0 && dst != NULL && rt__range_kind(rt, dst, count * esz) >= 0 &&
+                          rt__freed_alloc(rt, dst, count * esz) < 0))) {
     void *ds = s >= 0 && !rt->cfg.raw_handles ? rt->streams[s].dh : stream;
     int code = esz == 4 ? rt->dev->memset32_async(dst, value, count, ds)
                         : rt->dev->memset16_async(dst, (unsigned short)value, count, ds);
-    runner__dev_result(rt, r, code, det);
+    rt__dev_result(rt, r, code, det);
   } else if (s < 0) {
-    runner__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det);
+    rt__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det);
   } else if (dst == NULL) {
-    runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_NONE);
-  } else if (runner__range_kind(rt, dst, count * esz) < 0) {
-    runner__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_BAD_POINTER);
+    rt__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_NONE);
+  } else if (rt__range_kind(rt, dst, count * esz) < 0) {
+    rt__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_BAD_POINTER);
   } else if (rt->dev) {
-    runner__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
+    rt__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
   } else {
-    Work *w = runner__enqueue(rt, s, kind, r ? r->seq : 0);
+    Work *w = rt__enqueue(rt, s, kind, r ? r->seq : 0);
     if (w) {
       w->dst = dst;
       w->value = value;
       w->count = count;
     }
     if (rt->cfg.policy == RT_EAGER)
-      runner__drain(rt);
+      rt__drain(rt);
   }
-  runner__leave(rt);
+  rt__leave(rt);
 }
 
 void mgpuMemset32(void *dst, unsigned int value, size_t count, void *stream) {
@@ -215,13 +213,13 @@ void mgpuMemset16(void *dst, unsigned short value, size_t count, void *stream) {
  * name it hr<k>. Registration does not copy or wait. */
 static void host_register(int call, void *ptr, uint64_t bytes) {
   Rt *rt;
-  RtRec *r = runner__call(&rt, call);
-  runner__rec_arg(r, runner__ref_ptr(rt, ptr));
-  runner__rec_arg(r, runner__ref_int(bytes));
+  RtRec *r = rt__call(&rt, call);
+  rt__rec_arg(r, rt__ref_ptr(rt, ptr));
+  rt__rec_arg(r, rt__ref_int(bytes));
   if (ptr == NULL && !(rt->dev && rt->cfg.raw_handles)) {
-    runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_POINTER);
-  } else if (rt->dev && runner__dev_result(rt, r, rt->dev->host_register(ptr, (size_t)bytes),
-                                           RT_DETAIL_NONE)) {
+    rt__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_POINTER);
+  } else if (rt->dev &&
+             rt__dev_result(rt, r, rt->dev->host_register(ptr, (size_t)bytes), RT_DETAIL_NONE)) {
     /* the driver refused: not registered */
   } else if (af_grow((void **)&rt->hosts, &rt->caphosts, rt->nhosts + 1, sizeof(HostBuf)) == 0) {
     HostBuf *h = &rt->hosts[rt->nhosts];
@@ -235,27 +233,27 @@ static void host_register(int call, void *ptr, uint64_t bytes) {
   } else {
     rt->oom = 1;
   }
-  runner__leave(rt);
+  rt__leave(rt);
 }
 
 static void host_unregister(void *ptr) {
   Rt *rt;
-  RtRec *r = runner__call(&rt, RT_CALL_HOST_UNREGISTER);
-  runner__rec_arg(r, runner__ref_ptr(rt, ptr));
+  RtRec *r = rt__call(&rt, RT_CALL_HOST_UNREGISTER);
+  rt__rec_arg(r, rt__ref_ptr(rt, ptr));
   int found = -1;
   for (int i = 0; i < rt->nhosts && found < 0; i++)
     if (rt->hosts[i].p == ptr && (rt->hosts[i].id & 0x800000) && !rt->hosts[i].adopted &&
         rt->hosts[i].bytes > 0)
       found = i;
   if (rt->dev && (found >= 0 || rt->cfg.raw_handles)) {
-    if (runner__dev_result(rt, r, rt->dev->host_unregister(ptr), RT_DETAIL_NONE) == 0 && found >= 0)
+    if (rt__dev_result(rt, r, rt->dev->host_unregister(ptr), RT_DETAIL_NONE) == 0 && found >= 0)
       rt->hosts[found].bytes = 0;
   } else if (found < 0) {
-    runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_POINTER);
+    rt__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_POINTER);
   } else {
     rt->hosts[found].bytes = 0; /* keeps its slot (and name) but covers nothing */
   }
-  runner__leave(rt);
+  rt__leave(rt);
 }
 
 void mgpuMemHostRegister(void *ptr, uint64_t sizeBytes) {
@@ -268,14 +266,13 @@ void mgpuMemHostUnregister(void *ptr) {
 
 void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor, int64_t elementSizeBytes) {
   uint64_t bytes = 0;
-  char *p = descriptor ? runner__memref_range(rank, descriptor, elementSizeBytes, &bytes) : NULL;
+  char *p = descriptor ? rt__memref_range(rank, descriptor, elementSizeBytes, &bytes) : NULL;
   host_register(RT_CALL_HOST_REGISTER, p, bytes);
 }
 
 void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor, int64_t elementSizeBytes) {
   uint64_t bytes = 0;
-  host_unregister(descriptor ? runner__memref_range(rank, descriptor, elementSizeBytes, &bytes)
-                             : NULL);
+  host_unregister(descriptor ? rt__memref_range(rank, descriptor, elementSizeBytes, &bytes) : NULL);
 }
 
 /* ---- host hooks ---- */
@@ -306,27 +303,26 @@ static int elem_words(const char *p, int esize, int flt, int32_t *w) {
 
 /* The host reads `size` elements of esize bytes at base (stride elements apart). Typed calls
  * (esize != 4 or a float) record the element size as a fourth argument. */
-void runner__observe(int32_t id, const char *base, int64_t size, int64_t stride, int esize,
-                     int flt) {
+void rt__observe(int32_t id, const char *base, int64_t size, int64_t stride, int esize, int flt) {
   Rt *rt;
   size_t span = size > 0 && stride > 0 ? (size_t)((size - 1) * stride + 1) * (size_t)esize : 0;
-  RtRec *r = runner__call_on(&rt, RT_CALL_OBSERVE, base, NULL, span);
-  runner__rec_arg(r, runner__ref_int((uint32_t)id));
-  runner__rec_arg(r, runner__ref_ptr(rt, base));
-  runner__rec_arg(r, runner__ref_int((uint64_t)size));
+  RtRec *r = rt__call_on(&rt, RT_CALL_OBSERVE, base, NULL, span);
+  rt__rec_arg(r, rt__ref_int((uint32_t)id));
+  rt__rec_arg(r, rt__ref_ptr(rt, base));
+  rt__rec_arg(r, rt__ref_int((uint64_t)size));
   if (esize != 4 || flt)
-    runner__rec_arg(r, runner__ref_int((uint64_t)esize));
-  RtRef bref = runner__ref_ptr(rt, base);
+    rt__rec_arg(r, rt__ref_int((uint64_t)esize));
+  RtRef bref = rt__ref_ptr(rt, base);
   /* device memory (not host_shared, or any under rocm): the host cannot read it, on the sim as
    * on a GPU */
   int devmem = RT_REF_KIND(bref) == RT_REF_BUF && !rt->allocs[RT_REF_ID(bref)].shared;
   if (base == NULL || size < 0 || devmem ||
-      runner__freed_alloc(rt, base, (size_t)size * (size_t)esize) >= 0) {
-    runner__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS,
-                     base == NULL || size < 0 ? RT_DETAIL_BAD_POINTER
-                     : devmem                 ? RT_DETAIL_HOST_DEVICE_MEM
-                                              : RT_DETAIL_USE_AFTER_FREE);
-    runner__leave(rt);
+      rt__freed_alloc(rt, base, (size_t)size * (size_t)esize) >= 0) {
+    rt__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS,
+                 base == NULL || size < 0 ? RT_DETAIL_BAD_POINTER
+                 : devmem                 ? RT_DETAIL_HOST_DEVICE_MEM
+                                          : RT_DETAIL_USE_AFTER_FREE);
+    rt__leave(rt);
     return;
   }
   int per = esize == 8 ? 2 : 1;
@@ -334,52 +330,52 @@ void runner__observe(int32_t id, const char *base, int64_t size, int64_t stride,
       af_grow((void **)&rt->obsdata, &rt->capobsdata, rt->nobsdata + (int)size * per + 1,
               sizeof(int32_t))) {
     rt->oom = 1;
-    runner__leave(rt);
+    rt__leave(rt);
     return;
   }
   RtObs *o = &rt->obs[rt->nobs++];
   o->id = id;
-  o->tid = runner__t_tid;
+  o->tid = rt__t_tid;
   o->seq = r ? r->seq : 0;
   o->n = size * per;
   o->vals = (const int32_t *)(intptr_t)rt->nobsdata; /* an offset until end() */
   for (int64_t i = 0; i < size; i++)
     rt->nobsdata += elem_words(base + i * stride * esize, esize, flt, &rt->obsdata[rt->nobsdata]);
-  runner__leave(rt);
+  rt__leave(rt);
 }
 
 void asyncfuzz_observe(int32_t id, int32_t *allocated, int32_t *aligned, int64_t offset,
                        int64_t size, int64_t stride) {
   (void)allocated;
-  runner__observe(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride, 4, 0);
+  rt__observe(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride, 4, 0);
 }
 
 void asyncfuzz_observe_i16(int32_t id, int16_t *allocated, int16_t *aligned, int64_t offset,
                            int64_t size, int64_t stride) {
   (void)allocated;
-  runner__observe(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride, 2, 0);
+  rt__observe(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride, 2, 0);
 }
 
 void asyncfuzz_observe_i64(int32_t id, int64_t *allocated, int64_t *aligned, int64_t offset,
                            int64_t size, int64_t stride) {
   (void)allocated;
-  runner__observe(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride, 8, 0);
+  rt__observe(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride, 8, 0);
 }
 
 void asyncfuzz_observe_f32(int32_t id, float *allocated, float *aligned, int64_t offset,
                            int64_t size, int64_t stride) {
   (void)allocated;
-  runner__observe(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride, 4, 1);
+  rt__observe(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride, 4, 1);
 }
 
 /* The host fills a host buffer: element i is kernel_host_init_value(init, i) as the type. */
 static void host_init_common(int32_t id, int32_t init, char *base, int64_t size, int64_t stride,
                              int esize, int flt) {
   Rt *rt;
-  RtRec *r = runner__call(&rt, RT_CALL_HOST_INIT);
+  RtRec *r = rt__call(&rt, RT_CALL_HOST_INIT);
   if (base == NULL || size < 0) {
-    runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_POINTER);
-    runner__leave(rt);
+    rt__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_POINTER);
+    rt__leave(rt);
     return;
   }
   for (int64_t i = 0; i < size; i++) {
@@ -407,12 +403,12 @@ static void host_init_common(int32_t id, int32_t init, char *base, int64_t size,
   } else {
     rt->oom = 1;
   }
-  runner__rec_arg(r, runner__ref_int((uint32_t)id));
-  runner__rec_arg(r, runner__ref_int((uint32_t)init));
-  runner__rec_arg(r, runner__ref_int((uint64_t)size));
+  rt__rec_arg(r, rt__ref_int((uint32_t)id));
+  rt__rec_arg(r, rt__ref_int((uint32_t)init));
+  rt__rec_arg(r, rt__ref_int((uint64_t)size));
   if (esize != 4 || flt)
-    runner__rec_arg(r, runner__ref_int((uint64_t)esize));
-  runner__leave(rt);
+    rt__rec_arg(r, rt__ref_int((uint64_t)esize));
+  rt__leave(rt);
 }
 
 void asyncfuzz_host_init(int32_t id, int32_t init, int32_t *allocated, int32_t *aligned,

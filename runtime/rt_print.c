@@ -86,7 +86,7 @@ static void read_memref(int ty, int64_t rank, void *dp, int unranked, int print)
   }
   const char *first = d->aligned ? d->aligned + d->offset * esize_of[ty] : NULL;
   fflush(stdout);
-  runner__observe(-1, first, n > 0 ? span : 0, 1, esize_of[ty], ty >= P_F32);
+  rt__observe(-1, first, n > 0 ? span : 0, 1, esize_of[ty], ty >= P_F32);
   if (!print)
     return;
   printf("%sbase@ = %p rank = %" PRId64 " offset = %" PRId64 " sizes = [",

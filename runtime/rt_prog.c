@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-void runner__adopt(Rt *rt, const void *p, size_t bytes) {
+void rt__adopt(Rt *rt, const void *p, size_t bytes) {
   if (!rt->cfg.program || p == NULL || bytes == 0)
     return;
   const char *c = p;
@@ -36,15 +36,15 @@ void runner__adopt(Rt *rt, const void *p, size_t bytes) {
     rt->hosts[k].adopted = 1;
   }
   rt->hosts[k].bytes = bytes;
-  RtRec *r = runner__rec_new(rt, RT_CALL_HOST_ADOPT);
-  runner__rec_arg(r, RT_REF(RT_REF_HOST, rt->hosts[k].id, 0));
-  runner__rec_arg(r, runner__ref_int(bytes));
+  RtRec *r = rt__rec_new(rt, RT_CALL_HOST_ADOPT);
+  rt__rec_arg(r, RT_REF(RT_REF_HOST, rt->hosts[k].id, 0));
+  rt__rec_arg(r, rt__ref_int(bytes));
 }
 
 /* The whole buffer p points into, with its access, added to the run's effects (merged with an
  * effect of this launch on the same buffer); 0, or -1 when p is in none (the launch fails). */
 static int add_fx(Rt *rt, int first, const char *p, uint8_t access) {
-  RtRef ref = runner__ref_ptr(rt, p);
+  RtRef ref = rt__ref_ptr(rt, p);
   char *base = NULL;
   size_t bytes = 0;
   if (RT_REF_KIND(ref) == RT_REF_BUF) {
@@ -89,7 +89,7 @@ static int launch_fx(Rt *rt, const KernelForeign *f, void **params, size_t npara
   if (!layout(f, nparams, &bare)) { /* no body, or an unknown convention: every buffer, rw */
     for (size_t i = 0; i < nparams; i++) {
       const char *p = *(char *const *)params[i];
-      RtRef ref = runner__ref_ptr(rt, p);
+      RtRef ref = rt__ref_ptr(rt, p);
       if (RT_REF_KIND(ref) == RT_REF_BUF || RT_REF_KIND(ref) == RT_REF_HOST)
         (void)add_fx(rt, first, p, KERNEL_READ | KERNEL_WRITE);
     }
@@ -109,19 +109,19 @@ static int launch_fx(Rt *rt, const KernelForeign *f, void **params, size_t npara
   return 0;
 }
 
-void runner__launch_foreign(Rt *rt, RtRec *r, int k, int s, void **params, size_t nparams) {
+void rt__launch_foreign(Rt *rt, RtRec *r, int k, int s, void **params, size_t nparams) {
   const KernelForeign *f = kernel_foreign(k);
   int first = rt->nfx;
   if (params == NULL && nparams) {
-    runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_ARGS);
+    rt__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_ARGS);
     return;
   }
   if (launch_fx(rt, f, params, nparams, first)) {
     rt->nfx = first;
-    runner__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_BAD_POINTER);
+    rt__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_BAD_POINTER);
     return;
   }
-  runner__rec_arg(r, runner__ref_int((uint64_t)(rt->nfx - first)));
+  rt__rec_arg(r, rt__ref_int((uint64_t)(rt->nfx - first)));
   uint32_t seq = r ? r->seq : 0; /* (r moves when the trace grows: not used below) */
   RtRef sref = RT_REF(RT_REF_STREAM, s, 0);
   for (int pass = 0; pass < 2; pass++) /* reads first, then writes */
@@ -129,20 +129,20 @@ void runner__launch_foreign(Rt *rt, RtRec *r, int k, int s, void **params, size_
       int w = (rt->fx[i].access & KERNEL_WRITE) != 0;
       if (w != pass)
         continue;
-      RtRec *a = runner__rec_new(rt, RT_CALL_KERNEL_ACCESS);
+      RtRec *a = rt__rec_new(rt, RT_CALL_KERNEL_ACCESS);
       if (a)
         a->cause = seq;
-      runner__rec_arg(a, runner__ref_ptr(rt, rt->fx[i].p));
-      runner__rec_arg(a, runner__ref_int(rt->fx[i].access));
-      runner__rec_arg(a, runner__ref_int(rt->fx[i].bytes));
-      runner__rec_arg(a, sref);
+      rt__rec_arg(a, rt__ref_ptr(rt, rt->fx[i].p));
+      rt__rec_arg(a, rt__ref_int(rt->fx[i].access));
+      rt__rec_arg(a, rt__ref_int(rt->fx[i].bytes));
+      rt__rec_arg(a, sref);
     }
-  Work *w = runner__enqueue(rt, s, W_KERNEL, seq);
+  Work *w = rt__enqueue(rt, s, W_KERNEL, seq);
   if (w) {
     w->kernel = k;
     w->fx = first;
     w->nfx = rt->nfx - first;
   }
   if (rt->cfg.policy == RT_EAGER)
-    runner__drain(rt);
+    rt__drain(rt);
 }

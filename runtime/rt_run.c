@@ -15,16 +15,16 @@
 static int (*g_async_quiesce)(void);
 static void (*g_async_reset)(void);
 
-void runner__rt_set_async(int (*quiesce)(void), void (*reset)(void)) {
+void rt__rt_set_async(int (*quiesce)(void), void (*reset)(void)) {
   g_async_quiesce = quiesce;
   g_async_reset = reset;
 }
 
-int runner__rt_async_quiesce(void) {
+int rt__rt_async_quiesce(void) {
   return g_async_quiesce ? g_async_quiesce() : 0;
 }
 
-void runner__rt_async_reset(void) {
+void rt__rt_async_reset(void) {
   if (g_async_reset)
     g_async_reset();
 }
@@ -43,11 +43,11 @@ static void dev_finish(Rt *rt) {
                     driver's own teardown */
     code = 0;
   if (code) {
-    int save = runner__t_tid;
-    runner__t_tid = 0;
-    RtRec *r = runner__rec_new(rt, RT_CALL_DEVICE_SYNC);
-    runner__t_tid = save;
-    runner__dev_result(rt, r, code, RT_DETAIL_NONE);
+    int save = rt__t_tid;
+    rt__t_tid = 0;
+    RtRec *r = rt__rec_new(rt, RT_CALL_DEVICE_SYNC);
+    rt__t_tid = save;
+    rt__dev_result(rt, r, code, RT_DETAIL_NONE);
   }
 }
 
@@ -77,7 +77,7 @@ static void free_run(Rt *rt) {
   for (int i = 0; i < rt->nallocs; i++)
     if (!rt->allocs[i].dev)
       free(rt->allocs[i].p);
-  runner__sched_reset(rt);
+  rt__sched_reset(rt);
   rt->nstreams = rt->nevents = rt->nallocs = rt->nhosts = rt->nfreed = rt->nfx = 0;
   /* the trace of the run that ends stays readable for one more run: the two arrays swap */
   RtRec *t = rt->prev;
@@ -102,13 +102,13 @@ static int begin_locked(Rt *rt, const RtConfig *cfg, int keep_modules) {
   }
   rt->dev = NULL;
   if (cfg->backend != RT_BACKEND_SIM) {
-    if (runner__open_dev(cfg->backend, runner__g_backend_msg, sizeof runner__g_backend_msg))
+    if (rt__open_dev(cfg->backend, rt__g_backend_msg, sizeof rt__g_backend_msg))
       return AF_EUNSUPPORTED;
-    rt->dev = runner__g_dev[cfg->backend];
+    rt->dev = rt__g_dev[cfg->backend];
     rt->dev->enter();
   }
-  runner__rt_async_reset();
-  runner__g_log[0] = '\0';
+  rt__rt_async_reset();
+  rt__g_log[0] = '\0';
   memset(&rt->sum, 0, sizeof rt->sum);
   rt->sum.first_error = -1;
   rt->cfg = *cfg;
@@ -126,7 +126,7 @@ static int begin_locked(Rt *rt, const RtConfig *cfg, int keep_modules) {
   rt->nchange = rt->cfg.policy == RT_PCT ? rt->cfg.pct_depth : 0;
   for (int i = 0; i < rt->nchange; i++)
     rt->change_points[i] = 1 + af_rng_below(&rt->rng, 96);
-  runner__new_stream(rt); /* stream 0: the legacy default stream */
+  rt__new_stream(rt); /* stream 0: the legacy default stream */
   rt->active = 1;
   return 0;
 }
@@ -206,23 +206,23 @@ static RtConfig env_config(void) {
 static void begin_env(Rt *rt, RtConfig *c, int keep_modules) {
   if (begin_locked(rt, c, keep_modules)) {
     snprintf(g_config_error, sizeof g_config_error, "backend %s: %.500s",
-             asyncfuzz_rt_backend_name(c->backend), runner__g_backend_msg);
+             asyncfuzz_rt_backend_name(c->backend), rt__g_backend_msg);
     c->backend = RT_BACKEND_SIM;
     begin_locked(rt, c, keep_modules);
   }
   if (g_config_error[0]) {
-    int save = runner__t_tid;
-    runner__t_tid = 0;
-    RtRec *r = runner__rec_new(rt, RT_CALL_CONFIG);
-    runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_CONFIG);
-    runner__t_tid = save;
+    int save = rt__t_tid;
+    rt__t_tid = 0;
+    RtRec *r = rt__rec_new(rt, RT_CALL_CONFIG);
+    rt__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_CONFIG);
+    rt__t_tid = save;
   }
 }
 
 /* Every entry point: lock, start a run from the environment if none is active (code compiled
- * by MLIR calls mgpu* without a harness), name the thread, and runner__pump. */
-Rt *runner__enter(void) {
-  Rt *rt = &runner__g_rt;
+ * by MLIR calls mgpu* without a harness), name the thread, and rt__pump. */
+Rt *rt__enter(void) {
+  Rt *rt = &rt__g_rt;
   if (!rt->unlocked)
     pthread_mutex_lock(&rt->mu);
   if (!rt->active) {
@@ -230,22 +230,22 @@ Rt *runner__enter(void) {
     RtConfig c = env_config();
     begin_env(rt, &c, 0);
     rt->next_tid = 0; /* no harness: the first thread to call in is the host, T0 */
-    runner__g_env_run = 1;
+    rt__g_env_run = 1;
   }
-  if (runner__t_tid < 0)
-    runner__t_tid = rt->next_tid++;
+  if (rt__t_tid < 0)
+    rt__t_tid = rt->next_tid++;
   return rt;
 }
 
-void runner__leave(Rt *rt) {
+void rt__leave(Rt *rt) {
   if (!rt->unlocked)
     pthread_mutex_unlock(&rt->mu);
 }
 
 int asyncfuzz_rt_begin(const RtConfig *cfg) {
-  Rt *rt = &runner__g_rt;
+  Rt *rt = &rt__g_rt;
   pthread_mutex_lock(&rt->mu);
-  runner__g_env_run = 0;
+  rt__g_env_run = 0;
   g_config_error[0] = '\0';
   int rc = begin_locked(rt, cfg, 0);
   int oom = rt->oom;
@@ -253,38 +253,38 @@ int asyncfuzz_rt_begin(const RtConfig *cfg) {
   return rc ? rc : oom ? AF_ENOMEM : 0;
 }
 
-/* Ends the run; runner__drain: first complete the pending device work (only while the memory it
+/* Ends the run; rt__drain: first complete the pending device work (only while the memory it
  * touches is surely alive: not at process exit, after the program has freed its buffers). */
 static int end_run(int do_drain) {
-  Rt *rt = &runner__g_rt;
+  Rt *rt = &rt__g_rt;
   pthread_mutex_lock(&rt->mu);
-  int save = runner__t_tid;
+  int save = rt__t_tid;
   if (do_drain)
-    runner__drain(rt);
+    rt__drain(rt);
   dev_finish(rt); /* cuda: always, so the device is idle before its memory goes */
-  runner__t_tid = -1;
+  rt__t_tid = -1;
   for (int i = 1; i < rt->nstreams; i++) {
     if (!rt->streams[i].destroyed) {
       rt->sum.streams_leaked++;
-      RtRec *r = runner__rec_new(rt, RT_CALL_LEAK);
-      runner__rec_arg(r, RT_REF(RT_REF_STREAM, i, 0));
+      RtRec *r = rt__rec_new(rt, RT_CALL_LEAK);
+      rt__rec_arg(r, RT_REF(RT_REF_STREAM, i, 0));
     }
   }
   for (int i = 0; i < rt->nevents; i++) {
     if (!rt->events[i].destroyed) {
       rt->sum.events_leaked++;
-      RtRec *r = runner__rec_new(rt, RT_CALL_LEAK);
-      runner__rec_arg(r, RT_REF(RT_REF_EVENT, i, 0));
+      RtRec *r = rt__rec_new(rt, RT_CALL_LEAK);
+      rt__rec_arg(r, RT_REF(RT_REF_EVENT, i, 0));
     }
   }
   for (int i = 0; i < rt->nallocs; i++) {
     if (!rt->allocs[i].freed) {
       rt->sum.buffers_leaked++;
-      RtRec *r = runner__rec_new(rt, RT_CALL_LEAK);
-      runner__rec_arg(r, RT_REF(RT_REF_BUF, i, 0));
+      RtRec *r = rt__rec_new(rt, RT_CALL_LEAK);
+      rt__rec_arg(r, RT_REF(RT_REF_BUF, i, 0));
     }
   }
-  runner__t_tid = save;
+  rt__t_tid = save;
   rt->sum.streams_created = rt->nstreams - 1;
   rt->sum.events_created = rt->nevents;
   rt->sum.max_streams = rt->nstreams;
@@ -306,7 +306,7 @@ int asyncfuzz_rt_end(void) {
 }
 
 void asyncfuzz_rt_shutdown(void) {
-  Rt *rt = &runner__g_rt;
+  Rt *rt = &rt__g_rt;
   pthread_mutex_lock(&rt->mu);
   free_run(rt);
   for (int i = 0; i < rt->hwstreams; i++)
@@ -359,50 +359,50 @@ int asyncfuzz_rt_abi_parse(const char *name) {
 }
 
 int asyncfuzz_rt_device_broken(void) {
-  return runner__g_rt.dev_broken;
+  return rt__g_rt.dev_broken;
 }
 
-void runner__rt_config(RtConfig *out) {
-  Rt *rt = runner__enter();
+void rt__rt_config(RtConfig *out) {
+  Rt *rt = rt__enter();
   *out = rt->cfg;
-  runner__leave(rt);
+  rt__leave(rt);
 }
 
-int runner__rt_thread(void) {
-  Rt *rt = runner__enter();
-  int tid = runner__t_tid;
-  runner__leave(rt);
+int rt__rt_thread(void) {
+  Rt *rt = rt__enter();
+  int tid = rt__t_tid;
+  rt__leave(rt);
   return tid;
 }
 
-int runner__rt_new_thread(void) {
-  Rt *rt = runner__enter();
+int rt__rt_new_thread(void) {
+  Rt *rt = rt__enter();
   int tid = rt->next_tid++;
-  runner__leave(rt);
+  rt__leave(rt);
   return tid;
 }
 
-void runner__rt_async_error(int detail) {
-  Rt *rt = runner__enter();
-  RtRec *r = runner__rec_new(rt, RT_CALL_ASYNC_ERROR);
-  runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, detail);
-  runner__leave(rt);
+void rt__rt_async_error(int detail) {
+  Rt *rt = rt__enter();
+  RtRec *r = rt__rec_new(rt, RT_CALL_ASYNC_ERROR);
+  rt__rec_fail(rt, r, RT_ERR_INVALID_VALUE, detail);
+  rt__leave(rt);
 }
 
 void asyncfuzz_rt_note(int note, int region, int value) {
   static const int calls[] = {RT_CALL_SPAWN, RT_CALL_START,   RT_CALL_YIELD,
                               RT_CALL_AWAIT, RT_CALL_RELEASE, RT_CALL_ACQUIRE};
-  Rt *rt = runner__enter();
+  Rt *rt = rt__enter();
   int async = note == RT_NOTE_RELEASE || note == RT_NOTE_ACQUIRE;
   int *max = async ? &rt->sum.max_async : &rt->sum.max_regions;
   if (region >= *max)
     *max = region + 1;
   if (note >= 0 && note <= RT_NOTE_ACQUIRE) {
-    RtRec *r = runner__rec_new(rt, calls[note]);
-    runner__rec_arg(r, async ? RT_REF(RT_REF_ASYNC, region, 0)
-                             : RT_REF(RT_REF_REGION, region, (uint32_t)(value + 1)));
+    RtRec *r = rt__rec_new(rt, calls[note]);
+    rt__rec_arg(r, async ? RT_REF(RT_REF_ASYNC, region, 0)
+                         : RT_REF(RT_REF_REGION, region, (uint32_t)(value + 1)));
   }
-  runner__leave(rt);
+  rt__leave(rt);
 }
 
 /* ---- batches: many cases in one process ---- */
@@ -431,7 +431,7 @@ static void env_schedule(RtConfig *c, int k) {
  * runs it again in a fresh process. */
 void asyncfuzz_case_begin(int32_t id, int32_t sched) {
   (void)id;
-  Rt *rt = &runner__g_rt;
+  Rt *rt = &rt__g_rt;
   pthread_mutex_lock(&rt->mu);
   g_config_error[0] = '\0';
   RtConfig c = env_config();
@@ -440,10 +440,10 @@ void asyncfuzz_case_begin(int32_t id, int32_t sched) {
   if (rt->dev_broken)
     c.backend = RT_BACKEND_SIM;
   /* the modules the batch loaded in its constructor, before the first case, stay valid */
-  begin_env(rt, &c, rt->active || runner__g_env_run);
+  begin_env(rt, &c, rt->active || rt__g_env_run);
   rt->next_tid = 0;
-  runner__t_tid = rt->next_tid++; /* the caller is the host, T0 */
-  runner__g_env_run = 1;
+  rt__t_tid = rt->next_tid++; /* the caller is the host, T0 */
+  rt__g_env_run = 1;
   pthread_mutex_unlock(&rt->mu);
 }
 
@@ -452,8 +452,8 @@ void asyncfuzz_case_begin(int32_t id, int32_t sched) {
  * $ASYNCFUZZ_TRACE_DIR/case-ID-SCHED.bin, written to a temporary name and renamed, so a case whose
  * file exists finished. */
 void asyncfuzz_case_end(int32_t id, int32_t sched) {
-  runner__rt_async_quiesce();
-  Rt *rt = &runner__g_rt;
+  rt__rt_async_quiesce();
+  Rt *rt = &rt__g_rt;
   pthread_mutex_lock(&rt->mu);
   int active = rt->active;
   pthread_mutex_unlock(&rt->mu);
@@ -478,9 +478,9 @@ void asyncfuzz_case_end(int32_t id, int32_t sched) {
 __attribute__((destructor)) static void env_run_exit(void) {
   const char *path = getenv("ASYNCFUZZ_TRACE");
   const char *bin = getenv("ASYNCFUZZ_TRACE_BIN");
-  if (!runner__g_env_run || (path == NULL && bin == NULL) || !runner__g_rt.active)
+  if (!rt__g_env_run || (path == NULL && bin == NULL) || !rt__g_rt.active)
     return;
-  /* no runner__drain: the program has freed its host buffers by now, and work still pending on them
+  /* no rt__drain: the program has freed its host buffers by now, and work still pending on them
    * would write into freed memory (the trace shows it never completed) */
   end_run(0);
   if (bin)
@@ -490,20 +490,20 @@ __attribute__((destructor)) static void env_run_exit(void) {
   AfBuf b;
   af_buf_init(&b);
   af_buf_printf(&b, "# asyncfuzz trace v1 policy=%s seed=%llu\n",
-                asyncfuzz_rt_policy_name(runner__g_rt.cfg.policy),
-                (unsigned long long)runner__g_rt.cfg.seed);
+                asyncfuzz_rt_policy_name(rt__g_rt.cfg.policy),
+                (unsigned long long)rt__g_rt.cfg.seed);
   if (g_config_error[0])
     af_buf_printf(&b, "# settings refused: %s (the run went on on the sim)\n", g_config_error);
-  for (const char *l = runner__g_log; *l;) { /* what a wrapper would have printed */
+  for (const char *l = rt__g_log; *l;) { /* what a wrapper would have printed */
     size_t n = strcspn(l, "\n");
     af_buf_printf(&b, "# log: %.*s\n", (int)n, l);
     l += n + (l[n] == '\n');
   }
   asyncfuzz_rt_format_trace(&b, 0, -1);
-  for (int i = 0; i < runner__g_rt.nobs; i++) {
-    af_buf_printf(&b, "observe %d", runner__g_rt.obs[i].id);
-    for (int64_t k = 0; k < runner__g_rt.obs[i].n; k++)
-      af_buf_printf(&b, " %d", runner__g_rt.obs[i].vals[k]);
+  for (int i = 0; i < rt__g_rt.nobs; i++) {
+    af_buf_printf(&b, "observe %d", rt__g_rt.obs[i].id);
+    for (int64_t k = 0; k < rt__g_rt.obs[i].n; k++)
+      af_buf_printf(&b, " %d", rt__g_rt.obs[i].vals[k]);
     af_buf_puts(&b, "\n");
   }
   FILE *f = b.oom ? NULL : fopen(path, "w");

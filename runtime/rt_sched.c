@@ -31,19 +31,19 @@ enum { EXEC_START = 1, EXEC_DONE = 2 };
 static void exec_rec(Rt *rt, int s, Work *w, int phase, int err, int detail) {
   if (!rt->cfg.record_device && err == RT_ERR_OK)
     return;
-  int save = runner__t_tid;
-  runner__t_tid = -1;
-  RtRec *r = runner__rec_new(rt, RT_CALL_EXEC);
-  runner__t_tid = save;
+  int save = rt__t_tid;
+  rt__t_tid = -1;
+  RtRec *r = rt__rec_new(rt, RT_CALL_EXEC);
+  rt__t_tid = save;
   if (r == NULL)
     return;
   r->cause = w->call;
   r->op = w->call < (uint32_t)rt->ntrace ? rt->trace[w->call].op : -1;
-  runner__rec_arg(r, RT_REF(RT_REF_STREAM, s, 0));
-  runner__rec_arg(r, runner__ref_int(w->call));
-  runner__rec_arg(r, runner__ref_int((uint64_t)phase));
+  rt__rec_arg(r, RT_REF(RT_REF_STREAM, s, 0));
+  rt__rec_arg(r, rt__ref_int(w->call));
+  rt__rec_arg(r, rt__ref_int((uint64_t)phase));
   if (err)
-    runner__rec_fail(rt, r, err, detail);
+    rt__rec_fail(rt, r, err, detail);
 }
 
 /* A program's kernel (rt_prog.c): its body is not run. Started, it reads what it loads (a hash
@@ -52,7 +52,7 @@ static void exec_rec(Rt *rt, int s, Work *w, int phase, int err, int detail) {
  * Returns 1 when it stays at the head. */
 static int foreign_step(Rt *rt, int s, Work *w) {
   for (int i = 0; i < w->nfx; i++)
-    if (runner__freed_alloc(rt, rt->fx[w->fx + i].p, rt->fx[w->fx + i].bytes) >= 0) {
+    if (rt__freed_alloc(rt, rt->fx[w->fx + i].p, rt->fx[w->fx + i].bytes) >= 0) {
       exec_rec(rt, s, w, EXEC_DONE, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
       return 0;
     }
@@ -90,8 +90,8 @@ static void step(Rt *rt, int s) {
     if (w->kernel >= KERNEL__IDS)
       break;
     for (int b = 0; b < w->nbufs && bad < 0; b++)
-      bad = runner__freed_alloc(rt, w->bufs[b],
-                                w->n > 0 ? ((size_t)(w->n - 1) * (size_t)w->stride[b] + 1) * 4 : 0);
+      bad = rt__freed_alloc(rt, w->bufs[b],
+                            w->n > 0 ? ((size_t)(w->n - 1) * (size_t)w->stride[b] + 1) * 4 : 0);
     if (bad >= 0) {
       exec_rec(rt, s, w, EXEC_DONE, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
       break;
@@ -111,9 +111,9 @@ static void step(Rt *rt, int s) {
     }
     break;
   case W_MEMCPY:
-    bad = runner__freed_alloc(rt, w->dst, w->bytes);
+    bad = rt__freed_alloc(rt, w->dst, w->bytes);
     if (bad < 0)
-      bad = runner__freed_alloc(rt, w->src, w->bytes);
+      bad = rt__freed_alloc(rt, w->src, w->bytes);
     if (bad >= 0) {
       exec_rec(rt, s, w, EXEC_DONE, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
       break;
@@ -124,7 +124,7 @@ static void step(Rt *rt, int s) {
   case W_MEMSET32:
   case W_MEMSET16: {
     size_t esz = w->kind == W_MEMSET32 ? 4 : 2;
-    if (runner__freed_alloc(rt, w->dst, w->count * esz) >= 0) {
+    if (rt__freed_alloc(rt, w->dst, w->count * esz) >= 0) {
       exec_rec(rt, s, w, EXEC_DONE, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
       break;
     }
@@ -201,7 +201,7 @@ static void wake(Rt *rt, int t) {
   }
 }
 
-void runner__sched_reset(Rt *rt) {
+void rt__sched_reset(Rt *rt) {
   if (rt->caprun > 0)
     memset(rt->runbits, 0, sizeof(uint64_t) * (size_t)rt->caprun);
   rt->nrun = 0;
@@ -262,7 +262,7 @@ static int pick(Rt *rt) {
   return s;
 }
 
-void runner__drain(Rt *rt) {
+void rt__drain(Rt *rt) {
   int s;
   if (rt->dev)
     return; /* the hardware runs its own queues */
@@ -271,7 +271,7 @@ void runner__drain(Rt *rt) {
 }
 
 /* Runs device steps until stream s has completed `seq` items. */
-void runner__run_until(Rt *rt, int s, uint64_t seq) {
+void rt__run_until(Rt *rt, int s, uint64_t seq) {
   if (rt->dev)
     return;
   while (!event_complete(rt, s, seq)) {
@@ -299,14 +299,14 @@ void runner__run_until(Rt *rt, int s, uint64_t seq) {
 }
 
 /* The policy's chance to advance device work at a runtime call. */
-void runner__pump(Rt *rt) {
+void rt__pump(Rt *rt) {
   if (rt->dev) {
     rt->dev->enter();
     return;
   }
   switch (rt->cfg.policy) {
   case RT_EAGER:
-    runner__drain(rt);
+    rt__drain(rt);
     break;
   case RT_LAZY:
     break;
@@ -346,7 +346,7 @@ static int wait_for(Rt *rt, int s, int t, uint32_t call) {
   return push_wait(rt, s, t, rt->streams[t].enq, call) ? 0 : -1;
 }
 
-int runner__legacy_order(Rt *rt, int s, uint32_t call) {
+int rt__legacy_order(Rt *rt, int s, uint32_t call) {
   if (rt->cfg.abi != RT_ABI_ROCM)
     return 0;
   if (s != 0)
@@ -357,12 +357,12 @@ int runner__legacy_order(Rt *rt, int s, uint32_t call) {
   return 0;
 }
 
-Work *runner__enqueue(Rt *rt, int s, int kind, uint32_t call) {
-  return runner__legacy_order(rt, s, call) ? NULL : push(rt, s, kind, call);
+Work *rt__enqueue(Rt *rt, int s, int kind, uint32_t call) {
+  return rt__legacy_order(rt, s, call) ? NULL : push(rt, s, kind, call);
 }
 
-Work *runner__enqueue_wait(Rt *rt, int s, int t, uint64_t seq, uint32_t call) {
-  return runner__legacy_order(rt, s, call) ? NULL : push_wait(rt, s, t, seq, call);
+Work *rt__enqueue_wait(Rt *rt, int s, int t, uint64_t seq, uint32_t call) {
+  return rt__legacy_order(rt, s, call) ? NULL : push_wait(rt, s, t, seq, call);
 }
 
 static Work *push(Rt *rt, int s, int kind, uint32_t call) {
@@ -387,7 +387,7 @@ static Work *push(Rt *rt, int s, int kind, uint32_t call) {
   return w;
 }
 
-int runner__new_stream(Rt *rt) {
+int rt__new_stream(Rt *rt) {
   int words = rt->nstreams / 64 + 1, had = rt->caprun;
   if (af_grow((void **)&rt->streams, &rt->capstreams, rt->nstreams + 1, sizeof(Stream)) ||
       (words > had && af_grow((void **)&rt->runbits, &rt->caprun, words, sizeof(uint64_t)))) {

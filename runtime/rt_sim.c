@@ -21,9 +21,9 @@ static int builtin_blob(const void *data, size_t size) {
  * backend loads the blob (cubin/fatbin, or PTX for JIT) or, for builtin Programs, its own PTX. */
 static void *module_load(int call, void *data, size_t size, int opt) {
   Rt *rt;
-  RtRec *r = runner__call(&rt, call);
-  if (runner__abi_absent(rt, r)) { /* ROCm's mgpuModuleLoadJIT asserts */
-    runner__leave(rt);
+  RtRec *r = rt__call(&rt, call);
+  if (rt__abi_absent(rt, r)) { /* ROCm's mgpuModuleLoadJIT asserts */
+    rt__leave(rt);
     return NULL;
   }
   void *dh = NULL;
@@ -32,25 +32,25 @@ static void *module_load(int call, void *data, size_t size, int opt) {
     int jit = call == RT_CALL_MODULE_LOAD_JIT;
     int code = rt->dev->module_load(builtin_blob(data, size) ? NULL : data, jit, opt, &dh, log,
                                     sizeof log);
-    if (runner__dev_result(rt, r, code, RT_DETAIL_NONE)) {
+    if (rt__dev_result(rt, r, code, RT_DETAIL_NONE)) {
       if (*log)
-        runner__log(log); /* (what the wrapper would print) */
-      runner__leave(rt);
+        rt__log(log); /* (what the wrapper would print) */
+      rt__leave(rt);
       return NULL;
     }
   }
   if (af_grow((void **)&rt->mods, &rt->capmods, rt->nmodules + 1, sizeof(void *))) {
     rt->oom = 1;
-    runner__leave(rt);
+    rt__leave(rt);
     return NULL;
   }
   int idx = rt->nmodules++;
   rt->mods[idx] = dh;
   rt->modules_live++;
-  void *h = runner__h_out(rt, H_MODULE, idx, dh);
+  void *h = rt__h_out(rt, H_MODULE, idx, dh);
   if (r)
     r->ret = RT_REF(RT_REF_MODULE, idx, 0);
-  runner__leave(rt);
+  rt__leave(rt);
   return h;
 }
 
@@ -65,61 +65,60 @@ void *mgpuModuleLoadJIT(void *data, int optLevel) {
 void mgpuModuleUnload(void *module) {
   /* the module unloads when mlir-runner tears the JIT'd code down: coroutines still queued run
    * now, while their code exists, as MLIR's runtime finishes its tasks before it goes */
-  runner__rt_async_quiesce();
+  rt__rt_async_quiesce();
   Rt *rt;
-  RtRec *r = runner__call(&rt, RT_CALL_MODULE_UNLOAD);
+  RtRec *r = rt__call(&rt, RT_CALL_MODULE_UNLOAD);
   int detail;
   RtRef ref;
-  int idx = runner__h_decode(rt, module, H_MODULE, &detail, &ref);
-  runner__rec_arg(r, ref);
-  if (rt->dev && runner__dev_pass(rt, idx)) {
+  int idx = rt__h_decode(rt, module, H_MODULE, &detail, &ref);
+  rt__rec_arg(r, ref);
+  if (rt->dev && rt__dev_pass(rt, idx)) {
     void *dh = idx >= 0 ? rt->mods[idx] : module;
-    if (runner__dev_result(rt, r, rt->dev->module_unload(dh), detail) == 0 && idx >= 0) {
+    if (rt__dev_result(rt, r, rt->dev->module_unload(dh), detail) == 0 && idx >= 0) {
       rt->mods[idx] = NULL;
       rt->modules_live--;
     }
   } else if (idx < 0) {
-    runner__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, detail);
+    rt__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, detail);
   } else {
     rt->modules_live--;
   }
-  runner__leave(rt);
+  rt__leave(rt);
 }
 
 void *mgpuModuleGetFunction(void *module, const char *name) {
   Rt *rt;
-  RtRec *r = runner__call(&rt, RT_CALL_MODULE_GET_FUNCTION);
+  RtRec *r = rt__call(&rt, RT_CALL_MODULE_GET_FUNCTION);
   int detail;
   RtRef ref;
   void *h = NULL;
-  int idx = runner__h_decode(rt, module, H_MODULE, &detail, &ref);
+  int idx = rt__h_decode(rt, module, H_MODULE, &detail, &ref);
   int k = name ? kernel_lookup(name) : -1;
   if (k < 0 && name && rt->cfg.program) /* a program's kernel with no body known: every buffer */
     k = kernel_foreign_unknown(name);
-  runner__rec_arg(r, ref);
-  runner__rec_arg(r, RT_REF(RT_REF_STR, k >= 0 ? k : 0xFFFFFF, 0));
+  rt__rec_arg(r, ref);
+  rt__rec_arg(r, RT_REF(RT_REF_STR, k >= 0 ? k : 0xFFFFFF, 0));
   if (idx < 0 && !(rt->dev && rt->cfg.raw_handles)) {
-    runner__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, detail);
+    rt__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, detail);
   } else if (k < 0) {
-    runner__rec_fail(rt, r, RT_ERR_NOT_FOUND, RT_DETAIL_UNKNOWN_KERNEL);
+    rt__rec_fail(rt, r, RT_ERR_NOT_FOUND, RT_DETAIL_UNKNOWN_KERNEL);
   } else if (rt->dev && k >= KERNEL__IDS) { /* (a program's kernels run on the sim only) */
-    runner__rec_fail(rt, r, RT_ERR_NOT_FOUND, RT_DETAIL_UNKNOWN_KERNEL);
+    rt__rec_fail(rt, r, RT_ERR_NOT_FOUND, RT_DETAIL_UNKNOWN_KERNEL);
   } else if (rt->dev) {
     void *fn = NULL;
-    if (runner__dev_result(rt, r,
-                           rt->dev->get_function(idx >= 0 ? rt->mods[idx] : module, name, &fn),
-                           detail) == 0) {
+    if (rt__dev_result(rt, r, rt->dev->get_function(idx >= 0 ? rt->mods[idx] : module, name, &fn),
+                       detail) == 0) {
       rt->fns[k] = fn;
-      h = runner__h_out(rt, H_FUNC, k, fn);
+      h = rt__h_out(rt, H_FUNC, k, fn);
       if (r)
         r->ret = RT_REF(RT_REF_FUNC, k, 0);
     }
   } else {
-    h = runner__h_make(rt, H_FUNC, k);
+    h = rt__h_make(rt, H_FUNC, k);
     if (r)
       r->ret = RT_REF(RT_REF_FUNC, k, 0);
   }
-  runner__leave(rt);
+  rt__leave(rt);
   return h;
 }
 
@@ -147,7 +146,7 @@ static int read_launch(Rt *rt, RtRec *r, const KernelInfo *ki, void **params, in
     l->stride[b] = *(int64_t *)params[5 * b + 4];
     strided |= l->stride[b] != 1;
     l->bufs[b] = aligned + off;
-    runner__rec_arg(r, runner__ref_ptr(rt, l->bufs[b]));
+    rt__rec_arg(r, rt__ref_ptr(rt, l->bufs[b]));
     if (l->n < 0)
       l->n = size;
     else if (size != l->n)
@@ -156,10 +155,10 @@ static int read_launch(Rt *rt, RtRec *r, const KernelInfo *ki, void **params, in
       bad = 1;
   }
   l->v = *(int32_t *)params[5 * ki->nbufs];
-  runner__rec_arg(r, runner__ref_int((uint32_t)l->v));
-  runner__rec_arg(r, runner__ref_int((uint64_t)(l->n > 0 ? l->n : 0)));
+  rt__rec_arg(r, rt__ref_int((uint32_t)l->v));
+  rt__rec_arg(r, rt__ref_int((uint64_t)(l->n > 0 ? l->n : 0)));
   for (int b = 0; b < ki->nbufs && strided; b++) /* a view's strides follow (trace format) */
-    runner__rec_arg(r, runner__ref_int((uint64_t)l->stride[b]));
+    rt__rec_arg(r, rt__ref_int((uint64_t)l->stride[b]));
   return bad || l->n < 0 || (intptr_t)l->n > threads ? -1 : 0;
 }
 
@@ -168,9 +167,9 @@ static int read_launch(Rt *rt, RtRec *r, const KernelInfo *ki, void **params, in
 static int bad_launch_ptr(Rt *rt, const KernelInfo *ki, const Launch *l) {
   for (int b = 0; b < ki->nbufs; b++) {
     size_t span = l->n > 0 ? ((size_t)(l->n - 1) * (size_t)l->stride[b] + 1) * 4 : 0;
-    if (runner__range_kind(rt, l->bufs[b], span) != 1)
+    if (rt__range_kind(rt, l->bufs[b], span) != 1)
       return RT_DETAIL_BAD_POINTER;
-    if (rt->dev && runner__freed_alloc(rt, l->bufs[b], span) >= 0)
+    if (rt->dev && rt__freed_alloc(rt, l->bufs[b], span) >= 0)
       return RT_DETAIL_USE_AFTER_FREE;
   }
   return RT_DETAIL_NONE;
@@ -189,44 +188,44 @@ static void launch_on_device(Rt *rt, RtRec *r, int k, int s, int sdet, const int
   if (spin > 0)
     args[np - 1] = &spin;
   void *dstream = raw ? stream : rt->streams[s].dh;
-  runner__dev_result(rt, r, rt->dev->launch(rt->fns[k], grid, block, smem, dstream, args, extra),
-                     raw && s < 0 ? sdet : RT_DETAIL_NONE);
+  rt__dev_result(rt, r, rt->dev->launch(rt->fns[k], grid, block, smem, dstream, args, extra),
+                 raw && s < 0 ? sdet : RT_DETAIL_NONE);
 }
 
 void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t gridZ,
                       intptr_t blockX, intptr_t blockY, intptr_t blockZ, int32_t smem, void *stream,
                       void **params, void **extra, size_t paramsCount) {
   Rt *rt;
-  RtRec *r = runner__call(&rt, RT_CALL_LAUNCH_KERNEL);
+  RtRec *r = rt__call(&rt, RT_CALL_LAUNCH_KERNEL);
   int fdet, sdet;
   RtRef fref, sref;
-  int k = runner__h_decode(rt, function, H_FUNC, &fdet, &fref);
-  int s = runner__stream_arg(rt, stream, &sdet, &sref);
+  int k = rt__h_decode(rt, function, H_FUNC, &fdet, &fref);
+  int s = rt__stream_arg(rt, stream, &sdet, &sref);
   int raw = rt->dev && rt->cfg.raw_handles;
-  runner__rec_arg(r, fref);
-  runner__rec_arg(r, sref);
+  rt__rec_arg(r, fref);
+  rt__rec_arg(r, sref);
   const intptr_t grid[3] = {gridX, gridY, gridZ}, block[3] = {blockX, blockY, blockZ};
   const KernelInfo *ki = k >= 0 ? kernel_info(k) : NULL;
   Launch l;
   int det;
   if (raw && k < 0) /* not a kernel asyncfuzz knows: the driver decides */
-    runner__dev_result(rt, r, rt->dev->launch(function, grid, block, smem, stream, params, extra),
-                       fdet);
+    rt__dev_result(rt, r, rt->dev->launch(function, grid, block, smem, stream, params, extra),
+                   fdet);
   else if (k < 0 || (s < 0 && !raw))
-    runner__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, k < 0 ? fdet : sdet);
+    rt__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, k < 0 ? fdet : sdet);
   else if (k >= KERNEL__IDS && !rt->dev)
-    runner__launch_foreign(rt, r, k, s, params, paramsCount);
+    rt__launch_foreign(rt, r, k, s, params, paramsCount);
   else if (k >= KERNEL__IDS)
-    runner__rec_fail(rt, r, RT_ERR_NOT_FOUND, RT_DETAIL_UNKNOWN_KERNEL);
+    rt__rec_fail(rt, r, RT_ERR_NOT_FOUND, RT_DETAIL_UNKNOWN_KERNEL);
   else if (params == NULL || (paramsCount != 0 && paramsCount != (size_t)ki->nbufs * 5 + 2) ||
            read_launch(rt, r, ki, params, gridX * blockX, &l) < 0)
-    runner__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_ARGS);
+    rt__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_ARGS);
   else if (!raw && (det = bad_launch_ptr(rt, ki, &l)) != RT_DETAIL_NONE)
-    runner__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, det);
+    rt__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, det);
   else if (rt->dev)
     launch_on_device(rt, r, k, s, sdet, grid, block, smem, stream, params, extra);
   else {
-    Work *w = runner__enqueue(rt, s, W_KERNEL, r ? r->seq : 0);
+    Work *w = rt__enqueue(rt, s, W_KERNEL, r ? r->seq : 0);
     if (w) {
       w->kernel = k;
       w->nbufs = ki->nbufs;
@@ -236,151 +235,151 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t g
       w->v = l.v;
     }
     if (rt->cfg.policy == RT_EAGER)
-      runner__drain(rt);
+      rt__drain(rt);
   }
-  runner__leave(rt);
+  rt__leave(rt);
 }
 
 void *mgpuStreamCreate(void) {
   Rt *rt;
-  RtRec *r = runner__call(&rt, RT_CALL_STREAM_CREATE);
+  RtRec *r = rt__call(&rt, RT_CALL_STREAM_CREATE);
   void *dh = NULL;
-  if (rt->dev && runner__dev_result(rt, r, rt->dev->stream_create(&dh), RT_DETAIL_NONE)) {
+  if (rt->dev && rt__dev_result(rt, r, rt->dev->stream_create(&dh), RT_DETAIL_NONE)) {
     if (r)
       r->ret = RT_REF(RT_REF_NULL, 0, 0);
-    runner__leave(rt);
+    rt__leave(rt);
     return NULL; /* as the wrapper: later work silently goes to the legacy stream */
   }
-  int s = runner__new_stream(rt);
+  int s = rt__new_stream(rt);
   if (s >= 0)
     rt->streams[s].dh = dh;
-  void *h = s >= 0 ? runner__h_out(rt, H_STREAM, s, dh) : NULL;
+  void *h = s >= 0 ? rt__h_out(rt, H_STREAM, s, dh) : NULL;
   if (r)
     r->ret = s >= 0 ? RT_REF(RT_REF_STREAM, s, 0) : RT_REF(RT_REF_NULL, 0, 0);
-  runner__leave(rt);
+  rt__leave(rt);
   return h;
 }
 
 void mgpuStreamDestroy(void *stream) {
   Rt *rt;
-  RtRec *r = runner__call(&rt, RT_CALL_STREAM_DESTROY);
+  RtRec *r = rt__call(&rt, RT_CALL_STREAM_DESTROY);
   int det;
-  int s = runner__handle_arg(rt, r, stream, H_STREAM_MADE, &det);
-  if (runner__route(rt, r, s >= 0, det) == RT_TO_DEVICE)
-    runner__dev_result(rt, r, rt->dev->stream_destroy(s >= 0 ? rt->streams[s].dh : stream), det);
+  int s = rt__handle_arg(rt, r, stream, H_STREAM_MADE, &det);
+  if (rt__route(rt, r, s >= 0, det) == RT_TO_DEVICE)
+    rt__dev_result(rt, r, rt->dev->stream_destroy(s >= 0 ? rt->streams[s].dh : stream), det);
   if (s >= 0)
     rt->streams[s].destroyed = 1; /* pending work still runs */
-  runner__leave(rt);
+  rt__leave(rt);
 }
 
 void mgpuStreamSynchronize(void *stream) {
   Rt *rt;
-  RtRec *r = runner__call(&rt, RT_CALL_STREAM_SYNCHRONIZE);
+  RtRec *r = rt__call(&rt, RT_CALL_STREAM_SYNCHRONIZE);
   int det;
-  int s = runner__handle_arg(rt, r, stream, H_STREAM, &det);
-  int to = runner__route(rt, r, s >= 0, det);
+  int s = rt__handle_arg(rt, r, stream, H_STREAM, &det);
+  int to = rt__route(rt, r, s >= 0, det);
   if (to == RT_TO_DEVICE)
-    runner__dev_result(rt, r, rt->dev->stream_sync(s >= 0 ? rt->streams[s].dh : stream), det);
+    rt__dev_result(rt, r, rt->dev->stream_sync(s >= 0 ? rt->streams[s].dh : stream), det);
   else if (to == RT_TO_SIM)
-    runner__run_until(rt, s, rt->streams[s].enq);
-  runner__leave(rt);
+    rt__run_until(rt, s, rt->streams[s].enq);
+  rt__leave(rt);
 }
 
 void mgpuStreamWaitEvent(void *stream, void *event) {
   Rt *rt;
-  RtRec *r = runner__call(&rt, RT_CALL_STREAM_WAIT_EVENT);
+  RtRec *r = rt__call(&rt, RT_CALL_STREAM_WAIT_EVENT);
   int sdet, edet;
-  int s = runner__handle_arg(rt, r, stream, H_STREAM, &sdet);
-  int e = runner__handle_arg(rt, r, event, H_EVENT, &edet);
-  int to = runner__route(rt, r, s >= 0 && e >= 0, s < 0 ? sdet : edet);
+  int s = rt__handle_arg(rt, r, stream, H_STREAM, &sdet);
+  int e = rt__handle_arg(rt, r, event, H_EVENT, &edet);
+  int to = rt__route(rt, r, s >= 0 && e >= 0, s < 0 ? sdet : edet);
   if (to == RT_TO_DEVICE) {
-    runner__dev_result(rt, r,
-                       rt->dev->stream_wait_event(s >= 0 ? rt->streams[s].dh : stream,
-                                                  e >= 0 ? rt->events[e].dh : event),
-                       s < 0 ? sdet : edet);
+    rt__dev_result(rt, r,
+                   rt->dev->stream_wait_event(s >= 0 ? rt->streams[s].dh : stream,
+                                              e >= 0 ? rt->events[e].dh : event),
+                   s < 0 ? sdet : edet);
   } else if (to == RT_TO_SIM && rt->events[e].recorded) {
-    (void)runner__enqueue_wait(rt, s, rt->events[e].stream, rt->events[e].seq, r ? r->seq : 0);
+    (void)rt__enqueue_wait(rt, s, rt->events[e].stream, rt->events[e].seq, r ? r->seq : 0);
     if (rt->cfg.policy == RT_EAGER)
-      runner__drain(rt);
+      rt__drain(rt);
   }
-  runner__leave(rt);
+  rt__leave(rt);
 }
 
 void *mgpuEventCreate(void) {
   Rt *rt;
-  RtRec *r = runner__call(&rt, RT_CALL_EVENT_CREATE);
+  RtRec *r = rt__call(&rt, RT_CALL_EVENT_CREATE);
   void *h = NULL, *dh = NULL;
-  if (rt->dev && runner__dev_result(rt, r, rt->dev->event_create(&dh), RT_DETAIL_NONE)) {
+  if (rt->dev && rt__dev_result(rt, r, rt->dev->event_create(&dh), RT_DETAIL_NONE)) {
     if (r)
       r->ret = RT_REF(RT_REF_NULL, 0, 0);
   } else if (af_grow((void **)&rt->events, &rt->capevents, rt->nevents + 1, sizeof(Event)) == 0) {
     int e = rt->nevents++;
     memset(&rt->events[e], 0, sizeof(Event));
     rt->events[e].dh = dh;
-    h = runner__h_out(rt, H_EVENT, e, dh);
+    h = rt__h_out(rt, H_EVENT, e, dh);
     if (r)
       r->ret = RT_REF(RT_REF_EVENT, e, 0);
   } else {
     rt->oom = 1;
-    runner__rec_fail(rt, r, RT_ERR_OUT_OF_MEMORY, RT_DETAIL_NONE);
+    rt__rec_fail(rt, r, RT_ERR_OUT_OF_MEMORY, RT_DETAIL_NONE);
   }
-  runner__leave(rt);
+  rt__leave(rt);
   return h;
 }
 
 void mgpuEventDestroy(void *event) {
   Rt *rt;
-  RtRec *r = runner__call(&rt, RT_CALL_EVENT_DESTROY);
+  RtRec *r = rt__call(&rt, RT_CALL_EVENT_DESTROY);
   int det;
-  int e = runner__handle_arg(rt, r, event, H_EVENT, &det);
-  if (runner__route(rt, r, e >= 0, det) == RT_TO_DEVICE)
-    runner__dev_result(rt, r, rt->dev->event_destroy(e >= 0 ? rt->events[e].dh : event), det);
+  int e = rt__handle_arg(rt, r, event, H_EVENT, &det);
+  if (rt__route(rt, r, e >= 0, det) == RT_TO_DEVICE)
+    rt__dev_result(rt, r, rt->dev->event_destroy(e >= 0 ? rt->events[e].dh : event), det);
   if (e >= 0)
     rt->events[e].destroyed = 1;
-  runner__leave(rt);
+  rt__leave(rt);
 }
 
 void mgpuEventSynchronize(void *event) {
   Rt *rt;
-  RtRec *r = runner__call(&rt, RT_CALL_EVENT_SYNCHRONIZE);
+  RtRec *r = rt__call(&rt, RT_CALL_EVENT_SYNCHRONIZE);
   int det;
-  int e = runner__handle_arg(rt, r, event, H_EVENT, &det);
+  int e = rt__handle_arg(rt, r, event, H_EVENT, &det);
   /* raw: the driver answers a stream given as event; else a misused handle: the wrapper prints
    * and does not wait */
-  int to = runner__route(rt, r, e >= 0, det);
+  int to = rt__route(rt, r, e >= 0, det);
   if (to == RT_TO_DEVICE)
-    runner__dev_result(rt, r, rt->dev->event_sync(e >= 0 ? rt->events[e].dh : event), det);
+    rt__dev_result(rt, r, rt->dev->event_sync(e >= 0 ? rt->events[e].dh : event), det);
   else if (to == RT_TO_SIM && rt->events[e].recorded)
-    runner__run_until(rt, rt->events[e].stream, rt->events[e].seq);
-  runner__leave(rt);
+    rt__run_until(rt, rt->events[e].stream, rt->events[e].seq);
+  rt__leave(rt);
 }
 
 void mgpuEventRecord(void *event, void *stream) {
   Rt *rt;
-  RtRec *r = runner__call(&rt, RT_CALL_EVENT_RECORD);
+  RtRec *r = rt__call(&rt, RT_CALL_EVENT_RECORD);
   int sdet, edet;
-  int e = runner__handle_arg(rt, r, event, H_EVENT, &edet);
-  int s = runner__handle_arg(rt, r, stream, H_STREAM, &sdet);
-  int to = runner__route(rt, r, e >= 0 && s >= 0, e < 0 ? edet : sdet);
+  int e = rt__handle_arg(rt, r, event, H_EVENT, &edet);
+  int s = rt__handle_arg(rt, r, stream, H_STREAM, &sdet);
+  int to = rt__route(rt, r, e >= 0 && s >= 0, e < 0 ? edet : sdet);
   int failed = 0;
   if (to == RT_TO_DEVICE)
-    failed = runner__dev_result(rt, r,
-                                rt->dev->event_record(e >= 0 ? rt->events[e].dh : event,
-                                                      s >= 0 ? rt->streams[s].dh : stream),
-                                e < 0 ? edet : sdet) != 0;
+    failed = rt__dev_result(rt, r,
+                            rt->dev->event_record(e >= 0 ? rt->events[e].dh : event,
+                                                  s >= 0 ? rt->streams[s].dh : stream),
+                            e < 0 ? edet : sdet) != 0;
   if (e >= 0 && s >= 0 && !failed) {
     if (!rt->dev) /* rocm: the capture includes what a blocking stream waits for */
-      runner__legacy_order(rt, s, r ? r->seq : 0);
+      rt__legacy_order(rt, s, r ? r->seq : 0);
     rt->events[e].recorded = 1;
     rt->events[e].stream = s;
     rt->events[e].seq = rt->streams[s].enq;
   }
-  runner__leave(rt);
+  rt__leave(rt);
 }
 
 void mgpuSetDefaultDevice(int32_t device) {
   Rt *rt;
-  RtRec *r = runner__call(&rt, RT_CALL_SET_DEFAULT_DEVICE);
-  runner__rec_arg(r, runner__ref_int((uint32_t)device));
-  runner__leave(rt);
+  RtRec *r = rt__call(&rt, RT_CALL_SET_DEFAULT_DEVICE);
+  rt__rec_arg(r, rt__ref_int((uint32_t)device));
+  rt__leave(rt);
 }

@@ -49,7 +49,7 @@
 #define H_EVENT 2u
 #define H_MODULE 3u
 #define H_FUNC 4u
-/* runner__handle_arg's kind for a stream that must be one the program made (NULL is no stream) */
+/* rt__handle_arg's kind for a stream that must be one the program made (NULL is no stream) */
 #define H_STREAM_MADE (H_STREAM | 0x100u)
 
 enum { W_KERNEL, W_MEMCPY, W_MEMSET32, W_MEMSET16, W_WAIT };
@@ -104,7 +104,7 @@ typedef struct Alloc {
   int dev; /* allocated by the hardware backend; released (dev 2) when the run ends */
 } Alloc;
 
-/* A freed allocation's memory, which work still queued may touch (runner__freed_alloc). */
+/* A freed allocation's memory, which work still queued may touch (rt__freed_alloc). */
 typedef struct FreedRange {
   const char *lo, *hi;
   int alloc;
@@ -114,7 +114,7 @@ typedef struct HostBuf {
   char *p;
   size_t bytes;
   int id;
-  int adopted; /* memory a program allocated itself (runner__adopt) */
+  int adopted; /* memory a program allocated itself (rt__adopt) */
 } HostBuf;
 
 typedef struct Rt {
@@ -169,10 +169,10 @@ typedef struct Rt {
 #pragma GCC visibility push(hidden)
 
 /* ---- the run's state, the trace records (rt_trace.c) ---- */
-extern Rt runner__g_rt;
-extern const RtDevOps *runner__g_dev[RT__BACKEND_COUNT];
-extern RtDeviceInfo runner__g_dev_info[RT__BACKEND_COUNT];
-extern int runner__g_env_run;
+extern Rt rt__g_rt;
+extern const RtDevOps *rt__g_dev[RT__BACKEND_COUNT];
+extern RtDeviceInfo rt__g_dev_info[RT__BACKEND_COUNT];
+extern int rt__g_env_run;
 /* initial-exec: a thread local read directly from the thread pointer, not through __tls_get_addr
  * (4% of a case when every call read it so); the library is linked or dlopened early, and glibc
  * keeps static room for a few bytes of such late-loaded variables */
@@ -181,100 +181,98 @@ extern int runner__g_env_run;
 #else
 #define RT__TLS_IE
 #endif
-extern _Thread_local int runner__t_tid RT__TLS_IE;
-RtRec *runner__rec_new(Rt *rt, int call);
-void runner__rec_arg(RtRec *r, RtRef a);
-void runner__rec_fail(Rt *rt, RtRec *r, int err, int detail);
-RtRef runner__ref_ptr(Rt *rt, const void *p);
-RtRef runner__ref_int(uint64_t v);
-extern char runner__g_backend_msg[512];
+extern _Thread_local int rt__t_tid RT__TLS_IE;
+RtRec *rt__rec_new(Rt *rt, int call);
+void rt__rec_arg(RtRec *r, RtRef a);
+void rt__rec_fail(Rt *rt, RtRec *r, int err, int detail);
+RtRef rt__ref_ptr(Rt *rt, const void *p);
+RtRef rt__ref_int(uint64_t v);
+extern char rt__g_backend_msg[512];
 /* The run's log: what a wrapper would print (a JIT log, a backend's warning), one line per call;
  * cleared when a run begins. */
-extern char runner__g_log[2048];
-void runner__log(const char *msg);
+extern char rt__g_log[2048];
+void rt__log(const char *msg);
 
 /* ---- handles and the checks on them; the device's answers (rt_handles.c) ---- */
-void *runner__h_make(Rt *rt, unsigned kind, int idx);
-int runner__h_decode(Rt *rt, const void *h, unsigned kind, int *detail, RtRef *ref);
-int runner__stream_arg(Rt *rt, const void *h, int *detail, RtRef *ref);
-void *runner__h_out(Rt *rt, unsigned kind, int idx, void *dh);
-int runner__dev_result(Rt *rt, RtRec *r, int code, int detail);
-int runner__dev_pass(Rt *rt, int idx);
+void *rt__h_make(Rt *rt, unsigned kind, int idx);
+int rt__h_decode(Rt *rt, const void *h, unsigned kind, int *detail, RtRef *ref);
+int rt__stream_arg(Rt *rt, const void *h, int *detail, RtRef *ref);
+void *rt__h_out(Rt *rt, unsigned kind, int idx, void *dh);
+int rt__dev_result(Rt *rt, RtRec *r, int code, int detail);
+int rt__dev_pass(Rt *rt, int idx);
 /* 1 when the run's ABI flavour has no such call (rocm: mgpuModuleLoadJIT, mgpuMemset16); the
  * record fails with RT_ERR_NOT_FOUND, RT_DETAIL_ABI_ABSENT and the call has no effect. */
-int runner__abi_absent(Rt *rt, RtRec *r);
+int rt__abi_absent(Rt *rt, RtRec *r);
 /* Allocation i is freed: its memory is poison from now on (a use of it is a use after free). */
-void runner__mark_freed(Rt *rt, int i);
-int runner__freed_alloc(Rt *rt, const void *p, size_t n);
-int runner__range_kind(Rt *rt, const void *p, size_t n);
-char *runner__memref_range(int64_t rank, void *desc, int64_t esz, uint64_t *bytes);
+void rt__mark_freed(Rt *rt, int i);
+int rt__freed_alloc(Rt *rt, const void *p, size_t n);
+int rt__range_kind(Rt *rt, const void *p, size_t n);
+char *rt__memref_range(int64_t rank, void *desc, int64_t esz, uint64_t *bytes);
 
 /* ---- the scheduler: work queues, steps and the policies (rt_sched.c) ---- */
-void runner__drain(Rt *rt);
-void runner__run_until(Rt *rt, int s, uint64_t seq);
-void runner__pump(Rt *rt);
-Work *runner__enqueue(Rt *rt, int s, int kind, uint32_t call);
-/* A wait item on stream s for the first seq items of stream t (runner__enqueue, then its target).
+void rt__drain(Rt *rt);
+void rt__run_until(Rt *rt, int s, uint64_t seq);
+void rt__pump(Rt *rt);
+Work *rt__enqueue(Rt *rt, int s, int kind, uint32_t call);
+/* A wait item on stream s for the first seq items of stream t (rt__enqueue, then its target).
  */
-Work *runner__enqueue_wait(Rt *rt, int s, int t, uint64_t seq, uint32_t call);
+Work *rt__enqueue_wait(Rt *rt, int s, int t, uint64_t seq, uint32_t call);
 /* A run ends: no stream has work the scheduler may pick. */
-void runner__sched_reset(Rt *rt);
+void rt__sched_reset(Rt *rt);
 /* rocm: streams from mgpuStreamCreate are blocking (hipStreamCreate's default flags): work on
  * the legacy stream s0 first waits for everything enqueued on them, and their later work
  * (an event record too) waits for s0's. Enqueues those waits on s (wait items); 0, or -1 out
- * of memory. runner__enqueue does it for every work item. */
-int runner__legacy_order(Rt *rt, int s, uint32_t call);
+ * of memory. rt__enqueue does it for every work item. */
+int rt__legacy_order(Rt *rt, int s, uint32_t call);
 
 /* ---- a user's program (rt_prog.c) ---- */
 /* Host memory at [p, p+bytes) that no buffer of the run covers, taken as a host buffer of its own
  * (a host.memory record) under cfg.program; a buffer that starts at p grows to bytes. */
-void runner__adopt(Rt *rt, const void *p, size_t bytes);
+void rt__adopt(Rt *rt, const void *p, size_t bytes);
 /* A launch of program kernel k (kernel_foreign) on stream s: its buffers from params, its
  * kernel.access records, its work. r is the launch's record. */
-void runner__launch_foreign(Rt *rt, RtRec *r, int k, int s, void **params, size_t nparams);
+void rt__launch_foreign(Rt *rt, RtRec *r, int k, int s, void **params, size_t nparams);
 /* The host reads size elements of esize bytes at base, stride elements apart (rt_mem.c): an
  * observation `id` (flt: float elements). Enters the runtime itself. */
-void runner__observe(int32_t id, const char *base, int64_t size, int64_t stride, int esize,
-                     int flt);
-int runner__new_stream(Rt *rt);
+void rt__observe(int32_t id, const char *base, int64_t size, int64_t stride, int esize, int flt);
+int rt__new_stream(Rt *rt);
 
 /* ---- the backends: opening a GPU's library (rt_backend.c) ---- */
 /* Opens backend's device (its library, then its init), once per process; the lock is held. 0, or
  * AF_EUNSUPPORTED with why in msg. */
-int runner__open_dev(int backend, char *msg, size_t n);
+int rt__open_dev(int backend, char *msg, size_t n);
 
 /* ---- a run: begin, end, enter and leave every call (rt_run.c) ---- */
-Rt *runner__enter(void);
-void runner__leave(Rt *rt);
+Rt *rt__enter(void);
+void rt__leave(Rt *rt);
 
 /* ---- an mgpu* entry point: one preamble, one validation ladder ----
- * Every wrapper of the ABI begins with runner__call (or runner__call_on, whose host memory a
- * user's program may own), decodes its handles with runner__handle_arg, asks runner__route where
- * a call on handles goes, and ends with runner__leave. (Inline: these sit on every call.) */
+ * Every wrapper of the ABI begins with rt__call (or rt__call_on, whose host memory a
+ * user's program may own), decodes its handles with rt__handle_arg, asks rt__route where
+ * a call on handles goes, and ends with rt__leave. (Inline: these sit on every call.) */
 
-/* The run entered (runner__leave ends it), the work due by now done (runner__pump), the host
+/* The run entered (rt__leave ends it), the work due by now done (rt__pump), the host
  * memory at a and b (bytes each) adopted when the program owns it (cfg.program), and the call's
  * record begun (NULL when the trace is off): the record. */
-static inline RtRec *runner__call_on(Rt **rtp, int call, const void *a, const void *b,
-                                     size_t bytes) {
-  Rt *rt = *rtp = runner__enter();
-  runner__pump(rt);
-  runner__adopt(rt, a, bytes);
-  runner__adopt(rt, b, bytes);
-  return runner__rec_new(rt, call);
+static inline RtRec *rt__call_on(Rt **rtp, int call, const void *a, const void *b, size_t bytes) {
+  Rt *rt = *rtp = rt__enter();
+  rt__pump(rt);
+  rt__adopt(rt, a, bytes);
+  rt__adopt(rt, b, bytes);
+  return rt__rec_new(rt, call);
 }
-static inline RtRec *runner__call(Rt **rtp, int call) {
-  return runner__call_on(rtp, call, NULL, NULL, 0);
+static inline RtRec *rt__call(Rt **rtp, int call) {
+  return rt__call_on(rtp, call, NULL, NULL, 0);
 }
 
 /* A handle argument decoded as kind (H_STREAM: NULL is the legacy stream; H_STREAM_MADE;
  * H_EVENT...) and recorded as the call's next argument: its index, or -1 with *det why it is
  * none. */
-static inline int runner__handle_arg(Rt *rt, RtRec *r, const void *h, unsigned kind, int *det) {
+static inline int rt__handle_arg(Rt *rt, RtRec *r, const void *h, unsigned kind, int *det) {
   RtRef ref;
-  int i = kind == H_STREAM ? runner__stream_arg(rt, h, det, &ref)
-                           : runner__h_decode(rt, h, kind & 0xffu, det, &ref);
-  runner__rec_arg(r, ref);
+  int i = kind == H_STREAM ? rt__stream_arg(rt, h, det, &ref)
+                           : rt__h_decode(rt, h, kind & 0xffu, det, &ref);
+  rt__rec_arg(r, ref);
   return i;
 }
 
@@ -283,11 +281,11 @@ static inline int runner__handle_arg(Rt *rt, RtRec *r, const void *h, unsigned k
  * RT_TO_NONE, a handle is misused: the record fails with RT_ERR_INVALID_HANDLE and det, and the
  * call has no effect, as the wrapper's error print; RT_TO_SIM, the simulator carries it out. */
 enum { RT_TO_SIM, RT_TO_DEVICE, RT_TO_NONE };
-static inline int runner__route(Rt *rt, RtRec *r, int ok, int det) {
+static inline int rt__route(Rt *rt, RtRec *r, int ok, int det) {
   if (rt->dev && (rt->cfg.raw_handles || ok))
     return RT_TO_DEVICE;
   if (!ok) {
-    runner__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det);
+    rt__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det);
     return RT_TO_NONE;
   }
   return RT_TO_SIM;

@@ -10,11 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
-Rt runner__g_rt = {.mu = PTHREAD_MUTEX_INITIALIZER};
-const RtDevOps *runner__g_dev[RT__BACKEND_COUNT]; /* each GPU backend's device, once opened */
-RtDeviceInfo runner__g_dev_info[RT__BACKEND_COUNT];
-int runner__g_env_run; /* the current run was started from the environment (no harness) */
-_Thread_local int runner__t_tid RT__TLS_IE = -1;
+Rt rt__g_rt = {.mu = PTHREAD_MUTEX_INITIALIZER};
+const RtDevOps *rt__g_dev[RT__BACKEND_COUNT]; /* each GPU backend's device, once opened */
+RtDeviceInfo rt__g_dev_info[RT__BACKEND_COUNT];
+int rt__g_env_run; /* the current run was started from the environment (no harness) */
+_Thread_local int rt__t_tid RT__TLS_IE = -1;
 static _Thread_local int t_op RT__TLS_IE = -1;
 
 /* ---- names ---- */
@@ -69,7 +69,7 @@ int asyncfuzz_rt_policy_parse(const char *name) {
 
 /* ---- trace ---- */
 
-RtRec *runner__rec_new(Rt *rt, int call) {
+RtRec *rt__rec_new(Rt *rt, int call) {
   if (rt->ntrace >= rt->captrace && /* (the call only when full: it was 1% of a case) */
       af_grow((void **)&rt->trace, &rt->captrace, rt->ntrace + 1, sizeof(RtRec))) {
     rt->oom = 1;
@@ -79,7 +79,7 @@ RtRec *runner__rec_new(Rt *rt, int call) {
   RtRec *r = &rt->trace[rt->ntrace];
   *r = zero;
   r->seq = (uint32_t)rt->ntrace++;
-  int tid = runner__t_tid;
+  int tid = rt__t_tid;
   r->tid = tid;
   if (tid >= rt->sum.max_threads)
     rt->sum.max_threads = tid + 1;
@@ -88,12 +88,12 @@ RtRec *runner__rec_new(Rt *rt, int call) {
   return r;
 }
 
-void runner__rec_arg(RtRec *r, RtRef a) {
+void rt__rec_arg(RtRec *r, RtRef a) {
   if (r && r->nargs < RT_REC_ARGS)
     r->args[r->nargs++] = a;
 }
 
-void runner__rec_fail(Rt *rt, RtRec *r, int err, int detail) {
+void rt__rec_fail(Rt *rt, RtRec *r, int err, int detail) {
   if (r == NULL)
     return;
   if (r->err == RT_ERR_OK) {
@@ -106,7 +106,7 @@ void runner__rec_fail(Rt *rt, RtRec *r, int err, int detail) {
 }
 
 /* Symbolic name of a pointer: a device allocation, a registered host buffer or unknown. */
-RtRef runner__ref_ptr(Rt *rt, const void *p) {
+RtRef rt__ref_ptr(Rt *rt, const void *p) {
   if (p == NULL)
     return RT_REF(RT_REF_NULL, 0, 0);
   const char *c = p;
@@ -123,28 +123,28 @@ RtRef runner__ref_ptr(Rt *rt, const void *p) {
   return RT_REF(RT_REF_PTR, 0, 0);
 }
 
-RtRef runner__ref_int(uint64_t v) {
+RtRef rt__ref_int(uint64_t v) {
   return RT_REF(RT_REF_INT, (v >> 32) & 0xFFFFFF, (uint32_t)v);
 }
 
 /* keep_modules: the modules loaded so far stay valid (a batch loads them once, in a global
  * constructor, before its first case begins) */
-char runner__g_backend_msg[512]; /* why the last begin could not open its backend */
+char rt__g_backend_msg[512]; /* why the last begin could not open its backend */
 
-char runner__g_log[2048]; /* what the run reported besides its records (asyncfuzz_rt_log) */
+char rt__g_log[2048]; /* what the run reported besides its records (asyncfuzz_rt_log) */
 
-void runner__log(const char *msg) {
-  size_t n = strlen(runner__g_log);
-  if (n + 1 < sizeof runner__g_log)
-    snprintf(runner__g_log + n, sizeof runner__g_log - n, "%s\n", msg);
+void rt__log(const char *msg) {
+  size_t n = strlen(rt__g_log);
+  if (n + 1 < sizeof rt__g_log)
+    snprintf(rt__g_log + n, sizeof rt__g_log - n, "%s\n", msg);
 }
 
 const char *asyncfuzz_rt_log(void) {
-  return runner__g_log;
+  return rt__g_log;
 }
 
 void asyncfuzz_rt_set_thread(int tid) {
-  runner__t_tid = tid;
+  rt__t_tid = tid;
 }
 
 void asyncfuzz_rt_set_op(int op) {
@@ -152,22 +152,22 @@ void asyncfuzz_rt_set_op(int op) {
 }
 
 const RtRec *asyncfuzz_rt_trace(int *n) {
-  *n = runner__g_rt.ntrace;
-  return runner__g_rt.trace;
+  *n = rt__g_rt.ntrace;
+  return rt__g_rt.trace;
 }
 
 const RtRec *asyncfuzz_rt_prev_trace(int *n) {
-  *n = runner__g_rt.nprev;
-  return runner__g_rt.prev;
+  *n = rt__g_rt.nprev;
+  return rt__g_rt.prev;
 }
 
 const RtObs *asyncfuzz_rt_observations(int *n) {
-  *n = runner__g_rt.nobs;
-  return runner__g_rt.obs;
+  *n = rt__g_rt.nobs;
+  return rt__g_rt.obs;
 }
 
 void asyncfuzz_rt_summary(RtSummary *out) {
-  *out = runner__g_rt.sum;
+  *out = rt__g_rt.sum;
 }
 
 /* ---- trace text ---- */
@@ -267,11 +267,11 @@ void asyncfuzz_rt_format_rec(AfBuf *b, const RtRec *r) {
 }
 
 void asyncfuzz_rt_format_trace(AfBuf *b, int from, int to) {
-  int n = runner__g_rt.ntrace;
+  int n = rt__g_rt.ntrace;
   if (to < 0 || to > n)
     to = n;
   for (int i = from < 0 ? 0 : from; i < to; i++) {
-    asyncfuzz_rt_format_rec(b, &runner__g_rt.trace[i]);
+    asyncfuzz_rt_format_rec(b, &rt__g_rt.trace[i]);
     af_buf_puts(b, "\n");
   }
 }
@@ -279,7 +279,7 @@ void asyncfuzz_rt_format_trace(AfBuf *b, int from, int to) {
 #define TRACE_MAGIC "AFTRACE1"
 
 int asyncfuzz_rt_write_trace_bin(const char *path) {
-  Rt *rt = &runner__g_rt;
+  Rt *rt = &rt__g_rt;
   FILE *f = fopen(path, "wb");
   if (f == NULL)
     return AF_EIO;
