@@ -191,6 +191,9 @@ static int migrate(Store *s, AfErr *err) {
                       "asyncfuzz schema version)",
                       s->path);
   }
+  if (rc == 0 && v < 0) /* (a version no asyncfuzz writes: another program's, or damage) */
+    rc = af_err_set(err, AF_EPARSE, "%s has schema version %d, which no asyncfuzz writes", s->path,
+                    v);
   if (rc == 0 && v > STORE_SCHEMA_VERSION)
     rc = af_err_set(err, AF_EPARSE,
                     "%s has schema version %d, newer than this asyncfuzz knows (%d): use a newer "
