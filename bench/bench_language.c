@@ -3,8 +3,8 @@
  * mlir-opt accepts all of it. Generates N cases (seeds 1..N, default knobs), counts the cases
  * that use each construct (a host wait with no operands, a token waited again, a captured
  * token used, host_shared memory in a region, a region, a region input, a launch on an explicit
- * stream, two launches on one explicit stream, calls, ifs, fors and branches with tokens),
- * renders every case
+ * stream, two launches on one explicit stream, calls, ifs, fors and branches with tokens) and
+ * each element type copied or set and observed, renders every case
  * and has one mlir-opt process parse and verify them all (--split-input-file). Prints one line
  * per construct and the number of modules mlir-opt rejected (0 expected).
  *
@@ -105,6 +105,22 @@ static void constructs(const GenCase *c, int *has) {
   free(launched);
 }
 
+/* Element types exercised: has[e] when a copy or memset writes a buffer of type e and a buffer of
+ * type e is observed (copies keep the type, so what the host reads of that type went through a
+ * copy or a memset of it). */
+static void elem_types(const GenCase *c, int *has) {
+  unsigned written = 0, observed = 0;
+  for (int i = 0; i < c->nops; i++) {
+    const GenOp *o = &c->ops[i];
+    if ((gen_op_flags(o->kind) & GEN_K_TYPED) && o->buf >= 0)
+      written |= 1u << c->bufs[o->buf].elem;
+    if (o->kind == GEN_OP_OBSERVE && o->buf >= 0)
+      observed |= 1u << c->bufs[o->buf].elem;
+  }
+  for (int e = 0; e < GEN_ELEM__COUNT; e++)
+    has[e] = (written & observed) >> e & 1u;
+}
+
 int main(int argc, char **argv) {
   if (bench_help(
           argc, argv,
@@ -135,7 +151,7 @@ int main(int argc, char **argv) {
   }
   GenConfig cfg;
   gen_config_default(&cfg);
-  long count[NCON] = {0};
+  long count[NCON] = {0}, ecount[GEN_ELEM__COUNT] = {0};
   for (int s = 1; s <= n; s++) {
     GenCase c;
     if (gen_generate(&c, (uint64_t)s, &cfg, &err) || gen_validate(&c, &err)) {
@@ -146,6 +162,10 @@ int main(int argc, char **argv) {
     constructs(&c, has);
     for (int k = 0; k < NCON; k++)
       count[k] += has[k];
+    int eh[GEN_ELEM__COUNT] = {0};
+    elem_types(&c, eh);
+    for (int e = 0; e < GEN_ELEM__COUNT; e++)
+      ecount[e] += eh[e];
     char *mlir = gen_render_mlir(&c);
     if (mlir == NULL) {
       fprintf(stderr, "bench_language: out of memory\n");
@@ -160,6 +180,9 @@ int main(int argc, char **argv) {
   for (int k = 0; k < NCON; k++)
     printf("construct \"%s\": %ld of %d cases (%.1f%%)\n", names[k], count[k], n,
            100.0 * (double)count[k] / n);
+  for (int e = 1; e < GEN_ELEM__COUNT; e++)
+    printf("element type %-6s copied or set, and observed: %ld of %d cases (%.1f%%)\n",
+           gen_elem_name(e), ecount[e], n, 100.0 * (double)ecount[e] / n);
   char *args[] = {spec.opt, "--split-input-file", in, "-o", "/dev/null", NULL};
   ProcResult r;
   if (af_proc_run(args, NULL, NULL, NULL, errp, 600, &r, &err)) {

@@ -96,24 +96,15 @@ static void host_hook(I *in, const LowerInstr *ins, int init) {
   int64_t n = in->p->buf_elems[ins->buf];
   int32_t id = init ? ins->buf : (int32_t)ins->imm, v = (int32_t)ins->imm;
   switch (in->p->buf_elem[ins->buf]) {
-  case GEN_ELEM_I16:
-    if (init)
-      asyncfuzz_host_init_i16(id, v, h, h, 0, n, 1);
-    else
-      asyncfuzz_observe_i16(id, h, h, 0, n, 1);
+#define HOOK(sfx, T, E)                                                                            \
+  case GEN_ELEM_##E:                                                                               \
+    if (init)                                                                                      \
+      asyncfuzz_host_init_##sfx(id, v, h, h, 0, n, 1);                                             \
+    else                                                                                           \
+      asyncfuzz_observe_##sfx(id, h, h, 0, n, 1);                                                  \
     break;
-  case GEN_ELEM_I64:
-    if (init)
-      asyncfuzz_host_init_i64(id, v, h, h, 0, n, 1);
-    else
-      asyncfuzz_observe_i64(id, h, h, 0, n, 1);
-    break;
-  case GEN_ELEM_F32:
-    if (init)
-      asyncfuzz_host_init_f32(id, v, h, h, 0, n, 1);
-    else
-      asyncfuzz_observe_f32(id, h, h, 0, n, 1);
-    break;
+    RT_ELEM_HOOK_MAP(HOOK)
+#undef HOOK
   default:
     if (init)
       asyncfuzz_host_init(id, v, h, h, 0, n, 1);
@@ -353,9 +344,7 @@ int check_run_program(const LowerProgram *p, const RtConfig *cfg, AfErr *err) {
   in.dirty = 1;
   for (int b = 0; b < p->nbufs; b++)
     if (p->buf_host[b]) {
-      in.bufs[b] = calloc((size_t)p->buf_elems[b], p->buf_elem[b] == GEN_ELEM_I16   ? 2
-                                                   : p->buf_elem[b] == GEN_ELEM_I64 ? 8
-                                                                                    : 4);
+      in.bufs[b] = calloc((size_t)p->buf_elems[b], (size_t)gen_elem_size(p->buf_elem[b]));
       if (in.bufs[b] == NULL) {
         rc = af_err_set(err, AF_ENOMEM, "out of memory allocating host buffers");
         goto out;

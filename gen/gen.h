@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "../base/afbase.h"
+#include "../kernels/kernels.h"
 
 #define GEN_FORMAT_VERSION                                                                         \
   2                         /* the newest; version 1 (no captures, no explicit streams) still      \
@@ -146,20 +147,23 @@ typedef struct GenOp {
                        before it in its block (gen_op_threaded), as the generator made it; what
                        a "deps=1 unthreaded" shape tells apart */
   uint8_t belem;    /* not in the case format: a memcpy's or memset's destination element type
-                       + 1 (gen_op_mark), what a "gpu.memset async i16" shape tells apart */
+                       + 1, by its storage (gen_elem_storage; gen_op_mark), what a "gpu.memset
+                       async i16" shape tells apart */
   uint8_t fresh;    /* not in the case format: it has dependencies, each a fresh root (a
                        gpu.wait async of nothing), so no work to follow (gen_op_mark) */
 } GenOp;
 
-/* Element types. Kernels take i32 buffers only; memcpy and memset (not of i64: no runtime call
- * sets 64-bit elements) take any (version 2). */
+/* Element types (kernels/kernels.h's KERNEL_ELEM_MAP: i32, i16, i64, f32, then i8, i1, f16, bf16,
+ * f64, index). Kernels take i32 buffers only; memcpy takes any (version 2); memset takes the 16-
+ * and 32-bit ones (no runtime call sets elements of another width: MLIR lowers 16- and 32-bit
+ * memsets only). --typed draws the first GEN_ELEM_TYPED of them, --wide-types the others. */
 typedef enum GenElem {
-  GEN_ELEM_I32,
-  GEN_ELEM_I16,
-  GEN_ELEM_I64,
-  GEN_ELEM_F32,
-  GEN_ELEM__COUNT
+#define GEN__ELEM_ENUM(id, name, bytes, cls) GEN_ELEM_##id = KERNEL_ELEM_##id,
+  KERNEL_ELEM_MAP(GEN__ELEM_ENUM)
+#undef GEN__ELEM_ENUM
+      GEN_ELEM__COUNT = KERNEL_ELEM__COUNT
 } GenElem;
+#define GEN_ELEM_TYPED 4 /* i32 and the types of --typed; the rest are --wide-types' */
 
 typedef struct GenBuf {
   uint8_t kind; /* GenBufKind */
@@ -170,13 +174,20 @@ typedef struct GenBuf {
                    dynamic memref<?xT> (version 2) */
 } GenBuf;
 
-/* "i32", "i16", "i64", "f32"; bytes per element; the type of that name or -1. */
+/* "i32", "f16"...; bytes per element; the type of that name or -1. */
 const char *gen_elem_name(int e);
 int gen_elem_size(int e);
 int gen_elem_lookup(const char *name);
-/* The 32-bit words that hold one element of type e as observations carry it: i16 sign-extended,
- * f32 as its bits, i64 as its low then its high word (2 words); v is the element's integer
- * value (memset value, or initial content). Returns the number of words (1 or 2). */
+/* The type that names element type e where the names of findings and op shapes carry it: the
+ * integer type of its storage width (i1 is i8's, f16 and bf16 i16's, f64 and index i64's),
+ * as the runtime calls and copy sizes a lowering chooses go by width; i32 and f32 their own. */
+int gen_elem_storage(int e);
+/* Whether a gpu.memset may set elements of type e (16- and 32-bit ones). */
+int gen_elem_settable(int e);
+/* The 32-bit words that hold one element of type e as observations carry it (kernel_elem_words
+ * of its bits, kernel_elem_bits): 1- and 2-byte elements sign-extended, f32 as its bits, 8-byte
+ * ones as their low then high word (2 words); v is the element's integer value (memset value,
+ * or initial content). Returns the number of words (1 or 2). */
 int gen_elem_words(int e, int64_t v, int32_t *w);
 
 typedef struct GenRegionInput {
@@ -324,7 +335,10 @@ typedef struct GenAvoid {
     "i32)")                                                                                        \
   X(view_pct, "--views", "PCT", 0, 100, 15, 0,                                                     \
     "chance that a memcpy, memset or kernel launch works on\nmemref.subviews (offset, size, "      \
-    "stride) of its buffers, and\nthat a device buffer is static, cast to ?xT")
+    "stride) of its buffers, and\nthat a device buffer is static, cast to ?xT")                    \
+  X(wide_types_pct, "--wide-types", "PCT", 0, 100, 60, 0,                                          \
+    "share of typed buffers of i8, i1, f16, bf16, f64 or index\nelements (the others: i16, i64, "  \
+    "f32)")
 
 /* Generator knobs. Every case stores the config and seed that made it. */
 typedef struct GenConfig {

@@ -103,7 +103,7 @@ static void add_host_bufs(G *g) {
   for (int i = 0; i < cfg->host_bufs && g->rc == 0; i++) {
     GenBuf gb = {GEN_BUF_HOST, cfg->elems, (int)af_rng_below(&g->rng, 1000), GEN_ELEM_I32, 0};
     if (i > 0 && cfg->typed_pct > 0 && af_rng_chance(&g->rng, 2 * cfg->typed_pct))
-      gb.elem = (uint8_t)(1 + af_rng_below(&g->rng, GEN_ELEM__COUNT - 1));
+      gb.elem = (uint8_t)gen__draw_elem(g);
     int b = gen_case_add_buf(g->c, &gb);
     if (b < 0 || af_grow((void **)&g->bs, &g->capbs, b + 1, sizeof(BState)) ||
         gen__buf_born(g, b)) {

@@ -126,11 +126,14 @@ int gen__emit_drawn(G *g, Ctx *x, GenOp *o, TSet *s);
 void gen__host_wait(G *g, Ctx *x, TSet *s);
 /* Records an access of buffer b by the op of token tok. */
 void gen__note_access(G *g, Ctx *x, int b, int write, int tok);
-/* A buffer x owns, of kind want_kind (-1: any) and element type elem (ANY_ELEM, NOT_I64, NOT_I32,
+/* A buffer x owns, of kind want_kind (-1: any) and element type elem (ANY_ELEM, SETTABLE, NOT_I32,
  * or a GenElem), written before when need_written, other than not1 and not2; -1 when none. */
 #define ANY_ELEM -1
-#define NOT_I64 -2
+#define SETTABLE -2 /* gen_elem_settable */
 #define NOT_I32 -3
+/* The element type of a typed buffer (--typed chose one): one of --wide-types' share of them
+ * (drawn only when that is on), else i16, i64 or f32. */
+int gen__draw_elem(G *g);
 /* Buffer b, just added to the case, is alive (-1 on failure); it dies (owner -2). */
 int gen__buf_born(G *g, int b);
 void gen__buf_dies(G *g, int b);

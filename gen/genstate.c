@@ -435,6 +435,12 @@ void gen__buf_dies(G *g, int b) {
     }
 }
 
+int gen__draw_elem(G *g) {
+  if (g->cfg.wide_types_pct > 0 && af_rng_chance(&g->rng, g->cfg.wide_types_pct))
+    return GEN_ELEM_TYPED + (int)af_rng_below(&g->rng, GEN_ELEM__COUNT - GEN_ELEM_TYPED);
+  return 1 + (int)af_rng_below(&g->rng, GEN_ELEM_TYPED - 1);
+}
+
 int gen__pick_buf(G *g, Ctx *x, int want_kind, int need_written, int not1, int not2, int elem) {
   int cand[256], n = 0;
   for (int i = 0; i < g->nalive && n < 256; i++) {
@@ -443,7 +449,7 @@ int gen__pick_buf(G *g, Ctx *x, int want_kind, int need_written, int not1, int n
     int e = g->c->bufs[b].elem;
     if (st->owner != x->id || b == not1 || b == not2)
       continue;
-    if ((elem >= 0 && e != elem) || (elem == NOT_I64 && e == GEN_ELEM_I64) ||
+    if ((elem >= 0 && e != elem) || (elem == SETTABLE && !gen_elem_settable(e)) ||
         (elem == NOT_I32 && e == GEN_ELEM_I32))
       continue;
     if (want_kind >= 0 && g->c->bufs[b].kind != want_kind)

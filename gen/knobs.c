@@ -117,5 +117,7 @@ void gen_config_swarm_rng(const GenConfig *base, AfRng *rng, GenConfig *out) {
     out->typed_pct = af_rng_chance(&r, 33) ? 0 : base->typed_pct;
   if (base->view_pct > 0)
     out->view_pct = af_rng_chance(&r, 33) ? 0 : base->view_pct;
+  if (base->wide_types_pct > 0)
+    out->wide_types_pct = af_rng_chance(&r, 33) ? 0 : base->wide_types_pct;
 #undef r
 }

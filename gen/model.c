@@ -137,12 +137,11 @@ int gen_case_finish(GenCase *c, AfErr *err) {
 }
 
 const char *gen_elem_name(int e) {
-  static const char *const names[GEN_ELEM__COUNT] = {"i32", "i16", "i64", "f32"};
-  return e >= 0 && e < GEN_ELEM__COUNT ? names[e] : "?";
+  return kernel_elem_name(e);
 }
 
 int gen_elem_size(int e) {
-  return e == GEN_ELEM_I16 ? 2 : e == GEN_ELEM_I64 ? 8 : 4;
+  return kernel_elem_bytes(e);
 }
 
 int gen_elem_lookup(const char *name) {
@@ -152,24 +151,29 @@ int gen_elem_lookup(const char *name) {
   return -1;
 }
 
-int gen_elem_words(int e, int64_t v, int32_t *w) {
-  switch (e) {
-  case GEN_ELEM_I16:
-    w[0] = (int16_t)v;
-    return 1;
-  case GEN_ELEM_I64:
-    w[0] = (int32_t)(uint32_t)((uint64_t)v & 0xffffffffu);
-    w[1] = (int32_t)(uint32_t)((uint64_t)v >> 32);
-    return 2;
-  case GEN_ELEM_F32: {
-    float f = (float)v;
-    memcpy(&w[0], &f, 4);
-    return 1;
-  }
+int gen_elem_storage(int e) {
+  switch (gen_elem_size(e)) {
+  case 1:
+    return GEN_ELEM_I8;
+  case 2:
+    return GEN_ELEM_I16;
+  case 8:
+    return GEN_ELEM_I64;
   default:
-    w[0] = (int32_t)v;
-    return 1;
+    return e >= 0 && e < GEN_ELEM__COUNT ? e : GEN_ELEM_I32;
   }
+}
+
+int gen_elem_settable(int e) {
+  return e >= 0 && e < GEN_ELEM__COUNT && (gen_elem_size(e) == 2 || gen_elem_size(e) == 4);
+}
+
+int gen_elem_words(int e, int64_t v, int32_t *w) {
+  uint64_t bits = kernel_elem_bits(e, v);
+  unsigned char p[8];
+  for (int k = 0; k < 8; k++) /* (little-endian, as memory holds it) */
+    p[k] = (unsigned char)(bits >> (8 * k));
+  return kernel_elem_words(p, gen_elem_size(e), w);
 }
 
 int gen_case_size(const GenCase *c) {

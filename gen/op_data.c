@@ -150,11 +150,11 @@ static int check_memset(V *v, int i) {
   const GenOp *o = &v->c->ops[i];
   if (device_buf(v, i) || gen__check_views(v, i))
     return AF_EINVALID;
-  if (v->c->bufs[o->buf].elem == GEN_ELEM_I64)
-    return gen__vfail(v, i,
-                      "sets b%d, an i64 buffer: no runtime call sets 64-bit elements (MLIR lowers "
-                      "16- and 32-bit memsets only)",
-                      o->buf, 0);
+  if (!gen_elem_settable(v->c->bufs[o->buf].elem))
+    return af_err_set(v->err, AF_EINVALID,
+                      "op #%d (memset): sets b%d, an %s buffer: no runtime call sets elements of "
+                      "that width (MLIR lowers 16- and 32-bit memsets only)",
+                      i, o->buf, gen_elem_name(v->c->bufs[o->buf].elem));
   return 0;
 }
 
@@ -211,19 +211,19 @@ static int render_memcpy(R *r, int i, int depth) {
   return 0;
 }
 
-/* A memset: its value as the element type (an i16 truncated, an f32 exact), then the op. */
+/* A memset: its value as the element type holds it (kernel_elem_value: an i16 truncated, a float
+ * exact), then the op. */
 static int render_memset(R *r, int i, int depth) {
   const GenOp *o = &r->c->ops[i];
   const GenCase *c = r->c;
   AfBuf *b = r->b;
   int e = c->bufs[o->buf].elem, k = r->k++;
   gen__ind(r, depth);
-  if (e == GEN_ELEM_F32)
-    af_buf_printf(b, "%%k%d = arith.constant %d.0 : f32\n", k, o->value);
-  else if (e == GEN_ELEM_I16)
-    af_buf_printf(b, "%%k%d = arith.constant %d : i16\n", k, (int16_t)o->value);
-  else
-    af_buf_printf(b, "%%k%d = arith.constant %d : %s\n", k, o->value, gen_elem_name(e));
+  int cls = kernel_elem_class(e);
+  af_buf_printf(
+      b, "%%k%d = arith.constant %lld%s : %s\n", k, (long long)kernel_elem_value(e, o->value),
+      cls == KERNEL_EC_FLOAT || cls == KERNEL_EC_HALF || cls == KERNEL_EC_BF16 ? ".0" : "",
+      gen_elem_name(e));
   char dn[48], dt[96];
   gen__view_operand(r, o, 0, depth, dn, sizeof dn, dt, sizeof dt);
   gen__ind(r, depth);
@@ -240,13 +240,29 @@ void gen__op_alloc(G *g, Ctx *x) {
   if (g->cfg.view_pct > 0) /* (drawn only when on) a static allocation, cast to ?xT */
     gb.stat = af_rng_chance(&g->rng, g->cfg.view_pct) != 0;
   if (g->cfg.typed_pct > 0 && af_rng_chance(&g->rng, g->cfg.typed_pct)) { /* only when on */
-    gb.elem = (uint8_t)(1 + af_rng_below(&g->rng, GEN_ELEM__COUNT - 1));
+    gb.elem = (uint8_t)gen__draw_elem(g);
     for (int i = 0; i < g->nalive; i++) { /* mostly the type of a host buffer, to copy to */
       int h = g->alive[i];
       if (g->c->bufs[h].kind == GEN_BUF_HOST && g->c->bufs[h].elem != GEN_ELEM_I32 &&
           af_rng_chance(&g->rng, 70))
         gb.elem = g->c->bufs[h].elem;
     }
+  } else if (g->cfg.typed_pct > 0 && g->cfg.wide_types_pct > 0) {
+    /* (drawn only when --wide-types is on) the type of a typed host buffer that no live device
+     * buffer has, at twice --typed: its data can then go to the device and back */
+    int want = -1;
+    for (int i = 0; i < g->nalive && want < 0; i++) {
+      int h = g->alive[i], dev = 0;
+      if (g->c->bufs[h].kind != GEN_BUF_HOST || g->c->bufs[h].elem == GEN_ELEM_I32)
+        continue;
+      for (int j = 0; j < g->nalive && !dev; j++)
+        dev = g->c->bufs[g->alive[j]].kind == GEN_BUF_DEVICE &&
+              g->c->bufs[g->alive[j]].elem == g->c->bufs[h].elem;
+      if (!dev)
+        want = g->c->bufs[h].elem;
+    }
+    if (want >= 0 && af_rng_chance(&g->rng, 2 * g->cfg.typed_pct))
+      gb.elem = (uint8_t)want;
   }
   int b = gen_case_add_buf(g->c, &gb);
   if (b < 0 || af_grow((void **)&g->bs, &g->capbs, b + 1, sizeof(BState)) || gen__buf_born(g, b)) {
@@ -337,7 +353,7 @@ static int elem_avoided(const G *g, int kind, int e) {
   if (g->cfg.avoid.nshapes == 0 || e < 0)
     return 0;
   GenOp o = gen_op_blank(kind, 0);
-  o.belem = (uint8_t)(1 + e);
+  o.belem = (uint8_t)(1 + gen_elem_storage(e));
   return gen__avoids(g, kind, 1, -1, &o);
 }
 
@@ -365,7 +381,7 @@ void gen__op_memcpy(G *g, Ctx *x) {
   GenOp o = gen_op_blank(GEN_OP_MEMCPY, x->id);
   o.buf = dst;
   o.src = src;
-  o.belem = (uint8_t)(1 + g->c->bufs[dst].elem);
+  o.belem = (uint8_t)(1 + gen_elem_storage(g->c->bufs[dst].elem));
   draw_views(g, &o);
   TSet s;
   s.n = 0;
@@ -379,7 +395,7 @@ void gen__op_memcpy(G *g, Ctx *x) {
 }
 
 void gen__op_memset(G *g, Ctx *x) {
-  int dst = gen__pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1, NOT_I64);
+  int dst = gen__pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1, SETTABLE);
   if (dst >= 0 && elem_avoided(g, GEN_OP_MEMSET, g->c->bufs[dst].elem))
     dst = elem_avoided(g, GEN_OP_MEMSET, GEN_ELEM_I32)
               ? -1
@@ -388,7 +404,7 @@ void gen__op_memset(G *g, Ctx *x) {
     return;
   GenOp o = gen_op_blank(GEN_OP_MEMSET, x->id);
   o.buf = dst;
-  o.belem = (uint8_t)(1 + g->c->bufs[dst].elem);
+  o.belem = (uint8_t)(1 + gen_elem_storage(g->c->bufs[dst].elem));
   o.value = (int)af_rng_below(&g->rng, 1000);
   if (g->bs[dst].written) /* (a view of a buffer not yet written would leave the rest undefined) */
     draw_views(g, &o);

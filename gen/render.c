@@ -217,14 +217,12 @@ static void render_head(AfBuf *b, unsigned mask, int streams, unsigned types) {
   af_buf_puts(b, "  }\n"
                  "  func.func private @asyncfuzz_observe(i32, " MT ")\n"
                  "  func.func private @asyncfuzz_host_init(i32, i32, " MT ")\n");
-  static const char *const sfx[GEN_ELEM__COUNT] = {"", "_i16", "_i64", "_f32"};
-  static const char *const ty[GEN_ELEM__COUNT] = {"i32", "i16", "i64", "f32"};
   for (int e = 1; e < GEN_ELEM__COUNT; e++)
     if (types & (1u << e))
       af_buf_printf(b,
                     "  func.func private @asyncfuzz_observe%s(i32, memref<?x%s>)\n"
                     "  func.func private @asyncfuzz_host_init%s(i32, i32, memref<?x%s>)\n",
-                    sfx[e], ty[e], sfx[e], ty[e]);
+                    gen__elem_sfx(e), gen_elem_name(e), gen__elem_sfx(e), gen_elem_name(e));
   if (streams)
     af_buf_puts(b, "  llvm.func @mgpuStreamCreate() -> !llvm.ptr\n"
                    "  llvm.func @mgpuStreamSynchronize(!llvm.ptr)\n"

@@ -26,6 +26,7 @@ typedef struct R {
 /* Buffer b's memref type; the host hooks' name suffix for its type ("" for i32). */
 const char *gen__mty(const GenCase *c, int b);
 const char *gen__hook_sfx(const GenCase *c, int b);
+const char *gen__elem_sfx(int e);
 /* A fresh i32 constant of value v, written at depth; its SSA number (%k<N>). */
 int gen__i32const(R *r, int depth, int32_t v);
 /* The buffers block k's body uses, as a bitmap over c's buffers; how many. */

@@ -13,16 +13,28 @@
 
 /* Buffer b's memref type. */
 const char *gen__mty(const GenCase *c, int b) {
-  static const char *const t[GEN_ELEM__COUNT] = {"memref<?xi32>", "memref<?xi16>", "memref<?xi64>",
-                                                 "memref<?xf32>"};
+  static const char *const t[GEN_ELEM__COUNT] = {
+#define MTY(id, name, bytes, cls) "memref<?x" name ">",
+      KERNEL_ELEM_MAP(MTY)
+#undef MTY
+  };
   int e = b >= 0 && b < c->nbufs ? c->bufs[b].elem : 0;
   return t[e < GEN_ELEM__COUNT ? e : 0];
 }
 
+/* The host hooks' name suffix for element type e ("" for i32, "_f16"). */
+const char *gen__elem_sfx(int e) {
+  static const char *const t[GEN_ELEM__COUNT] = {
+#define SFX(id, name, bytes, cls) "_" name,
+      KERNEL_ELEM_MAP(SFX)
+#undef SFX
+  };
+  return e > 0 && e < GEN_ELEM__COUNT ? t[e] : "";
+}
+
 /* The host hook's name suffix for buffer b's type ("" for i32). */
 const char *gen__hook_sfx(const GenCase *c, int b) {
-  int e = c->bufs[b].elem;
-  return e == GEN_ELEM_I32 ? "" : e == GEN_ELEM_I16 ? "_i16" : e == GEN_ELEM_I64 ? "_i64" : "_f32";
+  return gen__elem_sfx(c->bufs[b].elem);
 }
 
 /* Buffer b as the op being rendered names it: %bN, or the block argument a branch's live block

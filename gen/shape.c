@@ -65,11 +65,13 @@ int gen_shape_parse(const char *text, GenShape *out) {
   out->stream = (gen_op_flags(kind) & GEN_K_ON_STREAM) && strstr(buf, " stream") != NULL;
   out->pending = out->deps != 0 && strstr(buf, " pending") != NULL;
   out->elem = 0;
-  for (int e = 0; e < GEN_ELEM__COUNT && (gen_op_flags(kind) & GEN_K_TYPED); e++) {
-    const char *at = strstr(buf, gen_elem_name(e));
-    if (at && at > buf && at[-1] == ' ' && strlen(at) == strlen(gen_elem_name(e)))
-      out->elem = 1 + e; /* (the last word) */
-  }
+  size_t end = strlen(buf);
+  while (end > 0 && buf[end - 1] == ' ')
+    buf[--end] = '\0';
+  const char *last = strrchr(buf, ' '); /* the last word names an element type */
+  int e = last && (gen_op_flags(kind) & GEN_K_TYPED) ? gen_elem_lookup(last + 1) : -1;
+  if (e >= 0)
+    out->elem = 1 + gen_elem_storage(e);
   return 0;
 }
 
@@ -152,7 +154,7 @@ void gen_op_mark(const GenCase *c, int i, GenOp *o) {
   }
   o->fresh = (uint8_t)fresh;
   o->belem = (gen_op_flags(o->kind) & GEN_K_TYPED) && o->buf >= 0 && o->buf < c->nbufs
-                 ? (uint8_t)(1 + c->bufs[o->buf].elem)
+                 ? (uint8_t)(1 + gen_elem_storage(c->bufs[o->buf].elem))
                  : 0;
 }
 

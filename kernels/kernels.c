@@ -164,3 +164,120 @@ void kernel_ref_strided(int id, int32_t *dst, const int32_t *const *src, const i
 int32_t kernel_host_init_value(int32_t init, int64_t i) {
   return (int32_t)((uint32_t)init * 1000u + (uint32_t)i);
 }
+
+static const struct {
+  const char *name;
+  int bytes, cls;
+} elems[KERNEL_ELEM__COUNT] = {
+#define KERNEL__ELEM_ROW(id, name, bytes, cls) {name, bytes, cls},
+    KERNEL_ELEM_MAP(KERNEL__ELEM_ROW)
+#undef KERNEL__ELEM_ROW
+};
+
+const char *kernel_elem_name(int e) {
+  return e >= 0 && e < KERNEL_ELEM__COUNT ? elems[e].name : "?";
+}
+
+int kernel_elem_bytes(int e) {
+  return e >= 0 && e < KERNEL_ELEM__COUNT ? elems[e].bytes : 4;
+}
+
+int kernel_elem_class(int e) {
+  return e >= 0 && e < KERNEL_ELEM__COUNT ? elems[e].cls : KERNEL_EC_INT;
+}
+
+int64_t kernel_elem_value(int e, int64_t v) {
+  switch (kernel_elem_class(e)) {
+  case KERNEL_EC_BOOL: { /* the parity of v's bits: consecutive values are not 0, 1, 0, 1... */
+    uint64_t u = (uint64_t)v;
+    u ^= u >> 32;
+    u ^= u >> 16;
+    u ^= u >> 8;
+    u ^= u >> 4;
+    u ^= u >> 2;
+    u ^= u >> 1;
+    return (int64_t)(u & 1);
+  }
+  case KERNEL_EC_HALF:
+    return ((v % 2048) + 2048) % 2048;
+  case KERNEL_EC_BF16:
+    return ((v % 256) + 256) % 256;
+  case KERNEL_EC_FLOAT:
+    return v;
+  default:
+    switch (kernel_elem_bytes(e)) {
+    case 1:
+      return (int8_t)(uint8_t)((uint64_t)v & 0xffu);
+    case 2:
+      return (int16_t)(uint16_t)((uint64_t)v & 0xffffu);
+    case 4:
+      return (int32_t)(uint32_t)((uint64_t)v & 0xffffffffu);
+    default:
+      return v;
+    }
+  }
+}
+
+/* The bits of the non-negative integer a (< 2^(mant+1): exact) as a binary float with `mant`
+ * fraction bits and exponent bias `bias`. */
+static uint64_t small_float_bits(int64_t a, int mant, int bias) {
+  if (a == 0)
+    return 0;
+  int e = 0;
+  while ((a >> (e + 1)) != 0)
+    e++;
+  uint64_t frac = ((uint64_t)a << (mant - e)) & ((1ull << mant) - 1);
+  return ((uint64_t)(e + bias) << mant) | frac;
+}
+
+uint64_t kernel_elem_bits(int e, int64_t v) {
+  int64_t x = kernel_elem_value(e, v);
+  int bytes = kernel_elem_bytes(e);
+  switch (kernel_elem_class(e)) {
+  case KERNEL_EC_HALF:
+    return small_float_bits(x, 10, 15);
+  case KERNEL_EC_BF16:
+    return small_float_bits(x, 7, 127);
+  case KERNEL_EC_FLOAT:
+    if (bytes == 4) {
+      float f = (float)x;
+      uint32_t u;
+      memcpy(&u, &f, 4);
+      return u;
+    } else {
+      double d = (double)x;
+      uint64_t u;
+      memcpy(&u, &d, 8);
+      return u;
+    }
+  default:
+    return bytes >= 8 ? (uint64_t)x : (uint64_t)x & ((1ull << (8 * bytes)) - 1);
+  }
+}
+
+int kernel_elem_words(const void *p, int bytes, int32_t *w) {
+  switch (bytes) {
+  case 1: {
+    int8_t v;
+    memcpy(&v, p, 1);
+    w[0] = v;
+    return 1;
+  }
+  case 2: {
+    int16_t v;
+    memcpy(&v, p, 2);
+    w[0] = v;
+    return 1;
+  }
+  case 8: {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    w[0] = (int32_t)(uint32_t)(v & 0xffffffffu);
+    w[1] = (int32_t)(uint32_t)(v >> 32);
+    return 2;
+  }
+  default:
+    memcpy(&w[0], p, 4);
+    return 1;
+  }
+}

@@ -53,6 +53,45 @@ void kernel_ref_strided(int id, int32_t *dst, const int32_t *const *src, const i
 /* The value a host buffer holds after asyncfuzz_host_init(init): element i. */
 int32_t kernel_host_init_value(int32_t init, int64_t i);
 
+/* The element types of buffers, one row each: X(ID, name, bytes, class). The first four are the
+ * case format's first typed buffers; the order is part of what a seed makes. class: how an
+ * integer value v (a memset's value, a host buffer's initial content) becomes an element:
+ * KERNEL_EC_INT: v truncated to the width; KERNEL_EC_BOOL: the parity of v's bits (so
+ * that consecutive values do not alternate); KERNEL_EC_FLOAT: v converted
+ * (f32, f64); KERNEL_EC_HALF, KERNEL_EC_BF16: v modulo 2048 (f16) or 256 (bf16), which the format
+ * holds exactly, converted (so a literal of the value and the bits agree). */
+#define KERNEL_ELEM_MAP(X)                                                                         \
+  X(I32, "i32", 4, KERNEL_EC_INT)                                                                  \
+  X(I16, "i16", 2, KERNEL_EC_INT)                                                                  \
+  X(I64, "i64", 8, KERNEL_EC_INT)                                                                  \
+  X(F32, "f32", 4, KERNEL_EC_FLOAT)                                                                \
+  X(I8, "i8", 1, KERNEL_EC_INT)                                                                    \
+  X(I1, "i1", 1, KERNEL_EC_BOOL)                                                                   \
+  X(F16, "f16", 2, KERNEL_EC_HALF)                                                                 \
+  X(BF16, "bf16", 2, KERNEL_EC_BF16)                                                               \
+  X(F64, "f64", 8, KERNEL_EC_FLOAT)                                                                \
+  X(INDEX, "index", 8, KERNEL_EC_INT)
+enum { KERNEL_EC_INT, KERNEL_EC_BOOL, KERNEL_EC_FLOAT, KERNEL_EC_HALF, KERNEL_EC_BF16 };
+typedef enum KernelElem {
+#define KERNEL__ELEM_ENUM(id, name, bytes, cls) KERNEL_ELEM_##id,
+  KERNEL_ELEM_MAP(KERNEL__ELEM_ENUM)
+#undef KERNEL__ELEM_ENUM
+      KERNEL_ELEM__COUNT
+} KernelElem;
+/* Element type e's name ("f16"; "?" out of range), bytes (4 out of range), class. */
+const char *kernel_elem_name(int e);
+int kernel_elem_bytes(int e);
+int kernel_elem_class(int e);
+/* The value an element of type e holds for integer v (what a literal of it says: i16 of 70000
+ * is 4464, f16 of 3000 is 952, i1 of 7 is 1), and its bits (the low kernel_elem_bytes(e) bytes,
+ * little-endian in memory). */
+int64_t kernel_elem_value(int e, int64_t v);
+uint64_t kernel_elem_bits(int e, int64_t v);
+/* The element at p of type size `bytes` (1, 2, 4 or 8) as the 32-bit words an observation
+ * carries: 1- and 2-byte elements sign-extended, 8-byte ones as their low then high word.
+ * Returns the number of words (1 or 2). */
+int kernel_elem_words(const void *p, int bytes, int32_t *w);
+
 /* ---- the kernels of a user's program (asyncfuzz check-mlir, docs/check-mlir.md) ----
  * Known by their memory effects, read from the kernels' bodies by the harness: which memref
  * arguments each loads, stores or updates atomically. Their ids follow KERNEL__IDS, in the

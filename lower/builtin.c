@@ -204,7 +204,7 @@ static void prologue(L *l) {
     in->buf = l->stage[i];
     if (c->ops[i].kind == GEN_OP_MEMSET) { /* holds the memset's 16-bit value */
       int32_t w[2];
-      gen_elem_words(GEN_ELEM_I16, c->ops[i].value, w);
+      gen_elem_words(c->bufs[c->ops[i].buf].elem, c->ops[i].value, w);
       in->imm = (uint16_t)w[0];
       in->imm2 = 1;
     }

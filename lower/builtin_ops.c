@@ -75,16 +75,16 @@ static void emit_data(L *l, int fn, int i, int s) {
   int runs = sd == 1 && ss == 1 ? 1 : ld, per = runs == 1 ? ld : 1;
   int32_t w[2];
   gen_elem_words(e, o->value, w);
-  if (!copy && e == GEN_ELEM_I16 && l->rocm) {
+  if (!copy && es == 2 && l->rocm) {
     for (int k = 0; k < runs; k++)
       lower__memset16_rocm(l, fn, i, s, o->buf, (int64_t)(od + k * sd) * 2, per, (uint16_t)w[0]);
     return;
   }
   for (int k = 0; k < runs; k++) {
     LowerInstr *in = lower__emit(l, fn,
-                                 copy                ? LOWER_MEMCPY
-                                 : e == GEN_ELEM_I16 ? LOWER_MEMSET16
-                                                     : LOWER_MEMSET32,
+                                 copy      ? LOWER_MEMCPY
+                                 : es == 2 ? LOWER_MEMSET16
+                                           : LOWER_MEMSET32,
                                  i);
     if (in == NULL)
       return;
@@ -96,7 +96,7 @@ static void emit_data(L *l, int fn, int i, int s) {
       in->off2 = (int64_t)(os + k * ss) * es;
       in->imm = lower__copy_bytes(l, per, es);
     } else { /* the value as the element type's bits (an f32's, a 16-bit pattern) */
-      in->imm = e == GEN_ELEM_I16 ? (uint16_t)w[0] : (uint32_t)w[0];
+      in->imm = es == 2 ? (uint16_t)w[0] : (uint32_t)w[0];
       in->imm2 = per;
     }
   }

@@ -43,7 +43,8 @@ void lower__stage_bufs(L *l) {
     if (b < 0)
       continue;
     p->buf_host[b] = 1;
-    p->buf_elem[b] = c->bufs[src].elem;
+    /* a memset's: its 16-bit pattern, as i16 (an f16's bits) */
+    p->buf_elem[b] = c->ops[i].kind == GEN_OP_MEMSET ? GEN_ELEM_I16 : c->bufs[src].elem;
     p->buf_elems[b] = c->ops[i].kind == GEN_OP_MEMSET ? 1 : c->bufs[src].n;
   }
 }
@@ -66,7 +67,7 @@ int lower__plan_stages(L *l) {
   for (int i = 0; i < c->nops; i++) {
     const GenOp *o = &c->ops[i];
     if ((o->kind == GEN_OP_OBSERVE && shared[o->buf]) ||
-        (o->kind == GEN_OP_MEMSET && c->bufs[o->buf].elem == GEN_ELEM_I16))
+        (o->kind == GEN_OP_MEMSET && gen_elem_size(c->bufs[o->buf].elem) == 2))
       l->stage[i] = c->nbufs + n++;
   }
   af_free(shared);

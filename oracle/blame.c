@@ -50,7 +50,7 @@ static int last_write(const Walk *w, int b, int k, int t) {
 }
 
 static int words_per(const GenCase *c, int b) {
-  return c->bufs[b].elem == GEN_ELEM_I64 ? 2 : 1;
+  return gen_elem_size(c->bufs[b].elem) == 8 ? 2 : 1;
 }
 
 /* Whether element e is in the set of elements {base + k * step : k < len}. */
@@ -113,7 +113,7 @@ void oracle_op_form(const GenCase *c, int op, char *out, size_t n) {
   int elem = (gen_op_flags(o->kind) & GEN_K_TYPED) && o->buf >= 0 && o->buf < c->nbufs
                  ? c->bufs[o->buf].elem
                  : GEN_ELEM_I32;
-  snprintf(out, n, "%s %s", gen_op_mlir(o->kind), gen_elem_name(elem));
+  snprintf(out, n, "%s %s", gen_op_mlir(o->kind), gen_elem_name(gen_elem_storage(elem)));
 }
 
 /* Op r as the cause: by the view parameter it lost, when its wrong elements say which; else by

@@ -19,12 +19,12 @@ void oracle_expected_free(OracleExpected *e) {
   af_free(e);
 }
 
-/* The 32-bit words one element of type e takes in an observation: two for an i64. */
+/* The 32-bit words one element of type e takes in an observation: two for an 8-byte one. */
 static int words_per(int e) {
-  return e == GEN_ELEM_I64 ? 2 : 1;
+  return gen_elem_size(e) == 8 ? 2 : 1;
 }
 
-/* The 32-bit words buffer b holds (an observation's length): two per i64 element. */
+/* The 32-bit words buffer b holds (an observation's length): two per 8-byte element. */
 static int words_of(const GenBuf *b) {
   return b->n * words_per(b->elem);
 }

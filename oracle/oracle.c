@@ -386,8 +386,8 @@ static void runtime_cause(const GenCase *c, const RtRec *r, RtRef given, const R
             maker = trace[j].op;
   if (maker >= 0 && maker < c->nops)
     shape_word(c, maker, w, sizeof w);
-  else if (data)
-    oracle_op_form(c, at->op, w, sizeof w);
+  else if (data) /* by its kind alone: bytes past the end are one fault at any width */
+    snprintf(w, sizeof w, "%s", gen_op_mlir(c->ops[at->op].kind));
   else if (at->op >= 0 && at->op < c->nops)
     shape_word(c, at->op, w, sizeof w);
   else
@@ -522,7 +522,7 @@ static void judge_runtime(const GenCase *c, const RtRec *r, const RtRec *trace, 
   if (at->op >= 0 && at->op < c->nops && (gen_op_flags(c->ops[at->op].kind) & GEN_K_TYPED) &&
       c->ops[at->op].buf >= 0 && c->ops[at->op].buf < c->nbufs)
     snprintf(form, sizeof form, "|%s async %s", gen_op_mlir(c->ops[at->op].kind),
-             gen_elem_name(c->bufs[c->ops[at->op].buf].elem));
+             gen_elem_name(gen_elem_storage(c->bufs[c->ops[at->op].buf].elem)));
   snprintf(j->sig, sizeof j->sig, "runtime_error|%s|%s|%s%s%s%s", call,
            asyncfuzz_rt_error_name(r->err), asyncfuzz_rt_detail_text(r->detail),
            *arg ? "|given=" : "", arg, form);

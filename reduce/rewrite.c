@@ -379,7 +379,7 @@ static int simpler_launch(R *r, int i) {
 static int simpler_memcpy(R *r, int i) {
   const GenOp *o = &r->cur.ops[i];
   GenCase cand;
-  if (r->cur.bufs[o->buf].kind != GEN_BUF_DEVICE || r->cur.bufs[o->buf].elem == GEN_ELEM_I64 ||
+  if (r->cur.bufs[o->buf].kind != GEN_BUF_DEVICE || !gen_elem_settable(r->cur.bufs[o->buf].elem) ||
       reduce__copy_cur(r, &cand))
     return 0;
   GenOp *m = &cand.ops[i];

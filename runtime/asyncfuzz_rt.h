@@ -132,21 +132,28 @@ void asyncfuzz_observe(int32_t id, int32_t *allocated, int32_t *aligned, int64_t
  * so the trace can name it h<id>. */
 void asyncfuzz_host_init(int32_t id, int32_t init, int32_t *allocated, int32_t *aligned,
                          int64_t offset, int64_t size, int64_t stride);
-/* The same for buffers of i16, i64 and f32 (memref<?xi16>...): an observation carries each
- * element as 32-bit words (i16 sign-extended, f32 as its bits, i64 low word then high word), and
- * the trace records the element size as a fourth argument. */
-void asyncfuzz_observe_i16(int32_t id, int16_t *allocated, int16_t *aligned, int64_t offset,
-                           int64_t size, int64_t stride);
-void asyncfuzz_observe_i64(int32_t id, int64_t *allocated, int64_t *aligned, int64_t offset,
-                           int64_t size, int64_t stride);
-void asyncfuzz_observe_f32(int32_t id, float *allocated, float *aligned, int64_t offset,
-                           int64_t size, int64_t stride);
-void asyncfuzz_host_init_i16(int32_t id, int32_t init, int16_t *allocated, int16_t *aligned,
-                             int64_t offset, int64_t size, int64_t stride);
-void asyncfuzz_host_init_i64(int32_t id, int32_t init, int64_t *allocated, int64_t *aligned,
-                             int64_t offset, int64_t size, int64_t stride);
-void asyncfuzz_host_init_f32(int32_t id, int32_t init, float *allocated, float *aligned,
-                             int64_t offset, int64_t size, int64_t stride);
+/* The same for buffers of the other element types (memref<?xi16>..., kernels/kernels.h's
+ * KERNEL_ELEM_MAP), one row each: X(name, C element type, KERNEL_ELEM_*). An observation carries
+ * each element as 32-bit words (kernel_elem_words: 1- and 2-byte elements sign-extended, an f32
+ * as its bits, 8-byte ones low word then high word); host_init writes kernel_elem_bits of each
+ * value; the trace records the element size as a fourth argument. */
+#define RT_ELEM_HOOK_MAP(X)                                                                        \
+  X(i16, int16_t, I16)                                                                             \
+  X(i64, int64_t, I64)                                                                             \
+  X(f32, float, F32)                                                                               \
+  X(i8, int8_t, I8)                                                                                \
+  X(i1, uint8_t, I1)                                                                               \
+  X(f16, uint16_t, F16)                                                                            \
+  X(bf16, uint16_t, BF16)                                                                          \
+  X(f64, double, F64)                                                                              \
+  X(index, int64_t, INDEX)
+#define RT__ELEM_HOOK_DECL(sfx, T, E)                                                              \
+  void asyncfuzz_observe_##sfx(int32_t id, T *allocated, T *aligned, int64_t offset, int64_t size, \
+                               int64_t stride);                                                    \
+  void asyncfuzz_host_init_##sfx(int32_t id, int32_t init, T *allocated, T *aligned,               \
+                                 int64_t offset, int64_t size, int64_t stride);
+RT_ELEM_HOOK_MAP(RT__ELEM_HOOK_DECL)
+#undef RT__ELEM_HOOK_DECL
 /* A batch (many cases in one mlir-runner process, gen_render_mlir_group) brackets each run of
  * a case under schedule `sched`: begin starts a fresh run, keeping the kernel modules loaded
  * so far, under schedule number `sched` of $ASYNCFUZZ_SCHEDULES ("POLICY@SEED,...", else

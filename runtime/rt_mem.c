@@ -277,40 +277,16 @@ void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor, int64_t element
 
 /* ---- host hooks ---- */
 
-/* Element e of a host buffer of type esize (2: i16, 4: i32 or f32 by `flt`, 8: i64) as the
- * 32-bit words observations carry (gen_elem_words); how many. */
-static int elem_words(const char *p, int esize, int flt, int32_t *w) {
-  switch (esize) {
-  case 2: {
-    int16_t v;
-    memcpy(&v, p, 2);
-    w[0] = v;
-    return 1;
-  }
-  case 8: {
-    uint64_t v;
-    memcpy(&v, p, 8);
-    w[0] = (int32_t)(uint32_t)(v & 0xffffffffu);
-    w[1] = (int32_t)(uint32_t)(v >> 32);
-    return 2;
-  }
-  default:
-    (void)flt; /* an f32's bits are its word */
-    memcpy(&w[0], p, 4);
-    return 1;
-  }
-}
-
 /* The host reads `size` elements of esize bytes at base (stride elements apart). Typed calls
- * (esize != 4 or a float) record the element size as a fourth argument. */
-void rt__observe(int32_t id, const char *base, int64_t size, int64_t stride, int esize, int flt) {
+ * (esize != 4 or not i32) record the element size as a fourth argument. */
+void rt__observe(int32_t id, const char *base, int64_t size, int64_t stride, int esize, int typed) {
   Rt *rt;
   size_t span = size > 0 && stride > 0 ? (size_t)((size - 1) * stride + 1) * (size_t)esize : 0;
   RtRec *r = rt__call_on(&rt, RT_CALL_OBSERVE, base, NULL, span);
   rt__rec_arg(r, rt__ref_int((uint32_t)id));
   rt__rec_arg(r, rt__ref_ptr(rt, base));
   rt__rec_arg(r, rt__ref_int((uint64_t)size));
-  if (esize != 4 || flt)
+  if (esize != 4 || typed)
     rt__rec_arg(r, rt__ref_int((uint64_t)esize));
   RtRef bref = rt__ref_ptr(rt, base);
   /* device memory (not host_shared, or any under rocm): the host cannot read it, on the sim as
@@ -340,7 +316,7 @@ void rt__observe(int32_t id, const char *base, int64_t size, int64_t stride, int
   o->n = size * per;
   o->vals = (const int32_t *)(intptr_t)rt->nobsdata; /* an offset until end() */
   for (int64_t i = 0; i < size; i++)
-    rt->nobsdata += elem_words(base + i * stride * esize, esize, flt, &rt->obsdata[rt->nobsdata]);
+    rt->nobsdata += kernel_elem_words(base + i * stride * esize, esize, &rt->obsdata[rt->nobsdata]);
   rt__leave(rt);
 }
 
@@ -350,49 +326,23 @@ void asyncfuzz_observe(int32_t id, int32_t *allocated, int32_t *aligned, int64_t
   rt__observe(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride, 4, 0);
 }
 
-void asyncfuzz_observe_i16(int32_t id, int16_t *allocated, int16_t *aligned, int64_t offset,
-                           int64_t size, int64_t stride) {
-  (void)allocated;
-  rt__observe(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride, 2, 0);
-}
-
-void asyncfuzz_observe_i64(int32_t id, int64_t *allocated, int64_t *aligned, int64_t offset,
-                           int64_t size, int64_t stride) {
-  (void)allocated;
-  rt__observe(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride, 8, 0);
-}
-
-void asyncfuzz_observe_f32(int32_t id, float *allocated, float *aligned, int64_t offset,
-                           int64_t size, int64_t stride) {
-  (void)allocated;
-  rt__observe(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride, 4, 1);
-}
-
-/* The host fills a host buffer: element i is kernel_host_init_value(init, i) as the type. */
+/* The host fills a host buffer: element i is kernel_host_init_value(init, i) as element type e
+ * (kernel_elem_bits). */
 static void host_init_common(int32_t id, int32_t init, char *base, int64_t size, int64_t stride,
-                             int esize, int flt) {
+                             int e) {
   Rt *rt;
   RtRec *r = rt__call(&rt, RT_CALL_HOST_INIT);
+  int esize = kernel_elem_bytes(e);
   if (base == NULL || size < 0) {
     rt__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_POINTER);
     rt__leave(rt);
     return;
   }
   for (int64_t i = 0; i < size; i++) {
-    int32_t v = kernel_host_init_value(init, i);
-    char *p = base + i * stride * esize;
-    if (esize == 2) {
-      int16_t x = (int16_t)v;
-      memcpy(p, &x, 2);
-    } else if (esize == 8) {
-      int64_t x = v;
-      memcpy(p, &x, 8);
-    } else if (flt) {
-      float x = (float)v;
-      memcpy(p, &x, 4);
-    } else {
-      memcpy(p, &v, 4);
-    }
+    uint64_t bits = kernel_elem_bits(e, kernel_host_init_value(init, i));
+    unsigned char *p = (unsigned char *)base + i * stride * esize;
+    for (int k = 0; k < esize; k++) /* little-endian, as the device and the host hold it */
+      p[k] = (unsigned char)(bits >> (8 * k));
   }
   if (af_grow((void **)&rt->hosts, &rt->caphosts, rt->nhosts + 1, sizeof(HostBuf)) == 0) {
     HostBuf *h = &rt->hosts[rt->nhosts++];
@@ -406,7 +356,7 @@ static void host_init_common(int32_t id, int32_t init, char *base, int64_t size,
   rt__rec_arg(r, rt__ref_int((uint32_t)id));
   rt__rec_arg(r, rt__ref_int((uint32_t)init));
   rt__rec_arg(r, rt__ref_int((uint64_t)size));
-  if (esize != 4 || flt)
+  if (e != KERNEL_ELEM_I32)
     rt__rec_arg(r, rt__ref_int((uint64_t)esize));
   rt__leave(rt);
 }
@@ -414,23 +364,22 @@ static void host_init_common(int32_t id, int32_t init, char *base, int64_t size,
 void asyncfuzz_host_init(int32_t id, int32_t init, int32_t *allocated, int32_t *aligned,
                          int64_t offset, int64_t size, int64_t stride) {
   (void)allocated;
-  host_init_common(id, init, aligned ? (char *)(aligned + offset) : NULL, size, stride, 4, 0);
+  host_init_common(id, init, aligned ? (char *)(aligned + offset) : NULL, size, stride,
+                   KERNEL_ELEM_I32);
 }
 
-void asyncfuzz_host_init_i16(int32_t id, int32_t init, int16_t *allocated, int16_t *aligned,
-                             int64_t offset, int64_t size, int64_t stride) {
-  (void)allocated;
-  host_init_common(id, init, aligned ? (char *)(aligned + offset) : NULL, size, stride, 2, 0);
-}
-
-void asyncfuzz_host_init_i64(int32_t id, int32_t init, int64_t *allocated, int64_t *aligned,
-                             int64_t offset, int64_t size, int64_t stride) {
-  (void)allocated;
-  host_init_common(id, init, aligned ? (char *)(aligned + offset) : NULL, size, stride, 8, 0);
-}
-
-void asyncfuzz_host_init_f32(int32_t id, int32_t init, float *allocated, float *aligned,
-                             int64_t offset, int64_t size, int64_t stride) {
-  (void)allocated;
-  host_init_common(id, init, aligned ? (char *)(aligned + offset) : NULL, size, stride, 4, 1);
-}
+#define ELEM_HOOKS(sfx, T, E)                                                                      \
+  void asyncfuzz_observe_##sfx(int32_t id, T *allocated, T *aligned, int64_t offset, int64_t size, \
+                               int64_t stride) {                                                   \
+    (void)allocated;                                                                               \
+    rt__observe(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride,               \
+                kernel_elem_bytes(KERNEL_ELEM_##E), KERNEL_ELEM_##E != KERNEL_ELEM_I32);           \
+  }                                                                                                \
+  void asyncfuzz_host_init_##sfx(int32_t id, int32_t init, T *allocated, T *aligned,               \
+                                 int64_t offset, int64_t size, int64_t stride) {                   \
+    (void)allocated;                                                                               \
+    host_init_common(id, init, aligned ? (char *)(aligned + offset) : NULL, size, stride,          \
+                     KERNEL_ELEM_##E);                                                             \
+  }
+RT_ELEM_HOOK_MAP(ELEM_HOOKS)
+#undef ELEM_HOOKS

@@ -233,8 +233,9 @@ void rt__adopt(Rt *rt, const void *p, size_t bytes);
  * kernel.access records, its work. r is the launch's record. */
 void rt__launch_foreign(Rt *rt, RtRec *r, int k, int s, void **params, size_t nparams);
 /* The host reads size elements of esize bytes at base, stride elements apart (rt_mem.c): an
- * observation `id` (flt: float elements). Enters the runtime itself. */
-void rt__observe(int32_t id, const char *base, int64_t size, int64_t stride, int esize, int flt);
+ * observation `id` (typed: not i32 elements, whose size the record names). Enters the runtime
+ * itself. */
+void rt__observe(int32_t id, const char *base, int64_t size, int64_t stride, int esize, int typed);
 int rt__new_stream(Rt *rt);
 
 /* ---- the backends: opening a GPU's library (rt_backend.c) ---- */

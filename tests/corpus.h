@@ -23,6 +23,7 @@ static const char *const corpus[] = {
     "typed-buffers",
     "views",
     "kernel-views",
+    "wide-types",
 };
 #define NCORPUS (sizeof corpus / sizeof corpus[0])
 

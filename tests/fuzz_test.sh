@@ -122,8 +122,12 @@ for d in ok plain replay; do
     "$t/$d/features.txt" && bad "$d: features.txt has a line that is not a kind and a text"
 done
 grep -q '^shape	' "$t/plain/features.txt" || bad "plain: features.txt has no shape feature"
+# (a slot keeps the text of the first feature that hashed to it: of two features sharing a slot,
+# which one a list names depends on the order of the cases, so the lists differ by about the
+# pairs that share one, feat^2 / 2^17 of AF_FEAT_N = 2^16 slots, on top of the 1%)
 only=$(LC_ALL=C comm -23 "$t/ok/features.txt" "$t/replay/features.txt" | wc -l)
-[ "$only" -le $((feat / 100)) ] || bad "features.txt: $only of the guided run's features not in the replay's"
+[ "$only" -le $((feat / 100 + feat * feat / 131072)) ] ||
+  bad "features.txt: $only of the guided run's $feat features not in the replay's"
 
 # two lowerings that disagree (a fault against the correct one): disagreement features
 "$af" campaign --features --cases 300 --seed 7 --lowering builtin --lowering builtin:fault=drop_host_wait \

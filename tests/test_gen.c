@@ -368,6 +368,17 @@ static void test_op_shapes(void) {
   GenOp ms16 = {.kind = GEN_OP_MEMSET, .ndeps = 1, .belem = 1 + GEN_ELEM_I16}, ms32 = ms16;
   ms32.belem = 1 + GEN_ELEM_I32;
   CHECK(gen_op_has_shape(&ms16, &m16) && !gen_op_has_shape(&ms32, &m16));
+  /* element types are named by their storage width: an f16 or bf16 memset is an i16 one (both
+   * go through mgpuMemset16), and "f16" in a shape names the same */
+  GenShape mf16;
+  CHECK_EQ(gen_shape_parse("gpu.memset async f16", &mf16), 0);
+  CHECK_EQ(mf16.elem, 1 + GEN_ELEM_I16);
+  CHECK_EQ(gen_shape_parse("gpu.memcpy async deps=1 i1", &mf16), 0);
+  CHECK_EQ(mf16.elem, 1 + GEN_ELEM_I8); /* (not "i16", whose first letters it has) */
+  CHECK_EQ(gen_elem_storage(GEN_ELEM_BF16), GEN_ELEM_I16);
+  CHECK_EQ(gen_elem_storage(GEN_ELEM_F64), GEN_ELEM_I64);
+  CHECK_EQ(gen_elem_storage(GEN_ELEM_INDEX), GEN_ELEM_I64);
+  CHECK_EQ(gen_elem_storage(GEN_ELEM_F32), GEN_ELEM_F32);
   /* "... stream": only a launch on an explicit stream */
   GenShape ls;
   CHECK_EQ(gen_shape_parse("gpu.launch_func async deps=1 stream", &ls), 0);
@@ -452,14 +463,15 @@ static void test_ts_minimize(void) {
  * not longer ones (a for's body runs up to 4 times, so bodies that grew with the case made a
  * run's work per op grow with it). Before, the bodies of 1,024-op cases reached hundreds of ops. */
 static void test_block_size(void) {
-  int sizes[] = {32, 1024}, most[2] = {0, 0};
+  int sizes[] = {32, 1024}, seeds[] = {400, 40}, most[2] = {0, 0}; /* (small cases have few
+                                                                      blocks: more of them) */
   long body_ops[2] = {0, 0}, nblocks[2] = {0, 0};
   for (int z = 0; z < 2; z++) {
     GenConfig cfg;
     gen_config_default(&cfg);
     cfg.ops = sizes[z];
     cfg.block_pct = 12;
-    for (uint64_t s = 1; s <= 40; s++) {
+    for (uint64_t s = 1; s <= (uint64_t)seeds[z]; s++) {
       GenCase c;
       AfErr err = {0};
       CHECK_EQ(gen_generate(&c, s, &cfg, &err), 0);
@@ -472,7 +484,7 @@ static void test_block_size(void) {
       gen_case_free(&c);
     }
   }
-  CHECK(nblocks[0] > 0 && nblocks[1] > 20 * nblocks[0]);
+  CHECK(nblocks[0] > 0 && nblocks[1] * seeds[0] > 20 * nblocks[0] * seeds[1]); /* (per case) */
   double m32 = (double)body_ops[0] / (double)nblocks[0];
   double m1024 = (double)body_ops[1] / (double)nblocks[1];
   if (!(m1024 < 1.5 * m32 && most[1] <= 40))
@@ -536,7 +548,70 @@ static void test_gpu_mix(void) {
   CHECK_EQ(all, (1u << GEN_GPU_MIX__COUNT) - 1);
 }
 
+/* Element types: each one's value and bits for an integer (what a memset's literal says and what
+ * a host buffer holds), and the words an observation carries. */
+static void test_elem_values(void) {
+  static const struct {
+    int e;
+    int64_t v, value;
+    uint64_t bits;
+  } t[] = {
+      {GEN_ELEM_I32, 7, 7, 7},
+      {GEN_ELEM_I16, 70000, 4464, 4464},
+      {GEN_ELEM_I8, 200, -56, 0xC8},
+      {GEN_ELEM_I1, 7, 1, 1}, /* (the parity of its bits) */
+      {GEN_ELEM_I1, 3, 0, 0},
+      {GEN_ELEM_F16, 3, 3, 0x4200},
+      {GEN_ELEM_F16, 3000, 952, 0x6370}, /* (modulo 2048, which f16 holds exactly) */
+      {GEN_ELEM_BF16, 5, 5, 0x40A0},
+      {GEN_ELEM_BF16, 300, 44, 0x4230},
+      {GEN_ELEM_F32, 1, 1, 0x3F800000},
+      {GEN_ELEM_F64, 2, 2, 0x4000000000000000ull},
+      {GEN_ELEM_INDEX, -1, -1, ~0ull},
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    CHECK_EQ(kernel_elem_value(t[i].e, t[i].v), t[i].value);
+    CHECK(kernel_elem_bits(t[i].e, t[i].v) == t[i].bits);
+  }
+  int32_t w[2];
+  CHECK_EQ(gen_elem_words(GEN_ELEM_F16, 3000, w), 1);
+  CHECK_EQ(w[0], 0x6370);
+  CHECK_EQ(gen_elem_words(GEN_ELEM_I8, 200, w), 1);
+  CHECK_EQ(w[0], -56);
+  CHECK_EQ(gen_elem_words(GEN_ELEM_F64, 2, w), 2);
+  CHECK(w[0] == 0 && w[1] == 0x40000000);
+  for (int e = 0; e < GEN_ELEM__COUNT; e++) { /* names read back; sizes */
+    CHECK_EQ(gen_elem_lookup(gen_elem_name(e)), e);
+    CHECK(gen_elem_size(e) == 1 || gen_elem_size(e) == 2 || gen_elem_size(e) == 4 ||
+          gen_elem_size(e) == 8);
+    CHECK_EQ(gen_elem_settable(e), gen_elem_size(e) == 2 || gen_elem_size(e) == 4);
+  }
+  /* --wide-types draws only when on: a case whose config has it 0 (one made before it) is made
+   * again by its seed with none of its types; at 100, every one of its types shows up */
+  GenConfig cfg;
+  gen_config_default(&cfg);
+  cfg.typed_pct = 100;
+  unsigned seen = 0, seen_off = 0;
+  for (uint64_t seed = 1; seed <= 60; seed++) {
+    GenCase c;
+    AfErr err = {0};
+    cfg.wide_types_pct = 100;
+    CHECK_EQ(gen_generate(&c, seed, &cfg, &err), 0);
+    for (int b = 0; b < c.nbufs; b++)
+      seen |= 1u << c.bufs[b].elem;
+    gen_case_free(&c);
+    cfg.wide_types_pct = 0;
+    CHECK_EQ(gen_generate(&c, seed, &cfg, &err), 0);
+    for (int b = 0; b < c.nbufs; b++)
+      seen_off |= 1u << c.bufs[b].elem;
+    gen_case_free(&c);
+  }
+  CHECK_EQ(seen >> GEN_ELEM_TYPED, (1u << (GEN_ELEM__COUNT - GEN_ELEM_TYPED)) - 1);
+  CHECK_EQ(seen_off, (1u << GEN_ELEM_TYPED) - 1);
+}
+
 int main(void) {
+  test_elem_values();
   test_ts_minimize();
   test_op_shapes();
   test_determinism();

@@ -186,7 +186,7 @@ static void test_corpus_verdicts(void) {
        "data_race.RAW|launch.af_transform->memcpy.D2H|stream->stream|dependency", 0},
       {"typed-buffers", "builtin:fault=copy_size_i32", "lazy", VERDICT_RUNTIME_ERROR,
        "|runtime_error|CUDA_ERROR_ILLEGAL_ADDRESS|pointer range outside every buffer of this "
-       "run|gpu.memcpy i16",
+       "run|gpu.memcpy",
        "mgpuMemcpy|CUDA_ERROR_ILLEGAL_ADDRESS", 1},
       {"views", "builtin:fault=view_offset_dropped", "lazy", VERDICT_WRONG_RESULT,
        "|wrong_result|view-offset", "wrong_result|view-offset|memcpy.D2H|stale", 1},
