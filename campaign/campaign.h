@@ -105,15 +105,17 @@ typedef struct CampaignStatus {
   double elapsed;
   double time[CAMPAIGN_T__COUNT]; /* where it went (summed over workers: process seconds) */
   long cases, failures;
-  long executed;     /* cases that reached execution with every lowering (none stopped
-                        them before their code ran: see CheckResult.executed) */
-  long avoided;      /* cases generated with something avoided */
-  int navoid;        /* causes steered away from */
-  int signatures;    /* -1 when unknown (the parent of workers) */
-  long features;     /* distinct semantic features so far (0: not counted; base/feat.h) */
-  long new_findings; /* new to the database */
-  long known_hits;   /* occurrences of known or wontfix findings */
-  long corpus;       /* case files saved under failures/ */
+  long executed;      /* cases that reached execution with every lowering (none stopped
+                         them before their code ran: see CheckResult.executed) */
+  long avoided;       /* cases generated with something avoided */
+  long device_errors; /* cases with a run whose device failed a call on purpose (--fail-calls):
+                         device_error verdicts, not failures */
+  int navoid;         /* causes steered away from */
+  int signatures;     /* -1 when unknown (the parent of workers) */
+  long features;      /* distinct semantic features so far (0: not counted; base/feat.h) */
+  long new_findings;  /* new to the database */
+  long known_hits;    /* occurrences of known or wontfix findings */
+  long corpus;        /* case files saved under failures/ */
   int nspecs;
   long differ_cases;
   int nconfigs;            /* the matrix's configurations (0: none) */

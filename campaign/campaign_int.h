@@ -62,6 +62,7 @@ typedef struct SteerBy {
 /* Per-worker counters, shared with the parent of workers (and written to the resume state). */
 typedef struct Slot {
   long cases, failures, new_findings, known_hits, corpus, sigs, differ, executed, avoided;
+  long device_errors;
   long executed_per[CAMPAIGN_MAX_LOWERINGS];
   long matrix_checked, matrix_differ;
   CampaignConfCount conf[CAMPAIGN_MAX_CONFIGS];

@@ -149,11 +149,12 @@ static int record_batch(Campaign *k, int conf, GenCase *cases, OracleExpected **
     af_feat_case(j); /* (its verdicts, signatures and differences: this case's features) */
     k->st.cases++;
     const CheckResult *rs[CAMPAIGN_MAX_LOWERINGS];
-    int executed = 1;
+    int executed = 1, device_error = 0;
     for (int l = 0; l < k->c.nspecs; l++) {
       const CheckResult *r = &res[(size_t)l * (size_t)k->batch + (size_t)j];
       rs[l] = r;
       executed &= r->executed != 0;
+      device_error |= r->device_errors > 0;
       k->executed_per[l] += r->executed != 0;
       int low = l;
       if (k->c.nmatrix > 0 && l == k->c.matrix_low) {
@@ -176,6 +177,7 @@ static int record_batch(Campaign *k, int conf, GenCase *cases, OracleExpected **
         return -1;
     }
     k->st.executed += executed;
+    k->st.device_errors += device_error;
     if (executed)
       count_mix(k, conf, gen_case_gpu_mix(&cases[j]), 0);
     if (k->c.nspecs > 1)
@@ -198,6 +200,7 @@ static void publish(Slot *me, const Campaign *k, uint64_t next) {
   me->differ = k->st.differ_cases;
   me->executed = k->st.executed;
   me->avoided = k->st.avoided;
+  me->device_errors = k->st.device_errors;
   memcpy(me->executed_per, k->executed_per, sizeof me->executed_per);
   memcpy(me->conf, k->conf, sizeof me->conf);
   me->all = k->all;

@@ -190,9 +190,10 @@ int campaign__write_summary(Campaign *k, double el) {
   json_esc(f, k->c.sched_spec);
   fprintf(f,
           ", \"swarm\": %s, \"cases\": %ld, \"executed_cases\": %ld, \"seconds\": %.2f, "
-          "\"failures\": %ld, \"steered_cases\": %ld, \"steered_from\": [",
+          "\"failures\": %ld, \"device_error_cases\": %ld, \"steered_cases\": %ld, "
+          "\"steered_from\": [",
           k->c.swarm ? "true" : "false", k->st.cases, k->st.executed, el, k->st.failures,
-          k->st.avoided);
+          k->st.device_errors, k->st.avoided);
   for (int i = 0; i < k->st.navoid; i++) {
     fprintf(f, "%s", i ? ", " : "");
     json_esc(f, k->avoid_why[i]);
@@ -410,6 +411,11 @@ void campaign_format_result(AfBuf *b, const CampaignConfig *c, const CampaignRes
     af_buf_wrap(b, line, 0, 2, SUMMARY_WIDTH);
     af_buf_puts(b, "\n");
   }
+  if (st->device_errors > 0)
+    af_buf_printf(b,
+                  "device errors: %ld of %ld cases had a run whose device failed a call on "
+                  "purpose (--fail-calls): not judged, not findings\n",
+                  st->device_errors, st->cases);
   if (any_mlir)
     af_buf_printf(b, "reached execution: %ld of %ld cases (%.1f%%) with every lowering\n",
                   st->executed, st->cases,

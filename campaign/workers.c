@@ -50,6 +50,7 @@ static void sum_slots(Campaign *k, const Slot *sl, int jobs) {
     k->st.differ_cases += sl[i].differ;
     k->st.executed += sl[i].executed;
     k->st.avoided += sl[i].avoided;
+    k->st.device_errors += sl[i].device_errors;
     k->st.matrix_checked += sl[i].matrix_checked;
     k->st.matrix_differ += sl[i].matrix_differ;
     for (int b = 0; b < CAMPAIGN_T__COUNT; b++)

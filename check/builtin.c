@@ -72,6 +72,7 @@ static int run_program(const LowerProgram *p, const GenCase *c, const LowerSpec 
   cfg.raw_handles = o ? o->raw_handles : 0;
   cfg.spin = o && o->spin > 0 ? o->spin : 0;
   cfg.abi = check_abi(spec, o);
+  cfg.fail_pct = o ? o->fail_pct : 0;
   int rc = check_run_program(p, &cfg, err);
   if (rc && rc != AF_EDEADLOCK)
     return rc;
@@ -131,6 +132,7 @@ int check__builtin(const GenCase *c, const LowerSpec *spec, const Schedule *s, i
                    const OracleExpected *e, const CheckOpts *o, CheckResult *out, AfErr *err) {
   out->nsched = 0; /* verdicts are filled as schedules run: no 50 KB memset per case */
   out->first_fail = -1;
+  out->device_errors = 0;
   out->executed = 0;
   if (ns > CHECK_MAX_SCHED)
     ns = CHECK_MAX_SCHED;
@@ -154,7 +156,9 @@ int check__builtin(const GenCase *c, const LowerSpec *spec, const Schedule *s, i
     if (rc)
       break;
     out->nsched = k + 1;
-    if (out->verdict[k].cls != VERDICT_PASS && out->first_fail < 0) {
+    if (oracle_verdict_phase(out->verdict[k].cls) == ORACLE_PHASE_ENVIRONMENT)
+      out->device_errors++; /* (not a failure of the lowering) */
+    else if (out->verdict[k].cls != VERDICT_PASS && out->first_fail < 0) {
       out->first_fail = k;
       if (o && o->stop_at_first)
         break;

@@ -39,6 +39,8 @@ typedef struct CheckOpts {
   int isolate;       /* cuda, builtin lowering: run in the GPU child process (gpu_child.c) */
   int abi;           /* 0: the flavour of the lowering and backend (rocm for rocdl code and
                         on hip, else cuda); else 1 + RtAbi (--abi) */
+  int fail_pct;      /* --fail-calls PCT: the device fails a call on purpose in this share of
+                        runs (RtConfig.fail_pct; the builtin lowering on the sim) */
 } CheckOpts;
 
 /* The RtAbi runs of spec follow under o (o->abi, else rocm on hip or for rocdl code, else
@@ -48,6 +50,7 @@ int check_abi(const LowerSpec *spec, const CheckOpts *o);
  * (rocdl code on cuda, or on hip without a code object; nvvm code on hip; the rocm flavour on
  * cuda, the cuda flavour on hip). */
 int check_runs_on(const LowerSpec *spec, const CheckOpts *o, AfErr *err);
+/* (and --fail-calls: the builtin lowering on the sim only) */
 /* "sim", "cuda" or "cuda:raw": the backend as runs and the database record it. */
 const char *check_backend_name(const CheckOpts *o);
 /* " --backend cuda --spin 4096 --abi rocm": the backend and ABI options of replay commands ("" for
@@ -94,8 +97,10 @@ typedef struct CheckResult {
   int nsched;
   Schedule sched[CHECK_MAX_SCHED];
   Verdict verdict[CHECK_MAX_SCHED];
-  int first_fail; /* index of the first failing schedule, or -1 */
-  int executed;   /* the lowered code ran: the lowering did not stop the case before it */
+  int first_fail;    /* index of the first failing schedule, or -1 (a device_error is none) */
+  int device_errors; /* schedules whose device failed a call on purpose (--fail-calls):
+                        device_error verdicts, environment failures, never findings */
+  int executed;      /* the lowered code ran: the lowering did not stop the case before it */
 } CheckResult;
 
 /* Runs a valid case through lowering `spec` under schedules s[0..ns). The expected

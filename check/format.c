@@ -88,6 +88,11 @@ void check_format_text(AfBuf *b, const char *path, const LowerSpec *spec, const 
         check_replay(line, sizeof line,
                      spec->kind == LOWER_MLIR_OPT ? CHECK_REPLAY_CHECK : CHECK_REPLAY_TRACE, path,
                      spec, f, o));
+  } else if (res->device_errors > 0) {
+    af_buf_printf(b,
+                  "PASS: %d schedule(s), %d of them not judged: the device failed a call on "
+                  "purpose (device_error)\n",
+                  res->nsched, res->device_errors);
   } else {
     af_buf_printf(b, "PASS: %d schedule(s)\n", res->nsched);
   }

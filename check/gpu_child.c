@@ -177,6 +177,7 @@ static void fault_verdicts(const LowerSpec *spec, const Schedule *s, int ns, int
                            const char *sig, const char *why, CheckResult *out) {
   out->nsched = ns;
   out->first_fail = ns > 0 ? 0 : -1;
+  out->device_errors = 0;
   for (int k = 0; k < ns; k++) {
     Verdict *v = &out->verdict[k];
     memset(v, 0, sizeof *v);

@@ -469,6 +469,7 @@ int check__mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Sc
   for (int i = 0; i < n; i++) {
     out[i].nsched = 0;
     out[i].first_fail = -1;
+    out[i].device_errors = 0;
     out[i].executed = 0;
   }
   MlirGroup b;

@@ -100,7 +100,7 @@ int cmd_run(int argc, char **argv) {
 static const char check_help[] =
     "usage: asyncfuzz check CASE.json... [--lowering SPEC]... [--pipeline P]\n"
     "                    [--schedules LIST] [--seed N] [--json] [--memfree-sync]\n"
-    "                    [--no-checker] [--backend B] [--spin N|auto]\n"
+    "                    [--no-checker] [--fail-calls PCT] [--backend B] [--spin N|auto]\n"
     "Runs the case under each schedule and judges every run: observations against the\n"
     "sequential oracle, runtime errors, and the happens-before checker over the trace.\n"
     "Each failing run says which of them fired. LIST is NAME[:COUNT][@SEED],... with\n"
@@ -113,6 +113,8 @@ static const char check_help[] =
     "--lowering options check the case with each and report where verdicts differ.\n"
     "Several cases are checked in one batch (one mlir-opt and one mlir-runner process\n"
     "for all of them); --json then prints one JSON object per line.\n"
+    "--fail-calls PCT: the device fails a call on purpose in PCT%% of the runs (a\n"
+    "device_error verdict naming the call: not judged, not a failure; builtin, sim).\n"
     "Exit 0 when every run passes, 1 when any fails.\n\n";
 
 static void check_help_print(FILE *f) {
@@ -168,6 +170,7 @@ int cmd_check(int argc, char **argv) {
                          CLI_OPT_U64("--seed", &seed),
                          CLI_OPT_FLAG("--json", &json, 1),
                          CLI_OPT_FLAG("--memfree-sync", &o.memfree_sync, 1),
+                         CLI_OPT_INT("--fail-calls", &o.fail_pct, 0, 100),
                          CLI_OPT_FLAG("--no-checker", &o.no_checker, 1),
                          CLI_OPT_END};
   int ex = cli_parse("check", argc, argv, opts, &o, NULL, paths, argc, &npaths, check_help_print);

@@ -653,6 +653,23 @@ int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, in
   memset(v, 0, sizeof *v);
   v->error_seq = -1;
   v->hb_first = -1;
+  if (sum->injected > 0) { /* the device failed a call: nothing else of the run is judged */
+    const char *call = asyncfuzz_rt_call_name(sum->injected - 1);
+    const char *err = asyncfuzz_rt_error_name(sum->injected_err);
+    v->cls = VERDICT_DEVICE_ERROR;
+    v->rt_failed = 1;
+    for (int i = 0; i < ntrace && v->error_seq < 0; i++)
+      if (trace[i].detail == RT_DETAIL_INJECTED)
+        v->error_seq = (int)trace[i].seq;
+    fmt_into(v->signature, sizeof v->signature, "%s|device_error|%s|%s%s", lowering, call, err,
+             sum->injected_sticky ? "|sticky" : "");
+    fmt_into(v->victim, sizeof v->victim, "%s", v->signature);
+    fmt_into(v->detail, sizeof v->detail,
+             "device error: %s failed with %s on purpose (--fail-calls)%s; an environment "
+             "failure, not a finding: the run is not judged",
+             call, err, sum->injected_sticky ? ", a sticky error: every later call failed" : "");
+    return 0;
+  }
   if (hb)
     for (int i = 0; i < hb->nreports; i++)
       if (oracle_report_counts(c, &hb->reports[i], trace, ntrace)) {

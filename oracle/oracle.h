@@ -37,7 +37,8 @@
   X(LOWERING_UNCONVERTED, "lowering_unconverted", LOWERING, "mlir-opt", 1)                         \
   X(LOWERING_CRASH, "lowering_crash", LOWERING, "mlir-opt", 0)                                     \
   X(JIT_CRASH, "jit_crash", TOOL, "mlir-runner's JIT", 0)                                          \
-  X(TIMEOUT, "timeout", TOOL, "a time limit", 0)
+  X(TIMEOUT, "timeout", TOOL, "a time limit", 0)                                                   \
+  X(DEVICE_ERROR, "device_error", ENVIRONMENT, "the device", 0)
 
 typedef enum VerdictClass {
 #define ORACLE__VENUM(id, name, phase, by, shape) VERDICT_##id,
@@ -46,7 +47,14 @@ typedef enum VerdictClass {
       VERDICT__COUNT
 } VerdictClass;
 
-typedef enum OraclePhase { ORACLE_PHASE_RUN, ORACLE_PHASE_LOWERING, ORACLE_PHASE_TOOL } OraclePhase;
+/* RUN, LOWERING, TOOL: a finding of the lowering or of a tool; ENVIRONMENT: the device failed a
+ * call (asyncfuzz --fail-calls, docs/signatures.md), never a finding. */
+typedef enum OraclePhase {
+  ORACLE_PHASE_RUN,
+  ORACLE_PHASE_LOWERING,
+  ORACLE_PHASE_TOOL,
+  ORACLE_PHASE_ENVIRONMENT
+} OraclePhase;
 
 /* The class's name ("race"), or "?". */
 const char *oracle_verdict_name(int cls);

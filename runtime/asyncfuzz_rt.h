@@ -211,6 +211,11 @@ typedef struct RtConfig {
    * (ASYNCFUZZ_KERNELS=FILE), and host memory it allocated itself is adopted as a host buffer
    * (a host.memory record) when a copy or a host read first touches it */
   int program;
+  /* the device fails a call on purpose (asyncfuzz --fail-calls PCT): with this chance, drawn from
+   * the schedule seed (never from the schedule's own draws), the run's n-th call of one kind
+   * fails as a device reports it (mgpuMemAlloc out of memory, a launch failing and leaving the
+   * context unusable: every later call fails, a sticky error...); RtSummary.injected names it */
+  int fail_pct;
 } RtConfig;
 
 /* What a hardware backend reports of its device; recorded with each run. */
@@ -397,7 +402,8 @@ typedef enum RtError {
   X(HOST_DEVICE_MEM, "host access to device memory")                                               \
   X(CONFIG, "the runtime's settings are refused (asyncfuzz_rt_config_error says why): the run "    \
             "went on on the sim")                                                                  \
-  X(UNMODELLED, "a wrapper function asyncfuzz's runtime does not model (docs/abi.md)")
+  X(UNMODELLED, "a wrapper function asyncfuzz's runtime does not model (docs/abi.md)")             \
+  X(INJECTED, "failed on purpose (--fail-calls): the device reported it")
 
 typedef enum RtDetail {
 #define RT__DET_ENUM(id, text) RT_DETAIL_##id,
@@ -462,6 +468,9 @@ typedef struct RtSummary {
   int streams_created, events_created;
   /* sizes of the run's id spaces (for checkers: one past the largest id in the trace) */
   int max_threads, max_streams, max_events, max_regions, max_async;
+  /* the call failed on purpose (RtConfig.fail_pct): its RT_CALL_* + 1 (0: none), its RtError,
+   * and 1 when the error was sticky (every later call failed with it) */
+  int injected, injected_err, injected_sticky;
 } RtSummary;
 
 /* The trace of the current or last run. Valid until the next begin. */

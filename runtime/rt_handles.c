@@ -219,7 +219,7 @@ int rt__freed_alloc(Rt *rt, const void *p, size_t n) {
  * in. Kernels need 1; copies and sets accept plain host memory, as CUDA does with UVA. */
 int rt__range_kind(Rt *rt, const void *p, size_t n) {
   const char *c = p;
-  if (c == NULL)
+  if ((uintptr_t)c < 4096) /* NULL, or a view of it: a failed allocation's buffer plus an offset */
     return -1;
   for (int i = 0; i < rt->nallocs; i++) {
     Alloc *a = &rt->allocs[i];

@@ -22,7 +22,7 @@ void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared) {
   /* ROCm's mgpuMemAlloc ignores isHostShared: hipMalloc, device memory */
   int shared = isHostShared && rt->cfg.abi != RT_ABI_ROCM;
   void *p = NULL;
-  if (sizeBytes == 0) {
+  if (sizeBytes == 0 || rt__inject(rt, r)) {
     if (r)
       r->ret = RT_REF(RT_REF_NULL, 0, 0);
     rt__leave(rt);
@@ -82,7 +82,7 @@ void mgpuMemFree(void *ptr, void *stream) {
   RtRef pref = rt__ref_ptr(rt, ptr);
   rt__rec_arg(r, pref);
   rt__rec_arg(r, sref);
-  if (ptr == NULL) {
+  if (ptr == NULL || rt__inject(rt, r)) {
     rt__leave(rt);
     return;
   }
@@ -132,7 +132,9 @@ void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream) {
   rt__rec_arg(r, rt__ref_ptr(rt, src));
   rt__rec_arg(r, rt__ref_int(sizeBytes));
   rt__rec_arg(r, sref);
-  if (rt->dev && rt->cfg.raw_handles) {
+  if (rt__inject(rt, r)) {
+    /* failed on purpose: no effect */
+  } else if (rt->dev && rt->cfg.raw_handles) {
     rt__dev_result(rt, r, rt->dev->memcpy_async(dst, src, sizeBytes, stream), det);
   } else if (s < 0) {
     rt__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, det);
@@ -171,8 +173,8 @@ static void memset_common(int call, int kind, void *dst, unsigned value, size_t 
   rt__rec_arg(r, rt__ref_int(count));
   rt__rec_arg(r, sref);
   size_t esz = kind == W_MEMSET32 ? 4 : 2;
-  if (rt__abi_absent(rt, r)) {
-    /* ROCm's wrappers define no mgpuMemset16: nothing is set */
+  if (rt__abi_absent(rt, r) || rt__inject(rt, r)) {
+    /* ROCm's wrappers define no mgpuMemset16, or it failed on purpose: nothing is set */
   } else if (rt->dev && (rt->cfg.raw_handles ||
                          (s >= 0 && dst != NULL && rt__range_kind(rt, dst, count * esz) >= 0 &&
                           rt__freed_alloc(rt, dst, count * esz) < 0))) {

@@ -90,6 +90,54 @@ static void free_run(Rt *rt) {
   rt->ntrace = rt->nobs = rt->nobsdata = 0;
 }
 
+/* The calls a run may fail on purpose, as a device fails them: X(call, error, sticky). */
+static const struct {
+  int call, err, sticky;
+} inject_kinds[] = {
+    {RT_CALL_MEM_ALLOC, RT_ERR_OUT_OF_MEMORY, 0},     /* memory runs out */
+    {RT_CALL_MODULE_LOAD, RT_ERR_INVALID_PTX, 0},     /* a module does not load */
+    {RT_CALL_STREAM_CREATE, RT_ERR_OUT_OF_MEMORY, 0}, /* no resources for a stream */
+    {RT_CALL_EVENT_CREATE, RT_ERR_OUT_OF_MEMORY, 0},
+    {RT_CALL_LAUNCH_KERNEL, RT_ERR_LAUNCH_FAILED, 1}, /* a kernel faults: the context is lost */
+    {RT_CALL_MEMCPY, RT_ERR_ILLEGAL_ADDRESS, 1},
+    {RT_CALL_STREAM_SYNCHRONIZE, RT_ERR_LAUNCH_FAILED, 1}, /* a fault reported at the wait */
+    {RT_CALL_EVENT_SYNCHRONIZE, RT_ERR_LAUNCH_TIMEOUT, 1},
+};
+
+/* Which call this run fails on purpose (cfg.fail_pct), from its own generator seeded by the
+ * schedule seed: the schedule's draws are the same with it or without. */
+static void inject_plan(Rt *rt, const RtConfig *cfg) {
+  rt->inj_call = -1;
+  rt->inj_seen = rt->sticky_err = 0;
+  if (cfg->fail_pct <= 0)
+    return;
+  AfRng f;
+  af_rng_seed(&f, af_mix64(cfg->seed, 0xFA11CA11ull + (uint64_t)cfg->policy));
+  if (!af_rng_chance(&f, cfg->fail_pct))
+    return;
+  int k = (int)af_rng_below(&f, (uint32_t)(sizeof inject_kinds / sizeof inject_kinds[0]));
+  rt->inj_call = inject_kinds[k].call;
+  rt->inj_err = inject_kinds[k].err;
+  rt->inj_sticky = inject_kinds[k].sticky;
+  rt->inj_nth = 1 + (int)af_rng_below(&f, 3);
+}
+
+int rt__injected(Rt *rt, RtRec *r) {
+  if (rt->sticky_err) {
+    rt__rec_fail(rt, r, rt->sticky_err, RT_DETAIL_INJECTED);
+    return 1;
+  }
+  if (rt->cur_call != rt->inj_call || ++rt->inj_seen != rt->inj_nth)
+    return 0;
+  rt__rec_fail(rt, r, rt->inj_err, RT_DETAIL_INJECTED);
+  rt->sum.injected = rt->inj_call + 1;
+  rt->sum.injected_err = rt->inj_err;
+  rt->sum.injected_sticky = rt->inj_sticky;
+  if (rt->inj_sticky)
+    rt->sticky_err = rt->inj_err;
+  return 1;
+}
+
 static int begin_locked(Rt *rt, const RtConfig *cfg, int keep_modules) {
   free_run(rt);
   if (!keep_modules) {
@@ -126,6 +174,7 @@ static int begin_locked(Rt *rt, const RtConfig *cfg, int keep_modules) {
   rt->nchange = rt->cfg.policy == RT_PCT ? rt->cfg.pct_depth : 0;
   for (int i = 0; i < rt->nchange; i++)
     rt->change_points[i] = 1 + af_rng_below(&rt->rng, 96);
+  inject_plan(rt, cfg);
   rt__new_stream(rt); /* stream 0: the legacy default stream */
   rt->active = 1;
   return 0;

@@ -22,7 +22,7 @@ static int builtin_blob(const void *data, size_t size) {
 static void *module_load(int call, void *data, size_t size, int opt) {
   Rt *rt;
   RtRec *r = rt__call(&rt, call);
-  if (rt__abi_absent(rt, r)) { /* ROCm's mgpuModuleLoadJIT asserts */
+  if (rt__abi_absent(rt, r) || rt__inject(rt, r)) { /* ROCm's mgpuModuleLoadJIT asserts */
     rt__leave(rt);
     return NULL;
   }
@@ -208,7 +208,9 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t g
   const KernelInfo *ki = k >= 0 ? kernel_info(k) : NULL;
   Launch l;
   int det;
-  if (raw && k < 0) /* not a kernel asyncfuzz knows: the driver decides */
+  if (rt__inject(rt, r))
+    ;                    /* failed on purpose: nothing runs */
+  else if (raw && k < 0) /* not a kernel asyncfuzz knows: the driver decides */
     rt__dev_result(rt, r, rt->dev->launch(function, grid, block, smem, stream, params, extra),
                    fdet);
   else if (k < 0 || (s < 0 && !raw))
@@ -244,7 +246,8 @@ void *mgpuStreamCreate(void) {
   Rt *rt;
   RtRec *r = rt__call(&rt, RT_CALL_STREAM_CREATE);
   void *dh = NULL;
-  if (rt->dev && rt__dev_result(rt, r, rt->dev->stream_create(&dh), RT_DETAIL_NONE)) {
+  if (rt__inject(rt, r) ||
+      (rt->dev && rt__dev_result(rt, r, rt->dev->stream_create(&dh), RT_DETAIL_NONE))) {
     if (r)
       r->ret = RT_REF(RT_REF_NULL, 0, 0);
     rt__leave(rt);
@@ -309,7 +312,8 @@ void *mgpuEventCreate(void) {
   Rt *rt;
   RtRec *r = rt__call(&rt, RT_CALL_EVENT_CREATE);
   void *h = NULL, *dh = NULL;
-  if (rt->dev && rt__dev_result(rt, r, rt->dev->event_create(&dh), RT_DETAIL_NONE)) {
+  if (rt__inject(rt, r) ||
+      (rt->dev && rt__dev_result(rt, r, rt->dev->event_create(&dh), RT_DETAIL_NONE))) {
     if (r)
       r->ret = RT_REF(RT_REF_NULL, 0, 0);
   } else if (af_grow((void **)&rt->events, &rt->capevents, rt->nevents + 1, sizeof(Event)) == 0) {
@@ -361,7 +365,7 @@ void mgpuEventRecord(void *event, void *stream) {
   int e = rt__handle_arg(rt, r, event, H_EVENT, &edet);
   int s = rt__handle_arg(rt, r, stream, H_STREAM, &sdet);
   int to = rt__route(rt, r, e >= 0 && s >= 0, e < 0 ? edet : sdet);
-  int failed = 0;
+  int failed = to == RT_TO_NONE; /* (a misused handle, or failed on purpose) */
   if (to == RT_TO_DEVICE)
     failed = rt__dev_result(rt, r,
                             rt->dev->event_record(e >= 0 ? rt->events[e].dh : event,

@@ -125,6 +125,10 @@ typedef struct Rt {
   int unlocked;
   RtConfig cfg;
   AfRng rng;
+  /* a call failed on purpose (cfg.fail_pct): its kind (-1: none), which one of its kind, the
+   * error, whether it sticks; calls of that kind so far; the sticky error in force (0: none);
+   * the kind of the call being made */
+  int inj_call, inj_nth, inj_err, inj_sticky, inj_seen, sticky_err, cur_call;
   uint32_t epoch;
   Stream *streams;
   int nstreams, capstreams;
@@ -257,6 +261,7 @@ void rt__leave(Rt *rt);
  * record begun (NULL when the trace is off): the record. */
 static inline RtRec *rt__call_on(Rt **rtp, int call, const void *a, const void *b, size_t bytes) {
   Rt *rt = *rtp = rt__enter();
+  rt->cur_call = call;
   rt__pump(rt);
   rt__adopt(rt, a, bytes);
   rt__adopt(rt, b, bytes);
@@ -282,7 +287,16 @@ static inline int rt__handle_arg(Rt *rt, RtRec *r, const void *h, unsigned kind,
  * RT_TO_NONE, a handle is misused: the record fails with RT_ERR_INVALID_HANDLE and det, and the
  * call has no effect, as the wrapper's error print; RT_TO_SIM, the simulator carries it out. */
 enum { RT_TO_SIM, RT_TO_DEVICE, RT_TO_NONE };
+/* Whether the call being made fails on purpose (cfg.fail_pct: the chosen one, or any call after a
+ * sticky error): then r fails with the device's error, as reported (RT_DETAIL_INJECTED), and the
+ * call has no effect (rt_run.c). */
+int rt__injected(Rt *rt, RtRec *r);
+static inline int rt__inject(Rt *rt, RtRec *r) {
+  return (rt->inj_call >= 0 || rt->sticky_err) && rt__injected(rt, r);
+}
 static inline int rt__route(Rt *rt, RtRec *r, int ok, int det) {
+  if (rt__inject(rt, r))
+    return RT_TO_NONE;
   if (rt->dev && (rt->cfg.raw_handles || ok))
     return RT_TO_DEVICE;
   if (!ok) {
