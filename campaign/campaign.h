@@ -40,6 +40,9 @@ typedef struct CampaignConfig {
                                a matrix */
   const char *sched_spec;   /* the schedules, e.g. "lazy,random,pct" */
   CheckOpts opts;           /* backend, checker options */
+  int fail_pct;             /* --fail-calls PCT: the device fails a call on purpose in this share
+                               of the loop's runs (CheckOpts.fail_pct); never in reductions,
+                               reproductions, the matrix or replays */
   const char *device;       /* the device line, as recorded */
   uint64_t seed;            /* the first case seed */
   long seconds;             /* the time limit (when max_cases <= 0) */

@@ -113,6 +113,8 @@ static int check_batch(Campaign *k, int conf, GenCase *cases, OracleExpected **e
     CheckResult *r = res + (size_t)l * (size_t)k->batch;
     int rc = 0;
     Schedule s[CHECK_MAX_SCHED];
+    CheckOpts lo = k->c.opts; /* (the loop's runs only: a device failing on purpose) */
+    lo.fail_pct = k->c.fail_pct;
     const LowerSpec *sp =
         campaign_spec(&k->c, k->c.nmatrix > 0 && l == k->c.matrix_low ? k->c.nspecs + conf : l);
     if (sp->kind == LOWER_MLIR_OPT) {
@@ -120,8 +122,7 @@ static int check_batch(Campaign *k, int conf, GenCase *cases, OracleExpected **e
         s[j] = k->sched[j];
         s[j].seed = af_mix64(cases[0].seed, (uint64_t)j + 1);
       }
-      rc = check_cases(cp, n, sp, s, k->nsched, (const OracleExpected *const *)es, &k->c.opts, r,
-                       &err);
+      rc = check_cases(cp, n, sp, s, k->nsched, (const OracleExpected *const *)es, &lo, r, &err);
     } else {
       for (int j = 0; j < n && rc == 0; j++) {
         for (int q = 0; q < k->nsched; q++) {
@@ -129,7 +130,7 @@ static int check_batch(Campaign *k, int conf, GenCase *cases, OracleExpected **e
           s[q].seed = af_mix64(cases[j].seed, (uint64_t)q + 1);
         }
         af_feat_case(j);
-        rc = check_case(&cases[j], sp, s, k->nsched, es[j], &k->c.opts, &r[j], &err);
+        rc = check_case(&cases[j], sp, s, k->nsched, es[j], &lo, &r[j], &err);
       }
     }
     af_feat_case(-1);

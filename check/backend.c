@@ -55,11 +55,6 @@ int check_runs_on(const LowerSpec *spec, const CheckOpts *o, AfErr *err) {
                       "the %s backend runs the %s flavour of the runtime ABI only (the other runs "
                       "on the sim)",
                       bi->name, asyncfuzz_rt_abi_name(bi->abi));
-  if (o && o->fail_pct > 0 && (spec->kind != LOWER_BUILTIN || bi->gpu))
-    return af_err_set(err, AF_EUSAGE,
-                      "--fail-calls: %s on %s: the device fails calls on purpose for the builtin "
-                      "lowering on the sim only, so far",
-                      spec->name, check_backend_name(o));
   return 0;
 }
 

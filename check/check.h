@@ -50,7 +50,6 @@ int check_abi(const LowerSpec *spec, const CheckOpts *o);
  * (rocdl code on cuda, or on hip without a code object; nvvm code on hip; the rocm flavour on
  * cuda, the cuda flavour on hip). */
 int check_runs_on(const LowerSpec *spec, const CheckOpts *o, AfErr *err);
-/* (and --fail-calls: the builtin lowering on the sim only) */
 /* "sim", "cuda" or "cuda:raw": the backend as runs and the database record it. */
 const char *check_backend_name(const CheckOpts *o);
 /* " --backend cuda --spin 4096 --abi rocm": the backend and ABI options of replay commands ("" for
@@ -194,6 +193,8 @@ typedef struct CheckGpuInfo {
 /* Starts the child if none runs (o->spin < 0: calibrate to $ASYNCFUZZ_SPIN_US microseconds,
  * default 200) and describes it. AF_EUNSUPPORTED with the reason when the device cannot open. */
 int check_gpu_info(const CheckOpts *o, CheckGpuInfo *info, AfErr *err);
+/* How many GPU children this process replaced so far (CheckGpuInfo.restarts), starting none. */
+int check_gpu_restarts(void);
 /* "cuda NAME (sm_90, 132 SMs, 81559 MiB, driver 13.0, built with CUDA 13.0), spin 4096
  * (calibrated: 201.3 us)": the device as runs record it. */
 void check_gpu_describe(const CheckOpts *o, const CheckGpuInfo *gi, char *dev, size_t n);

@@ -165,6 +165,10 @@ static int start(const CheckOpts *o, AfErr *err) {
   return 0;
 }
 
+int check_gpu_restarts(void) {
+  return g.info.restarts;
+}
+
 int check_gpu_info(const CheckOpts *o, CheckGpuInfo *info, AfErr *err) {
   int rc = start(o, err);
   if (rc == 0)

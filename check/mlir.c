@@ -101,7 +101,7 @@ int check_judge_trace(const char *path, const GenCase *c, const LowerSpec *spec,
  * schedules s[0..ns). ASYNCFUZZ_RUNNER_PRELOAD (a sanitizer build: its instrumented runtime
  * library needs the sanitizer runtimes loaded into mlir-runner first) becomes LD_PRELOAD. */
 static int run_env(const LowerSpec *spec, const Schedule *s, int ns, const CheckOpts *o,
-                   const char *tdir, char env[12][4200]) {
+                   const char *tdir, char env[13][4200]) {
   af_fmt(env[0], sizeof env[0], "ASYNCFUZZ_TRACE_DIR=%s", tdir);
   size_t k = 0;
   k += (size_t)snprintf(env[1], sizeof env[1], "ASYNCFUZZ_SCHEDULES=");
@@ -123,11 +123,15 @@ static int run_env(const LowerSpec *spec, const Schedule *s, int ns, const Check
   else
     af_fmt(env[9], sizeof env[9], "ASYNCFUZZ_SPIN");
   af_fmt(env[10], sizeof env[10], "ASYNCFUZZ_ABI=%s", asyncfuzz_rt_abi_name(check_abi(spec, o)));
+  if (o && o->fail_pct > 0)
+    af_fmt(env[11], sizeof env[11], "ASYNCFUZZ_FAIL_CALLS=%d", o->fail_pct);
+  else
+    af_fmt(env[11], sizeof env[11], "ASYNCFUZZ_FAIL_CALLS");
   if (!(pre && *pre))
-    return 11;
+    return 12;
   /* mlir-runner's own exit-time leaks are not ours to report, and its crashes are signals */
-  af_fmt(env[11], sizeof env[11], "ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_abort=0");
-  return 12;
+  af_fmt(env[12], sizeof env[12], "ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_abort=0");
+  return 13;
 }
 
 /* The last non-empty line of a report, for a verdict's detail. */
@@ -153,7 +157,9 @@ static void note_verdict(CheckResult *r, int k, const Schedule *s, const Verdict
   r->verdict[k] = *v;
   if (r->nsched < k + 1)
     r->nsched = k + 1;
-  if (v->cls != VERDICT_PASS && r->first_fail < 0)
+  if (oracle_verdict_phase(v->cls) == ORACLE_PHASE_ENVIRONMENT)
+    r->device_errors++; /* (not a failure of the lowering) */
+  else if (v->cls != VERDICT_PASS && r->first_fail < 0)
     r->first_fail = k;
 }
 
@@ -162,7 +168,7 @@ static int run_process(const LowerSpec *spec, const char *mod, const char *tdir,
                        AfErr *err) {
   if (mkdir(tdir, 0700) != 0 && errno != EEXIST)
     return af_err_set(err, AF_EIO, "cannot create %s: %s", tdir, strerror(errno));
-  char envs[12][4200];
+  char envs[13][4200];
   char *env[13];
   int n = run_env(spec, s, ns, o, tdir, envs);
   for (int i = 0; i < n; i++)

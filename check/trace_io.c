@@ -26,7 +26,7 @@ static int read_header(FILE *f, const char *path, CheckTrace *t, AfErr *err) {
   if (fread(magic, 1, 8, f) != 8 || memcmp(magic, "AFTRACE1", 8) != 0 ||
       fread(hdr, sizeof hdr, 1, f) != 1)
     return af_err_set(err, AF_EPARSE, "%s is not an asyncfuzz binary trace", path);
-  if (hdr[0] != 1 || hdr[1] != sizeof(RtRec))
+  if (hdr[0] != ASYNCFUZZ_TRACE_VERSION || hdr[1] != sizeof(RtRec))
     return af_err_set(err, AF_EPARSE,
                       "%s was written by another asyncfuzz build (trace version %u, record size "
                       "%u)",

@@ -67,7 +67,7 @@ static const char campaign_help[] =
     "  --memfree-sync  model mgpuMemFree as synchronizing the device (lenient)\n"
     "  --fail-calls PCT  the device fails a call on purpose in PCT% of runs (out of\n"
     "                  memory, a module that does not load, a kernel fault that sticks):\n"
-    "                  device_error verdicts, counted, never findings (builtin, sim)\n"
+    "                  device_error verdicts, counted, never findings\n"
     "  --no-checker    judge by observations and runtime errors only\n"
     "  --backend B, --spin N|auto, --abi cuda|rocm: where lowered code runs (below)\n"
     "  --until T       stop at local time T (HH:MM, the next one; or YYYY-MM-DDTHH:MM)\n"
@@ -225,7 +225,7 @@ static int campaign_args(Args *a, int argc, char **argv) {
                          CLI_OPT_FLAG("--resume", &a->resume, 1),
                          CLI_OPT_FLAG("--no-reduce", &c->reduce, 0),
                          CLI_OPT_FLAG("--memfree-sync", &c->opts.memfree_sync, 1),
-                         CLI_OPT_INT("--fail-calls", &c->opts.fail_pct, 0, 100),
+                         CLI_OPT_INT("--fail-calls", &c->fail_pct, 0, 100),
                          CLI_OPT_FLAG("--no-checker", &c->opts.no_checker, 1),
                          CLI_OPT_FLAG("--avoid-found", &c->avoid_found, 1), /* (the default) */
                          CLI_OPT_FLAG("--no-avoid", &a->no_avoid, 1),

@@ -114,7 +114,7 @@ static const char check_help[] =
     "Several cases are checked in one batch (one mlir-opt and one mlir-runner process\n"
     "for all of them); --json then prints one JSON object per line.\n"
     "--fail-calls PCT: the device fails a call on purpose in PCT%% of the runs (a\n"
-    "device_error verdict naming the call: not judged, not a failure; builtin, sim).\n"
+    "device_error verdict naming the call: not judged, not a failure).\n"
     "Exit 0 when every run passes, 1 when any fails.\n\n";
 
 static void check_help_print(FILE *f) {
@@ -220,6 +220,11 @@ int cmd_check(int argc, char **argv) {
   int any_fail = 0;
   if (ex == 0)
     ex = print_results(paths, npaths, specs, low.n, res, json, &o, &any_fail);
+  if (ex == 0 && check_gpu_restarts() > 0)
+    fprintf(stderr,
+            "asyncfuzz check: device: %d GPU child process(es) replaced after a sticky error, a "
+            "crash or a hang: the next case ran in a new one, with a fresh context\n",
+            check_gpu_restarts());
   af_free(specs);
   af_free(res);
   af_free(cases);

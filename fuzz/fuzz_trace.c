@@ -49,8 +49,12 @@ static void write_input(FILE *f, const uint8_t *data, size_t size) {
   memcpy(&sum, data + at, ns);
   at += ns;
   uint32_t n = (uint32_t)((size - at) / sizeof(RtRec));
-  uint32_t hdr[6] = {
-      1, (uint32_t)sizeof(RtRec), n, 0, 0, size > 1 ? (uint32_t)(data[1] % RT__ABI_COUNT) : 0};
+  uint32_t hdr[6] = {ASYNCFUZZ_TRACE_VERSION,
+                     (uint32_t)sizeof(RtRec),
+                     n,
+                     0,
+                     0,
+                     size > 1 ? (uint32_t)(data[1] % RT__ABI_COUNT) : 0};
   if (fwrite("AFTRACE1", 1, 8, f) != 8 || fwrite(hdr, sizeof hdr, 1, f) != 1 ||
       fwrite(&sum, sizeof sum, 1, f) != 1)
     abort();

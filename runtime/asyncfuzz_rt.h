@@ -157,7 +157,8 @@ RT_ELEM_HOOK_MAP(RT__ELEM_HOOK_DECL)
 /* A batch (many cases in one mlir-runner process, gen_render_mlir_group) brackets each run of
  * a case under schedule `sched`: begin starts a fresh run, keeping the kernel modules loaded
  * so far, under schedule number `sched` of $ASYNCFUZZ_SCHEDULES ("POLICY@SEED,...", else
- * ASYNCFUZZ_POLICY and ASYNCFUZZ_SCHED_SEED) with ASYNCFUZZ_MEMFREE_SYNC; end runs the case's
+ * ASYNCFUZZ_POLICY and ASYNCFUZZ_SCHED_SEED) with ASYNCFUZZ_MEMFREE_SYNC and
+ * ASYNCFUZZ_FAIL_CALLS (RtConfig.fail_pct); end runs the case's
  * queued coroutines, ends the run and writes $ASYNCFUZZ_TRACE_DIR/case-ID-SCHED.bin. */
 void asyncfuzz_case_begin(int32_t id, int32_t sched);
 void asyncfuzz_case_end(int32_t id, int32_t sched);
@@ -486,6 +487,9 @@ const char *asyncfuzz_rt_call_name(int call);
 const char *asyncfuzz_rt_error_name(int err);
 const char *asyncfuzz_rt_detail_text(int detail);
 
+/* The binary trace format's version: 2 since RtSummary names a call failed on purpose (a file of
+ * another version, or of another RtRec size, is refused as another build's). */
+#define ASYNCFUZZ_TRACE_VERSION 2
 /* Writes the last run's trace and observations in the binary trace format (docs/trace-format.md:
  * a header, the RtRec records, then the observations), which check_trace_load() reads back.
  * 0, or AF_EIO. Code compiled by MLIR gets this at exit with ASYNCFUZZ_TRACE_BIN=FILE. */

@@ -133,8 +133,13 @@ int rt__injected(Rt *rt, RtRec *r) {
   rt->sum.injected = rt->inj_call + 1;
   rt->sum.injected_err = rt->inj_err;
   rt->sum.injected_sticky = rt->inj_sticky;
-  if (rt->inj_sticky)
+  if (rt->inj_sticky) {
     rt->sticky_err = rt->inj_err;
+    /* on a GPU, as after a real sticky error: the process's context counts as lost, so the
+     * harness runs the next case in a new one (asyncfuzz_rt_device_broken) */
+    if (rt->dev)
+      rt->dev_broken = 1;
+  }
   return 1;
 }
 
@@ -485,6 +490,10 @@ void asyncfuzz_case_begin(int32_t id, int32_t sched) {
   g_config_error[0] = '\0';
   RtConfig c = env_config();
   env_schedule(&c, sched);
+  /* a device failing on purpose (--fail-calls): in the cases' runs only, never in what the
+   * batch does before its first case (loading its module) */
+  const char *fc = getenv("ASYNCFUZZ_FAIL_CALLS");
+  c.fail_pct = fc && *fc ? atoi(fc) : 0;
   rt->no_trace = rt->dev_broken;
   if (rt->dev_broken)
     c.backend = RT_BACKEND_SIM;

@@ -283,12 +283,8 @@ int asyncfuzz_rt_write_trace_bin(const char *path) {
   FILE *f = fopen(path, "wb");
   if (f == NULL)
     return AF_EIO;
-  uint32_t hdr[6] = {1,
-                     (uint32_t)sizeof(RtRec),
-                     (uint32_t)rt->ntrace,
-                     (uint32_t)rt->nobs,
-                     (uint32_t)rt->cfg.policy,
-                     (uint32_t)rt->cfg.abi};
+  uint32_t hdr[6] = {ASYNCFUZZ_TRACE_VERSION, (uint32_t)sizeof(RtRec),  (uint32_t)rt->ntrace,
+                     (uint32_t)rt->nobs,      (uint32_t)rt->cfg.policy, (uint32_t)rt->cfg.abi};
   int bad = fwrite(TRACE_MAGIC, 1, 8, f) != 8;
   bad |= fwrite(hdr, sizeof hdr, 1, f) != 1;
   bad |= fwrite(&rt->sum, sizeof rt->sum, 1, f) != 1;

@@ -189,6 +189,21 @@ cmd=$(sed -n 's/^replay: //p' "$T/camp"/failures/*/info.txt | head -1)
 "$AF" campaign --backend cuda --lowering builtin --cases 20 --seed 9 --jobs 2 --out "$T/camp2" \
   --quiet >"$T/o" 2>&1 || fail "campaign --jobs 2 on cuda: $(tail -5 "$T/o")"
 ok "campaigns on cuda: device recorded, replay reproduces, --jobs 2"
+
+# ---- a device failing on purpose (--fail-calls): a sticky error ends the GPU child after its
+# case, and the next case passes in a new one; a campaign runs to its end, without findings ----
+"$AF" check "$SRC/corpus/wide-types.json" "$SRC/corpus/branch-merge.json" --backend cuda \
+  --fail-calls 100 --schedules eager@7960286522194355700 >"$T/o" 2>"$T/e" ||
+  fail "check --fail-calls on cuda: $(cat "$T/o" "$T/e")"
+grep -q "signature: builtin|device_error|mgpu[A-Za-z]*|CUDA_ERROR_[A-Z_]*|sticky" "$T/o" ||
+  fail "no sticky device_error on cuda: $(cat "$T/o")"
+[ "$(grep -c '^eager@[0-9]* *pass' "$T/o")" = 1 ] || fail "the case after the sticky error: $(cat "$T/o")"
+grep -q "device: 1 GPU child process(es) replaced" "$T/e" || fail "no new child after it: $(cat "$T/e")"
+"$AF" campaign --backend cuda --cases 60 --seed 5 --fail-calls 30 --no-db --out "$T/fc" \
+  --quiet >"$T/o" 2>&1 || fail "campaign --fail-calls on cuda: $(tail -5 "$T/o")"
+grep -q '"cases": 60, .*"failures": 0, "device_error_cases": [1-9]' "$T/fc/summary.json" ||
+  fail "campaign --fail-calls on cuda: $(head -c 600 "$T/fc/summary.json")"
+ok "a failing device on cuda: device_error, a new child after a sticky error, the next case passes"
 # the bundle for GPU runners: it runs from its own folder
 if af_need "the gpu bundle" mlir-opt-22 llc-22; then
   bash "$SRC/scripts/gpu-bundle.sh" "$BUILD" "$T/gb" 5 >"$T/o" 2>&1 || fail "gpu-bundle: $(tail -3 "$T/o")"
