@@ -244,6 +244,9 @@ static void set_env(const Batch *b, const CheckOpts *o) {
   setenv("ASYNCFUZZ_SCHEDULES", sv, 1);
   setenv("ASYNCFUZZ_TRACE_DIR", b->tdir, 1);
   setenv("ASYNCFUZZ_MEMFREE_SYNC", o->memfree_sync ? "1" : "0", 1);
+  char fail[32];
+  snprintf(fail, sizeof fail, "%d", o->fail_pct > 0 ? o->fail_pct : 0);
+  setenv("ASYNCFUZZ_FAIL_CALLS", fail, 1);
   setenv("ASYNCFUZZ_BACKEND", check_backend_name(o), 1);
   setenv("ASYNCFUZZ_ABI", asyncfuzz_rt_abi_name(check_abi(&b->spec, o)), 1);
   char spin[32];
@@ -362,7 +365,9 @@ int batch_judge(Batch *b, int i, const CheckOpts *o, CheckResult *res, AfErr *er
     res->sched[j] = b->s[j];
     res->verdict[j] = v;
     res->nsched = j + 1;
-    if (v.cls != VERDICT_PASS && res->first_fail < 0)
+    if (oracle_verdict_phase(v.cls) == ORACLE_PHASE_ENVIRONMENT)
+      res->device_errors++; /* (not a failure of the lowering) */
+    else if (v.cls != VERDICT_PASS && res->first_fail < 0)
       res->first_fail = j;
     if (!c->lowered)
       break; /* one verdict: nothing ran */

@@ -169,7 +169,7 @@ static int run_process(const LowerSpec *spec, const char *mod, const char *tdir,
   if (mkdir(tdir, 0700) != 0 && errno != EEXIST)
     return af_err_set(err, AF_EIO, "cannot create %s: %s", tdir, strerror(errno));
   char envs[13][4200];
-  char *env[13];
+  char *env[14]; /* (and the NULL) */
   int n = run_env(spec, s, ns, o, tdir, envs);
   for (int i = 0; i < n; i++)
     env[i] = envs[i];

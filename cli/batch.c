@@ -135,14 +135,16 @@ typedef struct RunArgs {
 static void run_batch_help(FILE *f) {
   fprintf(f, "usage: asyncfuzz run-batch DIR [--backend B] [--spin N|auto] [--schedules LIST]\n"
              "                          [--seed N] [--json] [--memfree-sync] [--no-checker]\n"
-             "                          [--db FILE]\n"
+             "                          [--db FILE] [--fail-calls PCT]\n"
              "Runs a batch made by `asyncfuzz compile-batch` (no MLIR needed here): every\n"
              "compiled case under each schedule, in a child process watched by a watchdog\n"
              "($ASYNCFUZZ_GPU_TIMEOUT s per case, default 60; a crash or hang gives that case a\n"
              "verdict and a fresh child goes on). Each run is judged as `check` judges it; cases\n"
              "the lowering did not lower keep their verdicts from the manifest. Output and exit\n"
              "status as `check`. --db records the run (device, tools from the manifest) and each\n"
-             "failing case's first failing run in the regression database, as campaigns do.\n\n");
+             "failing case's first failing run in the regression database, as campaigns do.\n"
+             "--fail-calls PCT: the device fails a call on purpose in PCT%% of the runs\n"
+             "(device_error verdicts, counted, never failures; docs/signatures.md).\n\n");
   cli_print_backend_help(f);
 }
 
@@ -155,6 +157,7 @@ static int run_args(int argc, char **argv, RunArgs *a) {
                          CLI_OPT_STR("--db", &a->dbp),
                          CLI_OPT_FLAG("--memfree-sync", &a->o.memfree_sync, 1),
                          CLI_OPT_FLAG("--no-checker", &a->o.no_checker, 1),
+                         CLI_OPT_INT("--fail-calls", &a->o.fail_pct, 0, 100),
                          CLI_OPT_END};
   int ex = cli_parse("run-batch", argc, argv, opts, &a->o, NULL, &a->dir, 1, &npos, run_batch_help);
   if (ex == 0 && npos == 0) {
@@ -164,9 +167,10 @@ static int run_args(int argc, char **argv, RunArgs *a) {
   return ex;
 }
 
-/* Judges and prints every case; records failing ones in db. *failed: the failing cases. */
+/* Judges and prints every case; records failing ones in db. *failed: the failing cases;
+ * *device_errors: the cases with a device error (--fail-calls). */
 static int run_judge(Batch *b, const RunArgs *a, Store *db, int64_t run_id, int *failed,
-                     int *nnew) {
+                     int *device_errors, int *nnew) {
   AfBuf out;
   af_buf_init(&out);
   CheckResult *res = af_calloc(1, sizeof *res);
@@ -180,6 +184,7 @@ static int run_judge(Batch *b, const RunArgs *a, Store *db, int64_t run_id, int 
       break;
     }
     *failed += res->first_fail >= 0;
+    *device_errors += res->device_errors > 0;
     if (db && res->first_fail >= 0 && batch_db_record(b, db, run_id, i, &a->o, res, nnew, &err)) {
       fprintf(stderr, "asyncfuzz run-batch: %s\n", err.msg);
       ex = EXIT_INTERNAL;
@@ -238,15 +243,20 @@ int cmd_run_batch(int argc, char **argv) {
     fprintf(stderr, "asyncfuzz run-batch: %s\n", err.msg);
     ex = rc == AF_EPARSE ? EXIT_INPUT : EXIT_INTERNAL;
   }
-  int failed = 0, nnew = 0;
+  int failed = 0, nnew = 0, dev_errors = 0;
   if (ex == 0)
-    ex = run_judge(b, &a, db, run_id, &failed, &nnew);
+    ex = run_judge(b, &a, db, run_id, &failed, &dev_errors, &nnew);
   if (ex == 0) {
     int n = batch_ncases(b), nlow = batch_ncompiled(b);
     fprintf(stderr,
             "asyncfuzz run-batch: %d case(s), %d compiled, %d x %d run(s) in %.2f s on %s; %d "
             "failing; %d child restart(s)\n",
             n, nlow, nlow, ns, st.seconds, dev[0] ? dev : "sim", failed, st.restarts);
+    if (dev_errors > 0)
+      fprintf(stderr,
+              "asyncfuzz run-batch: %d case(s) had a run whose device failed a call on purpose "
+              "(--fail-calls): not judged, not failures\n",
+              dev_errors);
     if (db)
       fprintf(stderr, "asyncfuzz run-batch: %d new finding(s) in %s\n", nnew, a.dbp);
   }

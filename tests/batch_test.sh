@@ -55,6 +55,18 @@ grep -v '^"schedule"' "$T/run.v" >"$T/r1"
 cmp -s "$T/r1" "$T/c1" || fail "run-batch and check disagree: $(diff "$T/r1" "$T/c1" | head)"
 grep -q "compiled" "$T/e" || fail "no summary line: $(cat "$T/e")"
 ok "run-batch gives every one of $n cases check's verdicts ($(grep -c '"lowered": true' "$T/b/manifest.json") compiled)"
+# a device failing calls on purpose: the same device_error verdicts as check's, and no failure more
+"$AF" run-batch "$T/b" --schedules eager,lazy,random@5 --fail-calls 100 --json >"$T/runf.json" 2>"$T/ef"
+rcf=$?
+"$AF" check $list --lowering mlir-opt --schedules eager,lazy,random@5 --fail-calls 100 --json \
+  >"$T/checkf.json" 2>/dev/null
+[ $rcf -eq $? ] || fail "--fail-calls: exit status differs from check's"
+verdicts <"$T/runf.json" | grep -v '^"schedule"' >"$T/rf"
+verdicts <"$T/checkf.json" | grep -v '^"schedule"' >"$T/cf"
+cmp -s "$T/rf" "$T/cf" || fail "--fail-calls: run-batch and check disagree: $(diff "$T/rf" "$T/cf" | head)"
+grep -q '|device_error|mgpu' "$T/rf" || fail "--fail-calls 100: no device_error in run-batch's verdicts"
+grep -q "device failed a call on purpose" "$T/ef" || fail "--fail-calls: no count: $(cat "$T/ef")"
+ok "run-batch --fail-calls: check's device_error verdicts"
 # the regression database: a run with the manifest's tools, each failing case once; a second
 # run of the same batch finds nothing new
 "$AF" run-batch "$T/b" --schedules eager --db "$T/r.db" >/dev/null 2>"$T/e"
