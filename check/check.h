@@ -40,7 +40,7 @@ typedef struct CheckOpts {
   int abi;           /* 0: the flavour of the lowering and backend (rocm for rocdl code and
                         on hip, else cuda); else 1 + RtAbi (--abi) */
   int fail_pct;      /* --fail-calls PCT: the device fails a call on purpose in this share of
-                        runs (RtConfig.fail_pct; the builtin lowering on the sim) */
+                        runs (RtConfig.fail_pct; mlir-runner's: ASYNCFUZZ_FAIL_CALLS) */
 } CheckOpts;
 
 /* The RtAbi runs of spec follow under o (o->abi, else rocm on hip or for rocdl code, else

@@ -169,10 +169,8 @@ int gen_elem_settable(int e) {
 }
 
 int gen_elem_words(int e, int64_t v, int32_t *w) {
-  uint64_t bits = kernel_elem_bits(e, v);
   unsigned char p[8];
-  for (int k = 0; k < 8; k++) /* (little-endian, as memory holds it) */
-    p[k] = (unsigned char)(bits >> (8 * k));
+  kernel_elem_store(e, v, p);
   return kernel_elem_words(p, gen_elem_size(e), w);
 }
 

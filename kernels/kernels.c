@@ -255,6 +255,13 @@ uint64_t kernel_elem_bits(int e, int64_t v) {
   }
 }
 
+void kernel_elem_store(int e, int64_t v, void *p) {
+  uint64_t bits = kernel_elem_bits(e, v);
+  unsigned char *b = p;
+  for (int k = 0; k < kernel_elem_bytes(e); k++)
+    b[k] = (unsigned char)(bits >> (8 * k));
+}
+
 int kernel_elem_words(const void *p, int bytes, int32_t *w) {
   switch (bytes) {
   case 1: {

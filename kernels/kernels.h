@@ -87,6 +87,8 @@ int kernel_elem_class(int e);
  * little-endian in memory). */
 int64_t kernel_elem_value(int e, int64_t v);
 uint64_t kernel_elem_bits(int e, int64_t v);
+/* Writes that element at p: its kernel_elem_bytes(e) bytes, little-endian. */
+void kernel_elem_store(int e, int64_t v, void *p);
 /* The element at p of type size `bytes` (1, 2, 4 or 8) as the 32-bit words an observation
  * carries: 1- and 2-byte elements sign-extended, 8-byte ones as their low then high word.
  * Returns the number of words (1 or 2). */

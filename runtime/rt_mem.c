@@ -218,7 +218,9 @@ static void host_register(int call, void *ptr, uint64_t bytes) {
   RtRec *r = rt__call(&rt, call);
   rt__rec_arg(r, rt__ref_ptr(rt, ptr));
   rt__rec_arg(r, rt__ref_int(bytes));
-  if (ptr == NULL && !(rt->dev && rt->cfg.raw_handles)) {
+  if (rt__inject(rt, r)) {
+    /* after a sticky error: not registered */
+  } else if (ptr == NULL && !(rt->dev && rt->cfg.raw_handles)) {
     rt__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_POINTER);
   } else if (rt->dev &&
              rt__dev_result(rt, r, rt->dev->host_register(ptr, (size_t)bytes), RT_DETAIL_NONE)) {
@@ -247,7 +249,9 @@ static void host_unregister(void *ptr) {
     if (rt->hosts[i].p == ptr && (rt->hosts[i].id & 0x800000) && !rt->hosts[i].adopted &&
         rt->hosts[i].bytes > 0)
       found = i;
-  if (rt->dev && (found >= 0 || rt->cfg.raw_handles)) {
+  if (rt__inject(rt, r)) {
+    /* after a sticky error: no effect */
+  } else if (rt->dev && (found >= 0 || rt->cfg.raw_handles)) {
     if (rt__dev_result(rt, r, rt->dev->host_unregister(ptr), RT_DETAIL_NONE) == 0 && found >= 0)
       rt->hosts[found].bytes = 0;
   } else if (found < 0) {
@@ -340,12 +344,8 @@ static void host_init_common(int32_t id, int32_t init, char *base, int64_t size,
     rt__leave(rt);
     return;
   }
-  for (int64_t i = 0; i < size; i++) {
-    uint64_t bits = kernel_elem_bits(e, kernel_host_init_value(init, i));
-    unsigned char *p = (unsigned char *)base + i * stride * esize;
-    for (int k = 0; k < esize; k++) /* little-endian, as the device and the host hold it */
-      p[k] = (unsigned char)(bits >> (8 * k));
-  }
+  for (int64_t i = 0; i < size; i++)
+    kernel_elem_store(e, kernel_host_init_value(init, i), base + i * stride * esize);
   if (af_grow((void **)&rt->hosts, &rt->caphosts, rt->nhosts + 1, sizeof(HostBuf)) == 0) {
     HostBuf *h = &rt->hosts[rt->nhosts++];
     h->p = base;
@@ -375,7 +375,7 @@ void asyncfuzz_host_init(int32_t id, int32_t init, int32_t *allocated, int32_t *
                                int64_t stride) {                                                   \
     (void)allocated;                                                                               \
     rt__observe(id, aligned ? (const char *)(aligned + offset) : NULL, size, stride,               \
-                kernel_elem_bytes(KERNEL_ELEM_##E), KERNEL_ELEM_##E != KERNEL_ELEM_I32);           \
+                kernel_elem_bytes(KERNEL_ELEM_##E), 1);                                            \
   }                                                                                                \
   void asyncfuzz_host_init_##sfx(int32_t id, int32_t init, T *allocated, T *aligned,               \
                                  int64_t offset, int64_t size, int64_t stride) {                   \

@@ -72,7 +72,9 @@ void mgpuModuleUnload(void *module) {
   RtRef ref;
   int idx = rt__h_decode(rt, module, H_MODULE, &detail, &ref);
   rt__rec_arg(r, ref);
-  if (rt->dev && rt__dev_pass(rt, idx)) {
+  if (rt__inject(rt, r)) {
+    /* after a sticky error: no effect */
+  } else if (rt->dev && rt__dev_pass(rt, idx)) {
     void *dh = idx >= 0 ? rt->mods[idx] : module;
     if (rt__dev_result(rt, r, rt->dev->module_unload(dh), detail) == 0 && idx >= 0) {
       rt->mods[idx] = NULL;
@@ -98,7 +100,9 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
     k = kernel_foreign_unknown(name);
   rt__rec_arg(r, ref);
   rt__rec_arg(r, RT_REF(RT_REF_STR, k >= 0 ? k : 0xFFFFFF, 0));
-  if (idx < 0 && !(rt->dev && rt->cfg.raw_handles)) {
+  if (rt__inject(rt, r)) {
+    /* after a sticky error: no function */
+  } else if (idx < 0 && !(rt->dev && rt->cfg.raw_handles)) {
     rt__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, detail);
   } else if (k < 0) {
     rt__rec_fail(rt, r, RT_ERR_NOT_FOUND, RT_DETAIL_UNKNOWN_KERNEL);
@@ -385,5 +389,6 @@ void mgpuSetDefaultDevice(int32_t device) {
   Rt *rt;
   RtRec *r = rt__call(&rt, RT_CALL_SET_DEFAULT_DEVICE);
   rt__rec_arg(r, rt__ref_int((uint32_t)device));
+  (void)rt__inject(rt, r); /* (after a sticky error it fails too; it has no effect either way) */
   rt__leave(rt);
 }
