@@ -121,6 +121,62 @@ static void elem_types(const GenCase *c, int *has) {
     has[e] = (written & observed) >> e & 1u;
 }
 
+/* A registered host buffer exercised: a copy from the device writes it and it is observed. */
+static int registered_copied(const GenCase *c) {
+  unsigned long long dst = 0, observed = 0;
+  for (int i = 0; i < c->nops; i++) {
+    const GenOp *o = &c->ops[i];
+    if (o->buf < 0 || o->buf >= 64 || !c->bufs[o->buf].reg)
+      continue;
+    if (o->kind == GEN_OP_MEMCPY && c->bufs[o->src].kind == GEN_BUF_DEVICE)
+      dst |= 1ull << o->buf;
+    if (o->kind == GEN_OP_OBSERVE)
+      observed |= 1ull << o->buf;
+  }
+  return (dst & observed) != 0;
+}
+
+/* A buffer in a memory space exercised: a copy, memset or kernel writes it and a copy reads it
+ * back to a host buffer that is observed. */
+static int space_copied(const GenCase *c) {
+  unsigned long long written = 0, back = 0, observed = 0;
+  for (int i = 0; i < c->nops; i++) {
+    const GenOp *o = &c->ops[i];
+    if (o->buf < 0 || o->buf >= 64)
+      continue;
+    unsigned f = gen_op_flags(o->kind);
+    if ((f & (GEN_K_WRITE | GEN_K_ARGS)) && c->bufs[o->buf].space)
+      written |= 1ull << o->buf;
+    if (o->kind == GEN_OP_MEMCPY && o->src >= 0 && o->src < 64 && c->bufs[o->src].space &&
+        (written >> o->src & 1) && c->bufs[o->buf].kind == GEN_BUF_HOST)
+      back |= 1ull << o->buf;
+    if (o->kind == GEN_OP_OBSERVE)
+      observed |= 1ull << o->buf;
+  }
+  return (back & observed) != 0;
+}
+
+/* A launch on a grid and blocks of more than one dimension exercised: it writes a buffer that a
+ * copy then reads back to a host buffer that is observed. */
+static int dims_copied(const GenCase *c) {
+  unsigned long long written = 0, back = 0, observed = 0;
+  for (int i = 0; i < c->nops; i++) {
+    const GenOp *o = &c->ops[i];
+    if (o->buf < 0 || o->buf >= 64)
+      continue;
+    if (o->kind == GEN_OP_LAUNCH && o->dims[0])
+      written |= 1ull << o->buf;
+    else if (gen_op_flags(o->kind) & (GEN_K_WRITE | GEN_K_ARGS))
+      written &= ~(1ull << o->buf); /* (overwritten by other work) */
+    if (o->kind == GEN_OP_MEMCPY && o->src >= 0 && o->src < 64 && (written >> o->src & 1) &&
+        c->bufs[o->buf].kind == GEN_BUF_HOST)
+      back |= 1ull << o->buf;
+    if (o->kind == GEN_OP_OBSERVE)
+      observed |= 1ull << o->buf;
+  }
+  return (back & observed) != 0;
+}
+
 int main(int argc, char **argv) {
   if (bench_help(
           argc, argv,
@@ -151,7 +207,7 @@ int main(int argc, char **argv) {
   }
   GenConfig cfg;
   gen_config_default(&cfg);
-  long count[NCON] = {0}, ecount[GEN_ELEM__COUNT] = {0};
+  long count[NCON] = {0}, ecount[GEN_ELEM__COUNT] = {0}, regs = 0, spaces = 0, dims = 0;
   for (int s = 1; s <= n; s++) {
     GenCase c;
     if (gen_generate(&c, (uint64_t)s, &cfg, &err) || gen_validate(&c, &err)) {
@@ -166,6 +222,9 @@ int main(int argc, char **argv) {
     elem_types(&c, eh);
     for (int e = 0; e < GEN_ELEM__COUNT; e++)
       ecount[e] += eh[e];
+    regs += registered_copied(&c);
+    spaces += space_copied(&c);
+    dims += dims_copied(&c);
     char *mlir = gen_render_mlir(&c);
     if (mlir == NULL) {
       fprintf(stderr, "bench_language: out of memory\n");
@@ -183,6 +242,15 @@ int main(int argc, char **argv) {
   for (int e = 1; e < GEN_ELEM__COUNT; e++)
     printf("element type %-6s copied or set, and observed: %ld of %d cases (%.1f%%)\n",
            gen_elem_name(e), ecount[e], n, 100.0 * (double)ecount[e] / n);
+  printf("registered host buffer a copy from the device writes, observed: %ld of %d cases "
+         "(%.1f%%)\n",
+         regs, n, 100.0 * (double)regs / n);
+  printf("buffer in memory space 1 written and copied back to an observed host buffer: %ld of "
+         "%d cases (%.1f%%)\n",
+         spaces, n, 100.0 * (double)spaces / n);
+  printf("launch on a grid and blocks of more than one dimension, its result copied back and "
+         "observed: %ld of %d cases (%.1f%%)\n",
+         dims, n, 100.0 * (double)dims / n);
   char *args[] = {spec.opt, "--split-input-file", in, "-o", "/dev/null", NULL};
   ProcResult r;
   if (af_proc_run(args, NULL, NULL, NULL, errp, 600, &r, &err)) {

@@ -133,8 +133,9 @@ static void launch(I *in, const LowerInstr *ins, void *stream) {
   }
   params[np++] = &v;
   params[np++] = &spin;
-  mgpuLaunchKernel(in->funcs[ins->kernel], 1, 1, 1, ins->imm2, 1, 1, 0, stream, params, NULL,
-                   (size_t)np);
+  const int32_t *d = ins->dims;
+  mgpuLaunchKernel(in->funcs[ins->kernel], d[0], d[1], d[2], d[3], d[4], d[5], 0, stream, params,
+                   NULL, (size_t)np);
 }
 
 /* ---- each instruction, by its row of LOWER_OPC_MAP: X_NEXT (the task goes on), X_BLOCKED (it
@@ -167,6 +168,16 @@ static int x_host_init(XCtx *c, const LowerInstr *ins) {
   host_hook(c->in, ins, 1);
   for (int64_t i = 0; ins->imm2 && i < c->in->p->buf_elems[ins->buf]; i++) /* a 16-bit value */
     ((uint16_t *)c->in->bufs[ins->buf])[i] = (uint16_t)ins->imm;
+  return X_NEXT;
+}
+static int x_host_register(XCtx *c, const LowerInstr *ins) {
+  mgpuMemHostRegister(c->in->bufs[ins->buf],
+                      (uint64_t)c->in->p->buf_elems[ins->buf] *
+                          (uint64_t)gen_elem_size(c->in->p->buf_elem[ins->buf]));
+  return X_NEXT;
+}
+static int x_host_unregister(XCtx *c, const LowerInstr *ins) {
+  mgpuMemHostUnregister(c->in->bufs[ins->buf]);
   return X_NEXT;
 }
 static int x_stream_create(XCtx *c, const LowerInstr *ins) {

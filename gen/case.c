@@ -76,10 +76,10 @@ char *gen_case_to_json(const GenCase *c) {
       version = 2;
   for (int i = 0; i < c->nops; i++)
     if (c->ops[i].stream >= 0 || (gen_op_flags(c->ops[i].kind) & GEN_K_V2) ||
-        gen_op_has_view(&c->ops[i]))
+        gen_op_has_view(&c->ops[i]) || c->ops[i].dims[0] || c->ops[i].inl || c->ops[i].spacecast)
       version = 2;
   for (int i = 0; i < c->nbufs; i++)
-    if (c->bufs[i].elem != GEN_ELEM_I32 || c->bufs[i].stat)
+    if (c->bufs[i].elem != GEN_ELEM_I32 || c->bufs[i].stat || c->bufs[i].reg || c->bufs[i].space)
       version = 2;
   af_buf_printf(&b, "{\n  \"format\": \"asyncfuzz-case\",\n  \"version\": %d,\n", version);
   af_buf_printf(&b, "  \"seed\": \"%llu\",\n", (unsigned long long)c->seed);
@@ -113,8 +113,12 @@ char *gen_case_to_json(const GenCase *c) {
       af_buf_printf(&b, ", \"type\": \"%s\"", gen_elem_name(g->elem));
     if (g->stat) /* version 2 */
       af_buf_puts(&b, ", \"static\": true");
+    if (g->space) /* version 2 */
+      af_buf_printf(&b, ", \"space\": %d", g->space);
     if (g->kind == GEN_BUF_HOST)
       af_buf_printf(&b, ", \"init\": %d", g->init);
+    if (g->reg) /* version 2 */
+      af_buf_puts(&b, ", \"registered\": true");
     af_buf_puts(&b, "}");
   }
   af_buf_puts(&b, "\n  ],\n  \"body\": [");

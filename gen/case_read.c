@@ -183,7 +183,7 @@ static int parse_header(GenCase *c, const cJSON *root, AfErr *err) {
   return 0;
 }
 
-/* One entry of "buffers": name, kind, n, init, type, static. */
+/* One entry of "buffers": name, kind, n, init, type, static, registered, space. */
 static int parse_buf(Parser *p, const cJSON *b) {
   GenCase *c = p->c;
   AfErr *err = p->err;
@@ -216,6 +216,21 @@ static int parse_buf(Parser *p, const cJSON *b) {
                       "format version 2",
                       name);
   gb.stat = cJSON_IsTrue(st);
+  const cJSON *rg = cJSON_GetObjectItemCaseSensitive(b, "registered");
+  if (rg && (!cJSON_IsBool(rg) || c->version < 2 || gb.kind != GEN_BUF_HOST))
+    return af_err_set(err, AF_EPARSE,
+                      "buffer %s: \"registered\" (true or false) is for host buffers, in case "
+                      "format version 2",
+                      name);
+  gb.reg = cJSON_IsTrue(rg);
+  const cJSON *sp = cJSON_GetObjectItemCaseSensitive(b, "space");
+  if (sp && (!cJSON_IsNumber(sp) || c->version < 2 || gb.kind != GEN_BUF_DEVICE ||
+             (sp->valuedouble != 0 && sp->valuedouble != 1)))
+    return af_err_set(err, AF_EPARSE,
+                      "buffer %s: \"space\" (0 or 1, its memory space) is for device buffers, in "
+                      "case format version 2",
+                      name);
+  gb.space = sp && sp->valuedouble == 1;
   if (gen__nm_find(&p->bufs, name) >= 0)
     return af_err_set(err, AF_EINVALID, "buffer %s is declared twice", name);
   if (gen__nm_put(&p->bufs, name, c->nbufs) || gen_case_add_buf(c, &gb) < 0)

@@ -142,15 +142,25 @@ typedef struct GenOp {
    * buffer, a memref.subview of `len` elements from `off`, `stride` apart; len 0: the whole
    * buffer (version 2) */
   int32_t view[3][3];
-  int32_t block;    /* call, if, for, branch: the block it runs */
-  uint8_t threaded; /* not in the case format: its one dependency is the token of the op just
-                       before it in its block (gen_op_threaded), as the generator made it; what
-                       a "deps=1 unthreaded" shape tells apart */
-  uint8_t belem;    /* not in the case format: a memcpy's or memset's destination element type
-                       + 1, by its storage (gen_elem_storage; gen_op_mark), what a "gpu.memset
-                       async i16" shape tells apart */
-  uint8_t fresh;    /* not in the case format: it has dependencies, each a fresh root (a
-                       gpu.wait async of nothing), so no work to follow (gen_op_mark) */
+  int32_t block;     /* call, if, for, branch: the block it runs */
+  uint8_t threaded;  /* not in the case format: its one dependency is the token of the op just
+                        before it in its block (gen_op_threaded), as the generator made it; what
+                        a "deps=1 unthreaded" shape tells apart */
+  uint8_t belem;     /* not in the case format: a memcpy's or memset's destination element type
+                        + 1, by its storage (gen_elem_storage; gen_op_mark), what a "gpu.memset
+                        async i16" shape tells apart */
+  uint8_t fresh;     /* not in the case format: it has dependencies, each a fresh root (a
+                        gpu.wait async of nothing), so no work to follow (gen_op_mark) */
+  int32_t dims[6];   /* launch: its grid (x, y, z) then its blocks (x, y, z) (version 2); all 0:
+                        one block of one thread per element (gen_op_dims) */
+  uint8_t inl;       /* launch: rendered as a gpu.launch whose body is the kernel's, which the
+                        pipeline outlines (version 2) */
+  uint8_t spacecast; /* alloc, dealloc of a buffer in a memory space: through the default space
+                        (allocated there, then memref.memory_space_cast to the buffer's; cast
+                        back to be freed) (version 2) */
+  uint8_t space;     /* not in the case format: it works on a buffer in a memory space as it is
+                        (gen_case_finish): what a "gpu.alloc async deps=1 space" shape tells
+                        apart */
 } GenOp;
 
 /* Element types (kernels/kernels.h's KERNEL_ELEM_MAP: i32, i16, i64, f32, then i8, i1, f16, bf16,
@@ -166,12 +176,16 @@ typedef enum GenElem {
 #define GEN_ELEM_TYPED 4 /* i32 and the types of --typed; the rest are --wide-types' */
 
 typedef struct GenBuf {
-  uint8_t kind; /* GenBufKind */
-  int32_t n;    /* elements */
-  int32_t init; /* host buffers: initial content kernel_host_init_value(init, i), as the type */
-  uint8_t elem; /* GenElem */
-  uint8_t stat; /* device: allocated with a static shape, used through a memref.cast to the
-                   dynamic memref<?xT> (version 2) */
+  uint8_t kind;  /* GenBufKind */
+  int32_t n;     /* elements */
+  int32_t init;  /* host buffers: initial content kernel_host_init_value(init, i), as the type */
+  uint8_t elem;  /* GenElem */
+  uint8_t stat;  /* device: allocated with a static shape, used through a memref.cast to the
+                    dynamic memref<?xT> (version 2) */
+  uint8_t space; /* device: its memory space, memref<?xT, 1> (version 2); 0: the default */
+  uint8_t reg;   /* host: page-locked by gpu.host_register after its initial content is written,
+                    gpu.host_unregister'ed at the end (version 2): copies from the device into it
+                    are truly asynchronous on a GPU, where pageable ones hide a missing wait */
 } GenBuf;
 
 /* "i32", "f16"...; bytes per element; the type of that name or -1. */
@@ -250,6 +264,8 @@ typedef struct GenShape {
                      stream"); 0 any */
   int pending;    /* 1 only an op with a dependency other than a fresh root (a gpu.wait async of
                      nothing): work it must follow ("gpu.dealloc async deps=1 pending"); 0 any */
+  int space;      /* 1 only an op on a buffer in a memory space, as it is ("gpu.alloc async deps=1
+                     space"); 0 any */
 } GenShape;
 /* What steering asks the generator not to build (avoid.c): op shapes and constructs of the case
  * language, each named as the causes of findings name it. The generator expresses the same
@@ -278,7 +294,12 @@ typedef struct GenShape {
     "a token used in or returned by an scf.if (with it avoided, host waits carry the order)")      \
   X(BRANCH_TOKEN, "branch-token", "branch-arg merge-arg",                                          \
     "a token passed to a cf.cond_br's blocks or their merge (with it avoided, host waits carry "   \
-    "the order)")
+    "the order)")                                                                                  \
+  X(INLINE, "gpu-launch", "gpu.launch",                                                            \
+    "a launch written as a gpu.launch body the pipeline outlines (with it avoided, "               \
+    "gpu.launch_func)")                                                                            \
+  X(REGISTERED, "host-register", "gpu.host_register registered-copy",                              \
+    "a host buffer registered with gpu.host_register (with it avoided, pageable host memory)")
 
 typedef enum GenConstruct {
 #define GEN__CONSTRUCT_ENUM(id, name, words, help) GEN_CONSTRUCT_##id,
@@ -338,7 +359,21 @@ typedef struct GenAvoid {
     "stride) of its buffers, and\nthat a device buffer is static, cast to ?xT")                    \
   X(wide_types_pct, "--wide-types", "PCT", 0, 100, 60, 0,                                          \
     "share of typed buffers of i8, i1, f16, bf16, f64 or index\nelements (the others: i16, i64, "  \
-    "f32)")
+    "f32)")                                                                                        \
+  X(space_pct, "--spaces", "PCT", 0, 100, 15, 0,                                                   \
+    "share of device buffers (not host_shared) in memory space 1,\nmemref<?xT, 1>, which "         \
+    "kernels take through a\nmemref.memory_space_cast")                                            \
+  X(dims_pct, "--launch-dims", "PCT", 0, 100, 20, 0,                                               \
+    "chance that a launch's grid and blocks span more than one\ndimension (gpu.launch_func "       \
+    "blocks "                                                                                      \
+    "in (x, y, z) threads in\n(x, y, z))")                                                         \
+  X(inline_pct, "--inline", "PCT", 0, 100, 0, 0,                                                   \
+    "chance that a launch is a gpu.launch whose body is the\nkernel's, outlined by the pipeline "  \
+    "(builtin lowering only:\nthe runtime does not know an outlined kernel by its name)")          \
+  X(registered_pct, "--registered", "PCT", 0, 100, 30, 0,                                          \
+    "share of host buffers registered with gpu.host_register,\nso copies from the device into "    \
+    "them are "                                                                                    \
+    "truly asynchronous on a GPU")
 
 /* Generator knobs. Every case stores the config and seed that made it. */
 typedef struct GenConfig {
@@ -389,6 +424,15 @@ typedef struct GenCase {
 } GenCase;
 
 /* ---- model ---- */
+
+/* Launch o's grid (d[0..2]) and blocks (d[3..5]) for len threads' worth of elements: its own,
+ * or one block of len threads. */
+void gen_op_dims(const GenOp *o, int32_t len, int32_t d[6]);
+
+/* Whether op o of c works on a buffer in a memory space as it is: an alloc or dealloc of one
+ * (not through the default space), a memcpy or memset with one among its operands (GenOp.space,
+ * which gen_case_finish sets). */
+int gen_op_in_space(const GenCase *c, const GenOp *o);
 
 /* Default generator knobs. */
 void gen_config_default(GenConfig *c);

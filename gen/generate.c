@@ -100,10 +100,15 @@ static int check_config(const GenConfig *c, AfErr *err) {
 /* The host buffers the program starts with, written before it runs (the first is i32). */
 static void add_host_bufs(G *g) {
   const GenConfig *cfg = &g->cfg;
+  /* which are registered: drawn apart from the case's other choices, so that a seed makes the
+   * same case with the knob as without it, but for the registrations */
+  AfRng reg;
+  af_rng_seed(&reg, g->c->seed ^ 0x5245474953544552ull);
   for (int i = 0; i < cfg->host_bufs && g->rc == 0; i++) {
-    GenBuf gb = {GEN_BUF_HOST, cfg->elems, (int)af_rng_below(&g->rng, 1000), GEN_ELEM_I32, 0};
+    GenBuf gb = {GEN_BUF_HOST, cfg->elems, (int)af_rng_below(&g->rng, 1000), GEN_ELEM_I32, 0, 0, 0};
     if (i > 0 && cfg->typed_pct > 0 && af_rng_chance(&g->rng, 2 * cfg->typed_pct))
       gb.elem = (uint8_t)gen__draw_elem(g);
+    gb.reg = (uint8_t)af_rng_chance(&reg, cfg->registered_pct);
     int b = gen_case_add_buf(g->c, &gb);
     if (b < 0 || af_grow((void **)&g->bs, &g->capbs, b + 1, sizeof(BState)) ||
         gen__buf_born(g, b)) {

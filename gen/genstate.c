@@ -544,6 +544,10 @@ void gen__avoid_setup(G *g) {
   }
   if (gen__avoids_construct(g, GEN_CONSTRUCT_EXTRA_DEP))
     c->extra_dep_pct = 0;
+  if (gen__avoids_construct(g, GEN_CONSTRUCT_INLINE))
+    c->inline_pct = 0; /* (gpu.launch_func instead) */
+  if (gen__avoids_construct(g, GEN_CONSTRUCT_REGISTERED))
+    c->registered_pct = 0; /* (pageable host memory instead) */
   if (gen__avoids_construct(g, GEN_CONSTRUCT_WAITED))
     c->extra_wait_pct = 0; /* (its waits on completed tokens are what is avoided) */
   if (gen__avoids_kind(g, GEN_OP_WAIT_ASYNC))

@@ -26,7 +26,7 @@ typedef struct Imp {
   int nbuf;
   struct {
     char name[64];
-    int device, n;
+    int device, n, reg, space;
   } buf[IM_MAX];
   int nalias; /* SSA name -> buffer (buffers, casts, inlined parameters) */
   struct {
@@ -351,8 +351,15 @@ static int launch_body(Imp *im, AfBuf *b, const Op *op, const char *tok) {
 static int gpu_op(Imp *im, AfBuf *b, const Op *op, const char *s, char r[2][64], int nr) {
   int async = strstr(s, " async") != NULL;
   const char *tok = nr == 2 ? r[1] : r[0];
-  if (strncmp(s, "gpu.host_register", 17) == 0 || strncmp(s, "gpu.host_unregister", 19) == 0)
-    return 0; /* (no registered memory in the case language: its copies are asynchronous alike) */
+  if (strncmp(s, "gpu.host_register", 17) == 0) { /* a host buffer, registered from the start */
+    int h = buf_at(im, s + 17);
+    if (h < 0 || im->buf[h].device)
+      return fail(im, op, "gpu.host_register of something not a host buffer of the program");
+    im->buf[h].reg = 1;
+    return 0;
+  }
+  if (strncmp(s, "gpu.host_unregister", 19) == 0)
+    return 0; /* (a case's registered buffers stay so to its end) */
   if (strncmp(s, "gpu.wait", 8) == 0 && async) {
     af_buf_puts(b, "{\"op\": \"wait_async\", ");
   } else if (strncmp(s, "gpu.wait", 8) == 0) {
@@ -366,6 +373,7 @@ static int gpu_op(Imp *im, AfBuf *b, const Op *op, const char *s, char r[2][64],
     int d = new_buf(im, r[0], 1, count_of(im, s));
     if (d < 0)
       return fail(im, op, "too many buffers");
+    im->buf[d].space = strstr(s, ", 1>") != NULL; /* memref<?xT, 1> */
     af_buf_printf(b, "{\"op\": \"alloc\", \"buf\": \"%s\", \"mode\": \"%s\"", r[0],
                   async                      ? "async"
                   : strstr(s, "host_shared") ? "host_shared"
@@ -544,6 +552,8 @@ static int one_op(Imp *im, AfBuf *b, const Op *op, int *first) {
       rc = fail(im, op, "too many buffers");
   } else if (strcmp(name, "memref.cast") == 0 && buf_at(im, s + 11) >= 0) {
     alias_add(im, r[0], buf_at(im, s + 11));
+  } else if (strcmp(name, "memref.memory_space_cast") == 0 && buf_at(im, s + 24) >= 0) {
+    alias_add(im, r[0], buf_at(im, s + 24)); /* (the same buffer, seen in another space) */
   } else if (strcmp(name, "async.yield") == 0) {
     AfBuf y;
     af_buf_init(&y);
@@ -631,9 +641,11 @@ int gen_import_mlir(const char *text, char **json, AfErr *err) {
     af_buf_puts(&out, "{\n  \"format\": \"asyncfuzz-case\",\n  \"version\": 2,\n  \"seed\": \"0\","
                       "\n  \"spin\": 64,\n  \"buffers\": [\n");
     for (int i = 0; i < im->nbuf; i++)
-      af_buf_printf(&out, "    {\"name\": \"%s\", \"kind\": \"%s\", \"n\": %d%s}%s\n",
+      af_buf_printf(&out, "    {\"name\": \"%s\", \"kind\": \"%s\", \"n\": %d%s%s%s}%s\n",
                     im->buf[i].name, im->buf[i].device ? "device" : "host", im->buf[i].n,
-                    im->buf[i].device ? "" : ", \"init\": 1", i + 1 < im->nbuf ? "," : "");
+                    im->buf[i].device ? "" : ", \"init\": 1",
+                    im->buf[i].reg ? ", \"registered\": true" : "",
+                    im->buf[i].space ? ", \"space\": 1" : "", i + 1 < im->nbuf ? "," : "");
     af_buf_printf(&out, "  ],\n  \"body\": [\n%s\n  ]\n}\n", ops.p ? ops.p : "");
   }
   GenCase c; /* (gen_case_from_json makes it, or leaves it empty) */

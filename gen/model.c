@@ -88,6 +88,30 @@ int gen_case_add_block(GenCase *c, const GenBlock *b) {
   return c->nblocks++;
 }
 
+void gen_op_dims(const GenOp *o, int32_t len, int32_t d[6]) {
+  int own = 0;
+  for (int k = 0; k < 6; k++)
+    own |= o->dims[k] != 0;
+  for (int k = 0; k < 6; k++)
+    d[k] = own ? o->dims[k] : k == 3 ? len : 1;
+}
+
+int gen_op_in_space(const GenCase *c, const GenOp *o) {
+  int b = o->buf >= 0 && o->buf < c->nbufs ? o->buf : -1;
+  int src = o->src >= 0 && o->src < c->nbufs ? o->src : -1;
+  switch (o->kind) {
+  case GEN_OP_ALLOC:
+  case GEN_OP_DEALLOC:
+    return b >= 0 && c->bufs[b].space && !o->spacecast;
+  case GEN_OP_MEMCPY:
+    return (b >= 0 && c->bufs[b].space) || (src >= 0 && c->bufs[src].space);
+  case GEN_OP_MEMSET:
+    return b >= 0 && c->bufs[b].space;
+  default:
+    return 0;
+  }
+}
+
 int gen_case_finish(GenCase *c, AfErr *err) {
   int ntoks = 0, nstreams = 0;
   for (int k = 1; k < c->nblocks; k++) {
@@ -113,6 +137,7 @@ int gen_case_finish(GenCase *c, AfErr *err) {
     GenOp *o = &c->ops[i];
     if (o->tok + 1 > ntoks)
       ntoks = o->tok + 1;
+    o->space = (uint8_t)gen_op_in_space(c, o);
     if (o->stream + 1 > nstreams)
       nstreams = o->stream + 1;
     if (o->ctx < 0 || o->ctx >= c->nregions)

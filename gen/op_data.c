@@ -25,11 +25,27 @@ static int parse_alloc(Parser *p, const cJSON *o, GenOp *op, int ctx) {
   return gen__use_buf(p, o, "buf", &op->buf);
 }
 
+/* An alloc's or dealloc's "space_cast" (version 2). */
+static int parse_spacecast(Parser *p, const cJSON *o, GenOp *op) {
+  const cJSON *sc = cJSON_GetObjectItemCaseSensitive(o, "space_cast");
+  if (sc && (!cJSON_IsBool(sc) || p->c->version < 2))
+    return gen__perr(p, AF_EPARSE, "\"space_cast\" (true or false) needs case format version 2%s%s",
+                     NULL, NULL);
+  op->spacecast = cJSON_IsTrue(sc);
+  return 0;
+}
+
+static int parse_alloc_op(Parser *p, const cJSON *o, GenOp *op, int ctx) {
+  int rc = parse_alloc(p, o, op, ctx);
+  return rc ? rc : parse_spacecast(p, o, op);
+}
+
 static int parse_dealloc(Parser *p, const cJSON *o, GenOp *op, int ctx) {
   (void)ctx;
   const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "async");
   op->async = a == NULL || cJSON_IsTrue(a);
-  return gen__use_buf(p, o, "buf", &op->buf);
+  int rc = gen__use_buf(p, o, "buf", &op->buf);
+  return rc ? rc : parse_spacecast(p, o, op);
 }
 
 static int parse_memcpy(Parser *p, const cJSON *o, GenOp *op, int ctx) {
@@ -53,12 +69,16 @@ static void put_alloc(GenWriter *w, const GenOp *o, int depth) {
                 o->mode == GEN_ALLOC_ASYNC  ? "async"
                 : o->mode == GEN_ALLOC_SYNC ? "sync"
                                             : "host_shared");
+  if (o->spacecast) /* version 2 */
+    af_buf_puts(b, ", \"space_cast\": true");
 }
 
 static void put_dealloc(GenWriter *w, const GenOp *o, int depth) {
   AfBuf *b = w->b;
   (void)depth;
   af_buf_printf(b, ", \"buf\": \"b%d\", \"async\": %s", o->buf, o->async ? "true" : "false");
+  if (o->spacecast) /* version 2 */
+    af_buf_puts(b, ", \"space_cast\": true");
 }
 
 static void put_memcpy(GenWriter *w, const GenOp *o, int depth) {
@@ -73,11 +93,14 @@ static void put_memset(GenWriter *w, const GenOp *o, int depth) {
   af_buf_printf(b, ", \"dst\": \"b%d\", \"value\": %d", o->buf, o->value);
 }
 
-/* A device buffer for an alloc, dealloc or memset. */
+/* A device buffer for an alloc, dealloc or memset; an alloc's or dealloc's space_cast only for
+ * a buffer in a memory space. */
 static int device_buf(V *v, int i) {
   const GenOp *o = &v->c->ops[i];
   if (v->c->bufs[o->buf].kind != GEN_BUF_DEVICE)
     return gen__vfail(v, i, "b%d is a host buffer; this op needs a device buffer", o->buf, 0);
+  if (o->spacecast && !v->c->bufs[o->buf].space)
+    return gen__vfail(v, i, "casts b%d from the default memory space, which it is in", o->buf, 0);
   return 0;
 }
 
@@ -87,6 +110,8 @@ static int check_alloc(V *v, int i) {
     return gen__vfail(v, i, "alloc mode and async flag disagree", 0, 0);
   if (device_buf(v, i))
     return AF_EINVALID;
+  if (o->mode == GEN_ALLOC_HOST_SHARED && v->c->bufs[o->buf].space)
+    return gen__vfail(v, i, "allocates b%d, a buffer in a memory space, host_shared", o->buf, 0);
   if (v->alloc_node[o->buf] != -2)
     return gen__vfail(v, i, "allocates b%d a second time (first at op #%d)", o->buf,
                       v->alloc_node[o->buf]);
@@ -158,13 +183,17 @@ static int check_memset(V *v, int i) {
   return 0;
 }
 
-/* An alloc; a static allocation is cast to the dynamic shape every other op uses. */
+/* An alloc; a static allocation is cast to the dynamic shape every other op uses; one through
+ * the default space (space_cast) is cast to the buffer's space after. */
 static int render_alloc(R *r, int i, int depth) {
   const GenCase *c = r->c;
   const GenOp *o = &c->ops[i];
   AfBuf *b = r->b;
   const GenBuf *gb = &c->bufs[o->buf];
-  const char *sfx = gb->stat ? "_s" : "";
+  const char *sfx = gb->stat ? "_s" : o->spacecast ? "_d" : "";
+  char sp[8] = ""; /* the memory space of the allocation */
+  if (gb->space && !o->spacecast)
+    snprintf(sp, sizeof sp, ", %d", gb->space);
   gen__ind(r, depth);
   if (o->async) {
     af_buf_printf(b, "%%b%d%s, %%t%d = gpu.alloc async", o->buf, sfx, o->tok);
@@ -173,21 +202,45 @@ static int render_alloc(R *r, int i, int depth) {
     af_buf_printf(b, "%%b%d%s = gpu.alloc%s", o->buf, sfx,
                   o->mode == GEN_ALLOC_HOST_SHARED ? " host_shared" : "");
   }
-  if (!gb->stat) {
+  const char *e = gen_elem_name(gb->elem);
+  if (!gb->stat && !o->spacecast) {
     af_buf_printf(b, " (%%n%d) : %s\n", gb->n, gen__mty(c, o->buf));
     return 0;
   }
-  af_buf_printf(b, " () : memref<%dx%s>\n", gb->n, gen_elem_name(gb->elem));
+  if (gb->stat)
+    af_buf_printf(b, " () : memref<%dx%s%s>\n", gb->n, e, sp);
+  else
+    af_buf_printf(b, " (%%n%d) : memref<?x%s>\n", gb->n, e);
   if (r->map) /* the allocation's calls are on this line */
     gen__map_line(r, gen__lines_so_far(r), i);
-  gen__ind(r, depth);
-  af_buf_printf(b, "%%b%d = memref.cast %%b%d_s : memref<%dx%s> to %s\n", o->buf, o->buf, gb->n,
-                gen_elem_name(gb->elem), gen__mty(c, o->buf));
+  if (gb->stat) {
+    gen__ind(r, depth);
+    af_buf_printf(b, "%%b%d%s = memref.cast %%b%d_s : memref<%dx%s%s> to memref<?x%s%s>\n", o->buf,
+                  o->spacecast ? "_d" : "", o->buf, gb->n, e, sp, e, sp);
+  }
+  if (o->spacecast) {
+    gen__ind(r, depth);
+    af_buf_printf(b, "%%b%d = memref.memory_space_cast %%b%d_d : memref<?x%s> to %s\n", o->buf,
+                  o->buf, e, gen__mty(c, o->buf));
+  }
   return 0;
 }
 
+/* A dealloc; one through the default space (space_cast) frees the buffer cast back to it. */
 static int render_dealloc(R *r, int i, int depth) {
   const GenOp *o = &r->c->ops[i];
+  char name[32];
+  snprintf(name, sizeof name, "%%b%d", o->buf);
+  const char *type = gen__mty(r->c, o->buf);
+  if (o->spacecast) {
+    int k = r->k++;
+    const char *e = gen_elem_name(r->c->bufs[o->buf].elem);
+    gen__ind(r, depth);
+    af_buf_printf(r->b, "%%k%d = memref.memory_space_cast %%b%d : %s to memref<?x%s>\n", k, o->buf,
+                  type, e);
+    snprintf(name, sizeof name, "%%k%d", k);
+    type = gen__elem_mty(r->c->bufs[o->buf].elem);
+  }
   gen__ind(r, depth);
   if (o->async) {
     af_buf_printf(r->b, "%%t%d = gpu.dealloc async", o->tok);
@@ -195,7 +248,7 @@ static int render_dealloc(R *r, int i, int depth) {
   } else {
     af_buf_puts(r->b, "gpu.dealloc");
   }
-  af_buf_printf(r->b, " %%b%d : %s\n", o->buf, gen__mty(r->c, o->buf));
+  af_buf_printf(r->b, " %s : %s\n", name, type);
   return 0;
 }
 
@@ -233,10 +286,33 @@ static int render_memset(R *r, int i, int depth) {
   return 0;
 }
 
+/* Whether device buffer b is in a memory space: drawn apart from the case's other choices, so
+ * that a seed makes the same case with --spaces as without it, but for the spaces. */
+static int in_space(const G *g, int b) {
+  if (g->cfg.space_pct <= 0)
+    return 0;
+  AfRng r;
+  af_rng_seed(&r, g->c->seed ^ 0x5350414345533031ull ^ ((uint64_t)b * 0x9E3779B97F4A7C15ull));
+  return af_rng_chance(&r, g->cfg.space_pct);
+}
+
+/* Whether an alloc or dealloc like o on a buffer in a memory space, as it is, is avoided at any
+ * dependency count: then it goes through the default space (space_cast). */
+static int space_avoided(const G *g, const GenOp *o) {
+  if (g->cfg.avoid.nshapes == 0)
+    return 0;
+  GenOp plain = *o; /* (a shape that names no space is the other forms' business) */
+  plain.space = 0;
+  for (int nd = 0; nd <= (o->async ? 2 : 0); nd++)
+    if (gen__avoids(g, o->kind, o->async, nd, o) && !gen__avoids(g, o->kind, o->async, nd, &plain))
+      return 1;
+  return 0;
+}
+
 void gen__op_alloc(G *g, Ctx *x) {
   if (g->live_dev >= g->cfg.buffers)
     return;
-  GenBuf gb = {GEN_BUF_DEVICE, g->cfg.elems, 0, GEN_ELEM_I32, 0};
+  GenBuf gb = {GEN_BUF_DEVICE, g->cfg.elems, 0, GEN_ELEM_I32, 0, 0, 0};
   if (g->cfg.view_pct > 0) /* (drawn only when on) a static allocation, cast to ?xT */
     gb.stat = af_rng_chance(&g->rng, g->cfg.view_pct) != 0;
   if (g->cfg.typed_pct > 0 && af_rng_chance(&g->rng, g->cfg.typed_pct)) { /* only when on */
@@ -287,6 +363,12 @@ void gen__op_alloc(G *g, Ctx *x) {
     o.mode = GEN_ALLOC_ASYNC;
     o.async = 1;
   }
+  if (o.mode != GEN_ALLOC_HOST_SHARED && in_space(g, b)) {
+    g->c->bufs[b].space = 1;
+    o.space = 1;
+    o.spacecast = (uint8_t)space_avoided(g, &o);
+    o.space = !o.spacecast;
+  }
   g->live_dev++;
   if (o.async) {
     TSet s;
@@ -311,7 +393,15 @@ void gen__op_dealloc(G *g, Ctx *x, int b) {
   gen__need_for(g, x, &s, b, 1);
   GenOp o = gen_op_blank(GEN_OP_DEALLOC, x->id);
   o.buf = b;
-  if (!gen__pick_async(g, GEN_OP_DEALLOC, !af_rng_chance(&g->rng, g->cfg.sync_pct))) {
+  int async = gen__pick_async(g, GEN_OP_DEALLOC, !af_rng_chance(&g->rng, g->cfg.sync_pct));
+  if (g->c->bufs[b].space) {
+    o.space = 1;
+    o.async = (uint8_t)async;
+    o.spacecast = (uint8_t)space_avoided(g, &o);
+    o.space = !o.spacecast;
+    o.async = 0;
+  }
+  if (!async) {
     if (s.n)
       gen__host_wait(g, x, &s);
     gen__emit(g, &o);
@@ -418,7 +508,7 @@ void gen__op_memset(G *g, Ctx *x) {
 
 /* ---- the classes ---- */
 
-const GenOpClass gen__class_alloc = {parse_alloc, put_alloc, check_alloc, render_alloc,
+const GenOpClass gen__class_alloc = {parse_alloc_op, put_alloc, check_alloc, render_alloc,
                                      gen__op_alloc};
 const GenOpClass gen__class_dealloc = {parse_dealloc, put_dealloc, check_dealloc, render_dealloc,
                                        op_dealloc_any};

@@ -46,12 +46,45 @@ static int parse_kernel(Parser *p, const cJSON *o, GenOp *opp) {
   return 0;
 }
 
+/* A launch's "grid" and "block" (three dimensions each, both or neither) and "inline" (version
+ * 2). */
+static int parse_shape(Parser *p, const cJSON *o, GenOp *op) {
+  static const char *const key[2] = {"grid", "block"};
+  int given = 0;
+  for (int k = 0; k < 2; k++) {
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key[k]);
+    if (a == NULL)
+      continue;
+    given |= 1 << k;
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != 3 || p->c->version < 2)
+      return gen__perr(p, AF_EPARSE, "launch \"%s\" is [x, y, z], in case format version 2%s",
+                       key[k], NULL);
+    for (int d = 0; d < 3; d++) {
+      const cJSON *v = cJSON_GetArrayItem(a, d);
+      if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 1024 ||
+          v->valuedouble != (double)(int)v->valuedouble)
+        return gen__perr(p, AF_EPARSE, "launch \"%s\": each dimension is 1 to 1024%s", key[k],
+                         NULL);
+      op->dims[3 * k + d] = (int32_t)v->valuedouble;
+    }
+  }
+  if (given == 1 || given == 2)
+    return gen__perr(p, AF_EPARSE, "launch: \"grid\" and \"block\" go together%s%s", NULL, NULL);
+  const cJSON *in = cJSON_GetObjectItemCaseSensitive(o, "inline");
+  if (in && (!cJSON_IsBool(in) || p->c->version < 2))
+    return gen__perr(p, AF_EPARSE,
+                     "launch \"inline\" (true or false) needs case format version 2%s%s", NULL,
+                     NULL);
+  op->inl = cJSON_IsTrue(in);
+  return 0;
+}
+
 static int parse_launch(Parser *p, const cJSON *o, GenOp *op, int ctx) {
   (void)ctx;
   int rc = parse_kernel(p, o, op);
   if (!rc && gen__jstr(o, "stream"))
     rc = gen__use_stream(p, o, 0, &op->stream);
-  return rc;
+  return rc ? rc : parse_shape(p, o, op);
 }
 
 static void put_launch(GenWriter *w, const GenOp *o, int depth) {
@@ -64,6 +97,11 @@ static void put_launch(GenWriter *w, const GenOp *o, int depth) {
   af_buf_printf(b, "], \"value\": %d", o->value);
   if (o->stream >= 0) /* version 2 */
     af_buf_printf(b, ", \"stream\": \"s%d\"", o->stream);
+  if (o->dims[0]) /* version 2 */
+    af_buf_printf(b, ", \"grid\": [%d, %d, %d], \"block\": [%d, %d, %d]", o->dims[0], o->dims[1],
+                  o->dims[2], o->dims[3], o->dims[4], o->dims[5]);
+  if (o->inl) /* version 2 */
+    af_buf_puts(b, ", \"inline\": true");
 }
 
 /* A launch's buffers: device, i32, distinct, and of one length (views included). */
@@ -91,10 +129,37 @@ static int check_kernel_args(V *v, int i) {
   return 0;
 }
 
+/* A launch's grid and blocks: a thread for each element (at most 64 times as many), at most
+ * 1024 threads a block; a gpu.launch on no explicit stream. */
+static int check_shape(V *v, int i) {
+  const GenOp *o = &v->c->ops[i];
+  int32_t off, len, stride, d[6];
+  gen_op_view(v->c, o, 0, &off, &len, &stride);
+  gen_op_dims(o, len, d);
+  long long block = 1, threads = 1;
+  for (int k = 0; k < 6; k++) {
+    if (d[k] < 1 || d[k] > 1024)
+      return gen__vfail(v, i, "launches a grid or block dimension of %d (1..1024)", d[k], 0);
+    threads *= d[k];
+    block *= k >= 3 ? d[k] : 1;
+  }
+  if (block > 1024)
+    return gen__vfail(v, i, "launches blocks of %d threads (at most 1024)", (int)block, 0);
+  if (threads < len || threads > 64LL * len)
+    return gen__vfail(v, i, "launches %d threads for %d elements (one each, at most 64 times)",
+                      (int)(threads < 1 << 30 ? threads : 1 << 30), len);
+  if (o->inl && o->stream >= 0)
+    return gen__vfail(v, i, "is a gpu.launch on explicit stream s%d (gpu.launch_func only)",
+                      o->stream, 0);
+  return 0;
+}
+
 static int check_launch(V *v, int i) {
   const GenOp *o = &v->c->ops[i];
   if (o->kernel >= KERNEL__COUNT || o->nargs != kernel_info(o->kernel)->nbufs)
     return gen__vfail(v, i, "unknown kernel or wrong number of buffers", 0, 0);
+  if (check_shape(v, i))
+    return AF_EINVALID;
   int rc = check_kernel_args(v, i);
   return rc ? rc : gen__visit_stream(v, i);
 }
@@ -109,6 +174,14 @@ static int render_launch(R *r, int i, int depth) {
   char name[KERNEL_MAX_BUFS][48], type[KERNEL_MAX_BUFS][96];
   for (int a = 0; a < o->nargs; a++) {
     gen__view_operand(r, o, a, depth, name[a], sizeof name[a], type[a], sizeof type[a]);
+    if (c->bufs[o->args[a]].space) { /* kernels take the default memory space's memrefs */
+      int v = r->k++;
+      const char *to = o->view[a][1] > 0 ? SMT : MT;
+      gen__ind(r, depth);
+      af_buf_printf(b, "%%k%d = memref.memory_space_cast %s : %s to %s\n", v, name[a], type[a], to);
+      snprintf(name[a], sizeof name[a], "%%k%d", v);
+      snprintf(type[a], sizeof type[a], "%s", to);
+    }
     if (view && o->view[a][1] <= 0) { /* the whole buffer, cast to the strided type */
       int v = r->k++;
       gen__ind(r, depth);
@@ -124,18 +197,54 @@ static int render_launch(R *r, int i, int depth) {
     gen__ind(r, depth);
     af_buf_printf(b, "%%k%d = arith.constant %d : index\n", nth, len);
   }
+  char dim[6][16]; /* each dimension's SSA value */
+  for (int q = 0; q < 6; q++)
+    snprintf(dim[q], sizeof dim[q], "%%c1");
+  if (view)
+    snprintf(dim[3], sizeof dim[3], "%%k%d", nth);
+  else
+    snprintf(dim[3], sizeof dim[3], "%%n%d", c->bufs[o->args[0]].n);
+  for (int q = 0; q < 6 && o->dims[0]; q++) {
+    if (o->dims[q] == 1)
+      continue;
+    int kq = r->k++;
+    gen__ind(r, depth);
+    af_buf_printf(b, "%%k%d = arith.constant %d : index\n", kq, o->dims[q]);
+    snprintf(dim[q], sizeof dim[q], "%%k%d", kq);
+  }
+  int first = 0;
+  if (r->map) /* (a gpu.launch's calls are on its first line) */
+    first = gen__lines_so_far(r) + 1;
   gen__ind(r, depth);
+  if (o->inl) {
+    af_buf_printf(b, "%%t%d = gpu.launch async", o->tok);
+    gen__deps(r, o);
+    af_buf_printf(b,
+                  " blocks(%%lb%d_x, %%lb%d_y, %%lb%d_z) in (%%lg%d_x = %s, %%lg%d_y = %s, "
+                  "%%lg%d_z = %s) threads(%%lt%d_x, %%lt%d_y, %%lt%d_z) in (%%ls%d_x = %s, "
+                  "%%ls%d_y = %s, %%ls%d_z = %s) {\n",
+                  i, i, i, i, dim[0], i, dim[1], i, dim[2], i, i, i, i, dim[3], i, dim[4], i,
+                  dim[5]);
+    char v[24], ind[64];
+    snprintf(v, sizeof v, "%%k%d", k);
+    snprintf(ind, sizeof ind, "%*s", 2 * depth + 2, "");
+    gen__kernel_body(b, o->kernel + (view ? KERNEL__COUNT : 0), name[0],
+                     o->nargs > 1 ? name[1] : "", o->nargs > 2 ? name[2] : "", v, ind);
+    gen__ind(r, depth + 1);
+    af_buf_puts(b, "gpu.terminator\n");
+    gen__ind(r, depth);
+    af_buf_puts(b, "}\n");
+    if (r->map) /* its calls are on its first line (render_op maps its last) */
+      gen__map_line(r, first, i);
+    return 0;
+  }
   af_buf_printf(b, "%%t%d = gpu.launch_func async", o->tok);
   gen__deps(r, o);
   if (o->stream >= 0)
     af_buf_printf(b, " <%%st%d : !llvm.ptr>", o->stream);
-  af_buf_printf(b, " @asyncfuzz_kernels::@%s blocks in (%%c1, %%c1, %%c1) threads in (",
-                kernel_info(o->kernel + (view ? KERNEL__COUNT : 0))->name);
-  if (view)
-    af_buf_printf(b, "%%k%d", nth);
-  else
-    af_buf_printf(b, "%%n%d", c->bufs[o->args[0]].n);
-  af_buf_puts(b, ", %c1, %c1) args(");
+  af_buf_printf(b, " @asyncfuzz_kernels::@%s blocks in (%s, %s, %s) threads in (%s, %s, %s) args(",
+                kernel_info(o->kernel + (view ? KERNEL__COUNT : 0))->name, dim[0], dim[1], dim[2],
+                dim[3], dim[4], dim[5]);
   for (int a = 0; a < o->nargs; a++)
     af_buf_printf(b, "%s : %s, ", name[a], type[a]);
   af_buf_printf(b, "%%k%d : i32, %%spin : i32)\n", k);
@@ -156,6 +265,38 @@ static void draw_launch_views(G *g, GenOp *o) {
     if (len < na || (a > 0 && af_rng_chance(&g->rng, 50)))
       gen__draw_view(g, na, len, o->view[a]);
   }
+}
+
+/* A launch's grid and blocks in more than one dimension, and its gpu.launch form: drawn apart
+ * from the case's other choices (a seed makes the same case with the knobs as without them, but
+ * for these). */
+static void draw_shape(G *g, GenOp *o) {
+  if (g->cfg.dims_pct <= 0 && g->cfg.inline_pct <= 0)
+    return;
+  AfRng r;
+  af_rng_seed(&r,
+              g->c->seed ^ 0x4C41554E43483031ull ^ ((uint64_t)g->c->nops * 0x9E3779B97F4A7C15ull));
+  if (af_rng_chance(&r, g->cfg.dims_pct)) {
+    int32_t off, len, stride;
+    gen_op_view(g->c, o, 0, &off, &len, &stride);
+    static const int by[] = {1, 2, 4}, bz[] = {1, 2}, gx[] = {1, 2, 3}, gyz[] = {1, 2};
+    int32_t d[6] = {gx[af_rng_below(&r, 3)], gyz[af_rng_below(&r, 2)], gyz[af_rng_below(&r, 2)], 1,
+                    by[af_rng_below(&r, 3)], bz[af_rng_below(&r, 2)]};
+    static const int at[] = {0, 1, 2, 4, 5};
+    for (int q = 0; q < 5 && d[0] * d[1] * d[2] * d[4] * d[5] > 32 * len; q++)
+      d[at[q]] = 1;                     /* (at most 64 threads an element) */
+    if (d[1] * d[2] * d[4] * d[5] == 1) /* (more than one dimension) */
+      d[4] = 2;
+    int32_t rest = d[0] * d[1] * d[2] * d[4] * d[5];
+    d[3] = (len + rest - 1) / rest;
+    while (d[3] * d[4] * d[5] > 1024) { /* (at most 1024 threads a block) */
+      d[0] *= 2;
+      rest *= 2;
+      d[3] = (len + rest - 1) / rest;
+    }
+    memcpy(o->dims, d, sizeof d);
+  }
+  o->inl = o->stream < 0 && af_rng_chance(&r, g->cfg.inline_pct);
 }
 
 void gen__op_launch(G *g, Ctx *x) {
@@ -190,6 +331,7 @@ void gen__op_launch(G *g, Ctx *x) {
     gen__need_for(g, x, &s, o.args[i], 0);
   int sk = g->cfg.stream_pct > 0 && !x->body ? gen__pick_stream(g, x, &s) : -1; /* when on */
   o.stream = sk >= 0 ? x->streams[sk] : -1;
+  draw_shape(g, &o);
   int t = gen__emit_drawn(g, x, &o, &s);
   if (t < 0)
     return;

@@ -26,59 +26,10 @@ static void kernel_func(AfBuf *b, int k) {
     af_buf_printf(b, ", %%a: %s", t);
   if (ki->nbufs > 2)
     af_buf_printf(b, ", %%b: %s", t);
-  af_buf_printf(b,
-                ", %%v: i32, %%spin: i32) kernel {\n"
-                "      %%c0 = arith.constant 0 : index\n"
-                "      %%tid = gpu.thread_id x\n"
-                "      %%bid = gpu.block_id x\n"
-                "      %%bdim = gpu.block_dim x\n"
-                "      %%base = arith.muli %%bid, %%bdim : index\n"
-                "      %%i = arith.addi %%base, %%tid : index\n"
-                "      %%n = memref.dim %%dst, %%c0 : %s\n"
-                "      %%inb = arith.cmpi ult, %%i, %%n : index\n"
-                "      scf.if %%inb {\n",
-                t);
-  af_buf_printf(b,
-                "        %%sentinel = arith.constant %d : i32\n"
-                "        %%z = arith.constant 0 : i32\n"
-                "        %%one = arith.constant 1 : i32\n"
-                "        scf.for %%s = %%z to %%spin step %%one : i32 {\n"
-                "          %%old = memref.atomic_rmw assign %%sentinel, %%dst[%%i] : (i32, %s) -> "
-                "i32\n"
-                "        }\n",
-                KERNEL_SENTINEL, t);
-  switch (KERNEL_BASE(k)) {
-  case KERNEL_FILL:
-    af_buf_puts(b, "        %c7 = arith.constant 7 : i32\n"
-                   "        %ii = arith.index_cast %i : index to i32\n"
-                   "        %m = arith.muli %v, %c7 : i32\n"
-                   "        %r = arith.addi %m, %ii : i32\n");
-    break;
-  case KERNEL_TRANSFORM:
-    af_buf_printf(b,
-                  "        %%c3 = arith.constant 3 : i32\n"
-                  "        %%x = memref.load %%a[%%i] : %s\n"
-                  "        %%m = arith.muli %%x, %%c3 : i32\n"
-                  "        %%r = arith.addi %%m, %%v : i32\n",
-                  t);
-    break;
-  case KERNEL_COMBINE:
-    af_buf_printf(b,
-                  "        %%c5 = arith.constant 5 : i32\n"
-                  "        %%x = memref.load %%a[%%i] : %s\n"
-                  "        %%y = memref.load %%b[%%i] : %s\n"
-                  "        %%m = arith.muli %%y, %%c5 : i32\n"
-                  "        %%s1 = arith.addi %%x, %%m : i32\n"
-                  "        %%r = arith.addi %%s1, %%v : i32\n",
-                  t, t);
-    break;
-  }
-  af_buf_printf(b,
-                "        %%last = memref.atomic_rmw assign %%r, %%dst[%%i] : (i32, %s) -> i32\n"
-                "      }\n"
-                "      gpu.return\n"
-                "    }\n",
-                t);
+  af_buf_puts(b, ", %v: i32, %spin: i32) kernel {\n");
+  gen__kernel_body(b, k, "%dst", "%a", "%b", "%v", "      ");
+  af_buf_puts(b, "      gpu.return\n"
+                 "    }\n");
 }
 
 /* Renders op i and notes the line its operation starts on (MLIR's locations name it). */
@@ -187,9 +138,19 @@ static void render_func(AfBuf *b, const GenCase *c, const char *name, GenLineMap
                   "    func.call @asyncfuzz_host_init%s(%%k%d, %%k%d, %%b%d) : (i32, i32, %s) -> "
                   "()\n",
                   gen__hook_sfx(c, i), id, init, i, gen__mty(c, i));
+    if (c->bufs[i].reg) /* page-locked once written (gpu.host_register takes an unranked memref) */
+      af_buf_printf(b,
+                    "    %%u%d = memref.cast %%b%d : %s to memref<*x%s>\n"
+                    "    gpu.host_register %%u%d : memref<*x%s>\n",
+                    i, i, gen__mty(c, i), gen_elem_name(c->bufs[i].elem), i,
+                    gen_elem_name(c->bufs[i].elem));
   }
   render_conditions(&r);
   gen__render_body(&r, 0, c->nops - 1, 0, 0, 2);
+  for (int i = 0; i < c->nbufs; i++)
+    if (c->bufs[i].reg)
+      af_buf_printf(b, "    gpu.host_unregister %%u%d : memref<*x%s>\n", i,
+                    gen_elem_name(c->bufs[i].elem));
   for (int i = 0; i < c->nbufs; i++)
     if (c->bufs[i].kind == GEN_BUF_HOST)
       af_buf_printf(b, "    memref.dealloc %%b%d : %s\n", i, gen__mty(c, i));

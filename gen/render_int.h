@@ -25,6 +25,12 @@ typedef struct R {
 
 /* Buffer b's memref type; the host hooks' name suffix for its type ("" for i32). */
 const char *gen__mty(const GenCase *c, int b);
+/* Kernel k's body with operands dst, a, b (memrefs) and v (i32), and %spin, each line after ind
+ * (render.c): a gpu.func's, or a gpu.launch's (whose operands are the host's values). */
+void gen__kernel_body(AfBuf *b, int k, const char *dst, const char *a, const char *bb,
+                      const char *v, const char *ind);
+/* memref<?xT> of element type e, in the default memory space. */
+const char *gen__elem_mty(int e);
 const char *gen__hook_sfx(const GenCase *c, int b);
 const char *gen__elem_sfx(int e);
 /* A fresh i32 constant of value v, written at depth; its SSA number (%k<N>). */

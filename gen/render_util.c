@@ -11,15 +11,30 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Buffer b's memref type. */
+/* Buffer b's memref type (in its memory space). */
 const char *gen__mty(const GenCase *c, int b) {
-  static const char *const t[GEN_ELEM__COUNT] = {
+  static const char *const t[2][GEN_ELEM__COUNT] = {{
 #define MTY(id, name, bytes, cls) "memref<?x" name ">",
-      KERNEL_ELEM_MAP(MTY)
+                                                        KERNEL_ELEM_MAP(MTY)
 #undef MTY
-  };
+                                                    },
+                                                    {
+#define MTY1(id, name, bytes, cls) "memref<?x" name ", 1>",
+                                                        KERNEL_ELEM_MAP(MTY1)
+#undef MTY1
+                                                    }};
   int e = b >= 0 && b < c->nbufs ? c->bufs[b].elem : 0;
-  return t[e < GEN_ELEM__COUNT ? e : 0];
+  int sp = b >= 0 && b < c->nbufs && c->bufs[b].space == 1;
+  return t[sp][e < GEN_ELEM__COUNT ? e : 0];
+}
+
+const char *gen__elem_mty(int e) {
+  GenBuf gb = {GEN_BUF_DEVICE, 1, 0, (uint8_t)e, 0, 0, 0};
+  GenCase c;
+  memset(&c, 0, sizeof c);
+  c.nbufs = 1;
+  c.bufs = &gb;
+  return gen__mty(&c, 0);
 }
 
 /* The host hooks' name suffix for element type e ("" for i32, "_f16"). */
@@ -155,12 +170,91 @@ void gen__view_operand(R *r, const GenOp *o, int k, int depth, char *name, size_
     af_buf_printf(r->b, "%%k%d = arith.constant %d : index\n", q[f], o->view[k][f]);
   }
   char strided[96];
-  snprintf(strided, sizeof strided, "memref<?x%s, strided<[?], offset: ?>>",
-           gen_elem_name(c->bufs[b].elem));
+  snprintf(strided, sizeof strided, "memref<?x%s, strided<[?], offset: ?>%s>",
+           gen_elem_name(c->bufs[b].elem), c->bufs[b].space == 1 ? ", 1" : "");
   int v = r->k++;
   gen__ind(r, depth);
   af_buf_printf(r->b, "%%k%d = memref.subview %s[%%k%d] [%%k%d] [%%k%d] : %s to %s\n", v, name,
                 q[0], q[1], q[2], type, strided);
   snprintf(name, n, "%%k%d", v);
   snprintf(type, tn, "%s", strided);
+}
+
+/* Kernel k's body (gpu.func or gpu.launch alike): operands dst, a, b (memrefs of kernel k's type)
+ * and v (i32), with %spin, each line after ind. Each thread's element is its linear index over
+ * the grid and the blocks, x fastest. */
+void gen__kernel_body(AfBuf *b, int k, const char *dst, const char *a, const char *bb,
+                      const char *v, const char *ind) {
+  const char *t = k >= KERNEL__COUNT ? SMT : MT;
+  static const char *const index[] = {"%c0 = arith.constant 0 : index",
+                                      "%tx = gpu.thread_id x",
+                                      "%ty = gpu.thread_id y",
+                                      "%tz = gpu.thread_id z",
+                                      "%bx = gpu.block_id x",
+                                      "%by = gpu.block_id y",
+                                      "%bz = gpu.block_id z",
+                                      "%dx = gpu.block_dim x",
+                                      "%dy = gpu.block_dim y",
+                                      "%dz = gpu.block_dim z",
+                                      "%gx = gpu.grid_dim x",
+                                      "%gy = gpu.grid_dim y",
+                                      "%l0 = arith.muli %tz, %dy : index",
+                                      "%l1 = arith.addi %l0, %ty : index",
+                                      "%l2 = arith.muli %l1, %dx : index",
+                                      "%tid = arith.addi %l2, %tx : index",
+                                      "%g0 = arith.muli %bz, %gy : index",
+                                      "%g1 = arith.addi %g0, %by : index",
+                                      "%g2 = arith.muli %g1, %gx : index",
+                                      "%bid = arith.addi %g2, %bx : index",
+                                      "%d0 = arith.muli %dx, %dy : index",
+                                      "%bdim = arith.muli %d0, %dz : index",
+                                      "%base = arith.muli %bid, %bdim : index",
+                                      "%i = arith.addi %base, %tid : index"};
+  for (size_t q = 0; q < sizeof index / sizeof index[0]; q++)
+    af_buf_printf(b, "%s%s\n", ind, index[q]);
+  af_buf_printf(b,
+                "%s%%n = memref.dim %s, %%c0 : %s\n"
+                "%s%%inb = arith.cmpi ult, %%i, %%n : index\n"
+                "%sscf.if %%inb {\n",
+                ind, dst, t, ind, ind);
+  af_buf_printf(b,
+                "%s  %%sentinel = arith.constant %d : i32\n"
+                "%s  %%z = arith.constant 0 : i32\n"
+                "%s  %%one = arith.constant 1 : i32\n"
+                "%s  scf.for %%s = %%z to %%spin step %%one : i32 {\n"
+                "%s    %%old = memref.atomic_rmw assign %%sentinel, %s[%%i] : (i32, %s) -> i32\n"
+                "%s  }\n",
+                ind, KERNEL_SENTINEL, ind, ind, ind, ind, dst, t, ind);
+  switch (KERNEL_BASE(k)) {
+  case KERNEL_FILL:
+    af_buf_printf(b,
+                  "%s  %%c7 = arith.constant 7 : i32\n"
+                  "%s  %%ii = arith.index_cast %%i : index to i32\n"
+                  "%s  %%m = arith.muli %s, %%c7 : i32\n"
+                  "%s  %%r = arith.addi %%m, %%ii : i32\n",
+                  ind, ind, ind, v, ind);
+    break;
+  case KERNEL_TRANSFORM:
+    af_buf_printf(b,
+                  "%s  %%c3 = arith.constant 3 : i32\n"
+                  "%s  %%x = memref.load %s[%%i] : %s\n"
+                  "%s  %%m = arith.muli %%x, %%c3 : i32\n"
+                  "%s  %%r = arith.addi %%m, %s : i32\n",
+                  ind, ind, a, t, ind, ind, v);
+    break;
+  case KERNEL_COMBINE:
+    af_buf_printf(b,
+                  "%s  %%c5 = arith.constant 5 : i32\n"
+                  "%s  %%x = memref.load %s[%%i] : %s\n"
+                  "%s  %%y = memref.load %s[%%i] : %s\n"
+                  "%s  %%m = arith.muli %%y, %%c5 : i32\n"
+                  "%s  %%s1 = arith.addi %%x, %%m : i32\n"
+                  "%s  %%r = arith.addi %%s1, %s : i32\n",
+                  ind, ind, a, t, ind, bb, t, ind, ind, ind, v);
+    break;
+  }
+  af_buf_printf(b,
+                "%s  %%last = memref.atomic_rmw assign %%r, %s[%%i] : (i32, %s) -> i32\n"
+                "%s}\n",
+                ind, dst, t, ind);
 }

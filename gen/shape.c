@@ -43,7 +43,7 @@ int gen_shape_parse(const char *text, GenShape *out) {
     out->kind = other;
     out->async = 0;
     out->deps = out->view = -1;
-    out->shared = out->unthreaded = out->elem = out->stream = out->pending = 0;
+    out->shared = out->unthreaded = out->elem = out->stream = out->pending = out->space = 0;
     return 0;
   }
   size_t n = strcspn(text, " |");
@@ -64,6 +64,7 @@ int gen_shape_parse(const char *text, GenShape *out) {
   out->unthreaded = out->deps == 1 && strstr(buf, " unthreaded") != NULL;
   out->stream = (gen_op_flags(kind) & GEN_K_ON_STREAM) && strstr(buf, " stream") != NULL;
   out->pending = out->deps != 0 && strstr(buf, " pending") != NULL;
+  out->space = strstr(buf, " space") != NULL;
   out->elem = 0;
   size_t end = strlen(buf);
   while (end > 0 && buf[end - 1] == ' ')
@@ -84,10 +85,11 @@ void gen_shape_text(const GenShape *s, char *out, size_t n) {
   char deps[24] = "";
   if (s->deps >= 0)
     snprintf(deps, sizeof deps, " deps=%d%s", s->deps, s->deps == 2 ? "+" : "");
-  snprintf(out, n, "%s%s%s%s%s%s%s%s%s%s", name, s->shared ? " host_shared" : "",
+  snprintf(out, n, "%s%s%s%s%s%s%s%s%s%s%s", name, s->shared ? " host_shared" : "",
            s->async ? " async" : "", deps, s->unthreaded && s->deps == 1 ? " unthreaded" : "",
            s->pending ? " pending" : "", s->view == 1 ? " view" : "", s->stream ? " stream" : "",
-           s->elem > 0 ? " " : "", s->elem > 0 ? gen_elem_name(s->elem - 1) : "");
+           s->space ? " space" : "", s->elem > 0 ? " " : "",
+           s->elem > 0 ? gen_elem_name(s->elem - 1) : "");
 }
 
 /* A host_shared allocation: a shape of its own, as mlir-opt lowers it by its own rule. */
@@ -102,9 +104,9 @@ void gen_shape_format(const GenOp *o, char *out, size_t n) {
     return;
   }
   int bucket = o->ndeps >= 2 ? 2 : o->ndeps;
-  snprintf(out, n, "%s%s%s deps=%d%s%s", name, shared(o) ? " host_shared" : "",
+  snprintf(out, n, "%s%s%s deps=%d%s%s%s", name, shared(o) ? " host_shared" : "",
            gen_op_async(o) ? " async" : "", bucket, bucket == 2 ? "+" : "",
-           gen_op_has_view(o) ? " view" : "");
+           gen_op_has_view(o) ? " view" : "", o->space ? " space" : "");
 }
 
 int gen_op_has_shape(const GenOp *o, const GenShape *s) {
@@ -123,6 +125,8 @@ int gen_op_has_shape(const GenOp *o, const GenShape *s) {
   if (s->stream && !gen_op_on_stream(o))
     return 0;
   if (s->pending && o->fresh)
+    return 0;
+  if (s->space && !o->space)
     return 0;
   return s->deps < 0 || s->deps == bucket;
 }

@@ -262,6 +262,11 @@ static int start_bufs(V *v) {
     if (gb->stat && gb->kind != GEN_BUF_DEVICE)
       return af_err_set(v->err, AF_EINVALID, "buffer b%d: only a device buffer has a static shape",
                         b);
+    if (gb->space && gb->kind != GEN_BUF_DEVICE)
+      return af_err_set(v->err, AF_EINVALID, "buffer b%d: only a device buffer has a memory space",
+                        b);
+    if (gb->reg && gb->kind != GEN_BUF_HOST)
+      return af_err_set(v->err, AF_EINVALID, "buffer b%d: only a host buffer is registered", b);
     if (gb->n <= 0 || gb->n > 1024)
       return af_err_set(v->err, AF_EINVALID, "buffer b%d has %d elements (1..1024)", b, gb->n);
     v->alloc_node[b] = gb->kind == GEN_BUF_HOST ? -1 : -2;

@@ -19,6 +19,12 @@
 
 #define MEMREF(x) int32_t *x##_alloc, int32_t *x, int64_t x##_off, int64_t x##_n, int64_t x##_stride
 #define AT(x, i) (x + x##_off + (int64_t)(i)*x##_stride)
+/* The thread's element: its linear index over the grid and the blocks, x fastest (as the
+ * gpu.func versions compute it). */
+#define AF_INDEX()                                                                                 \
+  ((((int64_t)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) *                     \
+       ((int64_t)blockDim.x * blockDim.y * blockDim.z) +                                           \
+   ((int64_t)threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x)
 
 __device__ static void spin_phase(int32_t *p, int32_t spin) {
   for (int32_t s = 0; s < spin; s++)
@@ -27,7 +33,7 @@ __device__ static void spin_phase(int32_t *p, int32_t spin) {
 
 extern "C" __global__ void af_fill(MEMREF(dst), int32_t v, int32_t spin) {
   (void)dst_alloc;
-  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  int64_t i = AF_INDEX();
   if (i >= dst_n)
     return;
   spin_phase(AT(dst, i), spin);
@@ -39,7 +45,7 @@ extern "C" __global__ void af_transform(MEMREF(dst), MEMREF(a), int32_t v, int32
   (void)dst_alloc;
   (void)a_alloc;
   (void)a_n;
-  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  int64_t i = AF_INDEX();
   if (i >= dst_n)
     return;
   spin_phase(AT(dst, i), spin);
@@ -53,7 +59,7 @@ extern "C" __global__ void af_combine(MEMREF(dst), MEMREF(a), MEMREF(b), int32_t
   (void)a_n;
   (void)b_alloc;
   (void)b_n;
-  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  int64_t i = AF_INDEX();
   if (i >= dst_n)
     return;
   spin_phase(AT(dst, i), spin);

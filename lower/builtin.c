@@ -196,6 +196,9 @@ static void prologue(L *l) {
       in->buf = b;
       in->imm = c->bufs[b].init;
     }
+    in = c->bufs[b].reg ? lower__emit(l, 0, LOWER_HOST_REGISTER, -1) : NULL;
+    if (in)
+      in->buf = b;
   }
   for (int i = 0; i < c->nops; i++) { /* rocm's staging buffers */
     LowerInstr *in = l->stage[i] >= 0 ? lower__emit(l, 0, LOWER_HOST_INIT, -1) : NULL;
@@ -404,6 +407,11 @@ int lower_builtin_abi(const GenCase *c, const LowerSpec *spec, int rocm, LowerPr
     plan_requests(&l);
     prologue(&l);
     walk(&l);
+    for (int b = 0; b < c->nbufs; b++) {
+      LowerInstr *in = c->bufs[b].reg ? lower__emit(&l, 0, LOWER_HOST_UNREGISTER, -1) : NULL;
+      if (in)
+        in->buf = b;
+    }
     lower__emit(&l, 0, LOWER_MODULE_UNLOAD, -1);
     for (int f = 0; f < c->nregions && l.rc == 0; f++)
       l.rc = place_destroys(&l, &l.p->funcs[f]);

@@ -83,6 +83,12 @@ static void put_directive(AfBuf *b, const LowerInstr *in, char d) {
   case 'c':
     af_buf_printf(b, "%d", in->consumer);
     break;
+  case 'G': /* a launch's grid and blocks, where they are not one block of n threads */
+    if (in->dims[0] * in->dims[1] * in->dims[2] != 1 || in->dims[4] * in->dims[5] != 1 ||
+        in->dims[3] != in->imm2)
+      af_buf_printf(b, ", grid=%dx%dx%d block=%dx%dx%d", in->dims[0], in->dims[1], in->dims[2],
+                    in->dims[3], in->dims[4], in->dims[5]);
+    break;
   case 'L':
     for (int a = 0; a < in->nbufs; a++) {
       af_buf_printf(b, "%sb%d", a ? ", " : "", in->bufs[a]);

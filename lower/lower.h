@@ -62,7 +62,10 @@
     "a strided memref.subview is passed to a memcpy, memset or kernel as if it were contiguous: "  \
     "its stride is taken as 1")                                                                    \
   X(EVENT_LEAKED, "event_leaked", "",                                                              \
-    "an event the lowering creates to order one stream after another is never destroyed")
+    "an event the lowering creates to order one stream after another is never destroyed")          \
+  X(REGISTERED_COPY_SYNC, "registered_copy_sync", "registered-copy",                               \
+    "a copy from the device into registered host memory is taken as synchronous: a host "          \
+    "gpu.wait on its token waits for nothing")
 
 enum {
 #define LOWER__FENUM(id, name, trigger, desc) LOWER_FAULT_##id,
@@ -163,6 +166,8 @@ const char *lower_family(const LowerSpec *spec);
   X(GET_FUNCTION, get_function, "mgpuModuleGetFunction", "%C(\"%k\")")                             \
   X(MODULE_UNLOAD, module_unload, "mgpuModuleUnload", "%C()")                                      \
   X(HOST_INIT, host_init, "asyncfuzz_host_init", "%C(%B, init=%i)")                                \
+  X(HOST_REGISTER, host_register, "mgpuMemHostRegister", "%C(%B)")                                 \
+  X(HOST_UNREGISTER, host_unregister, "mgpuMemHostUnregister", "%C(%B)")                           \
   X(STREAM_CREATE, stream_create, "mgpuStreamCreate", "%a = %C()%P")                               \
   X(STREAM_DESTROY, stream_destroy, "mgpuStreamDestroy", "%C(%a)")                                 \
   X(STREAM_SYNC, stream_sync, "mgpuStreamSynchronize", "%C(%a)")                                   \
@@ -176,7 +181,7 @@ const char *lower_family(const LowerSpec *spec);
   X(MEMCPY, memcpy, "mgpuMemcpy", "%C(%u, %v, %i, %s)")                                            \
   X(MEMSET32, memset32, "mgpuMemset32", "%C(%u, %i, %j, %s)")                                      \
   X(MEMSET16, memset16, "mgpuMemset16", "%C(%u, %i, %j, %s)")                                      \
-  X(LAUNCH, launch, "mgpuLaunchKernel", "%C(%k, [%L], v=%i, n=%j, %s)")                            \
+  X(LAUNCH, launch, "mgpuLaunchKernel", "%C(%k, [%L], v=%i, n=%j%G, %s)")                          \
   X(OBSERVE, observe, "asyncfuzz_observe", "%C(%i, %B)")                                           \
   X(SPAWN, spawn, "", "async.execute @region%r")                                                   \
   X(YIELD, yield, "", "yield r%r.%x to consumer %c: %a")                                           \
@@ -205,6 +210,7 @@ typedef struct LowerInstr {
   int64_t imm, imm2;
   int64_t off, off2;           /* memcpy, memset: byte offsets into buf and buf2 (views) */
   int32_t voff[3], vstride[3]; /* launch: each operand's view, offset and stride in elements */
+  int32_t dims[6];             /* launch: grid x, y, z, then block x, y, z */
 } LowerInstr;
 
 typedef struct LowerFunc {

@@ -112,6 +112,30 @@ static int threaded_dep(const char *text, const char *line, const char *dep, siz
   return 0;
 }
 
+/* Whether text (an op's line) has a memref type in a memory space: "memref<?xi32, 1>". */
+static int in_space(const char *text) {
+  for (const char *m = strstr(text, "memref<"); m; m = strstr(m + 1, "memref<")) {
+    int depth = 0;
+    const char *p = m + 6, *last = NULL;
+    for (; *p && *p != '\n'; p++) {
+      depth += *p == '<';
+      depth -= *p == '>';
+      if (depth == 1 && *p == ',')
+        last = p;
+      if (depth == 0)
+        break;
+    }
+    if (last && depth == 0) { /* its last parameter: a number, or #gpu.address_space<...> */
+      const char *q = last + 1;
+      while (*q == ' ')
+        q++;
+      if ((*q >= '0' && *q <= '9') || strncmp(q, "#gpu.address_space", 18) == 0)
+        return 1;
+    }
+  }
+  return 0;
+}
+
 /* "gpu.launch_func async deps=2+": the op, whether it is async, its dependency count (with
  * " unthreaded" for one dependency that is not the token of the op before it: all is the text
  * line is in), and " view" when an operand is a strided view (a memref.subview), as
@@ -162,12 +186,13 @@ static void op_shape(const char *all, const char *line, const char *op, char *ou
   char text[1024];
   af_fmt(text, sizeof text, "%.*s", (int)(end - line < 1000 ? end - line : 1000), line);
   int shared = strcmp(op, "gpu.alloc") == 0 && strstr(text, " host_shared") != NULL;
-  af_fmt(out, n, "%s%s%s%s%s%s", op, shared ? " host_shared" : "", async ? " async" : "",
+  af_fmt(out, n, "%s%s%s%s%s%s%s", op, shared ? " host_shared" : "", async ? " async" : "",
          !async && deps == 0 ? ""
          : deps == 0         ? " deps=0"
          : deps == 1         ? " deps=1"
                              : " deps=2+",
-         unthreaded ? " unthreaded" : "", strstr(text, "strided<") ? " view" : "");
+         unthreaded ? " unthreaded" : "", strstr(text, "strided<") ? " view" : "",
+         in_space(text) ? " space" : "");
 }
 
 void mlir_line_shape(const char *all, const char *line, char *out, size_t n) {

@@ -21,6 +21,9 @@
  * later pass lowers a memref.subview, so without it every view would stay unconverted. */
 #define MLIR_KERNELS                                                                               \
   "gpu.module(strip-debuginfo,convert-scf-to-cf,convert-gpu-to-nvvm),nvvm-attach-target"
+/* First of all, gpu.launch bodies become kernels of their own module, launched by
+ * gpu.launch_func (as gpu-lower-to-nvvm-pipeline begins; nothing to do in a module without). */
+#define MLIR_OUTLINE "gpu-kernel-outlining,"
 #define MLIR_HOST_HEAD "expand-strided-metadata,gpu-to-llvm,reconcile-unrealized-casts,"
 #define MLIR_HOST_TAIL                                                                             \
   "async-to-async-runtime,async-runtime-ref-counting,convert-async-to-llvm,convert-scf-to-cf,"     \
@@ -36,9 +39,9 @@ static const struct {
   const char *name, *desc, *pipeline;
 } variants[] = {
     {"default", "upstream's GPU integration-test pipeline",
-     "builtin.module(" MLIR_KERNELS "," MLIR_HOST ")"},
+     "builtin.module(" MLIR_OUTLINE MLIR_KERNELS "," MLIR_HOST ")"},
     {"async-region", "gpu-async-region on every function first, then the default pipeline",
-     "builtin.module(func.func(gpu-async-region)," MLIR_KERNELS "," MLIR_HOST ")"},
+     "builtin.module(" MLIR_OUTLINE "func.func(gpu-async-region)," MLIR_KERNELS "," MLIR_HOST ")"},
 };
 #define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
 
@@ -65,7 +68,8 @@ void mlir__compose(int vi, const char *target, const char *rocm, int bin, char *
     return;
   }
   af_fmt(out, n,
-         "builtin.module(%sgpu.module(strip-debuginfo,convert-scf-to-cf,convert-gpu-to-rocdl),"
+         "builtin.module(" MLIR_OUTLINE
+         "%sgpu.module(strip-debuginfo,convert-scf-to-cf,convert-gpu-to-rocdl),"
          "rocdl-attach-target{chip=gfx90a}," MLIR_HOST_HEAD
          "gpu-module-to-binary{format=%s toolkit=%s}," MLIR_HOST_TAIL ")",
          vi ? "func.func(gpu-async-region)," : "", bin ? "bin" : "llvm", rocm);

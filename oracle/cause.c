@@ -408,6 +408,41 @@ static void crossing_link(const G *g, const RtRec *trace, int ntrace, int n, int
   out->from = block_of(c, first);
 }
 
+/* Whether op i copies from the device into a registered host buffer. */
+static int registered_copy(const GenCase *c, int i) {
+  if (i < 0 || i >= c->nops || c->ops[i].kind != GEN_OP_MEMCPY)
+    return 0;
+  const GenOp *o = &c->ops[i];
+  return o->buf >= 0 && o->buf < c->nbufs && o->src >= 0 && o->src < c->nbufs &&
+         c->bufs[o->buf].reg && c->bufs[o->src].kind == GEN_BUF_DEVICE;
+}
+
+/* Whether the run shows host waits lowered to nothing whatever they wait on: a host wait with
+ * a dependency that is not a registered copy's, whose op made a call (work to wait for), made no
+ * stream or event synchronization. */
+static int host_waits_dropped(const GenCase *c, const RtRec *trace, int ntrace) {
+  int found = 0;
+  for (int h = 0; h < c->nops && !found; h++) {
+    const GenOp *o = &c->ops[h];
+    if (o->kind != GEN_OP_HOST_WAIT)
+      continue;
+    int work = 0, blocked = 0;
+    for (int d = 0; d < o->ndeps && d < GEN_MAX_DEPS && !work; d++) {
+      int src = -1;
+      for (int i = 0; i < c->nops && src < 0; i++)
+        if (c->ops[i].tok == o->deps[d] && gen_op_async(&c->ops[i]))
+          src = i;
+      for (int j = 0; src >= 0 && !registered_copy(c, src) && j < ntrace && !work; j++)
+        work = trace[j].op == src && trace[j].tid >= 0;
+    }
+    for (int j = 0; work && j < ntrace && !blocked; j++)
+      blocked = trace[j].op == h && (trace[j].call == RT_CALL_STREAM_SYNCHRONIZE ||
+                                     trace[j].call == RT_CALL_EVENT_SYNCHRONIZE);
+    found = work && !blocked;
+  }
+  return found;
+}
+
 int oracle_missing_link(const GenCase *c, const HbResult *k, const RtRec *trace, int ntrace,
                         int from, int32_t seq, int to, OracleLink *out) {
   memset(out, 0, sizeof *out);
@@ -468,6 +503,11 @@ int oracle_missing_link(const GenCase *c, const HbResult *k, const RtRec *trace,
         out->mech = ORACLE_LINK_OWN_DEP;
       if (x->dep >= 0 && n < c->nops)
         crossing_link(&g, trace, ntrace, n, x->dep, seq, out);
+      /* a host wait that missed a copy into registered memory, where no host wait is seen
+       * missing other work: what it missed is the copy's (taken as synchronous) */
+      if (out->mech == ORACLE_LINK_HOST_WAIT && registered_copy(c, out->from) && trace &&
+          !host_waits_dropped(c, trace, ntrace))
+        out->mech = ORACLE_LINK_REGISTERED_COPY;
     }
   }
   af_free(flag);
@@ -641,7 +681,7 @@ void oracle_link_format(const GenCase *c, const OracleLink *l, char *out, size_t
     snprintf(out, n, "%s|%s%s", oracle_link_name(l->mech), shape,
              l->mech == ORACLE_LINK_EXTRA_DEP || l->mech == ORACLE_LINK_OWN_DEP ||
                      l->mech == ORACLE_LINK_HOST_WAIT || l->mech == ORACLE_LINK_DEALLOC ||
-                     l->mech >= ORACLE_LINK_STREAM_ORDER
+                     l->mech == ORACLE_LINK_REGISTERED_COPY || l->mech >= ORACLE_LINK_STREAM_ORDER
                  ? ""
                  : where);
     break;

@@ -172,7 +172,9 @@ int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, in
   X(SPAWN, "spawn")               /* a region starts after its async.execute */                    \
   X(REGION_END, "region-end")     /* a region ends after its synchronous ops */                    \
   X(AWAIT, "await")               /* async.await follows its region's end */                       \
-  X(PROGRAM, "program-order")     /* a synchronous op precedes the later ops of its context */
+  X(PROGRAM, "program-order")     /* a synchronous op precedes the later ops of its context */     \
+  X(REGISTERED_COPY, "registered-copy") /* a host wait on a copy from the device into registered   \
+                                           host memory, where the run's other host waits block */
 
 typedef enum OracleLinkMech {
 #define ORACLE__LENUM(id, name) ORACLE_LINK_##id,

@@ -232,12 +232,23 @@ static int move_view(GenCase *c, int m, AfRng *r) {
   return 0;
 }
 
-/* A device buffer's element type or size. */
+/* A device buffer's element type or size; a host buffer registered or not (elem-type's move). */
 static int move_buf(GenCase *c, int m, AfRng *r) {
   int b = c->nbufs > 0 ? (int)af_rng_below(r, (uint32_t)c->nbufs) : -1;
+  if (b >= 0 && c->bufs[b].kind == GEN_BUF_HOST && m == MUT_ELEM) { /* registered or not */
+    c->bufs[b].reg ^= 1;
+    c->version = GEN_FORMAT_VERSION;
+    return 0;
+  }
   if (b < 0 || c->bufs[b].kind != GEN_BUF_DEVICE)
     return 1;
-  if (m == MUT_ELEM) {
+  if (m == MUT_ELEM && c->bufs[b].elem == GEN_ELEM_I32 && af_rng_chance(r, 25)) {
+    c->bufs[b].space ^= 1; /* in memory space 1 or not (an alloc host_shared: refused after) */
+    for (int i = 0; i < c->nops; i++)
+      if (c->ops[i].buf == b)
+        c->ops[i].spacecast = 0;
+    c->version = GEN_FORMAT_VERSION;
+  } else if (m == MUT_ELEM) {
     c->bufs[b].elem = (uint8_t)af_rng_below(r, GEN_ELEM__COUNT);
     c->version = GEN_FORMAT_VERSION;
   } else {

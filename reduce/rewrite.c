@@ -291,8 +291,10 @@ int reduce__pass_wait_to_deps(R *r) {
 }
 
 /* Buffers of i32 instead of i16, i64 or f32 (all at once, then one by one); a memcpy, memset or
- * launch on its whole buffers instead of on views of them; a buffer allocated with its dynamic
- * shape instead of a static one cast to it. */
+ * launch on its whole buffers instead of on views of them, one block of a thread per element
+ * and gpu.launch_func instead of its grid and blocks or its gpu.launch; a buffer allocated with its
+ * dynamic shape instead of a static one cast to it; a host buffer pageable instead of registered; a
+ * device buffer in the default memory space. */
 int reduce__pass_unview(R *r) {
   int any = 0;
   for (int b = -1; b < r->cur.nbufs && !r->err; b++) { /* i32 buffers: all (-1), then one */
@@ -310,12 +312,26 @@ int reduce__pass_unview(R *r) {
     any |= reduce__try_finished(r, &cand);
   }
   for (int b = 0; b < r->cur.nbufs && !r->err; b++) {
-    if (!r->cur.bufs[b].stat)
+    if (!r->cur.bufs[b].stat && !r->cur.bufs[b].reg && !r->cur.bufs[b].space)
       continue;
     GenCase cand;
     if (reduce__copy_cur(r, &cand))
       break;
-    cand.bufs[b].stat = 0;
+    cand.bufs[b].stat = cand.bufs[b].reg = cand.bufs[b].space = 0;
+    for (int i = 0; i < cand.nops; i++) /* (in the default space, no cast to it) */
+      if (cand.ops[i].buf == b)
+        cand.ops[i].spacecast = 0;
+    any |= reduce__try_finished(r, &cand);
+  }
+  for (int i = 0; i < r->cur.nops && !r->err; i++) { /* one block of a thread per element */
+    const GenOp *o = &r->cur.ops[i];
+    if (o->kind != GEN_OP_LAUNCH || (!o->dims[0] && !o->inl))
+      continue;
+    GenCase cand;
+    if (reduce__copy_cur(r, &cand))
+      break;
+    memset(cand.ops[i].dims, 0, sizeof cand.ops[i].dims);
+    cand.ops[i].inl = 0;
     any |= reduce__try_finished(r, &cand);
   }
   for (int i = 0; i < r->cur.nops && !r->err; i++) {

@@ -224,7 +224,7 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t g
   else if (k >= KERNEL__IDS)
     rt__rec_fail(rt, r, RT_ERR_NOT_FOUND, RT_DETAIL_UNKNOWN_KERNEL);
   else if (params == NULL || (paramsCount != 0 && paramsCount != (size_t)ki->nbufs * 5 + 2) ||
-           read_launch(rt, r, ki, params, gridX * blockX, &l) < 0)
+           read_launch(rt, r, ki, params, gridX * gridY * gridZ * blockX * blockY * blockZ, &l) < 0)
     rt__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_ARGS);
   else if (!raw && (det = bad_launch_ptr(rt, ki, &l)) != RT_DETAIL_NONE)
     rt__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, det);

@@ -172,6 +172,11 @@ for f in tokens yield leak-stream print-unwaited host-register; do
   fi
 done
 [ $n_import -ge 4 ] || bad "import: $n_import of 5 programs"
+# a gpu.host_register of a host buffer: the buffer is registered in the case, and rendered so
+grep -q '"name": "h", "kind": "host", "n": 8, "init": 1, "registered": true' "$T/host-register.json" ||
+  bad "import of host-register: $(head -12 "$T/host-register.json")"
+"$af" render "$T/host-register.json" | grep -q 'gpu.host_register %u0 : memref<\*xi32>' ||
+  bad "render of the imported host-register case: no gpu.host_register"
 "$af" import "$P/tokens.mlir" --lowering x >"$T/o" 2>&1
 [ $? = 2 ] || bad "import --lowering x: $(cat "$T/o")"
 echo 'module { func.func @main() { %x = scf.execute_region -> i32 { scf.yield } return } }' >"$T/o.mlir"

@@ -24,6 +24,11 @@ static const char *const corpus[] = {
     "views",
     "kernel-views",
     "wide-types",
+    "registered-host",
+    "memory-space",
+    "memory-space-cast",
+    "launch-shapes",
+    "launch-inline",
 };
 #define NCORPUS (sizeof corpus / sizeof corpus[0])
 

@@ -30,7 +30,7 @@ expect_class() { # case class [signature substring] [extra args...]
     grep -qF -- "$sig" "$tmp/out" || { bad "$c: no signature with '$sig'"; head -c 600 "$tmp/out"; echo; }
   fi
   grep -q '"lowering_version": "[^"]*LLVM version 22' "$tmp/out" || bad "$c: no tool version recorded"
-  grep -q '"pipeline": "builtin.module(gpu.module(' "$tmp/out" || bad "$c: no pipeline recorded"
+  grep -q '"pipeline": "builtin.module(gpu-kernel-outlining,gpu.module(' "$tmp/out" || bad "$c: no pipeline recorded"
 }
 
 # ---- the outcome class of each corpus case on LLVM 22.1.8 ----
@@ -124,7 +124,7 @@ grep 'mlir-run-a.json' "$tmp/map2" | grep -qF 'use_of_destroyed_handle|host_wait
   || bad "in a batch, mlir-run-a's calls are not mapped to its ops"
 # a pipeline that strips the locations: every call's op is unknown, and the verdict still comes,
 # named by the calls (never by a stale or wrong op)
-pipe=$("$af" lower --help 2>&1 | grep -o 'builtin.module(gpu.module[^ ]*' | head -1)
+pipe=$("$af" lower --help 2>&1 | grep -o 'builtin.module(gpu-kernel-outlining,gpu.module[^ ]*' | head -1)
 "$af" check "$src/tests/data/mlir-run-a.json" --lowering mlir-opt --pipeline "${pipe%)},strip-debuginfo)" \
   --schedules eager > "$tmp/strip" 2>&1
 grep -qF 'use_of_destroyed_handle|mgpuStreamDestroy->mgpuLaunchKernel' "$tmp/strip" \
@@ -162,7 +162,7 @@ grep -q "DIFFER: verdicts differ: builtin=pass mlir-opt=runtime_error" "$tmp/out
 rc=$?
 [ $rc -eq 1 ] || bad "mlir-opt campaign: exit $rc, expected 1 (findings)"
 grep -qE "differential: verdicts differ on [1-9][0-9]* of 40 cases" "$tmp/out" || { bad "mlir-opt campaign: no differential results"; cat "$tmp/out" | head; }
-grep -q '"pipeline": "builtin.module(gpu.module(' "$tmp/camp/summary.json" || bad "campaign summary lacks the pipeline"
+grep -q '"pipeline": "builtin.module(gpu-kernel-outlining,gpu.module(' "$tmp/camp/summary.json" || bad "campaign summary lacks the pipeline"
 # the share of cases that reached execution: the builtin lowering runs every case, and a case
 # counts for the campaign only when every lowering ran it; the database's run agrees
 ran=$(sed -n 's/.*"swarm": [a-z]*, "cases": 40, "executed_cases": \([0-9]*\),.*/\1/p' "$tmp/camp/summary.json")
@@ -311,7 +311,7 @@ fi
 
 # ---- the async-region variant and a custom pipeline run ----
 "$af" check "$src/corpus/region-launch-yield.json" --lowering mlir-opt@async-region --schedules eager --json > "$tmp/out" 2>&1
-grep -q '"pipeline": "builtin.module(func.func(gpu-async-region),' "$tmp/out" || bad "async-region variant: $(head -c 300 "$tmp/out")"
+grep -q '"pipeline": "builtin.module(gpu-kernel-outlining,func.func(gpu-async-region),' "$tmp/out" || bad "async-region variant: $(head -c 300 "$tmp/out")"
 "$af" check "$src/corpus/launch-two-deps.json" --lowering mlir-opt --pipeline 'builtin.module(canonicalize)' --schedules eager --json > "$tmp/out" 2>&1
 grep -q '"lowering": "mlir-opt@custom"' "$tmp/out" && [ "$(verdict_of < "$tmp/out")" = lowering_unconverted ] || bad "custom pipeline: $(head -c 300 "$tmp/out")"
 

@@ -326,8 +326,8 @@ static void test_op_shapes(void) {
   GenOp salloc = {.kind = GEN_OP_ALLOC, .async = 0, .mode = GEN_ALLOC_HOST_SHARED};
   GenOp aalloc = {.kind = GEN_OP_ALLOC, .async = 1, .ndeps = 0};
   GenOp palloc = {.kind = GEN_OP_ALLOC, .async = 0, .mode = GEN_ALLOC_SYNC};
-  GenShape l2 = {GEN_OP_LAUNCH, 1, 2, -1, 0, 0, 0, 0, 0},
-           sa = {GEN_OP_ALLOC, 0, -1, -1, 0, 0, 0, 0, 0};
+  GenShape l2 = {GEN_OP_LAUNCH, 1, 2, -1, 0, 0, 0, 0, 0, 0},
+           sa = {GEN_OP_ALLOC, 0, -1, -1, 0, 0, 0, 0, 0, 0};
   CHECK(gen_op_has_shape(&launch2, &l2));
   CHECK(!gen_op_has_shape(&launch1, &l2));
   CHECK(gen_op_has_shape(&palloc, &sa));
@@ -413,7 +413,7 @@ static void test_op_shapes(void) {
     if (c.ops[i].kind == GEN_OP_LAUNCH && c.ops[i].ndeps >= 2)
       nl++;
   CHECK_EQ(gen_case_has_shape(&c, &l2, 1), nl > 0);
-  GenShape none = {GEN_OP__COUNT, 0, -1, -1, 0, 0, 0, 0, 0};
+  GenShape none = {GEN_OP__COUNT, 0, -1, -1, 0, 0, 0, 0, 0, 0};
   CHECK(!gen_case_has_shape(&c, &none, 1));
   CHECK(!gen_case_has_shape(&c, &l2, 0));
   gen_case_free(&c);
@@ -610,7 +610,206 @@ static void test_elem_values(void) {
   CHECK_EQ(seen_off, (1u << GEN_ELEM_TYPED) - 1);
 }
 
+/* --registered: drawn apart from the case's other choices, so the same seed makes the same case
+ * with it 0 and 100 but for the registrations (every host buffer at 100, none at 0); the rendered
+ * module registers after the buffer's init and unregisters before its dealloc; avoiding the
+ * construct host-register leaves every buffer pageable. */
+static void test_registered(void) {
+  GenConfig cfg;
+  gen_config_default(&cfg);
+  int regs = 0, hosts = 0;
+  for (uint64_t seed = 1; seed <= 40; seed++) {
+    GenCase on, off;
+    AfErr err = {0};
+    cfg.registered_pct = 100;
+    CHECK_EQ(gen_generate(&on, seed, &cfg, &err), 0);
+    cfg.registered_pct = 0;
+    CHECK_EQ(gen_generate(&off, seed, &cfg, &err), 0);
+    CHECK_EQ(on.nops, off.nops);
+    CHECK_EQ(on.nbufs, off.nbufs);
+    CHECK(memcmp(on.ops, off.ops, sizeof(GenOp) * (size_t)on.nops) == 0);
+    for (int b = 0; b < on.nbufs; b++) {
+      hosts += on.bufs[b].kind == GEN_BUF_HOST;
+      regs += on.bufs[b].reg;
+      CHECK_EQ(on.bufs[b].reg, on.bufs[b].kind == GEN_BUF_HOST);
+      CHECK_EQ(off.bufs[b].reg, 0);
+    }
+    if (seed == 1) {
+      char *m = gen_render_mlir(&on);
+      const char *init = strstr(m, "func.call @asyncfuzz_host_init(%k0, ");
+      const char *reg = strstr(m, "gpu.host_register %u0 : memref<*xi32>");
+      const char *unreg = strstr(m, "gpu.host_unregister %u0 : memref<*xi32>");
+      const char *dealloc = strstr(m, "memref.dealloc %b0 : memref<?xi32>");
+      CHECK(init && reg && unreg && dealloc && init < reg && reg < unreg && unreg < dealloc);
+      CHECK(strstr(m, "%u0 = memref.cast %b0 : memref<?xi32> to memref<*xi32>") != NULL);
+      af_free(m);
+      char *j = gen_case_to_json(&on); /* read back as it was written */
+      GenCase back;
+      CHECK_EQ(gen_case_from_json(&back, j, &err), 0);
+      for (int b = 0; b < on.nbufs; b++)
+        CHECK_EQ(back.bufs[b].reg, on.bufs[b].reg);
+      gen_case_free(&back);
+      af_free(j);
+    }
+    gen_case_free(&on);
+    gen_case_free(&off);
+    cfg.registered_pct = 100; /* avoided: pageable */
+    CHECK_EQ(gen_avoid_add(&cfg.avoid, "host-register"), 1);
+    CHECK_EQ(gen_generate(&on, seed, &cfg, &err), 0);
+    for (int b = 0; b < on.nbufs; b++)
+      CHECK_EQ(on.bufs[b].reg, 0);
+    gen_case_free(&on);
+    memset(&cfg.avoid, 0, sizeof cfg.avoid);
+  }
+  CHECK(hosts > 0 && regs == hosts);
+}
+
+/* --spaces: drawn apart from the case's other choices (the same ops at 0 and 100, but for the
+ * spaces); only device buffers not allocated host_shared; rendered in memref<?xT, 1>, cast to the
+ * default space for kernels; an alloc in a space avoided by its shape ("gpu.alloc async deps=1
+ * space") goes through the default space (space_cast), and the case stays valid. */
+static void test_spaces(void) {
+  GenConfig cfg;
+  gen_config_default(&cfg);
+  GenShape sh;
+  CHECK_EQ(gen_shape_parse("gpu.alloc async deps=1 space", &sh), 0);
+  CHECK_EQ(sh.space, 1);
+  char t[96];
+  gen_shape_text(&sh, t, sizeof t);
+  CHECK_STR(t, "gpu.alloc async deps=1 space");
+  int spaced = 0, casts = 0, launched = 0;
+  for (uint64_t seed = 1; seed <= 40; seed++) {
+    GenCase on, off;
+    AfErr err = {0};
+    cfg.space_pct = 100;
+    CHECK_EQ(gen_generate(&on, seed, &cfg, &err), 0);
+    CHECK_EQ(gen_validate(&on, &err), 0);
+    cfg.space_pct = 0;
+    CHECK_EQ(gen_generate(&off, seed, &cfg, &err), 0);
+    CHECK_EQ(on.nops, off.nops);
+    int here = 0; /* a launch on a whole buffer in a space */
+    for (int i = 0; i < on.nops; i++) {
+      CHECK_EQ(on.ops[i].kind, off.ops[i].kind);
+      here += on.ops[i].kind == GEN_OP_LAUNCH && on.bufs[on.ops[i].buf].space &&
+              !gen_op_has_view(&on.ops[i]);
+      CHECK_EQ(off.ops[i].space, 0);
+      if (on.ops[i].kind == GEN_OP_ALLOC)
+        CHECK_EQ(on.bufs[on.ops[i].buf].space, on.ops[i].mode != GEN_ALLOC_HOST_SHARED);
+      if (on.ops[i].kind == GEN_OP_ALLOC && on.bufs[on.ops[i].buf].space) {
+        GenOp m;
+        gen_op_mark(&on, i, &m);
+        CHECK(gen_op_has_shape(&m, &sh) == (on.ops[i].async && on.ops[i].ndeps == 1));
+      }
+      spaced += on.ops[i].space;
+      launched += on.ops[i].kind == GEN_OP_LAUNCH && on.bufs[on.ops[i].buf].space;
+    }
+    if (here) {
+      char *m = gen_render_mlir(&on);
+      CHECK(strstr(m, "memref.memory_space_cast") != NULL); /* a kernel's operand */
+      CHECK(strstr(m, " : memref<?xi32, 1> to memref<?xi32>\n") != NULL);
+      af_free(m);
+    }
+    gen_case_free(&on);
+    gen_case_free(&off);
+    /* every alloc and dealloc form in a space avoided: through the default space */
+    cfg.space_pct = 100;
+    const char *av[] = {"gpu.alloc async deps=0 space",    "gpu.alloc async deps=1 space",
+                        "gpu.alloc async deps=2+ space",   "gpu.alloc space",
+                        "gpu.dealloc async deps=0 space",  "gpu.dealloc async deps=1 space",
+                        "gpu.dealloc async deps=2+ space", "gpu.dealloc space"};
+    for (size_t k = 0; k < sizeof av / sizeof av[0]; k++)
+      CHECK_EQ(gen_avoid_add(&cfg.avoid, av[k]), 1);
+    CHECK_EQ(gen_generate(&on, seed, &cfg, &err), 0);
+    CHECK_EQ(gen_validate(&on, &err), 0);
+    for (int i = 0; i < on.nops; i++) {
+      const GenOp *o = &on.ops[i];
+      if ((o->kind == GEN_OP_ALLOC || o->kind == GEN_OP_DEALLOC) && on.bufs[o->buf].space) {
+        CHECK_EQ(o->spacecast, 1);
+        CHECK_EQ(o->space, 0);
+        casts++;
+      }
+    }
+    if (casts && seed == 40) {
+      char *m = gen_render_mlir(&on);
+      CHECK(strstr(m, "= memref.memory_space_cast %b") != NULL);
+      CHECK(strstr(m, "gpu.alloc async") && !strstr(m, ") : memref<?xi32, 1>\n"));
+      af_free(m);
+    }
+    gen_case_free(&on);
+    memset(&cfg.avoid, 0, sizeof cfg.avoid);
+  }
+  CHECK(spaced > 0 && casts > 0 && launched > 0);
+}
+
+/* --launch-dims: drawn apart from the case's other choices; every drawn shape has a thread per
+ * element, spans more than one dimension and renders as such; the validator refuses too few
+ * threads and a block of more than 1024; --inline renders a gpu.launch with the kernel's body. */
+static void test_launch_shapes(void) {
+  GenConfig cfg;
+  gen_config_default(&cfg);
+  int shaped = 0, inl = 0;
+  for (uint64_t seed = 1; seed <= 40; seed++) {
+    GenCase on, off;
+    AfErr err = {0};
+    cfg.dims_pct = 100;
+    cfg.inline_pct = 50;
+    CHECK_EQ(gen_generate(&on, seed, &cfg, &err), 0);
+    CHECK_EQ(gen_validate(&on, &err), 0);
+    cfg.dims_pct = cfg.inline_pct = 0;
+    CHECK_EQ(gen_generate(&off, seed, &cfg, &err), 0);
+    CHECK_EQ(on.nops, off.nops);
+    for (int i = 0; i < on.nops; i++) {
+      const GenOp *o = &on.ops[i];
+      CHECK_EQ(o->kind, off.ops[i].kind);
+      CHECK_EQ(off.ops[i].dims[0], 0);
+      if (o->kind != GEN_OP_LAUNCH)
+        continue;
+      int32_t off0, len, stride;
+      gen_op_view(&on, o, 0, &off0, &len, &stride);
+      long t = 1;
+      for (int k = 0; k < 6; k++)
+        t *= o->dims[k];
+      CHECK(t >= len && o->dims[1] * o->dims[2] * o->dims[4] * o->dims[5] > 1);
+      shaped++;
+      inl += o->inl;
+      CHECK(!o->inl || o->stream < 0);
+    }
+    if (seed == 1) {
+      char *m = gen_render_mlir(&on);
+      CHECK(strstr(m, "%bid = arith.addi %g2, %bx : index") != NULL); /* the linear index */
+      af_free(m);
+      char *j = gen_case_to_json(&on);
+      GenCase back;
+      CHECK_EQ(gen_case_from_json(&back, j, &err), 0);
+      for (int i = 0; i < on.nops; i++)
+        CHECK(memcmp(back.ops[i].dims, on.ops[i].dims, sizeof on.ops[i].dims) == 0 &&
+              back.ops[i].inl == on.ops[i].inl);
+      for (int i = 0; i < back.nops; i++) /* too few threads: refused */
+        if (back.ops[i].kind == GEN_OP_LAUNCH) {
+          back.ops[i].dims[3] = back.ops[i].dims[4] = back.ops[i].dims[5] = 1;
+          back.ops[i].dims[0] = back.ops[i].dims[1] = back.ops[i].dims[2] = 1;
+          CHECK(gen_validate(&back, &err) != 0);
+          CHECK_CONTAINS(err.msg, "threads for");
+          break;
+        }
+      gen_case_free(&back);
+      af_free(j);
+    }
+    if (inl && seed == 40) {
+      char *m = gen_render_mlir(&on);
+      CHECK(strstr(m, "= gpu.launch async") != NULL && strstr(m, "gpu.terminator") != NULL);
+      af_free(m);
+    }
+    gen_case_free(&on);
+    gen_case_free(&off);
+  }
+  CHECK(shaped > 0 && inl > 0);
+}
+
 int main(void) {
+  test_launch_shapes();
+  test_spaces();
+  test_registered();
   test_elem_values();
   test_ts_minimize();
   test_op_shapes();

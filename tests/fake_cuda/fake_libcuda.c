@@ -145,7 +145,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
                         unsigned by, unsigned bz, unsigned smem, CUstream hs, void **params,
                         void **extra) {
   (void)gy, (void)gz, (void)by, (void)bz, (void)smem, (void)extra;
-  return cu(fg_launch(f, gx, bx, st(hs), params));
+  return cu(fg_launch(f, gx * gy * gz, bx * by * bz, st(hs), params));
 }
 
 CUresult cuStreamCreate(CUstream *out, unsigned flags) {

@@ -110,7 +110,7 @@ hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gx, unsigned gy, unsi
                                  unsigned bx, unsigned by, unsigned bz, unsigned smem,
                                  hipStream_t s, void **params, void **extra) {
   (void)gy, (void)gz, (void)by, (void)bz, (void)smem, (void)extra;
-  return hip(fg_launch(f, gx, bx, s, params));
+  return hip(fg_launch(f, gx * gy * gz, bx * by * bz, s, params));
 }
 
 hipError_t hipStreamCreate(hipStream_t *s) {
