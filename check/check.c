@@ -56,22 +56,42 @@ int check_cases(const GenCase *const *cs, int n, const LowerSpec *spec, const Sc
   return 0;
 }
 
-int check_view_free(const GenCase *c, const LowerSpec *spec, const Schedule *s, const CheckOpts *o,
-                    const Verdict *v, GenCase *plain, Verdict *pv, AfErr *err) {
-  const char *at = strstr(v->signature, " view");
-  if (!oracle_verdict_names_shape(v->cls) || !at)
-    return 0;
+/* The word w (" view", " space") in the op shape of signature sig (its third field), or NULL. */
+static const char *shape_word(const char *sig, const char *w) {
+  const char *f = strchr(sig, '|');
+  f = f ? strchr(f + 1, '|') : NULL;
+  if (f == NULL)
+    return NULL;
+  size_t len = strcspn(f + 1, "|"), wl = strlen(w);
+  for (const char *p = strstr(f + 1, w); p && p + wl <= f + 1 + len; p = strstr(p + 1, w))
+    if (p[wl] == ' ' || p[wl] == '|' || p[wl] == '\0')
+      return p;
+  return NULL;
+}
+
+/* Case c again with its views dropped (view) and its buffers in the default space (space), under
+ * s: 1 when it fails with v's name less those words (*pv, *plain set), 0 when not, or an AF_E*
+ * code. */
+static int fails_without(const GenCase *c, const LowerSpec *spec, const Schedule *s,
+                         const CheckOpts *o, const Verdict *v, int view, int space, GenCase *plain,
+                         Verdict *pv, AfErr *err) {
   char base[sizeof v->signature];
-  snprintf(base, sizeof base, "%.*s%s", (int)(at - v->signature), v->signature, at + 5);
-  int viewed = 0;
-  for (int i = 0; i < c->nops; i++)
-    viewed |= gen_op_has_view(&c->ops[i]);
-  if (!viewed)
-    return 0;
+  snprintf(base, sizeof base, "%s", v->signature);
+  const char *at = space ? shape_word(base, " space") : NULL;
+  char *w = at ? base + (at - base) : NULL;
+  if (w)
+    memmove(w, w + 6, strlen(w + 6) + 1);
+  w = view ? strstr(base, " view") : NULL;
+  if (w)
+    memmove(w, w + 5, strlen(w + 5) + 1);
   if (gen_case_copy(plain, c))
     return af_err_set(err, AF_ENOMEM, "out of memory");
-  for (int i = 0; i < plain->nops; i++)
+  for (int i = 0; i < plain->nops && view; i++)
     memset(plain->ops[i].view, 0, sizeof plain->ops[i].view);
+  for (int b = 0; b < plain->nbufs && space; b++)
+    plain->bufs[b].space = 0;
+  for (int i = 0; i < plain->nops && space; i++)
+    plain->ops[i].spacecast = 0;
   AfErr e = {0}; /* (views that evened out buffers of different sizes: no view-free case) */
   if (gen_case_finish(plain, &e) != 0 || gen_validate(plain, &e) != 0) {
     gen_case_free(plain);
@@ -82,10 +102,14 @@ int check_view_free(const GenCase *c, const LowerSpec *spec, const Schedule *s, 
   oo.stop_at_first = 1;
   int rc = r ? check_case(plain, spec, s, 1, NULL, &oo, r, err) : AF_ENOMEM;
   int same = rc == 0 && r->first_fail == 0 && strcmp(r->verdict[0].signature, base) == 0;
-  if (same) { /* v's detail (what the case itself showed), and that the view does not matter */
-    static const char note[] = "\n(with every view dropped it fails the same way)";
+  if (same) { /* v's detail (what the case itself showed), and that the word does not matter */
+    const char *note = view && space ? "\n(with every view and memory space dropped it fails "
+                                       "the same way)"
+                       : view        ? "\n(with every view dropped it fails the same way)"
+                              : "\n(with every buffer in the default memory space it fails the "
+                                "same way)";
     *pv = r->verdict[0];
-    int keep = (int)(sizeof pv->detail - sizeof note);
+    int keep = (int)(sizeof pv->detail - strlen(note) - 1);
     snprintf(pv->detail, sizeof pv->detail, "%.*s%s", keep, v->detail, note);
   } else
     gen_case_free(plain);
@@ -93,6 +117,32 @@ int check_view_free(const GenCase *c, const LowerSpec *spec, const Schedule *s, 
   if (rc == AF_ENOMEM)
     return af_err_set(err, AF_ENOMEM, "out of memory");
   return rc ? rc : same;
+}
+
+int check_view_free(const GenCase *c, const LowerSpec *spec, const Schedule *s, const CheckOpts *o,
+                    const Verdict *v, GenCase *plain, Verdict *pv, AfErr *err) {
+  /* the words that name an op on a view or on a buffer in a memory space */
+  int view = strstr(v->signature, " view") != NULL,
+      space = shape_word(v->signature, " space") != NULL;
+  if (!oracle_verdict_names_shape(v->cls) || (!view && !space))
+    return 0;
+  int viewed = 0, spaced = 0;
+  for (int i = 0; i < c->nops; i++)
+    viewed |= gen_op_has_view(&c->ops[i]);
+  for (int b = 0; b < c->nbufs; b++)
+    spaced |= c->bufs[b].space != 0;
+  view &= viewed;
+  space &= spaced;
+  /* both words dropped, else the space's alone, else the view's */
+  static const int tries[3][2] = {{1, 1}, {0, 1}, {1, 0}};
+  for (int t = 0; t < 3; t++) {
+    if ((tries[t][0] && !view) || (tries[t][1] && !space) || (t == 0 && !(view && space)))
+      continue;
+    int rc = fails_without(c, spec, s, o, v, tries[t][0], tries[t][1], plain, pv, err);
+    if (rc != 0)
+      return rc;
+  }
+  return 0;
 }
 
 int check_signature_test(const GenCase *c, void *ctx) {

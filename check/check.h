@@ -122,12 +122,12 @@ int check_judge_trace(const char *path, const GenCase *c, const LowerSpec *spec,
                       const OracleExpected *e, const CheckOpts *o, Verdict *v, int *found,
                       AfErr *err);
 
-/* A lowering verdict named by an op on a view ("...|gpu.memset async deps=2+ view") keeps the
- * view in its name only if the view matters: case c is run again under s with every view
- * dropped, and if that fails with the same name less " view", returns 1 with that verdict in
- * *pv (its detail v's, noting that the view does not matter) and the view-free case in *plain
- * (the caller frees it). Returns 0 when v is not of that
- * form or the view matters, or an AF_E* code. */
+/* A lowering verdict named by an op on a view ("...|gpu.memset async deps=2+ view") or on a
+ * buffer in a memory space ("... space") keeps the word in its name only if it matters: case c
+ * is run again under s with every view dropped (every buffer in the default space), and if that
+ * fails with the same name less " view" (" space"), returns 1 with that verdict in *pv (its
+ * detail v's, noting that the word does not matter) and that case in *plain (the caller frees
+ * it). Returns 0 when v is not of that form or the word matters, or an AF_E* code. */
 int check_view_free(const GenCase *c, const LowerSpec *spec, const Schedule *s, const CheckOpts *o,
                     const Verdict *v, GenCase *plain, Verdict *pv, AfErr *err);
 
