@@ -35,6 +35,7 @@ enum {
   BRANCH_BUF,
   TYPED_COPY,
   TYPED_SET,
+  TYPED_KERNEL,
   VIEW,
   KERNEL_VIEW,
   KERNEL_STRIDED,
@@ -57,6 +58,7 @@ static const char *const names[NCON] = {"host wait with no operands",
                                         "cf.cond_br passing a buffer as a block argument",
                                         "memcpy of i16, i64 or f32 buffers",
                                         "memset of an i16 or f32 buffer",
+                                        "kernel on buffers of a type other than i32",
                                         "memcpy or memset of a memref.subview",
                                         "kernel operand that is a memref.subview",
                                         "kernel operand on a strided view",
@@ -78,6 +80,7 @@ static void constructs(const GenCase *c, int *has) {
     }
     has[TYPED_COPY] |= o->kind == GEN_OP_MEMCPY && c->bufs[o->buf].elem != GEN_ELEM_I32;
     has[TYPED_SET] |= o->kind == GEN_OP_MEMSET && c->bufs[o->buf].elem != GEN_ELEM_I32;
+    has[TYPED_KERNEL] |= o->kind == GEN_OP_LAUNCH && c->bufs[o->args[0]].elem != GEN_ELEM_I32;
     has[VIEW] |= o->kind != GEN_OP_LAUNCH && gen_op_has_view(o);
     has[KERNEL_VIEW] |= o->kind == GEN_OP_LAUNCH && gen_op_has_view(o);
     for (int a = 0; o->kind == GEN_OP_LAUNCH && a < o->nargs; a++)
@@ -105,14 +108,14 @@ static void constructs(const GenCase *c, int *has) {
   free(launched);
 }
 
-/* Element types exercised: has[e] when a copy or memset writes a buffer of type e and a buffer of
- * type e is observed (copies keep the type, so what the host reads of that type went through a
- * copy or a memset of it). */
+/* Element types exercised: has[e] when a copy, memset or kernel writes a buffer of type e and a
+ * buffer of type e is observed (copies keep the type, so what the host reads of that type went
+ * through a copy, a memset or a kernel of it). */
 static void elem_types(const GenCase *c, int *has) {
   unsigned written = 0, observed = 0;
   for (int i = 0; i < c->nops; i++) {
     const GenOp *o = &c->ops[i];
-    if ((gen_op_flags(o->kind) & GEN_K_TYPED) && o->buf >= 0)
+    if (((gen_op_flags(o->kind) & GEN_K_TYPED) || gen_kind_launches(o->kind)) && o->buf >= 0)
       written |= 1u << c->bufs[o->buf].elem;
     if (o->kind == GEN_OP_OBSERVE && o->buf >= 0)
       observed |= 1u << c->bufs[o->buf].elem;

@@ -27,7 +27,7 @@ typedef struct I {
   Task *tasks;
   void **bufs;
   void *module;
-  void *funcs[KERNEL__COUNT];
+  void *funcs[KERNEL__IDS];
   void ***values; /* [region][vidx * maxc + consumer] */
   int maxc;
   int spawned;

@@ -164,9 +164,9 @@ typedef struct GenOp {
 } GenOp;
 
 /* Element types (kernels/kernels.h's KERNEL_ELEM_MAP: i32, i16, i64, f32, then i8, i1, f16, bf16,
- * f64, index). Kernels take i32 buffers only; memcpy takes any (version 2); memset takes the 16-
- * and 32-bit ones (no runtime call sets elements of another width: MLIR lowers 16- and 32-bit
- * memsets only). --typed draws the first GEN_ELEM_TYPED of them, --wide-types the others. */
+ * f64, index). Kernels and memcpy take any, all their buffers of one type (version 2); memset takes
+ * the 16- and 32-bit ones (no runtime call sets elements of another width: MLIR lowers 16- and
+ * 32-bit memsets only). --typed draws the first GEN_ELEM_TYPED of them, --wide-types the others. */
 typedef enum GenElem {
 #define GEN__ELEM_ENUM(id, name, bytes, cls) GEN_ELEM_##id = KERNEL_ELEM_##id,
   KERNEL_ELEM_MAP(GEN__ELEM_ENUM)
@@ -352,8 +352,8 @@ typedef struct GenAvoid {
     "async "                                                                                       \
     "work")                                                                                        \
   X(typed_pct, "--typed", "PCT", 0, 100, 25, 0,                                                    \
-    "share of buffers of i16, i64 or f32 elements, which memcpy\nand memset use (kernels take "    \
-    "i32)")                                                                                        \
+    "share of buffers of i16, i64 or f32 elements (kernels,\nmemcpy and memset take them; all "    \
+    "else: i32)")                                                                                  \
   X(view_pct, "--views", "PCT", 0, 100, 15, 0,                                                     \
     "chance that a memcpy, memset or kernel launch works on\nmemref.subviews (offset, size, "      \
     "stride) of its buffers, and\nthat a device buffer is static, cast to ?xT")                    \
@@ -428,6 +428,9 @@ typedef struct GenCase {
 /* Launch o's grid (d[0..2]) and blocks (d[3..5]) for len threads' worth of elements: its own,
  * or one block of len threads. */
 void gen_op_dims(const GenOp *o, int32_t len, int32_t d[6]);
+/* The kernel launch o of c runs (kernels.h's KERNEL_ID): its kernel's form for its buffers'
+ * element type, the view form when an operand is a view. */
+int gen_op_kernel_id(const GenCase *c, const GenOp *o);
 
 /* Whether op o of c works on a buffer in a memory space as it is: an alloc or dealloc of one
  * (not through the default space), a memcpy or memset with one among its operands (GenOp.space,

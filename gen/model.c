@@ -4,6 +4,8 @@
  */
 #include "gen.h"
 
+#include "../kernels/kernels.h"
+
 #include <string.h>
 
 void gen_case_init(GenCase *c) {
@@ -215,6 +217,11 @@ void gen_op_view(const GenCase *c, const GenOp *o, int k, int32_t *off, int32_t 
   *off = 0;
   *len = b >= 0 && b < c->nbufs ? c->bufs[b].n : 0;
   *stride = 1;
+}
+
+int gen_op_kernel_id(const GenCase *c, const GenOp *o) {
+  int e = o->nargs > 0 && o->args[0] >= 0 && o->args[0] < c->nbufs ? c->bufs[o->args[0]].elem : 0;
+  return KERNEL_ID(o->kernel, gen_op_has_view(o), e);
 }
 
 int gen_op_has_view(const GenOp *o) {

@@ -1,7 +1,7 @@
 /*
  * op_launch.c: the kernel launch (gpu.launch_func): its class (gen_int.h): the kernel and its
  * arguments (whole buffers or views), an explicit stream when the case gives one; read, written,
- * checked (device i32 buffers of one length, no aliasing), rendered and generated.
+ * checked (device buffers of one element type and one length, no aliasing), rendered and generated.
  */
 #include "gen_int.h"
 
@@ -18,8 +18,8 @@ static int parse_kernel(Parser *p, const cJSON *o, GenOp *opp) {
     return gen__perr(p, AF_EINVALID, "unknown kernel \"%s\"%s", kn ? kn : "(missing)", NULL);
   if (k >= KERNEL__COUNT)
     return gen__perr(p, AF_EINVALID,
-                     "kernel \"%s\" is the view form the renderer picks; name %s and give "
-                     "\"arg_views\"",
+                     "kernel \"%s\" is a form the renderer picks (for views, for its buffers' "
+                     "type); name %s",
                      kn, kernel_info(KERNEL_BASE(k))->name);
   opp->kernel = (uint8_t)k;
   const cJSON *args = cJSON_GetObjectItemCaseSensitive(o, "args");
@@ -104,7 +104,8 @@ static void put_launch(GenWriter *w, const GenOp *o, int depth) {
     af_buf_puts(b, ", \"inline\": true");
 }
 
-/* A launch's buffers: device, i32, distinct, and of one length (views included). */
+/* A launch's buffers: device, of one element type, distinct, and of one length (views
+ * included). */
 static int check_kernel_args(V *v, int i) {
   const GenCase *c = v->c;
   const GenOp *o = &c->ops[i];
@@ -114,8 +115,9 @@ static int check_kernel_args(V *v, int i) {
   for (int a = 0; a < o->nargs; a++) {
     if (B[o->args[a]].kind != GEN_BUF_DEVICE)
       return gen__vfail(v, i, "passes host buffer b%d to a kernel", o->args[a], 0);
-    if (B[o->args[a]].elem != GEN_ELEM_I32)
-      return gen__vfail(v, i, "passes b%d to a kernel, whose buffers are i32", o->args[a], 0);
+    if (B[o->args[a]].elem != B[o->args[0]].elem)
+      return gen__vfail(v, i, "passes b%d to a kernel whose first buffer b%d is of another type",
+                        o->args[a], o->args[0]);
     int32_t off, len, len0, stride;
     gen_op_view(c, o, a, &off, &len, &stride);
     gen_op_view(c, o, 0, &off, &len0, &stride);
@@ -171,12 +173,15 @@ static int render_launch(R *r, int i, int depth) {
   const GenCase *c = r->c;
   AfBuf *b = r->b;
   int view = gen_op_has_view(o), k = gen__i32const(r, depth, o->value), nth = -1;
-  char name[KERNEL_MAX_BUFS][48], type[KERNEL_MAX_BUFS][96];
+  int kid = gen_op_kernel_id(c, o);
+  char name[KERNEL_MAX_BUFS][48], type[KERNEL_MAX_BUFS][96], mt[96], smt[96];
+  gen__kernel_mty(KERNEL_ID(o->kernel, 0, KERNEL_ELEM(kid)), mt, sizeof mt);
+  gen__kernel_mty(KERNEL_ID(o->kernel, 1, KERNEL_ELEM(kid)), smt, sizeof smt);
   for (int a = 0; a < o->nargs; a++) {
     gen__view_operand(r, o, a, depth, name[a], sizeof name[a], type[a], sizeof type[a]);
     if (c->bufs[o->args[a]].space) { /* kernels take the default memory space's memrefs */
       int v = r->k++;
-      const char *to = o->view[a][1] > 0 ? SMT : MT;
+      const char *to = o->view[a][1] > 0 ? smt : mt;
       gen__ind(r, depth);
       af_buf_printf(b, "%%k%d = memref.memory_space_cast %s : %s to %s\n", v, name[a], type[a], to);
       snprintf(name[a], sizeof name[a], "%%k%d", v);
@@ -185,9 +190,9 @@ static int render_launch(R *r, int i, int depth) {
     if (view && o->view[a][1] <= 0) { /* the whole buffer, cast to the strided type */
       int v = r->k++;
       gen__ind(r, depth);
-      af_buf_printf(b, "%%k%d = memref.cast %s : " MT " to " SMT "\n", v, name[a]);
+      af_buf_printf(b, "%%k%d = memref.cast %s : %s to %s\n", v, name[a], mt, smt);
       snprintf(name[a], sizeof name[a], "%%k%d", v);
-      snprintf(type[a], sizeof type[a], SMT);
+      snprintf(type[a], sizeof type[a], "%s", smt);
     }
   }
   if (view) {
@@ -228,8 +233,8 @@ static int render_launch(R *r, int i, int depth) {
     char v[24], ind[64];
     snprintf(v, sizeof v, "%%k%d", k);
     snprintf(ind, sizeof ind, "%*s", 2 * depth + 2, "");
-    gen__kernel_body(b, o->kernel + (view ? KERNEL__COUNT : 0), name[0],
-                     o->nargs > 1 ? name[1] : "", o->nargs > 2 ? name[2] : "", v, ind);
+    gen__kernel_body(b, kid, name[0], o->nargs > 1 ? name[1] : "", o->nargs > 2 ? name[2] : "", v,
+                     ind);
     gen__ind(r, depth + 1);
     af_buf_puts(b, "gpu.terminator\n");
     gen__ind(r, depth);
@@ -243,8 +248,7 @@ static int render_launch(R *r, int i, int depth) {
   if (o->stream >= 0)
     af_buf_printf(b, " <%%st%d : !llvm.ptr>", o->stream);
   af_buf_printf(b, " @asyncfuzz_kernels::@%s blocks in (%s, %s, %s) threads in (%s, %s, %s) args(",
-                kernel_info(o->kernel + (view ? KERNEL__COUNT : 0))->name, dim[0], dim[1], dim[2],
-                dim[3], dim[4], dim[5]);
+                kernel_info(kid)->name, dim[0], dim[1], dim[2], dim[3], dim[4], dim[5]);
   for (int a = 0; a < o->nargs; a++)
     af_buf_printf(b, "%s : %s, ", name[a], type[a]);
   af_buf_printf(b, "%%k%d : i32, %%spin : i32)\n", k);
@@ -301,17 +305,17 @@ static void draw_shape(G *g, GenOp *o) {
 
 void gen__op_launch(G *g, Ctx *x) {
   int k = (int)af_rng_below(&g->rng, KERNEL__COUNT);
-  int dst = gen__pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1, GEN_ELEM_I32);
+  int dst = gen__pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1, -1);
   if (dst < 0)
     return;
-  int a = -1, b = -1;
+  int a = -1, b = -1, e = g->c->bufs[dst].elem; /* (sources of the destination's type) */
   if (k >= KERNEL_TRANSFORM) {
-    a = gen__pick_buf(g, x, GEN_BUF_DEVICE, 1, dst, -1, GEN_ELEM_I32);
+    a = gen__pick_buf(g, x, GEN_BUF_DEVICE, 1, dst, -1, e);
     if (a < 0)
       k = KERNEL_FILL;
   }
   if (k == KERNEL_COMBINE) {
-    b = gen__pick_buf(g, x, GEN_BUF_DEVICE, 1, dst, a, GEN_ELEM_I32);
+    b = gen__pick_buf(g, x, GEN_BUF_DEVICE, 1, dst, a, e);
     if (b < 0)
       k = KERNEL_TRANSFORM;
   }

@@ -17,10 +17,11 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Kernel k as a gpu.func; a view form (k >= KERNEL__COUNT) takes strided operands. */
+/* Kernel k as a gpu.func; a view form (KERNEL_VIEW) takes strided operands. */
 static void kernel_func(AfBuf *b, int k) {
   const KernelInfo *ki = kernel_info(k);
-  const char *t = k >= KERNEL__COUNT ? SMT : MT;
+  char t[96];
+  gen__kernel_mty(k, t, sizeof t);
   af_buf_printf(b, "    gpu.func @%s(%%dst: %s", ki->name, t);
   if (ki->nbufs > 1)
     af_buf_printf(b, ", %%a: %s", t);
@@ -158,22 +159,24 @@ static void render_func(AfBuf *b, const GenCase *c, const char *name, GenLineMap
   render_callees(&r);
 }
 
-/* The kernels case c launches (bit k: kernel id k, a view form's included). */
-static unsigned launched(const GenCase *c) {
-  unsigned mask = 0;
+_Static_assert(KERNEL__IDS <= 64, "a kernel mask holds every kernel id");
+
+/* The kernels case c launches (bit k: kernel id k, a view form's and a type's included). */
+static uint64_t launched(const GenCase *c) {
+  uint64_t mask = 0;
   for (int j = 0; j < c->nops; j++)
     if (gen_kind_launches(c->ops[j].kind))
-      mask |= 1u << (c->ops[j].kernel + (gen_op_has_view(&c->ops[j]) ? KERNEL__COUNT : 0));
+      mask |= 1ull << gen_op_kernel_id(c, &c->ops[j]);
   return mask;
 }
 
 /* mask: the kernels to define (bit k: kernel k); streams: declare the mgpu* stream calls;
  * types: the element types of host buffers (bit e), whose hooks are declared */
-static void render_head(AfBuf *b, unsigned mask, int streams, unsigned types) {
+static void render_head(AfBuf *b, uint64_t mask, int streams, unsigned types) {
   af_buf_puts(b, "module attributes {gpu.container_module} {\n"
                  "  gpu.module @asyncfuzz_kernels [#nvvm.target] {\n");
   for (int k = 0; k < KERNEL__IDS; k++)
-    if (mask & (1u << k))
+    if (mask & (1ull << k))
       kernel_func(b, k);
   af_buf_puts(b, "  }\n"
                  "  func.func private @asyncfuzz_observe(i32, " MT ")\n"
@@ -208,8 +211,8 @@ char *gen_render_mlir(const GenCase *c) {
   af_buf_init(&b);
   af_buf_printf(&b, "// asyncfuzz case: seed %llu, %d ops, spin %d\n", (unsigned long long)c->seed,
                 c->nops, c->spin);
-  /* every base kernel (a reproducer can launch any), the view forms it launches */
-  render_head(&b, launched(c) | ((1u << KERNEL__COUNT) - 1), c->nstreams > 0, host_types(c));
+  /* every base kernel's i32 form (a reproducer can launch any), the other forms it launches */
+  render_head(&b, launched(c) | ((1ull << KERNEL__COUNT) - 1), c->nstreams > 0, host_types(c));
   render_func(&b, c, "main", NULL);
   af_buf_puts(&b, "}\n");
   return af_buf_take(&b);
@@ -227,7 +230,7 @@ char *gen_render_mlir_group_map(const GenCase *const *cs, const int *ids, int n,
   af_buf_init(&b);
   af_buf_printf(&b, "// asyncfuzz batch: %d case(s)\n", n);
   /* only the kernels the cases launch: each compiles in every batch's kernel module */
-  unsigned mask = 0;
+  uint64_t mask = 0;
   int streams = 0;
   unsigned types = 0;
   for (int i = 0; i < n; i++) {
@@ -236,7 +239,7 @@ char *gen_render_mlir_group_map(const GenCase *const *cs, const int *ids, int n,
     for (int j = 0; j < cs[i]->nops; j++)
       mask |= launched(cs[i]);
   }
-  render_head(&b, mask ? mask : 1u, streams, types);
+  render_head(&b, mask ? mask : 1ull, streams, types);
   af_buf_puts(&b, "  func.func private @asyncfuzz_case_begin(i32, i32)\n"
                   "  func.func private @asyncfuzz_case_end(i32, i32)\n");
   char name[32];

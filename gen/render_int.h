@@ -25,6 +25,8 @@ typedef struct R {
 
 /* Buffer b's memref type; the host hooks' name suffix for its type ("" for i32). */
 const char *gen__mty(const GenCase *c, int b);
+/* Kernel k's operand type (memref<?xT>, a view form's strided), into out. */
+void gen__kernel_mty(int k, char *out, size_t n);
 /* Kernel k's body with operands dst, a, b (memrefs) and v (i32), and %spin, each line after ind
  * (render.c): a gpu.func's, or a gpu.launch's (whose operands are the host's values). */
 void gen__kernel_body(AfBuf *b, int k, const char *dst, const char *a, const char *bb,

@@ -180,12 +180,94 @@ void gen__view_operand(R *r, const GenOp *o, int k, int depth, char *name, size_
   snprintf(type, tn, "%s", strided);
 }
 
+void gen__kernel_mty(int k, char *out, size_t n) {
+  const char *e = gen_elem_name(KERNEL_ELEM(k));
+  if (KERNEL_VIEW(k))
+    snprintf(out, n, "memref<?x%s, strided<[?], offset: ?>>", e);
+  else
+    snprintf(out, n, "memref<?x%s>", e);
+}
+
+/* The lines that make i32 lane `out` of element `in` of type e (kernel_lane), after ind. */
+static void to_lane(AfBuf *b, int e, const char *in, const char *out, const char *ind) {
+  const char *t = gen_elem_name(e);
+  switch (e) {
+  case GEN_ELEM_I8:
+  case GEN_ELEM_I16:
+    af_buf_printf(b, "%s%s = arith.extsi %s : %s to i32\n", ind, out, in, t);
+    break;
+  case GEN_ELEM_I1:
+    af_buf_printf(b, "%s%s = arith.extui %s : i1 to i32\n", ind, out, in);
+    break;
+  case GEN_ELEM_F16:
+  case GEN_ELEM_BF16:
+    af_buf_printf(b, "%s%s_b = arith.bitcast %s : %s to i16\n", ind, out, in, t);
+    af_buf_printf(b, "%s%s = arith.extsi %s_b : i16 to i32\n", ind, out, out);
+    break;
+  case GEN_ELEM_F32:
+    af_buf_printf(b, "%s%s = arith.bitcast %s : f32 to i32\n", ind, out, in);
+    break;
+  case GEN_ELEM_I64:
+    af_buf_printf(b, "%s%s = arith.trunci %s : i64 to i32\n", ind, out, in);
+    break;
+  case GEN_ELEM_F64:
+    af_buf_printf(b, "%s%s_b = arith.bitcast %s : f64 to i64\n", ind, out, in);
+    af_buf_printf(b, "%s%s = arith.trunci %s_b : i64 to i32\n", ind, out, out);
+    break;
+  case GEN_ELEM_INDEX:
+    af_buf_printf(b, "%s%s = arith.index_cast %s : index to i32\n", ind, out, in);
+    break;
+  default:
+    break;
+  }
+}
+
+/* The lines that make element `out` of type e from i32 lane `in` (kernel_lane_store). */
+static void from_lane(AfBuf *b, int e, const char *in, const char *out, const char *ind) {
+  const char *t = gen_elem_name(e);
+  switch (e) {
+  case GEN_ELEM_I8:
+  case GEN_ELEM_I16:
+  case GEN_ELEM_I1:
+    af_buf_printf(b, "%s%s = arith.trunci %s : i32 to %s\n", ind, out, in, t);
+    break;
+  case GEN_ELEM_F16:
+  case GEN_ELEM_BF16:
+    af_buf_printf(b, "%s%s_b = arith.trunci %s : i32 to i16\n", ind, out, in);
+    af_buf_printf(b, "%s%s = arith.bitcast %s_b : i16 to %s\n", ind, out, out, t);
+    break;
+  case GEN_ELEM_F32:
+    af_buf_printf(b, "%s%s = arith.bitcast %s : i32 to f32\n", ind, out, in);
+    break;
+  case GEN_ELEM_I64:
+    af_buf_printf(b, "%s%s = arith.extsi %s : i32 to i64\n", ind, out, in);
+    break;
+  case GEN_ELEM_F64:
+    af_buf_printf(b, "%s%s_b = arith.extsi %s : i32 to i64\n", ind, out, in);
+    af_buf_printf(b, "%s%s = arith.bitcast %s_b : i64 to f64\n", ind, out, out);
+    break;
+  case GEN_ELEM_INDEX:
+    af_buf_printf(b, "%s%s = arith.index_cast %s : i32 to index\n", ind, out, in);
+    break;
+  default:
+    break;
+  }
+}
+
 /* Kernel k's body (gpu.func or gpu.launch alike): operands dst, a, b (memrefs of kernel k's type)
  * and v (i32), with %spin, each line after ind. Each thread's element is its linear index over
- * the grid and the blocks, x fastest. */
+ * the grid and the blocks, x fastest. It computes on i32 lanes (kernel_lane): an i32 kernel's
+ * loads and stores are its lanes; another type's are converted. The spin phase and the result
+ * are atomic stores (memref.atomic_rmw assign), which no compiler merges; i1 and index have
+ * none, so their threads spin on plain stores, every thread of the block, with a gpu.barrier
+ * (a fence the stores cannot move across) after each. */
 void gen__kernel_body(AfBuf *b, int k, const char *dst, const char *a, const char *bb,
                       const char *v, const char *ind) {
-  const char *t = k >= KERNEL__COUNT ? SMT : MT;
+  char t[96];
+  gen__kernel_mty(k, t, sizeof t);
+  int e = KERNEL_ELEM(k), i32 = e == GEN_ELEM_I32;
+  int atomic = e != GEN_ELEM_I1 && e != GEN_ELEM_INDEX;
+  const char *et = gen_elem_name(e);
   static const char *const index[] = {"%c0 = arith.constant 0 : index",
                                       "%tx = gpu.thread_id x",
                                       "%ty = gpu.thread_id y",
@@ -214,47 +296,78 @@ void gen__kernel_body(AfBuf *b, int k, const char *dst, const char *a, const cha
     af_buf_printf(b, "%s%s\n", ind, index[q]);
   af_buf_printf(b,
                 "%s%%n = memref.dim %s, %%c0 : %s\n"
-                "%s%%inb = arith.cmpi ult, %%i, %%n : index\n"
-                "%sscf.if %%inb {\n",
-                ind, dst, t, ind, ind);
-  af_buf_printf(b,
-                "%s  %%sentinel = arith.constant %d : i32\n"
-                "%s  %%z = arith.constant 0 : i32\n"
-                "%s  %%one = arith.constant 1 : i32\n"
-                "%s  scf.for %%s = %%z to %%spin step %%one : i32 {\n"
-                "%s    %%old = memref.atomic_rmw assign %%sentinel, %s[%%i] : (i32, %s) -> i32\n"
-                "%s  }\n",
-                ind, KERNEL_SENTINEL, ind, ind, ind, ind, dst, t, ind);
+                "%s%%inb = arith.cmpi ult, %%i, %%n : index\n",
+                ind, dst, t, ind);
+  char in2[72];
+  snprintf(in2, sizeof in2, "%s  ", ind);
+  if (atomic) {
+    af_buf_printf(b,
+                  "%sscf.if %%inb {\n"
+                  "%s  %%sentinel = arith.constant %d : i32\n",
+                  ind, ind, KERNEL_SENTINEL);
+    from_lane(b, e, "%sentinel", "%sentinel_e", in2);
+    af_buf_printf(b,
+                  "%s  %%z = arith.constant 0 : i32\n"
+                  "%s  %%one = arith.constant 1 : i32\n"
+                  "%s  scf.for %%s = %%z to %%spin step %%one : i32 {\n"
+                  "%s    %%old = memref.atomic_rmw assign %s, %s[%%i] : (%s, %s) -> %s\n"
+                  "%s  }\n",
+                  ind, ind, ind, ind, i32 ? "%sentinel" : "%sentinel_e", dst, et, t, et, ind);
+  } else {
+    af_buf_printf(b, "%s%%sentinel = arith.constant %d : i32\n", ind, KERNEL_SENTINEL);
+    from_lane(b, e, "%sentinel", "%sentinel_e", ind);
+    af_buf_printf(b,
+                  "%s%%z = arith.constant 0 : i32\n"
+                  "%s%%one = arith.constant 1 : i32\n"
+                  "%sscf.for %%s = %%z to %%spin step %%one : i32 {\n"
+                  "%s  scf.if %%inb {\n"
+                  "%s    memref.store %%sentinel_e, %s[%%i] : %s\n"
+                  "%s  }\n"
+                  "%s  gpu.barrier\n"
+                  "%s}\n"
+                  "%sscf.if %%inb {\n",
+                  ind, ind, ind, ind, ind, dst, t, ind, ind, ind, ind);
+  }
+  /* the sources' lanes, %x and %y, after the kernel's constant */
+  static const char *const konst[KERNEL__COUNT] = {"%c7 = arith.constant 7 : i32",
+                                                   "%c3 = arith.constant 3 : i32",
+                                                   "%c5 = arith.constant 5 : i32"};
+  af_buf_printf(b, "%s  %s\n", ind, konst[KERNEL_BASE(k)]);
+  const char *src[2] = {a, bb}, *lane[2] = {"%x", "%y"};
+  int nsrc = KERNEL_BASE(k) == KERNEL_FILL ? 0 : KERNEL_BASE(k) == KERNEL_TRANSFORM ? 1 : 2;
+  for (int q = 0; q < nsrc; q++) {
+    char el[16];
+    snprintf(el, sizeof el, "%s%s", lane[q], i32 ? "" : "e");
+    af_buf_printf(b, "%s  %s = memref.load %s[%%i] : %s\n", ind, el, src[q], t);
+    to_lane(b, e, el, lane[q], in2);
+  }
   switch (KERNEL_BASE(k)) {
   case KERNEL_FILL:
     af_buf_printf(b,
-                  "%s  %%c7 = arith.constant 7 : i32\n"
                   "%s  %%ii = arith.index_cast %%i : index to i32\n"
                   "%s  %%m = arith.muli %s, %%c7 : i32\n"
                   "%s  %%r = arith.addi %%m, %%ii : i32\n",
-                  ind, ind, ind, v, ind);
+                  ind, ind, v, ind);
     break;
   case KERNEL_TRANSFORM:
     af_buf_printf(b,
-                  "%s  %%c3 = arith.constant 3 : i32\n"
-                  "%s  %%x = memref.load %s[%%i] : %s\n"
                   "%s  %%m = arith.muli %%x, %%c3 : i32\n"
                   "%s  %%r = arith.addi %%m, %s : i32\n",
-                  ind, ind, a, t, ind, ind, v);
+                  ind, ind, v);
     break;
   case KERNEL_COMBINE:
     af_buf_printf(b,
-                  "%s  %%c5 = arith.constant 5 : i32\n"
-                  "%s  %%x = memref.load %s[%%i] : %s\n"
-                  "%s  %%y = memref.load %s[%%i] : %s\n"
                   "%s  %%m = arith.muli %%y, %%c5 : i32\n"
                   "%s  %%s1 = arith.addi %%x, %%m : i32\n"
                   "%s  %%r = arith.addi %%s1, %s : i32\n",
-                  ind, ind, a, t, ind, bb, t, ind, ind, ind, v);
+                  ind, ind, ind, v);
     break;
   }
-  af_buf_printf(b,
-                "%s  %%last = memref.atomic_rmw assign %%r, %s[%%i] : (i32, %s) -> i32\n"
-                "%s}\n",
-                ind, dst, t, ind);
+  from_lane(b, e, "%r", "%re", in2);
+  if (atomic)
+    af_buf_printf(b, "%s  %%last = memref.atomic_rmw assign %s, %s[%%i] : (%s, %s) -> %s\n", ind,
+                  i32 ? "%r" : "%re", dst, et, t, et);
+  else
+    af_buf_printf(b, "%s  memref.store %%re, %s[%%i] : %s\n", ind, dst, t);
+  af_buf_printf(b, "%s}\n", ind);
 }

@@ -9,15 +9,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const KernelInfo kinfo[KERNEL__IDS] = {
-    [KERNEL_FILL] = {"af_fill", 1, {KERNEL_WRITE}},
-    [KERNEL_TRANSFORM] = {"af_transform", 2, {KERNEL_WRITE, KERNEL_READ}},
-    [KERNEL_COMBINE] = {"af_combine", 3, {KERNEL_WRITE, KERNEL_READ, KERNEL_READ}},
-    [KERNEL__COUNT + KERNEL_FILL] = {"af_fill_v", 1, {KERNEL_WRITE}},
-    [KERNEL__COUNT + KERNEL_TRANSFORM] = {"af_transform_v", 2, {KERNEL_WRITE, KERNEL_READ}},
-    [KERNEL__COUNT +
-        KERNEL_COMBINE] = {"af_combine_v", 3, {KERNEL_WRITE, KERNEL_READ, KERNEL_READ}},
-};
+/* The name suffix of each element type's kernels: none for i32's. */
+#define KERNEL__SFX_I32 ""
+#define KERNEL__SFX_I16 "_i16"
+#define KERNEL__SFX_I64 "_i64"
+#define KERNEL__SFX_F32 "_f32"
+#define KERNEL__SFX_I8 "_i8"
+#define KERNEL__SFX_I1 "_i1"
+#define KERNEL__SFX_F16 "_f16"
+#define KERNEL__SFX_BF16 "_bf16"
+#define KERNEL__SFX_F64 "_f64"
+#define KERNEL__SFX_INDEX "_index"
+
+/* In id order (KERNEL_ID): for each type, the three kernels, then their view forms. */
+#define KERNEL__ROWS(id, name, bytes, cls)                                                         \
+  {"af_fill" KERNEL__SFX_##id, 1, {KERNEL_WRITE}, KERNEL_ELEM_##id},                               \
+      {"af_transform" KERNEL__SFX_##id, 2, {KERNEL_WRITE, KERNEL_READ}, KERNEL_ELEM_##id},         \
+      {"af_combine" KERNEL__SFX_##id,                                                              \
+       3,                                                                                          \
+       {KERNEL_WRITE, KERNEL_READ, KERNEL_READ},                                                   \
+       KERNEL_ELEM_##id},                                                                          \
+      {"af_fill_v" KERNEL__SFX_##id, 1, {KERNEL_WRITE}, KERNEL_ELEM_##id},                         \
+      {"af_transform_v" KERNEL__SFX_##id, 2, {KERNEL_WRITE, KERNEL_READ}, KERNEL_ELEM_##id},       \
+      {"af_combine_v" KERNEL__SFX_##id,                                                            \
+       3,                                                                                          \
+       {KERNEL_WRITE, KERNEL_READ, KERNEL_READ},                                                   \
+       KERNEL_ELEM_##id},
+static const KernelInfo kinfo[KERNEL__IDS] = {KERNEL_ELEM_MAP(KERNEL__ROWS)};
+#undef KERNEL__ROWS
 
 const KernelInfo *kernel_info(int id) {
   if (id < 0 || id >= KERNEL__IDS)
@@ -133,31 +152,61 @@ int kernel_foreign_set(const char *text, char *msg, size_t n) {
   return 0;
 }
 
-void kernel_ref(int id, int32_t *dst, const int32_t *const *src, int64_t n, int32_t v) {
+int32_t kernel_lane(int elem, const void *p) {
+  const unsigned char *b = p;
+  switch (kernel_elem_bytes(elem)) {
+  case 1:
+    return elem == KERNEL_ELEM_I1 ? (int32_t)(b[0] & 1u) : (int32_t)(int8_t)b[0];
+  case 2:
+    return (int32_t)(int16_t)(uint16_t)(b[0] | (unsigned)b[1] << 8);
+  default: /* 4, or the low half of 8 */
+    return (int32_t)((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+                     (uint32_t)b[3] << 24);
+  }
+}
+
+void kernel_lane_store(int elem, int32_t r, void *p) {
+  unsigned char *b = p;
+  uint32_t u = (uint32_t)r;
+  int bytes = kernel_elem_bytes(elem);
+  for (int k = 0; k < bytes && k < 4; k++)
+    b[k] = (unsigned char)(u >> (8 * k));
+  if (elem == KERNEL_ELEM_I1)
+    b[0] &= 1u;
+  for (int k = 4; k < bytes; k++) /* (8 bytes: sign-extended) */
+    b[k] = r < 0 ? 0xffu : 0u;
+}
+
+int32_t kernel_result(int base, int64_t i, int32_t a, int32_t b, int32_t v) {
+  uint32_t uv = (uint32_t)v;
+  switch (base) {
+  case KERNEL_FILL: /* dst[i] = v * 7 + i */
+    return (int32_t)(uv * 7u + (uint32_t)i);
+  case KERNEL_TRANSFORM: /* dst[i] = src[i] * 3 + v */
+    return (int32_t)((uint32_t)a * 3u + uv);
+  case KERNEL_COMBINE: /* dst[i] = a[i] + b[i] * 5 + v */
+    return (int32_t)((uint32_t)a + (uint32_t)b * 5u + uv);
+  default:
+    return 0;
+  }
+}
+
+void kernel_ref(int id, void *dst, const void *const *src, int64_t n, int32_t v) {
   kernel_ref_strided(id, dst, src, NULL, n, v);
 }
 
-void kernel_ref_strided(int id, int32_t *dst, const int32_t *const *src, const int64_t *stride,
-                        int64_t n, int32_t v) {
-  uint32_t uv = (uint32_t)v;
+void kernel_ref_strided(int id, void *dst, const void *const *src, const int64_t *stride, int64_t n,
+                        int32_t v) {
+  const KernelInfo *ki = kernel_info(id);
+  int e = ki ? ki->elem : KERNEL_ELEM_I32, nb = ki ? ki->nbufs : 1;
+  int64_t es = kernel_elem_bytes(e);
   int64_t sd = stride ? stride[0] : 1, sa = stride ? stride[1] : 1, sb = stride ? stride[2] : 1;
+  unsigned char *d = dst;
+  const unsigned char *pa = nb > 1 ? src[0] : NULL, *pb = nb > 2 ? src[1] : NULL;
   for (int64_t i = 0; i < n; i++) {
-    uint32_t r;
-    switch (KERNEL_BASE(id)) {
-    case KERNEL_FILL: /* dst[i] = v * 7 + i */
-      r = uv * 7u + (uint32_t)i;
-      break;
-    case KERNEL_TRANSFORM: /* dst[i] = src[i] * 3 + v */
-      r = (uint32_t)src[0][i * sa] * 3u + uv;
-      break;
-    case KERNEL_COMBINE: /* dst[i] = a[i] + b[i] * 5 + v */
-      r = (uint32_t)src[0][i * sa] + (uint32_t)src[1][i * sb] * 5u + uv;
-      break;
-    default:
-      r = 0;
-      break;
-    }
-    dst[i * sd] = (int32_t)r;
+    int32_t a = pa ? kernel_lane(e, pa + i * sa * es) : 0;
+    int32_t b = pb ? kernel_lane(e, pb + i * sb * es) : 0;
+    kernel_lane_store(e, kernel_result(KERNEL_BASE(id), i, a, b, v), d + i * sd * es);
   }
 }
 

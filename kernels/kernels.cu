@@ -9,6 +9,11 @@
  * so the interpreter and MLIR-compiled code build the same params array. Like the gpu.func
  * versions (gen/render.c), each thread writes KERNEL_SENTINEL over its output element `spin`
  * times with atomic stores, then its result.
+ *
+ * Every element type has its kernels (kernels.h: "af_fill_f16"...), which compute on 32-bit
+ * lanes of the elements' bits (kernel_lane): one template per kernel over a lane type that says
+ * how an element of its storage becomes a lane and back, and stores it (an atomic exchange for 4
+ * and 8 bytes, a volatile store, which no compiler merges either, for 1 and 2).
  */
 #ifdef __HIP__ /* hipcc builds the same kernels for AMD GPUs (the hip backend) */
 #include <hip/hip_runtime.h>
@@ -66,3 +71,107 @@ extern "C" __global__ void af_combine(MEMREF(dst), MEMREF(a), MEMREF(b), int32_t
   uint32_t r = (uint32_t)*AT(a, i) + (uint32_t)*AT(b, i) * 5u + (uint32_t)v;
   atomicExch((int *)AT(dst, i), (int)r);
 }
+
+/* ---- the other element types ---- */
+
+template <typename S> struct Lane; /* S: the storage of an element */
+template <> struct Lane<int8_t> {  /* i8 */
+  __device__ static int32_t get(int8_t x) { return x; }
+  __device__ static int8_t make(int32_t r) { return (int8_t)r; }
+  __device__ static void put(int8_t *p, int8_t x) { *(volatile int8_t *)p = x; }
+};
+template <> struct Lane<uint8_t> { /* i1: its lowest bit */
+  __device__ static int32_t get(uint8_t x) { return x & 1; }
+  __device__ static uint8_t make(int32_t r) { return (uint8_t)(r & 1); }
+  __device__ static void put(uint8_t *p, uint8_t x) { *(volatile uint8_t *)p = x; }
+};
+template <> struct Lane<int16_t> { /* i16, f16, bf16 */
+  __device__ static int32_t get(int16_t x) { return x; }
+  __device__ static int16_t make(int32_t r) { return (int16_t)r; }
+  __device__ static void put(int16_t *p, int16_t x) { *(volatile int16_t *)p = x; }
+};
+template <> struct Lane<int32_t> { /* f32 */
+  __device__ static int32_t get(int32_t x) { return x; }
+  __device__ static int32_t make(int32_t r) { return r; }
+  __device__ static void put(int32_t *p, int32_t x) { atomicExch((int *)p, x); }
+};
+template <> struct Lane<int64_t> { /* i64, f64, index: the low half; sign-extended back */
+  __device__ static int32_t get(int64_t x) { return (int32_t)(uint32_t)(uint64_t)x; }
+  __device__ static int64_t make(int32_t r) { return (int64_t)r; }
+  __device__ static void put(int64_t *p, int64_t x) {
+    atomicExch((unsigned long long *)p, (unsigned long long)x);
+  }
+};
+
+#define MEMREF_T(S, x) S *x##_alloc, S *x, int64_t x##_off, int64_t x##_n, int64_t x##_stride
+
+template <typename S> __device__ static void spin_t(S *p, int32_t spin) {
+  S s = Lane<S>::make(SENTINEL);
+  for (int32_t k = 0; k < spin; k++)
+    Lane<S>::put(p, s);
+}
+
+template <typename S> __device__ static void fill_t(MEMREF_T(S, dst), int32_t v, int32_t spin) {
+  (void)dst_alloc;
+  int64_t i = AF_INDEX();
+  if (i >= dst_n)
+    return;
+  spin_t(AT(dst, i), spin);
+  uint32_t r = (uint32_t)v * 7u + (uint32_t)i;
+  Lane<S>::put(AT(dst, i), Lane<S>::make((int32_t)r));
+}
+
+template <typename S>
+__device__ static void transform_t(MEMREF_T(S, dst), MEMREF_T(S, a), int32_t v, int32_t spin) {
+  (void)dst_alloc;
+  (void)a_alloc;
+  (void)a_n;
+  int64_t i = AF_INDEX();
+  if (i >= dst_n)
+    return;
+  spin_t(AT(dst, i), spin);
+  uint32_t r = (uint32_t)Lane<S>::get(*AT(a, i)) * 3u + (uint32_t)v;
+  Lane<S>::put(AT(dst, i), Lane<S>::make((int32_t)r));
+}
+
+template <typename S>
+__device__ static void combine_t(MEMREF_T(S, dst), MEMREF_T(S, a), MEMREF_T(S, b), int32_t v,
+                                 int32_t spin) {
+  (void)dst_alloc;
+  (void)a_alloc;
+  (void)a_n;
+  (void)b_alloc;
+  (void)b_n;
+  int64_t i = AF_INDEX();
+  if (i >= dst_n)
+    return;
+  spin_t(AT(dst, i), spin);
+  uint32_t r =
+      (uint32_t)Lane<S>::get(*AT(a, i)) + (uint32_t)Lane<S>::get(*AT(b, i)) * 5u + (uint32_t)v;
+  Lane<S>::put(AT(dst, i), Lane<S>::make((int32_t)r));
+}
+
+#define ARGS(x) x##_alloc, x, x##_off, x##_n, x##_stride
+/* The three kernels of a type named by sfx, of storage S. */
+#define AF_TYPED(sfx, S)                                                                           \
+  extern "C" __global__ void af_fill_##sfx(MEMREF_T(S, dst), int32_t v, int32_t spin) {            \
+    fill_t<S>(ARGS(dst), v, spin);                                                                 \
+  }                                                                                                \
+  extern "C" __global__ void af_transform_##sfx(MEMREF_T(S, dst), MEMREF_T(S, a), int32_t v,       \
+                                                int32_t spin) {                                    \
+    transform_t<S>(ARGS(dst), ARGS(a), v, spin);                                                   \
+  }                                                                                                \
+  extern "C" __global__ void af_combine_##sfx(MEMREF_T(S, dst), MEMREF_T(S, a), MEMREF_T(S, b),    \
+                                              int32_t v, int32_t spin) {                           \
+    combine_t<S>(ARGS(dst), ARGS(a), ARGS(b), v, spin);                                            \
+  }
+
+AF_TYPED(i16, int16_t)
+AF_TYPED(i64, int64_t)
+AF_TYPED(f32, int32_t)
+AF_TYPED(i8, int8_t)
+AF_TYPED(i1, uint8_t)
+AF_TYPED(f16, int16_t)
+AF_TYPED(bf16, int16_t)
+AF_TYPED(f64, int64_t)
+AF_TYPED(index, int64_t)

@@ -5,8 +5,9 @@
  * elsewhere. On hardware a kernel first writes KERNEL_SENTINEL over its output `spin` times,
  * then its result, so a consumer that runs too early reads sentinels, not a lucky result.
  *
- * Every kernel takes 1 to 3 buffers of int32 (the first is the output), then an i32 scalar v
- * and an i32 spin count: kernel(dst, [src...], v, spin). Arithmetic wraps (uint32).
+ * Every kernel takes 1 to 3 buffers of one element type (the first is the output), then an i32
+ * scalar v and an i32 spin count: kernel(dst, [src...], v, spin). Arithmetic is on 32-bit lanes
+ * (kernel_lane) and wraps (uint32).
  */
 #ifndef RUNNER_KERNELS_H
 #define RUNNER_KERNELS_H
@@ -20,38 +21,6 @@
 #define KERNEL_MAX_BUFS 3
 
 typedef enum KernelId { KERNEL_FILL, KERNEL_TRANSFORM, KERNEL_COMBINE, KERNEL__COUNT } KernelId;
-
-/* Kernel ids KERNEL__COUNT + k name the view form of kernel k ("af_fill_v"...): the same
- * computation, its gpu.func taking memref<?xi32, strided<[?], offset: ?>> operands, which MLIR
- * code launches on memref.subviews. Cases name the base kernels only. */
-#define KERNEL__IDS (2 * KERNEL__COUNT)
-#define KERNEL_BASE(id) ((id) % KERNEL__COUNT)
-
-/* How a kernel accesses one buffer argument (its declared access signature). */
-enum { KERNEL_READ = 1, KERNEL_WRITE = 2 };
-
-typedef struct KernelInfo {
-  const char *name;                /* the gpu.func / CUDA symbol name */
-  int nbufs;                       /* buffer arguments, then (i32 v, i32 spin) */
-  uint8_t access[KERNEL_MAX_BUFS]; /* KERNEL_READ / KERNEL_WRITE per buffer argument */
-} KernelInfo;
-
-/* Kernel metadata by id (a view form included); NULL for an out-of-range id. */
-const KernelInfo *kernel_info(int id);
-/* Kernel id for a name (a view form's included), or -1 when no kernel has that name. */
-int kernel_lookup(const char *name);
-
-/* The C reference: computes dst[i] for i < n from the sources (src[0..nbufs-2]) and v. dst
- * must not alias a source. */
-void kernel_ref(int id, int32_t *dst, const int32_t *const *src, int64_t n, int32_t v);
-
-/* The same over strided operands: element i of operand k is at [i * stride[k]] (stride[0]: dst;
- * NULL: all 1, as kernel_ref). */
-void kernel_ref_strided(int id, int32_t *dst, const int32_t *const *src, const int64_t *stride,
-                        int64_t n, int32_t v);
-
-/* The value a host buffer holds after asyncfuzz_host_init(init): element i. */
-int32_t kernel_host_init_value(int32_t init, int64_t i);
 
 /* The element types of buffers, one row each: X(ID, name, bytes, class). The first four are the
  * case format's first typed buffers; the order is part of what a seed makes. class: how an
@@ -78,6 +47,53 @@ typedef enum KernelElem {
 #undef KERNEL__ELEM_ENUM
       KERNEL_ELEM__COUNT
 } KernelElem;
+
+/* Each kernel has a form for every element type, and each of those a view form ("af_fill_v"...):
+ * the same computation, its gpu.func taking memref<?xT, strided<[?], offset: ?>> operands, which
+ * MLIR code launches on memref.subviews. Id KERNEL_ID(base, view, elem); an i32 form keeps the
+ * base name ("af_fill", "af_fill_v"), the others add the type ("af_fill_f16", "af_fill_v_f16").
+ * Cases name the base kernels only: the type is their buffers'. */
+#define KERNEL_ID(base, view, elem) ((base) + KERNEL__COUNT * ((view) + 2 * (elem)))
+#define KERNEL__IDS (2 * KERNEL__COUNT * KERNEL_ELEM__COUNT)
+#define KERNEL_BASE(id) ((id) % KERNEL__COUNT)
+#define KERNEL_VIEW(id) (((id) / KERNEL__COUNT) % 2)
+#define KERNEL_ELEM(id) ((id) / (2 * KERNEL__COUNT))
+
+/* How a kernel accesses one buffer argument (its declared access signature). */
+enum { KERNEL_READ = 1, KERNEL_WRITE = 2 };
+
+typedef struct KernelInfo {
+  const char *name;                /* the gpu.func / CUDA symbol name */
+  int nbufs;                       /* buffer arguments, then (i32 v, i32 spin) */
+  uint8_t access[KERNEL_MAX_BUFS]; /* KERNEL_READ / KERNEL_WRITE per buffer argument */
+  uint8_t elem;                    /* the element type of its buffers (KernelElem) */
+} KernelInfo;
+
+/* Kernel metadata by id (a view form included); NULL for an out-of-range id. */
+const KernelInfo *kernel_info(int id);
+/* Kernel id for a name (a view form's and a type's included), or -1 when no kernel has it. */
+int kernel_lookup(const char *name);
+
+/* Every element type computes in 32-bit lanes, on the element's bits: an element's lane is its
+ * bits sign-extended (1 and 2 bytes; i1: its low bit) or truncated (8 bytes); a lane r becomes an
+ * element of its low bits (i1: the lowest), or sign-extended (8 bytes). A float's bits are
+ * taken as an integer's (no rounding: a GPU computes what the C reference does, bit for bit). */
+int32_t kernel_lane(int elem, const void *p);
+void kernel_lane_store(int elem, int32_t r, void *p);
+/* The lane a kernel of base id `base` computes for element i from its sources' lanes a and b. */
+int32_t kernel_result(int base, int64_t i, int32_t a, int32_t b, int32_t v);
+
+/* The C reference: computes dst[i] for i < n from the sources (src[0..nbufs-2]) and v, on
+ * elements of the kernel's type; element i of operand k is at [i * stride[k]] (stride[0]: dst;
+ * NULL: all 1). dst must not alias a source. */
+void kernel_ref_strided(int id, void *dst, const void *const *src, const int64_t *stride, int64_t n,
+                        int32_t v);
+/* The same, every stride 1. */
+void kernel_ref(int id, void *dst, const void *const *src, int64_t n, int32_t v);
+
+/* The value a host buffer holds after asyncfuzz_host_init(init): element i. */
+int32_t kernel_host_init_value(int32_t init, int64_t i);
+
 /* Element type e's name ("f16"; "?" out of range), bytes (4 out of range), class. */
 const char *kernel_elem_name(int e);
 int kernel_elem_bytes(int e);

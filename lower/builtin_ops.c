@@ -73,6 +73,8 @@ static void emit_data(L *l, int fn, int i, int s) {
   lower__view(l, &od, &sd);
   lower__view(l, &os, &ss);
   int runs = sd == 1 && ss == 1 ? 1 : ld, per = runs == 1 ? ld : 1;
+  if (copy && lower__has(l, LOWER_FAULT_SPACE_SYNC) && gen_op_in_space(c, o))
+    s = -1; /* (the default stream: the token's stream, waited on, does not hold it) */
   int32_t w[2];
   gen_elem_words(e, o->value, w);
   if (!copy && es == 2 && l->rocm) {
@@ -134,7 +136,7 @@ int lower__launch(L *l, int i, int primary, const uint8_t *need) {
   }
   LowerInstr *in = lower__emit(l, fn, LOWER_LAUNCH, i);
   if (in) {
-    in->kernel = o->kernel;
+    in->kernel = (uint8_t)KERNEL_ID(o->kernel, 0, KERNEL_ELEM(gen_op_kernel_id(l->c, o)));
     in->nbufs = (uint8_t)o->nargs;
     int32_t len, len0 = 0;
     for (int a = 0; a < o->nargs; a++) {

@@ -65,7 +65,10 @@
     "an event the lowering creates to order one stream after another is never destroyed")          \
   X(REGISTERED_COPY_SYNC, "registered_copy_sync", "registered-copy",                               \
     "a copy from the device into registered host memory is taken as synchronous: a host "          \
-    "gpu.wait on its token waits for nothing")
+    "gpu.wait on its token waits for nothing")                                                     \
+  X(SPACE_SYNC, "space_sync", " space",                                                            \
+    "a gpu.memcpy of a memref in a memory space runs on the default stream, as if synchronous: "   \
+    "its dependencies' stream does not order it")
 
 enum {
 #define LOWER__FENUM(id, name, trigger, desc) LOWER_FAULT_##id,

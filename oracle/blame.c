@@ -158,18 +158,19 @@ static void to_source(Walk *w, int m) {
 }
 
 /* The wrong words of launch m's destination, moved to the words of its input a that computed
- * them (kernels are elementwise), their seen values unknown. */
+ * them (kernels are elementwise, on buffers of one type), their seen values unknown. */
 static void to_input(Walk *w, int m, int a) {
   const GenOp *o = &w->c->ops[m];
   int32_t od, ld, sd, oa, la, sa;
   gen_op_view(w->c, o, 0, &od, &ld, &sd);
   gen_op_view(w->c, o, a, &oa, &la, &sa);
-  int n = 0;
+  int n = 0, wpe = gen_elem_size(w->c->bufs[o->args[0]].elem) == 8 ? 2 : 1; /* words an element */
   for (int i = 0; i < w->nw; i++) {
-    int k = sd > 0 ? (w->word[i] - od) / sd : -1;
-    if (k < 0 || k >= la || (w->word[i] - od) % sd)
+    int e = w->word[i] / wpe, x = w->word[i] % wpe;
+    int k = sd > 0 ? (e - od) / sd : -1;
+    if (k < 0 || k >= la || (e - od) % sd)
       continue;
-    w->word[n] = oa + k * sa;
+    w->word[n] = (oa + k * sa) * wpe + x;
     w->got[n++] = 0;
   }
   w->nw = n;

@@ -443,6 +443,25 @@ static int host_waits_dropped(const GenCase *c, const RtRec *trace, int ntrace) 
   return found;
 }
 
+/* Whether async copy or set op i made its calls on the default (legacy) stream: its token's
+ * stream, which its consumers wait on, holds none of its work (the lowering took the path of an
+ * op without a stream). */
+static int on_default_stream(const GenCase *c, int i, const RtRec *trace, int ntrace) {
+  if (i < 0 || i >= c->nops || !gen_op_async(&c->ops[i]) ||
+      (c->ops[i].kind != GEN_OP_MEMCPY && c->ops[i].kind != GEN_OP_MEMSET))
+    return 0;
+  for (int j = 0; trace && j < ntrace; j++) {
+    const RtRec *r = &trace[j];
+    if (r->op != i ||
+        (r->call != RT_CALL_MEMCPY && r->call != RT_CALL_MEMSET32 && r->call != RT_CALL_MEMSET16))
+      continue;
+    for (int a = 0; a < r->nargs && a < RT_REC_ARGS; a++)
+      if (RT_REF_KIND(r->args[a]) == RT_REF_STREAM)
+        return RT_REF_ID(r->args[a]) == 0;
+  }
+  return 0;
+}
+
 int oracle_missing_link(const GenCase *c, const HbResult *k, const RtRec *trace, int ntrace,
                         int from, int32_t seq, int to, OracleLink *out) {
   memset(out, 0, sizeof *out);
@@ -508,6 +527,16 @@ int oracle_missing_link(const GenCase *c, const HbResult *k, const RtRec *trace,
       if (out->mech == ORACLE_LINK_HOST_WAIT && registered_copy(c, out->from) && trace &&
           !host_waits_dropped(c, trace, ntrace))
         out->mech = ORACLE_LINK_REGISTERED_COPY;
+      /* an access of an async copy or set made on the default stream, on either side: that
+       * op's work escaped its token's stream, whichever link the path shows (named as a
+       * stream's order is, by the op whose work escaped) */
+      int esc = on_default_stream(c, from, trace, ntrace) ? from
+                : on_default_stream(c, to, trace, ntrace) ? to
+                                                          : -1;
+      if (out->mech >= 0 && esc >= 0) {
+        out->mech = ORACLE_LINK_DEFAULT_STREAM;
+        out->from = esc;
+      }
     }
   }
   af_free(flag);
@@ -634,7 +663,8 @@ void oracle_link_format(const GenCase *c, const OracleLink *l, char *out, size_t
   const GenOp *o = &c->ops[l->to];
   /* a stream's order is carried by the launch enqueued on it: whichever op missed it (a later
    * launch, the host's stream_sync or stream_destroy), the launch is what was misplaced */
-  if (l->mech == ORACLE_LINK_STREAM_ORDER && l->from >= 0 && l->from < c->nops)
+  if ((l->mech == ORACLE_LINK_STREAM_ORDER || l->mech == ORACLE_LINK_DEFAULT_STREAM) &&
+      l->from >= 0 && l->from < c->nops)
     o = &c->ops[l->from];
   /* a block's boundary is what its crossing tokens pass: whichever op missed one, the block op
    * is named (call, scf.if, scf.for, cf.cond_br) */

@@ -101,27 +101,28 @@ static void expect_memset(Seq *q, int i) {
   q->writer[o->buf] = i;
 }
 
-/* over its operands' views (distinct buffers) */
+/* over its operands' views (distinct buffers of one type), element by element: a source
+ * element's lane is its first word (kernel_lane: an element's words hold its bits sign-extended,
+ * an 8-byte one's low half first), the result's words those of the element it stores */
 static void expect_launch(Seq *q, int i) {
-  const GenOp *o = &q->c->ops[i];
-  const int32_t *src[KERNEL_MAX_BUFS];
-  int64_t stride[KERNEL_MAX_BUFS] = {1, 1, 1};
-  int32_t voff[KERNEL_MAX_BUFS] = {0}, len[KERNEL_MAX_BUFS] = {0}, st;
-  for (int a = 0; a < o->nargs; a++) {
-    gen_op_view(q->c, o, a, &voff[a], &len[a], &st);
-    stride[a] = st;
-    if (a)
-      src[a - 1] = q->mem[o->args[a]] + voff[a];
+  const GenCase *c = q->c;
+  const GenOp *o = &c->ops[i];
+  int e = c->bufs[o->args[0]].elem, w = words_per(e);
+  int32_t off[KERNEL_MAX_BUFS] = {0}, len[KERNEL_MAX_BUFS] = {0}, st[KERNEL_MAX_BUFS] = {0};
+  for (int a = 0; a < o->nargs; a++)
+    gen_op_view(c, o, a, &off[a], &len[a], &st[a]);
+  for (int k = 0; k < len[0]; k++) {
+    int32_t lane[KERNEL_MAX_BUFS] = {0}, v[2];
+    unsigned char el[8] = {0};
+    for (int a = 1; a < o->nargs; a++) { /* (its first word: 1 and 2 bytes sign-extended) */
+      int32_t first = q->mem[o->args[a]][(off[a] + k * st[a]) * w];
+      lane[a] = e == GEN_ELEM_I1 ? first & 1 : first;
+    }
+    kernel_lane_store(e, kernel_result(o->kernel, k, lane[1], lane[2], o->value), el);
+    kernel_elem_words(el, gen_elem_size(e), v);
+    for (int x = 0; x < w; x++)
+      put(q, i, o->args[0], (off[0] + k * st[0]) * w + x, v[x], -1, -1);
   }
-  int32_t *dst = q->mem[o->args[0]] + voff[0], *was = NULL;
-  if (q->caplog >= 0 && (was = af_malloc(sizeof(int32_t) * (size_t)(len[0] + 1))) == NULL)
-    q->oom = 1;
-  for (int k = 0; was && k < len[0]; k++)
-    was[k] = dst[k * stride[0]];
-  kernel_ref_strided(o->kernel, dst, src, stride, len[0], o->value);
-  for (int k = 0; was && k < len[0]; k++) /* (kernels take i32 buffers: a word an element) */
-    logw(q, i, o->args[0], voff[0] + k * (int)stride[0], was[k], -1, -1);
-  af_free(was);
   q->writer[o->args[0]] = i;
 }
 

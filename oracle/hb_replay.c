@@ -529,7 +529,8 @@ static void step_launch(H *h, int a, const RtRec *r) {
   enqueue(h, a, sa);
   uint64_t n = ref_u64(r->args[2 + ki->nbufs + 1]);
   int strided = r->nargs >= 2 + 2 * ki->nbufs + 2; /* views' strides follow */
-  for (int pass = 0; pass < 2; pass++)             /* reads first, then writes */
+  uint64_t es = (uint64_t)kernel_elem_bytes(ki->elem);
+  for (int pass = 0; pass < 2; pass++) /* reads first, then writes */
     for (int k = 0; k < ki->nbufs; k++) {
       int w = (ki->access[k] & KERNEL_WRITE) != 0;
       uint64_t st = strided ? ref_u64(r->args[2 + ki->nbufs + 2 + k]) : 1;
@@ -537,16 +538,16 @@ static void step_launch(H *h, int a, const RtRec *r) {
         continue;
       uint32_t lo, hi;
       if (st <= 1) {
-        range_of(r->args[2 + k], n * 4, &lo, &hi);
+        range_of(r->args[2 + k], n * es, &lo, &hi);
         access(h, sa, r->args[2 + k], lo, hi, w, seq);
         continue;
       }
       int from = 0; /* (the elements in address order: each scan goes on from the last) */
       for (uint64_t e = 0; e < n && e < 0x10000; e++) { /* the view's elements only */
-        uint64_t at = RT_REF_VAL(r->args[2 + k]) + e * st * 4;
-        if (at + 4 > 0xFFFFFFFFu)
+        uint64_t at = RT_REF_VAL(r->args[2 + k]) + e * st * es;
+        if (at + es > 0xFFFFFFFFu)
           break;
-        from = access_from(h, sa, r->args[2 + k], (uint32_t)at, (uint32_t)at + 4, w, seq, from);
+        from = access_from(h, sa, r->args[2 + k], (uint32_t)at, (uint32_t)(at + es), w, seq, from);
       }
     }
 }

@@ -174,7 +174,9 @@ int oracle_judge(const GenCase *c, const OracleExpected *e, const RtObs *obs, in
   X(AWAIT, "await")               /* async.await follows its region's end */                       \
   X(PROGRAM, "program-order")     /* a synchronous op precedes the later ops of its context */     \
   X(REGISTERED_COPY, "registered-copy") /* a host wait on a copy from the device into registered   \
-                                           host memory, where the run's other host waits block */
+                                           host memory, where the run's other host waits block */  \
+  X(DEFAULT_STREAM, "default-stream")   /* an async copy or set the lowering put on the default    \
+                                           stream, which its token's stream does not order */
 
 typedef enum OracleLinkMech {
 #define ORACLE__LENUM(id, name) ORACLE_LINK_##id,

@@ -290,25 +290,66 @@ int reduce__pass_wait_to_deps(R *r) {
   return any;
 }
 
-/* Buffers of i32 instead of i16, i64 or f32 (all at once, then one by one); a memcpy, memset or
+/* The buffers that change type with buffer b (all of them for b -1): those a memcpy or a launch
+ * ties to it, which must keep one type (bit q: buffer q); NULL when out of memory. */
+static uint8_t *typed_group(const GenCase *c, int b) {
+  uint8_t *g = af_calloc((size_t)c->nbufs + 1, 1);
+  if (g == NULL)
+    return NULL;
+  for (int q = 0; q < c->nbufs; q++)
+    g[q] = b < 0 || q == b;
+  for (int grew = 1; grew && b >= 0;) { /* (to a fixed point: groups are small) */
+    grew = 0;
+    for (int i = 0; i < c->nops; i++) {
+      const GenOp *o = &c->ops[i];
+      int ties[KERNEL_MAX_BUFS], n = 0, in = 0;
+      if (o->kind == GEN_OP_MEMCPY) {
+        ties[n++] = o->buf;
+        ties[n++] = o->src;
+      } else if (gen_kind_launches(o->kind)) {
+        for (int a = 0; a < o->nargs && a < KERNEL_MAX_BUFS; a++)
+          ties[n++] = o->args[a];
+      }
+      for (int k = 0; k < n; k++)
+        in |= ties[k] >= 0 && ties[k] < c->nbufs && g[ties[k]];
+      for (int k = 0; k < n && in; k++)
+        if (ties[k] >= 0 && ties[k] < c->nbufs && !g[ties[k]])
+          g[ties[k]] = grew = 1;
+    }
+  }
+  return g;
+}
+
+/* Buffers of i32 instead of another type (all at once, then each group a memcpy or launch ties
+ * together); a memcpy, memset or
  * launch on its whole buffers instead of on views of them, one block of a thread per element
  * and gpu.launch_func instead of its grid and blocks or its gpu.launch; a buffer allocated with its
  * dynamic shape instead of a static one cast to it; a host buffer pageable instead of registered; a
  * device buffer in the default memory space. */
 int reduce__pass_unview(R *r) {
   int any = 0;
-  for (int b = -1; b < r->cur.nbufs && !r->err; b++) { /* i32 buffers: all (-1), then one */
-    int typed = 0;
-    for (int q = 0; q < r->cur.nbufs; q++)
-      typed += (b < 0 || q == b) && r->cur.bufs[q].elem != GEN_ELEM_I32;
-    if (typed == 0 || (b < 0 && typed == 1))
+  for (int b = -1; b < r->cur.nbufs && !r->err; b++) { /* i32 buffers: all (-1), then a group */
+    uint8_t *grp = typed_group(&r->cur, b);
+    int typed = 0, first = -1;
+    for (int q = 0; grp && q < r->cur.nbufs; q++)
+      if (grp[q] && r->cur.bufs[q].elem != GEN_ELEM_I32) {
+        typed++;
+        first = first < 0 ? q : first;
+      }
+    /* (one candidate per group: the one of its first buffer) */
+    if (grp == NULL || typed == 0 || (b < 0 && typed == 1) || (b >= 0 && first != b)) {
+      af_free(grp);
       continue;
+    }
     GenCase cand;
-    if (reduce__copy_cur(r, &cand))
+    if (reduce__copy_cur(r, &cand)) {
+      af_free(grp);
       break;
+    }
     for (int q = 0; q < cand.nbufs; q++)
-      if (b < 0 || q == b)
+      if (grp[q])
         cand.bufs[q].elem = GEN_ELEM_I32;
+    af_free(grp);
     any |= reduce__try_finished(r, &cand);
   }
   for (int b = 0; b < r->cur.nbufs && !r->err; b++) {

@@ -77,6 +77,35 @@ static int foreign_step(Rt *rt, int s, Work *w) {
   return w->phase++ == 0;
 }
 
+/* A step of one of asyncfuzz's kernels: started, it writes its sentinel over its output; finished,
+ * its result (kernel_ref_strided), in elements of its type. Returns 1 when it stays at the head. */
+static int kernel_step(Rt *rt, int s, Work *w) {
+  if (w->kernel >= KERNEL__IDS)
+    return foreign_step(rt, s, w);
+  int e = kernel_info(w->kernel)->elem, bad = -1;
+  size_t es = (size_t)kernel_elem_bytes(e);
+  for (int b = 0; b < w->nbufs && bad < 0; b++)
+    bad = rt__freed_alloc(rt, w->bufs[b],
+                          w->n > 0 ? ((size_t)(w->n - 1) * (size_t)w->stride[b] + 1) * es : 0);
+  if (bad >= 0) {
+    exec_rec(rt, s, w, EXEC_DONE, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
+    return 0;
+  }
+  if (w->phase == 0) {
+    for (int64_t i = 0; i < w->n; i++)
+      kernel_lane_store(e, KERNEL_SENTINEL, w->bufs[0] + i * w->stride[0] * (int64_t)es);
+    w->phase = 1;
+    exec_rec(rt, s, w, EXEC_START, 0, 0);
+    return 1;
+  }
+  const void *src[KERNEL_MAX_BUFS];
+  for (int b = 1; b < w->nbufs; b++)
+    src[b - 1] = w->bufs[b];
+  kernel_ref_strided(w->kernel, w->bufs[0], src, w->stride, w->n, w->v);
+  exec_rec(rt, s, w, EXEC_DONE, 0, 0);
+  return 0;
+}
+
 /* Runs one step of the head item of stream s (which must be runnable). */
 static void step(Rt *rt, int s) {
   Stream *st = &rt->streams[s];
@@ -85,30 +114,8 @@ static void step(Rt *rt, int s) {
   int bad = -1;
   switch (w->kind) {
   case W_KERNEL:
-    if (w->kernel >= KERNEL__IDS && foreign_step(rt, s, w))
+    if (kernel_step(rt, s, w))
       return; /* stays at the head */
-    if (w->kernel >= KERNEL__IDS)
-      break;
-    for (int b = 0; b < w->nbufs && bad < 0; b++)
-      bad = rt__freed_alloc(rt, w->bufs[b],
-                            w->n > 0 ? ((size_t)(w->n - 1) * (size_t)w->stride[b] + 1) * 4 : 0);
-    if (bad >= 0) {
-      exec_rec(rt, s, w, EXEC_DONE, RT_ERR_ILLEGAL_ADDRESS, RT_DETAIL_USE_AFTER_FREE);
-      break;
-    }
-    if (w->phase == 0) {
-      for (int64_t i = 0; i < w->n; i++)
-        w->bufs[0][i * w->stride[0]] = KERNEL_SENTINEL;
-      w->phase = 1;
-      exec_rec(rt, s, w, EXEC_START, 0, 0);
-      return; /* stays at the head */
-    } else {
-      const int32_t *src[KERNEL_MAX_BUFS];
-      for (int b = 1; b < w->nbufs; b++)
-        src[b - 1] = w->bufs[b];
-      kernel_ref_strided(w->kernel, w->bufs[0], src, w->stride, w->n, w->v);
-      exec_rec(rt, s, w, EXEC_DONE, 0, 0);
-    }
     break;
   case W_MEMCPY:
     bad = rt__freed_alloc(rt, w->dst, w->bytes);

@@ -129,7 +129,7 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
 /* A launch's arguments as the kernel reads them: each buffer at its offset, its stride, the
  * element count and the value. */
 typedef struct Launch {
-  int32_t *bufs[KERNEL_MAX_BUFS];
+  char *bufs[KERNEL_MAX_BUFS];
   int64_t stride[KERNEL_MAX_BUFS];
   int64_t n;
   int32_t v;
@@ -144,12 +144,12 @@ static int read_launch(Rt *rt, RtRec *r, const KernelInfo *ki, void **params, in
   for (int b = 0; b < KERNEL_MAX_BUFS; b++)
     l->stride[b] = 1;
   for (int b = 0; b < ki->nbufs; b++) {
-    int32_t *aligned = *(int32_t **)params[5 * b + 1];
+    char *aligned = *(char **)params[5 * b + 1];
     int64_t off = *(int64_t *)params[5 * b + 2];
     int64_t size = *(int64_t *)params[5 * b + 3];
     l->stride[b] = *(int64_t *)params[5 * b + 4];
     strided |= l->stride[b] != 1;
-    l->bufs[b] = aligned + off;
+    l->bufs[b] = aligned + off * kernel_elem_bytes(ki->elem);
     rt__rec_arg(r, rt__ref_ptr(rt, l->bufs[b]));
     if (l->n < 0)
       l->n = size;
@@ -170,7 +170,9 @@ static int read_launch(Rt *rt, RtRec *r, const KernelInfo *ki, void **params, in
  * RT_DETAIL_NONE when every one is fine. */
 static int bad_launch_ptr(Rt *rt, const KernelInfo *ki, const Launch *l) {
   for (int b = 0; b < ki->nbufs; b++) {
-    size_t span = l->n > 0 ? ((size_t)(l->n - 1) * (size_t)l->stride[b] + 1) * 4 : 0;
+    size_t span = l->n > 0 ? ((size_t)(l->n - 1) * (size_t)l->stride[b] + 1) *
+                                 (size_t)kernel_elem_bytes(ki->elem)
+                           : 0;
     if (rt__range_kind(rt, l->bufs[b], span) != 1)
       return RT_DETAIL_BAD_POINTER;
     if (rt->dev && rt__freed_alloc(rt, l->bufs[b], span) >= 0)

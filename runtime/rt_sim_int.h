@@ -58,7 +58,7 @@ typedef struct Work {
   uint8_t kind, phase;
   uint32_t call; /* trace seq of the enqueuing call */
   int kernel, nbufs;
-  int32_t *bufs[KERNEL_MAX_BUFS];
+  char *bufs[KERNEL_MAX_BUFS];     /* a kernel's operands (elements of its type) */
   int64_t stride[KERNEL_MAX_BUFS]; /* elements between a kernel operand's elements */
   int64_t n;
   int32_t v;

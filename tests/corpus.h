@@ -29,6 +29,7 @@ static const char *const corpus[] = {
     "memory-space-cast",
     "launch-shapes",
     "launch-inline",
+    "typed-kernels",
 };
 #define NCORPUS (sizeof corpus / sizeof corpus[0])
 

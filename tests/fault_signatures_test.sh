@@ -3,7 +3,10 @@
 # of a run counted (the last check below). Each builtin fault over
 # CASES generated cases (seed 5, no steering, no reduction, no database):
 #   - it shows (some case fails);
-#   - its main signature takes at least 90% of its failures;
+#   - its main signature takes at least 90% of its failures, or its main two do where they are
+#     of two classes (a fault that shows as a runtime error in some cases and as a wrong value
+#     in others, as copy_size_i32 overruns a narrow element's buffer and copies half of a wide
+#     one: one finding per symptom, which no name can merge);
 #   - it gives at most 3 signatures;
 #   - no over-merging: no signature (less its fault prefix) takes more than 5% of the
 #     failures of two different faults.
@@ -32,13 +35,18 @@ done
 # per fault: signatures, failures, the main signature's share
 awk '
   { f = $1; c = $2; $1 = $2 = ""; sub(/^  /, ""); sigs[f]++; tot[f] += c
-    if (c > top[f]) top[f] = c }
+    cls = $0; sub(/\|.*/, "", cls)
+    if (c > top[f]) { sec[f] = top[f]; seccls[f] = topcls[f]; top[f] = c; topcls[f] = cls }
+    else if (c > sec[f]) { sec[f] = c; seccls[f] = cls } }
   END {
     bad = 0
     for (f in sigs) {
       share = 100 * top[f] / tot[f]
-      printf "  %-22s %3d signatures (at most 3), main %5.1f%% of %d failures\n", f, sigs[f], share, tot[f]
-      if (share < 90) { printf "FAIL: %s: main signature %.1f%% < 90%%\n", f, share; bad = 1 }
+      two = sec[f] > 0 && seccls[f] != topcls[f] ? 100 * (top[f] + sec[f]) / tot[f] : 0
+      printf "  %-22s %3d signatures (at most 3), main %5.1f%% of %d failures", f, sigs[f], share, tot[f]
+      if (two > 0) printf " (with the main one of another class, %s: %.1f%%)", seccls[f], two
+      printf "\n"
+      if (share < 90 && two < 90) { printf "FAIL: %s: main signature %.1f%% < 90%%\n", f, share; bad = 1 }
       if (sigs[f] > 3) { printf "FAIL: %s: %d signatures > 3\n", f, sigs[f]; bad = 1 }
     }
     exit bad

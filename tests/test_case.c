@@ -527,7 +527,8 @@ static void test_kernel_views(void) {
          "\"token\": \"a\"}",
        AF_EINVALID, "\"dst_view\" belongs to a memcpy or memset (a launch has \"arg_views\")"},
       {2, L "\"af_fill_v\", \"args\": [\"d\"], \"deps\": [\"z\"], \"token\": \"a\"}", AF_EINVALID,
-       "kernel \"af_fill_v\" is the view form the renderer picks; name af_fill"},
+       "kernel \"af_fill_v\" is a form the renderer picks (for views, for its buffers' type); name "
+       "af_fill"},
       {2,
        "{\"op\": \"memset\", \"dst\": \"d\", \"value\": 1, \"arg_views\": [[0, 2, 1]], "
        "\"deps\": [\"z\"], \"token\": \"a\"}",

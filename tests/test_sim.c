@@ -218,6 +218,72 @@ static void test_kernel_sentinel_window(void) {
   CHECK(seen_result);
 }
 
+/* af_transform_<type> on one element, eager: its lane in, dst = src * 3 + 5 on the lane, the
+ * element out (the values worked out by hand from kernels.h's rule). */
+static void transform_one(const char *name, const void *src, size_t bytes, void *dst) {
+  begin(RT_EAGER, 1);
+  void *m = mgpuModuleLoad("k", 1);
+  void *f = mgpuModuleGetFunction(m, name);
+  CHECK(f != NULL);
+  char *d = mgpuMemAlloc(bytes, NULL, false), *a = mgpuMemAlloc(bytes, NULL, false);
+  memcpy(a, src, bytes);
+  void *da = d, *aa = a;
+  int64_t off = 0, size = 1, stride = 1;
+  int32_t v = 5, spin = 8;
+  void *params[] = {&da, &da, &off, &size, &stride, &aa, &aa, &off, &size, &stride, &v, &spin};
+  mgpuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL, 12);
+  CHECK_EQ(count_errors(RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_ARGS), 0);
+  memcpy(dst, d, bytes);
+  mgpuMemFree(d, NULL);
+  mgpuMemFree(a, NULL);
+  asyncfuzz_rt_end();
+}
+
+static void test_typed_kernels(void) {
+  uint8_t b1 = 1, b8 = 0x80, o1 = 0xFF, o8 = 0;
+  transform_one("af_transform_i1", &b1, 1, &o1);
+  CHECK_EQ(o1, 0); /* 1 * 3 + 5 = 8: its lowest bit */
+  b1 = 0;
+  transform_one("af_transform_i1", &b1, 1, &o1);
+  CHECK_EQ(o1, 1);
+  transform_one("af_transform_i8", &b8, 1, &o8);
+  CHECK_EQ(o8, 0x85);          /* -128 * 3 + 5 = -379 */
+  uint16_t h = 0x3C00, oh = 0; /* f16 1.0, taken as its bits */
+  transform_one("af_transform_f16", &h, 2, &oh);
+  CHECK_EQ(oh, 0xB405);
+  uint32_t f = 0x3F800000u, of = 0;
+  transform_one("af_transform_f32", &f, 4, &of);
+  CHECK_EQ(of, 0xBE800005u);
+  uint64_t q = 0x100000002ull, oq = 0; /* the low half in */
+  transform_one("af_transform_i64", &q, 8, &oq);
+  CHECK_EQ(oq, 11u);
+  q = 0x7FFFFFFFull; /* 0x80000002 out, sign-extended */
+  transform_one("af_transform_index", &q, 8, &oq);
+  CHECK_EQ(oq, 0xFFFFFFFF80000002ull);
+  /* an i16 kernel's spin phase writes the sentinel's low half, two bytes only */
+  int seen = 0;
+  for (uint64_t seed = 0; seed < 200 && !seen; seed++) {
+    begin(RT_RANDOM, seed);
+    void *m = mgpuModuleLoad("k", 1);
+    void *fn = mgpuModuleGetFunction(m, "af_fill_i16");
+    uint16_t *b = mgpuMemAlloc(8, NULL, false);
+    b[1] = 0x1234;
+    void *p = b;
+    int64_t off = 0, size = 1, stride = 1;
+    int32_t v = 1, spin = 8;
+    void *params[] = {&p, &p, &off, &size, &stride, &v, &spin};
+    mgpuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL, 7);
+    mgpuSetDefaultDevice(0);
+    if (b[0] == 0x5E5E) {
+      seen = 1;
+      CHECK_EQ(b[1], 0x1234);
+    }
+    mgpuMemFree(b, NULL);
+    asyncfuzz_rt_end();
+  }
+  CHECK(seen);
+}
+
 static void test_bad_launches(void) {
   begin(RT_EAGER, 1);
   void *m = mgpuModuleLoad("k", 1);
@@ -531,6 +597,7 @@ int main(void) {
   test_many_allocations();
   test_eager_completes_at_once();
   test_kernel_sentinel_window();
+  test_typed_kernels();
   test_bad_launches();
   test_host_register();
   test_leaks_counted();

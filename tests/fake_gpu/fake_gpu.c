@@ -30,7 +30,7 @@ typedef struct Obj {
 typedef struct Work {
   int kind;
   int kernel, nbufs, hang, fault, crash;
-  int32_t *bufs[KERNEL_MAX_BUFS];
+  char *bufs[KERNEL_MAX_BUFS]; /* elements of the kernel's type */
   int64_t stride[KERNEL_MAX_BUFS];
   int64_t n;
   int32_t v, spin;
@@ -186,7 +186,7 @@ static void exec(Work *w) {
       g_sticky = FG_ILLEGAL_ADDRESS;
       return;
     }
-    const int32_t *src[KERNEL_MAX_BUFS];
+    const void *src[KERNEL_MAX_BUFS];
     for (int b = 1; b < w->nbufs; b++)
       src[b - 1] = w->bufs[b];
     kernel_ref_strided(w->kernel, w->bufs[0], src, w->stride, w->n, w->v);
@@ -287,9 +287,9 @@ int fg_launch(void *f, unsigned gx, unsigned bx, void *hs, void **params) {
   w->kernel = ((Func *)f)->kernel;
   w->nbufs = ki->nbufs;
   for (int b = 0; b < ki->nbufs; b++) {
-    int32_t *aligned = *(int32_t **)params[5 * b + 1];
+    char *aligned = *(char **)params[5 * b + 1];
     int64_t off = *(int64_t *)params[5 * b + 2];
-    w->bufs[b] = aligned + off;
+    w->bufs[b] = aligned + off * kernel_elem_bytes(ki->elem);
     w->stride[b] = *(int64_t *)params[5 * b + 4]; /* the memref descriptor's stride */
     if (b == 0)
       w->n = *(int64_t *)params[5 * b + 3];
