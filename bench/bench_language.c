@@ -161,13 +161,21 @@ static int space_copied(const GenCase *c) {
 
 /* A launch on a grid and blocks of more than one dimension exercised: it writes a buffer that a
  * copy then reads back to a host buffer that is observed. */
-static int dims_copied(const GenCase *c) {
+/* A launch of a form (0: a grid and blocks of more than one dimension, 1: a gpu.launch the
+ * pipeline outlines, 2: on buffers of a type other than i32) whose result is copied back to a
+ * host buffer and observed. */
+enum { FORM_DIMS, FORM_INLINE, FORM_TYPED, NFORM };
+static int launch_copied(const GenCase *c, int form) {
   unsigned long long written = 0, back = 0, observed = 0;
   for (int i = 0; i < c->nops; i++) {
     const GenOp *o = &c->ops[i];
     if (o->buf < 0 || o->buf >= 64)
       continue;
-    if (o->kind == GEN_OP_LAUNCH && o->dims[0])
+    int is =
+        o->kind == GEN_OP_LAUNCH && (form == FORM_DIMS     ? o->dims[0] != 0
+                                     : form == FORM_INLINE ? o->inl
+                                                           : c->bufs[o->buf].elem != GEN_ELEM_I32);
+    if (is)
       written |= 1ull << o->buf;
     else if (gen_op_flags(o->kind) & (GEN_K_WRITE | GEN_K_ARGS))
       written &= ~(1ull << o->buf); /* (overwritten by other work) */
@@ -210,7 +218,7 @@ int main(int argc, char **argv) {
   }
   GenConfig cfg;
   gen_config_default(&cfg);
-  long count[NCON] = {0}, ecount[GEN_ELEM__COUNT] = {0}, regs = 0, spaces = 0, dims = 0;
+  long count[NCON] = {0}, ecount[GEN_ELEM__COUNT] = {0}, regs = 0, spaces = 0, forms[NFORM] = {0};
   for (int s = 1; s <= n; s++) {
     GenCase c;
     if (gen_generate(&c, (uint64_t)s, &cfg, &err) || gen_validate(&c, &err)) {
@@ -227,7 +235,8 @@ int main(int argc, char **argv) {
       ecount[e] += eh[e];
     regs += registered_copied(&c);
     spaces += space_copied(&c);
-    dims += dims_copied(&c);
+    for (int k = 0; k < NFORM; k++)
+      forms[k] += launch_copied(&c, k);
     char *mlir = gen_render_mlir(&c);
     if (mlir == NULL) {
       fprintf(stderr, "bench_language: out of memory\n");
@@ -251,9 +260,12 @@ int main(int argc, char **argv) {
   printf("buffer in memory space 1 written and copied back to an observed host buffer: %ld of "
          "%d cases (%.1f%%)\n",
          spaces, n, 100.0 * (double)spaces / n);
-  printf("launch on a grid and blocks of more than one dimension, its result copied back and "
-         "observed: %ld of %d cases (%.1f%%)\n",
-         dims, n, 100.0 * (double)dims / n);
+  static const char *const form[NFORM] = {"on a grid and blocks of more than one dimension",
+                                          "of a gpu.launch body, outlined by the pipeline",
+                                          "on buffers of a type other than i32"};
+  for (int k = 0; k < NFORM; k++)
+    printf("launch %s, its result copied back and observed: %ld of %d cases (%.1f%%)\n", form[k],
+           forms[k], n, 100.0 * (double)forms[k] / n);
   char *args[] = {spec.opt, "--split-input-file", in, "-o", "/dev/null", NULL};
   ProcResult r;
   if (af_proc_run(args, NULL, NULL, NULL, errp, 600, &r, &err)) {

@@ -69,14 +69,23 @@ static const char *shape_word(const char *sig, const char *w) {
   return NULL;
 }
 
-/* Case c again with its views dropped (view) and its buffers in the default space (space), under
- * s: 1 when it fails with v's name less those words (*pv, *plain set), 0 when not, or an AF_E*
+/* Case c again with its views dropped (view), its buffers in the default space (space) or its
+ * gpu.launch ops written as gpu.launch_func (inl), under s: 1 when it fails with v's name less
+ * those words, or with gpu.launch_func for gpu.launch (*pv, *plain set), 0 when not, or an AF_E*
  * code. */
 static int fails_without(const GenCase *c, const LowerSpec *spec, const Schedule *s,
-                         const CheckOpts *o, const Verdict *v, int view, int space, GenCase *plain,
-                         Verdict *pv, AfErr *err) {
+                         const CheckOpts *o, const Verdict *v, int view, int space, int inl,
+                         GenCase *plain, Verdict *pv, AfErr *err) {
   char base[sizeof v->signature];
   snprintf(base, sizeof base, "%s", v->signature);
+  const char *li = inl ? shape_word(base, "gpu.launch") : NULL;
+  if (li) { /* "gpu.launch async" -> "gpu.launch_func async" */
+    size_t at = (size_t)(li - base) + 10;
+    if (strlen(base) + 5 < sizeof base) {
+      memmove(base + at + 5, base + at, strlen(base + at) + 1);
+      memcpy(base + at, "_func", 5);
+    }
+  }
   const char *at = space ? shape_word(base, " space") : NULL;
   char *w = at ? base + (at - base) : NULL;
   if (w)
@@ -92,6 +101,8 @@ static int fails_without(const GenCase *c, const LowerSpec *spec, const Schedule
     plain->bufs[b].space = 0;
   for (int i = 0; i < plain->nops && space; i++)
     plain->ops[i].spacecast = 0;
+  for (int i = 0; i < plain->nops && inl; i++)
+    plain->ops[i].inl = 0;
   AfErr e = {0}; /* (views that evened out buffers of different sizes: no view-free case) */
   if (gen_case_finish(plain, &e) != 0 || gen_validate(plain, &e) != 0) {
     gen_case_free(plain);
@@ -103,11 +114,12 @@ static int fails_without(const GenCase *c, const LowerSpec *spec, const Schedule
   int rc = r ? check_case(plain, spec, s, 1, NULL, &oo, r, err) : AF_ENOMEM;
   int same = rc == 0 && r->first_fail == 0 && strcmp(r->verdict[0].signature, base) == 0;
   if (same) { /* v's detail (what the case itself showed), and that the word does not matter */
-    const char *note = view && space ? "\n(with every view and memory space dropped it fails "
-                                       "the same way)"
-                       : view        ? "\n(with every view dropped it fails the same way)"
-                              : "\n(with every buffer in the default memory space it fails the "
-                                "same way)";
+    const char *note = inl ? "\n(with every gpu.launch a gpu.launch_func it fails the same way)"
+                       : view && space ? "\n(with every view and memory space dropped it fails "
+                                         "the same way)"
+                       : view          ? "\n(with every view dropped it fails the same way)"
+                                       : "\n(with every buffer in the default memory space it "
+                                         "fails the same way)";
     *pv = r->verdict[0];
     int keep = (int)(sizeof pv->detail - strlen(note) - 1);
     snprintf(pv->detail, sizeof pv->detail, "%.*s%s", keep, v->detail, note);
@@ -123,9 +135,19 @@ int check_view_free(const GenCase *c, const LowerSpec *spec, const Schedule *s, 
                     const Verdict *v, GenCase *plain, Verdict *pv, AfErr *err) {
   /* the words that name an op on a view or on a buffer in a memory space */
   int view = strstr(v->signature, " view") != NULL,
-      space = shape_word(v->signature, " space") != NULL;
-  if (!oracle_verdict_names_shape(v->cls) || (!view && !space))
+      space = shape_word(v->signature, " space") != NULL,
+      inl = shape_word(v->signature, "gpu.launch") != NULL;
+  if (!oracle_verdict_names_shape(v->cls) || (!view && !space && !inl))
     return 0;
+  /* a gpu.launch the pipeline outlined: as the gpu.launch_func it becomes, when it fails so */
+  int inlined = 0;
+  for (int i = 0; i < c->nops && inl; i++)
+    inlined |= c->ops[i].inl;
+  if (inlined) {
+    int rc = fails_without(c, spec, s, o, v, 0, 0, 1, plain, pv, err);
+    if (rc != 0)
+      return rc;
+  }
   int viewed = 0, spaced = 0;
   for (int i = 0; i < c->nops; i++)
     viewed |= gen_op_has_view(&c->ops[i]);
@@ -138,7 +160,7 @@ int check_view_free(const GenCase *c, const LowerSpec *spec, const Schedule *s, 
   for (int t = 0; t < 3; t++) {
     if ((tries[t][0] && !view) || (tries[t][1] && !space) || (t == 0 && !(view && space)))
       continue;
-    int rc = fails_without(c, spec, s, o, v, tries[t][0], tries[t][1], plain, pv, err);
+    int rc = fails_without(c, spec, s, o, v, tries[t][0], tries[t][1], 0, plain, pv, err);
     if (rc != 0)
       return rc;
   }

@@ -127,7 +127,9 @@ int check_judge_trace(const char *path, const GenCase *c, const LowerSpec *spec,
  * is run again under s with every view dropped (every buffer in the default space), and if that
  * fails with the same name less " view" (" space"), returns 1 with that verdict in *pv (its
  * detail v's, noting that the word does not matter) and that case in *plain (the caller frees
- * it). Returns 0 when v is not of that form or the word matters, or an AF_E* code. */
+ * it). One named by a gpu.launch the pipeline outlined is named as the gpu.launch_func it became
+ * where the case with every launch a gpu.launch_func fails by that name. Returns 0 when v is not
+ * of that form or the word matters, or an AF_E* code. */
 int check_view_free(const GenCase *c, const LowerSpec *spec, const Schedule *s, const CheckOpts *o,
                     const Verdict *v, GenCase *plain, Verdict *pv, AfErr *err);
 

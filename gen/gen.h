@@ -367,9 +367,9 @@ typedef struct GenAvoid {
     "chance that a launch's grid and blocks span more than one\ndimension (gpu.launch_func "       \
     "blocks "                                                                                      \
     "in (x, y, z) threads in\n(x, y, z))")                                                         \
-  X(inline_pct, "--inline", "PCT", 0, 100, 0, 0,                                                   \
+  X(inline_pct, "--inline", "PCT", 0, 100, 15, 0,                                                  \
     "chance that a launch is a gpu.launch whose body is the\nkernel's, outlined by the pipeline "  \
-    "(builtin lowering only:\nthe runtime does not know an outlined kernel by its name)")          \
+    "(the runtime knows it by\nthe tag it takes first)")                                           \
   X(registered_pct, "--registered", "PCT", 0, 100, 30, 0,                                          \
     "share of host buffers registered with gpu.host_register,\nso copies from the device into "    \
     "them are "                                                                                    \

@@ -217,6 +217,12 @@ static int render_launch(R *r, int i, int depth) {
     af_buf_printf(b, "%%k%d = arith.constant %d : index\n", kq, o->dims[q]);
     snprintf(dim[q], sizeof dim[q], "%%k%d", kq);
   }
+  int tag = -1; /* a gpu.launch's: its kernel, for the runtime (kernels.h's KERNEL_TAG) */
+  if (o->inl) {
+    tag = r->k++;
+    gen__ind(r, depth);
+    af_buf_printf(b, "%%k%d = arith.constant %d : i32\n", tag, KERNEL_TAG(kid));
+  }
   int first = 0;
   if (r->map) /* (a gpu.launch's calls are on its first line) */
     first = gen__lines_so_far(r) + 1;
@@ -233,6 +239,12 @@ static int render_launch(R *r, int i, int depth) {
     char v[24], ind[64];
     snprintf(v, sizeof v, "%%k%d", k);
     snprintf(ind, sizeof ind, "%*s", 2 * depth + 2, "");
+    /* the outlined kernel's first arguments, in the order of their first use: its tag, its
+     * value, the spin count (its buffers follow, as the body uses them: dst, a, b) */
+    af_buf_printf(b,
+                  "%s%%af_t0 = arith.addi %%k%d, %s : i32\n"
+                  "%s%%af_t1 = arith.addi %%af_t0, %%spin : i32\n",
+                  ind, tag, v, ind);
     gen__kernel_body(b, kid, name[0], o->nargs > 1 ? name[1] : "", o->nargs > 2 ? name[2] : "", v,
                      ind);
     gen__ind(r, depth + 1);

@@ -59,6 +59,13 @@ typedef enum KernelElem {
 #define KERNEL_VIEW(id) (((id) / KERNEL__COUNT) % 2)
 #define KERNEL_ELEM(id) ((id) / (2 * KERNEL__COUNT))
 
+/* A gpu.launch's body (outlined by the pipeline as "<func>_kernel", a name that says nothing of
+ * the kernel) first uses, in this order, an i32 constant KERNEL_TAG(id), its value and the spin
+ * count: the outlined kernel takes them as its first three arguments, its buffers after them (in
+ * the order the body uses them: dst, a, b), and the runtime knows it by its tag. */
+#define KERNEL_TAG(id) (0x4AF00000 + (id))
+#define KERNEL_TAG_ID(v) ((v) >= 0x4AF00000 && (v) < 0x4AF00000 + KERNEL__IDS ? (v)-0x4AF00000 : -1)
+
 /* How a kernel accesses one buffer argument (its declared access signature). */
 enum { KERNEL_READ = 1, KERNEL_WRITE = 2 };
 

@@ -39,6 +39,9 @@ __attribute__((noinline)) static int h_lookup(Rt *rt, const void *h, unsigned ki
   for (int k = 0; k < KERNEL__IDS && found < 0; k++)
     if (rt->fns[k] == h)
       found = k, fkind = H_FUNC;
+  for (int k = 0; k < rt->nofns && k < RT_OUTLINED_SLOTS && found < 0; k++)
+    if (rt->ofns[k] == h)
+      found = RT_FUNC_OUTLINED + 1 + k, fkind = H_FUNC;
   if (found < 0) {
     *ref = rt__ref_ptr(rt, h);
     if (RT_REF_KIND(*ref) == RT_REF_PTR)
@@ -98,7 +101,10 @@ int rt__h_decode(Rt *rt, const void *h, unsigned kind, int *detail, RtRef *ref) 
            : hk == H_MODULE ? RT_REF_MODULE
            : hk == H_FUNC   ? RT_REF_FUNC
                             : RT_REF_BAD;
-  if (idx < 0 || idx >= n || rk == RT_REF_BAD) {
+  int outlined =
+      hk == H_FUNC && idx >= RT_FUNC_OUTLINED &&
+      idx <= RT_FUNC_OUTLINED + (rt->nofns < RT_OUTLINED_SLOTS ? rt->nofns : RT_OUTLINED_SLOTS);
+  if (idx < 0 || (idx >= n && !outlined) || rk == RT_REF_BAD) {
     *ref = RT_REF(RT_REF_BAD, 0, 0);
     *detail = RT_DETAIL_NOT_A_HANDLE;
     return -1;

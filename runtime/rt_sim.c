@@ -98,6 +98,9 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
   int k = name ? kernel_lookup(name) : -1;
   if (k < 0 && name && rt->cfg.program) /* a program's kernel with no body known: every buffer */
     k = kernel_foreign_unknown(name);
+  size_t nl = name ? strlen(name) : 0;
+  if (k < 0 && nl > 7 && strcmp(name + nl - 7, "_kernel") == 0)
+    k = RT_FUNC_OUTLINED; /* outlined from a gpu.launch: its tag says which kernel at launch */
   rt__rec_arg(r, ref);
   rt__rec_arg(r, RT_REF(RT_REF_STR, k >= 0 ? k : 0xFFFFFF, 0));
   if (rt__inject(rt, r)) {
@@ -106,6 +109,16 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
     rt__rec_fail(rt, r, RT_ERR_INVALID_HANDLE, detail);
   } else if (k < 0) {
     rt__rec_fail(rt, r, RT_ERR_NOT_FOUND, RT_DETAIL_UNKNOWN_KERNEL);
+  } else if (rt->dev && k == RT_FUNC_OUTLINED) {
+    void *fn = NULL;
+    if (rt__dev_result(rt, r, rt->dev->get_function(idx >= 0 ? rt->mods[idx] : module, name, &fn),
+                       detail) == 0) {
+      int slot = rt->nofns++ % RT_OUTLINED_SLOTS;
+      rt->ofns[slot] = fn;
+      h = rt__h_out(rt, H_FUNC, RT_FUNC_OUTLINED + 1 + slot, fn);
+      if (r)
+        r->ret = RT_REF(RT_REF_FUNC, RT_FUNC_OUTLINED, 0);
+    }
   } else if (rt->dev && k >= KERNEL__IDS) { /* (a program's kernels run on the sim only) */
     rt__rec_fail(rt, r, RT_ERR_NOT_FOUND, RT_DETAIL_UNKNOWN_KERNEL);
   } else if (rt->dev) {
@@ -182,20 +195,38 @@ static int bad_launch_ptr(Rt *rt, const KernelInfo *ki, const Launch *l) {
 }
 
 /* The kernel on a GPU, its spin count replaced by the calibrated window when there is one. */
-static void launch_on_device(Rt *rt, RtRec *r, int k, int s, int sdet, const intptr_t grid[3],
-                             const intptr_t block[3], int32_t smem, void *stream, void **params,
-                             void **extra) {
+static void launch_on_device(Rt *rt, RtRec *r, int k, int slot, int s, int sdet,
+                             const intptr_t grid[3], const intptr_t block[3], int32_t smem,
+                             void *stream, void **params, void **extra) {
   const KernelInfo *ki = kernel_info(k);
   int raw = rt->cfg.raw_handles;
-  void *args[5 * KERNEL_MAX_BUFS + 2];
+  void *args[5 * KERNEL_MAX_BUFS + 3];
   int32_t spin = rt->cfg.spin;
-  size_t np = (size_t)ki->nbufs * 5 + 2;
+  size_t np = (size_t)ki->nbufs * 5 + 2 + (slot >= 0); /* (an outlined one's tag first) */
   memcpy(args, params, sizeof(void *) * np);
   if (spin > 0)
-    args[np - 1] = &spin;
+    args[slot >= 0 ? 2 : np - 1] = &spin;
   void *dstream = raw ? stream : rt->streams[s].dh;
-  rt__dev_result(rt, r, rt->dev->launch(rt->fns[k], grid, block, smem, dstream, args, extra),
+  void *fn = slot >= 0 ? rt->ofns[slot % RT_OUTLINED_SLOTS] : rt->fns[k];
+  rt__dev_result(rt, r, rt->dev->launch(fn, grid, block, smem, dstream, args, extra),
                  raw && s < 0 ? sdet : RT_DETAIL_NONE);
+}
+
+/* A kernel outlined from a gpu.launch (function index fk, RT_FUNC_OUTLINED...): its kernel by
+ * the tag it takes first, and its parameters in the order of a gpu.func's (buffers, value, spin)
+ * into std; *slot: its driver function's slot on a GPU (-1 on the sim). Returns the kernel id,
+ * or -1 when its first argument is no tag or its parameters are not the kernel's. */
+static int outlined_kernel(int fk, void **params, size_t count, void **std, int *slot) {
+  *slot = fk > RT_FUNC_OUTLINED ? fk - RT_FUNC_OUTLINED - 1 : -1;
+  int id = params && (count == 0 || count >= 3) ? KERNEL_TAG_ID(*(int32_t *)params[0]) : -1;
+  const KernelInfo *ki = id >= 0 ? kernel_info(id) : NULL;
+  if (ki == NULL || (count != 0 && count != (size_t)ki->nbufs * 5 + 3))
+    return -1;
+  for (int j = 0; j < ki->nbufs * 5; j++)
+    std[j] = params[3 + j];
+  std[ki->nbufs * 5] = params[1];     /* the value */
+  std[ki->nbufs * 5 + 1] = params[2]; /* the spin count */
+  return id;
 }
 
 void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t gridZ,
@@ -207,7 +238,17 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t g
   RtRef fref, sref;
   int k = rt__h_decode(rt, function, H_FUNC, &fdet, &fref);
   int s = rt__stream_arg(rt, stream, &sdet, &sref);
-  int raw = rt->dev && rt->cfg.raw_handles;
+  int raw = rt->dev && rt->cfg.raw_handles, slot = -1, untagged = 0;
+  void *std[5 * KERNEL_MAX_BUFS + 2], **given = params;
+  if (k >= RT_FUNC_OUTLINED) { /* from here on, the kernel it is, as a gpu.func takes it */
+    k = outlined_kernel(k, params, paramsCount, std, &slot);
+    untagged = k < 0;
+    if (k >= 0) {
+      params = std;
+      paramsCount = (size_t)kernel_info(k)->nbufs * 5 + 2;
+      fref = RT_REF(RT_REF_FUNC, k, 0);
+    }
+  }
   rt__rec_arg(r, fref);
   rt__rec_arg(r, sref);
   const intptr_t grid[3] = {gridX, gridY, gridZ}, block[3] = {blockX, blockY, blockZ};
@@ -215,7 +256,9 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t g
   Launch l;
   int det;
   if (rt__inject(rt, r))
-    ;                    /* failed on purpose: nothing runs */
+    ;                        /* failed on purpose: nothing runs */
+  else if (untagged && !raw) /* outlined, with no tag or other parameters */
+    rt__rec_fail(rt, r, RT_ERR_INVALID_VALUE, RT_DETAIL_BAD_ARGS);
   else if (raw && k < 0) /* not a kernel asyncfuzz knows: the driver decides */
     rt__dev_result(rt, r, rt->dev->launch(function, grid, block, smem, stream, params, extra),
                    fdet);
@@ -231,7 +274,8 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t g
   else if (!raw && (det = bad_launch_ptr(rt, ki, &l)) != RT_DETAIL_NONE)
     rt__rec_fail(rt, r, RT_ERR_ILLEGAL_ADDRESS, det);
   else if (rt->dev)
-    launch_on_device(rt, r, k, s, sdet, grid, block, smem, stream, params, extra);
+    launch_on_device(rt, r, k, slot, s, sdet, grid, block, smem, stream, slot >= 0 ? given : params,
+                     extra);
   else {
     Work *w = rt__enqueue(rt, s, W_KERNEL, r ? r->seq : 0);
     if (w) {

@@ -48,6 +48,11 @@
 #define H_STREAM 1u
 #define H_EVENT 2u
 #define H_MODULE 3u
+/* A function handle's index for a kernel the pipeline outlined from a gpu.launch ("<func>_kernel":
+ * which one, its first argument says, KERNEL_TAG): RT_FUNC_OUTLINED on the sim; on a GPU,
+ * RT_FUNC_OUTLINED + 1 + the slot of the driver's function in ofns. */
+#define RT_FUNC_OUTLINED 0x10000
+#define RT_OUTLINED_SLOTS 64
 #define H_FUNC 4u
 /* rt__handle_arg's kind for a stream that must be one the program made (NULL is no stream) */
 #define H_STREAM_MADE (H_STREAM | 0x100u)
@@ -141,11 +146,13 @@ typedef struct Rt {
   int nmodules, modules_live;
   void **mods; /* cuda: the driver's module of each module handle (NULL once unloaded) */
   int capmods;
-  void *fns[KERNEL__IDS]; /* cuda: the driver's function of each kernel, latest module */
-  const RtDevOps *dev;    /* the backend's device, or NULL for the sim */
-  int dev_broken;         /* a sticky device error: every later call fails */
-  int no_trace;           /* a batch case after a sticky error: it writes no trace */
-  uint32_t mod_epoch;     /* module handles outlive runs in batch mode (asyncfuzz_case_begin) */
+  void *fns[KERNEL__IDS];        /* cuda: the driver's function of each kernel, latest module */
+  void *ofns[RT_OUTLINED_SLOTS]; /* cuda: the driver's outlined functions (RT_FUNC_OUTLINED) */
+  int nofns;
+  const RtDevOps *dev; /* the backend's device, or NULL for the sim */
+  int dev_broken;      /* a sticky device error: every later call fails */
+  int no_trace;        /* a batch case after a sticky error: it writes no trace */
+  uint32_t mod_epoch;  /* module handles outlive runs in batch mode (asyncfuzz_case_begin) */
   Alloc *allocs;
   int nallocs, capallocs;
   FreedRange *freed; /* the ranges of the allocations freed so far, in the order they were freed */

@@ -172,6 +172,14 @@ void asyncfuzz_rt_summary(RtSummary *out) {
 
 /* ---- trace text ---- */
 
+/* The kernel a function or name reference names: "outlined" for a kernel outlined from a
+ * gpu.launch (which one, only its launch says), "?" for none. */
+static const char *ref_kernel(RtRef a) {
+  if (RT_REF_ID(a) == RT_FUNC_OUTLINED)
+    return "outlined";
+  return kernel_name(RT_REF_ID(a)) ? kernel_name(RT_REF_ID(a)) : "?";
+}
+
 static void fmt_ref(AfBuf *b, RtRef a) {
   switch (RT_REF_KIND(a)) {
   case RT_REF_INT: {
@@ -195,7 +203,7 @@ static void fmt_ref(AfBuf *b, RtRef a) {
     af_buf_printf(b, "m%d", RT_REF_ID(a));
     break;
   case RT_REF_FUNC:
-    af_buf_printf(b, "f:%s", kernel_name(RT_REF_ID(a)) ? kernel_name(RT_REF_ID(a)) : "?");
+    af_buf_printf(b, "f:%s", ref_kernel(a));
     break;
   case RT_REF_BUF:
     af_buf_printf(b, "b%d+%u", RT_REF_ID(a), RT_REF_VAL(a));
@@ -225,7 +233,7 @@ static void fmt_ref(AfBuf *b, RtRef a) {
     if (RT_REF_ID(a) == 0xFFFFFF)
       af_buf_puts(b, "\"?\"");
     else
-      af_buf_printf(b, "\"%s\"", kernel_name(RT_REF_ID(a)) ? kernel_name(RT_REF_ID(a)) : "?");
+      af_buf_printf(b, "\"%s\"", ref_kernel(a));
     break;
   default:
     af_buf_puts(b, "-");

@@ -120,6 +120,12 @@ if af_need "mlir-opt code on the cuda backend" mlir-opt-22; then
   verdicts <"$T/sim.json" >"$T/sim.v"
   verdicts <"$T/cuda.json" >"$T/cuda.v"
   cmp -s "$T/sim.v" "$T/cuda.v" || fail "mlir-opt: sim and cuda disagree: $(diff "$T/sim.v" "$T/cuda.v")"
+  # kernels outlined from gpu.launch bodies ("main_kernel", known by their tag) and kernels of
+  # every element type, through the driver: each passes, as on the sim
+  "$AF" check "$SRC/corpus/launch-inline.json" "$SRC/corpus/typed-kernels.json" --lowering mlir-opt \
+    --schedules eager --backend cuda >"$T/o" 2>&1 ||
+    fail "outlined and typed kernels on cuda: $(grep -B2 -A6 FAIL "$T/o" | head -20)"
+  [ "$(grep -c '^PASS' "$T/o")" -eq 2 ] || fail "outlined and typed kernels on cuda: $(cat "$T/o")"
   # rocdl code is AMD's: refused on cuda (exit 2), and the default matrix leaves rocdl out there
   "$AF" campaign --lowering mlir-opt/rocdl --backend cuda --cases 1 --no-db --out "$T/roc" >"$T/o" 2>&1
   [ $? -eq 2 ] && grep -q 'rocdl code does not run on cuda (it runs on: sim, hip)' "$T/o" ||

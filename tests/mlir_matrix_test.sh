@@ -28,7 +28,8 @@ if [ -f /usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ockl.bc ] || [ -n "${ASYNCFUZZ_
   # where the lowering is correct for both targets, both pass: the same cases lower for
   # gfx90a (no NVVM attribute reaches mlir-opt), are loaded with mgpuModuleLoad and run (under
   # the cuda flavour of the runtime ABI; the rocm flavour is below)
-  for c in kernel-views typed-buffers wide-types registered-host memory-space-cast launch-shapes; do
+  for c in kernel-views typed-buffers wide-types registered-host memory-space-cast launch-shapes \
+    launch-inline typed-kernels; do
     mkdir -p "$tmp/keep-$c"
     ASYNCFUZZ_KEEP_TMP=1 TMPDIR=$tmp/keep-$c "$af" check "$src/corpus/$c.json" \
       --lowering mlir-opt/rocdl --schedules eager,lazy --abi cuda --json > "$tmp/out" \

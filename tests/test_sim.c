@@ -287,7 +287,7 @@ static void test_typed_kernels(void) {
 static void test_bad_launches(void) {
   begin(RT_EAGER, 1);
   void *m = mgpuModuleLoad("k", 1);
-  CHECK(mgpuModuleGetFunction(m, "no_such_kernel") == NULL);
+  CHECK(mgpuModuleGetFunction(m, "no_such_function") == NULL);
   CHECK_EQ(last_rec(RT_CALL_MODULE_GET_FUNCTION)->err, RT_ERR_NOT_FOUND);
   void *f = mgpuModuleGetFunction(m, "af_fill");
   int32_t *b = mgpuMemAlloc(16, NULL, false);
@@ -295,6 +295,18 @@ static void test_bad_launches(void) {
   int64_t off = 0, size = 4, stride = 1;
   int32_t v = 1, spin = 1;
   void *params[] = {&alloc, &aligned, &off, &size, &stride, &v, &spin};
+  /* a kernel outlined from a gpu.launch ("<func>_kernel"): a handle, and at its launch its
+   * first argument must be a kernel's tag (then its value and spin count, then its buffers) */
+  void *o = mgpuModuleGetFunction(m, "af_case_3_kernel");
+  CHECK(o != NULL);
+  mgpuLaunchKernel(o, 1, 1, 1, 4, 1, 1, 0, NULL, params, NULL, 7);
+  CHECK_EQ(last_rec(RT_CALL_LAUNCH_KERNEL)->detail, RT_DETAIL_BAD_ARGS);
+  int32_t tag = KERNEL_TAG(KERNEL_ID(KERNEL_FILL, 0, KERNEL_ELEM_I32));
+  void *tagged[] = {&tag, &v, &spin, &alloc, &aligned, &off, &size, &stride};
+  mgpuLaunchKernel(o, 1, 1, 1, 4, 1, 1, 0, NULL, tagged, NULL, 8);
+  CHECK_EQ(last_rec(RT_CALL_LAUNCH_KERNEL)->err, 0);
+  mgpuStreamSynchronize(NULL);
+  CHECK_EQ(b[3], fill_value(1, 3));
   mgpuLaunchKernel(f, 1, 1, 1, 4, 1, 1, 0, NULL, params, NULL, 5);
   CHECK_EQ(last_rec(RT_CALL_LAUNCH_KERNEL)->detail, RT_DETAIL_BAD_ARGS);
   mgpuLaunchKernel(NULL, 1, 1, 1, 4, 1, 1, 0, NULL, params, NULL, 7);

@@ -265,9 +265,12 @@ int fg_get_function(void **f, void *m, const char *name) {
   if (!live(m, K_MODULE))
     return FG_INVALID_HANDLE;
   int k = kernel_lookup(name);
+  size_t nl = strlen(name);
+  if (k < 0 && nl > 7 && strcmp(name + nl - 7, "_kernel") == 0)
+    k = KERNEL__IDS; /* outlined from a gpu.launch: its first argument, a tag, says which */
   if (k < 0)
     return FG_NOT_FOUND;
-  static Func funcs[KERNEL__IDS];
+  static Func funcs[KERNEL__IDS + 1];
   if (!live(&funcs[k], K_FUNC)) {
     funcs[k].kernel = k;
     reg(&funcs[k].o, K_FUNC);
@@ -281,10 +284,24 @@ int fg_launch(void *f, unsigned gx, unsigned bx, void *hs, void **params) {
   Stream *s = stream_of(hs);
   if (!live(f, K_FUNC) || s == NULL)
     return FG_INVALID_HANDLE;
-  const KernelInfo *ki = kernel_info(((Func *)f)->kernel);
+  int k = ((Func *)f)->kernel;
+  void *std[5 * KERNEL_MAX_BUFS + 2];
+  if (k ==
+      KERNEL__IDS) { /* (tag, value, spin, buffers...) as a gpu.func's (buffers, value, spin) */
+    k = KERNEL_TAG_ID(*(int32_t *)params[0]);
+    if (k < 0)
+      return FG_INVALID_VALUE;
+    int nb = kernel_info(k)->nbufs;
+    for (int j = 0; j < 5 * nb; j++)
+      std[j] = params[3 + j];
+    std[5 * nb] = params[1];
+    std[5 * nb + 1] = params[2];
+    params = std;
+  }
+  const KernelInfo *ki = kernel_info(k);
   Work *w = push(s);
   w->kind = W_KERNEL;
-  w->kernel = ((Func *)f)->kernel;
+  w->kernel = k;
   w->nbufs = ki->nbufs;
   for (int b = 0; b < ki->nbufs; b++) {
     char *aligned = *(char **)params[5 * b + 1];
