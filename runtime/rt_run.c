@@ -152,6 +152,8 @@ static int begin_locked(Rt *rt, const RtConfig *cfg, int keep_modules) {
     rt->nmodules = rt->modules_live = 0;
     rt->mod_epoch = rt->epoch + 1;
     memset(rt->fns, 0, sizeof rt->fns);
+    memset(rt->ofns, 0, sizeof rt->ofns);
+    rt->nofns = 0;
   }
   rt->dev = NULL;
   if (cfg->backend != RT_BACKEND_SIM) {
