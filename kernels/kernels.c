@@ -191,6 +191,24 @@ int32_t kernel_result(int base, int64_t i, int32_t a, int32_t b, int32_t v) {
   }
 }
 
+int kernel_outlined_name(const char *name) {
+  size_t n = name ? strlen(name) : 0;
+  return n > 7 && strcmp(name + n - 7, "_kernel") == 0;
+}
+
+int kernel_untag(void *const *params, size_t count, void **std) {
+  int32_t tag = params && (count == 0 || count >= 3) ? *(const int32_t *)params[0] : 0;
+  int id = tag >= KERNEL_TAG(0) && tag < KERNEL_TAG(KERNEL__IDS) ? tag - KERNEL_TAG(0) : -1;
+  const KernelInfo *ki = id >= 0 ? kernel_info(id) : NULL;
+  if (ki == NULL || (count != 0 && count != (size_t)ki->nbufs * 5 + 3))
+    return -1;
+  for (int j = 0; j < ki->nbufs * 5; j++)
+    std[j] = params[3 + j];
+  std[ki->nbufs * 5] = params[1];     /* the value */
+  std[ki->nbufs * 5 + 1] = params[2]; /* the spin count */
+  return id;
+}
+
 void kernel_ref(int id, void *dst, const void *const *src, int64_t n, int32_t v) {
   kernel_ref_strided(id, dst, src, NULL, n, v);
 }

@@ -10,10 +10,10 @@
  * versions (gen/render.c), each thread writes KERNEL_SENTINEL over its output element `spin`
  * times with atomic stores, then its result.
  *
- * Every element type has its kernels (kernels.h: "af_fill_f16"...), which compute on 32-bit
- * lanes of the elements' bits (kernel_lane): one template per kernel over a lane type that says
- * how an element of its storage becomes a lane and back, and stores it (an atomic exchange for 4
- * and 8 bytes, a volatile store, which no compiler merges either, for 1 and 2).
+ * Every element type has its kernels (kernels.h: "af_fill", "af_fill_f16"...), which compute on
+ * 32-bit lanes of the elements' bits (kernel_lane): one template per kernel over a lane type that
+ * says how an element of its storage becomes a lane and back, and stores it (an atomic exchange
+ * for 4 and 8 bytes, a volatile store, which no compiler merges either, for 1 and 2).
  */
 #ifdef __HIP__ /* hipcc builds the same kernels for AMD GPUs (the hip backend) */
 #include <hip/hip_runtime.h>
@@ -22,7 +22,6 @@
 
 #define SENTINEL 0x5E5E5E5E /* KERNEL_SENTINEL */
 
-#define MEMREF(x) int32_t *x##_alloc, int32_t *x, int64_t x##_off, int64_t x##_n, int64_t x##_stride
 #define AT(x, i) (x + x##_off + (int64_t)(i)*x##_stride)
 /* The thread's element: its linear index over the grid and the blocks, x fastest (as the
  * gpu.func versions compute it). */
@@ -30,49 +29,6 @@
   ((((int64_t)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) *                     \
        ((int64_t)blockDim.x * blockDim.y * blockDim.z) +                                           \
    ((int64_t)threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x)
-
-__device__ static void spin_phase(int32_t *p, int32_t spin) {
-  for (int32_t s = 0; s < spin; s++)
-    atomicExch((int *)p, SENTINEL);
-}
-
-extern "C" __global__ void af_fill(MEMREF(dst), int32_t v, int32_t spin) {
-  (void)dst_alloc;
-  int64_t i = AF_INDEX();
-  if (i >= dst_n)
-    return;
-  spin_phase(AT(dst, i), spin);
-  uint32_t r = (uint32_t)v * 7u + (uint32_t)i;
-  atomicExch((int *)AT(dst, i), (int)r);
-}
-
-extern "C" __global__ void af_transform(MEMREF(dst), MEMREF(a), int32_t v, int32_t spin) {
-  (void)dst_alloc;
-  (void)a_alloc;
-  (void)a_n;
-  int64_t i = AF_INDEX();
-  if (i >= dst_n)
-    return;
-  spin_phase(AT(dst, i), spin);
-  uint32_t r = (uint32_t)*AT(a, i) * 3u + (uint32_t)v;
-  atomicExch((int *)AT(dst, i), (int)r);
-}
-
-extern "C" __global__ void af_combine(MEMREF(dst), MEMREF(a), MEMREF(b), int32_t v, int32_t spin) {
-  (void)dst_alloc;
-  (void)a_alloc;
-  (void)a_n;
-  (void)b_alloc;
-  (void)b_n;
-  int64_t i = AF_INDEX();
-  if (i >= dst_n)
-    return;
-  spin_phase(AT(dst, i), spin);
-  uint32_t r = (uint32_t)*AT(a, i) + (uint32_t)*AT(b, i) * 5u + (uint32_t)v;
-  atomicExch((int *)AT(dst, i), (int)r);
-}
-
-/* ---- the other element types ---- */
 
 template <typename S> struct Lane; /* S: the storage of an element */
 template <> struct Lane<int8_t> {  /* i8 */
@@ -90,7 +46,7 @@ template <> struct Lane<int16_t> { /* i16, f16, bf16 */
   __device__ static int16_t make(int32_t r) { return (int16_t)r; }
   __device__ static void put(int16_t *p, int16_t x) { *(volatile int16_t *)p = x; }
 };
-template <> struct Lane<int32_t> { /* f32 */
+template <> struct Lane<int32_t> { /* i32, f32 */
   __device__ static int32_t get(int32_t x) { return x; }
   __device__ static int32_t make(int32_t r) { return r; }
   __device__ static void put(int32_t *p, int32_t x) { atomicExch((int *)p, x); }
@@ -152,26 +108,27 @@ __device__ static void combine_t(MEMREF_T(S, dst), MEMREF_T(S, a), MEMREF_T(S, b
 }
 
 #define ARGS(x) x##_alloc, x, x##_off, x##_n, x##_stride
-/* The three kernels of a type named by sfx, of storage S. */
+/* The three kernels of a type, of storage S, their names ending in sfx ("_f16"; none for i32). */
 #define AF_TYPED(sfx, S)                                                                           \
-  extern "C" __global__ void af_fill_##sfx(MEMREF_T(S, dst), int32_t v, int32_t spin) {            \
+  extern "C" __global__ void af_fill##sfx(MEMREF_T(S, dst), int32_t v, int32_t spin) {            \
     fill_t<S>(ARGS(dst), v, spin);                                                                 \
   }                                                                                                \
-  extern "C" __global__ void af_transform_##sfx(MEMREF_T(S, dst), MEMREF_T(S, a), int32_t v,       \
+  extern "C" __global__ void af_transform##sfx(MEMREF_T(S, dst), MEMREF_T(S, a), int32_t v,       \
                                                 int32_t spin) {                                    \
     transform_t<S>(ARGS(dst), ARGS(a), v, spin);                                                   \
   }                                                                                                \
-  extern "C" __global__ void af_combine_##sfx(MEMREF_T(S, dst), MEMREF_T(S, a), MEMREF_T(S, b),    \
+  extern "C" __global__ void af_combine##sfx(MEMREF_T(S, dst), MEMREF_T(S, a), MEMREF_T(S, b),    \
                                               int32_t v, int32_t spin) {                           \
     combine_t<S>(ARGS(dst), ARGS(a), ARGS(b), v, spin);                                            \
   }
 
-AF_TYPED(i16, int16_t)
-AF_TYPED(i64, int64_t)
-AF_TYPED(f32, int32_t)
-AF_TYPED(i8, int8_t)
-AF_TYPED(i1, uint8_t)
-AF_TYPED(f16, int16_t)
-AF_TYPED(bf16, int16_t)
-AF_TYPED(f64, int64_t)
-AF_TYPED(index, int64_t)
+AF_TYPED(, int32_t) /* af_fill, af_transform, af_combine */
+AF_TYPED(_i16, int16_t)
+AF_TYPED(_i64, int64_t)
+AF_TYPED(_f32, int32_t)
+AF_TYPED(_i8, int8_t)
+AF_TYPED(_i1, uint8_t)
+AF_TYPED(_f16, int16_t)
+AF_TYPED(_bf16, int16_t)
+AF_TYPED(_f64, int64_t)
+AF_TYPED(_index, int64_t)

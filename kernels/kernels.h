@@ -64,7 +64,12 @@ typedef enum KernelElem {
  * count: the outlined kernel takes them as its first three arguments, its buffers after them (in
  * the order the body uses them: dst, a, b), and the runtime knows it by its tag. */
 #define KERNEL_TAG(id) (0x4AF00000 + (id))
-#define KERNEL_TAG_ID(v) ((v) >= 0x4AF00000 && (v) < 0x4AF00000 + KERNEL__IDS ? (v)-0x4AF00000 : -1)
+/* Whether name is one outlining gives ("<func>_kernel"). */
+int kernel_outlined_name(const char *name);
+/* An outlined kernel's parameters (params[0..count), count 0: unknown) put in the order a
+ * gpu.func takes them (buffers, value, spin) into std: its kernel id, or -1 when its first is no
+ * tag or their number is not the kernel's. */
+int kernel_untag(void *const *params, size_t count, void **std);
 
 /* How a kernel accesses one buffer argument (its declared access signature). */
 enum { KERNEL_READ = 1, KERNEL_WRITE = 2 };

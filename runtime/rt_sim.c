@@ -98,8 +98,7 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
   int k = name ? kernel_lookup(name) : -1;
   if (k < 0 && name && rt->cfg.program) /* a program's kernel with no body known: every buffer */
     k = kernel_foreign_unknown(name);
-  size_t nl = name ? strlen(name) : 0;
-  if (k < 0 && nl > 7 && strcmp(name + nl - 7, "_kernel") == 0)
+  if (k < 0 && kernel_outlined_name(name))
     k = RT_FUNC_OUTLINED; /* outlined from a gpu.launch: its tag says which kernel at launch */
   rt__rec_arg(r, ref);
   rt__rec_arg(r, RT_REF(RT_REF_STR, k >= 0 ? k : 0xFFFFFF, 0));
@@ -212,23 +211,6 @@ static void launch_on_device(Rt *rt, RtRec *r, int k, int slot, int s, int sdet,
                  raw && s < 0 ? sdet : RT_DETAIL_NONE);
 }
 
-/* A kernel outlined from a gpu.launch (function index fk, RT_FUNC_OUTLINED...): its kernel by
- * the tag it takes first, and its parameters in the order of a gpu.func's (buffers, value, spin)
- * into std; *slot: its driver function's slot on a GPU (-1 on the sim). Returns the kernel id,
- * or -1 when its first argument is no tag or its parameters are not the kernel's. */
-static int outlined_kernel(int fk, void **params, size_t count, void **std, int *slot) {
-  *slot = fk > RT_FUNC_OUTLINED ? fk - RT_FUNC_OUTLINED - 1 : -1;
-  int id = params && (count == 0 || count >= 3) ? KERNEL_TAG_ID(*(int32_t *)params[0]) : -1;
-  const KernelInfo *ki = id >= 0 ? kernel_info(id) : NULL;
-  if (ki == NULL || (count != 0 && count != (size_t)ki->nbufs * 5 + 3))
-    return -1;
-  for (int j = 0; j < ki->nbufs * 5; j++)
-    std[j] = params[3 + j];
-  std[ki->nbufs * 5] = params[1];     /* the value */
-  std[ki->nbufs * 5 + 1] = params[2]; /* the spin count */
-  return id;
-}
-
 void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t gridZ,
                       intptr_t blockX, intptr_t blockY, intptr_t blockZ, int32_t smem, void *stream,
                       void **params, void **extra, size_t paramsCount) {
@@ -241,7 +223,8 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t g
   int raw = rt->dev && rt->cfg.raw_handles, slot = -1, untagged = 0;
   void *std[5 * KERNEL_MAX_BUFS + 2], **given = params;
   if (k >= RT_FUNC_OUTLINED) { /* from here on, the kernel it is, as a gpu.func takes it */
-    k = outlined_kernel(k, params, paramsCount, std, &slot);
+    slot = k > RT_FUNC_OUTLINED ? k - RT_FUNC_OUTLINED - 1 : -1; /* (its driver function's) */
+    k = kernel_untag(params, paramsCount, std);
     untagged = k < 0;
     if (k >= 0) {
       params = std;

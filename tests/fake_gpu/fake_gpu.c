@@ -265,8 +265,7 @@ int fg_get_function(void **f, void *m, const char *name) {
   if (!live(m, K_MODULE))
     return FG_INVALID_HANDLE;
   int k = kernel_lookup(name);
-  size_t nl = strlen(name);
-  if (k < 0 && nl > 7 && strcmp(name + nl - 7, "_kernel") == 0)
+  if (k < 0 && kernel_outlined_name(name))
     k = KERNEL__IDS; /* outlined from a gpu.launch: its first argument, a tag, says which */
   if (k < 0)
     return FG_NOT_FOUND;
@@ -288,14 +287,8 @@ int fg_launch(void *f, unsigned gx, unsigned bx, void *hs, void **params) {
   void *std[5 * KERNEL_MAX_BUFS + 2];
   if (k ==
       KERNEL__IDS) { /* (tag, value, spin, buffers...) as a gpu.func's (buffers, value, spin) */
-    k = KERNEL_TAG_ID(*(int32_t *)params[0]);
-    if (k < 0)
+    if ((k = kernel_untag(params, 0, std)) < 0)
       return FG_INVALID_VALUE;
-    int nb = kernel_info(k)->nbufs;
-    for (int j = 0; j < 5 * nb; j++)
-      std[j] = params[3 + j];
-    std[5 * nb] = params[1];
-    std[5 * nb + 1] = params[2];
     params = std;
   }
   const KernelInfo *ki = kernel_info(k);
