@@ -159,6 +159,28 @@ static int space_copied(const GenCase *c) {
   return (back & observed) != 0;
 }
 
+/* A copy or set that names a memref of rank 2 or 3 (rows: one in rows, gen_op_rows) exercised:
+ * what it writes reaches an observed host buffer, by it or by a copy back from the device. */
+static int ranked_copied(const GenCase *c, int rows) {
+  unsigned long long written = 0, back = 0, observed = 0;
+  for (int i = 0; i < c->nops; i++) {
+    const GenOp *o = &c->ops[i];
+    if (o->buf < 0 || o->buf >= 64)
+      continue;
+    int form = rows ? gen_op_rows(c, o, NULL) != 0 : o->ranked;
+    if ((o->kind == GEN_OP_MEMCPY || o->kind == GEN_OP_MEMSET) && form)
+      written |= 1ull << o->buf;
+    if (o->kind == GEN_OP_MEMCPY && o->src >= 0 && o->src < 64 && (written >> o->src & 1) &&
+        c->bufs[o->buf].kind == GEN_BUF_HOST)
+      back |= 1ull << o->buf;
+    if (o->kind == GEN_OP_MEMCPY && form && c->bufs[o->buf].kind == GEN_BUF_HOST)
+      back |= 1ull << o->buf;
+    if (o->kind == GEN_OP_OBSERVE)
+      observed |= 1ull << o->buf;
+  }
+  return (back & observed) != 0;
+}
+
 /* A launch on a grid and blocks of more than one dimension exercised: it writes a buffer that a
  * copy then reads back to a host buffer that is observed. */
 /* A launch of a form (0: a grid and blocks of more than one dimension, 1: a gpu.launch the
@@ -218,7 +240,8 @@ int main(int argc, char **argv) {
   }
   GenConfig cfg;
   gen_config_default(&cfg);
-  long count[NCON] = {0}, ecount[GEN_ELEM__COUNT] = {0}, regs = 0, spaces = 0, forms[NFORM] = {0};
+  long count[NCON] = {0}, ecount[GEN_ELEM__COUNT] = {0}, regs = 0, spaces = 0, forms[NFORM] = {0},
+       ranks = 0, rows = 0;
   for (int s = 1; s <= n; s++) {
     GenCase c;
     if (gen_generate(&c, (uint64_t)s, &cfg, &err) || gen_validate(&c, &err)) {
@@ -235,6 +258,8 @@ int main(int argc, char **argv) {
       ecount[e] += eh[e];
     regs += registered_copied(&c);
     spaces += space_copied(&c);
+    ranks += ranked_copied(&c, 0);
+    rows += ranked_copied(&c, 1);
     for (int k = 0; k < NFORM; k++)
       forms[k] += launch_copied(&c, k);
     char *mlir = gen_render_mlir(&c);
@@ -260,6 +285,12 @@ int main(int argc, char **argv) {
   printf("buffer in memory space 1 written and copied back to an observed host buffer: %ld of "
          "%d cases (%.1f%%)\n",
          spaces, n, 100.0 * (double)spaces / n);
+  printf("copy or set of a ranked memref (rank 2 or 3), what it writes observed: %ld of %d "
+         "cases (%.1f%%)\n",
+         ranks, n, 100.0 * (double)ranks / n);
+  printf("copy or set in rows of a ranked memref (a multi-dimensional subview), what it writes "
+         "observed: %ld of %d cases (%.1f%%)\n",
+         rows, n, 100.0 * (double)rows / n);
   static const char *const form[NFORM] = {"on a grid and blocks of more than one dimension",
                                           "of a gpu.launch body, outlined by the pipeline",
                                           "on buffers of a type other than i32"};

@@ -205,19 +205,19 @@ static int reduce_finding(Campaign *k, Sig *sig, const GenCase *c, const Schedul
   return rc == 0 ? 0 : -1;
 }
 
-/* A lowering finding named by an op on a view ("gpu.memset async deps=2+ view") or on a buffer
- * in a memory space ("... space") keeps the word in its name only if it matters, and one by a
- * gpu.launch the pipeline outlined is named as the gpu.launch_func it became where that fails
- * the same way (check_view_free). The first time a signature of that form comes, the
- * case is run again with every view dropped: if it fails with the same name less " view", that
- * name is the finding, and the view-free case its case (*plain, *pv); later occurrences of the
- * view form count as it (their cases keep their views). Returns 1 when v is renamed (into *pv),
- * 0 when not (also when the run again fails: the name stays as it came), -1 out of memory. */
+/* A lowering finding named by an op on a view ("gpu.memset async deps=2+ view"), on a buffer
+ * in a memory space ("... space") or on a ranked memref ("... ranked") keeps the word in its name
+ * only if it matters, and one by a gpu.launch the pipeline outlined is named as the gpu.launch_func
+ * it became where that fails the same way (check_view_free). The first time a signature of that
+ * form comes, the case is run again with every view dropped: if it fails with the same name less "
+ * view", that name is the finding, and the view-free case its case (*plain, *pv); later occurrences
+ * of the view form count as it (their cases keep their views). Returns 1 when v is renamed (into
+ * *pv), 0 when not (also when the run again fails: the name stays as it came), -1 out of memory. */
 static int view_alias(Campaign *k, int low, const GenCase *c, const Schedule *s, const Verdict *v,
                       GenCase *plain, int *have_plain, Verdict *pv) {
   if (!oracle_verdict_names_shape(v->cls) ||
       (!strstr(v->signature, " view") && !strstr(v->signature, " space") &&
-       !strstr(v->signature, "|gpu.launch ")))
+       !strstr(v->signature, " ranked") && !strstr(v->signature, "|gpu.launch ")))
     return 0;
   for (int i = 0; i < k->nalias; i++)
     if (strcmp(k->alias[i].from, v->signature) == 0) {

@@ -69,13 +69,13 @@ static const char *shape_word(const char *sig, const char *w) {
   return NULL;
 }
 
-/* Case c again with its views dropped (view), its buffers in the default space (space) or its
- * gpu.launch ops written as gpu.launch_func (inl), under s: 1 when it fails with v's name less
- * those words, or with gpu.launch_func for gpu.launch (*pv, *plain set), 0 when not, or an AF_E*
- * code. */
+/* Case c again with its views dropped (view), its buffers in the default space (space), of rank
+ * 1 (rank) or its gpu.launch ops written as gpu.launch_func (inl), under s: 1 when it fails with
+ * v's name less those words, or with gpu.launch_func for gpu.launch (*pv, *plain set), 0 when
+ * not, or an AF_E* code. */
 static int fails_without(const GenCase *c, const LowerSpec *spec, const Schedule *s,
-                         const CheckOpts *o, const Verdict *v, int view, int space, int inl,
-                         GenCase *plain, Verdict *pv, AfErr *err) {
+                         const CheckOpts *o, const Verdict *v, int view, int space, int rank,
+                         int inl, GenCase *plain, Verdict *pv, AfErr *err) {
   char base[sizeof v->signature];
   snprintf(base, sizeof base, "%s", v->signature);
   const char *li = inl ? shape_word(base, "gpu.launch") : NULL;
@@ -93,6 +93,10 @@ static int fails_without(const GenCase *c, const LowerSpec *spec, const Schedule
   w = view ? strstr(base, " view") : NULL;
   if (w)
     memmove(w, w + 5, strlen(w + 5) + 1);
+  at = rank ? shape_word(base, " ranked") : NULL;
+  w = at ? base + (at - base) : NULL;
+  if (w)
+    memmove(w, w + 7, strlen(w + 7) + 1);
   if (gen_case_copy(plain, c))
     return af_err_set(err, AF_ENOMEM, "out of memory");
   for (int i = 0; i < plain->nops && view; i++)
@@ -101,6 +105,10 @@ static int fails_without(const GenCase *c, const LowerSpec *spec, const Schedule
     plain->bufs[b].space = 0;
   for (int i = 0; i < plain->nops && space; i++)
     plain->ops[i].spacecast = 0;
+  for (int b = 0; b < plain->nbufs && rank; b++) {
+    plain->bufs[b].rank = plain->bufs[b].dyn = 0;
+    memset(plain->bufs[b].shape, 0, sizeof plain->bufs[b].shape);
+  }
   for (int i = 0; i < plain->nops && inl; i++)
     plain->ops[i].inl = 0;
   AfErr e = {0}; /* (views that evened out buffers of different sizes: no view-free case) */
@@ -114,12 +122,16 @@ static int fails_without(const GenCase *c, const LowerSpec *spec, const Schedule
   int rc = r ? check_case(plain, spec, s, 1, NULL, &oo, r, err) : AF_ENOMEM;
   int same = rc == 0 && r->first_fail == 0 && strcmp(r->verdict[0].signature, base) == 0;
   if (same) { /* v's detail (what the case itself showed), and that the word does not matter */
-    const char *note = inl ? "\n(with every gpu.launch a gpu.launch_func it fails the same way)"
-                       : view && space ? "\n(with every view and memory space dropped it fails "
-                                         "the same way)"
-                       : view          ? "\n(with every view dropped it fails the same way)"
-                                       : "\n(with every buffer in the default memory space it "
-                                         "fails the same way)";
+    char note[200];
+    if (inl)
+      snprintf(note, sizeof note,
+               "\n(with every gpu.launch a gpu.launch_func it fails the same "
+               "way)");
+    else
+      snprintf(note, sizeof note, "\n(with %s%s%s%s%s it fails the same way)",
+               view ? "every view dropped" : "", view && (space || rank) ? " and " : "",
+               space ? "every buffer in the default memory space" : "",
+               space && rank ? " and " : "", rank ? "every buffer of rank 1" : "");
     *pv = r->verdict[0];
     int keep = (int)(sizeof pv->detail - strlen(note) - 1);
     snprintf(pv->detail, sizeof pv->detail, "%.*s%s", keep, v->detail, note);
@@ -136,31 +148,37 @@ int check_view_free(const GenCase *c, const LowerSpec *spec, const Schedule *s, 
   /* the words that name an op on a view or on a buffer in a memory space */
   int view = strstr(v->signature, " view") != NULL,
       space = shape_word(v->signature, " space") != NULL,
+      rank = shape_word(v->signature, " ranked") != NULL,
       inl = shape_word(v->signature, "gpu.launch") != NULL;
-  if (!oracle_verdict_names_shape(v->cls) || (!view && !space && !inl))
+  if (!oracle_verdict_names_shape(v->cls) || (!view && !space && !rank && !inl))
     return 0;
   /* a gpu.launch the pipeline outlined: as the gpu.launch_func it becomes, when it fails so */
   int inlined = 0;
   for (int i = 0; i < c->nops && inl; i++)
     inlined |= c->ops[i].inl;
   if (inlined) {
-    int rc = fails_without(c, spec, s, o, v, 0, 0, 1, plain, pv, err);
+    int rc = fails_without(c, spec, s, o, v, 0, 0, 0, 1, plain, pv, err);
     if (rc != 0)
       return rc;
   }
-  int viewed = 0, spaced = 0;
+  int viewed = 0, spaced = 0, ranked = 0;
   for (int i = 0; i < c->nops; i++)
     viewed |= gen_op_has_view(&c->ops[i]);
-  for (int b = 0; b < c->nbufs; b++)
+  for (int b = 0; b < c->nbufs; b++) {
     spaced |= c->bufs[b].space != 0;
+    ranked |= c->bufs[b].rank != 0;
+  }
   view &= viewed;
   space &= spaced;
-  /* both words dropped, else the space's alone, else the view's */
-  static const int tries[3][2] = {{1, 1}, {0, 1}, {1, 0}};
-  for (int t = 0; t < 3; t++) {
-    if ((tries[t][0] && !view) || (tries[t][1] && !space) || (t == 0 && !(view && space)))
+  rank &= ranked;
+  /* every word dropped, else each alone: the rank's, the space's, the view's */
+  int all = view | space << 1 | rank << 2;
+  const int tries[4] = {all, all & 4, all & 2, all & 1};
+  for (int t = 0; t < 4; t++) {
+    if (tries[t] == 0 || (t > 0 && tries[t] == all))
       continue;
-    int rc = fails_without(c, spec, s, o, v, tries[t][0], tries[t][1], 0, plain, pv, err);
+    int rc = fails_without(c, spec, s, o, v, tries[t] & 1, tries[t] >> 1 & 1, tries[t] >> 2 & 1, 0,
+                           plain, pv, err);
     if (rc != 0)
       return rc;
   }

@@ -50,7 +50,8 @@ static int add_shape(GenAvoid *a, const GenShape *s) {
     const GenShape *t = &a->shapes[i];
     if (t->kind == s->kind && t->async == s->async && t->deps == s->deps && t->view == s->view &&
         t->shared == s->shared && t->unthreaded == s->unthreaded && t->elem == s->elem &&
-        t->stream == s->stream && t->pending == s->pending && t->space == s->space)
+        t->stream == s->stream && t->pending == s->pending && t->space == s->space &&
+        t->ranked == s->ranked)
       return 0;
   }
   if (a->nshapes >= GEN_MAX_AVOID)
@@ -108,7 +109,7 @@ int gen_avoid_add(GenAvoid *a, const char *text) {
     }
   for (size_t i = 0; i < sizeof crossings / sizeof crossings[0]; i++)
     if (strcmp(text, crossings[i].word) == 0) {
-      GenShape s = {crossings[i].kind, 0, -1, -1, 0, 0, 0, 0, 0, 0};
+      GenShape s = {crossings[i].kind, 0, -1, -1, 0, 0, 0, 0, 0, 0, 0};
       return add_shape(a, &s);
     }
   GenShape s;

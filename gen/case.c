@@ -79,7 +79,8 @@ char *gen_case_to_json(const GenCase *c) {
         gen_op_has_view(&c->ops[i]) || c->ops[i].dims[0] || c->ops[i].inl || c->ops[i].spacecast)
       version = 2;
   for (int i = 0; i < c->nbufs; i++)
-    if (c->bufs[i].elem != GEN_ELEM_I32 || c->bufs[i].stat || c->bufs[i].reg || c->bufs[i].space)
+    if (c->bufs[i].elem != GEN_ELEM_I32 || c->bufs[i].stat || c->bufs[i].reg || c->bufs[i].space ||
+        c->bufs[i].rank)
       version = 2;
   af_buf_printf(&b, "{\n  \"format\": \"asyncfuzz-case\",\n  \"version\": %d,\n", version);
   af_buf_printf(&b, "  \"seed\": \"%llu\",\n", (unsigned long long)c->seed);
@@ -115,6 +116,17 @@ char *gen_case_to_json(const GenCase *c) {
       af_buf_puts(&b, ", \"static\": true");
     if (g->space) /* version 2 */
       af_buf_printf(&b, ", \"space\": %d", g->space);
+    if (g->rank) { /* version 2 */
+      af_buf_puts(&b, ", \"shape\": [");
+      for (int d = 0; d < g->rank && d < 3; d++)
+        af_buf_printf(&b, "%s%d", d ? ", " : "", g->shape[d]);
+      af_buf_puts(&b, "]");
+      for (int d = 0, n = 0; d < g->rank && d < 3; d++)
+        if (g->dyn >> d & 1)
+          af_buf_printf(&b, "%s%d", n++ ? ", " : ", \"dynamic\": [", d);
+      if (g->dyn)
+        af_buf_puts(&b, "]");
+    }
     if (g->kind == GEN_BUF_HOST)
       af_buf_printf(&b, ", \"init\": %d", g->init);
     if (g->reg) /* version 2 */

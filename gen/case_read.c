@@ -183,7 +183,49 @@ static int parse_header(GenCase *c, const cJSON *root, AfErr *err) {
   return 0;
 }
 
-/* One entry of "buffers": name, kind, n, init, type, static, registered, space. */
+/* A device buffer's "shape" (2 or 3 extents, their product its n) and "dynamic" (the indices
+ * of its dynamic dimensions). */
+static int parse_shape(Parser *p, const cJSON *b, const char *name, GenBuf *gb) {
+  const cJSON *sh = cJSON_GetObjectItemCaseSensitive(b, "shape");
+  const cJSON *dy = cJSON_GetObjectItemCaseSensitive(b, "dynamic");
+  if (sh == NULL && dy == NULL)
+    return 0;
+  int n = cJSON_IsArray(sh) ? cJSON_GetArraySize(sh) : 0;
+  long prod = 1;
+  const cJSON *x;
+  cJSON_ArrayForEach(x, sh) {
+    if (!cJSON_IsNumber(x) || x->valuedouble < 1 || x->valuedouble > 1024 ||
+        x->valuedouble != (int)x->valuedouble) {
+      n = 0;
+      break;
+    }
+    if (gb->rank < 3)
+      gb->shape[gb->rank++] = (int32_t)x->valuedouble;
+    prod *= (long)x->valuedouble;
+  }
+  if (p->c->version < 2 || gb->kind != GEN_BUF_DEVICE || n < 2 || n > 3 || prod != gb->n)
+    return af_err_set(p->err, AF_EPARSE,
+                      "buffer %s: \"shape\" (2 or 3 extents whose product is its n) is for "
+                      "device buffers, in case format version 2",
+                      name);
+  if (dy && !cJSON_IsArray(dy))
+    n = -1;
+  cJSON_ArrayForEach(x, dy) {
+    if (!cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble >= gb->rank ||
+        x->valuedouble != (int)x->valuedouble) {
+      n = -1;
+      break;
+    }
+    gb->dyn |= (uint8_t)(1u << (int)x->valuedouble);
+  }
+  if (n < 0)
+    return af_err_set(p->err, AF_EPARSE,
+                      "buffer %s: \"dynamic\" lists dimensions of its shape (0 to %d)", name,
+                      gb->rank - 1);
+  return 0;
+}
+
+/* One entry of "buffers": name, kind, n, init, type, static, registered, space, shape. */
 static int parse_buf(Parser *p, const cJSON *b) {
   GenCase *c = p->c;
   AfErr *err = p->err;
@@ -231,6 +273,9 @@ static int parse_buf(Parser *p, const cJSON *b) {
                       "case format version 2",
                       name);
   gb.space = sp && sp->valuedouble == 1;
+  int rc = parse_shape(p, b, name, &gb);
+  if (rc)
+    return rc;
   if (gen__nm_find(&p->bufs, name) >= 0)
     return af_err_set(err, AF_EINVALID, "buffer %s is declared twice", name);
   if (gen__nm_put(&p->bufs, name, c->nbufs) || gen_case_add_buf(c, &gb) < 0)

@@ -161,6 +161,9 @@ typedef struct GenOp {
   uint8_t space;     /* not in the case format: it works on a buffer in a memory space as it is
                         (gen_case_finish): what a "gpu.alloc async deps=1 space" shape tells
                         apart */
+  uint8_t ranked;    /* not in the case format: it names a memref of rank 2 or 3 (gen_op_ranked;
+                        gen_case_finish): what a "gpu.memcpy async deps=1 ranked" shape tells
+                        apart */
 } GenOp;
 
 /* Element types (kernels/kernels.h's KERNEL_ELEM_MAP: i32, i16, i64, f32, then i8, i1, f16, bf16,
@@ -176,16 +179,20 @@ typedef enum GenElem {
 #define GEN_ELEM_TYPED 4 /* i32 and the types of --typed; the rest are --wide-types' */
 
 typedef struct GenBuf {
-  uint8_t kind;  /* GenBufKind */
-  int32_t n;     /* elements */
-  int32_t init;  /* host buffers: initial content kernel_host_init_value(init, i), as the type */
-  uint8_t elem;  /* GenElem */
-  uint8_t stat;  /* device: allocated with a static shape, used through a memref.cast to the
-                    dynamic memref<?xT> (version 2) */
-  uint8_t space; /* device: its memory space, memref<?xT, 1> (version 2); 0: the default */
-  uint8_t reg;   /* host: page-locked by gpu.host_register after its initial content is written,
-                    gpu.host_unregister'ed at the end (version 2): copies from the device into it
-                    are truly asynchronous on a GPU, where pageable ones hide a missing wait */
+  uint8_t kind;     /* GenBufKind */
+  int32_t n;        /* elements */
+  int32_t init;     /* host buffers: initial content kernel_host_init_value(init, i), as the type */
+  uint8_t elem;     /* GenElem */
+  uint8_t stat;     /* device: allocated with a static shape, used through a memref.cast to the
+                       dynamic memref<?xT> (version 2) */
+  uint8_t space;    /* device: its memory space, memref<?xT, 1> (version 2); 0: the default */
+  uint8_t reg;      /* host: page-locked by gpu.host_register after its initial content is written,
+                       gpu.host_unregister'ed at the end (version 2): copies from the device into it
+                       are truly asynchronous on a GPU, where pageable ones hide a missing wait */
+  uint8_t rank;     /* device: 2 or 3, a memref<AxBxT> of shape[0..rank-1] (product n), whose
+                       dimensions in dyn are dynamic (version 2); 0: one dimension, memref<?xT> */
+  uint8_t dyn;      /* bit d: dimension d is dynamic (?) in the buffer's type */
+  int32_t shape[3]; /* its extents */
 } GenBuf;
 
 /* "i32", "f16"...; bytes per element; the type of that name or -1. */
@@ -266,6 +273,8 @@ typedef struct GenShape {
                      nothing): work it must follow ("gpu.dealloc async deps=1 pending"); 0 any */
   int space;      /* 1 only an op on a buffer in a memory space, as it is ("gpu.alloc async deps=1
                      space"); 0 any */
+  int ranked;     /* 1 only an op that names a memref of rank 2 or 3 ("gpu.memcpy async deps=1
+                     ranked"); 0 any */
 } GenShape;
 /* What steering asks the generator not to build (avoid.c): op shapes and constructs of the case
  * language, each named as the causes of findings name it. The generator expresses the same
@@ -363,6 +372,9 @@ typedef struct GenAvoid {
   X(space_pct, "--spaces", "PCT", 0, 100, 15, 0,                                                   \
     "share of device buffers (not host_shared) in memory space 1,\nmemref<?xT, 1>, which "         \
     "kernels take through a\nmemref.memory_space_cast")                                            \
+  X(rank_pct, "--ranked", "PCT", 0, 100, 25, 0,                                                    \
+    "share of device buffers of rank 2 or 3 (memref<4x?xT>, static\nand dynamic sizes mixed), "    \
+    "copied and set as they are, in rows\nby views, flattened for kernels")                        \
   X(dims_pct, "--launch-dims", "PCT", 0, 100, 20, 0,                                               \
     "chance that a launch's grid and blocks span more than one\ndimension (gpu.launch_func "       \
     "blocks "                                                                                      \
@@ -436,6 +448,25 @@ int gen_op_kernel_id(const GenCase *c, const GenOp *o);
  * (not through the default space), a memcpy or memset with one among its operands (GenOp.space,
  * which gen_case_finish sets). */
 int gen_op_in_space(const GenCase *c, const GenOp *o);
+/* Buffer b's rank (1, 2 or 3) and the elements of one of its rows (the extents after the first
+ * multiplied; its n at rank 1). */
+int gen_buf_rank(const GenCase *c, int b);
+int gen_buf_row(const GenCase *c, int b);
+/* Whether memcpy or memset o works in rows: a view of whole rows (offset and length whole rows,
+ * stride 1) of a ranked buffer's row (its destination's, else its source's), and on the other
+ * side whole rows too, or a whole buffer. Then each side is a memref of that rank, its extents
+ * after the first the ranked buffer's: a view a memref.subview of whole rows in every dimension
+ * (memref<?x?xT, strided<[?, ?], offset: ?>>), of the buffer as it is where its shape has those
+ * extents, else of it reshaped (memref.collapse_shape, memref.expand_shape) into rows of them,
+ * and a whole buffer reshaped so. Returns the rank (0: not in rows) and, in ext[1..rank-1] (when
+ * ext is not NULL), those extents. A view of a ranked buffer not in rows is a view of it
+ * flattened. */
+int gen_op_rows(const GenCase *c, const GenOp *o, int32_t *ext);
+/* The elements of a row of operand k of op o where it is a view in rows (gen_op_rows), else 0. */
+int gen_view_rows(const GenCase *c, const GenOp *o, int k);
+/* Whether op o names a memref of rank 2 or 3: an alloc or dealloc of a ranked buffer, a memcpy
+ * or memset of one whole or in rows (a kernel takes its buffers flattened). */
+int gen_op_ranked(const GenCase *c, const GenOp *o);
 
 /* Default generator knobs. */
 void gen_config_default(GenConfig *c);

@@ -105,7 +105,9 @@ static void add_host_bufs(G *g) {
   AfRng reg;
   af_rng_seed(&reg, g->c->seed ^ 0x5245474953544552ull);
   for (int i = 0; i < cfg->host_bufs && g->rc == 0; i++) {
-    GenBuf gb = {GEN_BUF_HOST, cfg->elems, (int)af_rng_below(&g->rng, 1000), GEN_ELEM_I32, 0, 0, 0};
+    GenBuf gb = {
+        GEN_BUF_HOST, cfg->elems, (int)af_rng_below(&g->rng, 1000), GEN_ELEM_I32, 0, 0, 0, 0, 0,
+        {0, 0, 0}};
     if (i > 0 && cfg->typed_pct > 0 && af_rng_chance(&g->rng, 2 * cfg->typed_pct))
       gb.elem = (uint8_t)gen__draw_elem(g);
     gb.reg = (uint8_t)af_rng_chance(&reg, cfg->registered_pct);

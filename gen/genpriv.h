@@ -75,6 +75,7 @@ typedef struct G {
   uint8_t *blk_read; /* for: buffers an op of the body read (no later op may write them) */
   void (*gen_body)(struct G *g, Ctx *x, int budget); /* generates a context's ops (gen_ctx) */
   int refit; /* ops the avoid set's other forms added (genstate.c): not counted in the budget */
+  int ndata; /* copies and sets drawn so far: what draws apart from the others count by */
 } G;
 
 /* A set of tokens to wait for (small). */

@@ -27,6 +27,7 @@ typedef struct Imp {
   struct {
     char name[64];
     int device, n, reg, space;
+    int rank, dyn, shape[3]; /* a ranked device buffer's (memref<4x?xT>) */
   } buf[IM_MAX];
   int nalias; /* SSA name -> buffer (buffers, casts, inlined parameters) */
   struct {
@@ -252,6 +253,41 @@ static int count_of(const Imp *im, const char *s) {
   return m && isdigit((unsigned char)m[7]) ? atoi(m + 7) : -1;
 }
 
+/* An allocation's ranked type, memref<4x?xT> (rank 2 or 3), into buffer d: its extents, each
+ * dynamic one the constant of the next of the allocation's `(%a, %b)` operands; its n their
+ * product. Nothing for a type of rank 1. */
+static void shape_of(Imp *im, int d, const char *s) {
+  const char *m = strstr(s, "memref<"), *o = strstr(s, "(%");
+  const char *q = o ? o + 1 : NULL; /* the next size operand */
+  int shape[3], dyn = 0, rank = 0;
+  for (const char *p = m ? m + 7 : NULL; p;) {
+    size_t e = *p == '?' ? 1 : strspn(p, "0123456789");
+    if (e == 0 || p[e] != 'x' || rank == 3)
+      break;
+    long long v = -1;
+    if (*p == '?') { /* the next size operand */
+      char n[64];
+      if (q == NULL || (ssa(q, n, sizeof n), !cst_of(im, n, &v)))
+        return;
+      q = strchr(q + 1, '%');
+      dyn |= 1 << rank;
+    } else {
+      v = atoll(p);
+    }
+    if (v < 1 || v > 1024)
+      return;
+    shape[rank++] = (int)v;
+    p += e + 1;
+  }
+  if (rank < 2)
+    return;
+  im->buf[d].rank = rank;
+  im->buf[d].dyn = dyn;
+  im->buf[d].n = 1;
+  for (int k = 0; k < rank; k++)
+    im->buf[d].n *= im->buf[d].shape[k] = shape[k];
+}
+
 /* The results of an op ("%d, %t = ..."), at most two, and where the op's own text begins. */
 static const char *results(const char *s, char r[2][64], int *nr) {
   *nr = 0;
@@ -374,6 +410,7 @@ static int gpu_op(Imp *im, AfBuf *b, const Op *op, const char *s, char r[2][64],
     if (d < 0)
       return fail(im, op, "too many buffers");
     im->buf[d].space = strstr(s, ", 1>") != NULL; /* memref<?xT, 1> */
+    shape_of(im, d, s);
     af_buf_printf(b, "{\"op\": \"alloc\", \"buf\": \"%s\", \"mode\": \"%s\"", r[0],
                   async                      ? "async"
                   : strstr(s, "host_shared") ? "host_shared"
@@ -554,6 +591,10 @@ static int one_op(Imp *im, AfBuf *b, const Op *op, int *first) {
     alias_add(im, r[0], buf_at(im, s + 11));
   } else if (strcmp(name, "memref.memory_space_cast") == 0 && buf_at(im, s + 24) >= 0) {
     alias_add(im, r[0], buf_at(im, s + 24)); /* (the same buffer, seen in another space) */
+  } else if ((strcmp(name, "memref.collapse_shape") == 0 ||
+              strcmp(name, "memref.expand_shape") == 0) &&
+             buf_at(im, s + strlen(name)) >= 0) {
+    alias_add(im, r[0], buf_at(im, s + strlen(name))); /* (the same buffer, reshaped) */
   } else if (strcmp(name, "async.yield") == 0) {
     AfBuf y;
     af_buf_init(&y);
@@ -640,12 +681,28 @@ int gen_import_mlir(const char *text, char **json, AfErr *err) {
   if (rc == 0) {
     af_buf_puts(&out, "{\n  \"format\": \"asyncfuzz-case\",\n  \"version\": 2,\n  \"seed\": \"0\","
                       "\n  \"spin\": 64,\n  \"buffers\": [\n");
-    for (int i = 0; i < im->nbuf; i++)
-      af_buf_printf(&out, "    {\"name\": \"%s\", \"kind\": \"%s\", \"n\": %d%s%s%s}%s\n",
+    for (int i = 0; i < im->nbuf; i++) {
+      char shape[96] = "";
+      const int *e = im->buf[i].shape;
+      if (im->buf[i].rank == 2)
+        af_fmt(shape, sizeof shape, ", \"shape\": [%d, %d]", e[0], e[1]);
+      else if (im->buf[i].rank == 3)
+        af_fmt(shape, sizeof shape, ", \"shape\": [%d, %d, %d]", e[0], e[1], e[2]);
+      for (int d = 0, nd = 0; d < im->buf[i].rank; d++)
+        if (im->buf[i].dyn >> d & 1) {
+          size_t l = strlen(shape);
+          af_fmt(shape + l, sizeof shape - l, "%s%d", nd++ ? ", " : ", \"dynamic\": [", d);
+        }
+      if (im->buf[i].dyn) {
+        size_t l = strlen(shape);
+        af_fmt(shape + l, sizeof shape - l, "]");
+      }
+      af_buf_printf(&out, "    {\"name\": \"%s\", \"kind\": \"%s\", \"n\": %d%s%s%s%s}%s\n",
                     im->buf[i].name, im->buf[i].device ? "device" : "host", im->buf[i].n,
                     im->buf[i].device ? "" : ", \"init\": 1",
                     im->buf[i].reg ? ", \"registered\": true" : "",
-                    im->buf[i].space ? ", \"space\": 1" : "", i + 1 < im->nbuf ? "," : "");
+                    im->buf[i].space ? ", \"space\": 1" : "", shape, i + 1 < im->nbuf ? "," : "");
+    }
     af_buf_printf(&out, "  ],\n  \"body\": [\n%s\n  ]\n}\n", ops.p ? ops.p : "");
   }
   GenCase c; /* (gen_case_from_json makes it, or leaves it empty) */

@@ -114,6 +114,70 @@ int gen_op_in_space(const GenCase *c, const GenOp *o) {
   }
 }
 
+int gen_buf_rank(const GenCase *c, int b) {
+  return b >= 0 && b < c->nbufs && c->bufs[b].rank >= 2 && c->bufs[b].rank <= 3 ? c->bufs[b].rank
+                                                                                : 1;
+}
+
+int gen_buf_row(const GenCase *c, int b) {
+  if (b < 0 || b >= c->nbufs)
+    return 0;
+  int r = gen_buf_rank(c, b), row = 1;
+  if (r == 1)
+    return c->bufs[b].n;
+  for (int d = 1; d < r; d++)
+    row *= c->bufs[b].shape[d];
+  return row;
+}
+
+int gen_op_rows(const GenCase *c, const GenOp *o, int32_t *ext) {
+  if (o->kind != GEN_OP_MEMCPY && o->kind != GEN_OP_MEMSET)
+    return 0;
+  int copy = o->kind == GEN_OP_MEMCPY;
+  int p = gen_buf_rank(c, o->buf) > 1 ? o->buf : copy && gen_buf_rank(c, o->src) > 1 ? o->src : -1;
+  if (p < 0 || (o->view[0][1] <= 0 && (!copy || o->view[1][1] <= 0)))
+    return 0;
+  int rank = gen_buf_rank(c, p), row = gen_buf_row(c, p);
+  for (int k = 0; k < 1 + copy; k++) { /* every side whole rows of that row */
+    int b = k ? o->src : o->buf;
+    const int32_t *v = o->view[k];
+    if (row <= 0 || c->bufs[b].n % row != 0 ||
+        (v[1] > 0 && (v[2] != 1 || v[0] % row != 0 || v[1] % row != 0)))
+      return 0;
+  }
+  for (int d = 0; d < rank && ext; d++)
+    ext[d] = d ? c->bufs[p].shape[d] : 0;
+  return rank;
+}
+
+int gen_view_rows(const GenCase *c, const GenOp *o, int k) {
+  int32_t ext[3];
+  int rank = gen_op_rows(c, o, ext), row = 1;
+  if (rank == 0 || k < 0 || k > 1 || o->view[k][1] <= 0)
+    return 0;
+  for (int d = 1; d < rank; d++)
+    row *= ext[d];
+  return row;
+}
+
+int gen_op_ranked(const GenCase *c, const GenOp *o) {
+  switch (o->kind) {
+  case GEN_OP_ALLOC:
+  case GEN_OP_DEALLOC:
+    return gen_buf_rank(c, o->buf) > 1;
+  case GEN_OP_MEMSET:
+    return gen_buf_rank(c, o->buf) > 1 && (o->view[0][1] <= 0 || gen_view_rows(c, o, 0));
+  case GEN_OP_MEMCPY:
+    if (gen_op_rows(c, o, NULL))
+      return 1;
+    if (o->view[0][1] > 0 || o->view[1][1] > 0) /* (a view flattens: the copy is of rank 1) */
+      return 0;
+    return gen_buf_rank(c, o->buf) > 1 || gen_buf_rank(c, o->src) > 1;
+  default:
+    return 0;
+  }
+}
+
 int gen_case_finish(GenCase *c, AfErr *err) {
   int ntoks = 0, nstreams = 0;
   for (int k = 1; k < c->nblocks; k++) {
@@ -140,6 +204,7 @@ int gen_case_finish(GenCase *c, AfErr *err) {
     if (o->tok + 1 > ntoks)
       ntoks = o->tok + 1;
     o->space = (uint8_t)gen_op_in_space(c, o);
+    o->ranked = (uint8_t)gen_op_ranked(c, o);
     if (o->stream + 1 > nstreams)
       nstreams = o->stream + 1;
     if (o->ctx < 0 || o->ctx >= c->nregions)

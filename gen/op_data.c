@@ -184,16 +184,33 @@ static int check_memset(V *v, int i) {
 }
 
 /* An alloc; a static allocation is cast to the dynamic shape every other op uses; one through
- * the default space (space_cast) is cast to the buffer's space after. */
+ * the default space (space_cast) is cast to the buffer's space after. A ranked buffer's dynamic
+ * extents are index constants written first. */
 static int render_alloc(R *r, int i, int depth) {
   const GenCase *c = r->c;
   const GenOp *o = &c->ops[i];
   AfBuf *b = r->b;
   const GenBuf *gb = &c->bufs[o->buf];
   const char *sfx = gb->stat ? "_s" : o->spacecast ? "_d" : "";
-  char sp[8] = ""; /* the memory space of the allocation */
-  if (gb->space && !o->spacecast)
-    snprintf(sp, sizeof sp, ", %d", gb->space);
+  int sp = gb->space && !o->spacecast, rank = gen_buf_rank(c, o->buf);
+  char sizes[64] = "", st[64], at[64]; /* its dynamic sizes; its static and allocated types */
+  int32_t n1 = gb->n;
+  if (rank == 1)
+    snprintf(sizes, sizeof sizes, "%%n%d", gb->n);
+  for (int d = 0; d < rank && rank > 1 && !gb->stat; d++) {
+    if (!(gb->dyn >> d & 1u))
+      continue;
+    int q = r->k++;
+    gen__ind(r, depth);
+    af_buf_printf(b, "%%k%d = arith.constant %d : index\n", q, gb->shape[d]);
+    size_t l = strlen(sizes);
+    snprintf(sizes + l, sizeof sizes - l, "%s%%k%d", l ? ", " : "", q);
+  }
+  if (rank == 1)
+    gen__shape_mty(1, &n1, 0, gb->elem, sp, "", st, sizeof st);
+  else
+    gen__shape_mty(rank, gb->shape, 0, gb->elem, sp, "", st, sizeof st);
+  snprintf(at, sizeof at, "%s", gb->stat ? st : gen__mty_in(c, o->buf, sp));
   gen__ind(r, depth);
   if (o->async) {
     af_buf_printf(b, "%%b%d%s, %%t%d = gpu.alloc async", o->buf, sfx, o->tok);
@@ -202,26 +219,20 @@ static int render_alloc(R *r, int i, int depth) {
     af_buf_printf(b, "%%b%d%s = gpu.alloc%s", o->buf, sfx,
                   o->mode == GEN_ALLOC_HOST_SHARED ? " host_shared" : "");
   }
-  const char *e = gen_elem_name(gb->elem);
-  if (!gb->stat && !o->spacecast) {
-    af_buf_printf(b, " (%%n%d) : %s\n", gb->n, gen__mty(c, o->buf));
+  af_buf_printf(b, " (%s) : %s\n", gb->stat ? "" : sizes, at);
+  if (!gb->stat && !o->spacecast)
     return 0;
-  }
-  if (gb->stat)
-    af_buf_printf(b, " () : memref<%dx%s%s>\n", gb->n, e, sp);
-  else
-    af_buf_printf(b, " (%%n%d) : memref<?x%s>\n", gb->n, e);
   if (r->map) /* the allocation's calls are on this line */
     gen__map_line(r, gen__lines_so_far(r), i);
   if (gb->stat) {
     gen__ind(r, depth);
-    af_buf_printf(b, "%%b%d%s = memref.cast %%b%d_s : memref<%dx%s%s> to memref<?x%s%s>\n", o->buf,
-                  o->spacecast ? "_d" : "", o->buf, gb->n, e, sp, e, sp);
+    af_buf_printf(b, "%%b%d%s = memref.cast %%b%d_s : %s to %s\n", o->buf, o->spacecast ? "_d" : "",
+                  o->buf, st, gen__mty_in(c, o->buf, sp));
   }
   if (o->spacecast) {
     gen__ind(r, depth);
-    af_buf_printf(b, "%%b%d = memref.memory_space_cast %%b%d_d : memref<?x%s> to %s\n", o->buf,
-                  o->buf, e, gen__mty(c, o->buf));
+    af_buf_printf(b, "%%b%d = memref.memory_space_cast %%b%d_d : %s to %s\n", o->buf, o->buf,
+                  gen__mty_in(c, o->buf, 0), gen__mty(c, o->buf));
   }
   return 0;
 }
@@ -234,12 +245,11 @@ static int render_dealloc(R *r, int i, int depth) {
   const char *type = gen__mty(r->c, o->buf);
   if (o->spacecast) {
     int k = r->k++;
-    const char *e = gen_elem_name(r->c->bufs[o->buf].elem);
     gen__ind(r, depth);
-    af_buf_printf(r->b, "%%k%d = memref.memory_space_cast %%b%d : %s to memref<?x%s>\n", k, o->buf,
-                  type, e);
+    type = gen__mty_in(r->c, o->buf, 0);
+    af_buf_printf(r->b, "%%k%d = memref.memory_space_cast %%b%d : %s to %s\n", k, o->buf,
+                  gen__mty(r->c, o->buf), type);
     snprintf(name, sizeof name, "%%k%d", k);
-    type = gen__elem_mty(r->c->bufs[o->buf].elem);
   }
   gen__ind(r, depth);
   if (o->async) {
@@ -254,9 +264,38 @@ static int render_dealloc(R *r, int i, int depth) {
 
 static int render_memcpy(R *r, int i, int depth) {
   const GenOp *o = &r->c->ops[i];
+  const GenCase *c = r->c;
   char dn[48], dt[96], sn[48], st[96];
   gen__view_operand(r, o, 0, depth, dn, sizeof dn, dt, sizeof dt);
   gen__view_operand(r, o, 1, depth, sn, sizeof sn, st, sizeof st);
+  /* shapes that match: in rows, a whole side is reshaped into rows too; else whole buffers take
+   * the destination's shape, the source's where the destination is of rank 1; beside a view not
+   * in rows, both are flat */
+  int32_t ext[3];
+  int rank = gen_op_rows(c, o, ext);
+  if (rank) {
+    for (int k = 0; k < 2; k++) {
+      int b = k ? o->src : o->buf, row = 1;
+      for (int d = 1; d < rank; d++)
+        row *= ext[d];
+      ext[0] = c->bufs[b].n / row;
+      if (o->view[k][1] <= 0 && k == 0)
+        gen__reshape(r, depth, b, rank, ext, 1u, dn, sizeof dn, dt, sizeof dt);
+      else if (o->view[k][1] <= 0)
+        gen__reshape(r, depth, b, rank, ext, 1u, sn, sizeof sn, st, sizeof st);
+    }
+  } else if (o->view[0][1] > 0 || o->view[1][1] > 0) {
+    if (o->view[0][1] <= 0)
+      gen__flatten(r, depth, o->buf, dn, sizeof dn, dt, sizeof dt);
+    if (o->view[1][1] <= 0)
+      gen__flatten(r, depth, o->src, sn, sizeof sn, st, sizeof st);
+  } else if (gen_buf_rank(c, o->buf) > 1) {
+    const GenBuf *g = &c->bufs[o->buf];
+    gen__reshape(r, depth, o->src, g->rank, g->shape, g->dyn, sn, sizeof sn, st, sizeof st);
+  } else if (gen_buf_rank(c, o->src) > 1) {
+    const GenBuf *g = &c->bufs[o->src];
+    gen__reshape(r, depth, o->buf, g->rank, g->shape, g->dyn, dn, sizeof dn, dt, sizeof dt);
+  }
   gen__ind(r, depth);
   af_buf_printf(r->b, "%%t%d = gpu.memcpy async", o->tok);
   gen__deps(r, o);
@@ -296,6 +335,48 @@ static int in_space(const G *g, int b) {
   return af_rng_chance(&r, g->cfg.space_pct);
 }
 
+/* A shape of rank 2 or 3 for device buffer gb (in gb->shape, its dynamic extents in gb->dyn),
+ * drawn apart from the case's other choices as the spaces are; none where steering avoids an
+ * op that names a ranked memref (the buffers are then of rank 1: the same elements, copied,
+ * set and launched on alike). */
+static void draw_rank(const G *g, int b, GenBuf *gb) {
+  if (g->cfg.rank_pct <= 0)
+    return;
+  for (int i = 0; i < g->cfg.avoid.nshapes; i++)
+    if (g->cfg.avoid.shapes[i].ranked)
+      return;
+  AfRng r;
+  af_rng_seed(&r, g->c->seed ^ 0x52414E4B45443032ull ^ ((uint64_t)b * 0x9E3779B97F4A7C15ull));
+  if (!af_rng_chance(&r, g->cfg.rank_pct))
+    return;
+  int32_t opts[64][3];
+  int nopts = 0, rank = af_rng_chance(&r, 30) ? 3 : 2, n = gb->n;
+  for (int a = 2; a <= n && nopts < 64; a++) { /* extents of 2 or more, where n has them */
+    if (n % a)
+      continue;
+    if (rank == 2 && n / a >= 2)
+      opts[nopts][0] = a, opts[nopts][1] = n / a, opts[nopts++][2] = 1;
+    for (int m = 2; rank == 3 && m <= n / a && nopts < 64; m++)
+      if ((n / a) % m == 0 && n / a / m >= 2)
+        opts[nopts][0] = a, opts[nopts][1] = m, opts[nopts++][2] = n / a / m;
+  }
+  if (nopts == 0) { /* (a prime n: its one row) */
+    rank = 2;
+    opts[0][0] = 1, opts[0][1] = n, opts[0][2] = 1;
+    nopts = 1;
+  }
+  int k = (int)af_rng_below(&r, (uint32_t)nopts);
+  gb->rank = (uint8_t)rank;
+  for (int d = 0; d < rank; d++)
+    gb->shape[d] = opts[k][d];
+  /* static and dynamic extents mixed (one dynamic) mostly; every extent static or dynamic at a
+   * fifth each */
+  uint32_t how = af_rng_below(&r, 10);
+  gb->dyn = (uint8_t)(how < 2   ? 0
+                      : how < 4 ? (1u << rank) - 1
+                                : 1u << af_rng_below(&r, (uint32_t)rank));
+}
+
 /* Whether an alloc or dealloc like o on a buffer in a memory space, as it is, is avoided at any
  * dependency count: then it goes through the default space (space_cast). */
 static int space_avoided(const G *g, const GenOp *o) {
@@ -312,9 +393,10 @@ static int space_avoided(const G *g, const GenOp *o) {
 void gen__op_alloc(G *g, Ctx *x) {
   if (g->live_dev >= g->cfg.buffers)
     return;
-  GenBuf gb = {GEN_BUF_DEVICE, g->cfg.elems, 0, GEN_ELEM_I32, 0, 0, 0};
+  GenBuf gb = {GEN_BUF_DEVICE, g->cfg.elems, 0, GEN_ELEM_I32, 0, 0, 0, 0, 0, {0, 0, 0}};
   if (g->cfg.view_pct > 0) /* (drawn only when on) a static allocation, cast to ?xT */
     gb.stat = af_rng_chance(&g->rng, g->cfg.view_pct) != 0;
+  draw_rank(g, g->c->nbufs, &gb);
   if (g->cfg.typed_pct > 0 && af_rng_chance(&g->rng, g->cfg.typed_pct)) { /* only when on */
     gb.elem = (uint8_t)gen__draw_elem(g);
     for (int i = 0; i < g->nalive; i++) { /* mostly the type of a host buffer, to copy to */
@@ -420,6 +502,36 @@ static void op_dealloc_any(G *g, Ctx *x) {
     gen__op_dealloc(g, x, b);
 }
 
+/* A copy or set whose destination is written (a view elsewhere would leave the rest undefined)
+ * and ranked, or a copy from a ranked buffer into a written one, works on whole rows of the
+ * ranked side (gen_op_rows) at 75% when views are on, the other side on as many elements,
+ * whole rows of the same extents where its size is whole rows: drawn apart from the case's
+ * other choices, over the views drawn, so that a seed makes the same case with --ranked as
+ * without it, but for the ranks. */
+static void rows_view(G *g, GenOp *o) {
+  const GenCase *c = g->c;
+  g->ndata++; /* (by the copies and sets drawn: the same where steering adds other ops) */
+  int copy = o->kind == GEN_OP_MEMCPY, k = gen_buf_rank(c, o->buf) > 1 ? 0 : 1;
+  int p = k ? o->src : o->buf, row = gen_buf_row(c, p), nrows = row > 0 ? c->bufs[p].n / row : 0;
+  if (gen_buf_rank(c, p) < 2 || (k && !copy) || nrows < 1 || g->cfg.view_pct <= 0 ||
+      !g->bs[o->buf].written || gen__avoids_view(g, o->kind))
+    return;
+  AfRng r;
+  af_rng_seed(&r, c->seed ^ 0x524F575356494557ull ^ ((uint64_t)g->ndata * 0x9E3779B97F4A7C15ull));
+  if (!af_rng_chance(&r, 75))
+    return;
+  int rows = 1 + (int)af_rng_below(&r, (uint32_t)nrows), len = rows * row;
+  o->view[k][0] = row * (int32_t)af_rng_below(&r, (uint32_t)(nrows - rows + 1));
+  o->view[k][1] = len;
+  o->view[k][2] = 1;
+  if (!copy)
+    return;
+  int ob = k ? o->buf : o->src, n = c->bufs[ob].n, step = n % row == 0 ? row : 1;
+  o->view[1 - k][0] = step * (int32_t)af_rng_below(&r, (uint32_t)((n - len) / step + 1));
+  o->view[1 - k][1] = len;
+  o->view[1 - k][2] = 1;
+}
+
 /* Views for o's operands (drawn only when the knob is on): a memcpy's source and destination,
  * a memset's destination; a destination only once its buffer is written whole. */
 static void draw_views(G *g, GenOp *o) {
@@ -473,6 +585,7 @@ void gen__op_memcpy(G *g, Ctx *x) {
   o.src = src;
   o.belem = (uint8_t)(1 + gen_elem_storage(g->c->bufs[dst].elem));
   draw_views(g, &o);
+  rows_view(g, &o);
   TSet s;
   s.n = 0;
   gen__need_for(g, x, &s, dst, 1);
@@ -498,6 +611,7 @@ void gen__op_memset(G *g, Ctx *x) {
   o.value = (int)af_rng_below(&g->rng, 1000);
   if (g->bs[dst].written) /* (a view of a buffer not yet written would leave the rest undefined) */
     draw_views(g, &o);
+  rows_view(g, &o);
   TSet s;
   s.n = 0;
   gen__need_for(g, x, &s, dst, 1);

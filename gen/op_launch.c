@@ -179,6 +179,8 @@ static int render_launch(R *r, int i, int depth) {
   gen__kernel_mty(KERNEL_ID(o->kernel, 1, KERNEL_ELEM(kid)), smt, sizeof smt);
   for (int a = 0; a < o->nargs; a++) {
     gen__view_operand(r, o, a, depth, name[a], sizeof name[a], type[a], sizeof type[a]);
+    if (o->view[a][1] <= 0) /* kernels take flat memrefs */
+      gen__flatten(r, depth, o->args[a], name[a], sizeof name[a], type[a], sizeof type[a]);
     if (c->bufs[o->args[a]].space) { /* kernels take the default memory space's memrefs */
       int v = r->k++;
       const char *to = o->view[a][1] > 0 ? smt : mt;

@@ -82,9 +82,13 @@ static int render_host_wait(R *r, int i, int depth) {
 static int render_observe(R *r, int i, int depth) {
   const GenOp *o = &r->c->ops[i];
   int k = gen__i32const(r, depth, i);
+  char name[32], type[64]; /* (a ranked buffer, flattened: the hooks take memref<?xT>) */
+  snprintf(name, sizeof name, "%%b%d", o->buf);
+  snprintf(type, sizeof type, "%s", gen__mty(r->c, o->buf));
+  gen__flatten(r, depth, o->buf, name, sizeof name, type, sizeof type);
   gen__ind(r, depth);
-  af_buf_printf(r->b, "func.call @asyncfuzz_observe%s(%%k%d, %%b%d) : (i32, %s) -> ()\n",
-                gen__hook_sfx(r->c, o->buf), k, o->buf, gen__mty(r->c, o->buf));
+  af_buf_printf(r->b, "func.call @asyncfuzz_observe%s(%%k%d, %s) : (i32, %s) -> ()\n",
+                gen__hook_sfx(r->c, o->buf), k, name, type);
   return 0;
 }
 

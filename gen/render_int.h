@@ -23,16 +23,31 @@ typedef struct R {
   void (*body)(struct R *r, int from, int to, int ctx, int blk, int depth);
 } R;
 
-/* Buffer b's memref type; the host hooks' name suffix for its type ("" for i32). */
+/* Buffer b's memref type; the same in memory space sp (0 or 1); the host hooks' name suffix for
+ * its type ("" for i32). A ranked buffer's type is written into one of a few rotating buffers:
+ * use it before the next few calls. */
 const char *gen__mty(const GenCase *c, int b);
+const char *gen__mty_in(const GenCase *c, int b, int sp);
+/* memref<AxBxT[layout][, 1]> of rank extents shape, those in dyn ('?'), into out. */
+void gen__shape_mty(int rank, const int32_t *shape, unsigned dyn, int e, int sp, const char *layout,
+                    char *out, size_t n);
+/* Buffer b's value name (of type type) flattened to memref<?xT> in its space, written at depth
+ * (memref.collapse_shape, then a memref.cast where its shape is static): name and type
+ * updated; nothing for a buffer of rank 1. */
+void gen__flatten(R *r, int depth, int b, char *name, size_t n, char *type, size_t tn);
+/* Buffer b's value name (of type type) reshaped to the type of rank extents shape (those in dyn
+ * dynamic), in b's space: flattened, then memref.expand_shape; nothing when the type is that. */
+void gen__reshape(R *r, int depth, int b, int rank, const int32_t *shape, unsigned dyn, char *name,
+                  size_t n, char *type, size_t tn);
 /* Kernel k's operand type (memref<?xT>, a view form's strided), into out. */
 void gen__kernel_mty(int k, char *out, size_t n);
 /* Kernel k's body with operands dst, a, b (memrefs) and v (i32), and %spin, each line after ind
  * (render.c): a gpu.func's, or a gpu.launch's (whose operands are the host's values). */
 void gen__kernel_body(AfBuf *b, int k, const char *dst, const char *a, const char *bb,
                       const char *v, const char *ind);
-/* memref<?xT> of element type e, in the default memory space. */
+/* memref<?xT> of element type e, in the default memory space; in space sp. */
 const char *gen__elem_mty(int e);
+const char *gen__elem_mty_in(int e, int sp);
 const char *gen__hook_sfx(const GenCase *c, int b);
 const char *gen__elem_sfx(int e);
 /* A fresh i32 constant of value v, written at depth; its SSA number (%k<N>). */

@@ -11,8 +11,13 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Buffer b's memref type (in its memory space). */
+/* Buffer b's memref type (in its memory space); a ranked one's in memory space sp. */
 const char *gen__mty(const GenCase *c, int b) {
+  int sp = b >= 0 && b < c->nbufs && c->bufs[b].space == 1;
+  return gen__mty_in(c, b, sp);
+}
+
+const char *gen__mty_in(const GenCase *c, int b, int sp) {
   static const char *const t[2][GEN_ELEM__COUNT] = {{
 #define MTY(id, name, bytes, cls) "memref<?x" name ">",
                                                         KERNEL_ELEM_MAP(MTY)
@@ -24,17 +29,39 @@ const char *gen__mty(const GenCase *c, int b) {
 #undef MTY1
                                                     }};
   int e = b >= 0 && b < c->nbufs ? c->bufs[b].elem : 0;
-  int sp = b >= 0 && b < c->nbufs && c->bufs[b].space == 1;
-  return t[sp][e < GEN_ELEM__COUNT ? e : 0];
+  e = e < GEN_ELEM__COUNT ? e : 0;
+  if (gen_buf_rank(c, b) == 1)
+    return t[sp != 0][e];
+  /* (a few at once: one printf may name several) */
+  static _Thread_local char ring[8][64];
+  static _Thread_local int next;
+  char *out = ring[next++ % 8];
+  gen__shape_mty(c->bufs[b].rank, c->bufs[b].shape, c->bufs[b].dyn, e, sp, "", out, 64);
+  return out;
+}
+
+void gen__shape_mty(int rank, const int32_t *shape, unsigned dyn, int e, int sp, const char *layout,
+                    char *out, size_t n) {
+  size_t at = 0;
+  at += (size_t)snprintf(out, n, "memref<");
+  for (int d = 0; d < rank && at < n; d++)
+    at += (size_t)(dyn >> d & 1u ? snprintf(out + at, n - at, "?x")
+                                 : snprintf(out + at, n - at, "%dx", shape[d]));
+  if (at < n)
+    snprintf(out + at, n - at, "%s%s%s>", gen_elem_name(e), layout, sp ? ", 1" : "");
 }
 
 const char *gen__elem_mty(int e) {
-  GenBuf gb = {GEN_BUF_DEVICE, 1, 0, (uint8_t)e, 0, 0, 0};
+  return gen__elem_mty_in(e, 0);
+}
+
+const char *gen__elem_mty_in(int e, int sp) {
+  GenBuf gb = {GEN_BUF_DEVICE, 1, 0, (uint8_t)e, 0, 0, 0, 0, 0, {0, 0, 0}};
   GenCase c;
   memset(&c, 0, sizeof c);
   c.nbufs = 1;
   c.bufs = &gb;
-  return gen__mty(&c, 0);
+  return gen__mty_in(&c, 0, sp);
 }
 
 /* The host hooks' name suffix for element type e ("" for i32, "_f16"). */
@@ -155,6 +182,81 @@ void gen__live_body(R *r, int k, int depth, const char *term, int branch) {
                 gen__tok_value(c, g->yield), branch ? ")" : "");
 }
 
+/* index constants, one per value of v; their SSA numbers into q */
+static void index_consts(R *r, int depth, const int32_t *v, int n, int *q) {
+  for (int f = 0; f < n; f++) {
+    q[f] = r->k++;
+    gen__ind(r, depth);
+    af_buf_printf(r->b, "%%k%d = arith.constant %d : index\n", q[f], v[f]);
+  }
+}
+
+void gen__flatten(R *r, int depth, int b, char *name, size_t n, char *type, size_t tn) {
+  const GenCase *c = r->c;
+  const GenBuf *gb = &c->bufs[b];
+  int rank = gen_buf_rank(c, b), sp = gb->space == 1;
+  if (rank == 1)
+    return;
+  char assoc[16] = "[[0, 1", flat[64];
+  if (rank == 3)
+    snprintf(assoc, sizeof assoc, "[[0, 1, 2");
+  int32_t one = gb->n;
+  /* (a shape without a dynamic extent collapses to a static one, then cast to ?xT) */
+  gen__shape_mty(1, &one, gb->dyn ? 1u : 0u, gb->elem, sp, "", flat, sizeof flat);
+  int v = r->k++;
+  gen__ind(r, depth);
+  af_buf_printf(r->b, "%%k%d = memref.collapse_shape %s %s]] : %s into %s\n", v, name, assoc, type,
+                flat);
+  snprintf(name, n, "%%k%d", v);
+  if (!gb->dyn) {
+    int w = r->k++;
+    gen__ind(r, depth);
+    af_buf_printf(r->b, "%%k%d = memref.cast %%k%d : %s to %s\n", w, v, flat,
+                  gen__elem_mty_in(gb->elem, sp));
+    snprintf(name, n, "%%k%d", w);
+  }
+  snprintf(type, tn, "%s", gen__elem_mty_in(gb->elem, sp));
+}
+
+void gen__reshape(R *r, int depth, int b, int rank, const int32_t *shape, unsigned dyn, char *name,
+                  size_t n, char *type, size_t tn) {
+  const GenCase *c = r->c;
+  const GenBuf *gb = &c->bufs[b];
+  int sp = gb->space == 1;
+  char to[64];
+  gen__shape_mty(rank, shape, dyn, gb->elem, sp, "", to, sizeof to);
+  if (strcmp(to, type) == 0)
+    return;
+  gen__flatten(r, depth, b, name, n, type, tn);
+  if (dyn == 0) { /* (a static shape expands a static one) */
+    char flat[64];
+    int32_t all = gb->n;
+    gen__shape_mty(1, &all, 0, gb->elem, sp, "", flat, sizeof flat);
+    int w = r->k++;
+    gen__ind(r, depth);
+    af_buf_printf(r->b, "%%k%d = memref.cast %s : %s to %s\n", w, name, type, flat);
+    snprintf(name, n, "%%k%d", w);
+    snprintf(type, tn, "%s", flat);
+  }
+  int q[3] = {0, 0, 0};
+  for (int d = 0; d < rank; d++)
+    if (dyn >> d & 1u)
+      index_consts(r, depth, &shape[d], 1, &q[d]);
+  int v = r->k++;
+  gen__ind(r, depth);
+  af_buf_printf(r->b, "%%k%d = memref.expand_shape %s [[0, 1%s]] output_shape [", v, name,
+                rank == 3 ? ", 2" : "");
+  for (int d = 0; d < rank; d++) {
+    if (dyn >> d & 1u)
+      af_buf_printf(r->b, "%s%%k%d", d ? ", " : "", q[d]);
+    else
+      af_buf_printf(r->b, "%s%d", d ? ", " : "", shape[d]);
+  }
+  af_buf_printf(r->b, "] : %s into %s\n", type, to);
+  snprintf(name, n, "%%k%d", v);
+  snprintf(type, tn, "%s", to);
+}
+
 void gen__view_operand(R *r, const GenOp *o, int k, int depth, char *name, size_t n, char *type,
                        size_t tn) {
   const GenCase *c = r->c;
@@ -163,15 +265,53 @@ void gen__view_operand(R *r, const GenOp *o, int k, int depth, char *name, size_
   snprintf(type, tn, "%s", gen__mty(c, b));
   if (o->view[k][1] <= 0)
     return;
-  int q[3];
-  for (int f = 0; f < 3; f++) {
-    q[f] = r->k++;
+  const GenBuf *gb = &c->bufs[b];
+  int32_t ext[3];
+  int row = gen_view_rows(c, o, k), rank = row ? gen_op_rows(c, o, ext) : 0;
+  if (row > 0) { /* whole rows, in every dimension, of the buffer in rows of those extents */
+    ext[0] = gb->n / row;
+    int same = gen_buf_rank(c, b) == rank;
+    for (int d = 1; d < rank && same; d++)
+      same = gb->shape[d] == ext[d];
+    if (!same)
+      gen__reshape(r, depth, b, rank, ext, 1u, name, n, type, tn);
+    int32_t v[9] = {o->view[k][0] / row, 0, 0, o->view[k][1] / row, 0, 0, 1, 1, 1};
+    for (int d = 1; d < rank; d++)
+      v[3 + d] = ext[d];
+    int32_t off[3], sz[3], st[3];
+    for (int d = 0; d < rank; d++)
+      off[d] = v[d], sz[d] = v[3 + d], st[d] = v[6 + d];
+    int qo[3], qs[3], qt[3];
+    index_consts(r, depth, off, rank, qo);
+    index_consts(r, depth, sz, rank, qs);
+    index_consts(r, depth, st, rank, qt);
+    char to[96];
+    int32_t any[3] = {1, 1, 1};
+    gen__shape_mty(rank, any, 7u, gb->elem, gb->space == 1,
+                   rank == 3 ? ", strided<[?, ?, ?], offset: ?>" : ", strided<[?, ?], offset: ?>",
+                   to, sizeof to);
+    int w = r->k++;
     gen__ind(r, depth);
-    af_buf_printf(r->b, "%%k%d = arith.constant %d : index\n", q[f], o->view[k][f]);
+    af_buf_printf(r->b, "%%k%d = memref.subview %s[", w, name);
+    for (int d = 0; d < rank; d++)
+      af_buf_printf(r->b, "%s%%k%d", d ? ", " : "", qo[d]);
+    af_buf_puts(r->b, "] [");
+    for (int d = 0; d < rank; d++)
+      af_buf_printf(r->b, "%s%%k%d", d ? ", " : "", qs[d]);
+    af_buf_puts(r->b, "] [");
+    for (int d = 0; d < rank; d++)
+      af_buf_printf(r->b, "%s%%k%d", d ? ", " : "", qt[d]);
+    af_buf_printf(r->b, "] : %s to %s\n", type, to);
+    snprintf(name, n, "%%k%d", w);
+    snprintf(type, tn, "%s", to);
+    return;
   }
+  gen__flatten(r, depth, b, name, n, type, tn); /* (a ranked buffer's view: of it flattened) */
+  int q[3];
+  index_consts(r, depth, o->view[k], 3, q);
   char strided[96];
   snprintf(strided, sizeof strided, "memref<?x%s, strided<[?], offset: ?>%s>",
-           gen_elem_name(c->bufs[b].elem), c->bufs[b].space == 1 ? ", 1" : "");
+           gen_elem_name(gb->elem), gb->space == 1 ? ", 1" : "");
   int v = r->k++;
   gen__ind(r, depth);
   af_buf_printf(r->b, "%%k%d = memref.subview %s[%%k%d] [%%k%d] [%%k%d] : %s to %s\n", v, name,

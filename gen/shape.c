@@ -44,6 +44,7 @@ int gen_shape_parse(const char *text, GenShape *out) {
     out->async = 0;
     out->deps = out->view = -1;
     out->shared = out->unthreaded = out->elem = out->stream = out->pending = out->space = 0;
+    out->ranked = 0;
     return 0;
   }
   size_t n = strcspn(text, " |");
@@ -65,6 +66,7 @@ int gen_shape_parse(const char *text, GenShape *out) {
   out->stream = (gen_op_flags(kind) & GEN_K_ON_STREAM) && strstr(buf, " stream") != NULL;
   out->pending = out->deps != 0 && strstr(buf, " pending") != NULL;
   out->space = strstr(buf, " space") != NULL;
+  out->ranked = strstr(buf, " ranked") != NULL;
   out->elem = 0;
   size_t end = strlen(buf);
   while (end > 0 && buf[end - 1] == ' ')
@@ -85,10 +87,10 @@ void gen_shape_text(const GenShape *s, char *out, size_t n) {
   char deps[24] = "";
   if (s->deps >= 0)
     snprintf(deps, sizeof deps, " deps=%d%s", s->deps, s->deps == 2 ? "+" : "");
-  snprintf(out, n, "%s%s%s%s%s%s%s%s%s%s%s", name, s->shared ? " host_shared" : "",
+  snprintf(out, n, "%s%s%s%s%s%s%s%s%s%s%s%s", name, s->shared ? " host_shared" : "",
            s->async ? " async" : "", deps, s->unthreaded && s->deps == 1 ? " unthreaded" : "",
            s->pending ? " pending" : "", s->view == 1 ? " view" : "", s->stream ? " stream" : "",
-           s->space ? " space" : "", s->elem > 0 ? " " : "",
+           s->space ? " space" : "", s->ranked ? " ranked" : "", s->elem > 0 ? " " : "",
            s->elem > 0 ? gen_elem_name(s->elem - 1) : "");
 }
 
@@ -104,9 +106,9 @@ void gen_shape_format(const GenOp *o, char *out, size_t n) {
     return;
   }
   int bucket = o->ndeps >= 2 ? 2 : o->ndeps;
-  snprintf(out, n, "%s%s%s deps=%d%s%s%s", name, shared(o) ? " host_shared" : "",
+  snprintf(out, n, "%s%s%s deps=%d%s%s%s%s", name, shared(o) ? " host_shared" : "",
            gen_op_async(o) ? " async" : "", bucket, bucket == 2 ? "+" : "",
-           gen_op_has_view(o) ? " view" : "", o->space ? " space" : "");
+           gen_op_has_view(o) ? " view" : "", o->space ? " space" : "", o->ranked ? " ranked" : "");
 }
 
 int gen_op_has_shape(const GenOp *o, const GenShape *s) {
@@ -127,6 +129,8 @@ int gen_op_has_shape(const GenOp *o, const GenShape *s) {
   if (s->pending && o->fresh)
     return 0;
   if (s->space && !o->space)
+    return 0;
+  if (s->ranked && !o->ranked)
     return 0;
   return s->deps < 0 || s->deps == bucket;
 }

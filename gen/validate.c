@@ -267,6 +267,17 @@ static int start_bufs(V *v) {
                         b);
     if (gb->reg && gb->kind != GEN_BUF_HOST)
       return af_err_set(v->err, AF_EINVALID, "buffer b%d: only a host buffer is registered", b);
+    if (gb->rank) {
+      long prod = 1;
+      for (int d = 0; d < gb->rank && d < 3; d++)
+        prod *= gb->shape[d] >= 1 ? gb->shape[d] : 0;
+      if (gb->kind != GEN_BUF_DEVICE || gb->rank < 2 || gb->rank > 3 || prod != gb->n ||
+          gb->dyn >> gb->rank)
+        return af_err_set(v->err, AF_EINVALID,
+                          "buffer b%d: a shape is a device buffer's, 2 or 3 extents whose "
+                          "product is its %d elements",
+                          b, gb->n);
+    }
     if (gb->n <= 0 || gb->n > 1024)
       return af_err_set(v->err, AF_EINVALID, "buffer b%d has %d elements (1..1024)", b, gb->n);
     v->alloc_node[b] = gb->kind == GEN_BUF_HOST ? -1 : -2;

@@ -1,7 +1,8 @@
 /*
  * builtin_faults.c: the fault switches of the builtin lowering (LOWER_FAULT_MAP in lower.h),
  * where a fault changes a value the lowering computes: how many dependencies it synchronizes,
- * which stream a launch runs on, when requested events are recorded, a view's offset and stride,
+ * which stream a launch runs on, when requested events are recorded, a view's offset and stride
+ * (and a view in rows' first dimension's stride),
  * a copy's size. A fault that changes which calls are made is tested where those calls are made:
  * copy_wrong_stream, free_unordered and drop_host_wait in builtin_ops.c; yield_stream,
  * capture_dropped, call_arg_dropped, if_result_stale, merge_first_pred and loop_carried_initial
@@ -26,9 +27,11 @@ int lower__record_early(const L *l) {
   return lower__has(l, LOWER_FAULT_RECORD_EARLY);
 }
 
-void lower__view(const L *l, int32_t *off, int32_t *stride) {
+void lower__view(const L *l, int row, int32_t *off, int32_t *stride) {
   if (lower__has(l, LOWER_FAULT_VIEW_OFFSET_DROPPED))
     *off = 0; /* the subview's base pointer, its offset lost */
+  if (lower__has(l, LOWER_FAULT_DIM_STRIDE_DROPPED) && row > 0)
+    *off /= row; /* the first dimension's offset, without its stride (a row's elements) */
   if (lower__has(l, LOWER_FAULT_VIEW_STRIDE_DROPPED))
     *stride = 1; /* a strided view taken as contiguous */
 }

@@ -100,8 +100,10 @@ int lower__on_own_stream(const L *l, const GenOp *o);
  * enqueued (record_early) instead of after. */
 int lower__record_early(const L *l);
 /* A view's offset and stride as the lowering passes them (view_offset_dropped: the base;
- * view_stride_dropped: contiguous). */
-void lower__view(const L *l, int32_t *off, int32_t *stride);
+ * view_stride_dropped: contiguous; dim_stride_dropped: a view in rows of `row` elements
+ * (gen_view_rows; 0: not one) starts at its first row's index, that dimension's stride left
+ * out). */
+void lower__view(const L *l, int row, int32_t *off, int32_t *stride);
 /* The bytes a copy of n elements of es bytes moves (copy_size_i32: 4 per element). */
 int64_t lower__copy_bytes(const L *l, int64_t n, int es);
 

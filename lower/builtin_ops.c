@@ -70,8 +70,8 @@ static void emit_data(L *l, int fn, int i, int s) {
   gen_op_view(c, o, 0, &od, &ld, &sd);
   if (copy)
     gen_op_view(c, o, 1, &os, &ls, &ss);
-  lower__view(l, &od, &sd);
-  lower__view(l, &os, &ss);
+  lower__view(l, gen_view_rows(c, o, 0), &od, &sd);
+  lower__view(l, copy ? gen_view_rows(c, o, 1) : 0, &os, &ss);
   int runs = sd == 1 && ss == 1 ? 1 : ld, per = runs == 1 ? ld : 1;
   if (copy && lower__has(l, LOWER_FAULT_SPACE_SYNC) && gen_op_in_space(c, o))
     s = -1; /* (the default stream: the token's stream, waited on, does not hold it) */
@@ -143,7 +143,7 @@ int lower__launch(L *l, int i, int primary, const uint8_t *need) {
       in->bufs[a] = o->args[a];
       gen_op_view(l->c, o, a, &in->voff[a], &len, &in->vstride[a]);
       len0 = a ? len0 : len;
-      lower__view(l, &in->voff[a], &in->vstride[a]);
+      lower__view(l, 0, &in->voff[a], &in->vstride[a]); /* (kernels take flat memrefs) */
     }
     in->b = s;
     in->imm = o->value;

@@ -68,7 +68,10 @@
     "gpu.wait on its token waits for nothing")                                                     \
   X(SPACE_SYNC, "space_sync", " space",                                                            \
     "a gpu.memcpy of a memref in a memory space runs on the default stream, as if synchronous: "   \
-    "its dependencies' stream does not order it")
+    "its dependencies' stream does not order it")                                                  \
+  X(DIM_STRIDE_DROPPED, "dim_stride_dropped", " ranked",                                           \
+    "a view in rows of a ranked memref starts at its first dimension's offset without that "       \
+    "dimension's stride: at its first row's index, not at the row's first element")
 
 enum {
 #define LOWER__FENUM(id, name, trigger, desc) LOWER_FAULT_##id,

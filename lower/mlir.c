@@ -112,6 +112,24 @@ static int threaded_dep(const char *text, const char *line, const char *dep, siz
   return 0;
 }
 
+/* Whether text (an op's line) has a memref type of rank 2 or more: "memref<4x?xi32>". */
+static int in_ranked(const char *text) {
+  for (const char *m = strstr(text, "memref<"); m; m = strstr(m + 1, "memref<")) {
+    const char *p = m + 7;
+    int dims = 0;
+    for (;;) {
+      size_t e = *p == '?' ? 1 : strspn(p, "0123456789");
+      if (e == 0 || p[e] != 'x')
+        break;
+      dims++;
+      p += e + 1;
+    }
+    if (dims >= 2)
+      return 1;
+  }
+  return 0;
+}
+
 /* Whether text (an op's line) has a memref type in a memory space: "memref<?xi32, 1>". */
 static int in_space(const char *text) {
   for (const char *m = strstr(text, "memref<"); m; m = strstr(m + 1, "memref<")) {
@@ -138,8 +156,9 @@ static int in_space(const char *text) {
 
 /* "gpu.launch_func async deps=2+": the op, whether it is async, its dependency count (with
  * " unthreaded" for one dependency that is not the token of the op before it: all is the text
- * line is in), and " view" when an operand is a strided view (a memref.subview), as
- * gen_shape_format says it. */
+ * line is in), " view" when an operand is a strided view (a memref.subview), " space" when one
+ * is in a memory space and " ranked" when one is of rank 2 or more, as gen_shape_format says
+ * it. */
 static void op_shape(const char *all, const char *line, const char *op, char *out, size_t n) {
   size_t len = strcspn(line, "\n");
   const char *at = strstr(line, op);
@@ -186,13 +205,13 @@ static void op_shape(const char *all, const char *line, const char *op, char *ou
   char text[1024];
   af_fmt(text, sizeof text, "%.*s", (int)(end - line < 1000 ? end - line : 1000), line);
   int shared = strcmp(op, "gpu.alloc") == 0 && strstr(text, " host_shared") != NULL;
-  af_fmt(out, n, "%s%s%s%s%s%s%s", op, shared ? " host_shared" : "", async ? " async" : "",
+  af_fmt(out, n, "%s%s%s%s%s%s%s%s", op, shared ? " host_shared" : "", async ? " async" : "",
          !async && deps == 0 ? ""
          : deps == 0         ? " deps=0"
          : deps == 1         ? " deps=1"
                              : " deps=2+",
          unthreaded ? " unthreaded" : "", strstr(text, "strided<") ? " view" : "",
-         in_space(text) ? " space" : "");
+         in_space(text) ? " space" : "", in_ranked(text) ? " ranked" : "");
 }
 
 void mlir_line_shape(const char *all, const char *line, char *out, size_t n) {
@@ -437,7 +456,7 @@ int mlir_lower_file(const LowerSpec *spec, const char *in_path, const char *out_
                   NULL};
   int rc = af_proc_run(argv, NULL, NULL, NULL, err_path, timeout_s, r, err);
   if (log[0])
-    mlir__feat_take(out_path);
+    mlir__feat_take(out_path, 1);
   return rc;
 }
 
@@ -632,8 +651,11 @@ static int run_group(const LowerSpec *spec, const char *dir, const char *input, 
                     log[0] ? log : NULL,
                     NULL};
     rc = af_proc_run(argv, NULL, NULL, outp, errp, spec->timeout + 2.0 * n, r, err);
+    /* (a run that failed as a whole is run again a case at a time: their actions count, not
+     * those of its chunks before the failure, as one case per run would count them) */
     if (log[0])
-      mlir__feat_take(outp);
+      mlir__feat_take(outp,
+                      rc == 0 && !r->timed_out && !r->signaled && !(r->exited && r->code > 1));
   }
   if (rc == 0 && !r->timed_out && !r->signaled)
     rc = af_read_file(outp, text, NULL, err);

@@ -76,7 +76,7 @@ void mlir_feat_actions(const char *log) {
   static const char key[] = "Action `apply-pattern pattern: ";
   static const char pass[] = "Action `pass-execution`";
   char prev[200] = "";
-  int cur = af_feat_current_case();
+  int cur = af_feat_current_case(), kernels = 0;
   for (const char *p = log; p && *p;) {
     const char *nl = strchr(p, '\n');
     const char *end = nl ? nl : p + strlen(p);
@@ -88,9 +88,14 @@ void mlir_feat_actions(const char *log) {
     }
     if (x && x < end) {
       /* a pass starts: pairs are of patterns within one pass's run, so none spans two chunks of
-       * a batch (each chunk starts with a pass), whatever the log shows between them */
+       * a batch (each chunk starts with a pass), whatever the log shows between them. The
+       * library kernels' module (not the gpu.launch bodies outlined) is no case's: a batch's
+       * has every kernel its cases launch, one case's its own, and the same kernels lower the
+       * same way whatever the case; its patterns are not counted */
       prev[0] = '\0';
-    } else if (a && a < end) {
+      const char *k = strstr(x, "gpu.module @asyncfuzz_kernels");
+      kernels = k && k < end;
+    } else if (a && a < end && !kernels) {
       const char *name = a + sizeof key - 1, *q = name;
       int depth = 0; /* the name ends at " (" outside its template arguments */
       while (q < end && !(depth == 0 && q[0] == ' ' && q[1] == '(')) {
@@ -101,6 +106,11 @@ void mlir_feat_actions(const char *log) {
       af_fmt(pat, sizeof pat, "%.*s", (int)(q - name < 190 ? q - name : 190), name);
       action_op(q < end ? q + 2 : end, end, op, sizeof op);
       af_feat_addf(AF_FEAT_PATTERN, "%s on %s", pat, op);
+      /* pairs are of patterns within one function: none spans two functions, which a batch's
+       * module orders otherwise than one case's */
+      if (strncmp(op, "gpu.func/", 9) == 0 || strncmp(op, "func.func/", 10) == 0 ||
+          strncmp(op, "llvm.func/", 10) == 0)
+        prev[0] = '\0';
       if (prev[0])
         af_feat_addf(AF_FEAT_PATTERN_PAIR, "%s then %s", prev, pat);
       memcpy(prev, pat, sizeof prev);
@@ -240,7 +250,7 @@ void mlir__feat_arg(const char *out_path, int batch, char *arg, size_t n) {
     unlink(L.path);
 }
 
-void mlir__feat_take(const char *out_path) {
+void mlir__feat_take(const char *out_path, int keep) {
   if (!af_feat_on())
     return;
   char path[sizeof L.path];
@@ -257,7 +267,7 @@ void mlir__feat_take(const char *out_path) {
   }
   if (log && g_lines.n && strstr(log, "within split at ")) /* LLVM 19: the file's lines */
     unsplit = mlir__unsplit_locs(log);
-  if (log)
+  if (log && keep)
     mlir_feat_actions(unsplit ? unsplit : log);
   af_free(unsplit);
   af_free(own);

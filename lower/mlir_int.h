@@ -45,8 +45,9 @@ void mlir__spec_names(LowerSpec *s, const char *path);
 /* Where features are on: the --log-actions-to argument for an mlir-opt whose output is out_path
  * (into arg), else "". batch: a --split-input-file run, whose log is read as it is written. */
 void mlir__feat_arg(const char *out_path, int batch, char *arg, size_t n);
-/* ... and, after that run, the features of its action log (which it removes). */
-void mlir__feat_take(const char *out_path);
+/* ... and, after that run, the features of its action log (which it removes); keep 0: the log
+ * is removed, its features not counted. */
+void mlir__feat_take(const char *out_path, int keep);
 /* LLVM 19's chunk-relative locations rewritten to the file's own lines (mlir_tag.c); NULL when
  * out of memory. */
 char *mlir__unsplit_locs(const char *text);

@@ -18,13 +18,16 @@
 /* The kernels' pipeline and the host's, as upstream's GPU integration tests run them, in one
  * --pass-pipeline (gpu-module-to-binary emits PTX text: no CUDA is needed to compile). The host
  * part starts with expand-strided-metadata, as upstream's gpu-lower-to-nvvm-pipeline does: no
- * later pass lowers a memref.subview, so without it every view would stay unconverted. */
+ * later pass lowers a memref.subview, so without it every view would stay unconverted; then
+ * lower-affine, as upstream's pipeline has it, for the affine.apply that expanding a subview of
+ * a ranked memref leaves (its offset, a sum of the indices times the strides). */
 #define MLIR_KERNELS                                                                               \
   "gpu.module(strip-debuginfo,convert-scf-to-cf,convert-gpu-to-nvvm),nvvm-attach-target"
 /* First of all, gpu.launch bodies become kernels of their own module, launched by
  * gpu.launch_func (as gpu-lower-to-nvvm-pipeline begins; nothing to do in a module without). */
 #define MLIR_OUTLINE "gpu-kernel-outlining,"
-#define MLIR_HOST_HEAD "expand-strided-metadata,gpu-to-llvm,reconcile-unrealized-casts,"
+#define MLIR_HOST_HEAD                                                                             \
+  "expand-strided-metadata,lower-affine,gpu-to-llvm,reconcile-unrealized-casts,"
 #define MLIR_HOST_TAIL                                                                             \
   "async-to-async-runtime,async-runtime-ref-counting,convert-async-to-llvm,convert-scf-to-cf,"     \
   "convert-func-to-llvm,convert-arith-to-llvm,convert-cf-to-llvm,finalize-memref-to-llvm,"         \

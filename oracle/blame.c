@@ -18,7 +18,8 @@
  *   - else the word still holding what it held before its last writer wrote says that write did
  *     not land: the writer is named; and at the first level, the last writer is named anyway.
  * An op named through a view is named by the view parameter its wrong elements say it lost
- * ("view-offset", "view-stride"), else by its kind and the element type it writes.
+ * ("view-offset", "view-stride", "dim-stride": a view in rows' first dimension's), else by its
+ * kind and the element type it writes.
  */
 #include "oracle.h"
 
@@ -60,28 +61,36 @@ static int in_run(int e, int base, int step, int len) {
   return e >= base && (e - base) % step == 0 && (e - base) / step < len;
 }
 
-/* Op R wrote operand 0 through view (off, len, s): which parameter the wrong elements (words of
- * R's destination) say it lost. Losing one moves where R's elements land: an element can be
- * wrong only where R writes in the one placement or the other. 'o' offset, 's' stride, 0
- * neither or both. */
-static int dst_diag(const Walk *w, const int32_t v[3]) {
+/* Op R wrote operand 0 through view (off, len, s), a view in rows of `row` elements where
+ * row > 0 (gen_view_rows): which parameter the wrong elements (words of R's destination) say it
+ * lost. Losing one moves where R's elements land: an element can be wrong only where R writes in
+ * the one placement or the other. 'o' offset (taken as 0), 's' stride (as 1), 'd' the first
+ * dimension's stride (the offset taken as the first row's index), 0 none or more than one. */
+static int dst_diag(const Walk *w, const int32_t v[3], int row) {
   int off = v[0], len = v[1], s = v[2] > 0 ? v[2] : 1, wp = words_per(w->c, w->buf);
-  int fits_off = off > 0, fits_stride = s > 1, out_off = 0, out_stride = 0;
+  /* each lost parameter's placement: its offset and stride, and whether it differs */
+  const int alt[3][3] = {
+      {0, s, off > 0}, {off, 1, s > 1}, {row > 1 ? off / row : off, s, row > 1 && off > 0}};
+  int fits[3], out[3];
+  for (int h = 0; h < 3; h++)
+    fits[h] = alt[h][2], out[h] = 0;
   for (int i = 0; i < w->nw; i++) {
     int e = w->word[i] / wp, ref = in_run(e, off, s, len);
-    fits_off = fits_off && (ref || in_run(e, 0, s, len));
-    fits_stride = fits_stride && (ref || in_run(e, off, 1, len));
-    out_off |= !ref && in_run(e, 0, s, len);
-    out_stride |= !ref && in_run(e, off, 1, len);
+    for (int h = 0; h < 3; h++) {
+      int in = in_run(e, alt[h][0], alt[h][1], len);
+      fits[h] = fits[h] && (ref || in);
+      out[h] |= !ref && in;
+    }
   }
   /* where the moved placement leaves the view, something must show: else nothing says it moved */
   for (int e = 0; e < w->c->bufs[w->buf].n; e++) {
     if (in_run(e, off, s, len))
       continue;
-    fits_off = fits_off && (out_off || !in_run(e, 0, s, len));
-    fits_stride = fits_stride && (out_stride || !in_run(e, off, 1, len));
+    for (int h = 0; h < 3; h++)
+      fits[h] = fits[h] && (out[h] || !in_run(e, alt[h][0], alt[h][1], len));
   }
-  return fits_off == fits_stride ? 0 : fits_off ? 'o' : 's';
+  int nfit = fits[0] + fits[1] + fits[2];
+  return nfit != 1 ? 0 : fits[0] ? 'o' : fits[1] ? 's' : 'd';
 }
 
 /* The value of word k of buffer b before op t. */
@@ -94,18 +103,25 @@ static int value_before(const Walk *w, int b, int k, int t, int32_t *v) {
 }
 
 /* Copy m (log entry j wrote the first wrong word) read its source through a view: which
- * parameter the seen value says it lost (0: neither or both fit, or no view). */
+ * parameter the seen value says it lost (0: none or more than one fit, or no view). */
 static int src_diag(const Walk *w, int j) {
   const GenOp *o = &w->c->ops[w->log[j].op];
   if (o->view[1][1] <= 0 || w->log[j].sbuf < 0)
     return 0;
-  int sb = w->log[j].sbuf, wp = words_per(w->c, sb);
+  int sb = w->log[j].sbuf, wp = words_per(w->c, sb), row = gen_view_rows(w->c, o, 1);
   int off = o->view[1][0], s = o->view[1][2] > 0 ? o->view[1][2] : 1;
   int e = w->log[j].sword / wp, x = w->log[j].sword % wp, k = (e - off) / s;
-  int32_t a = 0, b = 0;
+  int32_t a = 0, b = 0, d = 0;
   int fa = off > 0 && value_before(w, sb, k * s * wp + x, w->log[j].op, &a) && a == w->got[0];
   int fb = s > 1 && value_before(w, sb, (off + k) * wp + x, w->log[j].op, &b) && b == w->got[0];
-  return fa == fb ? 0 : fa ? 'o' : 's';
+  int fd = row > 1 && off > 0 &&
+           value_before(w, sb, (off / row + k * s) * wp + x, w->log[j].op, &d) && d == w->got[0];
+  return fa + fb + fd != 1 ? 0 : fa ? 'o' : fb ? 's' : 'd';
+}
+
+/* The cause word of a lost view parameter ('o', 's', 'd'). */
+static const char *lost_name(int diag) {
+  return diag == 'o' ? "view-offset" : diag == 's' ? "view-stride" : "dim-stride";
 }
 
 void oracle_op_form(const GenCase *c, int op, char *out, size_t n) {
@@ -120,7 +136,7 @@ void oracle_op_form(const GenCase *c, int op, char *out, size_t n) {
  * its kind and element type (a view that explains nothing is left out, as in shapes). */
 static void name_op(const Walk *w, int r, int diag, char *out, size_t n) {
   if (diag)
-    snprintf(out, n, "%s", diag == 'o' ? "view-offset" : "view-stride");
+    snprintf(out, n, "%s", lost_name(diag));
   else
     oracle_op_form(w->c, r, out, n);
 }
@@ -205,8 +221,13 @@ static int explain(const Walk *w, int depth, char *out, size_t n) {
     return 0;
   int m = w->log[j].op; /* (-1: the word still held its initial content) */
   int x = misplaced_writer(w, m, w->at);
+
   if (x >= 0) {
-    name_op(w, x, c->ops[x].view[0][1] > 0 ? dst_diag(w, c->ops[x].view[0]) : 0, out, n);
+    name_op(w, x,
+            c->ops[x].view[0][1] > 0
+                ? dst_diag(w, c->ops[x].view[0], gen_view_rows(c, &c->ops[x], 0))
+                : 0,
+            out, n);
     return 1;
   }
   if (m < 0)
@@ -220,21 +241,26 @@ static int explain(const Walk *w, int depth, char *out, size_t n) {
     name_op(w, m, d, out, n);
     return 1;
   }
-  if ((gen_op_flags(o->kind) & GEN_K_SRC) && deeper(w, depth, m, -1, out, n))
+  /* a copy whose write did not land, seen so, is named before its source is looked into: what
+   * its source held before (the same value, where it was copied from there) explains less */
+  int missed = !w->unknown && w->got[0] == w->log[j].old; /* the write did not land */
+  if (!missed && (gen_op_flags(o->kind) & GEN_K_SRC) && deeper(w, depth, m, -1, out, n))
     return 1;
-  for (int a = 1; gen_kind_launches(o->kind) && a < o->nargs; a++)
+  for (int a = 1; !missed && gen_kind_launches(o->kind) && a < o->nargs; a++)
     if (deeper(w, depth, m, a, out, n))
       return 1;
-  int missed = !w->unknown && w->got[0] == w->log[j].old; /* the write did not land */
   if (!missed && depth > 0)
     return 0;
-  name_op(w, m, o->view[0][1] > 0 ? dst_diag(w, o->view[0]) : src_diag(w, j), out, n);
+  name_op(w, m,
+          o->view[0][1] > 0 ? dst_diag(w, o->view[0], gen_view_rows(w->c, o, 0)) : src_diag(w, j),
+          out, n);
   return 1;
 }
 
 /* Whether the reference reproduces the seen values when the views of every op of kind `kind`
  * (-1: of every kind) before the observation lose parameter h ('o': the offset taken as 0, 's':
- * the stride as 1): -1 when no view changes, else 1 or 0. */
+ * the stride as 1, 'd': a view in rows' offset as its first row's index): -1 when no view
+ * changes, else 1 or 0. */
 static int view_lost(const GenCase *c, const OracleObs *x, const int32_t *got, int kind, int h) {
   GenCase alt = *c;
   alt.ops = af_malloc(sizeof(GenOp) * (size_t)(c->nops + 1));
@@ -245,10 +271,13 @@ static int view_lost(const GenCase *c, const OracleObs *x, const int32_t *got, i
   for (int i = 0; i < x->id; i++)
     for (int k = 0; k < 3 && (kind < 0 || alt.ops[i].kind == kind); k++) {
       int32_t *v = alt.ops[i].view[k];
+      int row = h == 'd' ? gen_view_rows(c, &c->ops[i], k) : 0;
       if (v[1] > 0 && h == 'o' && v[0] != 0)
         v[0] = 0, changed = 1;
       if (v[1] > 0 && h == 's' && v[2] > 1)
         v[2] = 1, changed = 1;
+      if (v[1] > 0 && row > 1 && v[0] != 0)
+        v[0] /= row, changed = 1;
     }
   OracleExpected *e = NULL;
   AfErr err;
@@ -263,7 +292,8 @@ static int view_lost(const GenCase *c, const OracleObs *x, const int32_t *got, i
 }
 
 /* The view parameter whose loss, by every op or by the ops of one kind, reproduces exactly
- * what was seen: 'o', 's', or 0 when neither or both do. */
+ * what was seen: 'o', 's', 'd' (views in rows: gen_view_rows), or 0 when none or more than one
+ * does. */
 static int view_explains(const GenCase *c, const OracleObs *x, const int32_t *got) {
   int kinds[GEN_OP__COUNT + 1], nk = 0;
   kinds[nk++] = -1;
@@ -274,10 +304,11 @@ static int view_explains(const GenCase *c, const OracleObs *x, const int32_t *go
         kinds[nk++] = k;
   for (int k = 0; k < nk; k++) {
     int o = view_lost(c, x, got, kinds[k], 'o'), s = view_lost(c, x, got, kinds[k], 's');
+    int d = view_lost(c, x, got, kinds[k], 'd');
     if (o < 0 && s < 0 && kinds[k] < 0)
       return 0; /* no view at all */
-    if ((o == 1) != (s == 1))
-      return o == 1 ? 'o' : 's';
+    if ((o == 1) + (s == 1) + (d == 1) == 1)
+      return o == 1 ? 'o' : s == 1 ? 's' : 'd';
   }
   return 0;
 }
@@ -289,7 +320,7 @@ int oracle_wrong_bytes(const GenCase *c, const OracleObs *x, const int32_t *got,
     return 0;
   int v = view_explains(c, x, got);
   if (v) {
-    snprintf(out, n, "%s", v == 'o' ? "view-offset" : "view-stride");
+    snprintf(out, n, "%s", lost_name(v));
     return 0;
   }
   Walk *w = af_calloc(1, sizeof *w);

@@ -251,8 +251,15 @@ static int move_buf(GenCase *c, int m, AfRng *r) {
   } else if (m == MUT_ELEM) {
     c->bufs[b].elem = (uint8_t)af_rng_below(r, GEN_ELEM__COUNT);
     c->version = GEN_FORMAT_VERSION;
+  } else if (c->bufs[b].n % 4 == 0 && !c->bufs[b].rank && af_rng_chance(r, 25)) {
+    c->bufs[b].rank = 2; /* of rank 2, rows of 4 of them, the count dynamic */
+    c->bufs[b].shape[0] = c->bufs[b].n / 4;
+    c->bufs[b].shape[1] = 4;
+    c->bufs[b].dyn = 1;
+    c->version = GEN_FORMAT_VERSION;
   } else {
     c->bufs[b].n = 1 + (int32_t)af_rng_below(r, 64);
+    c->bufs[b].rank = c->bufs[b].dyn = 0; /* (a shape of the old size: gone) */
   }
   return 0;
 }

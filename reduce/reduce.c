@@ -281,6 +281,7 @@ static int pass_shrink(R *r) {
     for (int q = 0; q < cand.nbufs; q++)
       if ((b < 0 || q == b) && cand.bufs[q].n > 1) {
         cand.bufs[q].n = 1;
+        cand.bufs[q].rank = cand.bufs[q].dyn = 0; /* (one element: of rank 1) */
         changed = 1;
       }
     if (!changed) {

@@ -325,7 +325,7 @@ static uint8_t *typed_group(const GenCase *c, int b) {
  * launch on its whole buffers instead of on views of them, one block of a thread per element
  * and gpu.launch_func instead of its grid and blocks or its gpu.launch; a buffer allocated with its
  * dynamic shape instead of a static one cast to it; a host buffer pageable instead of registered; a
- * device buffer in the default memory space. */
+ * device buffer in the default memory space, of rank 1. */
 int reduce__pass_unview(R *r) {
   int any = 0;
   for (int b = -1; b < r->cur.nbufs && !r->err; b++) { /* i32 buffers: all (-1), then a group */
@@ -353,12 +353,15 @@ int reduce__pass_unview(R *r) {
     any |= reduce__try_finished(r, &cand);
   }
   for (int b = 0; b < r->cur.nbufs && !r->err; b++) {
-    if (!r->cur.bufs[b].stat && !r->cur.bufs[b].reg && !r->cur.bufs[b].space)
+    if (!r->cur.bufs[b].stat && !r->cur.bufs[b].reg && !r->cur.bufs[b].space &&
+        !r->cur.bufs[b].rank)
       continue;
     GenCase cand;
     if (reduce__copy_cur(r, &cand))
       break;
     cand.bufs[b].stat = cand.bufs[b].reg = cand.bufs[b].space = 0;
+    cand.bufs[b].rank = cand.bufs[b].dyn = 0;
+    memset(cand.bufs[b].shape, 0, sizeof cand.bufs[b].shape);
     for (int i = 0; i < cand.nops; i++) /* (in the default space, no cast to it) */
       if (cand.ops[i].buf == b)
         cand.ops[i].spacecast = 0;

@@ -55,7 +55,7 @@ judge() {
 
 # ---- the programs on the four configurations ----
 for f in tokens tokens-racy yield yield-fixed print-unwaited print-waited host-register-racy \
-  host-register leak-stream; do
+  host-register leak-stream ranked; do
   grep -q '^// EXPECT: ' "$P/$f.mlir" || bad "$f.mlir has no EXPECT line"
   "$af" check-mlir "$P/$f.mlir" "${M[@]}" >"$T/$f.json" 2>"$T/$f.err"
   [ "$(wc -l <"$T/$f.json")" = 4 ] || bad "$f: $(wc -l <"$T/$f.json") configurations: $(cat "$T/$f.err")"
@@ -66,7 +66,7 @@ for f in tokens tokens-racy yield yield-fixed print-unwaited print-waited host-r
     echo "$line" | grep -q 'no kernel of that name' && bad "$f: a launch failed for an unknown kernel"
   done <"$T/$f.json"
   case "$f" in
-    *-fixed | print-waited | tokens | host-register)
+    *-fixed | print-waited | tokens | host-register | ranked)
       [ "$(grep -c '"failed":false' "$T/$f.json")" = 4 ] || bad "$f: the fixed program fails somewhere: $(grep -o '"lowering":"[^"]*","version":"[^"]*","failed":true' "$T/$f.json")"
       ;;
   esac
@@ -177,6 +177,15 @@ grep -q '"name": "h", "kind": "host", "n": 8, "init": 1, "registered": true' "$T
   bad "import of host-register: $(head -12 "$T/host-register.json")"
 "$af" render "$T/host-register.json" | grep -q 'gpu.host_register %u0 : memref<\*xi32>' ||
   bad "render of the imported host-register case: no gpu.host_register"
+# a ranked device buffer (memref<?x4xi32>, reshaped for its copy and its kernel): the case's buffer
+# has its shape, the reshapes are the buffer, and the case passes on mlir-opt as the program does
+"$af" import "$P/ranked.mlir" -o "$T/ranked.json" 2>"$T/ranked.imp" || bad "import ranked: $(cat "$T/ranked.imp")"
+grep -q '"name": "d", "kind": "device", "n": 8, "shape": \[2, 4\], "dynamic": \[0\]' "$T/ranked.json" ||
+  bad "import of ranked: $(head -12 "$T/ranked.json")"
+"$af" render "$T/ranked.json" | grep -q 'gpu.alloc async \[%t[0-9]*\] (%k[0-9]*) : memref<?x4xi32>' ||
+  bad "render of the imported ranked case: no ranked gpu.alloc"
+"$af" check "$T/ranked.json" --lowering mlir-opt --schedules eager,lazy >"$T/o" 2>&1 ||
+  bad "check of the imported ranked case: $(tail -3 "$T/o")"
 "$af" import "$P/tokens.mlir" --lowering x >"$T/o" 2>&1
 [ $? = 2 ] || bad "import --lowering x: $(cat "$T/o")"
 echo 'module { func.func @main() { %x = scf.execute_region -> i32 { scf.yield } return } }' >"$T/o.mlir"
@@ -199,7 +208,7 @@ if af_need "the RUN lines under lit" lit-22 FileCheck-22; then
   cp -r "$P" "$T/lit"
   PATH="$(dirname "$(readlink -f "$af")"):$(dirname "$(readlink -f "$(af_tool FileCheck-22)")"):$PATH" \
     "$(af_tool lit-22)" -a "$T/lit" >"$T/lit.out" 2>&1 || bad "lit: $(tail -20 "$T/lit.out")"
-  grep -q 'Passed: 12' "$T/lit.out" || bad "lit: $(tail -5 "$T/lit.out")"
+  grep -q 'Passed: 13' "$T/lit.out" || bad "lit: $(tail -5 "$T/lit.out")"
   echo "ok: lit"
 fi
 

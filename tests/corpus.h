@@ -30,6 +30,8 @@ static const char *const corpus[] = {
     "launch-shapes",
     "launch-inline",
     "typed-kernels",
+    "ranked",
+    "ranked-rows",
 };
 #define NCORPUS (sizeof corpus / sizeof corpus[0])
 

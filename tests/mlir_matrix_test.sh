@@ -29,7 +29,7 @@ if [ -f /usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ockl.bc ] || [ -n "${ASYNCFUZZ_
   # gfx90a (no NVVM attribute reaches mlir-opt), are loaded with mgpuModuleLoad and run (under
   # the cuda flavour of the runtime ABI; the rocm flavour is below)
   for c in kernel-views typed-buffers wide-types registered-host memory-space-cast launch-shapes \
-    launch-inline typed-kernels; do
+    launch-inline typed-kernels ranked; do
     mkdir -p "$tmp/keep-$c"
     ASYNCFUZZ_KEEP_TMP=1 TMPDIR=$tmp/keep-$c "$af" check "$src/corpus/$c.json" \
       --lowering mlir-opt/rocdl --schedules eager,lazy --abi cuda --json > "$tmp/out" \
@@ -124,6 +124,15 @@ done
 grep -q 'signature: mlir-opt|lowering_unconverted|gpu.memset async view$' "$tmp/out" &&
   grep -q 'with every buffer in the default memory space it fails the same way' "$tmp/out" ||
   bad "the space word kept where it does not matter: $(head -c 600 "$tmp/out")"
+
+# and with " ranked" only where the rank matters: the unconverted copy of a view in rows (a
+# multi-dimensional subview) fails the same way with every buffer of rank 1
+"$af" check "$src/corpus/ranked-rows.json" --lowering mlir-opt --schedules eager \
+  > "$tmp/out" 2>&1
+grep -q 'signature: mlir-opt|lowering_unconverted|gpu.memcpy async view$' "$tmp/out" &&
+  grep -q 'gpu.memcpy async deps=1 unthreaded view ranked' "$tmp/out" &&
+  grep -q 'with every buffer of rank 1 it fails the same way' "$tmp/out" ||
+  bad "the ranked word kept where it does not matter: $(head -c 600 "$tmp/out")"
 
 # ---- the matrix: a campaign over LLVM 22 and 19 ----
 o22=/usr/lib/llvm-22/bin/mlir-opt o19=/usr/lib/llvm-19/bin/mlir-opt

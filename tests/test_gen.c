@@ -326,8 +326,8 @@ static void test_op_shapes(void) {
   GenOp salloc = {.kind = GEN_OP_ALLOC, .async = 0, .mode = GEN_ALLOC_HOST_SHARED};
   GenOp aalloc = {.kind = GEN_OP_ALLOC, .async = 1, .ndeps = 0};
   GenOp palloc = {.kind = GEN_OP_ALLOC, .async = 0, .mode = GEN_ALLOC_SYNC};
-  GenShape l2 = {GEN_OP_LAUNCH, 1, 2, -1, 0, 0, 0, 0, 0, 0},
-           sa = {GEN_OP_ALLOC, 0, -1, -1, 0, 0, 0, 0, 0, 0};
+  GenShape l2 = {GEN_OP_LAUNCH, 1, 2, -1, 0, 0, 0, 0, 0, 0, 0},
+           sa = {GEN_OP_ALLOC, 0, -1, -1, 0, 0, 0, 0, 0, 0, 0};
   CHECK(gen_op_has_shape(&launch2, &l2));
   CHECK(!gen_op_has_shape(&launch1, &l2));
   CHECK(gen_op_has_shape(&palloc, &sa));
@@ -413,7 +413,7 @@ static void test_op_shapes(void) {
     if (c.ops[i].kind == GEN_OP_LAUNCH && c.ops[i].ndeps >= 2)
       nl++;
   CHECK_EQ(gen_case_has_shape(&c, &l2, 1), nl > 0);
-  GenShape none = {GEN_OP__COUNT, 0, -1, -1, 0, 0, 0, 0, 0, 0};
+  GenShape none = {GEN_OP__COUNT, 0, -1, -1, 0, 0, 0, 0, 0, 0, 0};
   CHECK(!gen_case_has_shape(&c, &none, 1));
   CHECK(!gen_case_has_shape(&c, &l2, 0));
   gen_case_free(&c);
@@ -741,6 +741,123 @@ static void test_spaces(void) {
   CHECK(spaced > 0 && casts > 0 && launched > 0);
 }
 
+/* --ranked: drawn apart from the case's other choices (the same ops and views at 0 and 100 but
+ * for the shapes and the views in rows); each shape's product is its buffer's n; a case with
+ * ranked buffers round-trips through JSON and renders ranked types, reshapes and views in rows;
+ * gen_op_rows by hand; the reader and validator refuse a shape that is not one; a shape with
+ * " ranked" avoided leaves every buffer of rank 1. */
+static void test_ranked(void) {
+  GenConfig cfg;
+  gen_config_default(&cfg);
+  GenShape sh;
+  CHECK_EQ(gen_shape_parse("gpu.memcpy async deps=1 ranked", &sh), 0);
+  CHECK_EQ(sh.ranked, 1);
+  char t[96];
+  gen_shape_text(&sh, t, sizeof t);
+  CHECK_STR(t, "gpu.memcpy async deps=1 ranked");
+  int ranked = 0, rows = 0, rendered = 0;
+  for (uint64_t seed = 1; seed <= 60; seed++) {
+    GenCase on, off;
+    AfErr err = {0};
+    cfg.rank_pct = 100;
+    CHECK_EQ(gen_generate(&on, seed, &cfg, &err), 0);
+    CHECK_EQ(gen_validate(&on, &err), 0);
+    cfg.rank_pct = 0;
+    CHECK_EQ(gen_generate(&off, seed, &cfg, &err), 0);
+    CHECK_EQ(on.nops, off.nops);
+    for (int i = 0; i < on.nops; i++) {
+      CHECK_EQ(on.ops[i].kind, off.ops[i].kind);
+      CHECK_EQ(off.ops[i].ranked, 0);
+      rows += gen_op_rows(&on, &on.ops[i], NULL) != 0;
+      if (gen_op_rows(&on, &on.ops[i], NULL) == 0 && on.ops[i].kind != GEN_OP_LAUNCH)
+        CHECK(memcmp(on.ops[i].view, off.ops[i].view, sizeof on.ops[i].view) == 0);
+    }
+    for (int b = 0; b < on.nbufs; b++) {
+      const GenBuf *g = &on.bufs[b];
+      CHECK_EQ(off.bufs[b].rank, 0);
+      if (g->kind == GEN_BUF_HOST || g->rank == 0)
+        continue;
+      ranked++;
+      CHECK(g->rank == 2 || g->rank == 3);
+      CHECK_EQ(g->shape[0] * g->shape[1] * (g->rank == 3 ? g->shape[2] : 1), g->n);
+    }
+    char *j = gen_case_to_json(&on);
+    GenCase back;
+    CHECK_EQ(gen_case_from_json(&back, j, &err), 0);
+    for (int b = 0; b < on.nbufs && back.nbufs == on.nbufs; b++) {
+      CHECK_EQ(back.bufs[b].rank, on.bufs[b].rank);
+      CHECK_EQ(back.bufs[b].dyn, on.bufs[b].dyn);
+      CHECK(memcmp(back.bufs[b].shape, on.bufs[b].shape, sizeof back.bufs[b].shape) == 0);
+    }
+    char *m = gen_render_mlir(&on), *m2 = gen_render_mlir(&back);
+    CHECK_STR(m, m2);
+    if (strstr(m, "memref.subview") && strstr(m, "strided<[?, ?], offset: ?>") &&
+        strstr(m, "memref.collapse_shape") && strstr(m, "memref.expand_shape"))
+      rendered++;
+    af_free(m);
+    af_free(m2);
+    af_free(j);
+    gen_case_free(&back);
+    gen_case_free(&on);
+    gen_case_free(&off);
+    /* steering: an op that names a ranked memref avoided, no buffer is ranked */
+    cfg.rank_pct = 100;
+    CHECK_EQ(gen_avoid_add(&cfg.avoid, "gpu.memcpy async deps=1 ranked"), 1);
+    CHECK_EQ(gen_generate(&on, seed, &cfg, &err), 0);
+    for (int b = 0; b < on.nbufs; b++)
+      CHECK_EQ(on.bufs[b].rank, 0);
+    gen_case_free(&on);
+    memset(&cfg.avoid, 0, sizeof cfg.avoid);
+  }
+  CHECK(ranked > 20 && rows > 5 && rendered > 0);
+  /* by hand: a 4x4 destination, rows 2 and 3, from a flat source's elements 4..11 */
+  GenBuf bufs[2] = {{GEN_BUF_DEVICE, 16, 0, GEN_ELEM_I32, 0, 0, 0, 2, 1, {4, 4, 0}},
+                    {GEN_BUF_DEVICE, 16, 0, GEN_ELEM_I32, 0, 0, 0, 0, 0, {0, 0, 0}}};
+  GenCase c;
+  memset(&c, 0, sizeof c);
+  c.nbufs = 2;
+  c.bufs = bufs;
+  GenOp o = {.kind = GEN_OP_MEMCPY, .buf = 0, .src = 1};
+  int32_t ext[3];
+  CHECK_EQ(gen_op_ranked(&c, &o), 1); /* whole buffers: of the destination's shape */
+  CHECK_EQ(gen_op_rows(&c, &o, ext), 0);
+  int32_t dv[3] = {8, 8, 1}, sv[3] = {4, 8, 1};
+  memcpy(o.view[0], dv, sizeof dv);
+  memcpy(o.view[1], sv, sizeof sv);
+  CHECK_EQ(gen_op_rows(&c, &o, ext), 2);
+  CHECK_EQ(ext[1], 4);
+  CHECK_EQ(gen_view_rows(&c, &o, 0), 4);
+  CHECK_EQ(gen_view_rows(&c, &o, 1), 4);
+  o.view[1][0] = 3; /* a source not in whole rows: both flat */
+  CHECK_EQ(gen_op_rows(&c, &o, ext), 0);
+  CHECK_EQ(gen_op_ranked(&c, &o), 0);
+  o.view[1][0] = 4;
+  o.view[0][2] = 2; /* strided: flat */
+  CHECK_EQ(gen_view_rows(&c, &o, 0), 0);
+  CHECK_EQ(gen_buf_row(&c, 0), 4);
+  CHECK_EQ(gen_buf_rank(&c, 1), 1);
+  /* the reader: a shape whose product is not n, a host buffer's, a dimension out of range */
+  const char *bad[] = {
+      "{\"format\": \"asyncfuzz-case\", \"version\": 2, \"spin\": 64, \"buffers\": [{\"name\": "
+      "\"b0\", "
+      "\"kind\": \"device\", \"n\": 16, \"shape\": [4, 5]}], \"body\": []}",
+      "{\"format\": \"asyncfuzz-case\", \"version\": 2, \"spin\": 64, \"buffers\": [{\"name\": "
+      "\"b0\", "
+      "\"kind\": \"host\", \"n\": 16, \"shape\": [4, 4]}], \"body\": []}",
+      "{\"format\": \"asyncfuzz-case\", \"version\": 2, \"spin\": 64, \"buffers\": [{\"name\": "
+      "\"b0\", "
+      "\"kind\": \"device\", \"n\": 16, \"shape\": [4, 4], \"dynamic\": [2]}], \"body\": []}",
+      "{\"format\": \"asyncfuzz-case\", \"version\": 1, \"spin\": 64, \"buffers\": [{\"name\": "
+      "\"b0\", "
+      "\"kind\": \"device\", \"n\": 16, \"shape\": [4, 4]}], \"body\": []}"};
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    GenCase x;
+    AfErr err = {0};
+    CHECK_EQ(gen_case_from_json(&x, bad[k], &err), AF_EPARSE);
+    CHECK(strstr(err.msg, "\"shape\"") || strstr(err.msg, "\"dynamic\""));
+  }
+}
+
 /* --launch-dims: drawn apart from the case's other choices; every drawn shape has a thread per
  * element, spans more than one dimension and renders as such; the validator refuses too few
  * threads and a block of more than 1024; --inline renders a gpu.launch with the kernel's body. */
@@ -809,6 +926,7 @@ static void test_launch_shapes(void) {
 int main(void) {
   test_launch_shapes();
   test_spaces();
+  test_ranked();
   test_registered();
   test_elem_values();
   test_ts_minimize();
