@@ -855,6 +855,7 @@ static void test_ranked(void) {
     AfErr err = {0};
     CHECK_EQ(gen_case_from_json(&x, bad[k], &err), AF_EPARSE);
     CHECK(strstr(err.msg, "\"shape\"") || strstr(err.msg, "\"dynamic\""));
+    gen_case_free(&x);
   }
 }
 
