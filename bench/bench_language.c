@@ -4,7 +4,7 @@
  * that use each construct (a host wait with no operands, a token waited again, a captured
  * token used, host_shared memory in a region, a region, a region input, a launch on an explicit
  * stream, two launches on one explicit stream, calls, ifs, fors and branches with tokens) and
- * each element type copied or set and observed, renders every case
+ * each form of the types and launches exercised (gen.h GEN_FORM_MAP), renders every case
  * and has one mlir-opt process parse and verify them all (--split-input-file). Prints one line
  * per construct and the number of modules mlir-opt rejected (0 expected).
  *
@@ -108,108 +108,6 @@ static void constructs(const GenCase *c, int *has) {
   free(launched);
 }
 
-/* Element types exercised: has[e] when a copy, memset or kernel writes a buffer of type e and a
- * buffer of type e is observed (copies keep the type, so what the host reads of that type went
- * through a copy, a memset or a kernel of it). */
-static void elem_types(const GenCase *c, int *has) {
-  unsigned written = 0, observed = 0;
-  for (int i = 0; i < c->nops; i++) {
-    const GenOp *o = &c->ops[i];
-    if (((gen_op_flags(o->kind) & GEN_K_TYPED) || gen_kind_launches(o->kind)) && o->buf >= 0)
-      written |= 1u << c->bufs[o->buf].elem;
-    if (o->kind == GEN_OP_OBSERVE && o->buf >= 0)
-      observed |= 1u << c->bufs[o->buf].elem;
-  }
-  for (int e = 0; e < GEN_ELEM__COUNT; e++)
-    has[e] = (written & observed) >> e & 1u;
-}
-
-/* A registered host buffer exercised: a copy from the device writes it and it is observed. */
-static int registered_copied(const GenCase *c) {
-  unsigned long long dst = 0, observed = 0;
-  for (int i = 0; i < c->nops; i++) {
-    const GenOp *o = &c->ops[i];
-    if (o->buf < 0 || o->buf >= 64 || !c->bufs[o->buf].reg)
-      continue;
-    if (o->kind == GEN_OP_MEMCPY && c->bufs[o->src].kind == GEN_BUF_DEVICE)
-      dst |= 1ull << o->buf;
-    if (o->kind == GEN_OP_OBSERVE)
-      observed |= 1ull << o->buf;
-  }
-  return (dst & observed) != 0;
-}
-
-/* A buffer in a memory space exercised: a copy, memset or kernel writes it and a copy reads it
- * back to a host buffer that is observed. */
-static int space_copied(const GenCase *c) {
-  unsigned long long written = 0, back = 0, observed = 0;
-  for (int i = 0; i < c->nops; i++) {
-    const GenOp *o = &c->ops[i];
-    if (o->buf < 0 || o->buf >= 64)
-      continue;
-    unsigned f = gen_op_flags(o->kind);
-    if ((f & (GEN_K_WRITE | GEN_K_ARGS)) && c->bufs[o->buf].space)
-      written |= 1ull << o->buf;
-    if (o->kind == GEN_OP_MEMCPY && o->src >= 0 && o->src < 64 && c->bufs[o->src].space &&
-        (written >> o->src & 1) && c->bufs[o->buf].kind == GEN_BUF_HOST)
-      back |= 1ull << o->buf;
-    if (o->kind == GEN_OP_OBSERVE)
-      observed |= 1ull << o->buf;
-  }
-  return (back & observed) != 0;
-}
-
-/* A copy or set that names a memref of rank 2 or 3 (rows: one in rows, gen_op_rows) exercised:
- * what it writes reaches an observed host buffer, by it or by a copy back from the device. */
-static int ranked_copied(const GenCase *c, int rows) {
-  unsigned long long written = 0, back = 0, observed = 0;
-  for (int i = 0; i < c->nops; i++) {
-    const GenOp *o = &c->ops[i];
-    if (o->buf < 0 || o->buf >= 64)
-      continue;
-    int form = rows ? gen_op_rows(c, o, NULL) != 0 : o->ranked;
-    if ((o->kind == GEN_OP_MEMCPY || o->kind == GEN_OP_MEMSET) && form)
-      written |= 1ull << o->buf;
-    if (o->kind == GEN_OP_MEMCPY && o->src >= 0 && o->src < 64 && (written >> o->src & 1) &&
-        c->bufs[o->buf].kind == GEN_BUF_HOST)
-      back |= 1ull << o->buf;
-    if (o->kind == GEN_OP_MEMCPY && form && c->bufs[o->buf].kind == GEN_BUF_HOST)
-      back |= 1ull << o->buf;
-    if (o->kind == GEN_OP_OBSERVE)
-      observed |= 1ull << o->buf;
-  }
-  return (back & observed) != 0;
-}
-
-/* A launch on a grid and blocks of more than one dimension exercised: it writes a buffer that a
- * copy then reads back to a host buffer that is observed. */
-/* A launch of a form (0: a grid and blocks of more than one dimension, 1: a gpu.launch the
- * pipeline outlines, 2: on buffers of a type other than i32) whose result is copied back to a
- * host buffer and observed. */
-enum { FORM_DIMS, FORM_INLINE, FORM_TYPED, NFORM };
-static int launch_copied(const GenCase *c, int form) {
-  unsigned long long written = 0, back = 0, observed = 0;
-  for (int i = 0; i < c->nops; i++) {
-    const GenOp *o = &c->ops[i];
-    if (o->buf < 0 || o->buf >= 64)
-      continue;
-    int is =
-        o->kind == GEN_OP_LAUNCH && (form == FORM_DIMS     ? o->dims[0] != 0
-                                     : form == FORM_INLINE ? o->inl
-                                                           : c->bufs[o->buf].elem != GEN_ELEM_I32);
-    if (is)
-      written |= 1ull << o->buf;
-    else if (gen_op_flags(o->kind) & (GEN_K_WRITE | GEN_K_ARGS))
-      written &= ~(1ull << o->buf); /* (overwritten by other work) */
-    if (o->kind == GEN_OP_MEMCPY && o->src >= 0 && o->src < 64 && (written >> o->src & 1) &&
-        c->bufs[o->buf].kind == GEN_BUF_HOST)
-      back |= 1ull << o->buf;
-    if (o->kind == GEN_OP_OBSERVE)
-      observed |= 1ull << o->buf;
-  }
-  return (back & observed) != 0;
-}
-
 int main(int argc, char **argv) {
   if (bench_help(
           argc, argv,
@@ -240,8 +138,7 @@ int main(int argc, char **argv) {
   }
   GenConfig cfg;
   gen_config_default(&cfg);
-  long count[NCON] = {0}, ecount[GEN_ELEM__COUNT] = {0}, regs = 0, spaces = 0, forms[NFORM] = {0},
-       ranks = 0, rows = 0;
+  long count[NCON] = {0}, forms[GEN_FORM__COUNT] = {0};
   for (int s = 1; s <= n; s++) {
     GenCase c;
     if (gen_generate(&c, (uint64_t)s, &cfg, &err) || gen_validate(&c, &err)) {
@@ -252,16 +149,9 @@ int main(int argc, char **argv) {
     constructs(&c, has);
     for (int k = 0; k < NCON; k++)
       count[k] += has[k];
-    int eh[GEN_ELEM__COUNT] = {0};
-    elem_types(&c, eh);
-    for (int e = 0; e < GEN_ELEM__COUNT; e++)
-      ecount[e] += eh[e];
-    regs += registered_copied(&c);
-    spaces += space_copied(&c);
-    ranks += ranked_copied(&c, 0);
-    rows += ranked_copied(&c, 1);
-    for (int k = 0; k < NFORM; k++)
-      forms[k] += launch_copied(&c, k);
+    uint32_t fm = gen_case_forms(&c);
+    for (int k = 0; k < GEN_FORM__COUNT; k++)
+      forms[k] += fm >> k & 1;
     char *mlir = gen_render_mlir(&c);
     if (mlir == NULL) {
       fprintf(stderr, "bench_language: out of memory\n");
@@ -276,27 +166,9 @@ int main(int argc, char **argv) {
   for (int k = 0; k < NCON; k++)
     printf("construct \"%s\": %ld of %d cases (%.1f%%)\n", names[k], count[k], n,
            100.0 * (double)count[k] / n);
-  for (int e = 1; e < GEN_ELEM__COUNT; e++)
-    printf("element type %-6s copied or set, and observed: %ld of %d cases (%.1f%%)\n",
-           gen_elem_name(e), ecount[e], n, 100.0 * (double)ecount[e] / n);
-  printf("registered host buffer a copy from the device writes, observed: %ld of %d cases "
-         "(%.1f%%)\n",
-         regs, n, 100.0 * (double)regs / n);
-  printf("buffer in memory space 1 written and copied back to an observed host buffer: %ld of "
-         "%d cases (%.1f%%)\n",
-         spaces, n, 100.0 * (double)spaces / n);
-  printf("copy or set of a ranked memref (rank 2 or 3), what it writes observed: %ld of %d "
-         "cases (%.1f%%)\n",
-         ranks, n, 100.0 * (double)ranks / n);
-  printf("copy or set in rows of a ranked memref (a multi-dimensional subview), what it writes "
-         "observed: %ld of %d cases (%.1f%%)\n",
-         rows, n, 100.0 * (double)rows / n);
-  static const char *const form[NFORM] = {"on a grid and blocks of more than one dimension",
-                                          "of a gpu.launch body, outlined by the pipeline",
-                                          "on buffers of a type other than i32"};
-  for (int k = 0; k < NFORM; k++)
-    printf("launch %s, its result copied back and observed: %ld of %d cases (%.1f%%)\n", form[k],
-           forms[k], n, 100.0 * (double)forms[k] / n);
+  for (int k = 0; k < GEN_FORM__COUNT; k++) /* (gen.h GEN_FORM_MAP) */
+    printf("form %-12s exercised (%s; what it writes observed): %ld of %d cases (%.1f%%)\n",
+           gen_form_name(k), gen_form_help(k), forms[k], n, 100.0 * (double)forms[k] / n);
   char *args[] = {spec.opt, "--split-input-file", in, "-o", "/dev/null", NULL};
   ProcResult r;
   if (af_proc_run(args, NULL, NULL, NULL, errp, 600, &r, &err)) {

@@ -97,11 +97,14 @@ const char *campaign_time_name(int i);
 
 /* Cases per configuration of the matrix. mix[i]: the executed cases that hold GPU work
  * GEN_GPU_MIX_* i; base_mix[i]: of the cases generated (base_cases), how many would hold it
- * without steering (the same seeds and knobs, nothing avoided). */
+ * without steering (the same seeds and knobs, nothing avoided). forms[f]: the cases run that
+ * exercise form f of the types and launches (gen.h GEN_FORM_MAP), forms_executed[f]: of them,
+ * the executed ones. */
 typedef struct CampaignConfCount {
   long cases, executed, failures;
   long mix[GEN_GPU_MIX__COUNT];
   long base_cases, base_mix[GEN_GPU_MIX__COUNT];
+  long forms[GEN_FORM__COUNT], forms_executed[GEN_FORM__COUNT];
 } CampaignConfCount;
 
 typedef struct CampaignStatus {

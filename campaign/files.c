@@ -101,6 +101,10 @@ void campaign__conf_add(CampaignConfCount *to, const CampaignConfCount *from) {
     to->mix[i] += from->mix[i];
     to->base_mix[i] += from->base_mix[i];
   }
+  for (int i = 0; i < GEN_FORM__COUNT; i++) {
+    to->forms[i] += from->forms[i];
+    to->forms_executed[i] += from->forms_executed[i];
+  }
 }
 
 void campaign__progress(Campaign *k, int final) {

@@ -24,6 +24,18 @@ static void count_mix(Campaign *k, int conf, unsigned m, int base) {
   }
 }
 
+/* Counts the forms case c exercises (gen_case_forms) for the run and configuration conf: a case
+ * run, executed or not. */
+static void count_forms(Campaign *k, int conf, const GenCase *c, int executed) {
+  CampaignConfCount *to[2] = {&k->all, conf >= 0 && conf < k->c.nmatrix ? &k->conf[conf] : NULL};
+  uint32_t m = gen_case_forms(c);
+  for (int t = 0; t < 2 && to[t]; t++)
+    for (int i = 0; i < GEN_FORM__COUNT; i++) {
+      to[t]->forms[i] += (m >> i) & 1;
+      to[t]->forms_executed[i] += executed && ((m >> i) & 1);
+    }
+}
+
 /* Counts the GPU work case c (of seed) would hold unsteered: c itself, or when it was steered
  * (plain: its knobs without the steering) the case those knobs make. */
 static void base_mix(Campaign *k, int conf, const GenConfig *plain, uint64_t seed,
@@ -181,6 +193,7 @@ static int record_batch(Campaign *k, int conf, GenCase *cases, OracleExpected **
     k->st.device_errors += device_error;
     if (executed)
       count_mix(k, conf, gen_case_gpu_mix(&cases[j]), 0);
+    count_forms(k, conf, &cases[j], executed);
     if (k->c.nspecs > 1)
       campaign__note_differ(k, rs, cases[j].seed);
   }

@@ -103,6 +103,45 @@ int campaign_lowerings(const char *const *lowerings, int nlow, const char *pipel
   return 0;
 }
 
+/* Per form of the types and launches (gen.h GEN_FORM_MAP) the cases held it: the most executed
+ * share of a configuration of each LLVM release, so that a form no configuration of a release
+ * runs shows (the finding that stops it is among the run's). */
+static void format_forms(const CampaignConfig *c, const CampaignResult *r, AfBuf *out) {
+  int majors[8], nm = 0;
+  for (int i = 0; i < c->nmatrix; i++) {
+    int seen = 0;
+    for (int m = 0; m < nm; m++)
+      seen |= majors[m] == c->matrix[i].major;
+    if (!seen && nm < 8)
+      majors[nm++] = c->matrix[i].major;
+  }
+  int head = 0;
+  for (int f = 0; f < GEN_FORM__COUNT; f++) {
+    long n = 0;
+    for (int i = 0; i < c->nmatrix; i++)
+      n += r->conf[i].forms[f];
+    if (n == 0)
+      continue;
+    if (!head++)
+      af_buf_puts(out, "forms of types and launches: cases that hold one; the most executed share "
+                       "of a configuration\n  of each LLVM release:\n");
+    af_buf_printf(out, "  %-13s %6ld", gen_form_name(f), n);
+    for (int m = 0; m < nm; m++) {
+      double best = -1;
+      for (int i = 0; i < c->nmatrix; i++)
+        if (c->matrix[i].major == majors[m] && r->conf[i].forms[f] > 0) {
+          double s = (double)r->conf[i].forms_executed[f] / (double)r->conf[i].forms[f];
+          best = s > best ? s : best;
+        }
+      if (best >= 0)
+        af_buf_printf(out, "   LLVM %d: %5.1f%%", majors[m], 100.0 * best);
+      else
+        af_buf_printf(out, "   LLVM %d:   none", majors[m]);
+    }
+    af_buf_puts(out, "\n");
+  }
+}
+
 void campaign_format_matrix(const CampaignConfig *c, const CampaignResult *r, AfBuf *out) {
   if (c->nmatrix == 0)
     return;
@@ -117,6 +156,7 @@ void campaign_format_matrix(const CampaignConfig *c, const CampaignResult *r, Af
                   n > 0 ? 100.0 * (double)r->conf[i].executed / (double)n : 0.0,
                   n > 0 ? 100.0 * (double)(n - r->conf[i].failures) / (double)n : 0.0);
   }
+  format_forms(c, r, out);
   char line[300];
   snprintf(line, sizeof line,
            "matrix: %ld new finding(s) checked on every configuration, %ld of them not on all "

@@ -662,6 +662,37 @@ const char *gen_gpu_mix_name(int i);
 /* The GPU work case c holds: bit GEN_GPU_MIX_* for each. */
 unsigned gen_case_gpu_mix(const GenCase *c);
 
+/* The forms of the language's types and launches a case exercises (forms.c), X(ID, name, help):
+ * each element type e but i32 (form GEN_FORM_ELEM(e), named by the type), then the rest.
+ * A form counts only where it is exercised: what an op of it writes reaches a host buffer that
+ * is then observed (by the op, or by a copy back from the device, with nothing else written to
+ * the buffer between). bench_language counts them over default cases; a campaign per
+ * configuration, the cases that hold each and how many of them executed (summary.json's
+ * "forms"). */
+#define GEN_FORM_MAP(X)                                                                            \
+  X(REGISTERED, "registered", "a registered host buffer a copy from the device writes")            \
+  X(SPACE, "space", "a buffer in memory space 1 a copy, memset or kernel writes")                  \
+  X(RANKED, "ranked", "a copy or set of a memref of rank 2 or 3")                                  \
+  X(ROWS, "rows", "a copy or set in rows of a ranked memref (a multi-dimensional subview)")        \
+  X(DIMS, "launch-dims", "a launch on a grid and blocks of more than one dimension")               \
+  X(OUTLINED, "gpu.launch", "a launch of a gpu.launch body, outlined by the pipeline")             \
+  X(TYPED_LAUNCH, "typed-launch", "a launch on buffers of a type other than i32")
+
+#define GEN_FORM_ELEM(e) ((e)-1) /* e != GEN_ELEM_I32 (0): a copy, memset or kernel on e */
+typedef enum GenForm {
+#define GEN__FORM_ENUM(id, name, help) GEN_FORM_##id,
+  GEN_FORM__TYPES = GEN_FORM_ELEM(GEN_ELEM__COUNT) - 1, /* (the types' forms come first) */
+  GEN_FORM_MAP(GEN__FORM_ENUM)
+#undef GEN__FORM_ENUM
+      GEN_FORM__COUNT
+} GenForm;
+
+/* The name of form f ("i1", "space"), and what it is (for a help text). */
+const char *gen_form_name(int f);
+const char *gen_form_help(int f);
+/* The forms case c exercises: bit f for each (f < 32). */
+uint32_t gen_case_forms(const GenCase *c);
+
 /* ---- avoid sets (avoid.c) ---- */
 
 /* Adds what text names to a: a construct (its name or one of its words, GEN_CONSTRUCT_MAP: a

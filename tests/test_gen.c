@@ -924,7 +924,62 @@ static void test_launch_shapes(void) {
   CHECK(shaped > 0 && inl > 0);
 }
 
+/* The forms a case exercises (gen_case_forms): what an op of the form writes must reach an
+ * observation, by copies, with nothing else written over it first. */
+static void test_forms(void) {
+  const char *head =
+      "{\"format\": \"asyncfuzz-case\", \"version\": 2, \"seed\": \"0\", \"spin\": 64,\n"
+      " \"buffers\": [{\"name\": \"h\", \"kind\": \"host\", \"n\": 8, \"type\": \"i16\", \"init\": "
+      "2, \"registered\": true},\n"
+      "  {\"name\": \"p\", \"kind\": \"host\", \"n\": 8, \"type\": \"i16\", \"init\": 4},\n"
+      "  {\"name\": \"d\", \"kind\": \"device\", \"n\": 8, \"type\": \"i16\", \"space\": 1}],\n"
+      " \"body\": [{\"op\": \"wait_async\", \"deps\": [], \"token\": \"t0\"},\n"
+      "  {\"op\": \"alloc\", \"buf\": \"d\", \"mode\": \"async\", \"deps\": [\"t0\"], \"token\": "
+      "\"t1\"},\n"
+      "  {\"op\": \"launch\", \"kernel\": \"af_fill\", \"args\": [\"d\"], \"value\": 5, \"grid\": "
+      "[2, 1, 1], \"block\": [2, 2, 1], \"deps\": [\"t1\"], \"token\": \"t2\"},\n";
+  /* the kernel's result copied back and observed; observed before the copy; overwritten by a
+   * copy from another host buffer before the observation */
+  const char *tails[3] = {
+      "  {\"op\": \"memcpy\", \"dst\": \"h\", \"src\": \"d\", \"deps\": [\"t2\"], \"token\": "
+      "\"t3\"},\n  {\"op\": \"host_wait\", \"deps\": [\"t3\"]},\n"
+      "  {\"op\": \"observe\", \"buf\": \"h\"},\n",
+      "  {\"op\": \"observe\", \"buf\": \"h\"},\n"
+      "  {\"op\": \"memcpy\", \"dst\": \"h\", \"src\": \"d\", \"deps\": [\"t2\"], \"token\": "
+      "\"t3\"},\n  {\"op\": \"host_wait\", \"deps\": [\"t3\"]},\n",
+      "  {\"op\": \"memcpy\", \"dst\": \"h\", \"src\": \"d\", \"deps\": [\"t2\"], \"token\": "
+      "\"t3\"},\n  {\"op\": \"host_wait\", \"deps\": [\"t3\"]},\n"
+      "  {\"op\": \"memcpy\", \"dst\": \"d\", \"src\": \"p\", \"deps\": [], \"token\": \"t4\"},\n"
+      "  {\"op\": \"memcpy\", \"dst\": \"h\", \"src\": \"d\", \"deps\": [\"t4\"], \"token\": "
+      "\"t5\"},\n  {\"op\": \"host_wait\", \"deps\": [\"t5\"]},\n"
+      "  {\"op\": \"observe\", \"buf\": \"h\"},\n"};
+  const char *end = "  {\"op\": \"wait_async\", \"deps\": [], \"token\": \"t9\"},\n"
+                    "  {\"op\": \"dealloc\", \"buf\": \"d\", \"deps\": [\"t9\"], \"token\": "
+                    "\"t10\"},\n  {\"op\": \"host_wait\", \"deps\": [\"t10\"]}]}\n";
+  uint32_t want = 1u << GEN_FORM_ELEM(GEN_ELEM_I16) | 1u << GEN_FORM_REGISTERED |
+                  1u << GEN_FORM_SPACE | 1u << GEN_FORM_DIMS | 1u << GEN_FORM_TYPED_LAUNCH;
+  /* (the third: the copy from p writes d in its space and h as registered, as i16, but not by a
+   * launch: the launch's forms are gone) */
+  uint32_t wants[3] = {want, 0, want & ~(1u << GEN_FORM_DIMS | 1u << GEN_FORM_TYPED_LAUNCH)};
+  for (int t = 0; t < 3; t++) {
+    char text[4096];
+    snprintf(text, sizeof text, "%s%s%s", head, tails[t], end);
+    GenCase c;
+    AfErr err = {0};
+    CHECK_EQ(gen_case_from_json(&c, text, &err), 0);
+    if (err.msg[0])
+      printf("forms case %d: %s\n", t, err.msg);
+    CHECK_EQ(gen_validate(&c, &err), 0);
+    CHECK_EQ(gen_case_forms(&c), wants[t]);
+    gen_case_free(&c);
+  }
+  CHECK_STR(gen_form_name(GEN_FORM_ELEM(GEN_ELEM_I16)), "i16");
+  CHECK_STR(gen_form_name(GEN_FORM_SPACE), "space");
+  CHECK_STR(gen_form_name(GEN_FORM__COUNT - 1), "typed-launch");
+}
+
 int main(void) {
+  test_forms();
   test_launch_shapes();
   test_spaces();
   test_ranked();
