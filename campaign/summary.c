@@ -71,8 +71,8 @@ static void summary_steering(FILE *f, const Campaign *k, int conf, const Campaig
             cc->base_cases > 0 ? (double)cc->base_mix[i] / (double)cc->base_cases : 0.0);
   fprintf(f, "}, \"forms\": {");
   for (int i = 0; i < GEN_FORM__COUNT; i++)
-    fprintf(f, "%s\"%s\": {\"cases\": %ld, \"executed\": %ld}", i ? ", " : "", gen_form_name(i),
-            cc->forms[i], cc->forms_executed[i]);
+    fprintf(f, "%s\"%s\": [%ld, %ld]", i ? ", " : "", gen_form_name(i), cc->forms[i],
+            cc->forms_executed[i]); /* (no "cases" key: scripts read the run's by it) */
   fprintf(f, "}");
 }
 

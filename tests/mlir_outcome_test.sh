@@ -118,9 +118,9 @@ grep -qF ' mlir-opt|lowering_rejected|gpu.launch_func async|failed' "$tmp/cv.out
 grep -qF "async view|failed" "$tmp/cv.out" && bad "campaign: a view splits the launch's finding"
 # the forms of types and launches its cases held, per configuration (summary.json), and per form
 # the most executed share of a configuration of each release (the output)
-grep -qE '"forms": \{"i16": \{"cases": [0-9]+, "executed": [0-9]+\}' "$tmp/cv/summary.json" ||
+grep -qE '"forms": \{"i16": \[[0-9]+, [0-9]+\], ' "$tmp/cv/summary.json" ||
   bad "campaign: no forms per configuration: $(grep -o '"forms": [^}]*}' "$tmp/cv/summary.json" | head -1)"
-tot=$(grep '"axes": ' "$tmp/cv/summary.json" | grep -o '"registered": {"cases": [0-9]*' | awk '{ s += $NF } END { print s + 0 }')
+tot=$(grep '"axes": ' "$tmp/cv/summary.json" | grep -o '"registered": \[[0-9]*' | tr -d '[' | awk '{ s += $NF } END { print s + 0 }')
 [ "$tot" -gt 0 ] && grep -qE "^  registered +$tot +LLVM 22: +[0-9.]+%   LLVM 19: +[0-9.]+%$" "$tmp/cv.out" ||
   bad "campaign: the registered form's line (of $tot cases): $(grep -A3 '^forms of' "$tmp/cv.out")"
 # (its time: mlir-opt's processes counted apart from the harness)
