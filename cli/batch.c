@@ -143,7 +143,7 @@ static void run_batch_help(FILE *f) {
              "the lowering did not lower keep their verdicts from the manifest. Output and exit\n"
              "status as `check`. --db records the run (device, tools from the manifest) and each\n"
              "failing case's first failing run in the regression database, as campaigns do.\n"
-             "--fail-calls PCT: the device fails a call on purpose in PCT%% of the runs\n"
+             "--fail-calls PCT: the device fails a call on purpose in up to PCT%% of the runs\n"
              "(device_error verdicts, counted, never failures; docs/signatures.md).\n\n");
   cli_print_backend_help(f);
 }

@@ -65,7 +65,7 @@ static const char campaign_help[] =
     "  --no-swarm      every case with the same knobs (default: swarm testing, each case\n"
     "                  draws its own knobs around them; the case file records them)\n"
     "  --memfree-sync  model mgpuMemFree as synchronizing the device (lenient)\n"
-    "  --fail-calls PCT  the device fails a call on purpose in PCT% of runs (out of\n"
+    "  --fail-calls PCT  the device fails a call on purpose in up to PCT% of runs (out of\n"
     "                  memory, a module that does not load, a kernel fault that sticks):\n"
     "                  device_error verdicts, counted, never findings\n"
     "  --no-checker    judge by observations and runtime errors only\n"

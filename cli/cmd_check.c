@@ -113,7 +113,7 @@ static const char check_help[] =
     "--lowering options check the case with each and report where verdicts differ.\n"
     "Several cases are checked in one batch (one mlir-opt and one mlir-runner process\n"
     "for all of them); --json then prints one JSON object per line.\n"
-    "--fail-calls PCT: the device fails a call on purpose in PCT%% of the runs (a\n"
+    "--fail-calls PCT: the device fails a call on purpose in up to PCT%% of the runs (a\n"
     "device_error verdict naming the call: not judged, not a failure).\n"
     "Exit 0 when every run passes, 1 when any fails.\n\n";
 

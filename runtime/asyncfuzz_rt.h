@@ -374,7 +374,9 @@ typedef enum RtCall {
   X(INVALID_PTX, "CUDA_ERROR_INVALID_PTX")                                                         \
   X(CONTEXT_IS_DESTROYED, "CUDA_ERROR_CONTEXT_IS_DESTROYED")                                       \
   X(OTHER, "CUDA_ERROR_OTHER") /* any other driver status; its code is the record's last arg */    \
-  X(NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED")
+  X(NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED")                                                     \
+  X(HOST_MEMORY_ALREADY_REGISTERED, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED")                   \
+  X(HOST_MEMORY_NOT_REGISTERED, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED")
 
 typedef enum RtError {
 #define RT__ERR_ENUM(id, name) RT_ERR_##id,

@@ -167,6 +167,10 @@ static int dev_error(int code) {
     return RT_ERR_LAUNCH_TIMEOUT;
   case 709: /* what cuEventSynchronize says of a stream given as event (driver 13, H200) */
     return RT_ERR_CONTEXT_IS_DESTROYED;
+  case 712:
+    return RT_ERR_HOST_MEMORY_ALREADY_REGISTERED;
+  case 713:
+    return RT_ERR_HOST_MEMORY_NOT_REGISTERED;
   case 719:
     return RT_ERR_LAUNCH_FAILED;
   default:

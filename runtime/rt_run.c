@@ -70,6 +70,16 @@ static void dev_release(Rt *rt) {
       rt->dev->mem_free(a->p);
     a->dev = 2;
   }
+  /* host memory the program registered and left registered (a sticky error, on purpose or not,
+   * made its unregister fail, or the program has none): the driver keeps a registration until it
+   * is undone, and the next run's buffers, at the same addresses, could not be registered */
+  for (int i = 0; i < rt->nhosts; i++) {
+    HostBuf *h = &rt->hosts[i];
+    if ((h->id & 0x800000) && !h->adopted && h->bytes > 0) {
+      rt->dev->host_unregister(h->p);
+      h->bytes = 0;
+    }
+  }
 }
 
 static void free_run(Rt *rt) {

@@ -205,6 +205,16 @@ grep -q "signature: builtin|device_error|mgpu[A-Za-z]*|CUDA_ERROR_[A-Z_]*|sticky
   fail "no sticky device_error on cuda: $(cat "$T/o")"
 [ "$(grep -c '^eager@[0-9]* *pass' "$T/o")" = 1 ] || fail "the case after the sticky error: $(cat "$T/o")"
 grep -q "device: 1 GPU child process(es) replaced" "$T/e" || fail "no new child after it: $(cat "$T/e")"
+# host memory a run registered and could not unregister (a sticky error made the unregister
+# fail): given back at the end of the run, or a later run's buffers at the same addresses could
+# not be registered (a runtime_error finding on a real GPU). The double logs what it registers.
+FAKE_CUDA_HOST_LOG="$T/hostlog" "$AF" check "$SRC/corpus/registered-host.json" --backend cuda \
+  --fail-calls 50 --schedules eager@21,eager@22 >"$T/o" 2>&1 || fail "registered-host --fail-calls: $(cat "$T/o")"
+grep -q "eager@21 *device_error" "$T/o" && grep -q "eager@22 *pass" "$T/o" ||
+  fail "registered-host: eager@21 should fail a call after registering, eager@22 pass: $(cat "$T/o")"
+[ "$(grep -c '^register ' "$T/hostlog")" -ge 4 ] || fail "host log: $(cat "$T/hostlog")"
+left=$(awk '{n[$2] += $1 == "register" ? 1 : -1} END {for (a in n) if (n[a]) print a}' "$T/hostlog")
+[ -z "$left" ] || fail "host memory left registered after a sticky error: $left ($(cat "$T/hostlog"))"
 "$AF" campaign --backend cuda --cases 60 --seed 5 --fail-calls 30 --no-db --out "$T/fc" \
   --quiet >"$T/o" 2>&1 || fail "campaign --fail-calls on cuda: $(tail -5 "$T/o")"
 grep -q '"cases": 60, .*"failures": 0, "device_error_cases": [1-9]' "$T/fc/summary.json" ||

@@ -3,6 +3,7 @@
 # the reason, where asyncfuzz was built without the CUDA toolkit or no GPU can be opened.
 #   - every corpus case, and 1000 generated cases, pass with the correct builtin lowering;
 #   - for every builtin fault, sim and cuda give the same verdict on every run;
+#   - with calls failing on purpose (--fail-calls 5), a campaign has device errors and no finding;
 #   - cuda:raw reproduces the #170833 shape through the driver;
 #   - code lowered by mlir-opt runs on the GPU where mlir-opt is installed.
 # usage: cuda_gpu_test.sh ASYNCFUZZ SRC HAVE_CUDA [CASES]
@@ -42,6 +43,14 @@ ok "corpus passes on the GPU"
   --no-db --no-reduce --out "$T/camp" --quiet >"$T/o" 2>&1 || fail "generated cases: $(tail -20 "$T/o")"
 grep -q "\"cases\": $CASES" "$T/camp/summary.json" || fail "summary: $(cat "$T/camp/summary.json")"
 ok "$CASES generated cases pass on the GPU"
+
+# a device failing calls on purpose: device_error verdicts only, never a finding (what a run left
+# registered once made the next run's registration fail: a runtime_error on the GPU only)
+"$AF" campaign --backend cuda --spin auto --lowering builtin --cases 400 --seed 62 --fail-calls 5 \
+  --no-db --no-reduce --out "$T/fc" --quiet >"$T/o" 2>&1 || fail "--fail-calls 5: $(tail -12 "$T/o")"
+grep -q '"cases": 400, .*"failures": 0, "device_error_cases": [1-9]' "$T/fc/summary.json" ||
+  fail "--fail-calls 5: $(head -c 600 "$T/fc/summary.json")"
+ok "--fail-calls 5 on the GPU: device errors only, the campaign ran to its end"
 
 for i in $(seq 1 30); do "$AF" gen --seed $((i * 7919)) --ops 40 -o "$T/g$i.json" || fail gen; done
 verdicts() { sed 's/"also": \[[^]]*\]//g' | grep -o '"schedule": "[^"]*", "verdict": "[^"]*"\|"signature": "[^"]*"'; }

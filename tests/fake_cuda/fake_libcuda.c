@@ -27,6 +27,8 @@ static CUresult cu(int fg) {
       [FG_ILLEGAL_ADDRESS] = CUDA_ERROR_ILLEGAL_ADDRESS,
       [FG_INVALID_IMAGE] = CUDA_ERROR_INVALID_IMAGE,
       [FG_OUT_OF_MEMORY] = CUDA_ERROR_OUT_OF_MEMORY,
+      [FG_HOST_ALREADY_REGISTERED] = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
+      [FG_HOST_NOT_REGISTERED] = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED,
   };
   return map[fg];
 }
@@ -203,10 +205,10 @@ CUresult cuMemHostRegister_v2(void *p, size_t bytes, unsigned flags) {
   (void)flags;
   if (fg_sticky())
     return cu(fg_sticky());
-  return p && bytes ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  return cu(fg_host_register(p, bytes));
 }
 CUresult cuMemHostUnregister(void *p) {
   if (fg_sticky())
     return cu(fg_sticky());
-  return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  return cu(fg_host_unregister(p));
 }

@@ -18,7 +18,8 @@ enum {
   K_EVENT = 0x45564e54,
   K_MODULE = 0x4d4f4455,
   K_FUNC = 0x46554e43,
-  K_MEM = 0x4d454d21
+  K_MEM = 0x4d454d21,
+  K_HOST = 0x484f5354
 };
 enum { W_KERNEL, W_COPY, W_SET32, W_SET16, W_WAIT, W_TIME };
 
@@ -72,6 +73,12 @@ typedef struct Mem {
   int freed;
   _Alignas(16) char data[];
 } Mem;
+
+typedef struct HostReg {
+  Obj o;
+  char *p;
+  size_t bytes;
+} HostReg;
 
 static const char *g_prefix = "FAKE_GPU_";
 static Obj *g_live;
@@ -453,14 +460,62 @@ int fg_free(void *p) {
   return FG_OK;
 }
 
-/* Whether p lies in a device allocation (else it is pageable host memory). */
+/* Whether p lies in a device allocation or registered host memory (else it is pageable host
+ * memory). */
 static int is_dev(const void *p) {
   for (Obj *o = g_live; o; o = o->next) {
     Mem *m = (Mem *)o;
+    HostReg *h = (HostReg *)o;
     if (o->kind == K_MEM && (const char *)p >= m->data && (const char *)p < m->data + m->bytes)
+      return 1;
+    if (o->kind == K_HOST && (const char *)p >= h->p && (const char *)p < h->p + h->bytes)
       return 1;
   }
   return 0;
+}
+
+/* P HOST_LOG=FILE: each registration and unregistration the driver accepts, a line appended to
+ * FILE ("register ADDR" / "unregister ADDR"), so a test sees what a run left registered. */
+static void host_log(const char *what, const void *p) {
+  const char *f = env_str("HOST_LOG");
+  FILE *o = f && *f ? fopen(f, "a") : NULL;
+  if (o == NULL)
+    return;
+  fprintf(o, "%s %p\n", what, p);
+  fclose(o);
+}
+
+int fg_host_register(void *p, size_t bytes) {
+  STICKY();
+  if (p == NULL || bytes == 0)
+    return FG_INVALID_VALUE;
+  char *c = p;
+  for (Obj *o = g_live; o; o = o->next) {
+    HostReg *h = (HostReg *)o;
+    if (o->kind == K_HOST && c < h->p + h->bytes && h->p < c + bytes)
+      return FG_HOST_ALREADY_REGISTERED;
+  }
+  HostReg *h = calloc(1, sizeof *h);
+  if (h == NULL)
+    return FG_OUT_OF_MEMORY;
+  h->p = c;
+  h->bytes = bytes;
+  reg(&h->o, K_HOST);
+  host_log("register", p);
+  return FG_OK;
+}
+
+int fg_host_unregister(void *p) {
+  STICKY();
+  for (Obj *o = g_live; o; o = o->next)
+    if (o->kind == K_HOST && ((HostReg *)o)->p == p) {
+      run_all();
+      unreg(o);
+      free(o);
+      host_log("unregister", p);
+      return g_sticky;
+    }
+  return FG_HOST_NOT_REGISTERED;
 }
 
 int fg_memcpy(void *dst, const void *src, size_t bytes, void *hs) {

@@ -4,7 +4,8 @@
  * runs only when the host forces it (a stream, event or device synchronize; a stream waiting
  * on an event runs the captured work first), so a missing synchronization shows as stale data.
  * A copy to or from pageable host memory runs at once, after the stream's earlier work, as the
- * drivers document for such copies. Blocking streams synchronize with the legacy (NULL) stream
+ * drivers document for such copies; one to or from registered (page-locked) host memory waits in
+ * its queue as any other. Blocking streams synchronize with the legacy (NULL) stream
  * as the CUDA and HIP documentation says. Handles are checked against a registry, so an event
  * call given a stream fails with FG_INVALID_HANDLE. Kernels run kernels/kernels.c.
  *
@@ -17,6 +18,8 @@
  *   P CRASH_AT=N  the Nth launch kills the process (SIGSEGV) when it runs
  *   P NO_DEVICE=1 init fails with FG_NO_DEVICE
  *   P ONCE=FILE   inject once across processes: only while FILE does not exist, and create it
+ *   P HOST_LOG=FILE  append "register ADDR" / "unregister ADDR" to FILE for each host range the
+ *                 driver registers or unregisters
  * Timing events advance a virtual clock by 1 ns per spin iteration of each kernel.
  */
 #ifndef TESTS_FAKE_GPU_H
@@ -33,7 +36,9 @@ enum {
   FG_NOT_FOUND,
   FG_ILLEGAL_ADDRESS,
   FG_INVALID_IMAGE,
-  FG_OUT_OF_MEMORY
+  FG_OUT_OF_MEMORY,
+  FG_HOST_ALREADY_REGISTERED, /* a range overlapping a registered one */
+  FG_HOST_NOT_REGISTERED
 };
 
 /* The adapter's environment prefix ("FAKE_CUDA_"), set before any other call. */
@@ -64,5 +69,10 @@ int fg_free(void *p);
 int fg_memcpy(void *dst, const void *src, size_t bytes, void *s);
 /* esize 4 or 2 */
 int fg_memset(int esize, void *dst, unsigned v, size_t n, void *s);
+/* Page-locked host memory: a copy to or from it is asynchronous, as between device buffers.
+ * A range overlapping a registered one is refused, as is unregistering what is not the start
+ * of one; unregistering runs the queued work first (nothing is left to touch the range). */
+int fg_host_register(void *p, size_t bytes);
+int fg_host_unregister(void *p);
 
 #endif

@@ -28,6 +28,8 @@ static hipError_t hip(int fg) {
       [FG_ILLEGAL_ADDRESS] = hipErrorIllegalAddress,
       [FG_INVALID_IMAGE] = hipErrorInvalidImage,
       [FG_OUT_OF_MEMORY] = hipErrorOutOfMemory,
+      [FG_HOST_ALREADY_REGISTERED] = hipErrorHostMemoryAlreadyRegistered,
+      [FG_HOST_NOT_REGISTERED] = hipErrorHostMemoryNotRegistered,
   };
   return map[fg];
 }
@@ -174,10 +176,10 @@ hipError_t hipHostRegister(void *p, size_t bytes, unsigned flags) {
   (void)flags;
   if (fg_sticky())
     return hip(fg_sticky());
-  return p && bytes ? hipSuccess : hipErrorInvalidValue;
+  return hip(fg_host_register(p, bytes));
 }
 hipError_t hipHostUnregister(void *p) {
   if (fg_sticky())
     return hip(fg_sticky());
-  return p ? hipSuccess : hipErrorInvalidValue;
+  return hip(fg_host_unregister(p));
 }
