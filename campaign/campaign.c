@@ -167,6 +167,8 @@ int campaign__fill_result(Campaign *k, CampaignResult *res, int jobs, int failed
     k->found[i] = k->sigs[i].f;
     k->found[i].min_ops = k->sigs[i].min_ops;
     k->found[i].min_partial = k->sigs[i].min_partial;
+    if (k->sigs[i].min_ops > 0)
+      k->found[i].holds = k->sigs[i].min_holds;
     k->found[i].db_new = k->db == NULL || k->sigs[i].db_new;
   }
   res->st = k->st;

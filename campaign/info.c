@@ -37,6 +37,14 @@ int campaign__write_info(Campaign *k, const Sig *s) {
             s->min_partial ? "; its time (--reduce-seconds, or the campaign's) ran out before it "
                              "was minimal: asyncfuzz reduce minimized.json goes on"
                            : "");
+  uint32_t holds = s->min_ops > 0 ? s->min_holds : s->f.holds;
+  if (holds) {
+    char h[256];
+    gen_forms_str(holds, h, sizeof h);
+    fprintf(f,
+            "holds: %s (forms of types and launches its %s case exercises: docs/case-format.md)\n",
+            h, s->min_ops > 0 ? "minimized" : "smallest");
+  }
   if (s->flaky)
     fprintf(f, "note: a re-run of the first case gave a different signature\n");
   if (s->matrix)

@@ -141,6 +141,12 @@ static void summary_signature(FILE *f, const Campaign *k, const Sig *s, int i) {
   if (s->min_ops > 0)
     fprintf(f, ", \"minimized_ops\": %d, \"reproducer\": \"failures/%s/reproducer.mlir\"",
             s->min_ops, s->f.dir);
+  uint32_t holds = s->min_ops > 0 ? s->min_holds : s->f.holds;
+  fprintf(f, ", \"holds\": [");
+  for (int j = 0, n = 0; j < GEN_FORM__COUNT; j++)
+    if (holds >> j & 1)
+      fprintf(f, "%s\"%s\"", n++ ? ", " : "", gen_form_name(j));
+  fprintf(f, "]");
   if (s->f.matrix_n > 0) {
     fprintf(f,
             ", \"configurations\": {\"checked\": %d, \"reproduces\": %d, \"seconds\": %.3f, "
@@ -311,6 +317,11 @@ static void format_finding(AfBuf *b, const CampaignConfig *c, const CampaignFind
   if (g->matrix_n > 0)
     af_buf_printf(b, "           reproduces on %d of %d configurations%s%s\n", g->matrix_rep,
                   g->matrix_n, g->matrix_axes[0] ? "; they differ by " : "", g->matrix_axes);
+  if (g->holds) {
+    char h[256];
+    gen_forms_str(g->holds, h, sizeof h);
+    af_buf_printf(b, "           holds: %s\n", h);
+  }
 }
 
 /* Where the time went: each bucket's seconds and share, largest first (with workers, their

@@ -4,6 +4,8 @@
  */
 #include "gen.h"
 
+#include <stdio.h>
+
 #include <string.h>
 
 static const char *const form_names[] = {
@@ -85,6 +87,17 @@ static int exercises(const GenCase *c, int f, unsigned char *holds) {
     holds[b] = (unsigned char)(writes_in(c, o, b, f) || from);
   }
   return 0;
+}
+
+void gen_forms_str(uint32_t m, char *buf, size_t n) {
+  size_t at = 0;
+  if (n)
+    buf[0] = '\0';
+  for (int f = 0; f < GEN_FORM__COUNT && at < n; f++)
+    if (m >> f & 1) {
+      int k = snprintf(buf + at, n - at, "%s%s", at ? ", " : "", gen_form_name(f));
+      at += k > 0 ? (size_t)k : 0;
+    }
 }
 
 uint32_t gen_case_forms(const GenCase *c) {

@@ -360,13 +360,13 @@ typedef struct GenAvoid {
     "chance per step of a func.call, scf.if, scf.for or cf.cond_br\nblock whose body issues "      \
     "async "                                                                                       \
     "work")                                                                                        \
-  X(typed_pct, "--typed", "PCT", 0, 100, 25, 0,                                                    \
+  X(typed_pct, "--typed", "PCT", 0, 100, 30, 0,                                                    \
     "share of buffers of i16, i64 or f32 elements (kernels,\nmemcpy and memset take them; all "    \
     "else: i32)")                                                                                  \
   X(view_pct, "--views", "PCT", 0, 100, 15, 0,                                                     \
     "chance that a memcpy, memset or kernel launch works on\nmemref.subviews (offset, size, "      \
     "stride) of its buffers, and\nthat a device buffer is static, cast to ?xT")                    \
-  X(wide_types_pct, "--wide-types", "PCT", 0, 100, 60, 0,                                          \
+  X(wide_types_pct, "--wide-types", "PCT", 0, 100, 67, 0,                                          \
     "share of typed buffers of i8, i1, f16, bf16, f64 or index\nelements (the others: i16, i64, "  \
     "f32)")                                                                                        \
   X(space_pct, "--spaces", "PCT", 0, 100, 15, 0,                                                   \
@@ -692,6 +692,8 @@ const char *gen_form_name(int f);
 const char *gen_form_help(int f);
 /* The forms case c exercises: bit f for each (f < 32). */
 uint32_t gen_case_forms(const GenCase *c);
+/* The names of the forms of mask m, ", " between them ("" for none), into buf. */
+void gen_forms_str(uint32_t m, char *buf, size_t n);
 
 /* ---- avoid sets (avoid.c) ---- */
 

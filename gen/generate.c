@@ -105,21 +105,10 @@ static void add_host_bufs(G *g) {
   AfRng reg;
   af_rng_seed(&reg, g->c->seed ^ 0x5245474953544552ull);
   for (int i = 0; i < cfg->host_bufs && g->rc == 0; i++) {
-    GenBuf gb = {
-        GEN_BUF_HOST, cfg->elems, (int)af_rng_below(&g->rng, 1000), GEN_ELEM_I32, 0, 0, 0, 0, 0,
-        {0, 0, 0}};
+    int init = (int)af_rng_below(&g->rng, 1000), e = GEN_ELEM_I32;
     if (i > 0 && cfg->typed_pct > 0 && af_rng_chance(&g->rng, 2 * cfg->typed_pct))
-      gb.elem = (uint8_t)gen__draw_elem(g);
-    gb.reg = (uint8_t)af_rng_chance(&reg, cfg->registered_pct);
-    int b = gen_case_add_buf(g->c, &gb);
-    if (b < 0 || af_grow((void **)&g->bs, &g->capbs, b + 1, sizeof(BState)) ||
-        gen__buf_born(g, b)) {
-      gen__oom(g);
-      return;
-    }
-    memset(&g->bs[b], 0, sizeof(BState));
-    g->bs[b].written = 1;
-    g->bs[b].writer = -1;
+      e = gen__draw_elem(g);
+    gen__new_host_buf(g, e, init, af_rng_chance(&reg, cfg->registered_pct));
   }
 }
 
@@ -132,6 +121,18 @@ static void close_main(G *g, Ctx *main) {
   }
   gen__close_streams(g, main);
   gen__claim_leftovers(g, main);
+  /* a device buffer of a type other than i32 whose last write nothing read: its data to a host
+   * buffer of that type, so that what the ops of the type wrote reaches an observation (typed
+   * buffers are few, and a copy back needs one of the same type); one per type, so that a large
+   * case does not end in a long tail of copies */
+  unsigned drained = 0;
+  for (int b = 0; b < c->nbufs && g->rc == 0 && g->cfg.typed_pct > 0; b++)
+    if (g->bs[b].owner == 0 && c->bufs[b].kind == GEN_BUF_DEVICE &&
+        c->bufs[b].elem != GEN_ELEM_I32 && !(drained >> c->bufs[b].elem & 1) && g->bs[b].written &&
+        g->bs[b].nreaders == 0 && !g->bs[b].shared) {
+      drained |= 1u << c->bufs[b].elem;
+      gen__drain(g, main, b);
+    }
   for (int b = 0; b < c->nbufs && g->rc == 0; b++)
     if (g->bs[b].owner == 0 && g->bs[b].shared && g->bs[b].written)
       gen__observe(g, main, b);

@@ -149,6 +149,12 @@ void gen__draw_view(G *g, int n, int len, int32_t *v);
 void gen__op_alloc(G *g, Ctx *x);
 void gen__op_launch(G *g, Ctx *x);
 void gen__op_memcpy(G *g, Ctx *x);
+/* Device buffer b's data, to a host buffer of its element type (observed first where a copy wrote
+ * it; in main, a new one where there is none), with the waits it needs. */
+void gen__drain(G *g, Ctx *x, int b);
+/* A host buffer of main, written before the program runs (init), registered or not; -1: none
+ * (out of memory, g->rc set). */
+int gen__new_host_buf(G *g, int elem, int init, int reg);
 void gen__op_memset(G *g, Ctx *x);
 void gen__op_wait_async(G *g, Ctx *x);
 void gen__op_host_wait(G *g, Ctx *x);

@@ -418,6 +418,20 @@ void gen__note_access(G *g, Ctx *x, int b, int write, int tok) {
   st->readers[st->nreaders++] = tok;
 }
 
+int gen__new_host_buf(G *g, int elem, int init, int reg) {
+  GenBuf gb = {GEN_BUF_HOST, g->cfg.elems, init, (uint8_t)elem, 0, 0, 0, 0, 0, {0, 0, 0}};
+  gb.reg = (uint8_t)(reg != 0);
+  int b = gen_case_add_buf(g->c, &gb);
+  if (b < 0 || af_grow((void **)&g->bs, &g->capbs, b + 1, sizeof(BState)) || gen__buf_born(g, b)) {
+    gen__oom(g);
+    return -1;
+  }
+  memset(&g->bs[b], 0, sizeof(BState));
+  g->bs[b].written = 1;
+  g->bs[b].writer = -1;
+  return b;
+}
+
 int gen__buf_born(G *g, int b) {
   if (af_grow((void **)&g->alive, &g->capalive, g->nalive + 1, sizeof(int)))
     return -1;

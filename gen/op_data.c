@@ -597,6 +597,38 @@ void gen__op_memcpy(G *g, Ctx *x) {
   gen__note_access(g, x, dst, 1, t);
 }
 
+void gen__drain(G *g, Ctx *x, int b) {
+  int e = g->c->bufs[b].elem;
+  if (elem_avoided(g, GEN_OP_MEMCPY, e))
+    return;
+  int h = gen__pick_buf(g, x, GEN_BUF_HOST, 0, -1, -1, e);
+  if (h < 0 &&
+      x->id == 0) { /* none of the type: one more host buffer, for it (registered as
+                       the first ones are: drawn apart, so the knob changes nothing else) */
+    AfRng reg;
+    af_rng_seed(&reg, af_mix64(g->c->seed ^ 0x5245474953544552ull, (uint64_t)g->c->nbufs));
+    h = gen__new_host_buf(g, e, (int)af_rng_below(&g->rng, 1000),
+                          af_rng_chance(&reg, g->cfg.registered_pct));
+  }
+  if (h < 0)
+    return;
+  if (g->bs[h].writer >= 0) /* what a copy wrote there, observed before it is written over */
+    gen__observe(g, x, h);
+  GenOp o = gen_op_blank(GEN_OP_MEMCPY, x->id);
+  o.buf = h;
+  o.src = b;
+  o.belem = (uint8_t)(1 + gen_elem_storage(e));
+  TSet s;
+  s.n = 0;
+  gen__need_for(g, x, &s, h, 1);
+  gen__need_for(g, x, &s, b, 0);
+  int t = gen__emit_drawn(g, x, &o, &s);
+  if (t < 0)
+    return;
+  gen__note_access(g, x, b, 0, t);
+  gen__note_access(g, x, h, 1, t);
+}
+
 void gen__op_memset(G *g, Ctx *x) {
   int dst = gen__pick_buf(g, x, GEN_BUF_DEVICE, 0, -1, -1, SETTABLE);
   if (dst >= 0 && elem_avoided(g, GEN_OP_MEMSET, g->c->bufs[dst].elem))
