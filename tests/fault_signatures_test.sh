@@ -78,4 +78,14 @@ cut -d' ' -f2- "$tmp/a" "$tmp/b" | sort -u >"$tmp/union"
 extra=$(cut -d' ' -f2- "$tmp/ab" | sort -u | comm -23 - "$tmp/union")
 [ -z "$extra" ] || fail "drop_host_wait,yield_stream gives what neither gives alone: $extra"
 echo "fault_signatures: independent causes: drop_host_wait named $both times beside yield_stream, $alone alone"
+# a finding says which forms of types and launches its minimized case holds: dim_stride_dropped's
+# needs a copy or set in rows of a ranked buffer (info.txt, the listing, summary.json)
+"$af" campaign --lowering builtin:fault=dim_stride_dropped --cases 200 --seed 1 --no-db \
+  --out "$tmp/h" >"$tmp/h.log" 2>&1
+[ $? -eq 1 ] || fail "dim_stride_dropped campaign: $(tail -5 "$tmp/h.log")"
+grep -q "^holds: .*ranked, rows (forms of types and launches its minimized case" "$tmp"/h/failures/*/info.txt ||
+  fail "info.txt holds: $(cat "$tmp"/h/failures/*/info.txt)"
+grep -q "^           holds: .*ranked, rows" "$tmp/h.log" || fail "listing holds: $(cat "$tmp/h.log")"
+grep -q '"holds": \[[^]]*"ranked", "rows"' "$tmp/h/summary.json" || fail "summary.json holds: $(cat "$tmp/h/summary.json")"
+echo "fault_signatures: a finding's forms: $(sed -n 's/^holds: \([^(]*\) (.*/\1/p' "$tmp"/h/failures/*/info.txt | head -1)"
 echo "fault_signatures: all passed ($(echo "$faults" | wc -w) faults, $cases cases each)"
