@@ -165,8 +165,8 @@ typedef struct CampaignFinding {
   int min_ops;     /* its minimized reproducer's ops (DIR/failures/DIR/reproducer.mlir), 0: none */
   int min_partial; /* the time ran out before that reduction was done */
   int db_new;      /* new to the database (or to this run, without one) */
-  uint32_t holds;  /* the forms of types and launches its minimized case exercises, else its
-                      smallest's (gen_case_forms) */
+  uint32_t holds;  /* the forms of types and launches its minimized case holds, else its
+                      smallest's (gen_case_forms_held) */
 } CampaignFinding;
 
 typedef struct CampaignDiffer {

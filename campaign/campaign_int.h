@@ -39,7 +39,7 @@ typedef struct Sig {
   long exact;            /* occurrences recorded one by one in this run */
   int min_ops;           /* the reducer's result (minimized.json), 0: none */
   int min_partial;       /* the campaign's time ran out during that reduction */
-  uint32_t min_holds;    /* the forms the minimized case exercises (gen_case_forms) */
+  uint32_t min_holds;    /* the forms the minimized case holds (gen_case_forms_held) */
   char *matrix;          /* its verdict per configuration, as info.txt lines (NULL: not checked) */
   int db_new;            /* new to the database (not found first by another worker or run) */
   uint64_t repro_confs;  /* the configurations its matrix check reproduced it on (bit i) */

@@ -41,8 +41,7 @@ int campaign__write_info(Campaign *k, const Sig *s) {
   if (holds) {
     char h[256];
     gen_forms_str(holds, h, sizeof h);
-    fprintf(f,
-            "holds: %s (forms of types and launches its %s case exercises: docs/case-format.md)\n",
+    fprintf(f, "holds: %s (forms of types and launches its %s case holds: docs/case-format.md)\n",
             h, s->min_ops > 0 ? "minimized" : "smallest");
   }
   if (s->flaky)

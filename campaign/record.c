@@ -188,7 +188,7 @@ static int reduce_finding(Campaign *k, Sig *sig, const GenCase *c, const Schedul
     }
     sig->min_ops = out.nops;
     sig->min_partial = st.stopped;
-    sig->min_holds = gen_case_forms(&out);
+    sig->min_holds = gen_case_forms_held(&out);
     if (k->db &&
         store_set_minimized(k->db, sig->f.signature, json, mlir, out.seed, out.nops, &err) != 0) {
       campaign__problem(k, "%s", err.msg);
@@ -311,7 +311,7 @@ static Sig *new_sig(Campaign *k, int low, const GenCase *c, const Schedule *s, c
   sig->first_seed = sig->smallest_seed = c->seed;
   sig->first_sched = sig->f.smallest_sched = *s;
   sig->f.smallest_ops = c->nops;
-  sig->f.holds = gen_case_forms(c);
+  sig->f.holds = gen_case_forms_held(c);
   sig->first_at = campaign__now() - k->t0;
   snprintf(sig->f.dir, sizeof sig->f.dir, "%016llx",
            (unsigned long long)af_hash64(v->signature, strlen(v->signature)));
@@ -428,7 +428,7 @@ static int record_repeat(Campaign *k, int low, Sig *sig, const GenCase *c, const
   }
   if (smaller) {
     sig->f.smallest_ops = c->nops;
-    sig->f.holds = gen_case_forms(c);
+    sig->f.holds = gen_case_forms_held(c);
     sig->smallest_seed = c->seed;
     sig->f.smallest_sched = *s;
     sig->knobs = c->cfg;

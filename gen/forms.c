@@ -89,6 +89,45 @@ static int exercises(const GenCase *c, int f, unsigned char *holds) {
   return 0;
 }
 
+/* Whether buffer b is of form f itself (its type, space, rank, registration). */
+static int buf_in(const GenCase *c, int b, int f) {
+  const GenBuf *bb = &c->bufs[b];
+  if (f <= GEN_FORM__TYPES)
+    return bb->elem == f + 1;
+  if (f == GEN_FORM_SPACE)
+    return bb->space != 0;
+  if (f == GEN_FORM_RANKED)
+    return bb->rank != 0;
+  if (f == GEN_FORM_REGISTERED)
+    return bb->kind == GEN_BUF_HOST && bb->reg;
+  return 0;
+}
+
+/* Whether an op of c is of form f or on a buffer of it, reaching an observation or not. */
+static int holds_form(const GenCase *c, int f) {
+  for (int i = 0; i < c->nops; i++) {
+    const GenOp *o = &c->ops[i];
+    int b = buf_of(c, o);
+    if (b >= 0 && (buf_in(c, b, f) ||
+                   ((gen_op_flags(o->kind) & (GEN_K_WRITE | GEN_K_ARGS)) && writes_in(c, o, b, f))))
+      return 1;
+    if (o->kind == GEN_OP_MEMCPY && o->src >= 0 && o->src < c->nbufs && buf_in(c, o->src, f))
+      return 1;
+    for (int a = 0; gen_kind_launches(o->kind) && a < o->nargs; a++)
+      if (o->args[a] >= 0 && o->args[a] < c->nbufs && buf_in(c, o->args[a], f))
+        return 1;
+  }
+  return 0;
+}
+
+uint32_t gen_case_forms_held(const GenCase *c) {
+  uint32_t m = 0;
+  for (int f = 0; f < GEN_FORM__COUNT; f++)
+    if (holds_form(c, f))
+      m |= 1u << f;
+  return m;
+}
+
 void gen_forms_str(uint32_t m, char *buf, size_t n) {
   size_t at = 0;
   if (n)

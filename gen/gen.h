@@ -692,6 +692,10 @@ const char *gen_form_name(int f);
 const char *gen_form_help(int f);
 /* The forms case c exercises: bit f for each (f < 32). */
 uint32_t gen_case_forms(const GenCase *c);
+/* The forms case c holds, exercised or not: an op of the form, or on a buffer of it (its type,
+ * memory space, rank, registration); what a finding's case has (a rejected allocation in memory
+ * space 1 is of the form, though nothing it writes is observed). */
+uint32_t gen_case_forms_held(const GenCase *c);
 /* The names of the forms of mask m, ", " between them ("" for none), into buf. */
 void gen_forms_str(uint32_t m, char *buf, size_t n);
 

@@ -83,7 +83,7 @@ echo "fault_signatures: independent causes: drop_host_wait named $both times bes
 "$af" campaign --lowering builtin:fault=dim_stride_dropped --cases 200 --seed 1 --no-db \
   --out "$tmp/h" >"$tmp/h.log" 2>&1
 [ $? -eq 1 ] || fail "dim_stride_dropped campaign: $(tail -5 "$tmp/h.log")"
-grep -q "^holds: .*ranked, rows (forms of types and launches its minimized case" "$tmp"/h/failures/*/info.txt ||
+grep -q "^holds: .*ranked, rows (forms of types and launches its minimized case holds" "$tmp"/h/failures/*/info.txt ||
   fail "info.txt holds: $(cat "$tmp"/h/failures/*/info.txt)"
 grep -q "^           holds: .*ranked, rows" "$tmp/h.log" || fail "listing holds: $(cat "$tmp/h.log")"
 grep -q '"holds": \[[^]]*"ranked", "rows"' "$tmp/h/summary.json" || fail "summary.json holds: $(cat "$tmp/h/summary.json")"

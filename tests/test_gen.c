@@ -973,6 +973,8 @@ static void test_forms(void) {
       printf("forms case %d: %s\n", t, err.msg);
     CHECK_EQ(gen_validate(&c, &err), 0);
     CHECK_EQ(gen_case_forms(&c), wants[t]);
+    /* held, exercised or not: all five in each (a finding's case is named by these) */
+    CHECK_EQ(gen_case_forms_held(&c), want);
     gen_case_free(&c);
   }
   CHECK_STR(gen_form_name(GEN_FORM_ELEM(GEN_ELEM_I16)), "i16");
