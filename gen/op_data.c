@@ -602,9 +602,9 @@ void gen__drain(G *g, Ctx *x, int b) {
   if (elem_avoided(g, GEN_OP_MEMCPY, e))
     return;
   int h = gen__pick_buf(g, x, GEN_BUF_HOST, 0, -1, -1, e);
-  if (h < 0 &&
-      x->id == 0) { /* none of the type: one more host buffer, for it (registered as
-                       the first ones are: drawn apart, so the knob changes nothing else) */
+  /* none of the type: one more host buffer, for it (registered as the first ones are: drawn
+   * apart, so the knob changes nothing else) */
+  if (h < 0 && x->id == 0) {
     AfRng reg;
     af_rng_seed(&reg, af_mix64(g->c->seed ^ 0x5245474953544552ull, (uint64_t)g->c->nbufs));
     h = gen__new_host_buf(g, e, (int)af_rng_below(&g->rng, 1000),
