@@ -100,15 +100,11 @@ static int check_config(const GenConfig *c, AfErr *err) {
 /* The host buffers the program starts with, written before it runs (the first is i32). */
 static void add_host_bufs(G *g) {
   const GenConfig *cfg = &g->cfg;
-  /* which are registered: drawn apart from the case's other choices, so that a seed makes the
-   * same case with the knob as without it, but for the registrations */
-  AfRng reg;
-  af_rng_seed(&reg, g->c->seed ^ 0x5245474953544552ull);
   for (int i = 0; i < cfg->host_bufs && g->rc == 0; i++) {
     int init = (int)af_rng_below(&g->rng, 1000), e = GEN_ELEM_I32;
     if (i > 0 && cfg->typed_pct > 0 && af_rng_chance(&g->rng, 2 * cfg->typed_pct))
       e = gen__draw_elem(g);
-    gen__new_host_buf(g, e, init, af_rng_chance(&reg, cfg->registered_pct));
+    gen__new_host_buf(g, e, init);
   }
 }
 
@@ -194,6 +190,7 @@ int gen_generate_rng(GenCase *c, uint64_t seed, AfRng *rng, const GenConfig *cfg
   gen__avoid_setup(&g);
   g.err = err;
   g.rng = *rng;
+  af_rng_seed(&g.reg, seed ^ 0x5245474953544552ull);
   c->seed = seed;
   c->cfg = *cfg;
   c->has_config = 1;

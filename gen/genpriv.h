@@ -47,6 +47,8 @@ typedef struct G {
   GenCase *c;
   GenConfig cfg;
   AfRng rng;
+  AfRng reg; /* which host buffers are registered: drawn apart from the case's other choices, so
+                that a seed makes the same case with the knob as without it, but for them */
   AfErr *err;
   int rc;
   /* tokens */
@@ -152,9 +154,9 @@ void gen__op_memcpy(G *g, Ctx *x);
 /* Device buffer b's data, to a host buffer of its element type (observed first where a copy wrote
  * it; in main, a new one where there is none), with the waits it needs. */
 void gen__drain(G *g, Ctx *x, int b);
-/* A host buffer of main, written before the program runs (init), registered or not; -1: none
- * (out of memory, g->rc set). */
-int gen__new_host_buf(G *g, int elem, int init, int reg);
+/* A host buffer of main, written before the program runs (init), registered or not (drawn from
+ * g->reg); -1: none (out of memory, g->rc set). */
+int gen__new_host_buf(G *g, int elem, int init);
 void gen__op_memset(G *g, Ctx *x);
 void gen__op_wait_async(G *g, Ctx *x);
 void gen__op_host_wait(G *g, Ctx *x);

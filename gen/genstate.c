@@ -418,9 +418,9 @@ void gen__note_access(G *g, Ctx *x, int b, int write, int tok) {
   st->readers[st->nreaders++] = tok;
 }
 
-int gen__new_host_buf(G *g, int elem, int init, int reg) {
+int gen__new_host_buf(G *g, int elem, int init) {
   GenBuf gb = {GEN_BUF_HOST, g->cfg.elems, init, (uint8_t)elem, 0, 0, 0, 0, 0, {0, 0, 0}};
-  gb.reg = (uint8_t)(reg != 0);
+  gb.reg = (uint8_t)af_rng_chance(&g->reg, g->cfg.registered_pct);
   int b = gen_case_add_buf(g->c, &gb);
   if (b < 0 || af_grow((void **)&g->bs, &g->capbs, b + 1, sizeof(BState)) || gen__buf_born(g, b)) {
     gen__oom(g);

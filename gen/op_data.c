@@ -559,6 +559,20 @@ static int elem_avoided(const G *g, int kind, int e) {
   return gen__avoids(g, kind, 1, -1, &o);
 }
 
+/* Copy o (its buffers drawn) with the waits it needs, and what it reads and writes noted. */
+static void emit_copy(G *g, Ctx *x, GenOp *o) {
+  TSet s;
+  s.n = 0;
+  gen__need_for(g, x, &s, o->buf, 1);
+  gen__need_for(g, x, &s, o->src, 0);
+  int src = o->src, dst = o->buf;
+  int t = gen__emit_drawn(g, x, o, &s);
+  if (t < 0)
+    return;
+  gen__note_access(g, x, src, 0, t);
+  gen__note_access(g, x, dst, 1, t);
+}
+
 void gen__op_memcpy(G *g, Ctx *x) {
   int dir = (int)af_rng_below(&g->rng, 3); /* 0 H2D, 1 D2H, 2 D2D */
   /* typed buffers are few: half the copies (drawn only when on) look for one first */
@@ -586,15 +600,7 @@ void gen__op_memcpy(G *g, Ctx *x) {
   o.belem = (uint8_t)(1 + gen_elem_storage(g->c->bufs[dst].elem));
   draw_views(g, &o);
   rows_view(g, &o);
-  TSet s;
-  s.n = 0;
-  gen__need_for(g, x, &s, dst, 1);
-  gen__need_for(g, x, &s, src, 0);
-  int t = gen__emit_drawn(g, x, &o, &s);
-  if (t < 0)
-    return;
-  gen__note_access(g, x, src, 0, t);
-  gen__note_access(g, x, dst, 1, t);
+  emit_copy(g, x, &o);
 }
 
 void gen__drain(G *g, Ctx *x, int b) {
@@ -604,12 +610,8 @@ void gen__drain(G *g, Ctx *x, int b) {
   int h = gen__pick_buf(g, x, GEN_BUF_HOST, 0, -1, -1, e);
   /* none of the type: one more host buffer, for it (registered as the first ones are: drawn
    * apart, so the knob changes nothing else) */
-  if (h < 0 && x->id == 0) {
-    AfRng reg;
-    af_rng_seed(&reg, af_mix64(g->c->seed ^ 0x5245474953544552ull, (uint64_t)g->c->nbufs));
-    h = gen__new_host_buf(g, e, (int)af_rng_below(&g->rng, 1000),
-                          af_rng_chance(&reg, g->cfg.registered_pct));
-  }
+  if (h < 0 && x->id == 0)
+    h = gen__new_host_buf(g, e, (int)af_rng_below(&g->rng, 1000));
   if (h < 0)
     return;
   if (g->bs[h].writer >= 0) /* what a copy wrote there, observed before it is written over */
@@ -618,15 +620,7 @@ void gen__drain(G *g, Ctx *x, int b) {
   o.buf = h;
   o.src = b;
   o.belem = (uint8_t)(1 + gen_elem_storage(e));
-  TSet s;
-  s.n = 0;
-  gen__need_for(g, x, &s, h, 1);
-  gen__need_for(g, x, &s, b, 0);
-  int t = gen__emit_drawn(g, x, &o, &s);
-  if (t < 0)
-    return;
-  gen__note_access(g, x, b, 0, t);
-  gen__note_access(g, x, h, 1, t);
+  emit_copy(g, x, &o);
 }
 
 void gen__op_memset(G *g, Ctx *x) {
