@@ -82,13 +82,13 @@ static void on_triaged(const StoreTriaged *t, void *ctx) {
     char form[256];
     snprintf(form, sizeof form, "%.*s", (int)(len < 255 ? len : 255), p);
     if (strcmp(form, t->signature) != 0) {
-      campaign__avoid(k, t->signature, t->cls, form, "known", confs, NULL);
+      campaign__avoid(k, t->signature, t->cls, NULL, form, "known", confs, NULL);
       any = 1;
     }
     p += len + (p[len] == '\n');
   }
   if (!any)
-    campaign__avoid(k, t->signature, t->cls, NULL, "known", confs, NULL);
+    campaign__avoid(k, t->signature, t->cls, NULL, NULL, "known", confs, NULL);
 }
 
 static int open_db(Campaign *k, AfErr *err) {

@@ -48,6 +48,8 @@ typedef struct Sig {
   GenAvoid narrow, wide; /* steered by what its minimized case's regions carry (narrow), and
                             by wide where it recurs without them (campaign__region_narrow) */
   uint64_t wide_confs;   /* where wide steers (bit i; bit 0 without a matrix) */
+  GenAvoid need;  /* a crash: what steering avoids for the forms it needs (check_crash_forms) */
+  char needs[64]; /* their words ("ranked"); "": none found, or not a crash */
   uint8_t narrow_step[64]; /* per configuration (0 without a matrix): how many of narrow steer */
   uint64_t trigger_confs;  /* where a case that made it steer is saved (steered-CONF.json) */
   int repro_runs, repro_hits;
@@ -161,10 +163,11 @@ int campaign__record(Campaign *k, int low, const GenCase *c, const Schedule *s, 
  * campaign's lowerings) names, on the configurations of the matrix in confs (bit i:
  * configuration i; 0: on all). detailed: a verdict's detailed form (NULL: none); for a lowering's
  * verdict on an op shape, only the forms it names (the dependency counts that failed) are
- * avoided, not the op kind. why: "known", "found". A crash names no op: min, its minimized
- * case (or NULL), names it by the block and region kinds it has. */
-void campaign__avoid(Campaign *k, const char *signature, const char *cls, const char *detailed,
-                     const char *why, uint64_t confs, const GenCase *min);
+ * avoided, not the op kind. why: "known", "found". A crash names no op: need, what it was found
+ * to need (check_crash_forms; NULL or empty: nothing found), else min, its minimized case (or
+ * NULL), names it by the block and region kinds it has. */
+void campaign__avoid(Campaign *k, const char *signature, const char *cls, const GenAvoid *need,
+                     const char *detailed, const char *why, uint64_t confs, const GenCase *min);
 /* A crash, or a lowering's verdict naming a region (async.execute), whose minimized case min has
  * regions that carry something (a yield, an input, a capture, a block in a body): narrow gets
  * those constructs, each of them the case needed, and wide what steers it otherwise (the

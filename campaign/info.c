@@ -44,6 +44,10 @@ int campaign__write_info(Campaign *k, const Sig *s) {
     fprintf(f, "holds: %s (forms of types and launches its %s case holds: docs/case-format.md)\n",
             h, s->min_ops > 0 ? "minimized" : "smallest");
   }
+  if (s->needs[0])
+    fprintf(f, "needs: %s (without %s, the %s case does not crash this way)\n", s->needs,
+            strchr(s->needs, ',') ? "any one of them" : "it",
+            s->min_ops > 0 ? "minimized" : "first");
   if (s->flaky)
     fprintf(f, "note: a re-run of the first case gave a different signature\n");
   if (s->matrix)

@@ -182,7 +182,7 @@ void campaign__steer_found(Campaign *k, Sig *sig, const GenCase *c, const Verdic
   uint64_t confs = sig->repro_confs ? sig->repro_confs : campaign__conf_bit(k, sig->f.low);
   const char *cls = oracle_verdict_name(sig->f.cls);
   const char *bar = strchr(sig->f.signature, '|');
-  if (c && gen_avoid_count(&sig->narrow) == 0)
+  if (c && gen_avoid_count(&sig->narrow) == 0 && gen_avoid_count(&sig->need) == 0)
     campaign__region_narrow(cls, bar ? bar + 1 : "", c, &sig->narrow, &sig->wide);
   const char *first = sig->nforms > 0 ? sig->forms[0].detailed : NULL;
   if (k->c.avoid_found && sig->repro_confs && v)
@@ -192,10 +192,10 @@ void campaign__steer_found(Campaign *k, Sig *sig, const GenCase *c, const Verdic
       const char *d = v[i].victim[0] && strcmp(v[i].signature, sig->f.signature) == 0
                           ? v[i].victim /* (its form there) */
                           : first;
-      campaign__avoid(k, sig->f.signature, cls, d, "found", 1ull << i, c);
+      campaign__avoid(k, sig->f.signature, cls, &sig->need, d, "found", 1ull << i, c);
     }
   else if (k->c.avoid_found)
-    campaign__avoid(k, sig->f.signature, cls, first, "found", confs, c);
+    campaign__avoid(k, sig->f.signature, cls, &sig->need, first, "found", confs, c);
   if (k->c.avoid_found)
     campaign__save_trigger(k, sig, c, confs ? confs : 1);
   sig->steer_confs |= confs ? confs : k->c.nmatrix == 0; /* (no matrix: bit 0, the one set) */
@@ -246,7 +246,7 @@ void campaign__steer_recurred(Campaign *k, Sig *sig, int low, const Verdict *v, 
     return;
   if (sig->f.suppressed && !shape)
     return; /* (a known finding's other causes steer from the database, where it reproduces) */
-  campaign__avoid(k, sig->f.signature, oracle_verdict_name(sig->f.cls),
+  campaign__avoid(k, sig->f.signature, oracle_verdict_name(sig->f.cls), &sig->need,
                   v && v->victim[0] ? v->victim : NULL, sig->f.suppressed ? "known" : "found", bit,
                   NULL);
   campaign__save_trigger(k, sig, c, mark);

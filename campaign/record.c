@@ -346,6 +346,22 @@ static void repro_rate(Campaign *k, Sig *sig, const GenCase *c, const Schedule *
   af_free(again);
 }
 
+/* A crash: the forms its (minimized) case c needs, for its info.txt and its steering. */
+static void crash_forms(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s,
+                        const Verdict *v) {
+  if (v->cls != VERDICT_LOWERING_CRASH && v->cls != VERDICT_JIT_CRASH)
+    return;
+  AfErr err = {0};
+  Verdict cv = *v; /* (by the finding's name) */
+  snprintf(cv.signature, sizeof cv.signature, "%s", sig->f.signature);
+  if (check_crash_forms(c, campaign_spec(&k->c, sig->f.low), s, &k->c.opts, &cv, &sig->need,
+                        sig->needs, sizeof sig->needs, &err) < 0)
+    campaign__problem(k,
+                      "running %s without the forms its case holds: %s (it steers by its "
+                      "case's structure)",
+                      sig->f.signature, err.msg);
+}
+
 /* A new finding (sig just made): counted when triaged already, else re-run, saved under
  * failures/, stored, reduced and run on every configuration of the matrix. */
 static int record_new(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s, const Verdict *v,
@@ -384,6 +400,8 @@ static int record_new(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s
     return -1;
   double t0 = campaign__now();
   int red = reduce_finding(k, sig, c, s, &min, &have_min);
+  if (red == 0)
+    crash_forms(k, sig, have_min ? &min : c, s, v);
   k->st.time[CAMPAIGN_T_REDUCE] += campaign__now() - t0;
   if (red != 0)
     return -1;

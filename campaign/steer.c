@@ -214,8 +214,8 @@ const char *campaign__steered_by(const Campaign *k, int conf, const char *entry,
   return NULL;
 }
 
-void campaign__avoid(Campaign *k, const char *signature, const char *cls, const char *detailed,
-                     const char *why, uint64_t confs, const GenCase *min) {
+void campaign__avoid(Campaign *k, const char *signature, const char *cls, const GenAvoid *need,
+                     const char *detailed, const char *why, uint64_t confs, const GenCase *min) {
   /* LOWERING|CAUSE */
   const char *p1 = strchr(signature, '|');
   if (p1 == NULL)
@@ -229,8 +229,12 @@ void campaign__avoid(Campaign *k, const char *signature, const char *cls, const 
   int crash = oracle_verdict_lookup(cls) == VERDICT_JIT_CRASH ||
               oracle_verdict_lookup(cls) == VERDICT_LOWERING_CRASH;
   GenAvoid all;
-  int narrowed = ours && campaign__region_narrow(cls, p1 + 1, min, &all, &wide);
-  if (narrowed) /* (the first of what the regions of its minimized case carry, not the region) */
+  int needs = ours && crash && need && gen_avoid_count(need) > 0;
+  int narrowed = ours && !needs && campaign__region_narrow(cls, p1 + 1, min, &all, &wide);
+  if (needs) /* (the forms without which it does not crash: nothing else of its case) */
+    gen_avoid_union(&a, need);
+  else if (narrowed) /* (the first of what the regions of its minimized case carry, not the region)
+                      */
     campaign__narrow_prefix(&all, 1, &a);
   else if (ours && crash && min) /* (the structure of the smallest case that still crashes) */
     gen_avoid_structure(&a, min);

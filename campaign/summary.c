@@ -147,6 +147,10 @@ static void summary_signature(FILE *f, const Campaign *k, const Sig *s, int i) {
     if (holds >> j & 1)
       fprintf(f, "%s\"%s\"", n++ ? ", " : "", gen_form_name(j));
   fprintf(f, "]");
+  if (s->needs[0]) {
+    fprintf(f, ", \"needs\": ");
+    json_esc(f, s->needs);
+  }
   if (s->f.matrix_n > 0) {
     fprintf(f,
             ", \"configurations\": {\"checked\": %d, \"reproduces\": %d, \"seconds\": %.3f, "

@@ -69,6 +69,44 @@ static const char *shape_word(const char *sig, const char *w) {
   return NULL;
 }
 
+/* Case c as *plain with its views dropped (view), its buffers in the default space (space), of
+ * rank 1 (rank), its gpu.launch ops written as gpu.launch_func (inl) or its host buffers not
+ * registered (reg): 1 when that makes a valid case (the caller frees it), 0 when not, or -1 out
+ * of memory (err set). */
+static int plain_case(const GenCase *c, GenCase *plain, int view, int space, int rank, int inl,
+                      int reg, AfErr *err) {
+  if (gen_case_copy(plain, c)) {
+    af_err_set(err, AF_ENOMEM, "out of memory");
+    return -1;
+  }
+  for (int i = 0; i < plain->nops && view; i++)
+    memset(plain->ops[i].view, 0, sizeof plain->ops[i].view);
+  for (int b = 0; b < plain->nbufs && space; b++)
+    plain->bufs[b].space = 0;
+  for (int i = 0; i < plain->nops && space; i++)
+    plain->ops[i].spacecast = 0;
+  for (int b = 0; b < plain->nbufs && rank; b++) {
+    plain->bufs[b].rank = plain->bufs[b].dyn = 0;
+    memset(plain->bufs[b].shape, 0, sizeof plain->bufs[b].shape);
+  }
+  for (int i = 0; i < plain->nops && inl; i++)
+    plain->ops[i].inl = 0;
+  for (int b = 0; b < plain->nbufs && reg; b++)
+    plain->bufs[b].reg = 0;
+  AfErr e = {0}; /* (views that evened out buffers of different sizes: no view-free case) */
+  int ok = gen_case_finish(plain, &e) == 0 && gen_validate(plain, &e) == 0;
+  if (!ok && view) { /* a launch's grid and blocks, made for its view: one thread per element */
+    for (int i = 0; i < plain->nops; i++)
+      if (plain->ops[i].kind == GEN_OP_LAUNCH && gen_op_has_view(&c->ops[i]))
+        memset(plain->ops[i].dims, 0, sizeof plain->ops[i].dims);
+    e = (AfErr){0};
+    ok = gen_case_finish(plain, &e) == 0 && gen_validate(plain, &e) == 0;
+  }
+  if (!ok)
+    gen_case_free(plain);
+  return ok;
+}
+
 /* Case c again with its views dropped (view), its buffers in the default space (space), of rank
  * 1 (rank) or its gpu.launch ops written as gpu.launch_func (inl), under s: 1 when it fails with
  * v's name less those words, or with gpu.launch_func for gpu.launch (*pv, *plain set), 0 when
@@ -97,33 +135,11 @@ static int fails_without(const GenCase *c, const LowerSpec *spec, const Schedule
   w = at ? base + (at - base) : NULL;
   if (w)
     memmove(w, w + 7, strlen(w + 7) + 1);
-  if (gen_case_copy(plain, c))
-    return af_err_set(err, AF_ENOMEM, "out of memory");
-  for (int i = 0; i < plain->nops && view; i++)
-    memset(plain->ops[i].view, 0, sizeof plain->ops[i].view);
-  for (int b = 0; b < plain->nbufs && space; b++)
-    plain->bufs[b].space = 0;
-  for (int i = 0; i < plain->nops && space; i++)
-    plain->ops[i].spacecast = 0;
-  for (int b = 0; b < plain->nbufs && rank; b++) {
-    plain->bufs[b].rank = plain->bufs[b].dyn = 0;
-    memset(plain->bufs[b].shape, 0, sizeof plain->bufs[b].shape);
-  }
-  for (int i = 0; i < plain->nops && inl; i++)
-    plain->ops[i].inl = 0;
-  AfErr e = {0}; /* (views that evened out buffers of different sizes: no view-free case) */
-  int ok = gen_case_finish(plain, &e) == 0 && gen_validate(plain, &e) == 0;
-  if (!ok && view) { /* a launch's grid and blocks, made for its view: one thread per element */
-    for (int i = 0; i < plain->nops; i++)
-      if (plain->ops[i].kind == GEN_OP_LAUNCH && gen_op_has_view(&c->ops[i]))
-        memset(plain->ops[i].dims, 0, sizeof plain->ops[i].dims);
-    e = (AfErr){0};
-    ok = gen_case_finish(plain, &e) == 0 && gen_validate(plain, &e) == 0;
-  }
-  if (!ok) {
-    gen_case_free(plain);
+  int ok = plain_case(c, plain, view, space, rank, inl, 0, err);
+  if (ok < 0)
+    return err->rc;
+  if (!ok)
     return 0;
-  }
   CheckResult *r = af_malloc(sizeof *r);
   CheckOpts oo = *o;
   oo.stop_at_first = 1;
@@ -191,6 +207,76 @@ int check_view_free(const GenCase *c, const LowerSpec *spec, const Schedule *s, 
       return rc;
   }
   return 0;
+}
+
+int check_crash_forms(const GenCase *c, const LowerSpec *spec, const Schedule *s,
+                      const CheckOpts *o, const Verdict *v, GenAvoid *need, char *words, size_t n,
+                      AfErr *err) {
+  memset(need, 0, sizeof *need);
+  if (n)
+    words[0] = '\0';
+  if (v->cls != VERDICT_LOWERING_CRASH && v->cls != VERDICT_JIT_CRASH)
+    return 0;
+  /* the forms it holds: rank, space, view, gpu.launch, registered host memory, in that order
+   * (what steering avoids for the last two: their constructs) */
+  static const char *const word[] = {"ranked", "space", "view", "gpu.launch", "registered"};
+  static const char *const construct[] = {NULL, NULL, NULL, "gpu.launch", "host-register"};
+  int holds[5] = {0, 0, 0, 0, 0}, found = 0;
+  for (int b = 0; b < c->nbufs; b++) {
+    holds[0] |= c->bufs[b].rank != 0;
+    holds[1] |= c->bufs[b].space != 0;
+    holds[4] |= c->bufs[b].reg != 0;
+  }
+  for (int i = 0; i < c->nops; i++) {
+    holds[2] |= gen_op_has_view(&c->ops[i]);
+    holds[3] |= c->ops[i].inl;
+  }
+  CheckResult *r = af_malloc(sizeof *r);
+  if (r == NULL)
+    return af_err_set(err, AF_ENOMEM, "out of memory");
+  CheckOpts oo = *o;
+  oo.stop_at_first = 1;
+  for (int f = 0; f < 5; f++) {
+    if (!holds[f])
+      continue;
+    GenCase plain;
+    int ok = plain_case(c, &plain, f == 2, f == 1, f == 0, f == 3, f == 4, err);
+    if (ok < 0) {
+      af_free(r);
+      return err->rc;
+    }
+    if (!ok) /* (no case without it: the form is not shown to matter) */
+      continue;
+    int rc = check_case(&plain, spec, s, 1, NULL, &oo, r, err);
+    gen_case_free(&plain);
+    if (rc) {
+      af_free(r);
+      return rc;
+    }
+    if (r->first_fail == 0 && strcmp(r->verdict[0].signature, v->signature) == 0)
+      continue; /* it crashes the same way without it */
+    found++;
+    size_t len = strlen(words);
+    if (len < n)
+      snprintf(words + len, n - len, "%s%s", len ? ", " : "", word[f]);
+    if (construct[f]) {
+      gen_avoid_add(need, construct[f]);
+      continue;
+    }
+    for (int i = 0; i < c->nops; i++) {
+      GenOp m;
+      gen_op_mark(c, i, &m);
+      int has = f == 0 ? m.ranked : f == 1 ? m.space : gen_op_has_view(&m);
+      if (!has || strncmp(gen_op_mlir(m.kind), "gpu.", 4) != 0)
+        continue;
+      char shape[96];
+      snprintf(shape, sizeof shape, "%s%s %s", gen_op_mlir(m.kind),
+               gen_op_async(&m) ? " async" : "", word[f]);
+      gen_avoid_add(need, shape);
+    }
+  }
+  af_free(r);
+  return found;
 }
 
 int check_signature_test(const GenCase *c, void *ctx) {
@@ -298,6 +384,32 @@ char *check_reproducer(const GenCase *c, const LowerSpec *spec, const Schedule *
 
 int check_view_free_all(const GenCase *c, const LowerSpec *spec, const CheckOpts *o, CheckResult *r,
                         AfErr *err) {
+  /* a crash: the forms it needs, once per name, noted under each verdict of that name */
+  char crashed[sizeof r->verdict[0].signature] = "";
+  for (int k = 0; k < r->nsched; k++) {
+    Verdict *v = &r->verdict[k];
+    if ((v->cls != VERDICT_LOWERING_CRASH && v->cls != VERDICT_JIT_CRASH) ||
+        strcmp(crashed, v->signature) == 0)
+      continue;
+    snprintf(crashed, sizeof crashed, "%s", v->signature);
+    GenAvoid need;
+    char words[64];
+    int rc = check_crash_forms(c, spec, &r->sched[k], o, v, &need, words, sizeof words, err);
+    if (rc < 0)
+      return rc;
+    for (int j = k; j < r->nsched && rc > 0; j++) {
+      Verdict *w = &r->verdict[j];
+      if (strcmp(w->signature, crashed) != 0)
+        continue;
+      char note[160];
+      snprintf(note, sizeof note, "\n(needs: %s; without %s, it does not crash this way)", words,
+               rc > 1 ? "any one of them" : "it");
+      size_t len = strlen(w->detail);
+      if (len + strlen(note) >= sizeof w->detail)
+        len = sizeof w->detail - strlen(note) - 1;
+      snprintf(w->detail + len, sizeof w->detail - len, "%s", note);
+    }
+  }
   for (int k = 0; k < r->nsched; k++) {
     GenCase plain;
     Verdict pv;

@@ -133,6 +133,17 @@ int check_judge_trace(const char *path, const GenCase *c, const LowerSpec *spec,
 int check_view_free(const GenCase *c, const LowerSpec *spec, const Schedule *s, const CheckOpts *o,
                     const Verdict *v, GenCase *plain, Verdict *pv, AfErr *err);
 
+/* Which of the forms case c holds its crash v (a lowering or JIT crash) needs: c is run again
+ * under s without each in turn (every buffer of rank 1; in the default memory space; every view
+ * dropped; every gpu.launch a gpu.launch_func; no host buffer registered), and a form without
+ * which it no longer fails with v's name is needed. Each needed form's word ("ranked", "space",
+ * "view", "gpu.launch", "registered") goes into words (comma-separated), and what steering avoids
+ * for it into need (the shape of each op of c that has it, or its construct).
+ * Returns how many forms it needs (0 also when v is no crash or c holds none), or an AF_E* code. */
+int check_crash_forms(const GenCase *c, const LowerSpec *spec, const Schedule *s,
+                      const CheckOpts *o, const Verdict *v, GenAvoid *need, char *words, size_t n,
+                      AfErr *err);
+
 /* check_view_free on every schedule's verdict of r (a case c through spec): as a campaign
  * names them. 0 or an AF_E* code. */
 int check_view_free_all(const GenCase *c, const LowerSpec *spec, const CheckOpts *o, CheckResult *r,

@@ -355,6 +355,39 @@ void mlir_unconverted_ops_in(const char *code, const char *input, int first_line
     af_fmt(out + k, n - k, ",+%d more", cnt - 4);
 }
 
+/* The function of stack frame line (its len bytes: "#N 0xADDR NAME(ARGS) (LIBRARY+0xOFF)"), its
+ * arguments dropped, into out: 1, or 0 for a frame of no name (an address in a library) or of the
+ * signal machinery (the handler, raise, abort, libc). */
+static int frame_name(const char *line, size_t len, char *out, size_t n) {
+  const char *p = line, *end = line + len;
+  while (p < end && *p == ' ')
+    p++;
+  if (p >= end || *p != '#')
+    return 0;
+  const char *sym = strstr(p, " 0x");
+  if (sym == NULL || sym >= end)
+    return 0;
+  sym = memchr(sym + 1, ' ', (size_t)(end - sym - 1));
+  if (sym == NULL || sym + 1 >= end ||
+      (sym[1] == '(' && strncmp(sym + 1, "(anonymous namespace)", 21) != 0))
+    return 0;
+  sym++;
+  /* the name ends at its argument list: the first '(' that does not open "(anonymous namespace)" */
+  const char *q = sym;
+  while (q < end) {
+    if (*q == '(' && strncmp(q, "(anonymous namespace)", 21) != 0)
+      break;
+    q += *q == '(' ? 21 : 1;
+  }
+  af_fmt(out, n, "%.*s", (int)(q - sym), sym);
+  static const char *const skip[] = {"llvm::sys::", "SignalHandler", "__restore_rt", "raise",
+                                     "abort",       "pthread_kill",  "__libc",       "libc.so"};
+  for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
+    if (strstr(out, skip[i]))
+      return 0;
+  return out[0] != '\0';
+}
+
 void mlir_crash_cause(const char *report, char *out, size_t n) {
   static const char *const keys[] = {"Assertion", "LLVM ERROR:", "UNREACHABLE", "error:"};
   char raw[512] = "";
@@ -365,35 +398,23 @@ void mlir_crash_cause(const char *report, char *out, size_t n) {
       af_fmt(raw, sizeof raw, "%.*s", (int)(len < 400 ? len : 400), k);
     }
   }
-  if (!raw[0]) { /* the first stack frame that is not the signal machinery */
-    for (const char *line = report; line && *line;) {
+  if (!raw[0]) { /* the first named stack frame that is not the signal machinery, and the first
+                   op's method from there (what the code that crashed was building or folding) */
+    char first[200] = "", op[200] = "";
+    for (const char *line = report; line && *line && !op[0];) {
       const char *nl = strchr(line, '\n');
       size_t len = nl ? (size_t)(nl - line) : strlen(line);
-      const char *hash = line;
-      while (*hash == ' ')
-        hash++;
-      if (*hash == '#') {
-        const char *sym = strstr(hash, " 0x");
-        if (sym) {
-          sym = strchr(sym + 1, ' ');
-          if (sym) {
-            char f[400];
-            af_fmt(f, sizeof f, "%.*s",
-                   (int)((line + len) - sym - 1 < 399 ? (line + len) - sym - 1 : 399), sym + 1);
-            if (!strstr(f, "llvm::sys::") && !strstr(f, "SignalHandler") &&
-                !strstr(f, "__restore_rt") && !strstr(f, "libc.so") && !strstr(f, "raise") &&
-                !strstr(f, "abort") && !strstr(f, "pthread_kill")) {
-              char *paren = strstr(f, " (/");
-              if (paren)
-                *paren = '\0';
-              af_fmt(raw, sizeof raw, "in %s", f);
-              break;
-            }
-          }
-        }
+      char f[200];
+      if (frame_name(line, len, f, sizeof f)) {
+        if (!first[0])
+          af_fmt(first, sizeof first, "%s", f);
+        else if (strstr(f, "Op::") && !strstr(first, "Op::"))
+          af_fmt(op, sizeof op, "%s", f);
       }
       line = nl ? nl + 1 : NULL;
     }
+    if (first[0])
+      af_fmt(raw, sizeof raw, "in %s%s%s", first, op[0] ? " from " : "", op);
   }
   if (!raw[0])
     af_fmt(raw, sizeof raw, "no crash report");

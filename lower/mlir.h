@@ -65,8 +65,9 @@ int mlir_lower_file(const LowerSpec *spec, const char *in_path, const char *out_
  * NULL-terminated) for the runtime library. */
 int mlir_run_file(const LowerSpec *spec, const char *path, char *const env[], const char *out_path,
                   const char *err_path, double timeout_s, ProcResult *r, AfErr *err);
-/* The top of a crash report (an assertion, an LLVM ERROR or the first frame that is not the
- * signal handler's), normalized: no paths, addresses or numbers. */
+/* The top of a crash report (an assertion, an LLVM ERROR, or else the first named frame that is
+ * not the signal handler's, with the first op's method below it: "in mlir::IntegerAttr::getValue
+ * from mlir::memref::ReinterpretCastOp::build"), normalized: no paths, addresses or numbers. */
 void mlir_crash_cause(const char *report, char *out, size_t n);
 /* The shape of the op on `line` of a program (all: its text), as lowering verdicts name ops
  * ("gpu.memcpy async deps=1"); a call by its callee ("func.call @printMemrefF32"). */

@@ -265,6 +265,31 @@ grep -F mlir-marked-779.json "$tmp/out" | grep -q "mlir-runner killed by Segment
 [ "$(v mlir-simple.json)" = lifetime ] || bad "runner fallback: mlir-simple gives '$(v mlir-simple.json)'"
 [ "$(v mlir-run-a.json)" = lifetime ] || bad "runner fallback: mlir-run-a gives '$(v mlir-run-a.json)'"
 
+# ---- a crash named by its frames, and by the forms it needs ----
+# (a release build's stack dump: the first named frame and the op's method below it; the case
+# again without each form it holds shows which the crash needs: here the ranked memrefs)
+"$af" gen --seed 1 --ops 6 --ranked 100 -o "$tmp/ranked.json"
+CRASH_ON_RANKED=1 ASYNCFUZZ_MLIR_RUNNER=$REAL_MLIR_RUNNER "$af" check "$tmp/ranked.json" --lowering "mlir-opt:$src/tests/tools/crashing-mlir-opt.sh" \
+  --schedules eager --json > "$tmp/out" 2> "$tmp/err"
+grep -qF '"signature": "mlir-opt|lowering_crash|Segmentation fault|in mlir::Fake::onRanked from mlir::memref::FakeOp::build"' "$tmp/out" ||
+  bad "crash by its frames: $(head -c 600 "$tmp/out")"
+grep -qF '(needs: ranked; without it, it does not crash this way)' "$tmp/out" ||
+  bad "crash: the form it needs is not named: $(head -c 900 "$tmp/out")"
+# a campaign steers by it: after the first batch, no case has a ranked buffer (but exploration's)
+CRASH_ON_RANKED=1 ASYNCFUZZ_MLIR_RUNNER=$REAL_MLIR_RUNNER "$af" campaign --lowering "mlir-opt:$src/tests/tools/crashing-mlir-opt.sh" --ranked 100 \
+  --ops 8 --cases 64 --batch 8 --explore 0 --seed 1 --no-db --no-reduce --quiet --out "$tmp/cr" > "$tmp/out" 2>&1
+info=$(grep -l "^signature: .*Fake::onRanked" "$tmp"/cr/failures/*/info.txt 2> /dev/null | head -1)
+if [ -z "$info" ]; then
+  bad "campaign: no crash finding: $(tail -5 "$tmp/out")"
+else
+  grep -q "^needs: ranked (without it, the first case does not crash this way)" "$info" || bad "campaign: info.txt: $(head -20 "$info")"
+  n=$(sed -n 's/^occurrences: //p' "$info")
+  [ "$n" -ge 1 ] && [ "$n" -le 8 ] || bad "campaign: the crash recurred $n times in 64 cases: not steered past"
+  grep -q '"needs": "ranked"' "$tmp/cr/summary.json" || bad "campaign: summary.json has no needs"
+  grep -q '\["gpu.alloc async ranked", "mlir-opt|lowering_crash|Segmentation fault|in mlir::Fake::onRanked' "$tmp/cr/summary.json" ||
+    bad "campaign: the crash steers no ranked allocation: $(grep -o '"avoid": [^]]*' "$tmp/cr/summary.json" | head -2)"
+fi
+
 # ---- a missing, unusable or too old mlir-opt ----
 "$af" check "$src/corpus/launch-two-deps.json" --lowering mlir-opt:/nonexistent/mlir-opt > "$tmp/out" 2>&1
 [ $? -eq 2 ] && grep -q "mlir-opt /nonexistent/mlir-opt not found or not executable" "$tmp/out" || bad "missing mlir-opt: $(cat "$tmp/out")"
