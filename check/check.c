@@ -69,12 +69,21 @@ static const char *shape_word(const char *sig, const char *w) {
   return NULL;
 }
 
-/* Case c as *plain with its views dropped (view), its buffers in the default space (space), of
- * rank 1 (rank), its gpu.launch ops written as gpu.launch_func (inl) or its host buffers not
- * registered (reg): 1 when that makes a valid case (the caller frees it), 0 when not, or -1 out
- * of memory (err set). */
-static int plain_case(const GenCase *c, GenCase *plain, int view, int space, int rank, int inl,
-                      int reg, AfErr *err) {
+/* What plain_case takes out of a case. */
+enum {
+  PLAIN_VIEW = 1,   /* every view dropped */
+  PLAIN_SPACE = 2,  /* every buffer in the default memory space */
+  PLAIN_RANK = 4,   /* every buffer of rank 1 */
+  PLAIN_INL = 8,    /* every gpu.launch a gpu.launch_func */
+  PLAIN_REG = 16,   /* no host buffer registered */
+  PLAIN_STATIC = 32 /* every extent of a ranked buffer static */
+};
+
+/* Case c as *plain without what `what` (PLAIN_*) names: 1 when that makes a valid case (the
+ * caller frees it), 0 when not, or -1 out of memory (err set). */
+static int plain_case(const GenCase *c, GenCase *plain, unsigned what, AfErr *err) {
+  int view = !!(what & PLAIN_VIEW), space = !!(what & PLAIN_SPACE), rank = !!(what & PLAIN_RANK),
+      inl = !!(what & PLAIN_INL), reg = !!(what & PLAIN_REG);
   if (gen_case_copy(plain, c)) {
     af_err_set(err, AF_ENOMEM, "out of memory");
     return -1;
@@ -93,6 +102,8 @@ static int plain_case(const GenCase *c, GenCase *plain, int view, int space, int
     plain->ops[i].inl = 0;
   for (int b = 0; b < plain->nbufs && reg; b++)
     plain->bufs[b].reg = 0;
+  for (int b = 0; b < plain->nbufs && (what & PLAIN_STATIC); b++)
+    plain->bufs[b].dyn = 0;
   AfErr e = {0}; /* (views that evened out buffers of different sizes: no view-free case) */
   int ok = gen_case_finish(plain, &e) == 0 && gen_validate(plain, &e) == 0;
   if (!ok && view) { /* a launch's grid and blocks, made for its view: one thread per element */
@@ -135,7 +146,10 @@ static int fails_without(const GenCase *c, const LowerSpec *spec, const Schedule
   w = at ? base + (at - base) : NULL;
   if (w)
     memmove(w, w + 7, strlen(w + 7) + 1);
-  int ok = plain_case(c, plain, view, space, rank, inl, 0, err);
+  int ok = plain_case(c, plain,
+                      (view ? PLAIN_VIEW : 0) | (space ? PLAIN_SPACE : 0) |
+                          (rank ? PLAIN_RANK : 0) | (inl ? PLAIN_INL : 0),
+                      err);
   if (ok < 0)
     return err->rc;
   if (!ok)
@@ -209,6 +223,26 @@ int check_view_free(const GenCase *c, const LowerSpec *spec, const Schedule *s, 
   return 0;
 }
 
+/* Whether case c without what `what` (PLAIN_*) names still fails with v's name under s: 1 when
+ * it does, 0 when not, 2 when there is no such case, or an AF_E* code. */
+static int crashes_without(const GenCase *c, unsigned what, const LowerSpec *spec,
+                           const Schedule *s, const CheckOpts *o, const Verdict *v, CheckResult *r,
+                           AfErr *err) {
+  GenCase plain;
+  int ok = plain_case(c, &plain, what, err);
+  if (ok < 0)
+    return err->rc;
+  if (!ok)
+    return 2;
+  CheckOpts oo = *o;
+  oo.stop_at_first = 1;
+  int rc = check_case(&plain, spec, s, 1, NULL, &oo, r, err);
+  gen_case_free(&plain);
+  if (rc)
+    return rc;
+  return r->first_fail == 0 && strcmp(r->verdict[0].signature, v->signature) == 0;
+}
+
 int check_crash_forms(const GenCase *c, const LowerSpec *spec, const Schedule *s,
                       const CheckOpts *o, const Verdict *v, GenAvoid *need, char *words, size_t n,
                       AfErr *err) {
@@ -217,15 +251,22 @@ int check_crash_forms(const GenCase *c, const LowerSpec *spec, const Schedule *s
     words[0] = '\0';
   if (v->cls != VERDICT_LOWERING_CRASH && v->cls != VERDICT_JIT_CRASH)
     return 0;
-  /* the forms it holds: rank, space, view, gpu.launch, registered host memory, in that order
-   * (what steering avoids for the last two: their constructs) */
-  static const char *const word[] = {"ranked", "space", "view", "gpu.launch", "registered"};
-  static const char *const construct[] = {NULL, NULL, NULL, "gpu.launch", "host-register"};
-  int holds[5] = {0, 0, 0, 0, 0}, found = 0;
+  /* the forms it may hold, in this order: what takes each out, its word, and what steering
+   * avoids for it (a construct; none: the shape of each op of the form) */
+  static const struct {
+    unsigned what;
+    const char *word, *construct;
+  } forms[] = {{PLAIN_RANK, "ranked", NULL},
+               {PLAIN_SPACE, "space", NULL},
+               {PLAIN_VIEW, "view", NULL},
+               {PLAIN_INL, "gpu.launch", "gpu.launch"},
+               {PLAIN_REG, "registered", "host-register"}};
+  int holds[5] = {0, 0, 0, 0, 0}, dynamic = 0, found = 0;
   for (int b = 0; b < c->nbufs; b++) {
     holds[0] |= c->bufs[b].rank != 0;
     holds[1] |= c->bufs[b].space != 0;
     holds[4] |= c->bufs[b].reg != 0;
+    dynamic |= c->bufs[b].rank != 0 && c->bufs[b].dyn != 0;
   }
   for (int i = 0; i < c->nops; i++) {
     holds[2] |= gen_op_has_view(&c->ops[i]);
@@ -234,33 +275,30 @@ int check_crash_forms(const GenCase *c, const LowerSpec *spec, const Schedule *s
   CheckResult *r = af_malloc(sizeof *r);
   if (r == NULL)
     return af_err_set(err, AF_ENOMEM, "out of memory");
-  CheckOpts oo = *o;
-  oo.stop_at_first = 1;
-  for (int f = 0; f < 5; f++) {
+  int rc = 0;
+  for (int f = 0; f < 5 && rc >= 0; f++) {
     if (!holds[f])
       continue;
-    GenCase plain;
-    int ok = plain_case(c, &plain, f == 2, f == 1, f == 0, f == 3, f == 4, err);
-    if (ok < 0) {
-      af_free(r);
-      return err->rc;
-    }
-    if (!ok) /* (no case without it: the form is not shown to matter) */
+    rc = crashes_without(c, forms[f].what, spec, s, o, v, r, err);
+    if (rc != 0) /* (it crashes so without it, or there is no case without it) */
       continue;
-    int rc = check_case(&plain, spec, s, 1, NULL, &oo, r, err);
-    gen_case_free(&plain);
-    if (rc) {
-      af_free(r);
-      return rc;
+    const char *w = forms[f].word, *con = forms[f].construct;
+    /* ranked: its dynamic extents, where with every extent static it does not crash either
+     * (steering then keeps ranked buffers, of static shapes) */
+    if (f == 0 && dynamic) {
+      rc = crashes_without(c, PLAIN_STATIC, spec, s, o, v, r, err);
+      if (rc < 0)
+        break;
+      if (rc == 0)
+        w = con = "dynamic-extents";
+      rc = 0;
     }
-    if (r->first_fail == 0 && strcmp(r->verdict[0].signature, v->signature) == 0)
-      continue; /* it crashes the same way without it */
     found++;
     size_t len = strlen(words);
     if (len < n)
-      snprintf(words + len, n - len, "%s%s", len ? ", " : "", word[f]);
-    if (construct[f]) {
-      gen_avoid_add(need, construct[f]);
+      snprintf(words + len, n - len, "%s%s", len ? ", " : "", w);
+    if (con) {
+      gen_avoid_add(need, con);
       continue;
     }
     for (int i = 0; i < c->nops; i++) {
@@ -271,12 +309,12 @@ int check_crash_forms(const GenCase *c, const LowerSpec *spec, const Schedule *s
         continue;
       char shape[96];
       snprintf(shape, sizeof shape, "%s%s %s", gen_op_mlir(m.kind),
-               gen_op_async(&m) ? " async" : "", word[f]);
+               gen_op_async(&m) ? " async" : "", w);
       gen_avoid_add(need, shape);
     }
   }
   af_free(r);
-  return found;
+  return rc < 0 ? rc : found;
 }
 
 int check_signature_test(const GenCase *c, void *ctx) {

@@ -308,7 +308,9 @@ typedef struct GenShape {
     "a launch written as a gpu.launch body the pipeline outlines (with it avoided, "               \
     "gpu.launch_func)")                                                                            \
   X(REGISTERED, "host-register", "gpu.host_register registered-copy",                              \
-    "a host buffer registered with gpu.host_register (with it avoided, pageable host memory)")
+    "a host buffer registered with gpu.host_register (with it avoided, pageable host memory)")     \
+  X(DYNAMIC_EXTENTS, "dynamic-extents", "",                                                        \
+    "a ranked buffer with dynamic extents (with it avoided, every extent static)")
 
 typedef enum GenConstruct {
 #define GEN__CONSTRUCT_ENUM(id, name, words, help) GEN_CONSTRUCT_##id,

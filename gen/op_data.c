@@ -335,16 +335,33 @@ static int in_space(const G *g, int b) {
   return af_rng_chance(&r, g->cfg.space_pct);
 }
 
+/* Whether a names a shape that takes in s but for its rank (s's op on a buffer of rank 1 is
+ * avoided too): then the op takes another form whatever its buffer's rank, and s says nothing of
+ * ranks (a "gpu.alloc async deps=0 ranked" beside "gpu.alloc async deps=0"). */
+static int unranked_avoided(const GenAvoid *a, const GenShape *s) {
+  for (int i = 0; i < a->nshapes; i++) {
+    const GenShape *u = &a->shapes[i];
+    if (!u->ranked && u->kind == s->kind && u->async == s->async && u->shared == s->shared &&
+        (u->deps < 0 || u->deps == s->deps) && (u->view <= 0 || u->view == s->view) &&
+        (!u->unthreaded || s->unthreaded) && (!u->elem || u->elem == s->elem) &&
+        (!u->stream || s->stream) && (!u->pending || s->pending) && (!u->space || s->space))
+      return 1;
+  }
+  return 0;
+}
+
 /* A shape of rank 2 or 3 for device buffer gb (in gb->shape, its dynamic extents in gb->dyn),
  * drawn apart from the case's other choices as the spaces are; none where steering avoids an
  * op that names a ranked memref (the buffers are then of rank 1: the same elements, copied,
- * set and launched on alike). */
+ * set and launched on alike; but one in a memory space, which goes through the default space
+ * instead); every extent static where it avoids dynamic-extents. */
 static void draw_rank(const G *g, int b, GenBuf *gb) {
   if (g->cfg.rank_pct <= 0)
     return;
   for (int i = 0; i < g->cfg.avoid.nshapes; i++)
-    if (g->cfg.avoid.shapes[i].ranked)
-      return;
+    if (g->cfg.avoid.shapes[i].ranked && !g->cfg.avoid.shapes[i].space &&
+        !unranked_avoided(&g->cfg.avoid, &g->cfg.avoid.shapes[i]))
+      return; /* (one in a memory space goes through the default space instead: space_avoided) */
   AfRng r;
   af_rng_seed(&r, g->c->seed ^ 0x52414E4B45443032ull ^ ((uint64_t)b * 0x9E3779B97F4A7C15ull));
   if (!af_rng_chance(&r, g->cfg.rank_pct))
@@ -375,6 +392,8 @@ static void draw_rank(const G *g, int b, GenBuf *gb) {
   gb->dyn = (uint8_t)(how < 2   ? 0
                       : how < 4 ? (1u << rank) - 1
                                 : 1u << af_rng_below(&r, (uint32_t)rank));
+  if (gen__avoids_construct(g, GEN_CONSTRUCT_DYNAMIC_EXTENTS))
+    gb->dyn = 0; /* (after the draws: the same shapes as without it) */
 }
 
 /* Whether an alloc or dealloc like o on a buffer in a memory space, as it is, is avoided at any
@@ -382,10 +401,13 @@ static void draw_rank(const G *g, int b, GenBuf *gb) {
 static int space_avoided(const G *g, const GenOp *o) {
   if (g->cfg.avoid.nshapes == 0)
     return 0;
-  GenOp plain = *o; /* (a shape that names no space is the other forms' business) */
+  GenOp op = *o; /* (of a ranked buffer: what a "... space ranked" shape names) */
+  op.ranked = g->c->bufs[o->buf].rank != 0;
+  GenOp plain = op; /* (a shape that names no space is the other forms' business) */
   plain.space = 0;
   for (int nd = 0; nd <= (o->async ? 2 : 0); nd++)
-    if (gen__avoids(g, o->kind, o->async, nd, o) && !gen__avoids(g, o->kind, o->async, nd, &plain))
+    if (gen__avoids(g, o->kind, o->async, nd, &op) &&
+        !gen__avoids(g, o->kind, o->async, nd, &plain))
       return 1;
   return 0;
 }

@@ -289,6 +289,19 @@ else
   grep -q '\["gpu.alloc async ranked", "mlir-opt|lowering_crash|Segmentation fault|in mlir::Fake::onRanked' "$tmp/cr/summary.json" ||
     bad "campaign: the crash steers no ranked allocation: $(grep -o '"avoid": [^]]*' "$tmp/cr/summary.json" | head -2)"
 fi
+# one that needs the dynamic extents of ranked buffers (a memref<?x?x...>, which views would
+# make too: none here) is steered to static ones: ranked buffers are still made
+"$af" gen --seed 1 --ops 6 --ranked 100 --views 0 -o "$tmp/dyn.json"
+CRASH_ON_RANKED=dynamic ASYNCFUZZ_MLIR_RUNNER=$REAL_MLIR_RUNNER "$af" check "$tmp/dyn.json" \
+  --lowering "mlir-opt:$src/tests/tools/crashing-mlir-opt.sh" --schedules eager --json > "$tmp/out" 2> "$tmp/err"
+grep -qF '(needs: dynamic-extents; without it, it does not crash this way)' "$tmp/out" ||
+  bad "crash on dynamic extents: $(head -c 900 "$tmp/out")"
+CRASH_ON_RANKED=dynamic ASYNCFUZZ_MLIR_RUNNER=$REAL_MLIR_RUNNER "$af" campaign --lowering "mlir-opt:$src/tests/tools/crashing-mlir-opt.sh" \
+  --ranked 100 --views 0 --ops 8 --cases 64 --batch 8 --explore 0 --seed 1 --no-db --no-reduce --quiet --out "$tmp/cd" > "$tmp/out" 2>&1
+grep -q '\["dynamic-extents", "mlir-opt|lowering_crash|Segmentation fault|in mlir::Fake::onRanked' "$tmp/cd/summary.json" ||
+  bad "campaign: the crash on dynamic extents does not steer them: $(grep -o '"avoid": [^]]*' "$tmp/cd/summary.json" | head -2)"
+r=$(grep -o '"forms": {[^}]*' "$tmp/cd/summary.json" | tail -1 | sed -n 's/.*"ranked": \[\([0-9]*\),.*/\1/p')
+[ "${r:-0}" -ge 20 ] || bad "campaign: steered past dynamic extents, only ${r:-0} of 64 cases hold ranked buffers"
 
 # ---- a missing, unusable or too old mlir-opt ----
 "$af" check "$src/corpus/launch-two-deps.json" --lowering mlir-opt:/nonexistent/mlir-opt > "$tmp/out" 2>&1

@@ -757,7 +757,7 @@ static void test_ranked(void) {
   char t[96];
   gen_shape_text(&sh, t, sizeof t);
   CHECK_STR(t, "gpu.memcpy async deps=1 ranked");
-  int ranked = 0, rows = 0, rendered = 0;
+  int ranked = 0, rows = 0, rendered = 0, dynamic = 0;
   for (uint64_t seed = 1; seed <= 60; seed++) {
     GenCase on, off;
     AfErr err = {0};
@@ -810,8 +810,51 @@ static void test_ranked(void) {
       CHECK_EQ(on.bufs[b].rank, 0);
     gen_case_free(&on);
     memset(&cfg.avoid, 0, sizeof cfg.avoid);
+    /* dynamic extents avoided: the same case, its ranked buffers of the same shapes, static */
+    CHECK_EQ(gen_generate(&on, seed, &cfg, &err), 0);
+    CHECK_EQ(gen_avoid_add(&cfg.avoid, "dynamic-extents"), 1);
+    CHECK_EQ(gen_generate(&off, seed, &cfg, &err), 0);
+    CHECK_EQ(gen_validate(&off, &err), 0);
+    CHECK_EQ(on.nops, off.nops);
+    CHECK_EQ(on.nbufs, off.nbufs);
+    for (int b = 0; b < on.nbufs && b < off.nbufs; b++) {
+      CHECK_EQ(off.bufs[b].rank, on.bufs[b].rank);
+      CHECK(memcmp(off.bufs[b].shape, on.bufs[b].shape, sizeof on.bufs[b].shape) == 0);
+      CHECK_EQ(off.bufs[b].dyn, 0);
+      dynamic += on.bufs[b].dyn != 0;
+    }
+    gen_case_free(&on);
+    gen_case_free(&off);
+    memset(&cfg.avoid, 0, sizeof cfg.avoid);
   }
-  CHECK(ranked > 20 && rows > 5 && rendered > 0);
+  CHECK(ranked > 20 && rows > 5 && rendered > 0 && dynamic > 20);
+  /* a ranked shape that says nothing of ranks (its op avoided whatever the rank), or one in a
+   * memory space (which goes through the default space instead): ranked buffers are still made;
+   * one that names only ranked ops: none */
+  static const char *const keep[][2] = {{"gpu.alloc async deps=0 ranked", "gpu.alloc async deps=0"},
+                                        {"gpu.dealloc async deps=1 space ranked", NULL},
+                                        {"gpu.alloc async deps=0 ranked", NULL}};
+  for (int k = 0; k < 3; k++) {
+    int made = 0;
+    cfg.rank_pct = 100;
+    memset(&cfg.avoid, 0, sizeof cfg.avoid);
+    CHECK_EQ(gen_avoid_add(&cfg.avoid, keep[k][0]), 1);
+    if (keep[k][1])
+      CHECK_EQ(gen_avoid_add(&cfg.avoid, keep[k][1]), 1);
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+      GenCase on;
+      AfErr err = {0};
+      CHECK_EQ(gen_generate(&on, seed, &cfg, &err), 0);
+      for (int b = 0; b < on.nbufs; b++)
+        made += on.bufs[b].rank != 0;
+      gen_case_free(&on);
+    }
+    if (k < 2)
+      CHECK(made > 10);
+    else
+      CHECK_EQ(made, 0);
+  }
+  memset(&cfg.avoid, 0, sizeof cfg.avoid);
   /* by hand: a 4x4 destination, rows 2 and 3, from a flat source's elements 4..11 */
   GenBuf bufs[2] = {{GEN_BUF_DEVICE, 16, 0, GEN_ELEM_I32, 0, 0, 0, 2, 1, {4, 4, 0}},
                     {GEN_BUF_DEVICE, 16, 0, GEN_ELEM_I32, 0, 0, 0, 0, 0, {0, 0, 0}}};

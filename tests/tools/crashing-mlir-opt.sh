@@ -4,7 +4,8 @@
 # must be tested. An input holding the marker spin 777 crashes it (with an assertion message
 # on stderr, as an LLVM assertion build prints); 778 hangs it. With CRASH_ON_RANKED=1, an input
 # with a memref of rank 2 or 3 crashes it, with a stack dump as a release build prints (a crash
-# that needs the ranked form). Everything else is the real tool.
+# that needs the ranked form); with CRASH_ON_RANKED=dynamic, one with a memref<?x?x...> (a crash
+# that needs dynamic extents). Everything else is the real tool.
 for a in "$@"; do
   case "$a" in
   *.mlir)
@@ -12,7 +13,8 @@ for a in "$@"; do
       echo "mlir-opt: /build/llvm/mlir/lib/Fake.cpp:123: void f(): Assertion \`op && \"marker 777\"' failed." >&2
       kill -SEGV $$
     fi
-    if [ "${CRASH_ON_RANKED:-}" = 1 ] && grep -q "memref<?x?x" "$a" 2>/dev/null; then
+    if { [ "${CRASH_ON_RANKED:-}" = 1 ] && grep -Eq 'memref<[0-9?]+x[0-9?]+x' "$a" 2>/dev/null; } ||
+      { [ "${CRASH_ON_RANKED:-}" = dynamic ] && grep -q 'memref<?x?x' "$a" 2>/dev/null; }; then
       cat >&2 <<'STACK'
 PLEASE submit a bug report to https://github.com/llvm/llvm-project/issues/ and include the crash backtrace.
 Stack dump:
