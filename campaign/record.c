@@ -216,7 +216,7 @@ static int reduce_finding(Campaign *k, Sig *sig, const GenCase *c, const Schedul
  * *pv), 0 when not (also when the run again fails: the name stays as it came), -1 out of memory. */
 static int view_alias(Campaign *k, int low, const GenCase *c, const Schedule *s, const Verdict *v,
                       GenCase *plain, int *have_plain, Verdict *pv) {
-  if (!oracle_verdict_names_shape(v->cls) ||
+  if ((!oracle_verdict_names_shape(v->cls) && v->cls != VERDICT_RUNTIME_ERROR) ||
       (!strstr(v->signature, " view") && !strstr(v->signature, " space") &&
        !strstr(v->signature, " ranked") && !strstr(v->signature, "|gpu.launch ")))
     return 0;

@@ -56,15 +56,17 @@ int check_cases(const GenCase *const *cs, int n, const LowerSpec *spec, const Sc
   return 0;
 }
 
-/* The word w (" view", " space") in the op shape of signature sig (its third field), or NULL. */
+/* The word w (" view", " space") in the op shape of signature sig (its third field; a runtime
+ * error's last, runtime_error|ERROR|DETAIL|SHAPE), or NULL. */
 static const char *shape_word(const char *sig, const char *w) {
   const char *f = strchr(sig, '|');
-  f = f ? strchr(f + 1, '|') : NULL;
+  int rt = f && strncmp(f, "|runtime_error|", 15) == 0;
+  f = f ? (rt ? strrchr(f, '|') : strchr(f + 1, '|')) : NULL;
   if (f == NULL)
     return NULL;
   size_t len = strcspn(f + 1, "|"), wl = strlen(w);
   for (const char *p = strstr(f + 1, w); p && p + wl <= f + 1 + len; p = strstr(p + 1, w))
-    if (p[wl] == ' ' || p[wl] == '|' || p[wl] == '\0')
+    if (p[wl] == ' ' || p[wl] == '|' || p[wl] == '@' || p[wl] == '\0')
       return p;
   return NULL;
 }
@@ -136,10 +138,11 @@ static int fails_without(const GenCase *c, const LowerSpec *spec, const Schedule
     }
   }
   const char *at = space ? shape_word(base, " space") : NULL;
-  char *w = at ? base + (at - base) : NULL;
+  char *w = at ? base + (at - base) : NULL; /* (base's own: at points into it) */
   if (w)
     memmove(w, w + 6, strlen(w + 6) + 1);
-  w = view ? strstr(base, " view") : NULL;
+  at = view ? shape_word(base, " view") : NULL;
+  w = at ? base + (at - base) : NULL;
   if (w)
     memmove(w, w + 5, strlen(w + 5) + 1);
   at = rank ? shape_word(base, " ranked") : NULL;
@@ -184,11 +187,12 @@ static int fails_without(const GenCase *c, const LowerSpec *spec, const Schedule
 int check_view_free(const GenCase *c, const LowerSpec *spec, const Schedule *s, const CheckOpts *o,
                     const Verdict *v, GenCase *plain, Verdict *pv, AfErr *err) {
   /* the words that name an op on a view or on a buffer in a memory space */
-  int view = strstr(v->signature, " view") != NULL,
+  int view = shape_word(v->signature, " view") != NULL,
       space = shape_word(v->signature, " space") != NULL,
       rank = shape_word(v->signature, " ranked") != NULL,
       inl = shape_word(v->signature, "gpu.launch") != NULL;
-  if (!oracle_verdict_names_shape(v->cls) || (!view && !space && !rank && !inl))
+  if ((!oracle_verdict_names_shape(v->cls) && v->cls != VERDICT_RUNTIME_ERROR) ||
+      (!view && !space && !rank && !inl))
     return 0;
   /* a gpu.launch the pipeline outlined: as the gpu.launch_func it becomes, when it fails so */
   int inlined = 0;

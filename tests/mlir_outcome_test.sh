@@ -265,6 +265,13 @@ grep -F mlir-marked-779.json "$tmp/out" | grep -q "mlir-runner killed by Segment
 [ "$(v mlir-simple.json)" = lifetime ] || bad "runner fallback: mlir-simple gives '$(v mlir-simple.json)'"
 [ "$(v mlir-run-a.json)" = lifetime ] || bad "runner fallback: mlir-run-a gives '$(v mlir-run-a.json)'"
 
+# ---- a runtime error keeps a form's word in its name only where it matters ----
+# (the host reads a host_shared allocation the rocdl runtime made on the device: the same error
+# whatever the buffer's rank, so a ranked one is named as the rank-1 finding, one finding)
+"$af" check "$src/tests/data/mlir-host-shared-ranked.json" --lowering mlir-opt/rocdl --schedules eager --json > "$tmp/out" 2> "$tmp/err"
+grep -qF '"signature": "mlir-opt/rocdl|runtime_error|CUDA_ERROR_ILLEGAL_ADDRESS|host access to device memory|gpu.alloc host_shared"' "$tmp/out" ||
+  bad "runtime error on a ranked buffer: $(head -c 600 "$tmp/out")"
+
 # ---- a crash named by its frames, and by the forms it needs ----
 # (a release build's stack dump: the first named frame and the op's method below it; the case
 # again without each form it holds shows which the crash needs: here the ranked memrefs)
