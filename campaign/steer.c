@@ -4,10 +4,11 @@
  * travelled through (via:yield, via:call-result), the op that destroyed it (destroyed-by:
  * host-wait), the link a missing edge lacked (merge-arg, capture, own-dep of an op shape), a
  * leaked stream (each stream the program makes is ended); a crash, which names no op, by the
- * block and region kinds of its minimized case. Each becomes an entry of an
- * avoid set (gen.h) on the configurations where the finding reproduces, and the generator builds
- * that ordering in another form for the batches that run there. The entries come from the
- * findings themselves, never from a list of known upstream bugs.
+ * forms its case was found to need (check_crash_forms: "gpu.memcpy async ranked",
+ * dynamic-extents), else by the block and region kinds of its minimized case. Each becomes an
+ * entry of an avoid set (gen.h) on the configurations where the finding reproduces, and the
+ * generator builds that ordering in another form for the batches that run there. The entries come
+ * from the findings themselves, never from a list of known upstream bugs.
  */
 #include "campaign_int.h"
 
@@ -233,8 +234,7 @@ void campaign__avoid(Campaign *k, const char *signature, const char *cls, const 
   int narrowed = ours && !needs && campaign__region_narrow(cls, p1 + 1, min, &all, &wide);
   if (needs) /* (the forms without which it does not crash: nothing else of its case) */
     gen_avoid_union(&a, need);
-  else if (narrowed) /* (the first of what the regions of its minimized case carry, not the region)
-                      */
+  else if (narrowed) /* (the first its minimized case's regions carry, not the region) */
     campaign__narrow_prefix(&all, 1, &a);
   else if (ours && crash && min) /* (the structure of the smallest case that still crashes) */
     gen_avoid_structure(&a, min);
