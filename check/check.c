@@ -120,13 +120,52 @@ static int plain_case(const GenCase *c, GenCase *plain, unsigned what, AfErr *er
   return ok;
 }
 
-/* Case c again with its views dropped (view), its buffers in the default space (space), of rank
- * 1 (rank) or its gpu.launch ops written as gpu.launch_func (inl), under s: 1 when it fails with
- * v's name less those words, or with gpu.launch_func for gpu.launch (*pv, *plain set), 0 when
- * not, or an AF_E* code. */
-static int fails_without(const GenCase *c, const LowerSpec *spec, const Schedule *s,
-                         const CheckOpts *o, const Verdict *v, int view, int space, int rank,
-                         int inl, GenCase *plain, Verdict *pv, AfErr *err) {
+/* What of PLAIN_* case c holds: a view, a buffer in a memory space, a ranked buffer (and
+ * PLAIN_STATIC: one with a dynamic extent), a gpu.launch, a registered host buffer. */
+static unsigned case_holds(const GenCase *c) {
+  uint32_t f = gen_case_forms_held(c);
+  unsigned m =
+      (f >> GEN_FORM_RANKED & 1 ? PLAIN_RANK : 0) | (f >> GEN_FORM_SPACE & 1 ? PLAIN_SPACE : 0) |
+      (f >> GEN_FORM_OUTLINED & 1 ? PLAIN_INL : 0) | (f >> GEN_FORM_REGISTERED & 1 ? PLAIN_REG : 0);
+  for (int i = 0; i < c->nops && !(m & PLAIN_VIEW); i++)
+    m |= gen_op_has_view(&c->ops[i]) ? PLAIN_VIEW : 0;
+  for (int b = 0; b < c->nbufs && (m & PLAIN_RANK); b++)
+    m |= c->bufs[b].rank && c->bufs[b].dyn ? PLAIN_STATIC : 0;
+  return m;
+}
+
+/* Whether case c without what `what` (PLAIN_*) names still fails under s by the name sig: 1 when
+ * it does (with keep, the case left in *keep for the caller to free), 0 when not, 2 when there is
+ * no such case, or an AF_E* code. r gets the plain case's result. */
+static int fails_without(const GenCase *c, unsigned what, const LowerSpec *spec, const Schedule *s,
+                         const CheckOpts *o, const char *sig, GenCase *keep, CheckResult *r,
+                         AfErr *err) {
+  GenCase plain;
+  int ok = plain_case(c, &plain, what, err);
+  if (ok < 0)
+    return err->rc;
+  if (!ok)
+    return 2;
+  CheckOpts oo = *o;
+  oo.stop_at_first = 1;
+  int rc = check_case(&plain, spec, s, 1, NULL, &oo, r, err);
+  int same = rc == 0 && r->first_fail == 0 && strcmp(r->verdict[0].signature, sig) == 0;
+  if (same && keep)
+    *keep = plain;
+  else
+    gen_case_free(&plain);
+  return rc ? rc : same;
+}
+
+/* Case c again without what `what` names (PLAIN_VIEW, PLAIN_SPACE, PLAIN_RANK, or PLAIN_INL: its
+ * gpu.launch ops written as gpu.launch_func), under s: 1 when it fails with v's name less those
+ * words, or with gpu.launch_func for gpu.launch (*pv, *plain set), 0 when not, or an AF_E*
+ * code. */
+static int fails_plainly(const GenCase *c, unsigned what, const LowerSpec *spec, const Schedule *s,
+                         const CheckOpts *o, const Verdict *v, GenCase *plain, Verdict *pv,
+                         AfErr *err) {
+  int view = !!(what & PLAIN_VIEW), space = !!(what & PLAIN_SPACE), rank = !!(what & PLAIN_RANK),
+      inl = !!(what & PLAIN_INL);
   char base[sizeof v->signature];
   snprintf(base, sizeof base, "%s", v->signature);
   const char *li = inl ? shape_word(base, "gpu.launch") : NULL;
@@ -149,20 +188,11 @@ static int fails_without(const GenCase *c, const LowerSpec *spec, const Schedule
   w = at ? base + (at - base) : NULL;
   if (w)
     memmove(w, w + 7, strlen(w + 7) + 1);
-  int ok = plain_case(c, plain,
-                      (view ? PLAIN_VIEW : 0) | (space ? PLAIN_SPACE : 0) |
-                          (rank ? PLAIN_RANK : 0) | (inl ? PLAIN_INL : 0),
-                      err);
-  if (ok < 0)
-    return err->rc;
-  if (!ok)
-    return 0;
   CheckResult *r = af_malloc(sizeof *r);
-  CheckOpts oo = *o;
-  oo.stop_at_first = 1;
-  int rc = r ? check_case(plain, spec, s, 1, NULL, &oo, r, err) : AF_ENOMEM;
-  int same = rc == 0 && r->first_fail == 0 && strcmp(r->verdict[0].signature, base) == 0;
-  if (same) { /* v's detail (what the case itself showed), and that the word does not matter */
+  if (r == NULL)
+    return af_err_set(err, AF_ENOMEM, "out of memory");
+  int rc = fails_without(c, what, spec, s, o, base, plain, r, err);
+  if (rc == 1) { /* v's detail (what the case itself showed), and that the word does not matter */
     char note[200];
     if (inl)
       snprintf(note, sizeof note,
@@ -176,12 +206,9 @@ static int fails_without(const GenCase *c, const LowerSpec *spec, const Schedule
     *pv = r->verdict[0];
     int keep = (int)(sizeof pv->detail - strlen(note) - 1);
     snprintf(pv->detail, sizeof pv->detail, "%.*s%s", keep, v->detail, note);
-  } else
-    gen_case_free(plain);
+  }
   af_free(r);
-  if (rc == AF_ENOMEM)
-    return af_err_set(err, AF_ENOMEM, "out of memory");
-  return rc ? rc : same;
+  return rc == 2 ? 0 : rc;
 }
 
 int check_view_free(const GenCase *c, const LowerSpec *spec, const Schedule *s, const CheckOpts *o,
@@ -195,56 +222,24 @@ int check_view_free(const GenCase *c, const LowerSpec *spec, const Schedule *s, 
       (!view && !space && !rank && !inl))
     return 0;
   /* a gpu.launch the pipeline outlined: as the gpu.launch_func it becomes, when it fails so */
-  int inlined = 0;
-  for (int i = 0; i < c->nops && inl; i++)
-    inlined |= c->ops[i].inl;
-  if (inlined) {
-    int rc = fails_without(c, spec, s, o, v, 0, 0, 0, 1, plain, pv, err);
+  unsigned holds = case_holds(c);
+  if (inl && (holds & PLAIN_INL)) {
+    int rc = fails_plainly(c, PLAIN_INL, spec, s, o, v, plain, pv, err);
     if (rc != 0)
       return rc;
   }
-  int viewed = 0, spaced = 0, ranked = 0;
-  for (int i = 0; i < c->nops; i++)
-    viewed |= gen_op_has_view(&c->ops[i]);
-  for (int b = 0; b < c->nbufs; b++) {
-    spaced |= c->bufs[b].space != 0;
-    ranked |= c->bufs[b].rank != 0;
-  }
-  view &= viewed;
-  space &= spaced;
-  rank &= ranked;
   /* every word dropped, else each alone: the rank's, the space's, the view's */
-  int all = view | space << 1 | rank << 2;
-  const int tries[4] = {all, all & 4, all & 2, all & 1};
+  unsigned all =
+      ((view ? PLAIN_VIEW : 0) | (space ? PLAIN_SPACE : 0) | (rank ? PLAIN_RANK : 0)) & holds;
+  const unsigned tries[4] = {all, all & PLAIN_RANK, all & PLAIN_SPACE, all & PLAIN_VIEW};
   for (int t = 0; t < 4; t++) {
     if (tries[t] == 0 || (t > 0 && tries[t] == all))
       continue;
-    int rc = fails_without(c, spec, s, o, v, tries[t] & 1, tries[t] >> 1 & 1, tries[t] >> 2 & 1, 0,
-                           plain, pv, err);
+    int rc = fails_plainly(c, tries[t], spec, s, o, v, plain, pv, err);
     if (rc != 0)
       return rc;
   }
   return 0;
-}
-
-/* Whether case c without what `what` (PLAIN_*) names still fails with v's name under s: 1 when
- * it does, 0 when not, 2 when there is no such case, or an AF_E* code. */
-static int crashes_without(const GenCase *c, unsigned what, const LowerSpec *spec,
-                           const Schedule *s, const CheckOpts *o, const Verdict *v, CheckResult *r,
-                           AfErr *err) {
-  GenCase plain;
-  int ok = plain_case(c, &plain, what, err);
-  if (ok < 0)
-    return err->rc;
-  if (!ok)
-    return 2;
-  CheckOpts oo = *o;
-  oo.stop_at_first = 1;
-  int rc = check_case(&plain, spec, s, 1, NULL, &oo, r, err);
-  gen_case_free(&plain);
-  if (rc)
-    return rc;
-  return r->first_fail == 0 && strcmp(r->verdict[0].signature, v->signature) == 0;
 }
 
 int check_crash_forms(const GenCase *c, const LowerSpec *spec, const Schedule *s,
@@ -265,32 +260,23 @@ int check_crash_forms(const GenCase *c, const LowerSpec *spec, const Schedule *s
                {PLAIN_VIEW, "view", NULL},
                {PLAIN_INL, "gpu.launch", "gpu.launch"},
                {PLAIN_REG, "registered", "host-register"}};
-  int holds[5] = {0, 0, 0, 0, 0}, dynamic = 0, found = 0;
-  for (int b = 0; b < c->nbufs; b++) {
-    holds[0] |= c->bufs[b].rank != 0;
-    holds[1] |= c->bufs[b].space != 0;
-    holds[4] |= c->bufs[b].reg != 0;
-    dynamic |= c->bufs[b].rank != 0 && c->bufs[b].dyn != 0;
-  }
-  for (int i = 0; i < c->nops; i++) {
-    holds[2] |= gen_op_has_view(&c->ops[i]);
-    holds[3] |= c->ops[i].inl;
-  }
+  unsigned holds = case_holds(c);
+  int found = 0;
   CheckResult *r = af_malloc(sizeof *r);
   if (r == NULL)
     return af_err_set(err, AF_ENOMEM, "out of memory");
   int rc = 0;
   for (int f = 0; f < 5 && rc >= 0; f++) {
-    if (!holds[f])
+    if (!(holds & forms[f].what))
       continue;
-    rc = crashes_without(c, forms[f].what, spec, s, o, v, r, err);
+    rc = fails_without(c, forms[f].what, spec, s, o, v->signature, NULL, r, err);
     if (rc != 0) /* (it crashes so without it, or there is no case without it) */
       continue;
     const char *w = forms[f].word, *con = forms[f].construct;
     /* ranked: its dynamic extents, where with every extent static it does not crash either
      * (steering then keeps ranked buffers, of static shapes) */
-    if (f == 0 && dynamic) {
-      rc = crashes_without(c, PLAIN_STATIC, spec, s, o, v, r, err);
+    if (forms[f].what == PLAIN_RANK && (holds & PLAIN_STATIC)) {
+      rc = fails_without(c, PLAIN_STATIC, spec, s, o, v->signature, NULL, r, err);
       if (rc < 0)
         break;
       if (rc == 0)
