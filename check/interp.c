@@ -134,8 +134,8 @@ static void launch(I *in, const LowerInstr *ins, void *stream) {
   params[np++] = &v;
   params[np++] = &spin;
   const int32_t *d = ins->dims;
-  mgpuLaunchKernel(in->funcs[ins->kernel], d[0], d[1], d[2], d[3], d[4], d[5], 0, stream, params,
-                   NULL, (size_t)np);
+  mgpuLaunchKernel(in->funcs[ins->kernel], d[0], d[1], d[2], d[3], d[4], d[5], ins->smem, stream,
+                   params, NULL, (size_t)np);
 }
 
 /* ---- each instruction, by its row of LOWER_OPC_MAP: X_NEXT (the task goes on), X_BLOCKED (it

@@ -76,7 +76,8 @@ char *gen_case_to_json(const GenCase *c) {
       version = 2;
   for (int i = 0; i < c->nops; i++)
     if (c->ops[i].stream >= 0 || (gen_op_flags(c->ops[i].kind) & GEN_K_V2) ||
-        gen_op_has_view(&c->ops[i]) || c->ops[i].dims[0] || c->ops[i].inl || c->ops[i].spacecast)
+        gen_op_has_view(&c->ops[i]) || c->ops[i].dims[0] || c->ops[i].inl || c->ops[i].spacecast ||
+        c->ops[i].smem)
       version = 2;
   for (int i = 0; i < c->nbufs; i++)
     if (c->bufs[i].elem != GEN_ELEM_I32 || c->bufs[i].stat || c->bufs[i].reg || c->bufs[i].space ||

@@ -62,6 +62,8 @@ static int writes_in(const GenCase *c, const GenOp *o, int b, int f) {
     return launch && o->inl;
   case GEN_FORM_TYPED_LAUNCH:
     return launch && bb->elem != GEN_ELEM_I32;
+  case GEN_FORM_SHARED_MEMORY:
+    return launch && o->smem > 0;
   }
   return 0;
 }

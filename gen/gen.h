@@ -27,6 +27,7 @@
                                 as version 1 */
 #define GEN_MAX_DEPS 4      /* dependencies of one op */
 #define GEN_MAX_REGION_IO 4 /* inputs and yielded values of one region */
+#define GEN_MAX_SMEM 49152  /* bytes of dynamic shared memory a launch gives (48 KiB) */
 
 /* The op kinds: one row each, X(ID, lc, name, mlir, weight, flags).
  * - ID: GEN_OP_<ID>; lc: the kind's lower-case identifier, which names its hook in each module
@@ -155,6 +156,9 @@ typedef struct GenOp {
                         one block of one thread per element (gen_op_dims) */
   uint8_t inl;       /* launch: rendered as a gpu.launch whose body is the kernel's, which the
                         pipeline outlines (version 2) */
+  int32_t smem;      /* launch: bytes of dynamic shared memory it gives its kernel, whose staged
+                        form (kernels.h) it then launches; 0: none, the kernel's plain form
+                        (version 2) */
   uint8_t spacecast; /* alloc, dealloc of a buffer in a memory space: through the default space
                         (allocated there, then memref.memory_space_cast to the buffer's; cast
                         back to be freed) (version 2) */
@@ -310,7 +314,9 @@ typedef struct GenShape {
   X(REGISTERED, "host-register", "gpu.host_register registered-copy",                              \
     "a host buffer registered with gpu.host_register (with it avoided, pageable host memory)")     \
   X(DYNAMIC_EXTENTS, "dynamic-extents", "",                                                        \
-    "a ranked buffer with dynamic extents (with it avoided, every extent static)")
+    "a ranked buffer with dynamic extents (with it avoided, every extent static)")                 \
+  X(SHARED_MEMORY, "shared-memory", "dynamic_shared_memory_size",                                  \
+    "a launch that gives its kernel dynamic shared memory (with it avoided, none)")
 
 typedef enum GenConstruct {
 #define GEN__CONSTRUCT_ENUM(id, name, words, help) GEN_CONSTRUCT_##id,
@@ -384,6 +390,9 @@ typedef struct GenAvoid {
   X(inline_pct, "--inline", "PCT", 0, 100, 15, 0,                                                  \
     "chance that a launch is a gpu.launch whose body is the\nkernel's, outlined by the pipeline "  \
     "(the runtime knows it by\nthe tag it takes first)")                                           \
+  X(smem_pct, "--shared-memory", "PCT", 0, 100, 15, 0,                                             \
+    "chance that a launch gives its kernel dynamic shared memory\n(dynamic_shared_memory_size), "  \
+    "through which the kernel's\nstaged form passes each thread's result")                         \
   X(registered_pct, "--registered", "PCT", 0, 100, 30, 0,                                          \
     "share of host buffers registered with gpu.host_register,\nso copies from the device into "    \
     "them are "                                                                                    \
@@ -678,7 +687,8 @@ unsigned gen_case_gpu_mix(const GenCase *c);
   X(ROWS, "rows", "a copy or set in rows of a ranked memref (a multi-dimensional subview)")        \
   X(DIMS, "launch-dims", "a launch on a grid and blocks of more than one dimension")               \
   X(OUTLINED, "gpu.launch", "a launch of a gpu.launch body, outlined by the pipeline")             \
-  X(TYPED_LAUNCH, "typed-launch", "a launch on buffers of a type other than i32")
+  X(TYPED_LAUNCH, "typed-launch", "a launch on buffers of a type other than i32")                  \
+  X(SHARED_MEMORY, "shared-memory", "a launch that gives its kernel dynamic shared memory")
 
 #define GEN_FORM_ELEM(e) ((e)-1) /* e != GEN_ELEM_I32 (0): a copy, memset or kernel on e */
 typedef enum GenForm {

@@ -560,6 +560,8 @@ void gen__avoid_setup(G *g) {
     c->extra_dep_pct = 0;
   if (gen__avoids_construct(g, GEN_CONSTRUCT_INLINE))
     c->inline_pct = 0; /* (gpu.launch_func instead) */
+  if (gen__avoids_construct(g, GEN_CONSTRUCT_SHARED_MEMORY))
+    c->smem_pct = 0; /* (the kernels' plain forms) */
   if (gen__avoids_construct(g, GEN_CONSTRUCT_REGISTERED))
     c->registered_pct = 0; /* (pageable host memory instead) */
   if (gen__avoids_construct(g, GEN_CONSTRUCT_WAITED))

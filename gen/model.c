@@ -286,7 +286,8 @@ void gen_op_view(const GenCase *c, const GenOp *o, int k, int32_t *off, int32_t 
 
 int gen_op_kernel_id(const GenCase *c, const GenOp *o) {
   int e = o->nargs > 0 && o->args[0] >= 0 && o->args[0] < c->nbufs ? c->bufs[o->args[0]].elem : 0;
-  return KERNEL_ID(o->kernel, gen_op_has_view(o), e);
+  int k = KERNEL_ID(o->kernel, gen_op_has_view(o), e);
+  return o->smem > 0 ? KERNEL_STAGED_ID(k) : k;
 }
 
 int gen_op_has_view(const GenOp *o) {

@@ -46,8 +46,8 @@ static int parse_kernel(Parser *p, const cJSON *o, GenOp *opp) {
   return 0;
 }
 
-/* A launch's "grid" and "block" (three dimensions each, both or neither) and "inline" (version
- * 2). */
+/* A launch's "grid" and "block" (three dimensions each, both or neither), "inline" and
+ * "shared_memory" (version 2). */
 static int parse_shape(Parser *p, const cJSON *o, GenOp *op) {
   static const char *const key[2] = {"grid", "block"};
   int given = 0;
@@ -76,6 +76,14 @@ static int parse_shape(Parser *p, const cJSON *o, GenOp *op) {
                      "launch \"inline\" (true or false) needs case format version 2%s%s", NULL,
                      NULL);
   op->inl = cJSON_IsTrue(in);
+  const cJSON *sm = cJSON_GetObjectItemCaseSensitive(o, "shared_memory");
+  if (sm && (!cJSON_IsNumber(sm) || p->c->version < 2 || sm->valuedouble < 0 ||
+             sm->valuedouble > GEN_MAX_SMEM || sm->valuedouble != (double)(int)sm->valuedouble))
+    return gen__perr(p, AF_EPARSE,
+                     "launch \"shared_memory\" is its bytes of dynamic shared memory, 0 to 49152, "
+                     "in case format version 2%s%s",
+                     NULL, NULL);
+  op->smem = sm ? (int32_t)sm->valuedouble : 0;
   return 0;
 }
 
@@ -102,6 +110,8 @@ static void put_launch(GenWriter *w, const GenOp *o, int depth) {
                   o->dims[2], o->dims[3], o->dims[4], o->dims[5]);
   if (o->inl) /* version 2 */
     af_buf_puts(b, ", \"inline\": true");
+  if (o->smem) /* version 2 */
+    af_buf_printf(b, ", \"shared_memory\": %d", o->smem);
 }
 
 /* A launch's buffers: device, of one element type, distinct, and of one length (views
@@ -153,6 +163,14 @@ static int check_shape(V *v, int i) {
   if (o->inl && o->stream >= 0)
     return gen__vfail(v, i, "is a gpu.launch on explicit stream s%d (gpu.launch_func only)",
                       o->stream, 0);
+  if (o->smem < 0 || o->smem > GEN_MAX_SMEM)
+    return gen__vfail(v, i, "gives its kernel %d bytes of dynamic shared memory (0..%d)", o->smem,
+                      GEN_MAX_SMEM);
+  if (o->smem > 0 && o->smem < kernel_smem_need(block))
+    return gen__vfail(v, i,
+                      "gives its staged kernel %d bytes of dynamic shared memory, less than its "
+                      "blocks of %d threads need",
+                      o->smem, (int)block);
   return 0;
 }
 
@@ -219,6 +237,13 @@ static int render_launch(R *r, int i, int depth) {
     af_buf_printf(b, "%%k%d = arith.constant %d : index\n", kq, o->dims[q]);
     snprintf(dim[q], sizeof dim[q], "%%k%d", kq);
   }
+  char smem[40] = ""; /* its dynamic shared memory */
+  if (o->smem > 0) {
+    int ks = r->k++;
+    gen__ind(r, depth);
+    af_buf_printf(b, "%%k%d = arith.constant %d : i32\n", ks, o->smem);
+    snprintf(smem, sizeof smem, " dynamic_shared_memory_size %%k%d", ks);
+  }
   int tag = -1; /* a gpu.launch's: its kernel, for the runtime (kernels.h's KERNEL_TAG) */
   if (o->inl) {
     tag = r->k++;
@@ -235,9 +260,9 @@ static int render_launch(R *r, int i, int depth) {
     af_buf_printf(b,
                   " blocks(%%lb%d_x, %%lb%d_y, %%lb%d_z) in (%%lg%d_x = %s, %%lg%d_y = %s, "
                   "%%lg%d_z = %s) threads(%%lt%d_x, %%lt%d_y, %%lt%d_z) in (%%ls%d_x = %s, "
-                  "%%ls%d_y = %s, %%ls%d_z = %s) {\n",
+                  "%%ls%d_y = %s, %%ls%d_z = %s)%s {\n",
                   i, i, i, i, dim[0], i, dim[1], i, dim[2], i, i, i, i, dim[3], i, dim[4], i,
-                  dim[5]);
+                  dim[5], smem);
     char v[24], ind[64];
     snprintf(v, sizeof v, "%%k%d", k);
     snprintf(ind, sizeof ind, "%*s", 2 * depth + 2, "");
@@ -261,8 +286,9 @@ static int render_launch(R *r, int i, int depth) {
   gen__deps(r, o);
   if (o->stream >= 0)
     af_buf_printf(b, " <%%st%d : !llvm.ptr>", o->stream);
-  af_buf_printf(b, " @asyncfuzz_kernels::@%s blocks in (%s, %s, %s) threads in (%s, %s, %s) args(",
-                kernel_info(kid)->name, dim[0], dim[1], dim[2], dim[3], dim[4], dim[5]);
+  af_buf_printf(b,
+                " @asyncfuzz_kernels::@%s blocks in (%s, %s, %s) threads in (%s, %s, %s)%s args(",
+                kernel_info(kid)->name, dim[0], dim[1], dim[2], dim[3], dim[4], dim[5], smem);
   for (int a = 0; a < o->nargs; a++)
     af_buf_printf(b, "%s : %s, ", name[a], type[a]);
   af_buf_printf(b, "%%k%d : i32, %%spin : i32)\n", k);
@@ -289,7 +315,7 @@ static void draw_launch_views(G *g, GenOp *o) {
  * from the case's other choices (a seed makes the same case with the knobs as without them, but
  * for these). */
 static void draw_shape(G *g, GenOp *o) {
-  if (g->cfg.dims_pct <= 0 && g->cfg.inline_pct <= 0)
+  if (g->cfg.dims_pct <= 0 && g->cfg.inline_pct <= 0 && g->cfg.smem_pct <= 0)
     return;
   AfRng r;
   af_rng_seed(&r,
@@ -315,6 +341,13 @@ static void draw_shape(G *g, GenOp *o) {
     memcpy(o->dims, d, sizeof d);
   }
   o->inl = o->stream < 0 && af_rng_chance(&r, g->cfg.inline_pct);
+  if (af_rng_chance(&r, g->cfg.smem_pct)) { /* what its blocks need, or up to 48 bytes more */
+    int32_t off, len, stride, d[6];
+    gen_op_view(g->c, o, 0, &off, &len, &stride);
+    gen_op_dims(o, len, d);
+    o->smem =
+        (int32_t)kernel_smem_need((int64_t)d[3] * d[4] * d[5]) + 16 * (int32_t)af_rng_below(&r, 4);
+  }
 }
 
 void gen__op_launch(G *g, Ctx *x) {

@@ -159,24 +159,21 @@ static void render_func(AfBuf *b, const GenCase *c, const char *name, GenLineMap
   render_callees(&r);
 }
 
-_Static_assert(KERNEL__IDS <= 64, "a kernel mask holds every kernel id");
-
-/* The kernels case c launches (bit k: kernel id k, a view form's and a type's included). */
-static uint64_t launched(const GenCase *c) {
-  uint64_t mask = 0;
+/* Adds the kernels case c launches to set (set[k]: kernel id k, a view form's, a type's and a
+ * staged one's included). */
+static void launched(const GenCase *c, unsigned char *set) {
   for (int j = 0; j < c->nops; j++)
     if (gen_kind_launches(c->ops[j].kind))
-      mask |= 1ull << gen_op_kernel_id(c, &c->ops[j]);
-  return mask;
+      set[gen_op_kernel_id(c, &c->ops[j])] = 1;
 }
 
-/* mask: the kernels to define (bit k: kernel k); streams: declare the mgpu* stream calls;
+/* set: the kernels to define (set[k]: kernel k); streams: declare the mgpu* stream calls;
  * types: the element types of host buffers (bit e), whose hooks are declared */
-static void render_head(AfBuf *b, uint64_t mask, int streams, unsigned types) {
+static void render_head(AfBuf *b, const unsigned char *set, int streams, unsigned types) {
   af_buf_puts(b, "module attributes {gpu.container_module} {\n"
                  "  gpu.module @asyncfuzz_kernels [#nvvm.target] {\n");
   for (int k = 0; k < KERNEL__IDS; k++)
-    if (mask & (1ull << k))
+    if (set[k])
       kernel_func(b, k);
   af_buf_puts(b, "  }\n"
                  "  func.func private @asyncfuzz_observe(i32, " MT ")\n"
@@ -212,7 +209,10 @@ char *gen_render_mlir(const GenCase *c) {
   af_buf_printf(&b, "// asyncfuzz case: seed %llu, %d ops, spin %d\n", (unsigned long long)c->seed,
                 c->nops, c->spin);
   /* every base kernel's i32 form (a reproducer can launch any), the other forms it launches */
-  render_head(&b, launched(c) | ((1ull << KERNEL__COUNT) - 1), c->nstreams > 0, host_types(c));
+  unsigned char set[KERNEL__IDS] = {0};
+  memset(set, 1, KERNEL__COUNT);
+  launched(c, set);
+  render_head(&b, set, c->nstreams > 0, host_types(c));
   render_func(&b, c, "main", NULL);
   af_buf_puts(&b, "}\n");
   return af_buf_take(&b);
@@ -230,16 +230,18 @@ char *gen_render_mlir_group_map(const GenCase *const *cs, const int *ids, int n,
   af_buf_init(&b);
   af_buf_printf(&b, "// asyncfuzz batch: %d case(s)\n", n);
   /* only the kernels the cases launch: each compiles in every batch's kernel module */
-  uint64_t mask = 0;
-  int streams = 0;
+  unsigned char set[KERNEL__IDS] = {0};
+  int streams = 0, any = 0;
   unsigned types = 0;
   for (int i = 0; i < n; i++) {
     streams |= cs[i]->nstreams > 0;
     types |= host_types(cs[i]);
-    for (int j = 0; j < cs[i]->nops; j++)
-      mask |= launched(cs[i]);
+    launched(cs[i], set);
   }
-  render_head(&b, mask ? mask : 1ull, streams, types);
+  for (int k = 0; k < KERNEL__IDS; k++)
+    any |= set[k];
+  set[0] |= !any;
+  render_head(&b, set, streams, types);
   af_buf_puts(&b, "  func.func private @asyncfuzz_case_begin(i32, i32)\n"
                   "  func.func private @asyncfuzz_case_end(i32, i32)\n");
   char name[32];

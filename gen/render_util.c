@@ -503,10 +503,22 @@ void gen__kernel_body(AfBuf *b, int k, const char *dst, const char *a, const cha
                   ind, ind, ind, v);
     break;
   }
-  from_lane(b, e, "%r", "%re", in2);
+  const char *rv = "%r";
+  if (KERNEL_STAGED(k)) { /* through the thread's slot of the block's dynamic shared memory */
+    static const char *const wg = "#gpu.address_space<workgroup>";
+    rv = "%af_rs";
+    af_buf_printf(b,
+                  "%s  %%af_sm = gpu.dynamic_shared_memory : memref<?xi8, %s>\n"
+                  "%s  %%af_slots = memref.view %%af_sm[%%c0][%%bdim] : memref<?xi8, %s> to "
+                  "memref<?xi32, %s>\n"
+                  "%s  memref.store %%r, %%af_slots[%%tid] : memref<?xi32, %s>\n"
+                  "%s  %%af_rs = memref.load %%af_slots[%%tid] : memref<?xi32, %s>\n",
+                  ind, wg, ind, wg, wg, ind, wg, ind, wg);
+  }
+  from_lane(b, e, rv, "%re", in2);
   if (atomic)
     af_buf_printf(b, "%s  %%last = memref.atomic_rmw assign %s, %s[%%i] : (%s, %s) -> %s\n", ind,
-                  i32 ? "%r" : "%re", dst, et, t, et);
+                  i32 ? rv : "%re", dst, et, t, et);
   else
     af_buf_printf(b, "%s  memref.store %%re, %s[%%i] : %s\n", ind, dst, t);
   af_buf_printf(b, "%s}\n", ind);

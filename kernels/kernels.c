@@ -21,21 +21,27 @@
 #define KERNEL__SFX_F64 "_f64"
 #define KERNEL__SFX_INDEX "_index"
 
-/* In id order (KERNEL_ID): for each type, the three kernels, then their view forms. */
-#define KERNEL__ROWS(id, name, bytes, cls)                                                         \
-  {"af_fill" KERNEL__SFX_##id, 1, {KERNEL_WRITE}, KERNEL_ELEM_##id},                               \
-      {"af_transform" KERNEL__SFX_##id, 2, {KERNEL_WRITE, KERNEL_READ}, KERNEL_ELEM_##id},         \
-      {"af_combine" KERNEL__SFX_##id,                                                              \
+/* In id order (KERNEL_ID): for each type, the three kernels, then their view forms; then all of
+ * them again staged (sfx "_s"). */
+#define KERNEL__ROWS_OF(stage, id)                                                                 \
+  {"af_fill" stage KERNEL__SFX_##id, 1, {KERNEL_WRITE}, KERNEL_ELEM_##id},                         \
+      {"af_transform" stage KERNEL__SFX_##id, 2, {KERNEL_WRITE, KERNEL_READ}, KERNEL_ELEM_##id},   \
+      {"af_combine" stage KERNEL__SFX_##id,                                                        \
        3,                                                                                          \
        {KERNEL_WRITE, KERNEL_READ, KERNEL_READ},                                                   \
        KERNEL_ELEM_##id},                                                                          \
-      {"af_fill_v" KERNEL__SFX_##id, 1, {KERNEL_WRITE}, KERNEL_ELEM_##id},                         \
-      {"af_transform_v" KERNEL__SFX_##id, 2, {KERNEL_WRITE, KERNEL_READ}, KERNEL_ELEM_##id},       \
-      {"af_combine_v" KERNEL__SFX_##id,                                                            \
+      {"af_fill_v" stage KERNEL__SFX_##id, 1, {KERNEL_WRITE}, KERNEL_ELEM_##id},                   \
+      {"af_transform_v" stage KERNEL__SFX_##id, 2, {KERNEL_WRITE, KERNEL_READ}, KERNEL_ELEM_##id}, \
+      {"af_combine_v" stage KERNEL__SFX_##id,                                                      \
        3,                                                                                          \
        {KERNEL_WRITE, KERNEL_READ, KERNEL_READ},                                                   \
        KERNEL_ELEM_##id},
-static const KernelInfo kinfo[KERNEL__IDS] = {KERNEL_ELEM_MAP(KERNEL__ROWS)};
+#define KERNEL__ROWS(id, name, bytes, cls) KERNEL__ROWS_OF("", id)
+#define KERNEL__ROWS_S(id, name, bytes, cls) KERNEL__ROWS_OF("_s", id)
+static const KernelInfo kinfo[KERNEL__IDS] = {KERNEL_ELEM_MAP(KERNEL__ROWS)
+                                                  KERNEL_ELEM_MAP(KERNEL__ROWS_S)};
+#undef KERNEL__ROWS_S
+#undef KERNEL__ROWS_OF
 #undef KERNEL__ROWS
 
 const KernelInfo *kernel_info(int id) {
@@ -226,6 +232,21 @@ void kernel_ref_strided(int id, void *dst, const void *const *src, const int64_t
     int32_t b = pb ? kernel_lane(e, pb + i * sb * es) : 0;
     kernel_lane_store(e, kernel_result(KERNEL_BASE(id), i, a, b, v), d + i * sd * es);
   }
+}
+
+int64_t kernel_smem_need(int64_t threads) {
+  return threads * KERNEL_SMEM_SLOT;
+}
+
+void kernel_smem_short(int id, void *dst, int64_t stride, int64_t n, int64_t threads,
+                       int64_t smem) {
+  if (!KERNEL_STAGED(id) || threads <= 0 || kernel_smem_need(threads) <= smem)
+    return;
+  int e = KERNEL_ELEM(id);
+  int64_t es = kernel_elem_bytes(e);
+  for (int64_t i = 0; i < n; i++)
+    if ((i % threads + 1) * KERNEL_SMEM_SLOT > smem)
+      kernel_lane_store(e, KERNEL_SMEM_SHORT, (unsigned char *)dst + i * stride * es);
 }
 
 int32_t kernel_host_init_value(int32_t init, int64_t i) {

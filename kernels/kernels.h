@@ -52,12 +52,31 @@ typedef enum KernelElem {
  * the same computation, its gpu.func taking memref<?xT, strided<[?], offset: ?>> operands, which
  * MLIR code launches on memref.subviews. Id KERNEL_ID(base, view, elem); an i32 form keeps the
  * base name ("af_fill", "af_fill_v"), the others add the type ("af_fill_f16", "af_fill_v_f16").
- * Cases name the base kernels only: the type is their buffers'. */
+ * Each of those has a staged form, id KERNEL_STAGED_ID(id) ("af_fill_s", "af_fill_v_s_f16"):
+ * each thread puts its result's lane in its slot of the block's dynamic shared memory
+ * (KERNEL_SMEM_SLOT bytes per thread, in the thread's linear order in its block), then takes it
+ * from there and writes it. A launch of it must give the kernel kernel_smem_need() bytes of
+ * dynamic shared memory (gpu.launch_func's dynamic_shared_memory_size); a thread whose slot is
+ * not within what the launch gave writes KERNEL_SMEM_SHORT instead (the CUDA kernels check;
+ * MLIR's read past the end). Cases name the base kernels only: the type is their buffers', the
+ * view and the stage their launch's. */
+#define KERNEL__FORMS (2 * KERNEL__COUNT * KERNEL_ELEM__COUNT) /* the ids of one stage */
 #define KERNEL_ID(base, view, elem) ((base) + KERNEL__COUNT * ((view) + 2 * (elem)))
-#define KERNEL__IDS (2 * KERNEL__COUNT * KERNEL_ELEM__COUNT)
+#define KERNEL_STAGED_ID(id) ((id) % KERNEL__FORMS + KERNEL__FORMS)
+#define KERNEL__IDS (2 * KERNEL__FORMS)
 #define KERNEL_BASE(id) ((id) % KERNEL__COUNT)
 #define KERNEL_VIEW(id) (((id) / KERNEL__COUNT) % 2)
-#define KERNEL_ELEM(id) ((id) / (2 * KERNEL__COUNT))
+#define KERNEL_ELEM(id) (((id) / (2 * KERNEL__COUNT)) % KERNEL_ELEM__COUNT)
+#define KERNEL_STAGED(id) ((id) / KERNEL__FORMS)
+#define KERNEL_SMEM_SLOT 4                      /* bytes of a staged kernel's thread: its lane */
+#define KERNEL_SMEM_SHORT ((int32_t)0x5407CAFE) /* a staged thread's result with no slot */
+
+/* The bytes of dynamic shared memory a staged kernel needs on blocks of `threads` threads. */
+int64_t kernel_smem_need(int64_t threads);
+/* After a staged kernel's result (kernel_ref_strided) on n elements of dst (stride elements
+ * apart), each thread i of blocks of `threads` whose slot is not within the smem bytes the launch
+ * gave: its element KERNEL_SMEM_SHORT. A kernel that is not staged: nothing. */
+void kernel_smem_short(int id, void *dst, int64_t stride, int64_t n, int64_t threads, int64_t smem);
 
 /* A gpu.launch's body (outlined by the pipeline as "<func>_kernel", a name that says nothing of
  * the kernel) first uses, in this order, an i32 constant KERNEL_TAG(id), its value and the spin

@@ -183,12 +183,13 @@ void lower_program_free(LowerProgram *p) {
 static void prologue(L *l) {
   const GenCase *c = l->c;
   lower__emit(l, 0, LOWER_MODULE_LOAD, -1);
-  uint64_t fns = (1ull << KERNEL__COUNT) - 1; /* the i32 kernels, then the other types' launched */
+  unsigned char fns[KERNEL__IDS] = {0}; /* the i32 kernels, then the other forms launched */
+  memset(fns, 1, KERNEL__COUNT);
   for (int i = 0; i < c->nops; i++)
     if (gen_kind_launches(c->ops[i].kind))
-      fns |= 1ull << KERNEL_ID(c->ops[i].kernel, 0, KERNEL_ELEM(gen_op_kernel_id(c, &c->ops[i])));
+      fns[lower__kernel_fn(c, &c->ops[i])] = 1;
   for (int k = 0; k < KERNEL__IDS; k++) {
-    LowerInstr *in = fns & (1ull << k) ? lower__emit(l, 0, LOWER_GET_FUNCTION, -1) : NULL;
+    LowerInstr *in = fns[k] ? lower__emit(l, 0, LOWER_GET_FUNCTION, -1) : NULL;
     if (in)
       in->kernel = (uint8_t)k;
   }

@@ -104,6 +104,11 @@ int lower__record_early(const L *l);
  * (gen_view_rows; 0: not one) starts at its first row's index, that dimension's stride left
  * out). */
 void lower__view(const L *l, int row, int32_t *off, int32_t *stride);
+/* The bytes of dynamic shared memory launch o gives its kernel (smem_dropped: none). */
+int32_t lower__smem(const L *l, const GenOp *o);
+/* The kernel launch o runs (kernels.h): its form for its type and stage; never a view form, as
+ * the lowering passes views as descriptors of flat memrefs. */
+int lower__kernel_fn(const GenCase *c, const GenOp *o);
 /* The bytes a copy of n elements of es bytes moves (copy_size_i32: 4 per element). */
 int64_t lower__copy_bytes(const L *l, int64_t n, int es);
 

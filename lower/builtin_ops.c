@@ -124,6 +124,11 @@ int lower__memset(L *l, int i, int primary, const uint8_t *need) {
   return s;
 }
 
+int lower__kernel_fn(const GenCase *c, const GenOp *o) {
+  int k = gen_op_kernel_id(c, o), plain = KERNEL_ID(KERNEL_BASE(k), 0, KERNEL_ELEM(k));
+  return KERNEL_STAGED(k) ? KERNEL_STAGED_ID(plain) : plain;
+}
+
 /* A launch: on its explicit stream, or on the stream its dependencies give. */
 int lower__launch(L *l, int i, int primary, const uint8_t *need) {
   const GenOp *o = &l->c->ops[i];
@@ -136,7 +141,7 @@ int lower__launch(L *l, int i, int primary, const uint8_t *need) {
   }
   LowerInstr *in = lower__emit(l, fn, LOWER_LAUNCH, i);
   if (in) {
-    in->kernel = (uint8_t)KERNEL_ID(o->kernel, 0, KERNEL_ELEM(gen_op_kernel_id(l->c, o)));
+    in->kernel = (uint8_t)lower__kernel_fn(l->c, o);
     in->nbufs = (uint8_t)o->nargs;
     int32_t len, len0 = 0;
     for (int a = 0; a < o->nargs; a++) {
@@ -149,6 +154,7 @@ int lower__launch(L *l, int i, int primary, const uint8_t *need) {
     in->imm = o->value;
     in->imm2 = len0;
     gen_op_dims(o, len0, in->dims);
+    in->smem = lower__smem(l, o);
   }
   if (lower__on_own_stream(l, o)) { /* its token: an event after it, not the program's stream */
     int e = lower__emit_create(l, fn, LOWER_EVENT_CREATE, i);

@@ -88,6 +88,8 @@ static void put_directive(AfBuf *b, const LowerInstr *in, char d) {
         in->dims[3] != in->imm2)
       af_buf_printf(b, ", grid=%dx%dx%d block=%dx%dx%d", in->dims[0], in->dims[1], in->dims[2],
                     in->dims[3], in->dims[4], in->dims[5]);
+    if (in->smem) /* its dynamic shared memory */
+      af_buf_printf(b, ", smem=%d", in->smem);
     break;
   case 'L':
     for (int a = 0; a < in->nbufs; a++) {

@@ -71,7 +71,9 @@
     "its dependencies' stream does not order it")                                                  \
   X(DIM_STRIDE_DROPPED, "dim_stride_dropped", " ranked",                                           \
     "a view in rows of a ranked memref starts at its first dimension's offset without that "       \
-    "dimension's stride: at its first row's index, not at the row's first element")
+    "dimension's stride: at its first row's index, not at the row's first element")                \
+  X(SMEM_DROPPED, "smem_dropped", "shared-memory",                                                 \
+    "a launch's dynamic_shared_memory_size is dropped: its kernel gets no dynamic shared memory")
 
 enum {
 #define LOWER__FENUM(id, name, trigger, desc) LOWER_FAULT_##id,
@@ -160,7 +162,7 @@ const char *lower_family(const LowerSpec *spec);
  *   MEMCPY             buf = dst, buf2 = src, b = stream, imm = bytes
  *   MEMSET32, 16       buf, b = stream, imm = value, imm2 = count
  *   LAUNCH             kernel, bufs[nbufs] (views voff, vstride), b = stream, imm = value,
- *                      imm2 = elements
+ *                      imm2 = elements, dims, smem = dynamic shared memory
  *   OBSERVE            buf, imm = observe id
  *   SPAWN, AWAIT       region (AWAIT blocks until it is done)
  *   YIELD              a = slot handed to consumer `consumer` of value (region, vidx)
@@ -217,6 +219,7 @@ typedef struct LowerInstr {
   int64_t off, off2;           /* memcpy, memset: byte offsets into buf and buf2 (views) */
   int32_t voff[3], vstride[3]; /* launch: each operand's view, offset and stride in elements */
   int32_t dims[6];             /* launch: grid x, y, z, then block x, y, z */
+  int32_t smem;                /* launch: bytes of dynamic shared memory */
 } LowerInstr;
 
 typedef struct LowerFunc {

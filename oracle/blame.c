@@ -6,6 +6,8 @@
  * write its own. First the views: when the reference, with every view's offset taken as 0 (or
  * every view of one op kind), gives exactly what was seen, and with every stride taken as 1
  * does not (or the other way round), the view lost that parameter, whichever op used it.
+ * Then dynamic shared memory: when the reference, with every launch that gives its kernel some
+ * giving it none, gives exactly what was seen, the kernels lost it ("shared-memory").
  * Otherwise the reference's write log (oracle_write_log) is walked back from the observation's
  * first wrong word:
  *   - an op that wrote the same buffer after the word's last writer (elsewhere, in the
@@ -313,6 +315,31 @@ static int view_explains(const GenCase *c, const OracleObs *x, const int32_t *go
   return 0;
 }
 
+/* Whether the reference reproduces the seen values when every launch before the observation
+ * that gives its kernel dynamic shared memory gives it none (its staged kernel's every thread
+ * then writes KERNEL_SMEM_SHORT, kernels.h): -1 when there is no such launch, else 1 or 0. */
+static int smem_lost(const GenCase *c, const OracleObs *x, const int32_t *got) {
+  GenCase alt = *c;
+  alt.ops = af_malloc(sizeof(GenOp) * (size_t)(c->nops + 1));
+  if (alt.ops == NULL)
+    return 0;
+  memcpy(alt.ops, c->ops, sizeof(GenOp) * (size_t)c->nops);
+  int changed = 0, same = 0;
+  for (int i = 0; i < x->id; i++)
+    if (gen_kind_launches(alt.ops[i].kind) && alt.ops[i].smem > 0)
+      alt.ops[i].smem = -1, changed = 1;
+  OracleExpected *e = NULL;
+  AfErr err;
+  af_err_clear(&err);
+  if (changed && oracle_expect(&alt, &e, &err) == 0)
+    for (int k = 0; k < e->nobs; k++)
+      if (e->obs[k].id == x->id && e->obs[k].n == x->n)
+        same = memcmp(e->obs[k].vals, got, sizeof(int32_t) * (size_t)x->n) == 0;
+  oracle_expected_free(e);
+  af_free(alt.ops);
+  return changed ? same : -1;
+}
+
 int oracle_wrong_bytes(const GenCase *c, const OracleObs *x, const int32_t *got, char *out,
                        size_t n) {
   snprintf(out, n, "%s", "");
@@ -321,6 +348,10 @@ int oracle_wrong_bytes(const GenCase *c, const OracleObs *x, const int32_t *got,
   int v = view_explains(c, x, got);
   if (v) {
     snprintf(out, n, "%s", lost_name(v));
+    return 0;
+  }
+  if (smem_lost(c, x, got) == 1) {
+    snprintf(out, n, "%s", "shared-memory");
     return 0;
   }
   Walk *w = af_calloc(1, sizeof *w);

@@ -118,7 +118,10 @@ static void expect_launch(Seq *q, int i) {
       int32_t first = q->mem[o->args[a]][(off[a] + k * st[a]) * w];
       lane[a] = e == GEN_ELEM_I1 ? first & 1 : first;
     }
-    kernel_lane_store(e, kernel_result(o->kernel, k, lane[1], lane[2], o->value), el);
+    /* (smem -1: a staged kernel given no dynamic shared memory, as blame.c supposes) */
+    int32_t r =
+        o->smem < 0 ? KERNEL_SMEM_SHORT : kernel_result(o->kernel, k, lane[1], lane[2], o->value);
+    kernel_lane_store(e, r, el);
     kernel_elem_words(el, gen_elem_size(e), v);
     for (int x = 0; x < w; x++)
       put(q, i, o->args[0], (off[0] + k * st[0]) * w + x, v[x], -1, -1);

@@ -376,6 +376,21 @@ int reduce__pass_unview(R *r) {
       break;
     memset(cand.ops[i].dims, 0, sizeof cand.ops[i].dims);
     cand.ops[i].inl = 0;
+    if (cand.ops[i].smem > 0) { /* (as much dynamic shared memory as its one block needs) */
+      int32_t off, len, stride;
+      gen_op_view(&cand, &cand.ops[i], 0, &off, &len, &stride);
+      int64_t need = kernel_smem_need(len);
+      cand.ops[i].smem = cand.ops[i].smem < need ? (int32_t)need : cand.ops[i].smem;
+    }
+    any |= reduce__try_finished(r, &cand);
+  }
+  for (int i = 0; i < r->cur.nops && !r->err; i++) { /* the kernel's plain form */
+    if (r->cur.ops[i].kind != GEN_OP_LAUNCH || !r->cur.ops[i].smem)
+      continue;
+    GenCase cand;
+    if (reduce__copy_cur(r, &cand))
+      break;
+    cand.ops[i].smem = 0;
     any |= reduce__try_finished(r, &cand);
   }
   for (int i = 0; i < r->cur.nops && !r->err; i++) {

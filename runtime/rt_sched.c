@@ -78,7 +78,8 @@ static int foreign_step(Rt *rt, int s, Work *w) {
 }
 
 /* A step of one of asyncfuzz's kernels: started, it writes its sentinel over its output; finished,
- * its result (kernel_ref_strided), in elements of its type. Returns 1 when it stays at the head. */
+ * its result (kernel_ref_strided; a staged one's threads given no slot of dynamic shared memory,
+ * KERNEL_SMEM_SHORT), in elements of its type. Returns 1 when it stays at the head. */
 static int kernel_step(Rt *rt, int s, Work *w) {
   if (w->kernel >= KERNEL__IDS)
     return foreign_step(rt, s, w);
@@ -102,6 +103,7 @@ static int kernel_step(Rt *rt, int s, Work *w) {
   for (int b = 1; b < w->nbufs; b++)
     src[b - 1] = w->bufs[b];
   kernel_ref_strided(w->kernel, w->bufs[0], src, w->stride, w->n, w->v);
+  kernel_smem_short(w->kernel, w->bufs[0], w->stride[0], w->n, w->threads, w->smem);
   exec_rec(rt, s, w, EXEC_DONE, 0, 0);
   return 0;
 }

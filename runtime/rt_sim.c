@@ -268,6 +268,8 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t g
       memcpy(w->stride, l.stride, sizeof l.stride);
       w->n = l.n;
       w->v = l.v;
+      w->threads = (int64_t)blockX * blockY * blockZ;
+      w->smem = smem;
     }
     if (rt->cfg.policy == RT_EAGER)
       rt__drain(rt);

@@ -67,6 +67,8 @@ typedef struct Work {
   int64_t stride[KERNEL_MAX_BUFS]; /* elements between a kernel operand's elements */
   int64_t n;
   int32_t v;
+  int64_t threads; /* a kernel's: threads a block */
+  int32_t smem;    /* ... and the bytes of dynamic shared memory its launch gave */
   void *dst;
   const void *src;
   size_t bytes, count;

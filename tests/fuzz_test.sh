@@ -67,7 +67,11 @@ drawn=$(sed -n 's/.*; \([0-9]*\) fresh draw(s).*/\1/p' "$t/fr.log")
 grep -q "structure-aware mutation(s): " "$t/fr.log" && bad "fuzz --fresh 100: a structure-aware mutation"
 
 # the corpus replayed by a plain campaign: every entry a case, the same features (libFuzzer
-# replaces an entry by a smaller one with the same features it counts: within 1%)
+# replaces an entry by a smaller one with the same features it counts: within 1%). libFuzzer
+# runs the empty input first and never writes it to the corpus: it is replayed too (an empty
+# file: the generator's case of no bytes), else its case's features are missing
+: >"$t/ok/corpus/empty-input"
+n=$((n + 1))
 "$af" campaign --features --seeds "$t/ok/corpus" --cases "$n" --seed 7 --out "$t/replay" \
   --quiet >"$t/replay.log" 2>&1 || bad "replaying the corpus: $(tail -3 "$t/replay.log")"
 [ "$(num "$t/replay/summary.json" cases)" = "$n" ] || bad "replay ran not $n cases"

@@ -969,6 +969,78 @@ static void test_launch_shapes(void) {
   CHECK(shaped > 0 && inl > 0);
 }
 
+/* --shared-memory: drawn apart from the case's other choices (after the launch's shape); each
+ * launch that gives its kernel dynamic shared memory gives what its blocks need (4 bytes a
+ * thread), launches the kernel's staged form, renders as dynamic_shared_memory_size with a
+ * gpu.dynamic_shared_memory in the kernel, round-trips through the case format, and the validator
+ * refuses less than the blocks need; a staged kernel given less on the simulator's reference
+ * writes KERNEL_SMEM_SHORT for the threads with no slot. */
+static void test_shared_memory(void) {
+  GenConfig cfg;
+  gen_config_default(&cfg);
+  int given = 0, rendered = 0;
+  for (uint64_t seed = 1; seed <= 40; seed++) {
+    GenCase on, off;
+    AfErr err = {0};
+    cfg.smem_pct = 100;
+    CHECK_EQ(gen_generate(&on, seed, &cfg, &err), 0);
+    CHECK_EQ(gen_validate(&on, &err), 0);
+    cfg.smem_pct = 0;
+    CHECK_EQ(gen_generate(&off, seed, &cfg, &err), 0);
+    CHECK_EQ(on.nops, off.nops);
+    for (int i = 0; i < on.nops; i++) {
+      const GenOp *o = &on.ops[i];
+      CHECK_EQ(o->kind, off.ops[i].kind);
+      CHECK(memcmp(o->dims, off.ops[i].dims, sizeof o->dims) == 0 && o->inl == off.ops[i].inl);
+      CHECK_EQ(off.ops[i].smem, 0);
+      if (o->kind != GEN_OP_LAUNCH)
+        continue;
+      int32_t off0, len, stride, d[6];
+      gen_op_view(&on, o, 0, &off0, &len, &stride);
+      gen_op_dims(o, len, d);
+      CHECK(o->smem >= kernel_smem_need((int64_t)d[3] * d[4] * d[5]));
+      int k = gen_op_kernel_id(&on, o);
+      CHECK(KERNEL_STAGED(k) && k == KERNEL_STAGED_ID(gen_op_kernel_id(&off, &off.ops[i])));
+      CHECK(strstr(kernel_info(k)->name, "_s") != NULL);
+      given++;
+    }
+    if (given && !rendered) {
+      char *m = gen_render_mlir(&on);
+      CHECK(strstr(m, " dynamic_shared_memory_size %k") != NULL);
+      CHECK(strstr(m, "gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>"));
+      af_free(m);
+      char *j = gen_case_to_json(&on);
+      CHECK(strstr(j, "\"shared_memory\": ") != NULL);
+      GenCase back;
+      CHECK_EQ(gen_case_from_json(&back, j, &err), 0);
+      for (int i = 0; i < on.nops; i++)
+        CHECK_EQ(back.ops[i].smem, on.ops[i].smem);
+      for (int i = 0; i < back.nops; i++) /* less than its blocks need: refused */
+        if (back.ops[i].kind == GEN_OP_LAUNCH) {
+          back.ops[i].smem = 4;
+          CHECK(gen_validate(&back, &err) != 0);
+          CHECK_CONTAINS(err.msg, "dynamic shared memory");
+          break;
+        }
+      gen_case_free(&back);
+      af_free(j);
+      rendered = 1;
+    }
+    gen_case_free(&on);
+    gen_case_free(&off);
+  }
+  CHECK(given > 0 && rendered);
+  /* the short kernel: blocks of 4 threads given 8 bytes, threads 2 and 3 of each have no slot */
+  int32_t dst[8];
+  int id = KERNEL_STAGED_ID(KERNEL_ID(KERNEL_FILL, 0, KERNEL_ELEM_I32));
+  kernel_ref(id, dst, NULL, 8, 1);
+  kernel_smem_short(id, dst, 1, 8, 4, 8);
+  for (int i = 0; i < 8; i++)
+    CHECK_EQ(dst[i], i % 4 < 2 ? 7 + i : KERNEL_SMEM_SHORT);
+  kernel_smem_short(KERNEL_ID(KERNEL_FILL, 0, KERNEL_ELEM_I32), dst, 1, 8, 4, 0); /* not staged */
+  CHECK_EQ(dst[0], 7);
+}
+
 /* The forms a case exercises (gen_case_forms): what an op of the form writes must reach an
  * observation, by copies, with nothing else written over it first. */
 static void test_forms(void) {
@@ -1022,7 +1094,7 @@ static void test_forms(void) {
   }
   CHECK_STR(gen_form_name(GEN_FORM_ELEM(GEN_ELEM_I16)), "i16");
   CHECK_STR(gen_form_name(GEN_FORM_SPACE), "space");
-  CHECK_STR(gen_form_name(GEN_FORM__COUNT - 1), "typed-launch");
+  CHECK_STR(gen_form_name(GEN_FORM__COUNT - 1), "shared-memory");
   char names[128];
   gen_forms_str(want, names, sizeof names);
   CHECK_STR(names, "i16, registered, space, launch-dims, typed-launch");
@@ -1061,6 +1133,7 @@ int main(void) {
   test_forms();
   test_type_shares();
   test_launch_shapes();
+  test_shared_memory();
   test_spaces();
   test_ranked();
   test_registered();

@@ -146,8 +146,8 @@ CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v) {
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                         unsigned by, unsigned bz, unsigned smem, CUstream hs, void **params,
                         void **extra) {
-  (void)gy, (void)gz, (void)by, (void)bz, (void)smem, (void)extra;
-  return cu(fg_launch(f, gx * gy * gz, bx * by * bz, st(hs), params));
+  (void)gy, (void)gz, (void)by, (void)bz, (void)extra;
+  return cu(fg_launch(f, gx * gy * gz, bx * by * bz, smem, st(hs), params));
 }
 
 CUresult cuStreamCreate(CUstream *out, unsigned flags) {

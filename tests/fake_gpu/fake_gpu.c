@@ -33,8 +33,9 @@ typedef struct Work {
   int kernel, nbufs, hang, fault, crash;
   char *bufs[KERNEL_MAX_BUFS]; /* elements of the kernel's type */
   int64_t stride[KERNEL_MAX_BUFS];
-  int64_t n;
+  int64_t n, threads; /* a kernel's elements, and its threads a block */
   int32_t v, spin;
+  unsigned smem; /* the bytes of dynamic shared memory its launch gave */
   void *dst;
   const void *src;
   size_t bytes;
@@ -197,6 +198,7 @@ static void exec(Work *w) {
     for (int b = 1; b < w->nbufs; b++)
       src[b - 1] = w->bufs[b];
     kernel_ref_strided(w->kernel, w->bufs[0], src, w->stride, w->n, w->v);
+    kernel_smem_short(w->kernel, w->bufs[0], w->stride[0], w->n, w->threads, w->smem);
     g_clock_ns += w->spin;
     break;
   }
@@ -285,7 +287,7 @@ int fg_get_function(void **f, void *m, const char *name) {
   return FG_OK;
 }
 
-int fg_launch(void *f, unsigned gx, unsigned bx, void *hs, void **params) {
+int fg_launch(void *f, unsigned gx, unsigned bx, unsigned smem, void *hs, void **params) {
   STICKY();
   Stream *s = stream_of(hs);
   if (!live(f, K_FUNC) || s == NULL)
@@ -314,6 +316,8 @@ int fg_launch(void *f, unsigned gx, unsigned bx, void *hs, void **params) {
   if (w->n > (int64_t)gx * bx)
     w->n = (int64_t)gx * bx;
   w->v = *(int32_t *)params[5 * ki->nbufs];
+  w->threads = bx;
+  w->smem = smem;
   w->spin = *(int32_t *)params[5 * ki->nbufs + 1];
   g_launches++;
   w->fault = fg_env("FAULT_AT") == g_launches;

@@ -50,7 +50,7 @@ int fg_module_load(void **m);
 int fg_module_unload(void *m);
 int fg_get_function(void **f, void *m, const char *name);
 /* params: MLIR's expanded memref fields of each buffer, then the value and the spin count. */
-int fg_launch(void *f, unsigned gx, unsigned bx, void *stream, void **params);
+int fg_launch(void *f, unsigned gx, unsigned bx, unsigned smem, void *stream, void **params);
 
 /* stream NULL: the legacy stream. */
 int fg_stream_create(void **s, int blocking);

@@ -111,8 +111,8 @@ hipError_t hipModuleGetFunction(hipFunction_t *f, hipModule_t m, const char *nam
 hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gx, unsigned gy, unsigned gz,
                                  unsigned bx, unsigned by, unsigned bz, unsigned smem,
                                  hipStream_t s, void **params, void **extra) {
-  (void)gy, (void)gz, (void)by, (void)bz, (void)smem, (void)extra;
-  return hip(fg_launch(f, gx * gy * gz, bx * by * bz, s, params));
+  (void)gy, (void)gz, (void)by, (void)bz, (void)extra;
+  return hip(fg_launch(f, gx * gy * gz, bx * by * bz, smem, s, params));
 }
 
 hipError_t hipStreamCreate(hipStream_t *s) {
