@@ -384,14 +384,25 @@ int reduce__pass_unview(R *r) {
     }
     any |= reduce__try_finished(r, &cand);
   }
-  for (int i = 0; i < r->cur.nops && !r->err; i++) { /* the kernel's plain form */
-    if (r->cur.ops[i].kind != GEN_OP_LAUNCH || !r->cur.ops[i].smem)
+  for (int i = 0; i < r->cur.nops && !r->err; i++) { /* the kernel's plain form, else no more
+                                                        dynamic shared memory than it needs */
+    const GenOp *o = &r->cur.ops[i];
+    if (o->kind != GEN_OP_LAUNCH || !o->smem)
       continue;
-    GenCase cand;
-    if (reduce__copy_cur(r, &cand))
-      break;
-    cand.ops[i].smem = 0;
-    any |= reduce__try_finished(r, &cand);
+    int32_t off, len, stride, d[6];
+    gen_op_view(&r->cur, o, 0, &off, &len, &stride);
+    gen_op_dims(o, len, d);
+    int32_t need = (int32_t)kernel_smem_need((int64_t)d[3] * d[4] * d[5]);
+    for (int t = 0; t < 2 && !r->err && (t == 0 || r->cur.ops[i].smem > need); t++) {
+      GenCase cand;
+      if (reduce__copy_cur(r, &cand))
+        break;
+      cand.ops[i].smem = t == 0 ? 0 : need;
+      int ok = reduce__try_finished(r, &cand);
+      any |= ok;
+      if (ok)
+        break;
+    }
   }
   for (int i = 0; i < r->cur.nops && !r->err; i++) {
     const GenOp *o = &r->cur.ops[i];

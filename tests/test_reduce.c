@@ -1,9 +1,11 @@
 /*
  * test_reduce.c: for each builtin fault switch, a generated failing case of at least 150 ops
  * reduces to a valid case of at most 8 ops with the same signature; every tested candidate
- * is valid; the same input gives the same output.
+ * is valid; the same input gives the same output. A launch of the reduced case gives its kernel
+ * dynamic shared memory only for smem_dropped, and then what its blocks need.
  */
 #include "../check/check.h"
+#include "../kernels/kernels.h"
 #include "../reduce/reduce.h"
 #include "test.h"
 
@@ -71,6 +73,19 @@ int main(void) {
       /* an element type matters to the fault about them only: elsewhere the buffers are i32 */
       for (int b = 0; b < out.nbufs && f != LOWER_FAULT_COPY_SIZE_I32; b++)
         CHECK_EQ(out.bufs[b].elem, GEN_ELEM_I32);
+      /* dynamic shared memory only for the fault about it, and no more than its blocks need */
+      int staged = 0;
+      for (int i = 0; i < out.nops; i++) {
+        const GenOp *o = &out.ops[i];
+        if (o->kind != GEN_OP_LAUNCH || o->smem == 0)
+          continue;
+        int32_t off, len, stride, d[6];
+        gen_op_view(&out, o, 0, &off, &len, &stride);
+        gen_op_dims(o, len, d);
+        CHECK_EQ(o->smem, kernel_smem_need((int64_t)d[3] * d[4] * d[5]));
+        staged++;
+      }
+      CHECK(f == LOWER_FAULT_SMEM_DROPPED ? staged > 0 : staged == 0);
       CHECK_EQ(reduce_case(&c, counting_test, &k, &again, &st2, &err), 0);
       char *a = gen_case_to_json(&out), *b = gen_case_to_json(&again);
       CHECK_STR(a, b); /* deterministic */
