@@ -230,8 +230,10 @@ static int render_launch(R *r, int i, int depth) {
   else
     snprintf(dim[3], sizeof dim[3], "%%n%d", c->bufs[o->args[0]].n);
   for (int q = 0; q < 6 && o->dims[0]; q++) {
-    if (o->dims[q] == 1)
+    if (o->dims[q] == 1) { /* (blocks of one thread in x too: not the element count) */
+      snprintf(dim[q], sizeof dim[q], "%%c1");
       continue;
+    }
     int kq = r->k++;
     gen__ind(r, depth);
     af_buf_printf(b, "%%k%d = arith.constant %d : index\n", kq, o->dims[q]);

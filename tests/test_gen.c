@@ -967,6 +967,22 @@ static void test_launch_shapes(void) {
     gen_case_free(&off);
   }
   CHECK(shaped > 0 && inl > 0);
+  /* blocks of one thread in x render so, not as the element count (the default's) */
+  const char *one =
+      "{\"format\": \"asyncfuzz-case\", \"version\": 2, \"spin\": 64, \"buffers\": [{\"name\": "
+      "\"b0\", \"kind\": \"device\", \"n\": 16}], \"body\": [{\"op\": \"alloc\", \"buf\": \"b0\", "
+      "\"mode\": \"sync\"}, {\"op\": \"launch\", \"kernel\": \"af_fill\", \"args\": [\"b0\"], "
+      "\"grid\": [2, 2, 1], \"block\": [1, 4, 1], \"deps\": [], \"token\": \"t0\"}, {\"op\": "
+      "\"host_wait\", \"deps\": [\"t0\"]}]}";
+  GenCase x;
+  AfErr err = {0};
+  CHECK_EQ(gen_case_from_json(&x, one, &err), 0);
+  CHECK_EQ(gen_validate(&x, &err), 0);
+  char *m = gen_render_mlir(&x);
+  CHECK(strstr(m, "threads in (%c1, %k") != NULL);
+  CHECK(strstr(m, "threads in (%n16") == NULL);
+  af_free(m);
+  gen_case_free(&x);
 }
 
 /* --shared-memory: drawn apart from the case's other choices (after the launch's shape); each
