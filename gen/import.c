@@ -324,6 +324,10 @@ static int launch(Imp *im, AfBuf *b, const Op *op, const int *bufs, const uint8_
   for (int i = 0; i < nr; i++)
     af_buf_printf(b, ", \"%s\"", im->buf[r[i]].name);
   af_buf_printf(b, "], \"value\": %lld, ", value >= INT32_MIN && value <= INT32_MAX ? value : 0);
+  /* dynamic shared memory: what the case kernel's staged form needs on the one block of a thread
+   * per element that an imported launch is */
+  if (strstr(op->text, "dynamic_shared_memory_size")) /* (the op's own text, not its body) */
+    af_buf_printf(b, "\"shared_memory\": %lld, ", (long long)kernel_smem_need(im->buf[w].n));
   deps(im, b, op->text);
   af_buf_printf(b, ", \"token\": \"%s\"}", tok);
   define(im, tok);
