@@ -259,17 +259,41 @@ static int explain(const Walk *w, int depth, char *out, size_t n) {
   return 1;
 }
 
+/* Case c with its ops copied into *alt (to change some), or -1 out of memory. */
+static int alt_case(const GenCase *c, GenCase *alt) {
+  *alt = *c;
+  alt->ops = af_malloc(sizeof(GenOp) * (size_t)(c->nops + 1));
+  if (alt->ops == NULL)
+    return -1;
+  memcpy(alt->ops, c->ops, sizeof(GenOp) * (size_t)c->nops);
+  return 0;
+}
+
+/* Whether the reference of alt (an alt_case, freed here) gives exactly the seen values of
+ * observation x: -1 when nothing was changed (not run), else 1 or 0. */
+static int alt_reproduces(GenCase *alt, int changed, const OracleObs *x, const int32_t *got) {
+  OracleExpected *e = NULL;
+  AfErr err;
+  af_err_clear(&err);
+  int same = 0;
+  if (changed && oracle_expect(alt, &e, &err) == 0)
+    for (int k = 0; k < e->nobs; k++)
+      if (e->obs[k].id == x->id && e->obs[k].n == x->n)
+        same = memcmp(e->obs[k].vals, got, sizeof(int32_t) * (size_t)x->n) == 0;
+  oracle_expected_free(e);
+  af_free(alt->ops);
+  return changed ? same : -1;
+}
+
 /* Whether the reference reproduces the seen values when the views of every op of kind `kind`
  * (-1: of every kind) before the observation lose parameter h ('o': the offset taken as 0, 's':
  * the stride as 1, 'd': a view in rows' offset as its first row's index): -1 when no view
  * changes, else 1 or 0. */
 static int view_lost(const GenCase *c, const OracleObs *x, const int32_t *got, int kind, int h) {
-  GenCase alt = *c;
-  alt.ops = af_malloc(sizeof(GenOp) * (size_t)(c->nops + 1));
-  if (alt.ops == NULL)
+  GenCase alt;
+  if (alt_case(c, &alt))
     return 0;
-  memcpy(alt.ops, c->ops, sizeof(GenOp) * (size_t)c->nops);
-  int changed = 0, same = 0;
+  int changed = 0;
   for (int i = 0; i < x->id; i++)
     for (int k = 0; k < 3 && (kind < 0 || alt.ops[i].kind == kind); k++) {
       int32_t *v = alt.ops[i].view[k];
@@ -281,16 +305,7 @@ static int view_lost(const GenCase *c, const OracleObs *x, const int32_t *got, i
       if (v[1] > 0 && row > 1 && v[0] != 0)
         v[0] /= row, changed = 1;
     }
-  OracleExpected *e = NULL;
-  AfErr err;
-  af_err_clear(&err);
-  if (changed && oracle_expect(&alt, &e, &err) == 0)
-    for (int k = 0; k < e->nobs; k++)
-      if (e->obs[k].id == x->id && e->obs[k].n == x->n)
-        same = memcmp(e->obs[k].vals, got, sizeof(int32_t) * (size_t)x->n) == 0;
-  oracle_expected_free(e);
-  af_free(alt.ops);
-  return changed ? same : -1;
+  return alt_reproduces(&alt, changed, x, got);
 }
 
 /* The view parameter whose loss, by every op or by the ops of one kind, reproduces exactly
@@ -319,25 +334,14 @@ static int view_explains(const GenCase *c, const OracleObs *x, const int32_t *go
  * that gives its kernel dynamic shared memory gives it none (its staged kernel's every thread
  * then writes KERNEL_SMEM_SHORT, kernels.h): -1 when there is no such launch, else 1 or 0. */
 static int smem_lost(const GenCase *c, const OracleObs *x, const int32_t *got) {
-  GenCase alt = *c;
-  alt.ops = af_malloc(sizeof(GenOp) * (size_t)(c->nops + 1));
-  if (alt.ops == NULL)
+  GenCase alt;
+  if (alt_case(c, &alt))
     return 0;
-  memcpy(alt.ops, c->ops, sizeof(GenOp) * (size_t)c->nops);
-  int changed = 0, same = 0;
+  int changed = 0;
   for (int i = 0; i < x->id; i++)
     if (gen_kind_launches(alt.ops[i].kind) && alt.ops[i].smem > 0)
       alt.ops[i].smem = -1, changed = 1;
-  OracleExpected *e = NULL;
-  AfErr err;
-  af_err_clear(&err);
-  if (changed && oracle_expect(&alt, &e, &err) == 0)
-    for (int k = 0; k < e->nobs; k++)
-      if (e->obs[k].id == x->id && e->obs[k].n == x->n)
-        same = memcmp(e->obs[k].vals, got, sizeof(int32_t) * (size_t)x->n) == 0;
-  oracle_expected_free(e);
-  af_free(alt.ops);
-  return changed ? same : -1;
+  return alt_reproduces(&alt, changed, x, got);
 }
 
 int oracle_wrong_bytes(const GenCase *c, const OracleObs *x, const int32_t *got, char *out,
