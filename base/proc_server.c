@@ -58,6 +58,7 @@ static void exec_server(void *arg, int in, int out) {
   snprintf(pre, sizeof pre, "%s%s%s", lib, old && old[0] ? ":" : "", old ? old : "");
   setenv("LD_PRELOAD", pre, 1);
   setenv("ASYNCFUZZ_FORKSERVER", "200,201", 1);
+  setenv("LD_BIND_NOW", "1", 1);
   execv(s->argv[0], s->argv);
   _exit(127);
 }

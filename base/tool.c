@@ -61,13 +61,14 @@ void af_proc_seconds(double out[AF_TOOL__COUNT]) {
   memcpy(out, tool_seconds, sizeof tool_seconds);
 }
 
-/* The kind of tool argv0 is, by its program's name (mlir-opt-22, mlir-runner, ...). */
+/* The kind of tool argv0 is, by its program's name (mlir-opt-22, mlir-runner, and LLVM 19's
+ * runner, mlir-cpu-runner). */
 static int tool_kind(const char *argv0) {
   const char *name = strrchr(argv0, '/');
   name = name ? name + 1 : argv0;
-  return strstr(name, "mlir-opt")      ? AF_TOOL_MLIR_OPT
-         : strstr(name, "mlir-runner") ? AF_TOOL_RUNNER
-                                       : AF_TOOL_OTHER;
+  return strstr(name, "mlir-opt")                                         ? AF_TOOL_MLIR_OPT
+         : strstr(name, "mlir-runner") || strstr(name, "mlir-cpu-runner") ? AF_TOOL_RUNNER
+                                                                          : AF_TOOL_OTHER;
 }
 
 int af_proc_run(char *const argv[], char *const env[], const char *in_path, const char *out_path,
