@@ -451,17 +451,22 @@ void mlir_retarget(const LowerSpec *spec, char *text) {
 
 int mlir_lower_file(const LowerSpec *spec, const char *in_path, const char *out_path,
                     const char *err_path, double timeout_s, ProcResult *r, AfErr *err) {
-  if (lower_is_rocdl(spec)) { /* the input retargeted in place */
-    char *text = NULL;
+  char *text = NULL; /* the input, retargeted; its compiled kernels in place where cached */
+  if (lower_is_rocdl(spec) || mlir__kcache_on(spec)) {
     size_t len;
     int rc = af_read_file(in_path, &text, &len, err);
+    char *sub = NULL;
     if (rc == 0) {
       mlir_retarget(spec, text);
-      rc = af_write_file(in_path, text, strlen(text), err);
+      sub = mlir__kcache_apply(spec, text);
     }
-    af_free(text);
-    if (rc)
+    if (rc == 0 && (sub || lower_is_rocdl(spec)))
+      rc = af_write_file(in_path, sub ? sub : text, strlen(sub ? sub : text), err);
+    af_free(sub);
+    if (rc) {
+      af_free(text);
       return rc;
+    }
   }
   char pp[sizeof spec->pipeline + 32], log[4400];
   af_fmt(pp, sizeof pp, "--pass-pipeline=%s", spec->pipeline);
@@ -478,6 +483,15 @@ int mlir_lower_file(const LowerSpec *spec, const char *in_path, const char *out_
   int rc = af_proc_run(argv, NULL, NULL, NULL, err_path, timeout_s, r, err);
   if (log[0])
     mlir__feat_take(out_path, 1);
+  if (rc == 0 && text && r->exited && r->code == 0 && mlir__kcache_on(spec)) {
+    char *out = NULL;
+    size_t n;
+    AfErr e = {0};
+    if (af_read_file(out_path, &out, &n, &e) == 0)
+      mlir__kcache_take(spec, text, out, n);
+    af_free(out);
+  }
+  af_free(text);
   return rc;
 }
 
@@ -723,10 +737,11 @@ static void take_errors(const char *report, char *const *chunks, int n, const lo
 }
 
 /* The chunks of the output, in input order (a failed chunk's is empty): each lowered chunk's
- * code; a chunk that failed without a located error is lowered again alone. */
+ * code; a chunk that failed without a located error is lowered again alone. in[i]: chunk i as
+ * mlir-opt read it but for the kernel cache (retargeted); NULL where that is sub[i], as read. */
 static int take_outputs(const LowerSpec *spec, const char *dir, const char *text,
-                        char *const *chunks, int n, const long *start, MlirLowered *out,
-                        AfErr *err) {
+                        char *const *chunks, const char *const *in, const char *const *sub, int n,
+                        const long *start, MlirLowered *out, AfErr *err) {
   const char *p = text;
   int rc = 0;
   for (int i = 0; i < n && rc == 0; i++) {
@@ -747,6 +762,7 @@ static int take_outputs(const LowerSpec *spec, const char *dir, const char *text
           return af_err_set(err, AF_ENOMEM, "out of memory");
         memcpy(code, p, len);
         code[len] = '\0';
+        mlir__kcache_take(spec, in[i] ? in[i] : sub[i], code, len);
         out[i].first_line = (int)start[i];
         set_lowered(&out[i], code, chunks[i]);
       }
@@ -783,21 +799,48 @@ static int lower_joined(const LowerSpec *spec, const char *dir, char *const *chu
   AfBuf in;
   af_buf_init(&in);
   long *start = af_malloc(sizeof *start * (size_t)(n + 1));
-  if (start == NULL)
-    return af_err_set(err, AF_ENOMEM, "out of memory");
-  join_chunks(chunks, n, &in, start);
-  int rc = in.oom ? af_err_set(err, AF_ENOMEM, "out of memory") : 0;
+  /* each chunk retargeted (work), and with its cached kernels in place (sub) */
+  char **work = af_calloc((size_t)n, sizeof *work), **sub = af_calloc((size_t)n, sizeof *sub);
+  int rc = 0;
+  for (int i = 0; i < n && rc == 0 && start && work && sub; i++) {
+    work[i] = af_strdup(chunks[i]);
+    if (work[i] == NULL) {
+      rc = af_err_set(err, AF_ENOMEM, "out of memory");
+      break;
+    }
+    mlir_retarget(spec, work[i]);
+    sub[i] = mlir__kcache_apply(spec, work[i]);
+    if (sub[i] == NULL) { /* (none cached: the chunk as it is) */
+      sub[i] = work[i];
+      work[i] = NULL;
+    }
+  }
+  if (rc == 0 && (start == NULL || work == NULL || sub == NULL))
+    rc = af_err_set(err, AF_ENOMEM, "out of memory");
+  if (rc == 0)
+    join_chunks(sub, n, &in, start);
+  if (rc == 0 && in.oom)
+    rc = af_err_set(err, AF_ENOMEM, "out of memory");
   ProcResult r;
   memset(&r, 0, sizeof r);
   char *text = NULL, *report = NULL;
   if (rc == 0) {
-    mlir_retarget(spec, in.p);
     mlir_feat_lines(start, NULL, n);
     rc = run_group(spec, dir, in.p, n, &r, &text, &report, err);
     mlir_feat_lines(NULL, NULL, 0);
   }
   af_buf_free(&in);
-  if (rc == 0 && (r.timed_out || r.signaled || (r.exited && r.code > 1))) {
+  if (rc == 0 && !r.timed_out && (r.signaled || (r.exited && r.code > 1)) && n >= 4 &&
+      !af_feat_on()) {
+    /* the group crashed: each half again (one chunk: alone), down to the cases responsible, in
+     * about 2 log2(n) runs per crashing case where one per case took n (each chunk's outcome in
+     * a group is what it is alone, as in any group; features are credited by the whole group's
+     * lines, so a run that collects them lowers one case per process) */
+    int h = n / 2; /* (2 or more each) */
+    rc = lower_joined(spec, dir, chunks, h, out, err);
+    if (rc == 0)
+      rc = lower_joined(spec, dir, chunks + h, n - h, out + h, err);
+  } else if (rc == 0 && (r.timed_out || r.signaled || (r.exited && r.code > 1))) {
     /* the group as a whole failed: one case per process finds the case responsible */
     for (int i = 0; i < n && rc == 0; i++) {
       af_feat_case(i);
@@ -805,8 +848,15 @@ static int lower_joined(const LowerSpec *spec, const char *dir, char *const *chu
     }
   } else if (rc == 0) {
     take_errors(report, chunks, n, start, out);
-    rc = take_outputs(spec, dir, text, chunks, n, start, out, err);
+    rc = take_outputs(spec, dir, text, chunks, (const char *const *)work, (const char *const *)sub,
+                      n, start, out, err);
   }
+  for (int i = 0; work && sub && i < n; i++) {
+    af_free(work[i]);
+    af_free(sub[i]);
+  }
+  af_free(work);
+  af_free(sub);
   af_free(text);
   af_free(report);
   af_free(start);

@@ -5,8 +5,9 @@
  *
  * Lowering is by group (batch/ holds something else: batches compiled ahead of time): the
  * cases of a group go to one mlir-opt process as chunks of one --split-input-file input, so a
- * case that mlir-opt rejects costs only its own chunk. A group whose mlir-opt crashes or times
- * out is lowered again one case per process, which isolates the case responsible. Outcomes:
+ * case that mlir-opt rejects costs only its own chunk. A group whose mlir-opt crashes is lowered
+ * again by halves (a group of fewer than 4: one case per process), one that times out one case
+ * per process, which isolates the cases responsible. Outcomes:
  *   MLIR_OK           fully converted to the LLVM dialect: runnable
  *   MLIR_REJECTED     mlir-opt failed with a diagnostic located in the case
  *   MLIR_UNCONVERTED  mlir-opt succeeded but gpu/async ops or unrealized casts remain
@@ -34,6 +35,15 @@ typedef struct MlirLowered {
   int first_line;   /* the line of mlir-opt's input where the case's chunk began (0, 1: the
                        first), which the locations in code count from */
 } MlirLowered;
+
+/* The kernel cache (mlir_kcache.c): a gpu.module that a configuration (mlir-opt and a named
+ * pipeline) has compiled once in this process is not compiled again: later inputs get its
+ * gpu.binary in its place before mlir-opt reads them, with its location and line count, so the
+ * output is what the whole pipeline gives. ASYNCFUZZ_KERNEL_CACHE=0 turns it off. Counts: inputs'
+ * modules found compiled, not found, and entries held. */
+void mlir_kcache_counts(long *hits, long *misses, long *stored);
+/* Empties the kernel cache and its counts. */
+void mlir_kcache_clear(void);
 
 /* Named pipelines: "default", "async-region". */
 /* The runner's name in LLVM `major` ("mlir-cpu-runner" before LLVM 20, then "mlir-runner"); 0:

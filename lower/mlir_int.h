@@ -52,4 +52,16 @@ void mlir__feat_take(const char *out_path, int keep);
  * out of memory. */
 char *mlir__unsplit_locs(const char *text);
 
+/* ---- mlir_kcache.c: the kernel cache (mlir.h) ---- */
+
+/* Whether spec's runs use the kernel cache: a named pipeline, and not ASYNCFUZZ_KERNEL_CACHE=0. */
+int mlir__kcache_on(const LowerSpec *spec);
+/* text with each gpu.module the cache holds for spec replaced by its gpu.binary (on the module's
+ * first line, its other lines left empty: every later line keeps its number); NULL when none is
+ * held (text is used as it is). The caller frees it. */
+char *mlir__kcache_apply(const LowerSpec *spec, const char *text);
+/* After a run of spec that lowered in (the text before mlir__kcache_apply) to out[0..n): the
+ * gpu.binary of each gpu.module of in that the cache lacks. */
+void mlir__kcache_take(const LowerSpec *spec, const char *in, const char *out, size_t n);
+
 #endif

@@ -256,6 +256,30 @@ grep -F crash.json "$tmp/out" | grep -qF "lowering_crash|Segmentation fault|Asse
 [ "$(v launch-two-deps.json)" = lowering_rejected ] || bad "a batch neighbour of a crash: '$(v launch-two-deps.json)'"
 [ "$(v mlir-simple.json)" = lifetime ] || bad "a batch neighbour of a crash: '$(v mlir-simple.json)'"
 
+# ---- a crash in a batch of 8 is found by halves: fewer runs than one per case, same verdicts ----
+for s in 11 12 13 14 15; do "$af" gen --seed $s --ops 6 -o "$tmp/n$s.json"; done
+nb=("$src/corpus/launch-two-deps.json" "$src/tests/data/mlir-simple.json" "$tmp"/n1[1-5].json)
+ASYNCFUZZ_MLIR_RUNNER=$REAL_MLIR_RUNNER ASYNCFUZZ_RUNNER_UTILS=$utils \
+  "$af" check "${nb[@]}" --lowering "mlir-opt:$src/tests/tools/crashing-mlir-opt.sh" --schedules eager \
+  --json > "$tmp/alone8" 2> "$tmp/err"
+rm -f "$tmp/opt-runs"
+ASYNCFUZZ_MLIR_RUNNER=$REAL_MLIR_RUNNER ASYNCFUZZ_RUNNER_UTILS=$utils OPT_RUN_LOG=$tmp/opt-runs \
+  "$af" check "${nb[@]:0:4}" "$tmp/crash.json" "${nb[@]:4}" --lowering "mlir-opt:$src/tests/tools/crashing-mlir-opt.sh" \
+  --schedules eager --json > "$tmp/with8" 2> "$tmp/err"
+[ "$(grep -F crash.json "$tmp/with8" | verdict_of)" = lowering_crash ] ||
+  bad "a crash among 8: verdict '$(grep -F crash.json "$tmp/with8" | verdict_of)'"
+for c in "${nb[@]}"; do
+  a=$(grep -F "\"case\": \"$c\"" "$tmp/alone8" | verdict_of)
+  b=$(grep -F "\"case\": \"$c\"" "$tmp/with8" | verdict_of)
+  [ -n "$a" ] && [ "$a" = "$b" ] || bad "$(basename "$c") beside a crash: '$b', without it '$a'"
+done
+alone=$(grep -c '/one-[0-9]*\.mlir ' "$tmp/opt-runs" 2>/dev/null)
+# (by halves: 8, 4 and 4, 2 and 2, then the crashing pair's 2 cases alone, and whatever the batch
+# lowers alone in any case (3 here); one case per process lowered all 8 alone: 11)
+[ "${alone:-0}" -ge 2 ] && [ "${alone:-0}" -le 6 ] ||
+  bad "a crash among 8: $alone case(s) lowered alone (by halves: at most 6)"
+grep -c 'split-input-file' "$tmp/opt-runs" | grep -qx 5 || bad "a crash among 8: not found by halves: $(cut -c1-80 "$tmp/opt-runs")"
+
 # ---- a crashing mlir-runner: the batch falls back to one case per process ----
 ASYNCFUZZ_MLIR_RUNNER=$src/tests/tools/crashing-mlir-runner.sh ASYNCFUZZ_RUNNER_UTILS=$utils \
   "$af" check "$src/tests/data/mlir-simple.json" "$src/tests/data/mlir-marked-779.json" "$src/tests/data/mlir-run-a.json" \

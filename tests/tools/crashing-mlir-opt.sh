@@ -5,7 +5,9 @@
 # on stderr, as an LLVM assertion build prints); 778 hangs it. With CRASH_ON_RANKED=1, an input
 # with a memref of rank 2 or 3 crashes it, with a stack dump as a release build prints (a crash
 # that needs the ranked form); with CRASH_ON_RANKED=dynamic, one with a memref<?x?x...> (a crash
-# that needs dynamic extents). Everything else is the real tool.
+# that needs dynamic extents). Everything else is the real tool. With OPT_RUN_LOG, each run
+# adds its arguments as a line to that file.
+[ -n "${OPT_RUN_LOG:-}" ] && echo "run $*" >> "$OPT_RUN_LOG"
 for a in "$@"; do
   case "$a" in
   *.mlir)
