@@ -146,8 +146,28 @@ static Form *count_form(Sig *sig, const Verdict *v) {
   return f;
 }
 
-/* Reduces a new finding's first case; writes minimized.json and reproducer.mlir next to it
- * and stores both on the finding. A reduction that fails is reported and skipped. */
+/* Whether the database holds a minimized case for sig (an earlier run reduced it) that still
+ * gives sig (t: the reducer's test): then *out is it, and the finding is not reduced again (a
+ * nightly campaign would otherwise spend its reduction budget on the same known bugs every night).
+ */
+static int known_minimized(Campaign *k, const Sig *sig, CheckSigTest *t, GenCase *out) {
+  char *json = NULL;
+  AfErr err = {0};
+  if (k->db == NULL || store_minimized_case(k->db, sig->f.signature, &json, &err) != 0 ||
+      json == NULL)
+    return 0;
+  int ok = gen_case_from_json(out, json, &err) == 0;
+  af_free(json);
+  if (!ok || check_signature_test(out, t) != 1) { /* (as the reducer tests its candidates) */
+    gen_case_free(out);
+    return 0;
+  }
+  return 1;
+}
+
+/* Reduces a new finding's first case (or takes the minimized case the database holds for it,
+ * where it still gives the finding); writes minimized.json and reproducer.mlir next to it and
+ * stores both on the finding. A reduction that fails is reported and skipped. */
 static int reduce_finding(Campaign *k, Sig *sig, const GenCase *c, const Schedule *s, GenCase *min,
                           int *have_min) {
   const LowerSpec *spec = campaign_spec(&k->c, sig->f.low);
@@ -166,7 +186,9 @@ static int reduce_finding(Campaign *k, Sig *sig, const GenCase *c, const Schedul
     ro.batch_test = check_signature_test_many;
     ro.batch = 16;
   }
-  if (reduce_case_opts(c, check_signature_test, &t, &ro, &out, &st, &err) != 0) {
+  if (known_minimized(k, sig, &t, &out)) {
+    memset(&st, 0, sizeof st); /* (the database's: reduced by an earlier run) */
+  } else if (reduce_case_opts(c, check_signature_test, &t, &ro, &out, &st, &err) != 0) {
     campaign__problem(k, "reducing %s: %s", sig->f.signature, err.msg);
     gen_case_free(&out);
     return 0;

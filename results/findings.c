@@ -159,6 +159,29 @@ int store_finding_status(Store *s, const char *signature, int *status, AfErr *er
              : results__db_err(s, err, "cannot look a finding up");
 }
 
+int store_minimized_case(Store *s, const char *signature, char **json, AfErr *err) {
+  sqlite3_stmt *st;
+  *json = NULL;
+  if (sqlite3_prepare_v2(s->db,
+                         "SELECT c.json FROM findings f JOIN cases c ON c.id = f.minimized_case"
+                         " WHERE f.signature=?",
+                         -1, &st, NULL) != SQLITE_OK)
+    return results__db_err(s, err, "cannot look a finding's minimized case up");
+  results__bind_text(st, 1, signature);
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW && sqlite3_column_text(st, 0)) {
+    *json = af_strdup((const char *)sqlite3_column_text(st, 0));
+    if (*json == NULL) {
+      sqlite3_finalize(st);
+      return af_err_set(err, AF_ENOMEM, "out of memory");
+    }
+  }
+  sqlite3_finalize(st);
+  return rc == SQLITE_ROW || rc == SQLITE_DONE
+             ? 0
+             : results__db_err(s, err, "cannot look a finding's minimized case up");
+}
+
 static const char *col_text(sqlite3_stmt *st, int i) {
   const unsigned char *t = sqlite3_column_text(st, i);
   return t ? (const char *)t : "";

@@ -91,6 +91,8 @@ typedef struct StoreTally {
   long hits;
 } StoreTally;
 int store_tally(Store *s, int64_t run, const StoreTally *t, int n, AfErr *err);
+/* A finding's minimized case (its JSON, the caller frees it), or *json NULL when it has none. */
+int store_minimized_case(Store *s, const char *signature, char **json, AfErr *err);
 /* Stores the reducer's result on a finding: the minimized case and its .mlir reproducer. */
 int store_set_minimized(Store *s, const char *signature, const char *json, const char *mlir,
                         uint64_t seed, int ops, AfErr *err);
