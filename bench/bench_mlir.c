@@ -9,8 +9,10 @@
  *              LLVM 22)
  *   runnable   only cases that lower fully (found among swarm cases around 16 ops without
  *              synchronous allocations, where every root op waits on a fresh token), so every case
- * runs under mlir-runner Prints, per workload and mode, the median cases/s of the repetitions and
- * the ratio.
+ * runs under mlir-runner. Prints, per workload and mode, the median cases/s of the repetitions and
+ * the ratio; then where a batched runnable case's time goes (mlir-opt, mlir-runner, the harness)
+ * against the floor, the tools run on empty programs (docs/performance.md, "The real-lowering
+ * path").
  *
  * usage: bench_mlir [repetitions (default 3)] [batch size (default 64, the campaign's)] [mlir-opt
  * spec]
@@ -44,6 +46,78 @@ static double measure(const GenCase **cases, int n, int batch) {
     }
   }
   return n / (af_mono() - t0);
+}
+
+/* The floor of a case's tool runs: mlir-opt through the pipeline on an empty module and
+ * mlir-runner on an empty main, through the fork servers as a campaign runs them; the median of
+ * k runs of each, in ms (opt_ms, run_ms). */
+static int floor_runs(int k, double *opt_ms, double *run_ms) {
+  AfErr err = {0};
+  char dir[4096], in[4200], out[4200], errp[4200], prog[4200];
+  if (mlir_tmpdir(dir, sizeof dir, &err))
+    return -1;
+  snprintf(in, sizeof in, "%s/empty.mlir", dir);
+  snprintf(out, sizeof out, "%s/empty.out.mlir", dir);
+  snprintf(errp, sizeof errp, "%s/empty.err", dir);
+  snprintf(prog, sizeof prog, "%s/main.mlir", dir);
+  static const char empty[] = "module {\n}\n";
+  static const char main_only[] = "module {\n  llvm.func @main() {\n    llvm.return\n  }\n}\n";
+  double o[64], r[64];
+  k = k > 64 ? 64 : k;
+  int rc = af_write_file(prog, main_only, strlen(main_only), &err);
+  for (int i = 0; i < k && rc == 0; i++) {
+    ProcResult pr;
+    rc = af_write_file(in, empty, strlen(empty), &err);
+    double t0 = af_mono();
+    if (rc == 0)
+      rc = mlir_lower_file(&spec, in, out, errp, 60, &pr, &err);
+    o[i] = 1000 * (af_mono() - t0);
+    if (rc == 0 && !(pr.exited && pr.code == 0))
+      rc = -1;
+    t0 = af_mono();
+    if (rc == 0)
+      rc = mlir_run_file(&spec, prog, NULL, NULL, errp, 60, &pr, &err);
+    r[i] = 1000 * (af_mono() - t0);
+    if (rc == 0 && !(pr.exited && pr.code == 0))
+      rc = -1;
+  }
+  af_rm_tree(dir);
+  if (rc)
+    return -1;
+  qsort(o, (size_t)k, sizeof o[0], cmp_double);
+  qsort(r, (size_t)k, sizeof r[0], cmp_double);
+  *opt_ms = o[k / 2];
+  *run_ms = r[k / 2];
+  return 0;
+}
+
+/* Where a batched case's time goes (the runnable workload): ms per case in mlir-opt, in
+ * mlir-runner and in the harness (everything else: rendering, the sim, the checker, judging). */
+static void budget(const GenCase **cases, int n, int batch) {
+  double t0[AF_TOOL__COUNT], t1[AF_TOOL__COUNT];
+  af_proc_seconds(t0);
+  double w0 = af_mono();
+  measure(cases, n, batch);
+  double wall = af_mono() - w0;
+  af_proc_seconds(t1);
+  double opt = t1[AF_TOOL_MLIR_OPT] - t0[AF_TOOL_MLIR_OPT];
+  double run = t1[AF_TOOL_RUNNER] - t0[AF_TOOL_RUNNER];
+  double other = t1[AF_TOOL_OTHER] - t0[AF_TOOL_OTHER];
+  double fo = 0, fr = 0;
+  long hits = 0, misses = 0;
+  mlir_kcache_counts(&hits, &misses, NULL);
+  printf("per runnable case, batches of %d: %.1f ms in all: mlir-opt %.1f, mlir-runner %.1f, "
+         "other tools %.1f, the harness %.1f (kernel modules found compiled so far: %ld, "
+         "compiled: %ld)\n",
+         batch, 1000 * wall / n, 1000 * opt / n, 1000 * run / n, 1000 * other / n,
+         1000 * (wall - opt - run - other) / n, hits, misses);
+  if (floor_runs(9, &fo, &fr) == 0)
+    printf("floor (median of 9 runs through the fork servers): mlir-opt on an empty module %.1f "
+           "ms, mlir-runner on an empty main %.1f ms; a batch of %d pays each once at least: "
+           "%.1f ms per case\n",
+           fo, fr, batch, (fo + fr) / batch);
+  else
+    printf("floor: the empty runs failed\n");
 }
 
 /* Generates swarm cases from seed on; runnable_only keeps those that lower fully. */
@@ -155,6 +229,7 @@ int main(int argc, char **argv) {
     printf("%-10s %5d  %8.1f  %15.1f  %19.2f  %5.1fx\n", names[w], NBATCHED, mean[w], b[m / 2],
            s[m / 2], b[m / 2] / s[m / 2]);
   }
+  budget(rp, NBATCHED, batch);
   for (int i = 0; i < NBATCHED; i++) {
     gen_case_free(&gen[i]);
     gen_case_free(&run[i]);
