@@ -4,8 +4,8 @@
 # reached execution per second, where the time went (the summary's `time:`), and whether the new
 # build's signatures are a superset of the old one's on each seed.
 #
-#   bench/mlir_campaign.sh OLD_ASYNCFUZZ NEW_ASYNCFUZZ [SECONDS (600)] [SEEDS (881223,2,3)]
-#                          [WARM_DB]
+# usage: bench/mlir_campaign.sh OLD_ASYNCFUZZ NEW_ASYNCFUZZ [SECONDS (600)] [SEEDS (881223,2,3)]
+#          [WARM_DB]
 #
 # WARM_DB: a results.db from an earlier campaign, copied for every run, so that the findings a
 # nightly database knows already steer both builds alike (without one, most of a run goes to
@@ -13,6 +13,7 @@
 # the same time, one core each (taskset), seed by seed, so that both meet the same load; each
 # build's own directory goes first in LD_LIBRARY_PATH (its runtime library). Prints one line per
 # run and the medians and their ratio. Output under $BENCH_OUT (default a temporary directory).
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -u
 old=${1:?usage: mlir_campaign.sh OLD NEW [SECONDS] [SEEDS] [WARM_DB]}
 new=${2:?usage: mlir_campaign.sh OLD NEW [SECONDS] [SEEDS] [WARM_DB]}

@@ -741,7 +741,7 @@ static void take_errors(const char *report, char *const *chunks, int n, const lo
  * mlir-opt read it but for the kernel cache (retargeted); NULL where that is sub[i], as read. */
 static int take_outputs(const LowerSpec *spec, const char *dir, const char *text,
                         char *const *chunks, const char *const *in, const char *const *sub, int n,
-                        const long *start, MlirLowered *out, AfErr *err) {
+                        int base, const long *start, MlirLowered *out, AfErr *err) {
   const char *p = text;
   int rc = 0;
   for (int i = 0; i < n && rc == 0; i++) {
@@ -755,7 +755,7 @@ static int take_outputs(const LowerSpec *spec, const char *dir, const char *text
       for (size_t k = 0; k < len && empty; k++)
         empty = isspace((unsigned char)p[k]);
       if (empty) {
-        rc = lower_one(spec, dir, i, chunks[i], &out[i], err);
+        rc = lower_one(spec, dir, base + i, chunks[i], &out[i], err);
       } else {
         char *code = af_malloc(len + 1);
         if (code == NULL)
@@ -773,7 +773,7 @@ static int take_outputs(const LowerSpec *spec, const char *dir, const char *text
 }
 
 static int lower_joined(const LowerSpec *spec, const char *dir, char *const *chunks, int n,
-                        MlirLowered *out, AfErr *err);
+                        int base, MlirLowered *out, AfErr *err);
 
 int mlir_lower_group(const LowerSpec *spec, const char *dir, char *const *chunks, int n,
                      MlirLowered *out, AfErr *err) {
@@ -781,7 +781,7 @@ int mlir_lower_group(const LowerSpec *spec, const char *dir, char *const *chunks
   /* (features attributed to cases: chunk i is case i, one chunk the current case) */
   int cur = af_feat_current_case();
   int rc = n == 1 ? lower_one(spec, dir, 0, chunks[0], &out[0], err)
-                  : lower_joined(spec, dir, chunks, n, out, err);
+                  : lower_joined(spec, dir, chunks, n, 0, out, err);
   for (int i = 0; i < n && rc == 0 && af_feat_on(); i++) {
     if (n > 1)
       af_feat_case(i);
@@ -793,9 +793,10 @@ int mlir_lower_group(const LowerSpec *spec, const char *dir, char *const *chunks
 }
 
 /* mlir_lower_group of n > 1 chunks: one mlir-opt over them all, one per chunk where it failed
- * as a whole. */
+ * as a whole (by halves where it crashed). base: the group's number of chunks[0] (a case lowered
+ * alone is in one-<base + i>.mlir, as a crash report names it). */
 static int lower_joined(const LowerSpec *spec, const char *dir, char *const *chunks, int n,
-                        MlirLowered *out, AfErr *err) {
+                        int base, MlirLowered *out, AfErr *err) {
   AfBuf in;
   af_buf_init(&in);
   long *start = af_malloc(sizeof *start * (size_t)(n + 1));
@@ -837,19 +838,19 @@ static int lower_joined(const LowerSpec *spec, const char *dir, char *const *chu
      * a group is what it is alone, as in any group; features are credited by the whole group's
      * lines, so a run that collects them lowers one case per process) */
     int h = n / 2; /* (2 or more each) */
-    rc = lower_joined(spec, dir, chunks, h, out, err);
+    rc = lower_joined(spec, dir, chunks, h, base, out, err);
     if (rc == 0)
-      rc = lower_joined(spec, dir, chunks + h, n - h, out + h, err);
+      rc = lower_joined(spec, dir, chunks + h, n - h, base + h, out + h, err);
   } else if (rc == 0 && (r.timed_out || r.signaled || (r.exited && r.code > 1))) {
     /* the group as a whole failed: one case per process finds the case responsible */
     for (int i = 0; i < n && rc == 0; i++) {
       af_feat_case(i);
-      rc = lower_one(spec, dir, i, chunks[i], &out[i], err);
+      rc = lower_one(spec, dir, base + i, chunks[i], &out[i], err);
     }
   } else if (rc == 0) {
     take_errors(report, chunks, n, start, out);
     rc = take_outputs(spec, dir, text, chunks, (const char *const *)work, (const char *const *)sub,
-                      n, start, out, err);
+                      n, base, start, out, err);
   }
   for (int i = 0; work && sub && i < n; i++) {
     af_free(work[i]);
