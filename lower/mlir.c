@@ -452,13 +452,14 @@ void mlir_retarget(const LowerSpec *spec, char *text) {
 int mlir_lower_file(const LowerSpec *spec, const char *in_path, const char *out_path,
                     const char *err_path, double timeout_s, ProcResult *r, AfErr *err) {
   char *text = NULL; /* the input, retargeted; its compiled kernels in place where cached */
+  int missed = 0;    /* (a kernel module the cache lacks: its binary to take from the output) */
   if (lower_is_rocdl(spec) || mlir__kcache_on(spec)) {
     size_t len;
     int rc = af_read_file(in_path, &text, &len, err);
     char *sub = NULL;
     if (rc == 0) {
       mlir_retarget(spec, text);
-      sub = mlir__kcache_apply(spec, text);
+      sub = mlir__kcache_apply(spec, text, &missed);
     }
     if (rc == 0 && (sub || lower_is_rocdl(spec)))
       rc = af_write_file(in_path, sub ? sub : text, strlen(sub ? sub : text), err);
@@ -483,7 +484,7 @@ int mlir_lower_file(const LowerSpec *spec, const char *in_path, const char *out_
   int rc = af_proc_run(argv, NULL, NULL, NULL, err_path, timeout_s, r, err);
   if (log[0])
     mlir__feat_take(out_path, 1);
-  if (rc == 0 && text && r->exited && r->code == 0 && mlir__kcache_on(spec)) {
+  if (rc == 0 && text && missed && r->exited && r->code == 0) {
     char *out = NULL;
     size_t n;
     AfErr e = {0};
@@ -738,10 +739,12 @@ static void take_errors(const char *report, char *const *chunks, int n, const lo
 
 /* The chunks of the output, in input order (a failed chunk's is empty): each lowered chunk's
  * code; a chunk that failed without a located error is lowered again alone. in[i]: chunk i as
- * mlir-opt read it but for the kernel cache (retargeted); NULL where that is sub[i], as read. */
+ * mlir-opt read it but for the kernel cache (retargeted); NULL where that is sub[i], as read;
+ * missed[i]: whether it held a kernel module the cache lacks (its binary to take). */
 static int take_outputs(const LowerSpec *spec, const char *dir, const char *text,
-                        char *const *chunks, const char *const *in, const char *const *sub, int n,
-                        int base, const long *start, MlirLowered *out, AfErr *err) {
+                        char *const *chunks, const char *const *in, const char *const *sub,
+                        const char *missed, int n, int base, const long *start, MlirLowered *out,
+                        AfErr *err) {
   const char *p = text;
   int rc = 0;
   for (int i = 0; i < n && rc == 0; i++) {
@@ -762,7 +765,8 @@ static int take_outputs(const LowerSpec *spec, const char *dir, const char *text
           return af_err_set(err, AF_ENOMEM, "out of memory");
         memcpy(code, p, len);
         code[len] = '\0';
-        mlir__kcache_take(spec, in[i] ? in[i] : sub[i], code, len);
+        if (missed[i])
+          mlir__kcache_take(spec, in[i] ? in[i] : sub[i], code, len);
         out[i].first_line = (int)start[i];
         set_lowered(&out[i], code, chunks[i]);
       }
@@ -802,21 +806,24 @@ static int lower_joined(const LowerSpec *spec, const char *dir, char *const *chu
   long *start = af_malloc(sizeof *start * (size_t)(n + 1));
   /* each chunk retargeted (work), and with its cached kernels in place (sub) */
   char **work = af_calloc((size_t)n, sizeof *work), **sub = af_calloc((size_t)n, sizeof *sub);
+  char *missed = af_calloc((size_t)n, 1);
   int rc = 0;
-  for (int i = 0; i < n && rc == 0 && start && work && sub; i++) {
+  for (int i = 0; i < n && rc == 0 && start && work && sub && missed; i++) {
     work[i] = af_strdup(chunks[i]);
     if (work[i] == NULL) {
       rc = af_err_set(err, AF_ENOMEM, "out of memory");
       break;
     }
     mlir_retarget(spec, work[i]);
-    sub[i] = mlir__kcache_apply(spec, work[i]);
+    int miss;
+    sub[i] = mlir__kcache_apply(spec, work[i], &miss);
+    missed[i] = (char)miss;
     if (sub[i] == NULL) { /* (none cached: the chunk as it is) */
       sub[i] = work[i];
       work[i] = NULL;
     }
   }
-  if (rc == 0 && (start == NULL || work == NULL || sub == NULL))
+  if (rc == 0 && (start == NULL || work == NULL || sub == NULL || missed == NULL))
     rc = af_err_set(err, AF_ENOMEM, "out of memory");
   if (rc == 0)
     join_chunks(sub, n, &in, start);
@@ -850,7 +857,7 @@ static int lower_joined(const LowerSpec *spec, const char *dir, char *const *chu
   } else if (rc == 0) {
     take_errors(report, chunks, n, start, out);
     rc = take_outputs(spec, dir, text, chunks, (const char *const *)work, (const char *const *)sub,
-                      n, base, start, out, err);
+                      missed, n, base, start, out, err);
   }
   for (int i = 0; work && sub && i < n; i++) {
     af_free(work[i]);
@@ -858,6 +865,7 @@ static int lower_joined(const LowerSpec *spec, const char *dir, char *const *chu
   }
   af_free(work);
   af_free(sub);
+  af_free(missed);
   af_free(text);
   af_free(report);
   af_free(start);

@@ -58,8 +58,9 @@ char *mlir__unsplit_locs(const char *text);
 int mlir__kcache_on(const LowerSpec *spec);
 /* text with each gpu.module the cache holds for spec replaced by its gpu.binary (on the module's
  * first line, its other lines left empty: every later line keeps its number); NULL when none is
- * held (text is used as it is). The caller frees it. */
-char *mlir__kcache_apply(const LowerSpec *spec, const char *text);
+ * held (text is used as it is). The caller frees it. *missed (where not NULL): whether text holds
+ * a module the cache lacks (the run's output has a binary to take). */
+char *mlir__kcache_apply(const LowerSpec *spec, const char *text, int *missed);
 /* After a run of spec that lowered in (the text before mlir__kcache_apply) to out[0..n): the
  * gpu.binary of each gpu.module of in that the cache lacks. */
 void mlir__kcache_take(const LowerSpec *spec, const char *in, const char *out, size_t n);

@@ -131,7 +131,9 @@ static KEntry *lookup(uint64_t h, const char *conf, const char *mod, size_t n) {
   return NULL;
 }
 
-char *mlir__kcache_apply(const LowerSpec *spec, const char *text) {
+char *mlir__kcache_apply(const LowerSpec *spec, const char *text, int *missed) {
+  if (missed)
+    *missed = 0;
   if (!mlir__kcache_on(spec))
     return NULL;
   AfBuf conf, out;
@@ -146,6 +148,8 @@ char *mlir__kcache_apply(const LowerSpec *spec, const char *text) {
     KEntry *e = lookup(key_hash(conf.p, m.start, n), conf.p, m.start, n);
     if (e == NULL) {
       misses++;
+      if (missed)
+        *missed = 1;
       p = m.end;
       continue;
     }

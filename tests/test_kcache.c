@@ -44,11 +44,6 @@ static int same(const char *what, int i, const char *a, const char *b) {
     size_t k = 0;
     while (ma[k] && ma[k] == mb[k])
       k++;
-    if (getenv("KCACHE_DUMP")) {
-      AfErr e = {0};
-      af_write_file("/tmp/kcache-ref.mlir", ma, strlen(ma), &e);
-      af_write_file("/tmp/kcache-got.mlir", mb, strlen(mb), &e);
-    }
     size_t from = k > 60 ? k - 60 : 0;
     fprintf(stderr, "%s, case %d: outputs differ at byte %zu: \"%.140s\" / \"%.140s\"\n", what, i,
             k, ma + from, mb + from);
@@ -108,8 +103,6 @@ static void one_spec(const char *spec_text, int want) {
       ref[n++] = l.code;
       l.code = NULL;
     } else {
-      if (getenv("KCACHE_VERBOSE"))
-        fprintf(stderr, "seed %d: %d %s\n", (int)seed, l.outcome, l.cause);
       af_free(chunk);
     }
     mlir_lowered_free(&l, 1);
