@@ -154,6 +154,135 @@ void af_child_end(AfChild *c, int sig, int *status) {
   c->pid = c->to = c->from = -1;
 }
 
+/* ---- a pool of children ---- */
+
+typedef struct PoolStart {
+  AfPool *p;
+  int slot;
+  void (*fn)(void *arg, int in, int out);
+  void *arg;
+} PoolStart;
+
+static void pool_child(void *arg, int in, int out) {
+  const PoolStart *ps = arg;
+  for (int k = 0; k < ps->p->k; k++) /* (the siblings' ends: theirs alone to close) */
+    if (k != ps->slot) {
+      if (ps->p->child[k].to >= 0)
+        close(ps->p->child[k].to);
+      if (ps->p->child[k].from >= 0)
+        close(ps->p->child[k].from);
+    }
+  ps->fn(ps->arg, in, out);
+}
+
+int af_pool_start_child(AfPool *p, int slot, void (*fn)(void *arg, int in, int out), void *arg,
+                        AfErr *err) {
+  PoolStart ps = {p, slot, fn, arg};
+  return af_child_start(&p->child[slot], pool_child, &ps, 1, err);
+}
+
+int af_pool_run(AfPool *p, int n, AfErr *err) {
+  int k = p->k < n ? p->k : n;
+  if (k < 1)
+    return 0;
+  int *item = malloc(sizeof *item * (size_t)k), *out = calloc((size_t)k, sizeof *out);
+  double *sent = malloc(sizeof *sent * (size_t)k);
+  struct pollfd *pf = malloc(sizeof *pf * (size_t)k);
+  if (!item || !out || !sent || !pf) {
+    free(item);
+    free(out);
+    free(sent);
+    free(pf);
+    return af_err_set(err, AF_ENOMEM, "out of memory");
+  }
+  for (int s = 0; s < k; s++)
+    item[s] = -1;
+  int next = 0, rc = 0;
+  for (;;) {
+    /* the next items to the children that wait for one */
+    for (int s = 0; s < k && rc == 0 && next < n; s++) {
+      if (item[s] >= 0 || out[s])
+        continue;
+      if (p->child[s].pid <= 0) {
+        AfErr e = {0};
+        if (p->start(p, s, &e) != 0) {
+          int others = 0; /* (another child that runs, or may yet start) */
+          for (int t = 0; t < k; t++)
+            others |= t != s && !out[t];
+          out[s] = 1;
+          if (!others) {
+            *err = e;
+            rc = e.rc ? e.rc : AF_ERUNTIME;
+          }
+          continue;
+        }
+      }
+      int it = next++;
+      if (p->send(p, s, it) != 0) { /* (gone before it was given the item) */
+        int st;
+        af_child_end(&p->child[s], SIGKILL, &st);
+        if (p->lost(p, s, it, st, 0, err) != 0 && rc == 0)
+          rc = err->rc ? err->rc : AF_ERUNTIME;
+        s--; /* (this slot again: a fresh child, the next item) */
+        continue;
+      }
+      item[s] = it;
+      sent[s] = af_mono();
+    }
+    int m = 0;
+    double wait = p->limit, now = af_mono();
+    for (int s = 0; s < k; s++)
+      if (item[s] >= 0) {
+        pf[m].fd = p->child[s].from;
+        pf[m].events = POLLIN;
+        pf[m].revents = 0;
+        m++;
+        if (p->limit - (now - sent[s]) < wait)
+          wait = p->limit - (now - sent[s]);
+      }
+    if (m == 0) {
+      if (rc == 0 && next < n) { /* (every slot sat out: no child could start) */
+        int any = 0;
+        for (int s = 0; s < k; s++)
+          any |= !out[s];
+        if (any)
+          continue;
+        rc = af_err_set(err, AF_ERUNTIME, "no child process could start");
+      }
+      break;
+    }
+    int pr = poll(pf, (nfds_t)m, wait > 0 ? (int)(wait * 1000) + 1 : 0);
+    if (pr < 0 && errno != EINTR) {
+      rc = af_err_set(err, AF_EIO, "poll: %s", strerror(errno));
+      break;
+    }
+    now = af_mono();
+    m = 0;
+    for (int s = 0; s < k; s++) {
+      if (item[s] < 0)
+        continue;
+      short re = pr > 0 ? pf[m].revents : 0;
+      m++;
+      double left = p->limit - (now - sent[s]);
+      int r = re ? p->recv(p, s, item[s], left > 0 ? left : 0.001) : left <= 0 ? -2 : 1;
+      if (r == 1) /* (still running) */
+        continue;
+      if (r != 0) {
+        int st;
+        af_child_end(&p->child[s], r == -2 ? SIGKILL : 0, &st);
+        if (p->lost(p, s, item[s], st, r == -2, err) != 0 && rc == 0)
+          rc = err->rc ? err->rc : AF_ERUNTIME;
+      }
+      item[s] = -1;
+    }
+  }
+  free(item);
+  free(out);
+  free(sent);
+  free(pf);
+  return rc;
+}
+
 void af_child_how(int status, int hung, double timeout_s, char *word, size_t wn, char *why,
                   size_t n) {
   if (hung) {

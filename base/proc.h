@@ -77,6 +77,36 @@ void af_child_how(int status, int hung, double timeout_s, char *word, size_t wn,
 /* CLOCK_MONOTONIC seconds (the watchdogs' clock). */
 double af_mono(void);
 
+/* Several children taking items 0..n-1 in turn (the GPU children, a batch's runners): each gets
+ * the next item when it answers the last, under a watchdog per item. child[k] lives across runs
+ * (pid -1: none yet, or ended: started again on demand). The callbacks, ctx theirs:
+ *   start: starts child[slot] (af_pool_start_child); an error where no other child runs is
+ *          the run's error, else that slot sits out the run;
+ *   send:  hands item to child[slot]; -1 when the child is gone;
+ *   recv:  reads child[slot]'s answer for item (it has something to read; left: the seconds its
+ *          watchdog has left): 0, -1 (end of file or an error) or -2 (not all of it in time);
+ *          it may end the child itself (af_child_end: the next item starts a fresh one);
+ *   lost:  child[slot] died (hung 0) or hung on item and was ended (status: its wait status);
+ *          nonzero stops the run with that error (err set): no more items are handed out and
+ *          the ones in flight finish. */
+typedef struct AfPool {
+  AfChild *child;
+  int k;
+  double limit; /* seconds per item */
+  void *ctx;
+  int (*start)(struct AfPool *p, int slot, AfErr *err);
+  int (*send)(struct AfPool *p, int slot, int item);
+  int (*recv)(struct AfPool *p, int slot, int item, double left);
+  int (*lost)(struct AfPool *p, int slot, int item, int status, int hung, AfErr *err);
+} AfPool;
+
+/* Runs items 0..n-1 on p's children, at most p->k at once. 0, or the first error. */
+int af_pool_run(AfPool *p, int n, AfErr *err);
+/* af_child_start for p->child[slot], its siblings' pipes closed in the new child (so that each
+ * sees end of file when the parent closes its own). */
+int af_pool_start_child(AfPool *p, int slot, void (*fn)(void *arg, int in, int out), void *arg,
+                        AfErr *err);
+
 /* Finds an executable: a name with a slash is taken as it is; otherwise each PATH directory.
  * Returns 1 and fills out, or 0. */
 int af_find_exe(const char *name, char *out, size_t n);

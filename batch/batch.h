@@ -60,10 +60,13 @@ const char *batch_tools_json(const Batch *b);
 typedef struct BatchRunStats {
   double seconds;
   int restarts; /* children replaced after a crash or a hang */
+  int children; /* children at once (a GPU: check_gpu_jobs(o); the sim: one) */
 } BatchRunStats;
 
 /* Runs every compiled case under schedules s[0..ns) on o's backend, in child processes with
- * a watchdog ($ASYNCFUZZ_GPU_TIMEOUT seconds per case, default 60). The traces go to a
+ * a watchdog ($ASYNCFUZZ_GPU_TIMEOUT seconds per case, default 60): on a GPU up to
+ * check_gpu_jobs(o) at once, each with its own context, each taking the next case when it
+ * finishes one; on the sim one. The traces go to a
  * temporary directory, removed by batch_free (kept with $ASYNCFUZZ_KEEP_TMP: see
  * batch_trace_dir). AF_EPARSE when the object cannot be loaded. */
 int batch_run(Batch *b, const Schedule *s, int ns, const CheckOpts *o, BatchRunStats *st,

@@ -192,31 +192,29 @@ const char *batch_trace_dir(const Batch *b) {
 typedef struct ChildJob {
   const char *so;
   const BatchCase *bc;
-  int n, from, ns;
+  int ns;
 } ChildJob;
 
-/* The child: loads the object (its constructors load the kernel modules), runs cases from
- * `from` on, and writes each finished case's index to fd. */
+/* A child: loads the object (its constructors load the kernel modules), then runs the cases
+ * whose indices it reads from in, and writes each finished case's index to fd. */
 static void batch_child(void *arg, int in, int fd) {
   const ChildJob *j = arg;
-  const char *so = j->so;
   const BatchCase *bc = j->bc;
-  int n = j->n, from = j->from, ns = j->ns;
-  (void)in;
+  int ns = j->ns;
   dup2(2, 1); /* whatever the compiled code prints must not mix with the verdicts */
-  void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+  void *h = dlopen(j->so, RTLD_NOW | RTLD_LOCAL);
   if (h == NULL) {
-    fprintf(stderr, "asyncfuzz run-batch: cannot load %s: %s\n", so, dlerror());
+    fprintf(stderr, "asyncfuzz run-batch: cannot load %s: %s\n", j->so, dlerror());
     _exit(3);
   }
-  for (int i = from; i < n; i++) {
-    if (!bc[i].lowered)
-      continue;
+  AfChild parent = {-1, fd, in};
+  int32_t i;
+  while (af_child_read(&parent, &i, sizeof i, -1) == 0) {
     char name[32];
     snprintf(name, sizeof name, "af_case_%d", bc[i].id);
     void (*fn)(void) = (void (*)(void))dlsym(h, name);
     if (fn == NULL) {
-      fprintf(stderr, "asyncfuzz run-batch: %s has no %s\n", so, name);
+      fprintf(stderr, "asyncfuzz run-batch: %s has no %s\n", j->so, name);
       _exit(3);
     }
     for (int k = 0; k < ns; k++) {
@@ -226,8 +224,7 @@ static void batch_child(void *arg, int in, int fd) {
       if (asyncfuzz_rt_device_broken()) /* a sticky error: the rest goes to a fresh child */
         _exit(75);
     }
-    int32_t done = i;
-    if (write(fd, &done, sizeof done) != sizeof done)
+    if (write(fd, &i, sizeof i) != sizeof i)
       _exit(1);
   }
   _exit(0);
@@ -256,25 +253,46 @@ static void set_env(const Batch *b, const CheckOpts *o) {
   unsetenv("ASYNCFUZZ_TRACE_BIN");
 }
 
-/* One child from case `from` on, watched. *next: the case it stopped on (n: it finished);
- * *hung, *st: how. */
-static int run_child(Batch *b, const char *so, int from, double limit, int *next, int *hung,
-                     int *st, AfErr *err) {
-  ChildJob job = {so, b->bc, b->n, from, b->ns};
-  AfChild c;
-  int rc = af_child_start(&c, batch_child, &job, 1, err);
-  if (rc)
-    return rc;
-  *next = from;
-  *hung = 0;
+/* A batch run: the lowered cases (run[0..nrun): indices into b->bc), handed to the children
+ * one at a time (af_pool_run). */
+typedef struct BatchPool {
+  Batch *b;
+  ChildJob job;
+  const int *run;
+  BatchRunStats *stats;
+  AfChild child[CHECK_GPU_JOBS_MAX];
+} BatchPool;
+
+static int pool_start(AfPool *p, int slot, AfErr *err) {
+  BatchPool *bp = p->ctx;
+  return af_pool_start_child(p, slot, batch_child, &bp->job, err);
+}
+
+static int pool_send(AfPool *p, int slot, int item) {
+  const BatchPool *bp = p->ctx;
+  int32_t i = bp->run[item];
+  return af_child_write(&p->child[slot], &i, sizeof i);
+}
+
+static int pool_recv(AfPool *p, int slot, int item, double left) {
+  const BatchPool *bp = p->ctx;
   int32_t done;
-  int r;
-  while ((r = af_child_read(&c, &done, sizeof done, limit)) == 0)
-    *next = done + 1;
-  *hung = r == -2;
-  af_child_end(&c, *hung ? SIGKILL : 0, st);
-  while (*next < b->n && !b->bc[*next].lowered)
-    (*next)++;
+  int r = af_child_read(&p->child[slot], &done, sizeof done, left);
+  return r == 0 && done != bp->run[item] ? -1 : r;
+}
+
+/* The child died or hung on a case: it gets the verdict; the next case starts a fresh child.
+ * A child that could not load the object stops the run. */
+static int pool_lost(AfPool *p, int slot, int item, int st, int hung, AfErr *err) {
+  BatchPool *bp = p->ctx;
+  (void)slot;
+  if (!hung && WIFEXITED(st) && WEXITSTATUS(st) == 3)
+    return af_err_set(err, AF_EPARSE, "%s cannot be run (the child said why)", bp->job.so);
+  BatchCase *c = &bp->b->bc[bp->run[item]];
+  char why[128];
+  c->fault = hung ? 2 : 1;
+  af_child_how(st, hung, p->limit, c->why, sizeof c->why, why, sizeof why);
+  bp->stats->restarts++;
   return 0;
 }
 
@@ -292,27 +310,42 @@ int batch_run(Batch *b, const Schedule *s, int ns, const CheckOpts *o, BatchRunS
   snprintf(so, sizeof so, "%s/batch.so", b->dir);
   set_env(b, o);
   const char *t = getenv("ASYNCFUZZ_GPU_TIMEOUT");
-  double limit = t && atof(t) > 0 ? atof(t) : 60;
-  int from = 0;
+  BatchPool *bp = af_calloc(1, sizeof *bp);
+  int *run = af_malloc(sizeof *run * (size_t)(b->n > 0 ? b->n : 1));
+  if (bp == NULL || run == NULL) {
+    af_free(bp);
+    af_free(run);
+    return af_err_set(err, AF_ENOMEM, "out of memory");
+  }
+  int nrun = 0;
+  for (int i = 0; i < b->n; i++)
+    if (b->bc[i].lowered)
+      run[nrun++] = i;
+  for (int k = 0; k < CHECK_GPU_JOBS_MAX; k++)
+    bp->child[k].pid = bp->child[k].to = bp->child[k].from = -1;
+  bp->b = b;
+  bp->job = (ChildJob){so, b->bc, b->ns};
+  bp->run = run;
+  bp->stats = stats;
+  /* on a GPU, several children (contexts) at once; on the sim, one */
+  AfPool p = {.child = bp->child,
+              .k = asyncfuzz_rt_backend_info(o->backend)->gpu ? check_gpu_jobs(o) : 1,
+              .limit = t && atof(t) > 0 ? atof(t) : 60,
+              .ctx = bp,
+              .start = pool_start,
+              .send = pool_send,
+              .recv = pool_recv,
+              .lost = pool_lost};
   double t0 = now_s();
-  while (rc == 0 && b->nlow > 0 && from < b->n) {
-    int next = 0, hung = 0, st = 0;
-    rc = run_child(b, so, from, limit, &next, &hung, &st, err);
-    if (rc || next >= b->n)
-      break;
-    if (!hung && WIFEXITED(st) && WEXITSTATUS(st) == 3) {
-      rc = af_err_set(err, AF_EPARSE, "%s cannot be run (the child said why)", so);
-      break;
-    }
-    /* the child stopped on case `next`: it gets the verdict, a fresh child goes on */
-    BatchCase *c = &b->bc[next];
-    char why[128];
-    c->fault = hung ? 2 : 1;
-    af_child_how(st, hung, limit, c->why, sizeof c->why, why, sizeof why);
-    from = next + 1;
-    stats->restarts++;
+  rc = af_pool_run(&p, nrun, err);
+  for (int k = 0; k < CHECK_GPU_JOBS_MAX; k++) {
+    int st;
+    af_child_end(&bp->child[k], 0, &st);
   }
   stats->seconds = now_s() - t0;
+  stats->children = p.k < nrun ? p.k : nrun;
+  af_free(bp);
+  af_free(run);
   return rc;
 }
 

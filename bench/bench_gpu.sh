@@ -3,7 +3,10 @@
 #   1. the device and the calibrated spin count;
 #   2. throughput at 32 ops: cases/s of a builtin campaign on cuda and on sim (median of REPS
 #      runs of SECONDS each, seeds 101, 202, ...; campaign defaults: schedules lazy,random,pct,
-#      so 3 runs per case);
+#      so 3 runs per case), on cuda with 1, 2, 4, 8 and 16 cases at once (--gpu-jobs), with how
+#      busy the device was (nvidia-smi's utilization.gpu, sampled every 200 ms: the share of
+#      time a kernel ran; "n/a" without nvidia-smi), and whether the findings of a short
+#      campaign with a fault are those of one case at a time;
 #   3. for each builtin fault: of RUNS cases in which the fault shows on sim (the checker sees
 #      it under the eager schedule), in how many one run on the GPU with the checker off
 #      shows it in the observations alone: with the calibrated spin and with --spin 1.
@@ -36,13 +39,48 @@ rate() { # SEED BACKEND-ARGS...: cases/s of one campaign
   sed -n '/"backend"/{s/.*"cases": \([0-9]*\),.*"seconds": \([0-9.]*\),.*/\1 \2/p;q}' "$T/c/summary.json" |
     awk '$2 > 0 {printf "%.1f\n", $1 / $2; n++} END {if (!n) print "?"}'
 }
+busy_start() { # samples the device's utilization into $T/util until busy_stop
+  : >"$T/util"
+  UPID=
+  if command -v nvidia-smi >/dev/null 2>&1; then
+    nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 200 >"$T/util" 2>/dev/null &
+    UPID=$!
+  fi
+}
+busy_stop() { # the mean of the samples, as "NN%", or n/a
+  [ -n "$UPID" ] && kill "$UPID" 2>/dev/null && wait "$UPID" 2>/dev/null
+  awk '$1 ~ /^[0-9]+$/ {s += $1; n++} END {if (n) printf "%.0f%%\n", s / n; else print "n/a"}' "$T/util"
+}
 echo
 echo "throughput at 32 ops (cases/s, median of $REPS x ${SECS}s; 3 schedules per case):"
 # (the same campaign seeds in every run of this script, so that two builds compare on one machine)
-for i in $(seq "$REPS"); do rate $((i * 101)) --backend cuda --spin "$SPIN"; done | median >"$T/cuda.r"
+printf "  %-28s %10s %12s\n" "" "cases/s" "device busy"
+for j in 1 2 4 8 16; do
+  busy_start
+  for i in $(seq "$REPS"); do rate $((i * 101)) --backend cuda --spin "$SPIN" --gpu-jobs "$j"; done | median >"$T/cuda.r"
+  printf "  %-28s %10s %12s\n" "cuda, $j at once (spin $SPIN)" "$(cat "$T/cuda.r")" "$(busy_stop)"
+done
 for i in $(seq "$REPS"); do rate $((i * 101)); done | median >"$T/sim.r"
-echo "  cuda (spin $SPIN): $(cat "$T/cuda.r")"
-echo "  sim:              $(cat "$T/sim.r")"
+printf "  %-28s %10s\n" "sim" "$(cat "$T/sim.r")"
+# the findings of a campaign with a fault: 8 at once against one at a time (the same batches)
+sigs() { # DIR: each finding's signature and occurrences, and the failures
+  for d in "$1"/failures/*/; do
+    [ -f "$d/info.txt" ] && echo "$(sed -n 's/^signature: //p' "$d/info.txt") x$(sed -n 's/^occurrences: //p' "$d/info.txt")"
+  done | sort
+  grep -o '"failures": [0-9]*' "$1/summary.json"
+}
+for j in 1 8; do
+  rm -rf "$T/f$j"
+  "$AF" campaign --backend cuda --spin "$SPIN" --lowering builtin:fault=yield_stream --ops 32 --cases 400 \
+    --batch 32 --gpu-jobs $j --seed 4242 --no-db --no-reduce --quiet --out "$T/f$j" >/dev/null 2>&1
+  sigs "$T/f$j" >"$T/f$j.sig"
+done
+if cmp -s "$T/f1.sig" "$T/f8.sig"; then
+  echo "  findings of 400 cases with fault yield_stream, 8 at once and one at a time: the same ($(grep -c ' x' "$T/f1.sig") signatures)"
+else
+  echo "  findings of 400 cases with fault yield_stream, 8 at once and one at a time: DIFFERENT"
+  diff "$T/f1.sig" "$T/f8.sig" | head -10 | sed 's/^/    /'
+fi
 
 echo
 echo "observation alone (checker off), one GPU run per case, $RUNS cases where the fault shows:"

@@ -231,7 +231,14 @@ int campaign_open(const CampaignConfig *cfg, int resume, Campaign **out, uint64_
     any_mlir |= k->c.specs[i].kind == LOWER_MLIR_OPT;
   /* (with a matrix, smaller batches: each configuration has its turn, and steers its cases,
    * within the first minutes) */
-  k->batch = !any_mlir ? 1 : cfg->batch > 0 ? cfg->batch : k->c.nmatrix > 1 ? 16 : 64;
+  k->any_mlir = any_mlir;
+  int gpu = asyncfuzz_rt_backend_info(k->c.opts.backend)->gpu && k->c.opts.isolate;
+  k->batch = !any_mlir          ? (!gpu             ? 1
+                                   : cfg->batch > 0 ? cfg->batch
+                                                    : 4 * check_gpu_jobs(&k->c.opts))
+             : cfg->batch > 0   ? cfg->batch
+             : k->c.nmatrix > 1 ? 16
+                                : 64;
   if (rc == 0)
     rc = check_parse_schedules(cfg->sched_spec, 0, k->sched, CHECK_MAX_SCHED, &k->nsched, err);
   if (rc == 0) { /* the knobs give cases */

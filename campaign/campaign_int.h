@@ -79,7 +79,9 @@ typedef struct CampaignLoop CampaignLoop;       /* loop.c */
 
 struct Campaign {
   CampaignConfig c; /* the configuration (seed: the first one, after resume) */
-  int batch;        /* cases per batch: c.batch with an mlir-opt lowering, else 1 */
+  int batch;        /* cases per batch: c.batch with an mlir-opt lowering; on a GPU, c.batch or
+                       4 per GPU child (check_gpu_jobs: a batch's cases run at once); else 1 */
+  int any_mlir;     /* an mlir-opt lowering is among the campaign's */
   Schedule sched[CHECK_MAX_SCHED];
   int nsched;
   const CampaignHooks *hooks;

@@ -86,7 +86,8 @@ static int gen_batch(Campaign *k, int conf, int w, int jobs, uint64_t *next, int
                  : gen_generate(&cases[j], cseed, &cfg, &err);
     /* (a case made again unsteered costs a builtin campaign 15% of its rate: there, a sample
      * of one case in 16, by seed; beside mlir-opt's processes every case) */
-    if (rc == 0 && !given && !given_in && (k->batch > 1 || af_mix64(cseed, 0xba5e) % 16 == 0))
+    if (rc == 0 && !given && !given_in &&
+        ((k->any_mlir && k->batch > 1) || af_mix64(cseed, 0xba5e) % 16 == 0))
       base_mix(k, conf, steered ? &plain : NULL, cseed, &cases[j]);
     if (given && rc) {
       campaign__problem(k, "out of memory");
@@ -135,6 +136,18 @@ static int check_batch(Campaign *k, int conf, GenCase *cases, OracleExpected **e
         s[j].seed = af_mix64(cases[0].seed, (uint64_t)j + 1);
       }
       rc = check_cases(cp, n, sp, s, k->nsched, (const OracleExpected *const *)es, &lo, r, &err);
+    } else if (asyncfuzz_rt_backend_info(lo.backend)->gpu && lo.isolate) {
+      /* a GPU: the batch's cases at once, in the GPU children (no features: theirs) */
+      Schedule *sv = af_malloc(sizeof *sv * (size_t)n * (size_t)k->nsched);
+      for (int j = 0; j < n && sv; j++)
+        for (int q = 0; q < k->nsched; q++) {
+          sv[j * k->nsched + q] = k->sched[q];
+          sv[j * k->nsched + q].seed = af_mix64(cases[j].seed, (uint64_t)q + 1);
+        }
+      rc = sv ? check_cases_sched(cp, n, sp, sv, k->nsched, k->nsched,
+                                  (const OracleExpected *const *)es, &lo, r, &err)
+              : af_err_set(&err, AF_ENOMEM, "out of memory");
+      af_free(sv);
     } else {
       for (int j = 0; j < n && rc == 0; j++) {
         for (int q = 0; q < k->nsched; q++) {

@@ -200,6 +200,8 @@ int campaign__write_summary(Campaign *k, double el) {
   }
   fprintf(f, ",\n \"backend\": \"%s\", \"device\": ", check_backend_name(&k->c.opts));
   json_esc(f, k->c.device);
+  if (asyncfuzz_rt_backend_info(k->c.opts.backend)->gpu) /* (cases at once, per process) */
+    fprintf(f, ", \"gpu_jobs\": %d", check_gpu_jobs(&k->c.opts));
   fprintf(f, ", \"schedules\": ");
   json_esc(f, k->c.sched_spec);
   fprintf(f,

@@ -38,7 +38,7 @@ int check_case(const GenCase *c, const LowerSpec *spec, const Schedule *s, int n
   if (spec->kind == LOWER_MLIR_OPT)
     return check__mlir(&c, 1, spec, s, ns, &e, o, out, err);
   if (o && asyncfuzz_rt_backend_info(o->backend)->gpu && o->isolate)
-    return check__gpu(c, spec, s, ns, o, out, err);
+    return check__gpu(&c, 1, spec, s, 0, ns, o, out, err);
   return check__builtin(c, spec, s, ns, e, o, out, err);
 }
 
@@ -48,8 +48,20 @@ int check_cases(const GenCase *const *cs, int n, const LowerSpec *spec, const Sc
     return err->rc;
   if (spec->kind == LOWER_MLIR_OPT)
     return check__mlir(cs, n, spec, s, ns, es, o, out, err);
+  return check_cases_sched(cs, n, spec, s, 0, ns, es, o, out, err);
+}
+
+int check_cases_sched(const GenCase *const *cs, int n, const LowerSpec *spec, const Schedule *s,
+                      int sstride, int ns, const OracleExpected *const *es, const CheckOpts *o,
+                      CheckResult *out, AfErr *err) {
+  if (check_runs_on(spec, o, err))
+    return err->rc;
+  if (spec->kind != LOWER_MLIR_OPT && o && asyncfuzz_rt_backend_info(o->backend)->gpu &&
+      o->isolate) /* (several at once) */
+    return check__gpu(cs, n, spec, s, sstride, ns, o, out, err);
   for (int i = 0; i < n; i++) {
-    int rc = check_case(cs[i], spec, s, ns, es ? es[i] : NULL, o, &out[i], err);
+    int rc = check_case(cs[i], spec, s + (size_t)i * (size_t)sstride, ns, es ? es[i] : NULL, o,
+                        &out[i], err);
     if (rc)
       return rc;
   }

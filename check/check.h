@@ -41,7 +41,15 @@ typedef struct CheckOpts {
                         on hip, else cuda); else 1 + RtAbi (--abi) */
   int fail_pct;      /* --fail-calls PCT: the device fails a call on purpose in this share of
                         runs (RtConfig.fail_pct; mlir-runner's: ASYNCFUZZ_FAIL_CALLS) */
+  int gpu_jobs;      /* a GPU: cases at once, each in a child process of its own (its own
+                        context, streams and buffers); 0: CHECK_GPU_JOBS (--gpu-jobs) */
 } CheckOpts;
+
+/* Cases at once on a GPU by default (CheckOpts.gpu_jobs), and at most. */
+#define CHECK_GPU_JOBS 4
+#define CHECK_GPU_JOBS_MAX 64
+/* o->gpu_jobs, or the default: how many cases a GPU backend runs at once. */
+int check_gpu_jobs(const CheckOpts *o);
 
 /* The RtAbi runs of spec follow under o (o->abi, else rocm on hip or for rocdl code, else
  * cuda). */
@@ -113,6 +121,13 @@ int check_case(const GenCase *c, const LowerSpec *spec, const Schedule *s, int n
  * builtin lowering this is check_case on each. */
 int check_cases(const GenCase *const *cs, int n, const LowerSpec *spec, const Schedule *s, int ns,
                 const OracleExpected *const *es, const CheckOpts *o, CheckResult *out, AfErr *err);
+/* check_case on each of cs[0..n), case i under schedules s[i * sstride .. i * sstride + ns)
+ * (sstride 0: s[0..ns) for every case). On a GPU backend in isolation (o->isolate) up to
+ * check_gpu_jobs(o) cases run at once, each in its own GPU child (gpu_child.c); the verdicts
+ * are those of one at a time. */
+int check_cases_sched(const GenCase *const *cs, int n, const LowerSpec *spec, const Schedule *s,
+                      int sstride, int ns, const OracleExpected *const *es, const CheckOpts *o,
+                      CheckResult *out, AfErr *err);
 /* The verdict of a case mlir-opt did not lower fully (class, signature, detail). */
 void check_lowering_verdict(const LowerSpec *spec, const struct MlirLowered *l, Verdict *v);
 
@@ -191,30 +206,35 @@ char *check_reproducer(const GenCase *c, const LowerSpec *spec, const Schedule *
 int check_run_once(const GenCase *c, const LowerSpec *spec, const Schedule *s, const CheckOpts *o,
                    const OracleExpected *e, Verdict *v, AfErr *err);
 
-/* ---- GPU work in a child process (gpu_child.c) ----
- * A cuda run of the builtin lowering goes to one long-lived child process that opened the
- * device itself (the parent never initializes CUDA, so it may fork). The parent waits for each
- * case with a watchdog ($ASYNCFUZZ_GPU_TIMEOUT seconds, default 60). A child that dies (a
- * driver crash), hangs, or reports a sticky context error gives that case a verdict
- * (runtime_error |device-process| or timeout |device|) and is replaced for the next case. */
+/* ---- GPU work in child processes (gpu_child.c) ----
+ * A cuda or hip run of the builtin lowering goes to long-lived child processes that opened the
+ * device themselves (the parent never initializes CUDA, so it may fork): the first calibrates,
+ * and up to check_gpu_jobs(o) run cases at once, each with its own context, streams and
+ * buffers. The parent waits for each case with a watchdog ($ASYNCFUZZ_GPU_TIMEOUT seconds,
+ * default 60). A child that dies (a driver crash), hangs, or reports a sticky context error
+ * gives that case a verdict (runtime_error |device-process| or timeout |device|) and is
+ * replaced for the next case. */
 typedef struct CheckGpuInfo {
   RtDeviceInfo dev;
   int spin;       /* the spin count in use (0: each case's own) */
   double spin_us; /* af_fill's time at that spin, when calibrated */
   int restarts;   /* children replaced after a fault, hang or sticky error */
 } CheckGpuInfo;
-/* Starts the child if none runs (o->spin < 0: calibrate to $ASYNCFUZZ_SPIN_US microseconds,
+/* Starts the first child if none runs (o->spin < 0: calibrate to $ASYNCFUZZ_SPIN_US microseconds,
  * default 200) and describes it. AF_EUNSUPPORTED with the reason when the device cannot open. */
 int check_gpu_info(const CheckOpts *o, CheckGpuInfo *info, AfErr *err);
 /* How many GPU children this process replaced so far (CheckGpuInfo.restarts), starting none. */
 int check_gpu_restarts(void);
+/* The most GPU children this process ran at once so far (check_cases_sched's concurrency). */
+int check_gpu_peak(void);
+/* The GPU children stopped (they exit when their pipe closes). */
+void check_gpu_stop(void);
 /* "cuda NAME (sm_90, 132 SMs, 81559 MiB, driver 13.0, built with CUDA 13.0), spin 4096
  * (calibrated: 201.3 us)": the device as runs record it. */
 void check_gpu_describe(const CheckOpts *o, const CheckGpuInfo *gi, char *dev, size_t n);
 /* "NAME (sm_90, 132 SMs, 81559 MiB, driver 13.0, built with CUDA 13.0)", or for hip "NAME
  * (gfx90a:sramecc+:xnack-, 104 CUs, 65520 MiB, driver 50221153, built with HIP 5.2)". */
 void check_device_str(const CheckOpts *o, const RtDeviceInfo *d, char *out, size_t n);
-void check_gpu_stop(void);
 
 /* check's output of a case (format.c). One line of JSON of its runs through one lowering, or
  * their text (header: name the lowering first; the replay command names o's backend). */

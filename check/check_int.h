@@ -10,9 +10,10 @@
 /* The builtin lowering in this process, on o's backend (builtin.c). */
 int check__builtin(const GenCase *c, const LowerSpec *spec, const Schedule *s, int ns,
                    const OracleExpected *e, const CheckOpts *o, CheckResult *out, AfErr *err);
-/* The builtin lowering in the GPU child process, with its watchdog (gpu_child.c). */
-int check__gpu(const GenCase *c, const LowerSpec *spec, const Schedule *s, int ns,
-               const CheckOpts *o, CheckResult *out, AfErr *err);
+/* The builtin lowering in the GPU children, with their watchdog (gpu_child.c): cases cs[0..n),
+ * case i under s[i * sstride ..), up to check_gpu_jobs(o) at once. */
+int check__gpu(const GenCase *const *cs, int n, const LowerSpec *spec, const Schedule *s,
+               int sstride, int ns, const CheckOpts *o, CheckResult *out, AfErr *err);
 /* Cases through mlir-opt and mlir-runner, many per process (mlir.c). */
 int check__mlir(const GenCase *const *cs, int n, const LowerSpec *spec, const Schedule *s, int ns,
                 const OracleExpected *const *es, const CheckOpts *o, CheckResult *out, AfErr *err);

@@ -135,11 +135,13 @@ typedef struct RunArgs {
 static void run_batch_help(FILE *f) {
   fprintf(f, "usage: asyncfuzz run-batch DIR [--backend B] [--spin N|auto] [--schedules LIST]\n"
              "                          [--seed N] [--json] [--memfree-sync] [--no-checker]\n"
-             "                          [--db FILE] [--fail-calls PCT]\n"
+             "                          [--db FILE] [--fail-calls PCT] [--gpu-jobs N]\n"
              "Runs a batch made by `asyncfuzz compile-batch` (no MLIR needed here): every\n"
-             "compiled case under each schedule, in a child process watched by a watchdog\n"
+             "compiled case under each schedule, in child processes watched by a watchdog\n"
              "($ASYNCFUZZ_GPU_TIMEOUT s per case, default 60; a crash or hang gives that case a\n"
-             "verdict and a fresh child goes on). Each run is judged as `check` judges it; cases\n"
+             "verdict and a fresh child goes on). On a GPU, --gpu-jobs children (default 4) run\n"
+             "cases at once, each with its own context; on the sim one runs them all. Each run is "
+             "judged as `check` judges it; cases\n"
              "the lowering did not lower keep their verdicts from the manifest. Output and exit\n"
              "status as `check`. --db records the run (device, tools from the manifest) and each\n"
              "failing case's first failing run in the regression database, as campaigns do.\n"
@@ -249,9 +251,9 @@ int cmd_run_batch(int argc, char **argv) {
   if (ex == 0) {
     int n = batch_ncases(b), nlow = batch_ncompiled(b);
     fprintf(stderr,
-            "asyncfuzz run-batch: %d case(s), %d compiled, %d x %d run(s) in %.2f s on %s; %d "
-            "failing; %d child restart(s)\n",
-            n, nlow, nlow, ns, st.seconds, dev[0] ? dev : "sim", failed, st.restarts);
+            "asyncfuzz run-batch: %d case(s), %d compiled, %d x %d run(s) in %.2f s on %s (%d at "
+            "once); %d failing; %d child restart(s)\n",
+            n, nlow, nlow, ns, st.seconds, dev[0] ? dev : "sim", st.children, failed, st.restarts);
     if (dev_errors > 0)
       fprintf(stderr,
               "asyncfuzz run-batch: %d case(s) had a run whose device failed a call on purpose "

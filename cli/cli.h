@@ -34,8 +34,8 @@ int cli_exit_for(int rc);
  * "asyncfuzz CMD: why" and returns EXIT_USAGE on a bad spec, else 0. */
 int cli_parse_lowering(const char *cmd, const char *s, const char *pipeline, int mixed,
                        LowerSpec *spec);
-/* --backend sim|cuda|cuda:raw and --spin N|auto (auto: calibrate on the device). Returns 1
- * when opt was one of them (val consumed), 0 when not, -1 on a bad value (printed). */
+/* --backend sim|cuda|cuda:raw, --spin N|auto (auto: calibrate on the device) and --gpu-jobs N.
+ * Returns 1 when opt was one of them (val consumed), 0 when not, -1 on a bad value (printed). */
 int cli_backend_opt(CheckOpts *o, const char *opt, const char *val);
 /* --abi alone (for commands that run on the sim only), as a CLI_FN option on a CheckOpts. */
 int cli_opt_abi(void *o, const char *val);

@@ -220,6 +220,9 @@ int cmd_check(int argc, char **argv) {
   int any_fail = 0;
   if (ex == 0)
     ex = print_results(paths, npaths, specs, low.n, res, json, &o, &any_fail);
+  if (ex == 0 && asyncfuzz_rt_backend_info(o.backend)->gpu)
+    fprintf(stderr, "asyncfuzz check: device: %d case(s) at once at most (--gpu-jobs %d)\n",
+            check_gpu_peak(), check_gpu_jobs(&o));
   if (ex == 0 && check_gpu_restarts() > 0)
     fprintf(stderr,
             "asyncfuzz check: device: %d GPU child process(es) replaced after a sticky error, a "

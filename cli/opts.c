@@ -74,6 +74,8 @@ void cli_print_backend_help(FILE *f) {
         "                       default 200). GPU work runs in a child process with a watchdog\n"
         "                       ($ASYNCFUZZ_GPU_TIMEOUT s per case, default 60): a fault or\n"
         "                       hang gives that case a verdict and a fresh child takes over.\n"
+        "  --gpu-jobs N         a GPU: cases at once, each in a child process of its own (its\n"
+        "                       own context, streams and buffers; default 4; 1: one at a time)\n"
         "  --abi cuda|rocm      the flavour of the mgpu* ABI runs follow: MLIR's CUDA or ROCm\n"
         "                       wrappers (docs/abi.md; default: the backend's, or on the sim\n"
         "                       rocm for rocdl code, else cuda)\n",
@@ -96,6 +98,13 @@ int cli_backend_opt(CheckOpts *o, const char *opt, const char *val) {
       return 1;
     fprintf(stderr, "asyncfuzz: --abi takes cuda or rocm, not %s\n", val ? val : "nothing");
     return -1;
+  }
+  if (strcmp(opt, "--gpu-jobs") == 0) {
+    long v;
+    if (cli_int(opt, val, 1, CHECK_GPU_JOBS_MAX, &v))
+      return -1;
+    o->gpu_jobs = (int)v;
+    return 1;
   }
   if (strcmp(opt, "--spin") == 0) {
     long v;

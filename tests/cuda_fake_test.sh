@@ -81,6 +81,36 @@ done
 [ $nf -gt 0 ] || fail "no fault found anything"
 ok "sim and cuda (tagged) agree on every verdict: $(echo "$faults" | wc -w) faults x 12 cases, $nf failing cases"
 
+# ---- several cases at once (--gpu-jobs, each in its own child): one at a time's verdicts ----
+grep -q "device: 4 case(s) at once at most (--gpu-jobs 4)" "$T/e" || fail "not 4 at once: $(cat "$T/e")"
+for f in $faults; do
+  "$AF" check "$T"/g*.json --json --lowering builtin:fault=$f --backend cuda >"$T/four.json" 2>/dev/null
+  "$AF" check "$T"/g*.json --json --lowering builtin:fault=$f --backend cuda --gpu-jobs 1 \
+    >"$T/one.json" 2>"$T/e1"
+  verdicts <"$T/four.json" >"$T/four.v"
+  verdicts <"$T/one.json" >"$T/one.v"
+  cmp -s "$T/four.v" "$T/one.v" || fail "4 at once and one at a time disagree for $f: $(diff "$T/one.v" "$T/four.v" | head -4)"
+done
+grep -q "device: 1 case(s) at once at most (--gpu-jobs 1)" "$T/e1" || fail "--gpu-jobs 1: $(cat "$T/e1")"
+"$AF" check "$T"/g*.json --lowering builtin:fault=drop_extra_deps --backend cuda --gpu-jobs 12 >/dev/null 2>"$T/e"
+grep -q "device: 12 case(s) at once at most" "$T/e" || fail "12 at once: $(cat "$T/e")"
+"$AF" check "$T/g1.json" --backend cuda --gpu-jobs 0 >"$T/o" 2>&1
+[ $? -eq 2 ] || fail "--gpu-jobs 0 should be refused: $(cat "$T/o")"
+# a campaign's batches: the same findings with 3 children as with one
+for j in 1 3; do
+  "$AF" campaign --backend cuda --lowering builtin:fault=drop_extra_deps,yield_stream,free_unordered --cases 48 \
+    --batch 12 --gpu-jobs $j --seed 17 --no-reduce --no-db --out "$T/cj$j" --quiet >"$T/o" 2>&1
+  [ $? -eq 1 ] || fail "campaign --gpu-jobs $j: $(tail -3 "$T/o")"
+  grep -q "\"gpu_jobs\": $j" "$T/cj$j/summary.json" || fail "gpu_jobs not in the summary"
+  for d in "$T/cj$j"/failures/*/; do
+    echo "signature $(sed -n 's/^signature: //p' "$d/info.txt") x$(sed -n 's/^occurrences: //p' "$d/info.txt")"
+  done | sort >"$T/cj$j.sig"
+  grep -o '"failures": [0-9]*' "$T/cj$j/summary.json" >>"$T/cj$j.sig"
+done
+[ "$(grep -c '^signature' "$T/cj1.sig")" -ge 2 ] || fail "campaign: too few findings: $(cat "$T/cj1.sig")"
+cmp -s "$T/cj1.sig" "$T/cj3.sig" || fail "campaign: 3 at once and one at a time differ: $(diff "$T/cj1.sig" "$T/cj3.sig")"
+ok "several cases at once (--gpu-jobs): verdicts of every fault and a campaign's findings as one at a time"
+
 # ---- raw handles: the #170833 shape reaches the driver, which refuses without waiting ----
 "$AF" check "$SRC/corpus/region-launch-yield.json" --lowering builtin:fault=yield_stream \
   --backend cuda:raw --schedules eager --no-checker --json >"$T/raw.json" 2>/dev/null
@@ -156,6 +186,14 @@ if af_need "mlir-opt code on the cuda backend" mlir-opt-22; then
     verdicts <"$T/cuda.json" >"$T/cuda.v"
     [ "$(grep -c "^\"schedule\"" "$T/sim.v")" -eq 8 ] || fail "run-batch on sim: $(cat "$T/sim.json")"
     cmp -s "$T/sim.v" "$T/cuda.v" || fail "run-batch: sim and cuda disagree: $(diff "$T/sim.v" "$T/cuda.v")"
+    # its cases at once, in 4 children (each its own context), and one at a time: the same
+    "$AF" run-batch "$T/batch" --schedules eager,lazy --json --backend cuda --gpu-jobs 1 \
+      >"$T/one.json" 2>"$T/e1"
+    verdicts <"$T/one.json" >"$T/one.v"
+    cmp -s "$T/one.v" "$T/cuda.v" || fail "run-batch: --gpu-jobs 1 differs: $(diff "$T/one.v" "$T/cuda.v")"
+    "$AF" run-batch "$T/batch" --schedules eager,lazy --backend cuda >/dev/null 2>"$T/e4"
+    grep -q "on cuda .*(4 at once)" "$T/e4" && grep -q "on cuda .*(1 at once)" "$T/e1" ||
+      fail "run-batch at once: $(cat "$T/e4" "$T/e1")"
     rm -f "$T/once"
     FAKE_CUDA_ONCE="$T/once" FAKE_CUDA_CRASH_AT=2 ASAN_OPTIONS=handle_segv=0:detect_leaks=0 \
       "$AF" run-batch "$T/batch" --schedules eager,lazy --json --backend cuda >"$T/f.json" 2>"$T/e"

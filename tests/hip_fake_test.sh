@@ -76,6 +76,21 @@ done
 [ $nf -gt 0 ] || fail "no fault found anything"
 ok "sim (rocm) and hip (tagged) agree on every verdict: $(echo "$faults" | wc -l) faults x 12 cases, $nf failing cases"
 
+# ---- several cases at once (--gpu-jobs, each in its own child): one at a time's verdicts ----
+grep -q "device: 4 case(s) at once at most (--gpu-jobs 4)" "$T/e" || fail "not 4 at once: $(cat "$T/e")"
+for f in $faults; do
+  "$AF" check "$T"/g*.json --json --lowering builtin:fault=$f --backend hip --gpu-jobs 1 \
+    >"$T/one.json" 2>"$T/e1"
+  "$AF" check "$T"/g*.json --json --lowering builtin:fault=$f --backend hip --gpu-jobs 6 \
+    >"$T/six.json" 2>"$T/e6"
+  verdicts <"$T/one.json" >"$T/one.v"
+  verdicts <"$T/six.json" >"$T/six.v"
+  cmp -s "$T/six.v" "$T/one.v" || fail "6 at once and one at a time disagree for $f: $(diff "$T/one.v" "$T/six.v" | head -4)"
+done
+grep -q "device: 1 case(s) at once at most (--gpu-jobs 1)" "$T/e1" && grep -q "device: 6 case(s) at once" "$T/e6" ||
+  fail "--gpu-jobs: $(cat "$T/e1" "$T/e6")"
+ok "several cases at once on hip (--gpu-jobs): every fault's verdicts as one at a time"
+
 # ---- raw handles: the #170833 shape reaches the runtime, which refuses the stream ----
 "$AF" run "$SRC/corpus/region-launch-yield.json" --lowering builtin:fault=yield_stream \
   --backend hip:raw --trace - >"$T/o" 2>/dev/null
@@ -121,6 +136,10 @@ if af_need "rocdl code on hip" mlir-opt-22 ld.lld-22; then
   verdicts <"$T/sim.json" >"$T/sim.v"
   verdicts <"$T/hip.json" >"$T/hip.v"
   [ -s "$T/sim.v" ] && cmp -s "$T/sim.v" "$T/hip.v" || fail "rocdl run-batch: $(diff "$T/sim.v" "$T/hip.v" | head -6) $(tail -2 "$T/e")"
+  grep -q "on hip .*(4 at once)" "$T/e" || fail "rocdl run-batch at once: $(tail -2 "$T/e")"
+  "$AF" run-batch "$T/rb" --schedules eager --json --backend hip --gpu-jobs 1 >"$T/one.json" 2>/dev/null
+  verdicts <"$T/one.json" >"$T/one.v"
+  cmp -s "$T/one.v" "$T/hip.v" || fail "rocdl run-batch: --gpu-jobs 1 differs: $(diff "$T/one.v" "$T/hip.v" | head -6)"
   ok "rocdl code objects from mlir-opt run on hip with the sim's verdicts (check and run-batch)"
 fi
 

@@ -6,6 +6,7 @@
 
 #include <signal.h>
 #include <stdint.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -325,13 +326,11 @@ int fg_launch(void *f, unsigned gx, unsigned bx, unsigned smem, void *hs, void *
   w->crash = fg_env("CRASH_AT") == g_launches;
   const char *once = env_str("ONCE");
   if ((w->fault || w->hang || w->crash) && once && *once) {
-    if (access(once, F_OK) == 0) {
+    int mark = open(once, O_CREAT | O_EXCL | O_WRONLY, 0644); /* (one process of many) */
+    if (mark < 0)
       w->fault = w->hang = w->crash = 0;
-    } else {
-      FILE *mark = fopen(once, "w");
-      if (mark)
-        fclose(mark);
-    }
+    else
+      close(mark);
   }
   return FG_OK;
 }
