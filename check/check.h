@@ -118,7 +118,7 @@ int check_case(const GenCase *c, const LowerSpec *spec, const Schedule *s, int n
 
 /* Checks cases cs[0..n) through one lowering, out[i] for case i; es may be NULL (or hold
  * NULLs). For mlir-opt the cases are lowered and run as batches (check/mlir.c); for the
- * builtin lowering this is check_case on each. */
+ * builtin lowering this is check_cases_sched with every case under s. */
 int check_cases(const GenCase *const *cs, int n, const LowerSpec *spec, const Schedule *s, int ns,
                 const OracleExpected *const *es, const CheckOpts *o, CheckResult *out, AfErr *err);
 /* check_case on each of cs[0..n), case i under schedules s[i * sstride .. i * sstride + ns)
