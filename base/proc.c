@@ -240,20 +240,19 @@ int af_pool_run(AfPool *p, int n, AfErr *err) {
         if (p->limit - (now - sent[s]) < wait)
           wait = p->limit - (now - sent[s]);
       }
-    if (m == 0) {
-      if (rc == 0 && next < n) { /* (every slot sat out: no child could start) */
-        int any = 0;
-        for (int s = 0; s < k; s++)
-          any |= !out[s];
-        if (any)
-          continue;
+    if (m == 0) { /* (items left here means every slot sat out: no child could start) */
+      if (rc == 0 && next < n)
         rc = af_err_set(err, AF_ERUNTIME, "no child process could start");
-      }
       break;
     }
     int pr = poll(pf, (nfds_t)m, wait > 0 ? (int)(wait * 1000) + 1 : 0);
     if (pr < 0 && errno != EINTR) {
       rc = af_err_set(err, AF_EIO, "poll: %s", strerror(errno));
+      for (int s = 0; s < k; s++) /* (an answer left unread must not reach a later item) */
+        if (item[s] >= 0) {
+          int st;
+          af_child_end(&p->child[s], SIGKILL, &st);
+        }
       break;
     }
     now = af_mono();
